@@ -1,0 +1,3 @@
+from blindtest.cli import main
+
+main()

@@ -1,0 +1,48 @@
+"""Typed errors of the library, each carrying the process exit code it maps to.
+
+This module must never import click: the CLI layer (``blindtest.cli._common``) is the one
+place that turns these into output and exit codes.
+
+Exit codes (DESIGN.md): 0 success; 1 the check itself failed; 2 bad input or usage;
+3 an endpoint failed after retries; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+
+class BlindtestError(Exception):
+    """Base class. ``str(error)`` is the one line shown to the user."""
+
+    exit_code: int = 1
+
+
+class BadInput(BlindtestError):
+    """Bad input or usage: nothing was written (exit 2)."""
+
+    exit_code = 2
+
+
+class CheckFailed(BlindtestError):
+    """The check itself failed: verify mismatch, tally unusable, analysis void (exit 1)."""
+
+    exit_code = 1
+
+
+class EndpointFailed(BlindtestError):
+    """An endpoint failed after retries; what was fetched is kept (exit 3)."""
+
+    exit_code = 3
+
+
+class RateLimited(EndpointFailed):
+    """The endpoint kept answering 429 after every retry."""
+
+
+class AuthFailed(EndpointFailed):
+    """The endpoint refused the key (401/403)."""
+
+
+class Interrupted(BlindtestError):
+    """Ctrl-C: everything done so far is kept and a rerun resumes (exit 130)."""
+
+    exit_code = 130
