@@ -1,0 +1,57 @@
+# Task entry points. Tool configuration lives in pyproject.toml.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_RUN ?= demo-run
+SCRIPTS := blindtest bt-design bt-generate bt-judge bt-audit bt-analyze bt-verify bt-plan
+
+.PHONY: help venv test lint fmt demo bench schemas golden check clean
+
+help:
+	@echo "make demo    run blindtest on the bundled demo prompts against the local simulator"
+	@echo "make test    create $(VENV), install, run the test suite and smoke-run every command"
+	@echo "make lint    ruff check, ruff format --check, mypy, schema copy check"
+	@echo "make bench   client throughput against the simulator, vs the openai SDK"
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+	@for s in $(SCRIPTS); do $(BIN)/$$s --help > /dev/null || { echo "$$s --help failed"; exit 1; }; done
+	@echo "all console scripts answer --help"
+
+lint: $(STAMP)
+	$(BIN)/ruff check blindtest tests
+	$(BIN)/ruff format --check blindtest tests
+	$(BIN)/mypy
+	diff -r schemas blindtest/schemas
+
+fmt: $(STAMP)
+	$(BIN)/ruff check --fix blindtest tests
+	$(BIN)/ruff format blindtest tests
+
+# schemas/ is the source; the package ships a copy (tests assert they are equal).
+schemas:
+	cp schemas/*.schema.json blindtest/schemas/
+
+demo: $(STAMP)
+	rm -rf $(DEMO_RUN)
+	$(BIN)/bt-design $(DEMO_RUN) --demo --seed demo
+	@echo
+	$(BIN)/bt-plan --trials 20,23,30 --pc 0.6,0.7
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python tests/benchmarks/bench_generate.py
+
+check: lint test
+
+clean:
+	rm -rf $(VENV) $(DEMO_RUN) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,72 @@
+"""The one seeded generator: every random choice blindtest makes comes from here.
+
+Derivation (blindtest/rng@1), written so anyone can re-derive an arrangement by hand or in
+another language without depending on a library's stream stability:
+
+* A stream is named by the design seed (any UTF-8 string) and a purpose label
+  (``"arrangement"``, ``"prompts"``, ``"bot:random"``, ...).
+* Block ``i`` (``i = 0, 1, 2, ...``) is
+  ``SHA-256(b"blindtest/rng@1\\x00" + seed + b"\\x00" + label + b"\\x00" + str(i))``.
+  Each 32-byte block is cut into four 64-bit big-endian unsigned words, used in order.
+* ``randbelow(n)`` draws words ``w`` until ``w < 2**64 - (2**64 % n)`` and returns ``w % n``
+  (rejection sampling, so every value is exactly equally likely).
+* ``shuffle(xs)`` is Fisher-Yates: for ``i`` from ``len(xs) - 1`` down to 1, swap ``xs[i]`` with
+  ``xs[randbelow(i + 1)]``.
+
+No module touches Python's global ``random`` state or numpy's global generator.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Iterator, MutableSequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+RNG_VERSION = "blindtest/rng@1"
+_WORD = 2**64
+
+
+class DesignRng:
+    """Deterministic stream of uniform integers derived from (seed, label)."""
+
+    __slots__ = ("_label", "_seed", "_words")
+
+    def __init__(self, seed: str, label: str) -> None:
+        self._seed = seed
+        self._label = label
+        self._words = self._word_stream()
+
+    def _word_stream(self) -> Iterator[int]:
+        prefix = b"".join(
+            [RNG_VERSION.encode(), b"\x00", self._seed.encode(), b"\x00", self._label.encode()]
+        )
+        block = 0
+        while True:
+            digest = hashlib.sha256(prefix + b"\x00" + str(block).encode()).digest()
+            for offset in range(0, 32, 8):
+                yield int.from_bytes(digest[offset : offset + 8], "big")
+            block += 1
+
+    def randbelow(self, n: int) -> int:
+        """A uniform integer in ``[0, n)``."""
+        if n < 1:
+            raise ValueError(f"randbelow needs n >= 1, got {n}")
+        limit = _WORD - (_WORD % n)
+        while True:
+            word = next(self._words)
+            if word < limit:
+                return word % n
+
+    def shuffle(self, items: MutableSequence[T]) -> None:
+        """Fisher-Yates shuffle in place."""
+        for i in range(len(items) - 1, 0, -1):
+            j = self.randbelow(i + 1)
+            items[i], items[j] = items[j], items[i]
+
+
+def fresh_seed() -> str:
+    """A new random seed for a design that was not given one (recorded in the design)."""
+    return secrets.token_hex(8)

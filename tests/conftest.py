@@ -1,0 +1,51 @@
+"""Shared fixtures: an ``invoke`` helper over the real CLI, run-directory builders, seeds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+Invoke = Callable[..., Result]
+
+
+@pytest.fixture
+def invoke(monkeypatch: pytest.MonkeyPatch) -> Invoke:
+    """Run ``blindtest <args>`` in-process; stdout and stderr are kept apart."""
+    from blindtest.cli import cli
+
+    monkeypatch.delenv("BLINDTEST_DEBUG", raising=False)
+
+    def run(*args: Any, input: str | None = None, env: dict[str, str] | None = None) -> Result:
+        runner = CliRunner()
+        return runner.invoke(cli, [str(a) for a in args], input=input, env=env,
+                             catch_exceptions=False)
+
+    return run
+
+
+@pytest.fixture
+def prompts_file(tmp_path: Path) -> Callable[..., Path]:
+    """Write a prompts file; ``prompts_file(["a", "b"])`` or ``prompts_file(text, name=...)``."""
+
+    def make(content: list[str] | str | bytes, name: str = "prompts.txt") -> Path:
+        path = tmp_path / name
+        if isinstance(content, list):
+            content = "\n".join(content) + "\n"
+        if isinstance(content, str):
+            content = content.encode()
+        path.write_bytes(content)
+        return path
+
+    return make
+
+
+def numbered_prompts(n: int) -> list[str]:
+    return [f"Question number {i}: explain topic {i} briefly." for i in range(1, n + 1)]
+
+
+def files_in(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
