@@ -226,7 +226,9 @@ class JsonlAppender:
         validate(record, self.name, self.path.name)
         line = dump_line(record)
         written = os.write(self._fd, line)
-        if written != len(line):  # pragma: no cover - a short write on a regular file is a disk error
+        if written != len(
+            line
+        ):  # pragma: no cover - a short write on a regular file is a disk error
             raise OSError(f"short write to {self.path}: {written} of {len(line)} bytes")
         if self._fsync:
             os.fsync(self._fd)

@@ -31,7 +31,10 @@ def test_sha256_is_over_exact_bytes(tmp_path: Path) -> None:
 
 
 def test_dump_json_is_sorted_indented_and_newline_terminated() -> None:
-    assert artifacts.dump_json({"b": 1, "a": [1, 2]}) == b'{\n  "a": [\n    1,\n    2\n  ],\n  "b": 1\n}\n'
+    assert (
+        artifacts.dump_json({"b": 1, "a": [1, 2]})
+        == b'{\n  "a": [\n    1,\n    2\n  ],\n  "b": 1\n}\n'
+    )
 
 
 def test_write_bytes_atomic_leaves_no_temporary_files(tmp_path: Path) -> None:
@@ -50,7 +53,7 @@ def test_write_json_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
         artifacts.refuse_overwrite(path, force=False)
     assert path.read_bytes() == b"keep me"
     artifacts.refuse_overwrite(path, force=True)
-    with pytest.raises(BadInput, match="audit.json"):
+    with pytest.raises(BadInput, match=r"audit\.json"):
         artifacts.write_json(tmp_path / "audit.json", record, "audit")
 
 
@@ -62,8 +65,9 @@ def test_validation_names_file_and_pointer() -> None:
 def test_unknown_major_version_is_refused_naming_both_tags() -> None:
     record = pick(1) | {"schema": "blindtest/picks@2"}
     with pytest.raises(
-        BadInput, match=r'picks.jsonl:1: schema tag "blindtest/picks@2" is not supported; '
-        r'this blindtest reads "blindtest/picks@1"'
+        BadInput,
+        match=r'picks.jsonl:1: schema tag "blindtest/picks@2" is not supported; '
+        r'this blindtest reads "blindtest/picks@1"',
     ):
         artifacts.validate(record, "picks", "picks.jsonl:1")
 
@@ -79,7 +83,8 @@ def test_appender_writes_whole_lines_and_reads_back(tmp_path: Path) -> None:
         for trial in range(1, 4):
             out.append(pick(trial))
     data = path.read_bytes()
-    assert data.count(b"\n") == 3 and data.endswith(b"\n")
+    assert data.count(b"\n") == 3
+    assert data.endswith(b"\n")
     assert [r["trial"] for r in artifacts.read_jsonl(path, "picks").records] == [1, 2, 3]
 
 
@@ -171,14 +176,15 @@ def test_design_refused_when_its_bytes_no_longer_match_the_hash(tmp_path: Path) 
     design_path = tmp_path / artifacts.DESIGN
     design_path.write_bytes(b"{}\n")
     (tmp_path / artifacts.DESIGN_HASH).write_text(hashlib.sha256(b"{}").hexdigest() + "\n")
-    with pytest.raises(BadInput, match="no longer matches design.sha256"):
+    with pytest.raises(BadInput, match=r"no longer matches design\.sha256"):
         artifacts.load_design(tmp_path)
 
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
 )
 
@@ -196,8 +202,9 @@ def test_dump_json_round_trips_and_is_stable(value: object) -> None:
     judges=st.lists(st.text(min_size=1, max_size=20), min_size=1, max_size=10),
     cut=st.integers(min_value=1, max_value=400),
 )
-def test_any_torn_tail_is_recovered(tmp_path_factory: pytest.TempPathFactory,
-                                    judges: list[str], cut: int) -> None:
+def test_any_torn_tail_is_recovered(
+    tmp_path_factory: pytest.TempPathFactory, judges: list[str], cut: int
+) -> None:
     path = tmp_path_factory.mktemp("torn") / artifacts.PICKS
     lines = [artifacts.dump_line(pick(i, judge=j)) for i, j in enumerate(judges, start=1)]
     last = lines[-1]

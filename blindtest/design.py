@@ -1,0 +1,245 @@
+"""Build a design: the pre-registered, hashable description of a run. Pure; calls no model.
+
+The arrangement is a pure function of (seed, trials, prompts, protocol), drawn from
+``blindtest.rng`` streams with fixed labels, so anyone holding the seed can re-derive it:
+
+1. ``"prompts"``: the prompt indices (file order) are Fisher-Yates shuffled; trial ``t`` uses
+   the ``t``-th of them, so each prompt is used at most once.
+2. triangle, ``"doubled"``: ``n // 2`` trials double A and ``n // 2`` double B; for odd ``n`` one
+   extra side is drawn (``randbelow(2)``: 0 = A, 1 = B); the list is then shuffled. Balanced but
+   not alternating: a strict A, B, A, B order would let a judge who recognised one trial's
+   doubled model infer the next.
+3. triangle, ``"odd_position"``: one ``randbelow(3) + 1`` per trial, in trial order, so the odd
+   position is uniform on 1..3 and independent of everything else.
+4. pair and preference, ``"left"``: the same balanced construction as step 2 for the side
+   shown on the left.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from blindtest.artifacts import schema_tag, sha256_text
+from blindtest.errors import BadInput
+from blindtest.prompts import Prompt
+from blindtest.rng import RNG_VERSION, DesignRng
+
+PROTOCOLS = ("triangle", "pair", "preference")
+SIDES = ("A", "B")
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_QUESTIONS = {
+    "triangle": "Which one is different?",
+    "pair": "Which nickname belongs to option 1?",
+    "preference": "Which would you rather use?",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    model: str
+    base_url: str = DEFAULT_BASE_URL
+    key_env: str = DEFAULT_KEY_ENV
+    temperature: float = 1.0
+    max_tokens: int | None = None
+    top_p: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.top_p is not None:
+            params["top_p"] = self.top_p
+        return {
+            "model": self.model,
+            "base_url": self.base_url.rstrip("/"),
+            "key_env": self.key_env,
+            "params": params,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LaunderSpec:
+    model: str
+    base_url: str
+    key_env: str
+    prompt: str
+
+
+@dataclass(frozen=True, slots=True)
+class Normalization:
+    strip_formatting: bool = False
+    truncate_match: bool = False
+    length_band: tuple[int, int] | None = None
+    length_band_instruction: str | None = None
+    launder: LaunderSpec | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        band = None
+        if self.length_band is not None:
+            band = {
+                "lo": self.length_band[0],
+                "hi": self.length_band[1],
+                "instruction": self.length_band_instruction or "",
+            }
+        launder = None
+        if self.launder is not None:
+            launder = {
+                "model": self.launder.model,
+                "base_url": self.launder.base_url.rstrip("/"),
+                "key_env": self.launder.key_env,
+                "prompt": self.launder.prompt,
+            }
+        return {
+            "strip_formatting": self.strip_formatting,
+            "truncate_match": self.truncate_match,
+            "length_band": band,
+            "launder": launder,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DesignOptions:
+    a: ModelSpec
+    b: ModelSpec
+    seed: str
+    protocol: str = "triangle"
+    trials: int = 20
+    alpha: float = 0.05
+    sequential: bool = False
+    similarity_pd0: float | None = None
+    demo: bool = False
+    system: str | None = None
+    normalization: Normalization = field(default_factory=Normalization)
+    question: str | None = None
+    extra_questions: tuple[str, ...] = ()
+    require_reason: bool | None = None
+
+
+def check_options(options: DesignOptions, distinct_prompts: int) -> None:
+    """Refuse designs that cannot give a valid answer, with the fix in the message."""
+    if options.protocol not in PROTOCOLS:
+        raise BadInput(f"unknown protocol {options.protocol!r}; use one of {', '.join(PROTOCOLS)}")
+    if options.trials < 1:
+        raise BadInput(f"--trials must be at least 1, got {options.trials}")
+    if not (0 < options.alpha <= 0.5) or math.isnan(options.alpha):
+        raise BadInput(f"--alpha must be in (0, 0.5], got {options.alpha}")
+    if not options.seed:
+        raise BadInput("--seed must not be empty")
+    if options.protocol == "triangle":
+        _check_triangle_temperature(options)
+    if options.sequential and options.protocol != "triangle":
+        raise BadInput("--sequential is defined for the triangle protocol only")
+    if options.similarity_pd0 is not None:
+        _check_similarity(options, options.similarity_pd0)
+    if distinct_prompts < options.trials:
+        raise BadInput(
+            f"found {distinct_prompts} distinct prompts, need {options.trials} (each prompt is "
+            f"used in one trial only); add prompts or use --trials {distinct_prompts}"
+        )
+
+
+def _check_triangle_temperature(options: DesignOptions) -> None:
+    for side, spec in zip(SIDES, (options.a, options.b), strict=True):
+        if spec.temperature == 0:
+            raise BadInput(
+                f"the triangle test is refused at temperature 0 (side {side}): the two "
+                "same-model responses would be identical and the odd one found without "
+                "reading; use --protocol pair for deterministic endpoints"
+            )
+
+
+def _check_similarity(options: DesignOptions, pd0: float) -> None:
+    if not 0 < pd0 < 1:
+        raise BadInput(f"--similarity must be in (0, 1), got {pd0}")
+    if options.protocol == "preference":
+        raise BadInput("--similarity applies to the triangle and pair protocols")
+    if options.sequential:
+        raise BadInput(
+            "--similarity and --sequential cannot be combined: the e-process "
+            "tests for a difference, not for similarity"
+        )
+
+
+def balanced_sides(n: int, rng: DesignRng) -> list[str]:
+    """``n`` sides with equal A and B counts (the odd one out drawn), in seeded random order."""
+    sides = ["A", "B"] * (n // 2)
+    if n % 2:
+        sides.append(SIDES[rng.randbelow(2)])
+    rng.shuffle(sides)
+    return sides
+
+
+def build_arrangement(
+    seed: str, trials: int, prompt_ids: Sequence[str], protocol: str
+) -> list[dict[str, Any]]:
+    """The trial arrangement; see the module docstring for the exact derivation."""
+    order = list(range(len(prompt_ids)))
+    DesignRng(seed, "prompts").shuffle(order)
+    arrangement: list[dict[str, Any]] = [
+        {"trial": t, "prompt_id": prompt_ids[order[t - 1]]} for t in range(1, trials + 1)
+    ]
+    if protocol == "triangle":
+        doubled = balanced_sides(trials, DesignRng(seed, "doubled"))
+        odd_rng = DesignRng(seed, "odd_position")
+        for entry, side in zip(arrangement, doubled, strict=True):
+            entry["doubled"] = side
+            entry["odd_position"] = odd_rng.randbelow(3) + 1
+    else:
+        left = balanced_sides(trials, DesignRng(seed, "left"))
+        for entry, side in zip(arrangement, left, strict=True):
+            entry["left"] = side
+    return arrangement
+
+
+def prompt_record(prompt: Prompt) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "id": prompt.id,
+        "text": prompt.text,
+        "sha256": sha256_text(prompt.text),
+    }
+    if prompt.tags:
+        record["tags"] = list(prompt.tags)
+    if prompt.reference is not None:
+        record["reference"] = prompt.reference
+    if prompt.check is not None:
+        record["check"] = dict(prompt.check)
+    return record
+
+
+def build_design(
+    prompts: Sequence[Prompt], options: DesignOptions, provenance: dict[str, Any]
+) -> dict[str, Any]:
+    """The design document (not yet serialized). Same arguments give an equal document."""
+    check_options(options, len(prompts))
+    judging = {
+        "question": options.question or DEFAULT_QUESTIONS[options.protocol],
+        "extra_questions": list(options.extra_questions),
+        "require_reason": (
+            options.require_reason
+            if options.require_reason is not None
+            else options.protocol == "preference"
+        ),
+    }
+    return {
+        "schema": schema_tag("design"),
+        "protocol": options.protocol,
+        "trials": options.trials,
+        "seed": options.seed,
+        "rng": RNG_VERSION,
+        "alpha": options.alpha,
+        "sequential": options.sequential,
+        "similarity_pd0": options.similarity_pd0,
+        "demo": options.demo,
+        "source": {"kind": "endpoints"},
+        "models": {"A": options.a.to_dict(), "B": options.b.to_dict()},
+        "system": options.system,
+        "normalization": options.normalization.to_dict(),
+        "judging": judging,
+        "prompts": [prompt_record(p) for p in prompts],
+        "arrangement": build_arrangement(
+            options.seed, options.trials, [p.id for p in prompts], options.protocol
+        ),
+        "provenance": provenance,
+    }

@@ -1,0 +1,200 @@
+"""Parse prompt files into prompt records, with errors that name the line or byte.
+
+Accepted formats:
+
+* ``.txt``: one prompt per line; blank lines and lines starting with ``#`` are ignored.
+* ``.jsonl``: one object per line, ``{"prompt": "...", "id": "...", "tags": [...],
+  "reference": "...", "check": {...}}``; only ``prompt`` is required.
+
+Prompts get ids ``p001``, ``p002``, ... in file order unless the JSONL gives one. Two prompts
+that are equal after collapsing whitespace are refused: a repeated prompt would make two trials
+dependent.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from blindtest.errors import BadInput
+
+_ALLOWED_FIELDS = ("check", "id", "prompt", "reference", "tags")
+_CHECK_KINDS = ("command", "equals", "regex")
+_WHITESPACE = re.compile(r"\s+")
+DEMO_SOURCE = "demo"
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    id: str
+    text: str
+    line: int
+    tags: tuple[str, ...] = ()
+    reference: str | None = None
+    check: dict[str, str] | None = field(default=None)
+
+
+def _normalized(text: str) -> str:
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def decode_utf8(data: bytes, where: str) -> str:
+    """Decode UTF-8 (a leading BOM is dropped), naming the byte offset and line of bad bytes."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise BadInput(
+            f"{where}: not UTF-8: byte 0x{data[error.start]:02x} at offset {error.start} "
+            f"(line {line}); save the file as UTF-8"
+        ) from None
+    return text.removeprefix("\ufeff")
+
+
+def parse_txt(text: str, where: str) -> list[Prompt]:
+    prompts = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        prompts.append(Prompt(id=f"p{len(prompts) + 1:03d}", text=stripped, line=number))
+    return prompts
+
+
+def _string_field(record: dict[str, Any], key: str, where: str) -> str | None:
+    value = record.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise BadInput(f'{where}: "{key}" must be a non-empty string')
+    return value
+
+
+def _check_field(record: dict[str, Any], where: str) -> dict[str, str] | None:
+    check = record.get("check")
+    if check is None:
+        return None
+    valid = (
+        isinstance(check, dict)
+        and len(check) == 1
+        and next(iter(check)) in _CHECK_KINDS
+        and isinstance(next(iter(check.values())), str)
+    )
+    if not valid:
+        raise BadInput(
+            f'{where}: "check" must be one of {{"regex": ...}}, {{"equals": ...}}, '
+            '{"command": ...} with a string value'
+        )
+    if "regex" in check:
+        try:
+            re.compile(check["regex"])
+        except re.error as error:
+            raise BadInput(f"{where}: check regex does not compile: {error}") from None
+    return dict(check)
+
+
+def _jsonl_record(line: str, number: int, where: str) -> Prompt:
+    here = f"{where}:{number}"
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError as error:
+        raise BadInput(f"{here}: not valid JSON ({error})") from None
+    if not isinstance(record, dict):
+        raise BadInput(f'{here}: expected an object like {{"prompt": "..."}}')
+    unknown = sorted(set(record) - set(_ALLOWED_FIELDS))
+    if unknown:
+        raise BadInput(
+            f"{here}: unknown field {unknown[0]!r}; allowed: {', '.join(_ALLOWED_FIELDS)}"
+        )
+    text = _string_field(record, "prompt", here)
+    if text is None:
+        raise BadInput(f'{here}: missing "prompt"')
+    tags = record.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) and t for t in tags):
+        raise BadInput(f'{here}: "tags" must be a list of non-empty strings')
+    return Prompt(
+        id=_string_field(record, "id", here) or "",
+        text=text.strip(),
+        line=number,
+        tags=tuple(tags),
+        reference=_string_field(record, "reference", here),
+        check=_check_field(record, here),
+    )
+
+
+def parse_jsonl(text: str, where: str) -> list[Prompt]:
+    prompts = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        prompt = _jsonl_record(line, number, where)
+        if not prompt.id:
+            prompt = Prompt(
+                id=f"p{len(prompts) + 1:03d}",
+                text=prompt.text,
+                line=prompt.line,
+                tags=prompt.tags,
+                reference=prompt.reference,
+                check=prompt.check,
+            )
+        prompts.append(prompt)
+    return prompts
+
+
+def check_unique(prompts: list[Prompt], where: str) -> None:
+    """Refuse repeated prompts (after whitespace normalization) and repeated ids."""
+    seen_text: dict[str, Prompt] = {}
+    seen_id: dict[str, Prompt] = {}
+    for prompt in prompts:
+        key = _normalized(prompt.text)
+        if key in seen_text:
+            first = seen_text[key]
+            raise BadInput(
+                f"{where}: line {prompt.line} repeats the prompt on line {first.line}; "
+                "each prompt may be used in one trial only"
+            )
+        if prompt.id in seen_id:
+            first = seen_id[prompt.id]
+            raise BadInput(
+                f"{where}: line {prompt.line} reuses id {prompt.id!r} from line {first.line}"
+            )
+        seen_text[key] = prompt
+        seen_id[prompt.id] = prompt
+
+
+def parse_prompts(data: bytes, where: str, *, kind: str) -> list[Prompt]:
+    """Parse prompt file bytes; ``kind`` is ``"txt"`` or ``"jsonl"``."""
+    text = decode_utf8(data, where)
+    prompts = parse_jsonl(text, where) if kind == "jsonl" else parse_txt(text, where)
+    if not prompts:
+        raise BadInput(f"{where}: no prompts found (blank lines and # comments are ignored)")
+    check_unique(prompts, where)
+    return prompts
+
+
+def load_prompts(path: Path) -> list[Prompt]:
+    """Load a ``.txt`` or ``.jsonl`` prompts file."""
+    suffix = path.suffix.lower()
+    if suffix not in (".txt", ".jsonl"):
+        raise BadInput(
+            f"{path}: unsupported prompts file type {suffix or '(none)'!r}; "
+            "use .txt (one prompt per line) or .jsonl"
+        )
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise BadInput(f"{path}: is a directory, expected a prompts file") from None
+    return parse_prompts(data, str(path), kind=suffix.lstrip("."))
+
+
+def demo_prompts() -> list[Prompt]:
+    """The bundled generic engineering prompts used by ``--demo``."""
+    data = resources.files("blindtest").joinpath("data/demo_prompts.txt").read_bytes()
+    return parse_prompts(data, DEMO_SOURCE, kind="txt")
