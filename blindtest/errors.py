@@ -46,3 +46,19 @@ class Interrupted(BlindtestError):
     """Ctrl-C: everything done so far is kept and a rerun resumes (exit 130)."""
 
     exit_code = 130
+
+
+class EndpointRejected(EndpointFailed):
+    """The endpoint refused the request itself (400, 404, 422, other 4xx): retrying cannot help."""
+
+
+class EndpointUnavailable(EndpointFailed):
+    """The endpoint kept answering 5xx, 408 or 409 after every retry."""
+
+
+class EndpointUnreachable(EndpointFailed):
+    """No usable connection: refused, reset, or closed mid-answer, after every retry."""
+
+
+class EndpointTimeout(EndpointFailed):
+    """The endpoint did not connect or answer within the timeout, after every retry."""

@@ -21,8 +21,14 @@ def invoke(monkeypatch: pytest.MonkeyPatch) -> Invoke:
 
     def run(*args: Any, input: str | None = None, env: dict[str, str] | None = None) -> Result:
         runner = CliRunner()
-        return runner.invoke(cli, [str(a) for a in args], input=input, env=env,
-                             catch_exceptions=False)
+        return runner.invoke(
+            cli,
+            [str(a) for a in args],
+            input=input,
+            env=env,
+            prog_name="blindtest",
+            catch_exceptions=False,
+        )
 
     return run
 

@@ -1,0 +1,60 @@
+"""The click layer: ``blindtest <stage>`` and ``bt-<stage>`` register the same command objects."""
+
+from __future__ import annotations
+
+import click
+
+from blindtest import __version__
+from blindtest.cli._common import BlindtestGroup
+from blindtest.cli.analyze import analyze
+from blindtest.cli.audit import audit
+from blindtest.cli.design import design
+from blindtest.cli.generate import generate
+from blindtest.cli.judge import judge
+from blindtest.cli.plan import plan
+from blindtest.cli.run import run
+from blindtest.cli.verify import verify
+
+STAGES = (design, generate, judge, audit, analyze, verify, plan)
+
+
+@click.group("blindtest", cls=BlindtestGroup)
+@click.version_option(__version__, "--version", prog_name="blindtest")
+def cli() -> None:
+    """Blinded trials between two language models: can anyone tell them apart, on my prompts?"""
+
+
+for _stage in (*STAGES, run):
+    cli.add_command(_stage)
+
+
+def main() -> None:
+    cli.main()
+
+
+def design_main() -> None:
+    design.main(prog_name="bt-design")
+
+
+def generate_main() -> None:
+    generate.main(prog_name="bt-generate")
+
+
+def judge_main() -> None:
+    judge.main(prog_name="bt-judge")
+
+
+def audit_main() -> None:
+    audit.main(prog_name="bt-audit")
+
+
+def analyze_main() -> None:
+    analyze.main(prog_name="bt-analyze")
+
+
+def verify_main() -> None:
+    verify.main(prog_name="bt-verify")
+
+
+def plan_main() -> None:
+    plan.main(prog_name="bt-plan")

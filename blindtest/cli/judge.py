@@ -1,0 +1,158 @@
+"""bt-judge: RUN/trials.jsonl -> RUN/picks.jsonl (or --out FILE), judged by a person in this
+terminal or by a mechanical judge; ``--check FILE`` validates an external judge's picks.
+
+Options and output only: the picks contract, the bots and the hidden stopping rule live in
+``blindtest.judge``, the terminal session in ``blindtest.session``.
+"""
+
+from __future__ import annotations
+
+import getpass
+import shlex
+from pathlib import Path
+
+import click
+
+from blindtest import artifacts
+from blindtest.cli._common import command, force_option, quiet_option, run_argument
+from blindtest.errors import BadInput
+from blindtest.judge import (
+    JUDGE_KINDS,
+    JudgeRun,
+    Recorder,
+    check_bot,
+    judge_nicknames,
+    load_judge_run,
+    load_picks,
+    plan_output,
+    read_picks,
+    remaining_trials,
+    run_bot,
+)
+from blindtest.session import Console, Session, closing_message
+
+
+def default_judge_id() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError, ImportError):  # no user name in the environment or passwd
+        return "judge"
+
+
+def _check_only(run_dir: Path, path: Path, quiet: bool) -> None:
+    run, picks = load_picks(run_dir, path)
+    if quiet:
+        return
+    judges = picks.judges
+    names = ", ".join(judges[:5]) + (", ..." if len(judges) > 5 else "")
+    torn = f"; incomplete final line {picks.torn_line} ignored" if picks.torn_line else ""
+    click.echo(
+        f"{path}: {len(picks.picks)} picks by {len(judges)} judge(s) ({names}), valid for "
+        f"{run.view.protocol} design {run.design_sha256[:12]}{torn}"
+    )
+
+
+def _analyze_command(run_dir: Path, out: Path) -> str:
+    words = ["bt-analyze", str(run_dir)]
+    if out != run_dir / artifacts.PICKS:
+        words += ["--picks", str(out)]
+    return shlex.join(words)
+
+
+def _judge(run: JudgeRun, kind: str, judge_id: str, out: Path, force: bool, quiet: bool) -> None:
+    bot = kind.startswith("bot:")
+    if bot:
+        check_bot(kind.removeprefix("bot:"), run.view.protocol)
+    existing = read_picks(out, run.view, missing_ok=True)
+    if plan_output(existing, judge_id, bot=bot, force=force):
+        artifacts.write_jsonl(out, [], "picks", force=True)
+        existing = read_picks(out, run.view, missing_ok=True)
+    analyze = _analyze_command(run.run_dir, out)
+    with artifacts.JsonlAppender(out, "picks", fsync=not bot) as appender:
+        recorder = Recorder(run, judge_id, appender.append, earlier=existing.picks)
+        if bot:
+            result = run_bot(run, kind.removeprefix("bot:"), recorder)
+            if not quiet:
+                stop = " (the sequential design stopped)" if result.stopped_early else ""
+                click.echo(
+                    f"{kind} judged {result.picks} of {run.view.total} trials{stop} into "
+                    f"{out}. Run {analyze} to see the result."
+                )
+            return
+        session = Session(
+            run.view,
+            recorder,
+            Console(),
+            earlier_nicknames=judge_nicknames(existing.picks, judge_id),
+        )
+        ended = session.run(remaining_trials(run.view, existing.picks, judge_id))
+    if not quiet:
+        click.echo(closing_message(run.view, ended, analyze))
+
+
+@command("judge")
+@run_argument
+@click.option(
+    "--judge",
+    "kind",
+    type=click.Choice(JUDGE_KINDS),
+    default="human",
+    show_default=True,
+    help="Who judges: a person in this terminal, or a mechanical judge.",
+)
+@click.option(
+    "--judge-id",
+    default=None,
+    help="Name written on every pick (default: your user name; for a bot, its kind).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Picks file to write (default: RUN/picks.jsonl); give each extra judge its own.",
+)
+@click.option(
+    "--check",
+    "check_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Only validate FILE, an external judge's picks, against the design and trials.",
+)
+@force_option
+@quiet_option
+def judge(
+    run_dir: Path,
+    kind: str,
+    judge_id: str | None,
+    out: Path | None,
+    check_file: Path | None,
+    force: bool,
+    quiet: bool,
+) -> None:
+    """Judge the blinded trials of RUN, in this terminal or with a mechanical judge.
+
+    A person resumes where they stopped: rerun the same command. --force restarts the file.
+
+    \b
+    Example:
+      bt-judge runs/demo
+      bt-judge runs/demo --judge bot:length --out runs/demo/picks-length.jsonl
+      bt-judge runs/demo --check their-picks.jsonl
+    """
+    ctx = click.get_current_context()
+    if check_file is not None:
+        flags = {"kind": "--judge", "judge_id": "--judge-id", "out": "--out", "force": "--force"}
+        given = [
+            flag
+            for name, flag in flags.items()
+            if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+        ]
+        if given:
+            raise BadInput(f"--check only validates a file; drop {', '.join(given)}")
+        _check_only(run_dir, check_file, quiet)
+        return
+    run = load_judge_run(run_dir)
+    name = (judge_id if judge_id is not None else "").strip()
+    if not name:
+        name = kind if kind.startswith("bot:") else default_judge_id()
+    _judge(run, kind, name, out if out is not None else run_dir / artifacts.PICKS, force, quiet)

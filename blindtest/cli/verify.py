@@ -1,0 +1,14 @@
+"""bt-verify: not built yet (issue 6); exists so the command set is complete and says so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from blindtest.cli._common import command, not_built, run_argument
+
+
+@command("verify")
+@run_argument
+def verify(run_dir: Path) -> None:
+    """Not built yet: exits 2 and says so."""
+    not_built("bt-verify", "issue 6")()
