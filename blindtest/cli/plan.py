@@ -1,14 +1,105 @@
-"""bt-plan: not built yet (issue 2); exists so the command set is complete and says so."""
+"""bt-plan: exact power table on stdout (``--json`` for machines). Calls no model."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import click
+import orjson
 
-from blindtest.cli._common import command, not_built, run_argument
+from blindtest.cli._common import alpha_option, command, json_option
+from blindtest.design import PROTOCOLS
+from blindtest.errors import BadInput
+from blindtest.plan import DEFAULT_TRIALS, build_plan, build_similarity_plan, format_plan
+
+
+def _split(text: str | None, option: str) -> list[str] | None:
+    if text is None:
+        return None
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts:
+        raise BadInput(f"{option}: give a comma-separated list, e.g. 0.6,0.7")
+    return parts
+
+
+def _trials(text: str | None) -> list[int]:
+    if text is None:
+        return list(DEFAULT_TRIALS)
+    values = []
+    for part in _split(text, "--trials") or []:
+        if not part.isdigit() or int(part) < 1:
+            raise BadInput(f"--trials: {part!r} is not a whole number of trials >= 1")
+        values.append(int(part))
+    return values
 
 
 @command("plan")
-@run_argument
-def plan(run_dir: Path) -> None:
-    """Not built yet: exits 2 and says so."""
-    not_built("bt-plan", "issue 2")()
+@click.option("--protocol", type=click.Choice(PROTOCOLS), default="triangle", show_default=True)
+@click.option("--trials", "trials_text", metavar="N[,N...]", help="Trial counts to tabulate.")
+@click.option(
+    "--pc",
+    "pc_text",
+    metavar="PC[,PC...]",
+    help="Alternatives as proportion correct (win rate for preference).",
+)
+@click.option(
+    "--pd",
+    "pd_text",
+    metavar="PD[,PD...]",
+    help="Alternatives as proportion of discriminators (instead of --pc).",
+)
+@alpha_option
+@click.option(
+    "--target-power",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    help="Also print the smallest n reaching this power at each alternative.",
+)
+@click.option(
+    "--similarity",
+    "similarity_pd0",
+    type=float,
+    metavar="PD0",
+    help="Plan a similarity claim (pd < PD0) instead of a difference test.",
+)
+@json_option
+def plan(
+    protocol: str,
+    trials_text: str | None,
+    pc_text: str | None,
+    pd_text: str | None,
+    alpha: float,
+    target_power: float | None,
+    similarity_pd0: float | None,
+    as_json: bool,
+) -> None:
+    """Print what a design can detect: critical count, achieved alpha, exact power.
+
+    \b
+    Example:
+      bt-plan --trials 20,23,30 --pc 0.6,0.7
+      bt-plan --target-power 0.9 --pd 0.4
+      bt-plan --similarity 0.3 --trials 30,60,100 --json
+    """
+    if pc_text is not None and pd_text is not None:
+        raise BadInput("give --pc or --pd, not both")
+    if not 0 < alpha <= 0.5:
+        raise BadInput(f"--alpha must be in (0, 0.5], got {alpha}")
+    trials = _trials(trials_text)
+    pcs, pds = _split(pc_text, "--pc"), _split(pd_text, "--pd")
+    try:
+        if similarity_pd0 is not None:
+            if pcs is not None:
+                raise BadInput("with --similarity, give the true pd grid with --pd")
+            if not 0 < similarity_pd0 < 1:
+                raise BadInput(f"--similarity must be in (0, 1), got {similarity_pd0}")
+            result = build_similarity_plan(
+                protocol, trials, similarity_pd0, alpha=alpha, pds=pds, target_power=target_power
+            )
+        else:
+            result = build_plan(
+                protocol, trials, alpha=alpha, pcs=pcs, pds=pds, target_power=target_power
+            )
+    except ValueError as error:
+        raise BadInput(str(error)) from None
+    if as_json:
+        click.echo(orjson.dumps(list(result.rows), option=orjson.OPT_INDENT_2).decode())
+    else:
+        click.echo(format_plan(result))
