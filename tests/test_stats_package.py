@@ -1,0 +1,73 @@
+"""The blindtest.stats public surface: sorted, complete exports and JSON-ready results."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+
+import blindtest.stats as stats_package
+from blindtest import stats
+
+
+def test_all_is_sorted_and_complete() -> None:
+    exported = stats.__all__
+    assert exported == sorted(
+        exported, key=lambda name: (not name.isupper(), not name[0].isupper(), name)
+    )
+    public = {name for name in vars(stats_package) if not name.startswith("_")}
+    modules = {
+        "agreement",
+        "binomial",
+        "intervals",
+        "judges",
+        "multiple",
+        "pair",
+        "power",
+        "preference",
+        "sequential",
+        "similarity",
+        "triangle",
+        "annotations",
+    }
+    assert public - modules == set(exported)
+
+
+def test_every_result_is_frozen_slotted_and_json_ready() -> None:
+    results = [
+        stats.triangle_test(14, 20),
+        stats.triangle_test(20, 20),
+        stats.pair_test(0, 12),
+        stats.preference_test(0, 0, 3),
+        stats.similarity_test(30, 100, 0.3),
+        stats.power_row(20),
+        stats.similarity_power_row(50, 0.3),
+        stats.e_process([True] * 6),
+        stats.crossing_distribution(0.7, 30),
+        stats.position_bias(30, 40),
+        stats.percent_agreement([["a", "a"], ["a", "b"]]),
+        stats.cohen_kappa(["a", "a"], ["a", "a"]),
+        stats.fleiss_kappa([["a", "b", "a"], ["b", "b", "b"]]),
+        stats.judge_panel({"x": [1, 2, 3], "y": [1, 1, 1]}, [1, 2, 1]),
+        stats.binomial_test(3, 10),
+        stats.rejection_region(20, 0.5, 0.05, "two-sided"),
+    ]
+    for result in results:
+        name = type(result).__name__
+        assert name.endswith("Result") or name in {
+            "PowerRow",
+            "SimilarityPowerRow",
+            "RejectionRegion",
+        }
+        params = result.__dataclass_params__  # type: ignore[attr-defined]
+        assert params.frozen, name
+        assert not hasattr(result, "__dict__"), name
+        payload = json.loads(json.dumps(result.to_dict(), allow_nan=False))
+        assert set(payload) == {f.name for f in dataclasses.fields(result)}, name
+
+
+def test_numpy_scalars_become_plain_json() -> None:
+    payload = stats.Interval(np.float64(0.5), np.float64(-np.inf), np.float64(1.0)).to_dict()
+    assert payload == {"estimate": 0.5, "lo": None, "hi": 1.0}
+    assert type(payload["estimate"]) is float
