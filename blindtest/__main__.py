@@ -1,3 +1,3 @@
-from blindtest.cli import main
+from blindtest.cli import cli
 
-main()
+cli.main(prog_name="blindtest")

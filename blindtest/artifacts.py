@@ -14,7 +14,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -35,9 +35,10 @@ PICKS = "picks.jsonl"
 AUDIT = "audit.json"
 REPORT = "report.json"
 E_VALUES = "e_values.jsonl"
+GENERATION = "generation.json"
 
 #: Files made from a design: once one exists the design may not be replaced.
-DOWNSTREAM_OF_DESIGN = (RESPONSES, TRIALS, PICKS, AUDIT, REPORT)
+DOWNSTREAM_OF_DESIGN = (RESPONSES, TRIALS, PICKS, AUDIT, REPORT, GENERATION)
 
 #: The schema each run-directory file is validated against.
 SCHEMA_OF_FILE: dict[str, str] = {
@@ -47,9 +48,20 @@ SCHEMA_OF_FILE: dict[str, str] = {
     PICKS: "picks",
     AUDIT: "audit",
     REPORT: "report",
+    E_VALUES: "e_values",
+    GENERATION: "generation",
 }
 
-SCHEMA_NAMES = ("audit", "design", "picks", "report", "responses", "trials")
+SCHEMA_NAMES = (
+    "audit",
+    "design",
+    "e_values",
+    "generation",
+    "picks",
+    "report",
+    "responses",
+    "trials",
+)
 MAJOR_VERSION = 1
 _TAG = re.compile(r"^blindtest/(?P<name>[a-z_]+)@(?P<major>\d+)$")
 _SCHEMA_BASE = "https://blindtest.invalid/schemas/"
@@ -250,10 +262,12 @@ class JsonlAppender:
 
 @dataclass(frozen=True, slots=True)
 class JsonlContents:
-    """Records of a JSONL file, and the 1-based number of a torn final line if one was ignored."""
+    """Records of a JSONL file, the 1-based line number of each record (``lines``), and the
+    number of a torn final line if one was ignored."""
 
     records: list[JsonObject]
     torn_line: int | None = None
+    lines: list[int] = field(default_factory=list)
 
 
 def read_bytes(path: Path) -> bytes:
@@ -303,6 +317,7 @@ def read_jsonl(path: Path, name: str, *, missing_ok: bool = False) -> JsonlConte
     if missing_ok and not path.exists():
         return JsonlContents(records=[])
     records: list[JsonObject] = []
+    numbers: list[int] = []
     torn: int | None = None
     for number, line, is_last in iter_lines(read_bytes(path)):
         where = f"{path.name}:{number}"
@@ -315,7 +330,8 @@ def read_jsonl(path: Path, name: str, *, missing_ok: bool = False) -> JsonlConte
             raise BadInput(f"{where}: not valid JSON ({error})") from None
         validate(record, name, where)
         records.append(record)
-    return JsonlContents(records=records, torn_line=torn)
+        numbers.append(number)
+    return JsonlContents(records=records, torn_line=torn, lines=numbers)
 
 
 def repair_torn_tail(path: Path) -> bool:

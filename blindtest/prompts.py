@@ -57,7 +57,7 @@ def decode_utf8(data: bytes, where: str) -> str:
 
 
 def parse_txt(text: str, where: str) -> list[Prompt]:
-    prompts = []
+    prompts: list[Prompt] = []
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
@@ -128,7 +128,7 @@ def _jsonl_record(line: str, number: int, where: str) -> Prompt:
 
 
 def parse_jsonl(text: str, where: str) -> list[Prompt]:
-    prompts = []
+    prompts: list[Prompt] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue

@@ -117,7 +117,7 @@ class BlindtestGroup(click.Group):
 
 def command(name: str) -> Callable[[F], click.Command]:
     """Decorator for a stage command: ``BlindtestCommand`` with the shared context settings."""
-    return click.command(name, cls=BlindtestCommand)  # type: ignore[return-value]
+    return click.command(name, cls=BlindtestCommand)
 
 
 # --------------------------------------------------------------------------- shared options
