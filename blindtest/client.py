@@ -1,0 +1,859 @@
+"""OpenAI-compatible chat-completions client: the only module in blindtest that opens sockets.
+
+It owns, per endpoint (one per side: ``"A"``, ``"B"``, ``"launder"``): one aiohttp session and
+connection pool, explicit timeouts, a concurrency limit that shrinks on 429 and grows back
+when the 429s stop, an optional requests-per-minute pace, and counters for progress. It applies
+the retry policy of :mod:`blindtest.retry` in one bounded loop, translates transport errors and
+HTTP statuses into :mod:`blindtest.errors` classes in one function (:func:`_failure`), and
+classifies every 2xx body (:func:`_parse_body`) instead of crashing on it.
+
+It must never store, log, or put into an exception message or repr the API key: the key is
+read from the environment variable *named* by the caller each time a request is built, and
+scrubbed from anything a server echoes back. It never sends ``n`` > 1, never writes files, and
+never decides what a failure means for a run: that is the stage's job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import os
+import random
+import re
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Literal, TypedDict
+from urllib.parse import urlsplit, urlunsplit
+
+import aiohttp
+import orjson
+
+from blindtest import __version__
+from blindtest.errors import (
+    AuthFailed,
+    BadInput,
+    EndpointFailed,
+    EndpointRejected,
+    EndpointTimeout,
+    EndpointUnavailable,
+    EndpointUnreachable,
+    RateLimited,
+)
+from blindtest.retry import DEFAULT_POLICY, RetryPolicy, SupportsRandom, next_delay, should_retry
+
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_TIMEOUT",
+    "USABLE_KINDS",
+    "ChatClient",
+    "ChatMessage",
+    "Completion",
+    "CompletionKind",
+    "Counters",
+    "Endpoint",
+    "Usage",
+    "build_request_body",
+]
+
+_log = logging.getLogger(__name__)
+
+DEFAULT_CONCURRENCY = 8
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_CONNECT_TIMEOUT = 10.0
+
+# Multiplicative decrease on 429, at most once per window of requests sent since the last
+# decrease. 0.75 rather than TCP's 0.5, and +1 per success rather than +1 per round trip:
+# with sporadic 429s (one in ten) the limit then stays near its ceiling, while a steady
+# stream of 429s still walks it down to 1 in a handful of windows.
+_DECREASE = 0.75
+
+CompletionKind = Literal[
+    # usable: the model answered (kept, flagged, counted)
+    "ok",
+    "length",
+    "refusal",
+    # a 2xx whose body is not a usable completion (retried, then returned)
+    "html",
+    "invalid_json",
+    "malformed",
+    "empty_choices",
+    "no_content",
+    # retryable failures that outlasted the retries (returned, never raised)
+    "rate_limited",
+    "server_error",
+    "connection_error",
+    "timeout",
+]
+USABLE_KINDS: frozenset[str] = frozenset({"ok", "length", "refusal"})
+
+_KIND_OF_FAILURE: dict[type[EndpointFailed], CompletionKind] = {
+    RateLimited: "rate_limited",
+    EndpointUnavailable: "server_error",
+    EndpointUnreachable: "connection_error",
+    EndpointTimeout: "timeout",
+}
+# Failures that say the request or the configuration is wrong: the same request would fail
+# for every slot, so they end the call at once by raising.
+_FATAL = (AuthFailed, EndpointRejected)
+
+
+class ChatMessage(TypedDict):
+    """One chat message as the API takes it."""
+
+    role: str
+    content: str
+
+
+def _bad(condition: bool, message: str) -> None:
+    if condition:
+        raise BadInput(message)
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where and how to ask one model. Holds the *name* of the key's variable, never a key.
+
+    ``base_url`` includes the API prefix (``https://api.openai.com/v1``). Sampling parameters
+    left at ``None`` are not sent, so the server's defaults apply. ``max_tokens_field`` picks
+    the body field for the token cap: ``"max_tokens"`` (default) is what every
+    OpenAI-compatible server (vLLM, llama.cpp, Ollama, LM Studio, LiteLLM) reads; OpenAI's own
+    reasoning models refuse it and need ``"max_completion_tokens"``.
+    """
+
+    base_url: str
+    model: str
+    key_env: str | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.base_url)
+        _bad(
+            parts.scheme not in ("http", "https") or not parts.hostname,
+            f"base URL {self.base_url!r} must start with http:// or https:// and name a host",
+        )
+        _bad(not self.model.strip(), "model name is empty")
+        _bad(self.key_env is not None and not self.key_env.strip(), "key_env is empty")
+        t = self.temperature
+        _bad(
+            t is not None and not (0.0 <= t <= 2.0),
+            f"temperature must be in [0, 2], got {t}",
+        )
+        p = self.top_p
+        _bad(p is not None and not (0.0 <= p <= 1.0), f"top_p must be in [0, 1], got {p}")
+        n = self.max_tokens
+        _bad(n is not None and n < 1, f"max_tokens must be >= 1, got {n}")
+        _bad(
+            self.max_tokens_field not in ("max_tokens", "max_completion_tokens"),
+            f"max_tokens_field must be max_tokens or max_completion_tokens, "
+            f"got {self.max_tokens_field!r}",
+        )
+
+    @property
+    def url(self) -> str:
+        """The chat-completions URL (a query string, as Azure uses, stays at the end)."""
+        parts = urlsplit(self.base_url)
+        return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
+
+    @property
+    def origin(self) -> str:
+        """``scheme://host[:port]`` only: no user info, path or query (where keys may hide)."""
+        parts = urlsplit(self.base_url)
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
+
+    def check_key(self, side: str) -> None:
+        """Raise :class:`BadInput` now if the named key variable is unset (nothing is read out)."""
+        _read_key(side, self)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts as the server reported them."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """The outcome of asking for one slot: an answer, or why there is none after retries.
+
+    ``kind`` classifies it; :attr:`ok` is true for the usable kinds (``ok``, ``length``,
+    ``refusal``). For the others ``text`` is ``""`` and ``error`` is the one-line reason: the
+    stage records a failure row, never an empty answer. ``attempts`` counts HTTP requests
+    sent for this slot, retries included; ``latency_ms`` is the last one's, from sending the
+    request to reading the whole body; ``status`` is the last HTTP status (``None`` if the
+    last attempt got none); ``model`` is the model name the server reported.
+    """
+
+    side: str
+    kind: CompletionKind
+    text: str
+    finish_reason: str | None
+    usage: Usage | None
+    latency_ms: float
+    attempts: int
+    status: int | None
+    model: str | None = None
+    refused: bool = False
+    refusal: str | None = None
+    truncated: bool = False
+    response_id: str | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the model answered (even if it refused or was cut at max_tokens)."""
+        return self.kind in USABLE_KINDS
+
+
+@dataclass(frozen=True, slots=True)
+class Counters:
+    """Progress counters: HTTP requests sent, of which retries; 429s seen; slots finished."""
+
+    requests: int = 0
+    retries: int = 0
+    rate_limited: int = 0
+    completions: int = 0
+    failures: int = 0
+
+    def __add__(self, other: Counters) -> Counters:
+        return Counters(
+            self.requests + other.requests,
+            self.retries + other.retries,
+            self.rate_limited + other.rate_limited,
+            self.completions + other.completions,
+            self.failures + other.failures,
+        )
+
+
+def build_request_body(
+    endpoint: Endpoint, messages: Sequence[ChatMessage], *, seed: int | None = None
+) -> dict[str, object]:
+    """The JSON body for one chat completion: model, messages, then the sampling parameters
+    that were set (temperature, top_p, the token cap, seed). One choice per request: no ``n``."""
+    if not messages:
+        raise ValueError("a chat completion needs at least one message")
+    body: dict[str, object] = {
+        "model": endpoint.model,
+        "messages": [dict(message) for message in messages],
+    }
+    if endpoint.temperature is not None:
+        body["temperature"] = endpoint.temperature
+    if endpoint.top_p is not None:
+        body["top_p"] = endpoint.top_p
+    if endpoint.max_tokens is not None:
+        body[endpoint.max_tokens_field] = endpoint.max_tokens
+    if seed is not None:
+        body["seed"] = seed
+    return body
+
+
+def _read_key(side: str, endpoint: Endpoint) -> str | None:
+    if endpoint.key_env is None:
+        return None
+    key = os.environ.get(endpoint.key_env, "")
+    if not key:
+        raise BadInput(
+            f"side {side}: environment variable {endpoint.key_env} is not set; "
+            f"export it with the API key for {endpoint.model}"
+        )
+    return key
+
+
+def _scrub(text: str, key: str | None) -> str:
+    """One line, bounded, and without the key even if a server echoed it back."""
+    if key:
+        text = text.replace(key, "***")
+    text = " ".join(text.split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+# --------------------------------------------------------------------------------------------
+# Response bodies
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    kind: CompletionKind
+    text: str = ""
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    model: str | None = None
+    refusal: str | None = None
+    response_id: str | None = None
+    detail: str = ""
+
+
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+
+
+def _looks_html(payload: bytes, content_type: str) -> bool:
+    return content_type == "text/html" or payload.lstrip()[:1] == b"<"
+
+
+def _html_title(payload: bytes) -> str:
+    found = _TITLE.search(payload[:65536])
+    title = found.group(1).decode("utf-8", "replace").strip() if found else ""
+    return f"an HTML page ({title!r})" if title else "an HTML page"
+
+
+def _snippet(payload: bytes) -> str:
+    return repr(payload[:80].decode("utf-8", "replace"))
+
+
+def _error_message(payload: bytes, content_type: str) -> str:
+    """The server's own words from an error body: OpenAI ``{"error": {"message"}}``,
+    ``{"error": "..."}``, old vLLM ``{"message"}``; else an HTML title or a snippet."""
+    if _looks_html(payload, content_type):
+        return _html_title(payload)
+    try:
+        data = orjson.loads(payload)
+    except orjson.JSONDecodeError:
+        return _snippet(payload) if payload.strip() else "empty body"
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+        if isinstance(data.get("message"), str):
+            return str(data["message"])
+    return _snippet(payload)
+
+
+def _usage(raw: object) -> Usage | None:
+    if not isinstance(raw, dict):
+        return None
+
+    def count(name: str) -> int | None:
+        value = raw.get(name)
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        return value if ok else None
+
+    prompt, completion, total = (
+        count("prompt_tokens"),
+        count("completion_tokens"),
+        count("total_tokens"),
+    )
+    if prompt is None and completion is None and total is None:
+        return None
+    prompt, completion = prompt or 0, completion or 0
+    return Usage(prompt, completion, total if total is not None else prompt + completion)
+
+
+def _content_text(content: object) -> str | None:
+    """Message content as text; some servers send a list of ``{"type": "text"}`` parts."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        return "".join(p for p in parts if isinstance(p, str))
+    raise TypeError
+
+
+def _parse_body(payload: bytes, content_type: str) -> _Parsed:
+    """Classify a 2xx body. Never raises: anything that is not a completion gets a kind."""
+    if _looks_html(payload, content_type):
+        return _Parsed("html", detail=f"HTTP 2xx with {_html_title(payload)} instead of JSON")
+    try:
+        data = orjson.loads(payload)
+    except orjson.JSONDecodeError:
+        return _Parsed("invalid_json", detail=f"invalid JSON in the answer: {_snippet(payload)}")
+    if not isinstance(data, dict) or "choices" not in data:
+        said = _error_message(payload, content_type) if isinstance(data, dict) else ""
+        return _Parsed("malformed", detail=f"not a chat completion: {said or _snippet(payload)}")
+    choices = data["choices"]
+    if isinstance(choices, list) and not choices:
+        return _Parsed("empty_choices", detail="the answer had an empty choices list")
+    try:
+        choice = choices[0]
+        message = choice["message"]
+        text = _content_text(message.get("content"))
+    except (TypeError, KeyError, AttributeError):
+        return _Parsed("malformed", detail=f"not a chat completion: {_snippet(payload)}")
+    refusal = message.get("refusal")
+    refusal = refusal if isinstance(refusal, str) and refusal else None
+    finish = choice.get("finish_reason")
+    finish = finish if isinstance(finish, str) else None
+    kind: CompletionKind
+    if refusal is not None or (finish == "content_filter" and not text):
+        kind = "refusal"
+    elif finish == "length":
+        kind = "length"
+    elif not text:
+        kind = "no_content"
+    else:
+        kind = "ok"
+    model, rid = data.get("model"), data.get("id")
+    return _Parsed(
+        kind,
+        text=text or "",
+        finish_reason=finish,
+        usage=_usage(data.get("usage")),
+        model=model if isinstance(model, str) else None,
+        refusal=refusal,
+        response_id=rid if isinstance(rid, str) else None,
+        detail="the answer had no content and no refusal" if kind == "no_content" else "",
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Errors: the one translation
+
+
+def _failure(
+    where: str,
+    attempts: int,
+    *,
+    error: BaseException | None = None,
+    status: int | None = None,
+    reason: str = "",
+    payload: bytes = b"",
+    content_type: str = "",
+    location: str = "",
+    hint_env: str | None = None,
+    timeouts: aiohttp.ClientTimeout,
+    key: str | None,
+) -> EndpointFailed:
+    """Translate one failed attempt (an aiohttp/OS error, a timeout, or an HTTP status) into
+    the :mod:`blindtest.errors` class that names it, with a one-line message."""
+    after = f" (after {attempts} attempts)" if attempts > 1 else ""
+
+    def make(cls: type[EndpointFailed], what: str) -> EndpointFailed:
+        return cls(_scrub(f"{where}: {what}{after}", key))
+
+    if error is not None:
+        return _transport_failure(error, timeouts, make)
+    assert status is not None
+    # The server's words verbatim, less a final period so that a hint can follow.
+    said = _error_message(payload, content_type).rstrip().removesuffix(".")
+    head = f"HTTP {status} {reason}".rstrip()
+    if status in (401, 403):
+        env = f"; check the key in ${hint_env}" if hint_env else "; this endpoint needs a key_env"
+        return make(AuthFailed, f"{head}: {said}{env}")
+    if status == 429:
+        return make(RateLimited, f"{head}: {said}")
+    if status in (408, 409) or status >= 500:
+        return make(EndpointUnavailable, f"{head}: {said}")
+    if 300 <= status < 400:
+        return make(EndpointRejected, f"{head}: redirected to {location!r}; use that base URL")
+    hint = "; check the model name and base URL" if status == 404 else ""
+    return make(EndpointRejected, f"{head}: {said}{hint}")
+
+
+def _transport_failure(
+    error: BaseException,
+    timeouts: aiohttp.ClientTimeout,
+    make: Callable[[type[EndpointFailed], str], EndpointFailed],
+) -> EndpointFailed:
+    """The transport half of :func:`_failure` (split out only to keep each branch list short)."""
+    if isinstance(error, aiohttp.InvalidURL):
+        return make(EndpointRejected, "invalid URL; check the base URL")
+    if isinstance(error, (aiohttp.ClientConnectorCertificateError, aiohttp.ClientSSLError)):
+        return make(EndpointRejected, f"TLS failed ({type(error).__name__}); check the base URL")
+    if isinstance(error, aiohttp.ConnectionTimeoutError):
+        return make(EndpointTimeout, f"no connection within {timeouts.sock_connect:g} s")
+    if isinstance(error, (asyncio.TimeoutError, TimeoutError)):
+        return make(EndpointTimeout, f"no answer within {timeouts.sock_read:g} s (see --timeout)")
+    if isinstance(error, aiohttp.ServerDisconnectedError):
+        return make(EndpointUnreachable, "the server closed the connection before answering")
+    if isinstance(error, aiohttp.ClientPayloadError):
+        return make(EndpointUnreachable, "the connection broke in the middle of the answer")
+    if isinstance(error, aiohttp.ClientConnectorError):
+        return make(EndpointUnreachable, f"cannot connect ({error.os_error.strerror or error})")
+    if isinstance(error, OSError):
+        return make(EndpointUnreachable, f"connection error ({error.strerror or error})")
+    return make(EndpointUnreachable, f"connection error ({type(error).__name__})")
+
+
+# Only these are retried; InvalidURL and TLS failures come back as EndpointRejected (fatal).
+_RETRYABLE_TRANSPORT = (EndpointUnreachable, EndpointTimeout)
+
+
+# --------------------------------------------------------------------------------------------
+# Flow control
+
+
+class _AdaptiveLimit:
+    """A semaphore whose size follows the endpoint's 429s (AIMD), with retries served first.
+
+    Decrease: x0.75 on a 429, once per window, a window being the requests granted since the
+    last decrease (the ``epoch``), so one burst of 429s from requests already in flight counts
+    once. Increase: +1 per answer that is not a 429, up to the ceiling.
+    """
+
+    __slots__ = ("_ceiling", "_epoch", "_in_flight", "_limit", "_waiters")
+
+    def __init__(self, ceiling: int) -> None:
+        self._ceiling = float(ceiling)
+        self._limit = float(ceiling)
+        self._in_flight = 0
+        self._epoch = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    @property
+    def limit(self) -> int:
+        return max(1, int(self._limit))
+
+    async def acquire(self, *, retry: bool) -> int:
+        """Wait for a slot; return the epoch it was granted in."""
+        if not self._waiters and self._in_flight < self.limit:
+            self._in_flight += 1
+            return self._epoch
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # A retry already waited its turn once; queueing it behind every fresh slot would
+        # push all retries to the end of the run and stretch the tail.
+        if retry:
+            self._waiters.appendleft(waiter)
+        else:
+            self._waiters.append(waiter)
+        self._wake()
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.release()
+            raise
+        return self._epoch
+
+    def release(self) -> None:
+        self._in_flight -= 1
+        self._wake()
+
+    def rate_limited(self, epoch: int) -> None:
+        if epoch == self._epoch:
+            self._limit = max(1.0, self._limit * _DECREASE)
+            self._epoch += 1
+
+    def answered(self) -> None:
+        if self._limit < self._ceiling:
+            self._limit = min(self._ceiling, self._limit + 1.0)
+            self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters and self._in_flight < self.limit:
+            waiter = self._waiters.popleft()
+            if not waiter.done():  # skip waiters whose task was cancelled
+                self._in_flight += 1
+                waiter.set_result(None)
+
+
+class _Pace:
+    """Requests-per-minute cap: starts spaced evenly, ``60/rpm`` seconds apart."""
+
+    __slots__ = ("_interval", "_next")
+
+    def __init__(self, rpm: float | None) -> None:
+        self._interval = 60.0 / rpm if rpm else 0.0
+        self._next = 0.0
+
+    async def wait(self) -> None:
+        if not self._interval:
+            return
+        now = asyncio.get_running_loop().time()
+        at = max(now, self._next)
+        self._next = at + self._interval
+        if at > now:
+            await asyncio.sleep(at - now)
+
+
+@dataclass(slots=True)
+class _Tally:
+    requests: int = 0
+    retries: int = 0
+    rate_limited: int = 0
+    completions: int = 0
+    failures: int = 0
+
+    def snapshot(self) -> Counters:
+        return Counters(
+            self.requests, self.retries, self.rate_limited, self.completions, self.failures
+        )
+
+
+@dataclass(slots=True)
+class _Lane:
+    side: str
+    endpoint: Endpoint
+    session: aiohttp.ClientSession
+    limit: _AdaptiveLimit
+    pace: _Pace
+    tally: _Tally
+
+    @property
+    def where(self) -> str:
+        return f"side {self.side} ({self.endpoint.model} at {self.endpoint.origin})"
+
+
+@dataclass(slots=True)
+class _Attempt:
+    status: int | None = None
+    headers: Mapping[str, str] | None = None
+    latency_ms: float = 0.0
+    parsed: _Parsed | None = None
+    failure: EndpointFailed | None = None
+
+
+# --------------------------------------------------------------------------------------------
+# The client
+
+
+class ChatClient:
+    """Async client for the endpoints of one stage run, keyed by side.
+
+    Use as ``async with ChatClient({"A": a, "B": b}) as client:`` and call
+    :meth:`complete` once per slot, as concurrently as you like: each endpoint admits at most
+    ``concurrency`` requests at a time (fewer while it answers 429) and at most ``rpm``
+    request starts per minute. ``timeout`` bounds the silence while waiting for an answer
+    (aiohttp ``sock_read``); there is no total deadline, because long generations are
+    legitimate. ``sleep``, ``clock`` and ``rng`` are injectable for tests.
+    """
+
+    def __init__(
+        self,
+        endpoints: Mapping[str, Endpoint],
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        rpm: float | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        policy: RetryPolicy = DEFAULT_POLICY,
+        rng: SupportsRandom | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        _bad(not endpoints, "no endpoints given")
+        _bad(concurrency < 1, f"--concurrency must be >= 1, got {concurrency}")
+        _bad(
+            rpm is not None and not (rpm > 0 and math.isfinite(rpm)), f"rpm must be > 0, got {rpm}"
+        )
+        _bad(not (timeout > 0), f"--timeout must be > 0 seconds, got {timeout}")
+        _bad(not (connect_timeout > 0), f"connect timeout must be > 0, got {connect_timeout}")
+        self._endpoints = dict(endpoints)
+        self._concurrency = concurrency
+        self._rpm = rpm
+        self._timeouts = aiohttp.ClientTimeout(
+            total=None, connect=connect_timeout, sock_connect=connect_timeout, sock_read=timeout
+        )
+        self._policy = policy
+        # Jitter only: it spreads retries in time and never reaches an artifact, so a private
+        # generator (not the design seed, not the global one) is enough.
+        self._rng: SupportsRandom = rng if rng is not None else random.Random()
+        self._sleep = sleep
+        self._clock = clock
+        self._lanes: dict[str, _Lane] = {}
+        # Counters outlive the sessions, so a closing summary can read them after the run.
+        self._tallies = {side: _Tally() for side in self._endpoints}
+
+    def __repr__(self) -> str:
+        sides = ", ".join(f"{s}={e.model}" for s, e in self._endpoints.items())
+        return f"ChatClient({sides}; concurrency={self._concurrency}, rpm={self._rpm})"
+
+    async def __aenter__(self) -> ChatClient:
+        self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def open(self) -> None:
+        """Create one session and connection pool per endpoint (needs a running loop)."""
+        for side, endpoint in self._endpoints.items():
+            if side in self._lanes:
+                continue
+            connector = aiohttp.TCPConnector(limit=self._concurrency, limit_per_host=0)
+            session = aiohttp.ClientSession(
+                connector=connector, timeout=self._timeouts, raise_for_status=False
+            )
+            limit, pace = _AdaptiveLimit(self._concurrency), _Pace(self._rpm)
+            self._lanes[side] = _Lane(side, endpoint, session, limit, pace, self._tallies[side])
+
+    async def aclose(self) -> None:
+        """Close every session; idempotent."""
+        lanes, self._lanes = list(self._lanes.values()), {}
+        for lane in lanes:
+            await lane.session.close()
+
+    @property
+    def sides(self) -> tuple[str, ...]:
+        return tuple(self._endpoints)
+
+    def endpoint(self, side: str) -> Endpoint:
+        return self._endpoints[side]
+
+    def counters(self, side: str | None = None) -> Counters:
+        """A snapshot of the counters of one side, or of all sides summed (also after close)."""
+        if side is not None:
+            return self._tallies[side].snapshot()
+        total = Counters()
+        for tally in self._tallies.values():
+            total = total + tally.snapshot()
+        return total
+
+    def concurrency(self, side: str) -> int:
+        """The current concurrency limit of one side (shrinks on 429, grows back)."""
+        lane = self._lanes.get(side)
+        return lane.limit.limit if lane else self._concurrency
+
+    async def complete(
+        self, side: str, messages: Sequence[ChatMessage], *, seed: int | None = None
+    ) -> Completion:
+        """Ask ``side``'s model once for one completion of ``messages``, retrying transient
+        failures. Returns a :class:`Completion` for every per-slot outcome; raises
+        :class:`~blindtest.errors.AuthFailed` or :class:`~blindtest.errors.EndpointRejected`
+        at once for failures that would repeat for every slot, and
+        :class:`~blindtest.errors.BadInput` if the key variable is unset."""
+        lane = self._lanes.get(side)
+        if lane is None:
+            if side not in self._endpoints:
+                raise KeyError(f"no endpoint for side {side!r}; have {sorted(self._endpoints)}")
+            raise RuntimeError("ChatClient is not open: use 'async with ChatClient(...)'")
+        body = orjson.dumps(build_request_body(lane.endpoint, messages, seed=seed))
+        attempt = 0
+        while True:
+            attempt += 1
+            result = await self._attempt(lane, body, attempt)
+            retryable = self._retryable(result)
+            if retryable and attempt <= self._policy.max_retries:
+                delay = next_delay(
+                    attempt, result.headers, self._rng, policy=self._policy, clock=self._clock
+                )
+                _log.info(
+                    "%s; retry %d of %d in %.2f s",
+                    self._reason(lane, result, attempt),
+                    attempt,
+                    self._policy.max_retries,
+                    delay,
+                )
+                await self._sleep(delay)
+                continue
+            return self._finish(lane, result, attempt)
+
+    async def _attempt(self, lane: _Lane, body: bytes, attempt: int) -> _Attempt:
+        epoch = await lane.limit.acquire(retry=attempt > 1)
+        try:
+            await lane.pace.wait()
+            result = await self._send(lane, body, attempt)
+        finally:
+            lane.limit.release()
+        if result.status == 429:
+            lane.tally.rate_limited += 1
+            lane.limit.rate_limited(epoch)
+        elif result.status is not None:
+            lane.limit.answered()
+        return result
+
+    async def _send(self, lane: _Lane, body: bytes, attempt: int) -> _Attempt:
+        endpoint = lane.endpoint
+        key = _read_key(lane.side, endpoint)
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"blindtest/{__version__}",
+        }
+        if key is not None:
+            headers["Authorization"] = f"Bearer {key}"
+        lane.tally.requests += 1
+        lane.tally.retries += attempt > 1
+        started = time.perf_counter()
+        try:
+            async with lane.session.post(
+                endpoint.url, data=body, headers=headers, allow_redirects=False
+            ) as response:
+                payload = await response.read()
+        except (aiohttp.ClientError, asyncio.TimeoutError, TimeoutError, OSError) as error:
+            failure = _failure(lane.where, attempt, error=error, timeouts=self._timeouts, key=key)
+            return _Attempt(failure=failure)
+        latency_ms = round((time.perf_counter() - started) * 1000.0, 1)
+        status = response.status
+        if 200 <= status < 300:
+            parsed = _parse_body(payload, response.content_type)
+            return _Attempt(status, response.headers, latency_ms, parsed=parsed)
+        failure = _failure(
+            lane.where,
+            attempt,
+            status=status,
+            reason=response.reason or "",
+            payload=payload,
+            content_type=response.content_type,
+            location=response.headers.get("Location", ""),
+            hint_env=endpoint.key_env,
+            timeouts=self._timeouts,
+            key=key,
+        )
+        return _Attempt(status, response.headers, latency_ms, failure=failure)
+
+    @staticmethod
+    def _retryable(result: _Attempt) -> bool:
+        if result.parsed is not None:
+            # A 2xx that is not a completion: the transfer went wrong, not the request.
+            return result.parsed.kind not in USABLE_KINDS and should_retry(None, result.headers)
+        if result.status is None:
+            return isinstance(result.failure, _RETRYABLE_TRANSPORT)
+        return should_retry(result.status, result.headers)
+
+    @staticmethod
+    def _reason(lane: _Lane, result: _Attempt, attempts: int) -> str:
+        if result.failure is not None:
+            return str(result.failure)
+        assert result.parsed is not None
+        after = f" (after {attempts} attempts)" if attempts > 1 else ""
+        return f"{lane.where}: {result.parsed.detail}{after}"
+
+    def _finish(self, lane: _Lane, result: _Attempt, attempts: int) -> Completion:
+        parsed, failure = result.parsed, result.failure
+        if parsed is not None and parsed.kind in USABLE_KINDS:
+            lane.tally.completions += 1
+            return Completion(
+                side=lane.side,
+                kind=parsed.kind,
+                text=parsed.text,
+                finish_reason=parsed.finish_reason,
+                usage=parsed.usage,
+                latency_ms=result.latency_ms,
+                attempts=attempts,
+                status=result.status,
+                model=parsed.model,
+                refused=parsed.kind == "refusal",
+                refusal=parsed.refusal,
+                truncated=parsed.finish_reason == "length",
+                response_id=parsed.response_id,
+            )
+        lane.tally.failures += 1
+        if isinstance(failure, _FATAL):
+            raise failure
+        if failure is not None:
+            kind = _KIND_OF_FAILURE[type(failure)]
+            error = str(failure)
+        else:
+            assert parsed is not None
+            kind, error = parsed.kind, self._reason(lane, result, attempts)
+        return Completion(
+            side=lane.side,
+            kind=kind,
+            text="",
+            finish_reason=parsed.finish_reason if parsed else None,
+            usage=parsed.usage if parsed else None,
+            latency_ms=result.latency_ms,
+            attempts=attempts,
+            status=result.status,
+            model=parsed.model if parsed else None,
+            error=error,
+        )
