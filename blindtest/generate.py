@@ -1,0 +1,591 @@
+"""bt-generate's library: plan the slots a design needs, fetch the missing ones, build the
+blinded view. Never opens a file (records go out through an ``append`` callback) and never
+opens a socket (requests go through the ``ChatClient`` it is given).
+
+Slots. Triangle trial ``t`` has slots 1..3, the display positions: the slot at the design's
+``odd_position`` comes from the non-doubled side, the other two are independent draws from the
+doubled side. Pair and preference trials have slot 1 (left) and slot 2 (right). Every slot is
+one request; the per-slot ``seed`` is derived from the design seed so servers that honour it
+give each slot its own draw.
+
+Resume. ``responses.jsonl`` is append-only. A slot counts as answered once a row with
+``status: "ok"`` exists for it (stage ``generate``; with laundering also stage ``launder``);
+such a slot is never requested again. Failure rows are explicit and are retried by the next
+run; the latest row for a slot wins.
+
+Normalization. Per response: ``--strip-formatting`` is applied to the text stored in the row
+(the original kept in ``raw_text``); laundering adds a second row per slot holding the
+rewrite. Per trial: ``--truncate-match`` needs every response of a trial, so it is applied when
+the blinded view is built; ``trials.jsonl`` is exactly what the judge sees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import ipaddress
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from blindtest.artifacts import JsonObject, schema_tag
+from blindtest.client import ChatClient, ChatMessage, Completion, Endpoint
+from blindtest.errors import BadInput, CheckFailed, EndpointFailed
+from blindtest.normalize import (
+    count_words,
+    launder_messages,
+    outside_band,
+    strip_formatting,
+    truncate_match,
+)
+
+LAUNDER = "launder"
+#: More identical same-model draws than this share of trials means the endpoint is
+#: deterministic (temperature ignored or 0), and the triangle degenerates into spot-the-twin.
+IDENTICAL_DRAWS_SHARE = 0.1
+#: Assumed output length for a cost estimate when the design sets no token limit.
+ASSUMED_OUTPUT_TOKENS = 600
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    trial: int
+    slot: int
+    side: str
+    prompt_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """One request to make: generate a slot, or launder its answer (``source`` is the text)."""
+
+    slot: Slot
+    stage: str
+    source: str | None = None
+
+
+@dataclass
+class Progress:
+    """Counts the CLI renders; updated by `run_generation` as results arrive."""
+
+    total: int
+    done: int = 0
+    failed: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+
+def plan_slots(design: Mapping[str, Any]) -> list[Slot]:
+    """Every slot the design needs, in trial then slot order."""
+    slots = []
+    for entry in design["arrangement"]:
+        trial, prompt_id = entry["trial"], entry["prompt_id"]
+        if design["protocol"] == "triangle":
+            doubled = entry["doubled"]
+            other = "B" if doubled == "A" else "A"
+            for position in (1, 2, 3):
+                side = other if position == entry["odd_position"] else doubled
+                slots.append(Slot(trial, position, side, prompt_id))
+        else:
+            left = entry["left"]
+            right = "B" if left == "A" else "A"
+            slots.append(Slot(trial, 1, left, prompt_id))
+            slots.append(Slot(trial, 2, right, prompt_id))
+    return slots
+
+
+def slot_seed(design_seed: str, trial: int, slot: int) -> int:
+    """Per-slot request seed: the first 31 bits of SHA-256("blindtest/slot-seed@1", seed,
+    trial, slot), so it fits every server's integer type."""
+    material = f"blindtest/slot-seed@1\x00{design_seed}\x00{trial}\x00{slot}".encode()
+    return int.from_bytes(hashlib.sha256(material).digest()[:4], "big") & 0x7FFFFFFF
+
+
+def system_prompt(design: Mapping[str, Any]) -> str | None:
+    """The system prompt both sides get: the design's, plus the length-band instruction."""
+    parts = [design.get("system")]
+    band = design["normalization"]["length_band"]
+    if band is not None:
+        parts.append(band["instruction"])
+    text = "\n\n".join(p for p in parts if p)
+    return text or None
+
+
+def messages_for(design: Mapping[str, Any], prompt_text: str) -> list[ChatMessage]:
+    messages: list[ChatMessage] = []
+    system = system_prompt(design)
+    if system is not None:
+        messages.append({"role": "system", "content": system})
+    messages.append({"role": "user", "content": prompt_text})
+    return messages
+
+
+def is_loopback(base_url: str) -> bool:
+    host = urlsplit(base_url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def endpoints_for(
+    design: Mapping[str, Any], environ: Mapping[str, str] | None = None
+) -> dict[str, Endpoint]:
+    """Client endpoints for A, B (and the launderer). A local server (127.0.0.1, localhost)
+    needs no key: when the named variable is unset, no Authorization header is sent."""
+    environ = os.environ if environ is None else environ
+    specs: dict[str, dict[str, Any]] = {
+        side: {**spec, **spec["params"]} for side, spec in design["models"].items()
+    }
+    launder = design["normalization"]["launder"]
+    if launder is not None:
+        specs[LAUNDER] = {**launder, "temperature": None, "max_tokens": None}
+    endpoints = {}
+    for role, spec in specs.items():
+        key_env = spec["key_env"]
+        if not environ.get(key_env) and is_loopback(spec["base_url"]):
+            key_env = None
+        endpoints[role] = Endpoint(
+            base_url=spec["base_url"],
+            model=spec["model"],
+            key_env=key_env,
+            temperature=spec.get("temperature"),
+            top_p=spec.get("top_p"),
+            max_tokens=spec.get("max_tokens"),
+        )
+    return endpoints
+
+
+# --------------------------------------------------------------------------- resume state
+
+
+def _key(row: Mapping[str, Any]) -> tuple[int, int]:
+    return row["trial"], row["slot"]
+
+
+@dataclass(frozen=True, slots=True)
+class SlotState:
+    """The latest row per slot and stage, from ``responses.jsonl``."""
+
+    generated: dict[tuple[int, int], JsonObject]
+    laundered: dict[tuple[int, int], JsonObject]
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[JsonObject]) -> SlotState:
+        generated: dict[tuple[int, int], JsonObject] = {}
+        laundered: dict[tuple[int, int], JsonObject] = {}
+        for row in rows:
+            target = laundered if row.get("stage") == LAUNDER else generated
+            previous = target.get(_key(row))
+            # An answered slot stays answered: a later failure row cannot undo it.
+            if previous is None or previous["status"] != "ok":
+                target[_key(row)] = row
+        return cls(generated, laundered)
+
+    def answered(self, slot: Slot, stage: str) -> JsonObject | None:
+        rows = self.laundered if stage == LAUNDER else self.generated
+        row = rows.get((slot.trial, slot.slot))
+        return row if row is not None and row["status"] == "ok" else None
+
+
+def check_rows_match_design(design: Mapping[str, Any], rows: Iterable[JsonObject]) -> None:
+    """Refuse a responses file whose rows do not fit this design's slots."""
+    expected = {(s.trial, s.slot): s.side for s in plan_slots(design)}
+    for number, row in enumerate(rows, start=1):
+        side = expected.get(_key(row))
+        if side is None or side != row["side"]:
+            raise BadInput(
+                f"responses.jsonl row {number} (trial {row['trial']}, slot {row['slot']}, "
+                f"side {row['side']}) does not belong to this design; use a new run directory"
+            )
+
+
+def pending_work(design: Mapping[str, Any], state: SlotState) -> list[Work]:
+    """What is still missing: slots without an answer, and answers not yet laundered."""
+    launder = design["normalization"]["launder"] is not None
+    work = []
+    for slot in plan_slots(design):
+        generated = state.answered(slot, "generate")
+        if generated is None:
+            work.append(Work(slot, "generate"))
+        elif launder and state.answered(slot, LAUNDER) is None:
+            work.append(Work(slot, LAUNDER, generated.get("raw_text", generated["text"])))
+    return work
+
+
+# --------------------------------------------------------------------------- records
+
+
+def response_record(
+    design: Mapping[str, Any], work: Work, completion: Completion, model: str, seed: int | None
+) -> JsonObject:
+    """The ``responses.jsonl`` row for one finished request (answer or explicit failure)."""
+    slot = work.slot
+    row: JsonObject = {
+        "schema": schema_tag("responses"),
+        "trial": slot.trial,
+        "slot": slot.slot,
+        "side": slot.side,
+        "prompt_id": slot.prompt_id,
+        "stage": work.stage,
+        "model": model,
+        "kind": completion.kind,
+        "finish_reason": completion.finish_reason,
+        "usage": None
+        if completion.usage is None
+        else {
+            "prompt_tokens": completion.usage.prompt_tokens,
+            "completion_tokens": completion.usage.completion_tokens,
+            "total_tokens": completion.usage.total_tokens,
+        },
+        "latency_ms": round(completion.latency_ms, 3),
+        "attempts": completion.attempts,
+        "seed": seed,
+    }
+    if not completion.ok:
+        return row | {"status": "failed", "text": None, "error": completion.error or "failed"}
+    raw = completion.text if completion.text else (completion.refusal or "")
+    text = strip_formatting(raw) if design["normalization"]["strip_formatting"] else raw
+    row |= {"status": "ok", "text": text, "truncated": completion.truncated}
+    row["refusal"] = completion.refusal
+    if text != raw:
+        row["raw_text"] = raw
+    return row
+
+
+def displayed_texts(
+    design: Mapping[str, Any], state: SlotState, trial: int, n_slots: int
+) -> list[str]:
+    """The options of one trial exactly as the judge sees them, in display order."""
+    launder = design["normalization"]["launder"] is not None
+    rows = state.laundered if launder else state.generated
+    texts = [rows[(trial, slot)]["text"] for slot in range(1, n_slots + 1)]
+    if design["normalization"]["truncate_match"]:
+        texts = truncate_match(texts)
+    return texts
+
+
+def build_trials_view(design: Mapping[str, Any], state: SlotState) -> list[JsonObject]:
+    """``trials.jsonl``: trial, prompt and options, with nothing that names a side or model."""
+    prompts = {p["id"]: p["text"] for p in design["prompts"]}
+    n_slots = 3 if design["protocol"] == "triangle" else 2
+    return [
+        {
+            "schema": schema_tag("trials"),
+            "trial": entry["trial"],
+            "prompt": prompts[entry["prompt_id"]],
+            "options": displayed_texts(design, state, entry["trial"], n_slots),
+        }
+        for entry in design["arrangement"]
+    ]
+
+
+def _same(first: str, second: str) -> bool:
+    return " ".join(first.split()) == " ".join(second.split())
+
+
+def _original(row: Mapping[str, Any]) -> str:
+    """The text as the endpoint returned it, before any normalization."""
+    return str(row.get("raw_text", row["text"]))
+
+
+def identical_draws(design: Mapping[str, Any], state: SlotState) -> int:
+    """Triangle trials whose two same-model draws came back identical (whitespace aside)."""
+    if design["protocol"] != "triangle":
+        return 0
+    count = 0
+    for entry in design["arrangement"]:
+        twins = [p for p in (1, 2, 3) if p != entry["odd_position"]]
+        rows = [
+            state.answered(Slot(entry["trial"], p, entry["doubled"], ""), "generate") for p in twins
+        ]
+        if rows[0] is not None and rows[1] is not None:
+            count += _same(_original(rows[0]), _original(rows[1]))
+    return count
+
+
+def identical_draws_limit(design: Mapping[str, Any]) -> int:
+    """The most identical-draw trials tolerated before the run is stopped."""
+    return int(IDENTICAL_DRAWS_SHARE * design["trials"])
+
+
+def deterministic_endpoint_error(design: Mapping[str, Any], identical: int) -> CheckFailed:
+    doubled = ", ".join(sorted({m["model"] for m in design["models"].values()}))
+    return CheckFailed(
+        f"{identical} of {design['trials']} trials got two identical answers from the same model "
+        f"({doubled}): the endpoint is deterministic (temperature ignored or 0), so the odd "
+        "response could be found without reading; use --protocol pair for this endpoint"
+    )
+
+
+# --------------------------------------------------------------------------- fetching
+
+
+AppendRow = Callable[[JsonObject], None]
+
+
+async def _worker(
+    design: Mapping[str, Any],
+    client: ChatClient,
+    queue: asyncio.Queue[Work | None],
+    prompts: Mapping[str, str],
+    append: AppendRow,
+    on_result: Callable[[Work, JsonObject], None],
+) -> None:
+    while True:
+        work = await queue.get()
+        if work is None:
+            return
+        role = LAUNDER if work.stage == LAUNDER else work.slot.side
+        if work.stage == LAUNDER:
+            messages: list[ChatMessage] = launder_messages(work.source or "")  # type: ignore[assignment]
+            seed = None
+        else:
+            messages = messages_for(design, prompts[work.slot.prompt_id])
+            seed = slot_seed(design["seed"], work.slot.trial, work.slot.slot)
+        completion = await client.complete(role, messages, seed=seed)
+        row = response_record(design, work, completion, client.endpoint(role).model, seed)
+        append(row)
+        on_result(work, row)
+
+
+async def run_generation(
+    design: Mapping[str, Any],
+    client: ChatClient,
+    state: SlotState,
+    append: AppendRow,
+    *,
+    concurrency: int,
+    progress: Progress | None = None,
+    on_update: Callable[[], None] | None = None,
+) -> SlotState:
+    """Fetch every pending slot (and laundering), appending each row as it arrives.
+
+    One worker pool per role, so a rate-limited side never holds up the other. Raises
+    ``CheckFailed`` as soon as the deterministic-endpoint guard trips, and lets fatal
+    ``EndpointFailed`` errors (bad key, unknown model) through at once; rows already appended
+    stay. Returns the updated state.
+    """
+    prompts = {p["id"]: p["text"] for p in design["prompts"]}
+    queues: dict[str, asyncio.Queue[Work | None]] = {role: asyncio.Queue() for role in client.sides}
+    limit = identical_draws_limit(design)
+    guard_error: list[CheckFailed] = []
+
+    def on_result(work: Work, row: JsonObject) -> None:
+        target = state.laundered if work.stage == LAUNDER else state.generated
+        key = (work.slot.trial, work.slot.slot)
+        if target.get(key, {}).get("status") != "ok":
+            target[key] = row
+        if progress is not None:
+            progress.done += 1
+            progress.failed += row["status"] != "ok"
+        if row["status"] == "ok" and work.stage != LAUNDER:
+            if LAUNDER in queues:
+                queues[LAUNDER].put_nowait(
+                    Work(work.slot, LAUNDER, row.get("raw_text", row["text"]))
+                )
+                if progress is not None:
+                    progress.total += 1
+            if not guard_error and identical_draws(design, state) > limit:
+                guard_error.append(
+                    deterministic_endpoint_error(design, identical_draws(design, state))
+                )
+        if on_update is not None:
+            on_update()
+
+    for work in pending_work(design, state):
+        role = LAUNDER if work.stage == LAUNDER else work.slot.side
+        queues[role].put_nowait(work)
+    tasks = {
+        role: [
+            asyncio.create_task(_worker(design, client, queue, prompts, append, on_result))
+            for _ in range(concurrency)
+        ]
+        for role, queue in queues.items()
+    }
+    await _drain(queues, tasks, guard_error)
+    return state
+
+
+async def _drain(
+    queues: Mapping[str, asyncio.Queue[Work | None]],
+    tasks: Mapping[str, list[asyncio.Task[None]]],
+    guard_error: list[CheckFailed],
+) -> None:
+    """Wait for the candidate roles, then close and drain the launder queue; cancel all on the
+    first error or when the deterministic guard trips."""
+    everything = [t for group in tasks.values() for t in group]
+    try:
+        for role in (r for r in queues if r != LAUNDER):
+            for _ in tasks[role]:
+                queues[role].put_nowait(None)
+        candidates = [t for role, group in tasks.items() if role != LAUNDER for t in group]
+        await _wait_all(candidates, guard_error)
+        if LAUNDER in queues:
+            for _ in tasks[LAUNDER]:
+                queues[LAUNDER].put_nowait(None)
+            await _wait_all(tasks[LAUNDER], guard_error)
+    finally:
+        for task in everything:
+            task.cancel()
+        await asyncio.gather(*everything, return_exceptions=True)
+
+
+async def _wait_all(tasks: Sequence[asyncio.Task[None]], guard_error: list[CheckFailed]) -> None:
+    pending: set[asyncio.Task[None]] = set(tasks)
+    while pending:
+        done, pending = await asyncio.wait(
+            pending, timeout=0.25, return_when=asyncio.FIRST_EXCEPTION
+        )
+        for task in done:
+            if task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+        if guard_error:
+            raise guard_error[0]
+
+
+def failed_slots(design: Mapping[str, Any], state: SlotState) -> int:
+    return len(pending_work(design, state))
+
+
+def endpoint_failure_summary(design: Mapping[str, Any], state: SlotState) -> EndpointFailed:
+    """Exit-3 error for a run that ended with slots still unanswered."""
+    missing = pending_work(design, state)
+    last_error = ""
+    for work in missing:
+        rows = state.laundered if work.stage == LAUNDER else state.generated
+        row = rows.get((work.slot.trial, work.slot.slot))
+        if row is not None and row.get("error"):
+            last_error = f"; last error: {row['error']}"
+    return EndpointFailed(
+        f"{len(missing)} slot(s) still unanswered after retries{last_error}; what was fetched "
+        "is kept, rerun bt-generate to fetch the rest"
+    )
+
+
+# --------------------------------------------------------------------------- summary and cost
+
+
+def _role_model(design: Mapping[str, Any], role: str) -> str:
+    if role == LAUNDER:
+        return str(design["normalization"]["launder"]["model"])
+    return str(design["models"][role]["model"])
+
+
+def summarize(
+    design: Mapping[str, Any],
+    rows: Iterable[JsonObject],
+    prices: Mapping[str, tuple[float, float]],
+) -> dict[str, dict[str, Any]]:
+    """Per-role totals over every row in ``responses.jsonl`` (all runs, resumed ones too)."""
+    roles = ["A", "B"] + ([LAUNDER] if design["normalization"]["launder"] else [])
+    band = design["normalization"]["length_band"]
+    summary: dict[str, dict[str, Any]] = {}
+    for role in roles:
+        summary[role] = {
+            "model": _role_model(design, role),
+            "responses": 0,
+            "failures": 0,
+            "requests": 0,
+            "retries": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "truncated": 0,
+            "refusals": 0,
+            "outside_length_band": 0 if band and role != LAUNDER else None,
+            "mean_latency_ms": None,
+            "cost": None,
+        }
+    latencies: dict[str, list[float]] = {role: [] for role in roles}
+    for row in rows:
+        role = LAUNDER if row.get("stage") == LAUNDER else row["side"]
+        entry = summary[role]
+        entry["requests"] += row["attempts"]
+        entry["retries"] += max(0, row["attempts"] - 1)
+        usage = row.get("usage") or {}
+        entry["prompt_tokens"] += usage.get("prompt_tokens") or 0
+        entry["completion_tokens"] += usage.get("completion_tokens") or 0
+        if row["status"] != "ok":
+            entry["failures"] += 1
+            continue
+        entry["responses"] += 1
+        entry["truncated"] += bool(row.get("truncated"))
+        entry["refusals"] += row.get("kind") == "refusal"
+        if row.get("latency_ms") is not None:
+            latencies[role].append(row["latency_ms"])
+        if entry["outside_length_band"] is not None:
+            entry["outside_length_band"] += outside_band(row["text"], band["lo"], band["hi"])
+    for role, entry in summary.items():
+        if latencies[role]:
+            entry["mean_latency_ms"] = round(sum(latencies[role]) / len(latencies[role]), 3)
+        if role in prices:
+            price_in, price_out = prices[role]
+            entry["cost"] = (
+                entry["prompt_tokens"] * price_in + entry["completion_tokens"] * price_out
+            ) / 1e6
+    return summary
+
+
+def generation_record(
+    design: Mapping[str, Any],
+    design_sha256: str,
+    rows: Sequence[JsonObject],
+    prices: Mapping[str, tuple[float, float]],
+    wall_seconds: float,
+) -> JsonObject:
+    """``generation.json``: totals over every row, and whether every slot is answered."""
+    state = SlotState.from_rows(rows)
+    return {
+        "schema": schema_tag("generation"),
+        "design_sha256": design_sha256,
+        "complete": not pending_work(design, state),
+        "wall_seconds": round(wall_seconds, 3),
+        "prices": {role: {"input": p[0], "output": p[1]} for role, p in prices.items()},
+        "roles": summarize(design, rows, prices),
+        "identical_draws": identical_draws(design, state)
+        if design["protocol"] == "triangle"
+        else None,
+    }
+
+
+def check_finished(design: Mapping[str, Any], state: SlotState) -> None:
+    """Raise why the blinded view cannot be written yet (deterministic endpoint: exit 1;
+    slots still unanswered: exit 3); return when every slot is answered."""
+    identical = identical_draws(design, state)
+    if identical > identical_draws_limit(design):
+        raise deterministic_endpoint_error(design, identical)
+    if pending_work(design, state):
+        raise endpoint_failure_summary(design, state)
+
+
+def estimate_cost(
+    design: Mapping[str, Any], prices: Mapping[str, tuple[float, float]]
+) -> dict[str, dict[str, float]]:
+    """A rough pre-run estimate per role: input tokens ~ words x 4/3 of system + prompt;
+    output tokens = the design's token limit, or ``ASSUMED_OUTPUT_TOKENS`` without one."""
+    prompts = {p["id"]: p["text"] for p in design["prompts"]}
+    system_words = count_words(system_prompt(design) or "")
+    estimate: dict[str, dict[str, float]] = {}
+    for slot in plan_slots(design):
+        roles = [slot.side] + ([LAUNDER] if design["normalization"]["launder"] else [])
+        for role in roles:
+            params = design["models"][slot.side]["params"]
+            output = params.get("max_tokens") or ASSUMED_OUTPUT_TOKENS
+            if role == LAUNDER:
+                words_in = output * 0.75 + 80
+            else:
+                words_in = system_words + count_words(prompts[slot.prompt_id])
+            entry = estimate.setdefault(role, {"input_tokens": 0.0, "output_tokens": 0.0})
+            entry["input_tokens"] += words_in * 4 / 3
+            entry["output_tokens"] += output
+    for role, entry in estimate.items():
+        if role in prices:
+            price_in, price_out = prices[role]
+            entry["cost"] = (
+                entry["input_tokens"] * price_in + entry["output_tokens"] * price_out
+            ) / 1e6
+    return estimate
