@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEMO_RUN ?= demo-run
 SCRIPTS := blindtest bt-design bt-generate bt-judge bt-audit bt-analyze bt-verify bt-plan
 
-.PHONY: help venv test lint fmt demo bench schemas golden check clean
+.PHONY: help venv test lint fmt docs demo bench schemas golden check clean
 
 help:
 	@echo "make demo    run blindtest on the bundled demo prompts against the local simulator"
@@ -32,20 +32,21 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check blindtest tests
 	$(BIN)/mypy
 	diff -r schemas blindtest/schemas
+	$(BIN)/cog --check README.md
 
 fmt: $(STAMP)
 	$(BIN)/ruff check --fix blindtest tests
 	$(BIN)/ruff format blindtest tests
+
+docs: $(STAMP)
+	$(BIN)/cog -r README.md
 
 # schemas/ is the source; the package ships a copy (tests assert they are equal).
 schemas:
 	cp schemas/*.schema.json blindtest/schemas/
 
 demo: $(STAMP)
-	rm -rf $(DEMO_RUN)
-	$(BIN)/bt-design $(DEMO_RUN) --demo --seed demo
-	@echo
-	$(BIN)/bt-plan --trials 20,23,30 --pc 0.6,0.7
+	$(BIN)/python -m blindtest.demo $(DEMO_RUN)
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from blindtest.stats.power import (
+    PowerProtocol,
     power_row,
     similarity_power_row,
     similarity_smallest_n,
     smallest_n,
 )
-from blindtest.stats.similarity import pc_at_pd
+from blindtest.stats.similarity import SimilarityProtocol, pc_at_pd
 
 DEFAULT_TRIALS = (10, 15, 20, 23, 25, 30, 40, 50)
 DEFAULT_PCS = {"triangle": ("0.6", "0.7"), "pair": ("0.7", "0.8"), "preference": ("0.7", "0.8")}
@@ -50,7 +51,7 @@ def grid_values(
     if pds is not None:
         if protocol == "preference":
             raise ValueError("--pd has no meaning for preference; give win rates with --pc")
-        guess_protocol = "pair" if protocol == "pair" else "triangle"
+        guess_protocol: SimilarityProtocol = "pair" if protocol == "pair" else "triangle"
         return "pd", tuple(GridValue(t, pc_at_pd(_unit(t, "--pd"), guess_protocol)) for t in pds)
     texts = pcs if pcs is not None else DEFAULT_PCS[protocol]
     kind = "win rate" if protocol == "preference" else "pc"
@@ -78,9 +79,10 @@ def build_plan(
 ) -> PlanResult:
     """Critical count, achieved alpha and exact power at each grid value, for each n."""
     grid, values = grid_values(protocol, pcs, pds)
+    kind = cast(PowerProtocol, protocol)
     rows = []
     for n in trials:
-        row = power_row(n, protocol=protocol, alpha=alpha, pcs=[v.value for v in values])  # type: ignore[arg-type]
+        row = power_row(n, protocol=kind, alpha=alpha, pcs=[v.value for v in values])
         rows.append(
             {
                 "n": row.n,
@@ -96,9 +98,9 @@ def build_plan(
             smallest[v.text] = smallest_n(
                 target_power,
                 v.value,
-                protocol=protocol,
+                protocol=kind,
                 alpha=alpha,
-                n_max=N_MAX,  # type: ignore[arg-type]
+                n_max=N_MAX,
             )
     return PlanResult(protocol, alpha, grid, values, tuple(rows), smallest)
 
@@ -116,6 +118,7 @@ def build_similarity_plan(
     declaring "indistinguishable within pd0" when the true pd is each grid value."""
     if protocol == "preference":
         raise ValueError("--similarity applies to the triangle and pair protocols")
+    kind = cast(SimilarityProtocol, protocol)
     texts = pds if pds is not None else ("0",)
     values = tuple(GridValue(t, _unit(t, "--pd")) for t in texts)
     rows = []
@@ -123,9 +126,9 @@ def build_similarity_plan(
         row = similarity_power_row(
             n,
             pd0,
-            protocol=protocol,
+            protocol=kind,
             alpha=alpha,
-            pds=[v.value for v in values],  # type: ignore[arg-type]
+            pds=[v.value for v in values],
         )
         rows.append(
             {
@@ -143,9 +146,9 @@ def build_similarity_plan(
                 target_power,
                 pd0,
                 pd=v.value,
-                protocol=protocol,
+                protocol=kind,
                 alpha=alpha,
-                n_max=N_MAX,  # type: ignore[arg-type]
+                n_max=N_MAX,
             )
     return PlanResult(protocol, alpha, "pd", values, tuple(rows), smallest, similarity_pd0=pd0)
 

@@ -1,14 +1,87 @@
-"""bt-analyze: not built yet (issue 6); exists so the command set is complete and says so."""
+"""bt-analyze: design + picks (+ whatever else is there) -> RUN/report.json and a summary."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from blindtest.cli._common import command, not_built, run_argument
+import click
+
+from blindtest import artifacts
+from blindtest.cli._common import command, force_option, json_option, quiet_option, run_argument
+
+OPTIONAL = (artifacts.RESPONSES, artifacts.TRIALS, artifacts.AUDIT, artifacts.GENERATION)
 
 
 @command("analyze")
 @run_argument
-def analyze(run_dir: Path) -> None:
-    """Not built yet: exits 2 and says so."""
-    not_built("bt-analyze", "issue 6")()
+@click.option(
+    "--picks",
+    "picks_files",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Picks file(s) to analyse (default RUN/picks.jsonl); repeat for several judges.",
+)
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the summary as a standalone HTML page.",
+)
+@click.option(
+    "--min-kappa",
+    type=float,
+    default=0.2,
+    show_default=True,
+    help="Preference: agreement below this fails the run.",
+)
+@click.option(
+    "--position-margin",
+    type=click.FloatRange(0, 0.5),
+    default=0.1,
+    show_default=True,
+    help="Preference: left-share deviation from 1/2 that fails the run.",
+)
+@click.option("--brief", is_flag=True, help="Leave the per-trial table out of the summary.")
+@json_option
+@force_option
+@quiet_option
+def analyze(
+    run_dir: Path,
+    picks_files: tuple[Path, ...],
+    html_path: Path | None,
+    min_kappa: float,
+    position_margin: float,
+    brief: bool,
+    as_json: bool,
+    force: bool,
+    quiet: bool,
+) -> None:
+    """Score the picks, compute the exact statistics, and write the report.
+
+    \b
+    Example:
+      bt-analyze run
+      bt-analyze run --picks run/picks-alice.jsonl --picks run/picks-bob.jsonl --force
+    """
+    from blindtest.analyze import AnalysisOptions, analyze_run
+    from blindtest.render import format_summary, render_html
+
+    for path in (run_dir / artifacts.REPORT, html_path):
+        if path is not None:
+            artifacts.refuse_overwrite(path, force)
+    options = AnalysisOptions(min_kappa=min_kappa, position_margin=position_margin)
+    result = analyze_run(run_dir, list(picks_files), options)
+    if result.e_values:
+        artifacts.write_jsonl(run_dir / artifacts.E_VALUES, result.e_values, "e_values", force=True)
+    artifacts.write_json(run_dir / artifacts.REPORT, result.report, "report", force=force)
+    if html_path is not None:
+        artifacts.write_bytes_atomic(html_path, render_html(result.report).encode())
+    if as_json:
+        click.echo(artifacts.dump_json(result.report).decode(), nl=False)
+    elif not quiet:
+        click.echo(format_summary(result.report, per_trial=not brief))
+    if result.exit_code:
+        click.echo(
+            f"bt-analyze: {result.report['verdict']}: {result.report['statement']}", err=True
+        )
+        raise SystemExit(result.exit_code)

@@ -8,7 +8,6 @@ import orjson
 from blindtest.cli._common import alpha_option, command, json_option
 from blindtest.design import PROTOCOLS
 from blindtest.errors import BadInput
-from blindtest.plan import DEFAULT_TRIALS, build_plan, build_similarity_plan, format_plan
 
 
 def _split(text: str | None, option: str) -> list[str] | None:
@@ -20,9 +19,9 @@ def _split(text: str | None, option: str) -> list[str] | None:
     return parts
 
 
-def _trials(text: str | None) -> list[int]:
+def _trials(text: str | None, default: tuple[int, ...]) -> list[int]:
     if text is None:
-        return list(DEFAULT_TRIALS)
+        return list(default)
     values = []
     for part in _split(text, "--trials") or []:
         if not part.isdigit() or int(part) < 1:
@@ -78,11 +77,13 @@ def plan(
       bt-plan --target-power 0.9 --pd 0.4
       bt-plan --similarity 0.3 --trials 30,60,100 --json
     """
+    from blindtest.plan import DEFAULT_TRIALS, build_plan, build_similarity_plan, format_plan
+
     if pc_text is not None and pd_text is not None:
         raise BadInput("give --pc or --pd, not both")
     if not 0 < alpha <= 0.5:
         raise BadInput(f"--alpha must be in (0, 0.5], got {alpha}")
-    trials = _trials(trials_text)
+    trials = _trials(trials_text, DEFAULT_TRIALS)
     pcs, pds = _split(pc_text, "--pc"), _split(pd_text, "--pd")
     try:
         if similarity_pd0 is not None:

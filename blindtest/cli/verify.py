@@ -1,14 +1,41 @@
-"""bt-verify: not built yet (issue 6); exists so the command set is complete and says so."""
+"""bt-verify: recompute a run directory from raw materials; exit 0, or 1 with the differences."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from blindtest.cli._common import command, not_built, run_argument
+import click
+
+from blindtest import artifacts
+from blindtest.cli._common import command, json_option, quiet_option, run_argument
 
 
 @command("verify")
 @run_argument
-def verify(run_dir: Path) -> None:
-    """Not built yet: exits 2 and says so."""
-    not_built("bt-verify", "issue 6")()
+@json_option
+@quiet_option
+def verify(run_dir: Path, as_json: bool, quiet: bool) -> None:
+    """Recompute hashes, arrangement, blinded view, audit and report; list any difference.
+
+    \b
+    Example:
+      bt-verify run
+      bt-verify run --json
+    """
+    from blindtest.verify import verify_run
+
+    result = verify_run(run_dir)
+    if as_json:
+        click.echo(artifacts.dump_json(result.to_dict()).decode(), nl=False)
+    elif not quiet:
+        for name in result.checked:
+            click.echo(f"checked  {name}")
+        for difference in result.differences:
+            click.echo(f"DIFFERS  {difference}")
+        click.echo(
+            "verified: everything recomputes"
+            if result.ok
+            else f"{len(result.differences)} difference(s): this run directory does not recompute"
+        )
+    if not result.ok:
+        raise SystemExit(1)

@@ -1,0 +1,202 @@
+"""bt-audit's library: replay every trial with the mechanical tell bots, take a formatting
+census per model, and run the prompts' mechanical checks. Pure; opens no file.
+
+The bots see exactly what the judge saw (``trials.jsonl``) and use the generator
+``DesignRng(seed, "bot:<kind>")``, the same as ``bt-judge --judge bot:<kind>``, so the audit's
+length bot and a length-bot judge make identical picks. Scoring:
+
+* triangle: correct = the bot picked the odd position; p-value as for a judge (one-sided exact
+  binomial against 1/3).
+* pair: the length bot names the longer response "longer"; correct = consistent with the
+  mapping longer = A; two-sided exact test against 1/2 (length alone identifies the model when
+  one model is reliably longer, in either direction).
+* preference: the length bot prefers the longer response; "correct" counts trials where it
+  preferred A, over untied trials, with a two-sided test against 1/2: a small p means length
+  alone separates the models, so a judge's preference may be a length preference.
+
+The census reads the texts as displayed (after normalization), attributed to their side. Checks
+read the responses as the endpoints returned them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from blindtest import judge as judging
+from blindtest.artifacts import JsonObject, schema_tag
+from blindtest.census import aggregate_census
+from blindtest.checks import CommandRunner, evaluate
+from blindtest.generate import LAUNDER, SlotState, plan_slots
+from blindtest.rng import DesignRng
+from blindtest.stats import binomial_test, pair_test, triangle_test
+
+BOT_KINDS = ("length", "duplicate")
+
+
+def _bot_score(
+    design: Mapping[str, Any], picks: Sequence[judging.Pick]
+) -> tuple[int, int, float | None]:
+    """(correct, n, p-value) for a bot's picks, by protocol (see the module docstring)."""
+    protocol = design["protocol"]
+    if not picks:
+        return 0, 0, None
+    if protocol == "triangle":
+        correct = sum(judging.triangle_correct(design, p) for p in picks)
+        return correct, len(picks), triangle_test(correct, len(picks)).p_value
+    if protocol == "pair":
+        first = picks[0].nicknames[0] if picks[0].nicknames else "longer"
+        correct = sum(
+            (p.pick == first) == (judging.option1_side(design, p.trial) == "A") for p in picks
+        )
+        return correct, len(picks), pair_test(correct, len(picks)).p_value
+    sides = [judging.preferred_side(design, p) for p in picks]
+    untied = [s for s in sides if s is not None]
+    correct = sum(s == "A" for s in untied)
+    if not untied:
+        return 0, 0, None
+    return correct, len(untied), binomial_test(correct, len(untied), 0.5).p_value
+
+
+def replay_bot(design: Mapping[str, Any], trials: Sequence[judging.Trial], kind: str) -> JsonObject:
+    """One bot's picks over every trial, with its score."""
+    protocol = design["protocol"]
+    if kind == "duplicate" and protocol != "triangle":
+        return {"picks": [], "n": 0, "correct": 0, "p_value": None, "applicable": False}
+    rng = DesignRng(design["seed"], f"bot:{kind}")
+    picks = [judging.bot_pick(kind, protocol, trial, rng) for trial in trials]
+    correct, n, p_value = _bot_score(design, picks)
+    records = []
+    for pick in picks:
+        record: JsonObject = {"trial": pick.trial, "pick": pick.pick}
+        if pick.bot and "fired" in pick.bot:
+            record["fired"] = pick.bot["fired"]
+        records.append(record)
+    result: JsonObject = {"picks": records, "n": n, "correct": correct, "p_value": p_value}
+    if kind == "duplicate":
+        result["fired"] = sum(1 for r in records if r.get("fired"))
+    return result
+
+
+def displayed_by_side(
+    design: Mapping[str, Any], trials: Sequence[judging.Trial]
+) -> dict[str, list[str]]:
+    """The displayed texts of each side, in trial and slot order."""
+    texts: dict[str, list[str]] = {"A": [], "B": []}
+    options = {t.number: t.options for t in trials}
+    for slot in plan_slots(design):
+        texts[slot.side].append(options[slot.trial][slot.slot - 1])
+    return texts
+
+
+def _finish_reason(row: Mapping[str, Any] | None) -> str | None:
+    if row is None:
+        return None
+    # The census counts content_filter endings as refusals; an explicit refusal is one too.
+    return "content_filter" if row.get("kind") == "refusal" else row.get("finish_reason")
+
+
+def census_by_model(
+    design: Mapping[str, Any], trials: Sequence[judging.Trial], state: SlotState | None
+) -> JsonObject:
+    """Per-model formatting census of what the judge saw."""
+    texts = displayed_by_side(design, trials)
+    census: JsonObject = {}
+    for side in ("A", "B"):
+        reasons = None
+        if state is not None:
+            reasons = [
+                _finish_reason(state.generated.get((s.trial, s.slot)))
+                for s in plan_slots(design)
+                if s.side == side
+            ]
+        result = aggregate_census(design["models"][side]["model"], texts[side], reasons)
+        census[side] = result.to_dict()
+    band = design["normalization"]["length_band"]
+    if band is not None:
+        from blindtest.normalize import outside_band
+
+        for side in ("A", "B"):
+            census[side]["outside_length_band"] = sum(
+                outside_band(text, band["lo"], band["hi"]) for text in texts[side]
+            )
+    return census
+
+
+def _original(row: Mapping[str, Any]) -> str:
+    return str(row.get("raw_text", row["text"]))
+
+
+def run_checks(
+    design: Mapping[str, Any], state: SlotState, runner: CommandRunner | None
+) -> JsonObject | None:
+    """Pass rates per model for prompts that carry a check, and McNemar's exact paired test.
+
+    Pairs are per trial: one response per side (for the triangle's doubled side, the draw in
+    the lower slot), so each prompt contributes one (A passes?, B passes?) pair.
+    """
+    checks = {p["id"]: p["check"] for p in design["prompts"] if "check" in p}
+    used = [e for e in design["arrangement"] if e["prompt_id"] in checks]
+    if not used:
+        return None
+    per_response: dict[str, list[bool]] = {"A": [], "B": []}
+    pairs: list[tuple[bool, bool]] = []
+    not_run = 0
+    first_of: dict[tuple[int, str], bool] = {}
+    for slot in plan_slots(design):
+        if slot.prompt_id not in checks:
+            continue
+        row = state.generated.get((slot.trial, slot.slot))
+        if row is None or row["status"] != "ok":
+            continue
+        outcome = evaluate(checks[slot.prompt_id], _original(row), runner)
+        if outcome is None:
+            not_run += 1
+            continue
+        per_response[slot.side].append(outcome)
+        first_of.setdefault((slot.trial, slot.side), outcome)
+    for entry in used:
+        a, b = first_of.get((entry["trial"], "A")), first_of.get((entry["trial"], "B"))
+        if a is not None and b is not None:
+            pairs.append((a, b))
+    a_only = sum(1 for a, b in pairs if a and not b)
+    b_only = sum(1 for a, b in pairs if b and not a)
+    discordant = a_only + b_only
+    return {
+        "prompts": len(used),
+        "not_run": not_run,
+        "pass": {
+            side: {"passed": sum(results), "total": len(results)}
+            for side, results in per_response.items()
+        },
+        "paired": {
+            "pairs": len(pairs),
+            "a_only": a_only,
+            "b_only": b_only,
+            "p_value": binomial_test(a_only, discordant, 0.5).p_value if discordant else 1.0,
+            "test": "McNemar exact (two-sided binomial on discordant pairs)",
+        },
+    }
+
+
+def build_audit(
+    design: Mapping[str, Any],
+    design_sha256: str,
+    trials: Sequence[judging.Trial],
+    responses: Sequence[JsonObject] | None,
+    runner: CommandRunner | None = None,
+) -> JsonObject:
+    """The ``audit.json`` document."""
+    state = SlotState.from_rows(responses) if responses is not None else None
+    return {
+        "schema": schema_tag("audit"),
+        "design_sha256": design_sha256,
+        "protocol": design["protocol"],
+        "bots": {kind: replay_bot(design, trials, kind) for kind in BOT_KINDS},
+        "census": census_by_model(design, trials, state),
+        "checks": run_checks(design, state, runner) if state is not None else None,
+        "laundered": design["normalization"]["launder"] is not None,
+        "responses_seen": None
+        if state is None
+        else sum(1 for row in responses or () if row.get("stage") != LAUNDER),
+    }

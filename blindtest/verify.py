@@ -1,0 +1,236 @@
+"""bt-verify's library: recompute everything a run directory claims from its raw materials and
+list every difference. Pure apart from reading through ``artifacts``.
+
+Checked, in order: ``design.sha256`` against the bytes of ``design.json``; the design against
+its schema; each prompt's SHA-256; the arrangement re-derived from the seed; every other
+artifact against its schema (for verify, an invalid artifact is evidence of tampering, so it
+is a difference, not bad input); ``trials.jsonl`` rebuilt from ``responses.jsonl``;
+``audit.json`` replayed; and ``report.json`` recomputed from the inputs it names, field by
+field, including the SHA-256 of every input file.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from blindtest import artifacts
+from blindtest.analyze import AnalysisOptions, analyze_run
+from blindtest.design import build_arrangement
+from blindtest.errors import BadInput
+
+#: Relative tolerance for floats recomputed on another machine (libm and scipy may differ in
+#: the last bits); exact everywhere else.
+FLOAT_RTOL = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    where: str
+    recorded: Any
+    recomputed: Any
+
+    def __str__(self) -> str:
+        return (
+            f"{self.where}: recorded {_short(self.recorded)}, recomputed {_short(self.recomputed)}"
+        )
+
+
+@dataclass
+class VerifyResult:
+    checked: list[str] = field(default_factory=list)
+    differences: list[Difference] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "checked": self.checked,
+            "differences": [
+                {"where": d.where, "recorded": d.recorded, "recomputed": d.recomputed}
+                for d in self.differences
+            ],
+        }
+
+
+def _short(value: Any) -> str:
+    text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _same(recorded: Any, recomputed: Any) -> bool:
+    if isinstance(recorded, float) or isinstance(recomputed, float):
+        if not isinstance(recorded, (int, float)) or not isinstance(recomputed, (int, float)):
+            return False
+        return math.isclose(recorded, recomputed, rel_tol=FLOAT_RTOL, abs_tol=1e-300)
+    return bool(recorded == recomputed)
+
+
+def diff(recorded: Any, recomputed: Any, where: str = "") -> Iterator[Difference]:
+    """Every leaf where two JSON values differ, named by JSON pointer."""
+    if isinstance(recorded, dict) and isinstance(recomputed, dict):
+        for key in sorted(set(recorded) | set(recomputed)):
+            here = f"{where}/{key}"
+            if key not in recorded or key not in recomputed:
+                yield Difference(here, recorded.get(key), recomputed.get(key))
+            else:
+                yield from diff(recorded[key], recomputed[key], here)
+    elif isinstance(recorded, list) and isinstance(recomputed, list):
+        if len(recorded) != len(recomputed):
+            yield Difference(f"{where} (length)", len(recorded), len(recomputed))
+        for index, (a, b) in enumerate(zip(recorded, recomputed, strict=False)):
+            yield from diff(a, b, f"{where}/{index}")
+    elif not _same(recorded, recomputed):
+        yield Difference(where or "/", recorded, recomputed)
+
+
+class _Verifier:
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.result = VerifyResult()
+
+    def note(self, name: str) -> None:
+        self.result.checked.append(name)
+
+    def differ(self, name: str, recorded: Any, recomputed: Any, limit: int = 20) -> None:
+        for count, difference in enumerate(diff(recorded, recomputed)):
+            if count >= limit:
+                self.result.differences.append(Difference(f"{name} (more)", "...", "..."))
+                return
+            self.result.differences.append(
+                Difference(f"{name}{difference.where}", difference.recorded, difference.recomputed)
+            )
+
+    def read(self, name: str, schema: str, *, jsonl: bool = False) -> Any:
+        """An artifact's contents, or None when it is missing or invalid (a difference)."""
+        path = self.run_dir / name
+        if not path.exists():
+            return None
+        try:
+            if jsonl:
+                return artifacts.read_jsonl(path, schema).records
+            return artifacts.read_json(path, schema)
+        except BadInput as error:
+            self.result.differences.append(Difference(name, "valid artifact", str(error)))
+            return None
+
+
+def _check_design(v: _Verifier) -> Mapping[str, Any] | None:
+    data = artifacts.read_bytes(v.run_dir / artifacts.DESIGN)
+    actual = artifacts.sha256_bytes(data)
+    try:
+        recorded = artifacts.read_design_hash(v.run_dir)
+    except BadInput as error:
+        recorded = str(error)
+    v.note(artifacts.DESIGN_HASH)
+    if recorded != actual:
+        v.result.differences.append(Difference(artifacts.DESIGN_HASH, recorded, actual))
+    design = v.read(artifacts.DESIGN, "design")
+    if design is None:
+        return None
+    v.note("prompt hashes")
+    for index, prompt in enumerate(design["prompts"]):
+        text_hash = artifacts.sha256_text(prompt["text"])
+        if text_hash != prompt["sha256"]:
+            v.result.differences.append(
+                Difference(
+                    f"{artifacts.DESIGN}/prompts/{index}/sha256", prompt["sha256"], text_hash
+                )
+            )
+    v.note("arrangement from the seed")
+    derived = build_arrangement(
+        design["seed"], design["trials"], [p["id"] for p in design["prompts"]], design["protocol"]
+    )
+    v.differ(f"{artifacts.DESIGN}/arrangement", design["arrangement"], derived)
+    checked: Mapping[str, Any] = design
+    return checked
+
+
+def _check_trials(v: _Verifier, design: Mapping[str, Any]) -> None:
+    from blindtest.generate import SlotState, build_trials_view, pending_work
+
+    responses = v.read(artifacts.RESPONSES, "responses", jsonl=True)
+    trials = v.read(artifacts.TRIALS, "trials", jsonl=True)
+    if responses is None or trials is None:
+        return
+    state = SlotState.from_rows(responses)
+    if pending_work(design, state):
+        v.result.differences.append(
+            Difference(artifacts.RESPONSES, "every slot answered", "slots missing")
+        )
+        return
+    v.note(f"{artifacts.TRIALS} from {artifacts.RESPONSES}")
+    v.differ(artifacts.TRIALS, trials, build_trials_view(design, state))
+
+
+def _check_audit(v: _Verifier, design: Mapping[str, Any], sha256: str) -> None:
+    from blindtest.audit import build_audit
+    from blindtest.judge import trials_from_records
+
+    audit = v.read(artifacts.AUDIT, "audit")
+    trials = v.read(artifacts.TRIALS, "trials", jsonl=True)
+    if audit is None or trials is None:
+        return
+    responses = v.read(artifacts.RESPONSES, "responses", jsonl=True)
+    recomputed = build_audit(design, sha256, trials_from_records(trials, design), responses)
+    # Command checks are only rerun by bt-audit --allow-commands; keep what was recorded.
+    if audit.get("checks") and recomputed.get("checks"):
+        recomputed["checks"] = (
+            audit["checks"] if audit["checks"]["not_run"] == 0 else recomputed["checks"]
+        )
+    v.note(artifacts.AUDIT)
+    v.differ(artifacts.AUDIT, audit, recomputed)
+
+
+def _check_report(v: _Verifier) -> None:
+    report = v.read(artifacts.REPORT, "report")
+    if report is None:
+        return
+    picks = [
+        v.run_dir / name if not Path(name).is_absolute() else Path(name)
+        for name in report.get("picks_files", [artifacts.PICKS])
+    ]
+    for path in picks:
+        if not path.exists():
+            v.result.differences.append(
+                Difference(f"{artifacts.REPORT}/picks_files", str(path), "missing")
+            )
+            return
+    try:
+        recomputed = analyze_run(v.run_dir, picks, _options(report)).report
+    except BadInput as error:
+        v.result.differences.append(Difference(artifacts.REPORT, "recomputable", str(error)))
+        return
+    v.note(f"{artifacts.REPORT} from its inputs")
+    v.differ(artifacts.REPORT, report, recomputed)
+
+
+def _options(report: Mapping[str, Any]) -> AnalysisOptions:
+    recorded = report.get("analysis_options") or {}
+    return AnalysisOptions(**recorded)
+
+
+def verify_run(run_dir: Path) -> VerifyResult:
+    """Recompute the run directory and list every difference (empty when it all holds)."""
+    if not (run_dir / artifacts.DESIGN).exists():
+        raise BadInput(f"{run_dir}: no {artifacts.DESIGN}; not a run directory")
+    v = _Verifier(run_dir)
+    design = _check_design(v)
+    if design is None:
+        return v.result
+    sha256 = artifacts.sha256_bytes(artifacts.read_bytes(run_dir / artifacts.DESIGN))
+    _check_trials(v, design)
+    _check_audit(v, design, sha256)
+    if v.result.ok:
+        _check_report(v)
+    elif (run_dir / artifacts.REPORT).exists():
+        v.note(f"{artifacts.REPORT} not recomputed: its inputs already differ")
+    return v.result
