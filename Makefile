@@ -48,6 +48,10 @@ schemas:
 demo: $(STAMP)
 	$(BIN)/python -m blindtest.demo $(DEMO_RUN)
 
+# Regenerate examples/run against the simulator; review the diff before committing.
+golden: $(STAMP)
+	$(MAKE) -C examples golden PY=../$(BIN)/python
+
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python tests/benchmarks/bench_generate.py

@@ -763,7 +763,11 @@ def input_name(run_dir: Path, path: Path) -> str:
 
 
 def analyze_run(
-    run_dir: Path, picks_paths: Sequence[Path], options: AnalysisOptions | None = None
+    run_dir: Path,
+    picks_paths: Sequence[Path],
+    options: AnalysisOptions | None = None,
+    *,
+    e_values_path: Path | None = None,
 ) -> AnalysisResult:
     """Load what the run directory holds (through ``artifacts``) and build the report.
 
@@ -803,7 +807,7 @@ def analyze_run(
         audit=audit,
         generation=generation,
         options=options,
-        e_values_path=artifacts.E_VALUES,
+        e_values_path=input_name(run_dir, e_values_path or run_dir / artifacts.E_VALUES),
     )
     result.report["picks_files"] = [input_name(run_dir, p) for p in paths]
     return result

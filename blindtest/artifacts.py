@@ -69,6 +69,14 @@ _SCHEMA_BASE = "https://blindtest.invalid/schemas/"
 JsonObject = dict[str, Any]
 
 
+def e_values_name(report_name: str) -> str:
+    """The e-values file that goes with a report: ``report.json`` -> ``e_values.jsonl``,
+    ``report-bob.json`` -> ``e_values-bob.jsonl``."""
+    stem = report_name.removesuffix(".json")
+    suffix = stem.removeprefix("report")
+    return f"e_values{suffix}.jsonl" if suffix != stem else f"{stem}.e_values.jsonl"
+
+
 def schema_tag(name: str) -> str:
     """The ``schema`` field every artifact of this kind carries, e.g. ``blindtest/design@1``."""
     return f"blindtest/{name}@{MAJOR_VERSION}"

@@ -98,7 +98,8 @@ def _rate_limit(**kw: Any) -> Fault:
 
 
 # Named faults, for the ``x-sim-fault`` header, ``[sim:NAME]`` prompt directives, fault mixes
-# and the command line. Delays are short so that tests stay fast.
+# and the command line. Server-directed waits are short so that tests stay fast; "slow" and
+# "slow-read" stall for 2 s, which is meant to outlast a test's short client timeout.
 FAULTS: dict[str, Fault] = {
     "429": _rate_limit(retry_after_ms=20),
     "429-seconds": _rate_limit(retry_after="1"),
@@ -727,7 +728,8 @@ class Simulator:
     ) -> Fault | None:
         named = request.headers.get("x-sim-fault")
         if named:
-            return FAULTS[named]
+            unknown = f"unknown x-sim-fault {named!r}; known: {', '.join(FAULTS)}"
+            return FAULTS.get(named, Fault("status", status=400, message=unknown))
         for message in body["messages"]:
             if message.get("role") != "user" or not isinstance(message.get("content"), str):
                 continue

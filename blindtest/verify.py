@@ -190,27 +190,30 @@ def _check_audit(v: _Verifier, design: Mapping[str, Any], sha256: str) -> None:
     v.differ(artifacts.AUDIT, audit, recomputed)
 
 
-def _check_report(v: _Verifier) -> None:
-    report = v.read(artifacts.REPORT, "report")
+def _check_report(v: _Verifier, name: str) -> None:
+    report = v.read(name, "report")
     if report is None:
         return
     picks = [
-        v.run_dir / name if not Path(name).is_absolute() else Path(name)
-        for name in report.get("picks_files", [artifacts.PICKS])
+        Path(p) if Path(p).is_absolute() else v.run_dir / p
+        for p in report.get("picks_files", [artifacts.PICKS])
     ]
     for path in picks:
         if not path.exists():
-            v.result.differences.append(
-                Difference(f"{artifacts.REPORT}/picks_files", str(path), "missing")
-            )
+            v.result.differences.append(Difference(f"{name}/picks_files", str(path), "missing"))
             return
+    e_values = v.run_dir / (report.get("e_values") or artifacts.e_values_name(name))
     try:
-        recomputed = analyze_run(v.run_dir, picks, _options(report)).report
+        result = analyze_run(v.run_dir, picks, _options(report), e_values_path=e_values)
     except BadInput as error:
-        v.result.differences.append(Difference(artifacts.REPORT, "recomputable", str(error)))
+        v.result.differences.append(Difference(name, "recomputable", str(error)))
         return
-    v.note(f"{artifacts.REPORT} from its inputs")
-    v.differ(artifacts.REPORT, report, recomputed)
+    v.note(f"{name} from its inputs")
+    v.differ(name, report, result.report)
+    if result.e_values:
+        recorded = v.read(e_values.name, "e_values", jsonl=True)
+        v.note(e_values.name)
+        v.differ(e_values.name, recorded, result.e_values)
 
 
 def _options(report: Mapping[str, Any]) -> AnalysisOptions:
@@ -229,8 +232,10 @@ def verify_run(run_dir: Path) -> VerifyResult:
     sha256 = artifacts.sha256_bytes(artifacts.read_bytes(run_dir / artifacts.DESIGN))
     _check_trials(v, design)
     _check_audit(v, design, sha256)
-    if v.result.ok:
-        _check_report(v)
-    elif (run_dir / artifacts.REPORT).exists():
-        v.note(f"{artifacts.REPORT} not recomputed: its inputs already differ")
+    reports = sorted(p.name for p in run_dir.glob("report*.json"))
+    for name in reports:
+        if v.result.ok:
+            _check_report(v, name)
+        else:
+            v.note(f"{name} not recomputed: its inputs already differ")
     return v.result

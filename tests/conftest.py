@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+
 from endpoint_fixtures import *  # noqa: F403  (simulator, sim_key, sim_endpoint, validators)
 
 Invoke = Callable[..., Result]

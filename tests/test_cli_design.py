@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+
 from conftest import Invoke, files_in, numbered_prompts
 
 MakeFile = Callable[..., Path]

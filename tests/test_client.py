@@ -22,8 +22,6 @@ from typing import Any
 
 import orjson
 import pytest
-from endpoint_fixtures import *  # noqa: F403
-from endpoint_fixtures import SIM_KEY_ENV
 
 from blindtest import __version__
 from blindtest.client import (
@@ -43,6 +41,9 @@ from blindtest.errors import (
 )
 from blindtest.retry import RetryPolicy
 from blindtest.simulator import Fault, Simulator
+
+from endpoint_fixtures import *  # noqa: F403
+from endpoint_fixtures import SIM_KEY_ENV
 
 MESSAGES: list[ChatMessage] = [
     {"role": "system", "content": "Answer briefly."},

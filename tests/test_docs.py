@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from blindtest.cli import STAGES, cli, run
+
 from conftest import Invoke
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,7 +13,6 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import Invoke, numbered_prompts
 
 from blindtest import artifacts
 from blindtest.generate import (
@@ -24,6 +23,8 @@ from blindtest.generate import (
 )
 from blindtest.normalize import count_words
 from blindtest.simulator import Simulator
+
+from conftest import Invoke, numbered_prompts
 
 
 def make_design(

@@ -13,7 +13,6 @@ import pytest
 from click.testing import Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from judge_runs import answer_key, make_run, picks_of, write_picks
 
 from blindtest import artifacts
 from blindtest.errors import BadInput
@@ -44,6 +43,8 @@ from blindtest.session import (
     wrap_prose_line,
 )
 from blindtest.stats.sequential import e_process
+
+from judge_runs import answer_key, make_run, picks_of, write_picks
 
 Invoke = Callable[..., Result]
 

@@ -16,9 +16,10 @@ from typing import Any
 
 import pexpect
 import pytest
-from judge_runs import answer_key, make_run, picks_of
 
 from blindtest.session import display_width, strip_ansi
+
+from judge_runs import answer_key, make_run, picks_of
 
 pytestmark = pytest.mark.pty
 

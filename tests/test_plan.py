@@ -7,6 +7,7 @@ from math import comb
 
 import orjson
 import pytest
+
 from conftest import Invoke
 
 

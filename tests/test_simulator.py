@@ -26,7 +26,6 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
-from endpoint_fixtures import *  # noqa: F403
 
 from blindtest.simulator import (
     FAULTS,
@@ -38,6 +37,8 @@ from blindtest.simulator import (
     compose,
     running,
 )
+
+from endpoint_fixtures import *  # noqa: F403
 
 Exchange = tuple[int, dict[str, str], bytes]
 USER = [{"role": "user", "content": "How do tides work?"}]

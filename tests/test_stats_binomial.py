@@ -7,10 +7,11 @@ import math
 from fractions import Fraction
 
 import pytest
-from data.binomial_reference import TRIANGLE_P_VALUES, TWO_SIDED_HALF, TWO_SIDED_THIRD
 from scipy import stats
 
 from blindtest.stats import binomial_p_value, binomial_test, lower_tail, upper_tail
+
+from data.binomial_reference import TRIANGLE_P_VALUES, TWO_SIDED_HALF, TWO_SIDED_THIRD
 
 # Reference values: tests/data/binomial_reference.py (exact rational sums; see its header).
 RTOL = 1e-9

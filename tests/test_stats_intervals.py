@@ -6,12 +6,13 @@ import json
 import math
 
 import pytest
-from data.binomial_reference import CLOPPER_PEARSON, WILSON
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
 from blindtest.stats import Interval, clopper_pearson, json_float, proportion_interval, wilson
+
+from data.binomial_reference import CLOPPER_PEARSON, WILSON
 
 # Reference values: tests/data/binomial_reference.py (mpmath, mp.dps = 50; see its header).
 RTOL = 1e-9

@@ -6,9 +6,10 @@ import math
 
 import mpmath
 import pytest
-from data.binomial_reference import TWO_SIDED_HALF
 
 from blindtest.stats import clopper_pearson, pair_dprime_from_pc, pair_pc_from_dprime, pair_test
+
+from data.binomial_reference import TWO_SIDED_HALF
 
 # Reference values: tests/data/binomial_reference.py (exact rational sums; see its header).
 

@@ -5,12 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from data.power_reference import (
-    PAIR_POWER,
-    PAIR_SIMILARITY_POWER,
-    TRIANGLE_POWER,
-    TRIANGLE_SIMILARITY_POWER,
-)
 from scipy import stats
 
 from blindtest.stats import (
@@ -22,6 +16,13 @@ from blindtest.stats import (
     similarity_power_row,
     similarity_smallest_n,
     smallest_n,
+)
+
+from data.power_reference import (
+    PAIR_POWER,
+    PAIR_SIMILARITY_POWER,
+    TRIANGLE_POWER,
+    TRIANGLE_SIMILARITY_POWER,
 )
 
 # Reference values: tests/data/power_reference.py (exact rational arithmetic; see its header).

@@ -8,14 +8,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from data.sequential_reference import (
-    BOUNDARY_ALPHA_01,
-    BOUNDARY_ALPHA_05,
-    LOG_E_VALUES,
-    NULL_CROSSING,
-    NULL_FIRST_CROSSING_05,
-    STOPPING,
-)
 
 from blindtest.stats import (
     crossing_boundary,
@@ -24,6 +16,15 @@ from blindtest.stats import (
     log_e_value,
     log_e_values,
     simulate_crossings,
+)
+
+from data.sequential_reference import (
+    BOUNDARY_ALPHA_01,
+    BOUNDARY_ALPHA_05,
+    LOG_E_VALUES,
+    NULL_CROSSING,
+    NULL_FIRST_CROSSING_05,
+    STOPPING,
 )
 
 # Reference values: tests/data/sequential_reference.py (exact integers and mpmath; see header).

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from data.triangle_reference import DPRIME_FROM_PC, PC_FROM_DPRIME, TRIANGLE_CASES
 from scipy import stats
 
 from blindtest.stats import (
@@ -20,6 +19,8 @@ from blindtest.stats import (
     triangle_test,
     upper_tail,
 )
+
+from data.triangle_reference import DPRIME_FROM_PC, PC_FROM_DPRIME, TRIANGLE_CASES
 
 # Reference values: tests/data/triangle_reference.py (mpmath, mp.dps = 50; see its header).
 P_RTOL = 1e-9  # p-values and interval bounds

@@ -22,6 +22,12 @@ OPTIONAL = (artifacts.RESPONSES, artifacts.TRIALS, artifacts.AUDIT, artifacts.GE
     help="Picks file(s) to analyse (default RUN/picks.jsonl); repeat for several judges.",
 )
 @click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the report (default RUN/report.json), e.g. for a second judge.",
+)
+@click.option(
     "--html",
     "html_path",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -48,6 +54,7 @@ OPTIONAL = (artifacts.RESPONSES, artifacts.TRIALS, artifacts.AUDIT, artifacts.GE
 def analyze(
     run_dir: Path,
     picks_files: tuple[Path, ...],
+    out_path: Path | None,
     html_path: Path | None,
     min_kappa: float,
     position_margin: float,
@@ -62,18 +69,21 @@ def analyze(
     Example:
       bt-analyze run
       bt-analyze run --picks run/picks-alice.jsonl --picks run/picks-bob.jsonl --force
+      bt-analyze run --picks run/picks-bot.jsonl --out run/report-bot.json
     """
     from blindtest.analyze import AnalysisOptions, analyze_run
     from blindtest.render import format_summary, render_html
 
-    for path in (run_dir / artifacts.REPORT, html_path):
+    report_path = out_path or run_dir / artifacts.REPORT
+    for path in (report_path, html_path):
         if path is not None:
             artifacts.refuse_overwrite(path, force)
     options = AnalysisOptions(min_kappa=min_kappa, position_margin=position_margin)
-    result = analyze_run(run_dir, list(picks_files), options)
+    e_values_path = report_path.with_name(artifacts.e_values_name(report_path.name))
+    result = analyze_run(run_dir, list(picks_files), options, e_values_path=e_values_path)
     if result.e_values:
-        artifacts.write_jsonl(run_dir / artifacts.E_VALUES, result.e_values, "e_values", force=True)
-    artifacts.write_json(run_dir / artifacts.REPORT, result.report, "report", force=force)
+        artifacts.write_jsonl(e_values_path, result.e_values, "e_values", force=True)
+    artifacts.write_json(report_path, result.report, "report", force=force)
     if html_path is not None:
         artifacts.write_bytes_atomic(html_path, render_html(result.report).encode())
     if as_json:
