@@ -296,7 +296,7 @@ _LEADS = (
     "The main points:",
 )
 _DIRECTIVE = re.compile(r"\[sim:([a-z0-9-]+)(?:\*(\d+))?\]")
-_BAND = re.compile(r"(\d+)\s*(?:-|–|to)\s*(\d+)\s*words", re.IGNORECASE)
+_BAND = re.compile(r"(\d+)\s*(?:-|–|to|and)\s*(\d+)\s*words", re.IGNORECASE)
 _WORD = re.compile(r"\S+\s*")
 _PLAIN_QUOTES = str.maketrans("“”‘’", "\"\"''")
 
