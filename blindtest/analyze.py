@@ -141,7 +141,13 @@ def notes(design: Mapping[str, Any]) -> list[str]:
             f"Demo run: {what}. It shows how blindtest works and says nothing about your "
             "models on your workload."
         )
-    temperatures = {m["params"]["temperature"] for m in design["models"].values()}
+    temperatures = {m["params"]["temperature"] for m in design["models"].values() if "params" in m}
+    if design["source"]["kind"] == "dirs":
+        out.append(
+            "Imported outputs: the responses came from files, not from endpoints; the result "
+            "speaks to those files, and to the models only as far as one identical harness "
+            "produced them."
+        )
     if 0 in temperatures:
         out.append(
             "Generated at temperature 0: two draws from one model would be identical, so the "

@@ -115,6 +115,8 @@ class DesignOptions:
     question: str | None = None
     extra_questions: tuple[str, ...] = ()
     require_reason: bool | None = None
+    #: ``outputs.DirsSource.record()`` for --from-dirs designs; None for endpoints.
+    source: dict[str, Any] | None = None
 
 
 def check_options(options: DesignOptions, distinct_prompts: int) -> None:
@@ -127,7 +129,7 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
         raise BadInput(f"--alpha must be in (0, 0.5], got {options.alpha}")
     if not options.seed:
         raise BadInput("--seed must not be empty")
-    if options.protocol == "triangle":
+    if options.protocol == "triangle" and options.source is None:
         _check_triangle_temperature(options)
     if options.sequential and options.protocol != "triangle":
         raise BadInput("--sequential is defined for the triangle protocol only")
@@ -193,6 +195,14 @@ def build_arrangement(
     return arrangement
 
 
+def _models(options: DesignOptions) -> dict[str, Any]:
+    if options.source is None:
+        return {"A": options.a.to_dict(), "B": options.b.to_dict()}
+    dirs = options.source["dirs"]
+    return {side: {"model": spec.model, "dir": dirs[side]}
+            for side, spec in (("A", options.a), ("B", options.b))}
+
+
 def prompt_record(prompt: Prompt) -> dict[str, Any]:
     record: dict[str, Any] = {
         "id": prompt.id,
@@ -232,8 +242,8 @@ def build_design(
         "sequential": options.sequential,
         "similarity_pd0": options.similarity_pd0,
         "demo": options.demo,
-        "source": {"kind": "endpoints"},
-        "models": {"A": options.a.to_dict(), "B": options.b.to_dict()},
+        "source": options.source or {"kind": "endpoints"},
+        "models": _models(options),
         "system": options.system,
         "normalization": options.normalization.to_dict(),
         "judging": judging,

@@ -139,7 +139,9 @@ def endpoints_for(
     needs no key: when the named variable is unset, no Authorization header is sent."""
     environ = os.environ if environ is None else environ
     specs: dict[str, dict[str, Any]] = {
-        side: {**spec, **spec["params"]} for side, spec in design["models"].items()
+        side: {**spec, **spec["params"]}
+        for side, spec in design["models"].items()
+        if design["source"]["kind"] == "endpoints"
     }
     launder = design["normalization"]["launder"]
     if launder is not None:
@@ -320,6 +322,61 @@ def deterministic_endpoint_error(design: Mapping[str, Any], identical: int) -> C
         f"({doubled}): the endpoint is deterministic (temperature ignored or 0), so the odd "
         "response could be found without reading; use --protocol pair for this endpoint"
     )
+
+
+# --------------------------------------------------------------------------- imported outputs
+
+
+def _variant_for(design: Mapping[str, Any], slot: Slot) -> str:
+    """Which file answers a slot: the doubled side's two triangle slots take variants 1 and 2
+    in slot order; every other slot takes the candidate's first output."""
+    variants = sorted(design["source"]["files"][slot.prompt_id][slot.side])
+    if design["protocol"] != "triangle":
+        return variants[0]
+    entry = design["arrangement"][slot.trial - 1]
+    if slot.side != entry["doubled"]:
+        return variants[0]
+    twins = [p for p in (1, 2, 3) if p != entry["odd_position"]]
+    return str(twins.index(slot.slot) + 1)
+
+
+def import_rows(
+    design: Mapping[str, Any], state: SlotState, read: Callable[[str, str, str], str]
+) -> list[JsonObject]:
+    """``responses.jsonl`` rows for a --from-dirs design's unanswered slots.
+
+    ``read(side, item, variant)`` returns a file's text (``outputs.imported_text`` refuses a
+    file that changed since the design).
+    """
+    rows = []
+    strip = design["normalization"]["strip_formatting"]
+    for slot in plan_slots(design):
+        if state.answered(slot, "generate") is not None:
+            continue
+        variant = _variant_for(design, slot)
+        raw = read(slot.side, slot.prompt_id, variant)
+        text = strip_formatting(raw) if strip else raw
+        row: JsonObject = {
+            "schema": schema_tag("responses"),
+            "trial": slot.trial,
+            "slot": slot.slot,
+            "side": slot.side,
+            "prompt_id": slot.prompt_id,
+            "stage": "generate",
+            "model": design["models"][slot.side]["model"],
+            "kind": "imported",
+            "status": "ok",
+            "text": text,
+            "finish_reason": None,
+            "usage": None,
+            "latency_ms": None,
+            "attempts": 0,
+            "seed": None,
+        }
+        if text != raw:
+            row["raw_text"] = raw
+        rows.append(row)
+    return rows
 
 
 # --------------------------------------------------------------------------- fetching
@@ -570,10 +627,12 @@ def estimate_cost(
     prompts = {p["id"]: p["text"] for p in design["prompts"]}
     system_words = count_words(system_prompt(design) or "")
     estimate: dict[str, dict[str, float]] = {}
+    imported = design["source"]["kind"] == "dirs"
     for slot in plan_slots(design):
-        roles = [slot.side] + ([LAUNDER] if design["normalization"]["launder"] else [])
+        roles = [] if imported else [slot.side]
+        roles += [LAUNDER] if design["normalization"]["launder"] else []
         for role in roles:
-            params = design["models"][slot.side]["params"]
+            params = design["models"][slot.side].get("params", {})
             output = params.get("max_tokens") or ASSUMED_OUTPUT_TOKENS
             if role == LAUNDER:
                 words_in = output * 0.75 + 80

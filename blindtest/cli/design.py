@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -38,8 +39,27 @@ def default_key_env(side: str) -> str:
 
 def _load(prompts_file: Path | None, demo: bool) -> list[Prompt]:
     if (prompts_file is None) == (not demo):
-        raise BadInput("give exactly one of --prompts FILE or --demo")
+        raise BadInput("give exactly one of --prompts FILE, --demo or --from-dirs A B")
     return demo_prompts() if demo else load_prompts(prompts_file)  # type: ignore[arg-type]
+
+
+def _from_dirs(
+    dirs: tuple[Path, Path], reference: Path | None, protocol: str, others: list[str]
+) -> tuple[list[Prompt], dict[str, Any], tuple[str, str]]:
+    """Prompts, the design's source record and the candidate names, from two directories."""
+    from blindtest.outputs import check_triangle_variants, load_dirs
+
+    if others:
+        raise BadInput(
+            f"--from-dirs takes its items and names from the directories; drop {others[0]}"
+        )
+    source = load_dirs(dirs[0], dirs[1], reference)
+    if protocol == "triangle":
+        check_triangle_variants(source)
+    for name, items in source.dropped.items():
+        shown = ", ".join(items[:8]) + (", ..." if len(items) > 8 else "")
+        click.echo(f"dropped {len(items)} item(s) missing from {name}: {shown}", err=True)
+    return source.prompts(), source.record(), (source.a.name, source.b.name)
 
 
 def _normalization(
@@ -137,6 +157,20 @@ def _normalization(
     default=None,
     help="Require a one-line reason per pick [default: only for preference].",
 )
+@click.option(
+    "--from-dirs",
+    "from_dirs",
+    nargs=2,
+    type=click.Path(path_type=Path),
+    metavar="DIR_A DIR_B",
+    help="Import outputs from two candidate directories instead of calling models.",
+)
+@click.option(
+    "--reference",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="With --from-dirs: a directory of reference files shown as the prompts.",
+)
 @force_option
 @quiet_option
 def design(
@@ -167,6 +201,8 @@ def design(
     question: str | None,
     extra_questions: tuple[str, ...],
     require_reason: bool | None,
+    from_dirs: tuple[Path, Path] | None,
+    reference: Path | None,
     force: bool,
     quiet: bool,
 ) -> None:
@@ -176,14 +212,23 @@ def design(
     Example:
       bt-design run --demo --a gpt-5.4 --b gpt-5.4-mini --seed 7
       bt-design run --prompts prompts.txt --a m1 --b m2 --protocol pair --temperature 0
+      bt-design run --from-dirs out/model-a out/model-b --protocol preference --trials 12
     """
+    source = None
+    if from_dirs:
+        given = {"--prompts": prompts_file, "--demo": demo or None, "--a": model_a, "--b": model_b}
+        others = [flag for flag, value in given.items() if value is not None]
+        prompts, source, (model_a, model_b) = _from_dirs(from_dirs, reference, protocol, others)
+    elif reference is not None:
+        raise BadInput("--reference goes with --from-dirs DIR_A DIR_B")
     if demo and model_a is None and model_b is None:
         model_a, model_b = DEMO_MODELS
         a_url = a_url or DEMO_BASE_URL
         b_url = b_url or DEMO_BASE_URL
     if model_a is None or model_b is None:
         raise BadInput("name both models: --a MODEL --b MODEL")
-    prompts = _load(prompts_file, demo)
+    if not from_dirs:
+        prompts = _load(prompts_file, demo)
     options = DesignOptions(
         a=ModelSpec(
             model_a,
@@ -213,6 +258,7 @@ def design(
         question=question,
         extra_questions=extra_questions,
         require_reason=require_reason,
+        source=source,
     )
     document = build_design(prompts, options, collect_provenance())
     digest = artifacts.write_design(run_dir, document, force=force)

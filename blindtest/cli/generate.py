@@ -88,6 +88,8 @@ def generate(
     existing = artifacts.read_jsonl(path, "responses", missing_ok=True).records
     lib.check_rows_match_design(design, existing)
     state = lib.SlotState.from_rows(existing)
+    if design["source"]["kind"] == "dirs":
+        state = _import(design, state, path)
     endpoints = lib.endpoints_for(design)
     for role, endpoint in endpoints.items():
         endpoint.check_key(role)
@@ -103,18 +105,12 @@ def generate(
         "rpm": rpm,
         "max_retries": max_retries,
     }
-    with artifacts.JsonlAppender(path, "responses") as out:
-        state = asyncio.run(
-            _fetch(
-                design,
-                endpoints,
-                state,
-                out.append,
-                options,
-                progress,
-                show=not quiet and sys.stderr.isatty(),
+    if pending:
+        show = not quiet and sys.stderr.isatty()
+        with artifacts.JsonlAppender(path, "responses") as out:
+            state = asyncio.run(
+                _fetch(design, endpoints, state, out.append, options, progress, show=show)
             )
-        )
     rows = artifacts.read_jsonl(path, "responses").records
     record = lib.generation_record(design, loaded.sha256, rows, prices, time.monotonic() - started)
     artifacts.write_json(run_dir / artifacts.GENERATION, record, "generation", force=True)
@@ -126,6 +122,21 @@ def generate(
         f"wrote {run_dir / artifacts.TRIALS}: {len(trials)} blinded trials; "
         f"next: bt-judge {run_dir}"
     )
+
+
+def _import(design: Mapping[str, Any], state: Any, path: Path) -> Any:
+    """--from-dirs: append the imported outputs for every unanswered slot (no network)."""
+    from blindtest import generate as lib
+    from blindtest.outputs import imported_text
+
+    def read(side: str, item: str, variant: str) -> str:
+        return imported_text(design["source"], side, item, variant)
+
+    rows = lib.import_rows(design, state, read)
+    with artifacts.JsonlAppender(path, "responses") as out:
+        for row in rows:
+            out.append(row)
+    return lib.SlotState.from_rows(artifacts.read_jsonl(path, "responses").records)
 
 
 async def _fetch(
