@@ -330,7 +330,7 @@ def deterministic_endpoint_error(design: Mapping[str, Any], identical: int) -> C
 def _variant_for(design: Mapping[str, Any], slot: Slot) -> str:
     """Which file answers a slot: the doubled side's two triangle slots take variants 1 and 2
     in slot order; every other slot takes the candidate's first output."""
-    variants = sorted(design["source"]["files"][slot.prompt_id][slot.side])
+    variants: list[str] = sorted(design["source"]["files"][slot.prompt_id][slot.side])
     if design["protocol"] != "triangle":
         return variants[0]
     entry = design["arrangement"][slot.trial - 1]
