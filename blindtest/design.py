@@ -199,8 +199,10 @@ def _models(options: DesignOptions) -> dict[str, Any]:
     if options.source is None:
         return {"A": options.a.to_dict(), "B": options.b.to_dict()}
     dirs = options.source["dirs"]
-    return {side: {"model": spec.model, "dir": dirs[side]}
-            for side, spec in (("A", options.a), ("B", options.b))}
+    return {
+        side: {"model": spec.model, "dir": dirs[side]}
+        for side, spec in (("A", options.a), ("B", options.b))
+    }
 
 
 def prompt_record(prompt: Prompt) -> dict[str, Any]:
