@@ -126,7 +126,7 @@ def test_prompts_and_demo_are_exclusive(
     neither = invoke("design", tmp_path / "r", *MODELS)
     for result in (both, neither):
         assert result.exit_code == 2
-        assert "give exactly one of --prompts FILE or --demo" in result.stderr
+        assert "give exactly one of --prompts FILE, --demo or --from-dirs A B" in result.stderr
 
 
 def test_existing_design_is_not_overwritten_without_force(invoke: Invoke, tmp_path: Path) -> None:

@@ -1,0 +1,142 @@
+"""``blindtest run A B`` and ``python -m blindtest.demo``: every stage in order against the local
+simulator, each stage's files left in the run directory, and a report that verifies."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+from blindtest import artifacts
+from blindtest.simulator import Simulator
+
+from conftest import Invoke, files_in
+
+EVERY_ARTIFACT = [
+    "audit.json",
+    "design.json",
+    "design.sha256",
+    "generation.json",
+    "picks.jsonl",
+    "report.json",
+    "responses.jsonl",
+    "trials.jsonl",
+]
+
+
+def report_of(run: Path) -> dict[str, object]:
+    return artifacts.read_json(run / artifacts.REPORT, "report")
+
+
+def test_run_demo_produces_every_artifact_and_a_report_that_verifies(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    url = simulator.base_url
+    result = invoke(
+        "run", "sim-large", "sim-small", "--demo", "--a-url", url, "--b-url", url,
+        "--judge", "bot:length", "--run-dir", run, "--seed", "run-test",
+        "--price-a", "2.5,10", "--price-b", "0.15,0.6",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert files_in(run) == EVERY_ARTIFACT
+    report = report_of(run)
+    assert report["judges"] == ["bot:length"]
+    assert report["protocol"] == "triangle"
+    assert report["n"] == 20
+    assert report["missing"] == []
+    design = orjson.loads((run / artifacts.DESIGN).read_bytes())
+    assert design["demo"] is True
+    assert design["models"]["A"]["model"] == "sim-large"
+    # The result screen: the score, the bots beside it, the channels and the demo reminder.
+    screen = result.stdout
+    assert "of 20 correct" in screen
+    assert "Tells, mechanical bots on the same trials: " in screen
+    assert "Channels open: content; wording and style; formatting; length" in screen
+    assert any(s.startswith("Demo run") for s in screen.splitlines())
+    assert "says nothing about your" in screen
+    assert report["cost"] is not None
+    assert report["cost"] in screen
+    # sim-large writes long, headed, bulleted answers: length gives it away.
+    assert "largely explained by length" in screen
+    verified = invoke("verify", run)
+    assert verified.exit_code == 0, verified.stdout
+    assert verified.stdout.splitlines()[-1] == "verified: everything recomputes"
+
+
+def test_run_launders_and_the_report_shouts_it(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    url = simulator.base_url
+    result = invoke(
+        "run", "sim-large", "sim-small", "--demo", "--a-url", url, "--b-url", url,
+        "--launder", "sim-launder", "--launder-url", url, "--trials", 6,
+        "--judge", "bot:length", "--run-dir", run, "--seed", "launder-test",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert "LAUNDERED RUN: a third model (sim-launder) rewrote every response." in result.stdout
+    assert report_of(run)["channels_open"] == ["content as rewritten by the laundering model"]
+    assert invoke("verify", run).exit_code == 0
+
+
+def test_run_at_temperature_zero_in_pair_mode_tells_the_temperature_zero_story(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    url = simulator.base_url
+    result = invoke(
+        "run", "sim-large", "sim-small", "--demo", "--a-url", url, "--b-url", url,
+        "--protocol", "pair", "--temperature", 0, "--trials", 8,
+        "--judge", "bot:length", "--run-dir", run, "--seed", "pair-test",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert "Generated at temperature 0" in result.stdout
+    report = report_of(run)
+    assert report["protocol"] == "pair"
+    assert report["nicknames"] == ["longer", "shorter"]
+    assert invoke("verify", run).exit_code == 0
+
+
+def test_run_refuses_the_triangle_at_temperature_zero_before_calling_a_model(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    url = simulator.base_url
+    result = invoke(
+        "run", "sim-large", "sim-small", "--demo", "--a-url", url, "--b-url", url,
+        "--temperature", 0, "--judge", "bot:length", "--run-dir", run,
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "refused at temperature 0" in result.stderr
+    assert files_in(run) == []
+    assert simulator.requests == []
+
+
+def test_demo_without_a_terminal_uses_the_length_bot_and_says_so(tmp_path: Path) -> None:
+    run = tmp_path / "demo-run"
+    env = {k: v for k, v in os.environ.items() if k != "BLINDTEST_DEBUG"}
+    done = subprocess.run(
+        [sys.executable, "-m", "blindtest.demo", str(run)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        "stdin is not a terminal, so the length bot judges this demo "
+        "(run `make demo` in a terminal to judge it yourself)." in done.stderr
+    )
+    assert "bt-verify: every file in" in done.stderr
+    assert files_in(run) == EVERY_ARTIFACT
+    picks = artifacts.read_jsonl(run / artifacts.PICKS, "picks").records
+    assert {p["judge"] for p in picks} == {"bot:length"}
+    assert len(picks) == 20
+    assert "Demo run" in done.stdout
+    assert "judge(s): bot:length" in done.stdout
