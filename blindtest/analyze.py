@@ -21,9 +21,11 @@ from blindtest import judge as judging
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.generate import is_loopback
 from blindtest.stats import (
+    binomial_test,
     cohen_kappa,
     e_process,
     fleiss_kappa,
+    holm,
     judge_panel,
     pair_test,
     percent_agreement,
@@ -33,6 +35,16 @@ from blindtest.stats import (
     triangle_test,
 )
 from blindtest.stats.intervals import Interval
+
+#: The test behind each report's p-value, as the result screen names it.
+TESTS = {
+    "triangle": "one-sided exact binomial against chance 1/3",
+    "sequential": "sequential e-process against 1/3; anytime-valid p",
+    "panel": "exact randomization test over trials, several judges",
+    "pair": "two-sided exact binomial against 1/2",
+    "pair_panel": "per-judge two-sided exact binomial, Holm-adjusted",
+    "preference": "exact two-sided binomial against 1/2, Wilson interval",
+}
 
 #: A bot whose excess over chance reaches this share of the judge's "largely explains" it.
 EXPLAINS_SHARE = 0.75
@@ -195,20 +207,24 @@ def _void(design: Mapping[str, Any], judged: int) -> str:
     )
 
 
-def _triangle_statement(subject: str, result: Any, significant: bool) -> str:
+def _triangle_statement(
+    subject: str, result: Any, significant: bool, p_text: str | None = None
+) -> str:
+    """The sentence a person reads. ``p_text`` overrides the fixed-n p-value (sequential runs
+    quote the anytime-valid one, since optional stopping invalidates the fixed-n p)."""
     k, n = result.correct, result.n
+    p_text = p_text or format_p(result.p_value)
     if significant:
         return (
-            f"{subject} told them apart: {k} of {n} correct ({format_p(result.p_value)}). After "
-            f"removing lucky guesses, the difference was visible on about "
-            f"{_pct(result.pd.estimate)} of these prompts (95% interval {_pct(result.pd.lo)} to "
-            f"{_pct(result.pd.hi)})."
+            f"{subject} told them apart: {k} of {n} correct ({p_text}). After removing lucky "
+            f"guesses, the difference was visible on about {_pct(result.pd.estimate)} of these "
+            f"prompts (95% interval {_pct(result.pd.lo)} to {_pct(result.pd.hi)})."
         )
-    verb = "You" if subject == "You" else subject
     return (
-        f"{verb} could not tell them apart: {k} of {n} correct ({format_p(result.p_value)}). This "
-        f"is a bound, not an equivalence: no evidence of a visible difference, and if one exists "
-        f"it shows on at most {_pct(result.pd.hi)} of these prompts (95% upper bound)."
+        f"{subject} could not tell them apart: {k} of {n} correct ({p_text}). This is a bound, "
+        f"not an equivalence: no evidence of a visible difference, and if one exists it shows "
+        f"on at most {_pct(result.pd.hi)} of these prompts (upper end of the two-sided 95% "
+        "interval)."
     )
 
 
@@ -226,9 +242,8 @@ def _similarity(design: Mapping[str, Any], correct: int, n: int) -> JsonObject |
         )
     else:
         claim = (
-            f"Similarity within pd0 = {_pct(pd0)} was not shown ({format_p(result.p_value)}): a "
-            f"difference visible on up to {_pct(result.pd_upper)} of prompts is still consistent "
-            "with the data."
+            f"Similarity within pd0 = {_pct(pd0)} was not shown ({format_p(result.p_value)}): "
+            f"the one-sided {level} upper bound on pd is {_pct(result.pd_upper)}, above pd0."
         )
     return {**result.to_dict(), "statement": claim}
 
@@ -263,6 +278,7 @@ def analyze_triangle(
     result = triangle_test(correct, n)
     fields: JsonObject = {
         "judges": [judge],
+        "test": TESTS["triangle"],
         "n": n,
         "correct": correct,
         "p_value": result.p_value,
@@ -276,6 +292,7 @@ def analyze_triangle(
         seq, values = _sequential(design, rows)
         crossed = seq.crossed_at is not None
         fields |= {
+            "test": TESTS["sequential"],
             "p_value": seq.p_value,
             "sequential_result": {
                 "crossed_at": seq.crossed_at,
@@ -285,7 +302,9 @@ def analyze_triangle(
                 "intervals_adjusted_for_stopping": False,
             },
             "verdict": "distinguished" if crossed else "not distinguished",
-            "statement": _triangle_statement(subject, result, crossed)
+            "statement": _triangle_statement(
+                subject, result, crossed, f"anytime-valid {format_p(seq.p_value)}"
+            )
             + (
                 f" The sequential e-value crossed {seq.threshold:g} at trial {seq.crossed_at}."
                 if crossed
@@ -346,6 +365,7 @@ def analyze_triangle_panel(
     )
     fields = {
         "judges": sorted(judges),
+        "test": TESTS["panel"],
         "n": n,
         "correct": correct,
         "p_value": panel.p_value,
@@ -376,13 +396,9 @@ def _nicknames(picks: Sequence[judging.Pick]) -> tuple[str, str]:
     return (names[0], names[1] if len(names) > 1 else f"not {names[0]}")
 
 
-def analyze_pair(
-    design: Mapping[str, Any], picks: Sequence[judging.Pick]
-) -> tuple[JsonObject, int, list[JsonObject]]:
-    judges = _by_judge(picks)
-    judge = sorted(judges)[0]
-    own = judges[judge]
-    first, second = _nicknames(own)
+def _pair_rows(
+    design: Mapping[str, Any], judge: str, own: Sequence[judging.Pick], first: str
+) -> list[JsonObject]:
     prompt_of = {e["trial"]: e["prompt_id"] for e in design["arrangement"]}
     rows = []
     for pick in own:
@@ -398,12 +414,43 @@ def analyze_pair(
                 "consistent": (pick.pick == first) == (side == "A"),
             }
         )
-    k, n = sum(r["consistent"] for r in rows), len(rows)
-    result = pair_test(k, n)
+    return rows
+
+
+def _pair_sentence(
+    subject: str, first: str, rows: Sequence[JsonObject], result: Any, alpha: float
+) -> str:
+    k, n = result.consistent, result.n
     majority = max(k, n - k)
     mapping = f"'{first}' = A" if k >= n - k else f"'{first}' = B"
+    if result.p_value <= alpha:
+        return (
+            f"{subject} told them apart: the nicknames followed the models in {majority} of "
+            f"{n} trials ({mapping}; two-sided {format_p(result.p_value)})."
+        )
+    pd_hi = _pair_pd(result.pc)["hi"]
+    return (
+        f"{subject} could not tell them apart: nicknames consistent with one mapping in "
+        f"{majority} of {n} trials (two-sided {format_p(result.p_value)}). This is a bound, not "
+        f"an equivalence: if a difference exists, it shows on at most {_pct(pd_hi)} of these "
+        "prompts (upper end of the two-sided 95% interval)."
+    )
+
+
+def analyze_pair(
+    design: Mapping[str, Any], picks: Sequence[judging.Pick]
+) -> tuple[JsonObject, int, list[JsonObject]]:
+    judges = _by_judge(picks)
+    if len(judges) > 1:
+        return analyze_pair_panel(design, judges)
+    ((judge, own),) = judges.items()
+    first, second = _nicknames(own)
+    rows = _pair_rows(design, judge, own, first)
+    k, n = sum(r["consistent"] for r in rows), len(rows)
+    result = pair_test(k, n)
     fields: JsonObject = {
-        "judges": sorted(judges),
+        "judges": [judge],
+        "test": TESTS["pair"],
         "n": n,
         "correct": k,
         "p_value": result.p_value,
@@ -417,30 +464,58 @@ def analyze_pair(
     if n < design["trials"]:
         return fields | {"verdict": "void", "statement": _void(design, n)}, 1, []
     significant = result.p_value <= design["alpha"]
-    subject = _subject(own, judge)
-    if significant:
-        statement = (
-            f"{subject} told them apart: your nicknames followed the models in "
-            f"{majority} of {n} trials ({mapping}; two-sided {format_p(result.p_value)})."
-        )
-    else:
-        statement = (
-            f"{subject} could not tell them apart: nicknames consistent with one mapping "
-            f"in {majority} of {n} trials (two-sided {format_p(result.p_value)}). This is a "
-            f"bound, not an equivalence: if a difference exists, it shows on at most "
-            f"{_pct(fields['pd']['hi'])} of these prompts."
-        )
+    statement = _pair_sentence(_subject(own, judge), first, rows, result, design["alpha"])
     if fields["similarity"] is not None:
         statement += " " + fields["similarity"]["statement"]
-    return (
-        fields
-        | {
-            "verdict": "distinguished" if significant else "not distinguished",
-            "statement": statement,
+    verdict = "distinguished" if significant else "not distinguished"
+    return fields | {"verdict": verdict, "statement": statement}, 0, []
+
+
+def analyze_pair_panel(
+    design: Mapping[str, Any], judges: Mapping[str, Sequence[judging.Pick]]
+) -> tuple[JsonObject, int, list[JsonObject]]:
+    """Several pair judges: each keeps their own nicknames, so each is tested on their own;
+    the panel's p-value is the Holm-adjusted smallest (does any judge see a difference?)."""
+    results, rows, sentences = {}, [], []
+    for judge, own in sorted(judges.items()):
+        first, _ = _nicknames(own)
+        own_rows = _pair_rows(design, judge, own, first)
+        k = sum(r["consistent"] for r in own_rows)
+        results[judge] = pair_test(k, len(own_rows))
+        rows += own_rows
+        sentences.append(
+            _pair_sentence(f"Judge {judge!r}", first, own_rows, results[judge], design["alpha"])
+        )
+    adjusted = holm([r.p_value for r in results.values()])
+    fields: JsonObject = {
+        "judges": sorted(judges),
+        "test": TESTS["pair_panel"],
+        "n": len(rows),
+        "correct": None,
+        "p_value": min(adjusted),
+        "per_judge": {
+            j: r.to_dict() | {"holm_p_value": p}
+            for (j, r), p in zip(results.items(), adjusted, strict=True)
         },
-        0,
-        [],
+        "per_trial": sorted(rows, key=lambda r: (r["trial"], r["judge"])),
+    }
+    short = [j for j, own in judges.items() if len(own) < design["trials"]]
+    if short:
+        return (
+            fields | {"verdict": "void", "statement": _void(design, len(judges[short[0]]))},
+            1,
+            [],
+        )
+    significant = min(adjusted) <= design["alpha"]
+    lead = (
+        f"At least one of {len(judges)} judges told them apart (Holm-adjusted "
+        f"{format_p(min(adjusted))})."
+        if significant
+        else f"None of {len(judges)} judges told them apart (Holm-adjusted "
+        f"{format_p(min(adjusted))})."
     )
+    verdict = "distinguished" if significant else "not distinguished"
+    return fields | {"verdict": verdict, "statement": " ".join([lead, *sentences])}, 0, []
 
 
 def _pair_pd(pc: Interval) -> JsonObject:
@@ -525,6 +600,13 @@ def analyze_preference(
     )
     agreement = _agreement(design, judges)
     problems = _gate_problems(bias, agreement, options)
+    warnings = []
+    if bias is not None and bias.exceeds_margin and not bias.significant:
+        warnings.append(
+            f"Position: left chosen {bias.left} of {bias.n} times ({_pct(bias.statistic)}), more "
+            f"than {_pct(options.position_margin)} from half but not significantly "
+            f"({format_p(bias.p_value)}); worth a look, not a failure."
+        )
     prompt_of = {e["trial"]: e["prompt_id"] for e in design["arrangement"]}
     rows = [
         {
@@ -541,6 +623,7 @@ def analyze_preference(
     ]
     fields: JsonObject = {
         "judges": sorted(judges),
+        "test": TESTS["preference"],
         "n": len(outcome),
         "wins": wins_a,
         "losses": wins_b,
@@ -552,6 +635,7 @@ def analyze_preference(
         "agreement": agreement,
         "by_tag": _by_tag(design, outcome),
         "gates_failed": problems,
+        "warnings": warnings,
         "per_trial": sorted(rows, key=lambda r: (r["trial"], r["judge"])),
     }
     incomplete = len(outcome) < design["trials"]
@@ -586,12 +670,15 @@ def analyze_preference(
 
 
 def _gate_problems(bias: Any, agreement: JsonObject | None, options: AnalysisOptions) -> list[str]:
+    """Spec 002's gates. Position bias fails the run when the exact test finds it (a margin
+    alone would fail an unbiased judge a third of the time at n = 10); agreement fails it
+    when kappa is below ``min_kappa``."""
     problems = []
-    if bias is not None and bias.flagged:
+    if bias is not None and bias.significant:
         problems.append(
             f"position bias: judges chose left {bias.left} of {bias.n} times "
-            f"({_pct(bias.statistic)}, {format_p(bias.p_value)}); they responded to position, so "
-            "every win rate here is void."
+            f"({_pct(bias.statistic)}, exact two-sided {format_p(bias.p_value)}); they "
+            "responded to position, so every win rate here is void."
         )
     kappa = (agreement or {}).get("kappa", {}).get("statistic")
     if kappa is not None and kappa < options.min_kappa:
@@ -620,41 +707,85 @@ def _matching(bot: Mapping[str, Any], fields: Mapping[str, Any]) -> int:
     return sum(1 for r in fields["per_trial"] if bot_picks.get(r["trial"]) == r["pick"])
 
 
+def _length_preference(
+    design: Mapping[str, Any], bot: Mapping[str, Any], fields: Mapping[str, Any]
+) -> list[str]:
+    """Preference: did the judges simply prefer the longer response? (Spec 001: reviewers
+    systematically prefer longer output.)"""
+    longer = {p["trial"]: p["pick"] for p in bot["picks"] if p["pick"] != "tie"}
+    votes = [r for r in fields["per_trial"] if r["pick"] != "tie" and r["trial"] in longer]
+    if not votes:
+        return []
+    followed = sum(1 for r in votes if r["pick"] == longer[r["trial"]])
+    p_value = binomial_test(followed, len(votes), 0.5).p_value
+    share = followed / len(votes)
+    if p_value <= design["alpha"] and share >= EXPLAINS_SHARE:
+        return [
+            f"The judges preferred the longer response in {followed} of {len(votes)} untied "
+            f"comparisons ({format_p(p_value)}). Reviewers systematically prefer longer output, "
+            "so this preference may be a preference for length."
+        ]
+    if bot["p_value"] is not None and bot["p_value"] <= design["alpha"]:
+        return [
+            f"Length separates the models ({bot['correct']} of {bot['n']} longer answers were "
+            f"A's), but the judges preferred the longer response in only {followed} of "
+            f"{len(votes)} comparisons."
+        ]
+    return []
+
+
+def _bot_sentence(
+    design: Mapping[str, Any], kind: str, bot: Mapping[str, Any], fields: Mapping[str, Any]
+) -> str | None:
+    """Triangle and pair: does a bot that cannot read come close to the judge?"""
+    chance = 1 / 3 if design["protocol"] == "triangle" else 0.5
+    if fields.get("correct") is None or not fields.get("n"):
+        return None
+    judge_excess = _excess(fields["correct"], fields["n"], chance)
+    bot_excess = _excess(bot["correct"], bot["n"], chance)
+    if design["protocol"] == "pair":
+        judge_excess, bot_excess = abs(judge_excess), abs(bot_excess)
+    name = _BOT_NAME[kind]
+    if fields.get("verdict") == "distinguished":
+        if judge_excess > 0 and bot_excess >= EXPLAINS_SHARE * judge_excess:
+            return (
+                f"The discrimination is largely explained by {_BOT_CHANNEL[kind]}: the {name}, "
+                f"scored {bot['correct']}/{bot['n']} against the judge's "
+                f"{fields['correct']}/{fields['n']}. You know what you measured."
+            )
+        return None
+    if bot["p_value"] is not None and bot["p_value"] <= design["alpha"]:
+        return (
+            f"The {name}, scored {bot['correct']}/{bot['n']} ({format_p(bot['p_value'])}): "
+            f"{_BOT_CHANNEL[kind]} alone separates the models on these prompts, a channel these "
+            "judgements did not pick up."
+        )
+    return None
+
+
 def audit_summary(
     design: Mapping[str, Any], audit: Mapping[str, Any] | None, fields: Mapping[str, Any]
 ) -> JsonObject | None:
     """The bots' scores beside the judge's, and what they explain (spec 000, "Tells")."""
     if audit is None:
         return None
-    chance = {"triangle": 1 / 3, "pair": 0.5, "preference": 0.5}[design["protocol"]]
-    judge_excess = _excess(fields.get("correct") or 0, fields.get("n") or 0, chance)
-    significant = fields.get("verdict") == "distinguished"
     summary: JsonObject = {"bots": {}, "sentences": [], "checks": audit.get("checks")}
+    single = len(fields.get("judges") or []) == 1
     for kind, bot in audit["bots"].items():
         if not bot.get("applicable", True) or not bot["n"]:
             continue
         entry = {"correct": bot["correct"], "n": bot["n"], "p_value": bot["p_value"]}
-        if design["protocol"] != "preference":
+        if design["protocol"] != "preference" and single:
             entry["same_picks_as_judge"] = _matching(bot, fields)
         summary["bots"][kind] = entry
-        bot_excess = _excess(bot["correct"], bot["n"], chance)
-        if design["protocol"] == "pair":
-            bot_excess, judge_now = abs(bot_excess), abs(judge_excess)
-        else:
-            judge_now = judge_excess
-        name = _BOT_NAME[kind]
-        if significant and judge_now > 0 and bot_excess >= EXPLAINS_SHARE * judge_now:
-            summary["sentences"].append(
-                f"The discrimination is largely explained by {_BOT_CHANNEL[kind]}: the {name}, "
-                f"scored {bot['correct']}/{bot['n']} against the judge's "
-                f"{fields['correct']}/{fields['n']}. You know what you measured."
+        if design["protocol"] == "preference":
+            summary["sentences"] += (
+                _length_preference(design, bot, fields) if kind == "length" else []
             )
-        elif not significant and bot["p_value"] is not None and bot["p_value"] <= design["alpha"]:
-            summary["sentences"].append(
-                f"The {name}, scored {bot['correct']}/{bot['n']} ({format_p(bot['p_value'])}): "
-                f"{_BOT_CHANNEL[kind]} alone separates the models on these prompts, a channel the "
-                "judging did not use."
-            )
+            continue
+        sentence = _bot_sentence(design, kind, bot, fields)
+        if sentence:
+            summary["sentences"].append(sentence)
     return summary
 
 

@@ -41,20 +41,20 @@ def _table(rows: Sequence[Sequence[str]]) -> list[str]:
 
 def _score_lines(report: Mapping[str, Any]) -> list[str]:
     protocol = report["protocol"]
-    if report["verdict"] in ("void",) or not report.get("n"):
+    if report["verdict"] in ("void", "unusable") or not report.get("n"):
         return []
+    test = report.get("test") or PROTOCOL_TEST[protocol]
     if protocol == "preference":
         win = report["pc"]
         return [
             f"  A {report['wins']} : B {report['losses']}, {report['ties']} ties   "
-            f"{format_p(report['p_value'])} ({PROTOCOL_TEST[protocol]})",
+            f"{format_p(report['p_value'])} ({test})",
             f"  A's win rate     {_pct(win['estimate'])}  (95% Wilson {_pct(win['lo'])} to "
-            f"{_pct(win['hi'])})",
+            f"{_pct(win['hi'])}; ties excluded)",
         ]
+    if report.get("correct") is None:
+        return [f"  {report['n']} judgements   {format_p(report['p_value'])} ({test})"]
     unit = "correct" if protocol == "triangle" else "consistent"
-    test = PROTOCOL_TEST[protocol]
-    if report.get("sequential_result"):
-        test = "sequential e-process; anytime-valid p"
     lines = [
         f"  {report['correct']} of {report['n']} {unit}   {format_p(report['p_value'])} ({test})"
     ]
@@ -74,6 +74,33 @@ def _score_lines(report: Mapping[str, Any]) -> list[str]:
             f"  d' (secondary)      {_num(dprime['estimate'])}  (95% {_num(dprime['lo'])} "
             f"to {_num(dprime['hi'])}; assumes a Thurstonian model)"
         )
+    return lines
+
+
+def _panel_lines(report: Mapping[str, Any]) -> list[str]:
+    """Preference diagnostics: position bias, agreement, breakdown by tag, warnings."""
+    lines = []
+    bias = report.get("position_bias")
+    if bias:
+        lines.append(
+            f"Position: left chosen {bias['left']} of {bias['n']} untied picks "
+            f"({_pct(bias['statistic'])}, exact two-sided {format_p(bias['p_value'])})."
+        )
+    agreement = report.get("agreement")
+    if agreement and agreement.get("kappa"):
+        kappa = agreement["kappa"]
+        lines.append(
+            f"Agreement over {agreement['n_items']} shared trials: "
+            f"{_pct(agreement['percent']['statistic'])} identical, {kappa['method']} kappa "
+            f"{_num(kappa['statistic'])} ({kappa['label']}). {agreement['caveat']}"
+        )
+    elif report["protocol"] == "preference":
+        lines.append("Agreement: not measured (one judge).")
+    by_tag = report.get("by_tag")
+    if by_tag:
+        cells = [f"{tag} A {c['A']} : B {c['B']}, {c['ties']} ties" for tag, c in by_tag.items()]
+        lines.append("By task type: " + "; ".join(cells) + ".")
+    lines += report.get("warnings") or []
     return lines
 
 
@@ -199,6 +226,9 @@ def format_summary(report: Mapping[str, Any], *, per_trial: bool = True) -> str:
     ]
     if report.get("cost"):
         lines.append(report["cost"])
+    panel = _panel_lines(report)
+    if panel:
+        lines += ["", *panel]
     lines += ["", *_audit_lines(report), ""]
     lines.append("Channels open: " + "; ".join(report["channels_open"]))
     lines.append("Channels closed: " + "; ".join(report["channels_closed"]))

@@ -21,6 +21,7 @@ import orjson
 
 from blindtest import artifacts
 from blindtest.analyze import AnalysisOptions, analyze_run
+from blindtest.checks import CommandRunner
 from blindtest.design import build_arrangement
 from blindtest.errors import BadInput
 
@@ -171,7 +172,9 @@ def _check_trials(v: _Verifier, design: Mapping[str, Any]) -> None:
     v.differ(artifacts.TRIALS, trials, build_trials_view(design, state))
 
 
-def _check_audit(v: _Verifier, design: Mapping[str, Any], sha256: str) -> None:
+def _check_audit(
+    v: _Verifier, design: Mapping[str, Any], sha256: str, runner: CommandRunner | None
+) -> None:
     from blindtest.audit import build_audit
     from blindtest.judge import trials_from_records
 
@@ -180,14 +183,38 @@ def _check_audit(v: _Verifier, design: Mapping[str, Any], sha256: str) -> None:
     if audit is None or trials is None:
         return
     responses = v.read(artifacts.RESPONSES, "responses", jsonl=True)
-    recomputed = build_audit(design, sha256, trials_from_records(trials, design), responses)
-    # Command checks are only rerun by bt-audit --allow-commands; keep what was recorded.
-    if audit.get("checks") and recomputed.get("checks"):
-        recomputed["checks"] = (
-            audit["checks"] if audit["checks"]["not_run"] == 0 else recomputed["checks"]
-        )
-    v.note(artifacts.AUDIT)
+    try:
+        views = trials_from_records(trials, design)
+    except BadInput as error:
+        v.result.differences.append(Difference(artifacts.TRIALS, "the design's trials", str(error)))
+        return
+    recomputed = build_audit(design, sha256, views, responses, runner)
+    commands = any("command" in p.get("check", {}) for p in design["prompts"])
+    if commands and runner is None:
+        # Shell-command checks run only when allowed; compare everything else.
+        v.note(f"{artifacts.AUDIT} (command checks not re-run; bt-verify --allow-commands does)")
+        audit = {k: val for k, val in audit.items() if k != "checks"}
+        recomputed = {k: val for k, val in recomputed.items() if k != "checks"}
+    else:
+        v.note(artifacts.AUDIT)
     v.differ(artifacts.AUDIT, audit, recomputed)
+
+
+def _check_generation(v: _Verifier, design: Mapping[str, Any]) -> None:
+    """Tokens, failures and cost per role recomputed from responses.jsonl and the recorded
+    prices (wall time is a measurement, not a derivation)."""
+    from blindtest.generate import generation_record
+
+    generation = v.read(artifacts.GENERATION, "generation")
+    responses = v.read(artifacts.RESPONSES, "responses", jsonl=True)
+    if generation is None or responses is None:
+        return
+    prices = {role: (p["input"], p["output"]) for role, p in generation["prices"].items()}
+    recomputed = generation_record(
+        design, generation["design_sha256"], responses, prices, generation.get("wall_seconds", 0)
+    )
+    v.note(f"{artifacts.GENERATION} from {artifacts.RESPONSES}")
+    v.differ(artifacts.GENERATION, generation, recomputed)
 
 
 def _check_report(v: _Verifier, name: str) -> None:
@@ -221,7 +248,7 @@ def _options(report: Mapping[str, Any]) -> AnalysisOptions:
     return AnalysisOptions(**recorded)
 
 
-def verify_run(run_dir: Path) -> VerifyResult:
+def verify_run(run_dir: Path, *, runner: CommandRunner | None = None) -> VerifyResult:
     """Recompute the run directory and list every difference (empty when it all holds)."""
     if not (run_dir / artifacts.DESIGN).exists():
         raise BadInput(f"{run_dir}: no {artifacts.DESIGN}; not a run directory")
@@ -231,7 +258,8 @@ def verify_run(run_dir: Path) -> VerifyResult:
         return v.result
     sha256 = artifacts.sha256_bytes(artifacts.read_bytes(run_dir / artifacts.DESIGN))
     _check_trials(v, design)
-    _check_audit(v, design, sha256)
+    _check_generation(v, design)
+    _check_audit(v, design, sha256, runner)
     reports = sorted(p.name for p in run_dir.glob("report*.json"))
     for name in reports:
         if v.result.ok:

@@ -12,9 +12,12 @@ from blindtest.cli._common import command, json_option, quiet_option, run_argume
 
 @command("verify")
 @run_argument
+@click.option(
+    "--allow-commands", is_flag=True, help="Re-run the prompts' shell-command checks too."
+)
 @json_option
 @quiet_option
-def verify(run_dir: Path, as_json: bool, quiet: bool) -> None:
+def verify(run_dir: Path, allow_commands: bool, as_json: bool, quiet: bool) -> None:
     """Recompute hashes, arrangement, blinded view, audit and report; list any difference.
 
     \b
@@ -22,9 +25,10 @@ def verify(run_dir: Path, as_json: bool, quiet: bool) -> None:
       bt-verify run
       bt-verify run --json
     """
+    from blindtest.checks import subprocess_runner
     from blindtest.verify import verify_run
 
-    result = verify_run(run_dir)
+    result = verify_run(run_dir, runner=subprocess_runner() if allow_commands else None)
     if as_json:
         click.echo(artifacts.dump_json(result.to_dict()).decode(), nl=False)
     elif not quiet:
