@@ -79,40 +79,33 @@ def _report_blindtest_error(prog: str, error: BlindtestError) -> NoReturn:
     fail(prog, str(error), error.exit_code)
 
 
-class BlindtestCommand(click.Command):
+class _ExitCodes:
+    """Mixin for click commands and groups: shared context settings, and a standalone
+    ``main`` that maps every ending to the contract's exit codes (see ``run_main``)."""
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("context_settings", CONTEXT_SETTINGS)
         super().__init__(*args, **kwargs)
 
-    def main(  # type: ignore[override]
+    def main(
         self,
         args: Sequence[str] | None = None,
         prog_name: str | None = None,
         standalone_mode: bool = True,
         **extra: Any,
     ) -> Any:
+        click_main = super().main  # type: ignore[misc]
         if not standalone_mode:
-            return super().main(args=args, prog_name=prog_name, standalone_mode=False, **extra)
-        run_main(super().main, args, prog_name, **extra)
+            return click_main(args=args, prog_name=prog_name, standalone_mode=False, **extra)
+        run_main(click_main, args, prog_name, **extra)
 
 
-class BlindtestGroup(click.Group):
+class BlindtestCommand(_ExitCodes, click.Command):  # type: ignore[misc]
+    pass
+
+
+class BlindtestGroup(_ExitCodes, click.Group):  # type: ignore[misc]
     command_class = BlindtestCommand
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("context_settings", CONTEXT_SETTINGS)
-        super().__init__(*args, **kwargs)
-
-    def main(  # type: ignore[override]
-        self,
-        args: Sequence[str] | None = None,
-        prog_name: str | None = None,
-        standalone_mode: bool = True,
-        **extra: Any,
-    ) -> Any:
-        if not standalone_mode:
-            return super().main(args=args, prog_name=prog_name, standalone_mode=False, **extra)
-        run_main(super().main, args, prog_name, **extra)
 
 
 def command(name: str) -> Callable[[F], click.Command]:
