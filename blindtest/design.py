@@ -18,6 +18,7 @@ The arrangement is a pure function of (seed, trials, prompts, protocol), drawn f
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -129,8 +130,8 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
         raise BadInput(f"--alpha must be in (0, 0.5], got {options.alpha}")
     if not options.seed:
         raise BadInput("--seed must not be empty")
-    if options.protocol == "triangle" and options.source is None:
-        _check_triangle_temperature(options)
+    if options.source is None:
+        _check_endpoints(options)
     if options.sequential and options.protocol != "triangle":
         raise BadInput("--sequential is defined for the triangle protocol only")
     if options.similarity_pd0 is not None:
@@ -140,6 +141,38 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
             f"found {distinct_prompts} distinct prompts, need {options.trials} (each prompt is "
             f"used in one trial only); add prompts or use --trials {distinct_prompts}"
         )
+
+
+_URL = re.compile(r"^https?://[^\s/]+")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def check_url(option: str, url: str) -> None:
+    if not _URL.match(url):
+        raise BadInput(f"{option}: {url!r} is not an http(s) URL, e.g. http://localhost:11434/v1")
+
+
+def _check_model(side: str, spec: ModelSpec) -> None:
+    lower = side.lower()
+    if not spec.model.strip():
+        raise BadInput(f"--{lower}: the model name is empty")
+    check_url(f"--{lower}-url", spec.base_url)
+    if not _ENV_NAME.match(spec.key_env):
+        raise BadInput(
+            f"--{lower}-key-env: {spec.key_env!r} is not an environment variable name; give "
+            "the NAME of the variable that holds the key, never the key itself"
+        )
+    if not 0 <= spec.temperature <= 2:
+        raise BadInput(f"--temperature must be in [0, 2], got {spec.temperature}")
+    if spec.top_p is not None and not 0 < spec.top_p <= 1:
+        raise BadInput(f"--top-p must be in (0, 1], got {spec.top_p}")
+
+
+def _check_endpoints(options: DesignOptions) -> None:
+    for side, spec in zip(SIDES, (options.a, options.b), strict=True):
+        _check_model(side, spec)
+    if options.protocol == "triangle":
+        _check_triangle_temperature(options)
 
 
 def _check_triangle_temperature(options: DesignOptions) -> None:

@@ -19,6 +19,7 @@ from blindtest.design import (
     ModelSpec,
     Normalization,
     build_design,
+    check_url,
 )
 from blindtest.errors import BadInput
 from blindtest.normalize import LAUNDER_PROMPT, length_band_instruction, parse_length_band
@@ -78,6 +79,7 @@ def _normalization(
             raise BadInput(f"--length-band: {error}") from None
     spec = None
     if launder is not None:
+        check_url("--launder-url", launder_url)
         spec = LaunderSpec(
             model=launder,
             base_url=launder_url,
