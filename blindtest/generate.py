@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.client import ChatClient, ChatMessage, Completion, Endpoint
-from blindtest.errors import BadInput, CheckFailed, EndpointFailed
+from blindtest.errors import BadInput, CheckFailed, EndpointFailed, EndpointRejected
 from blindtest.normalize import (
     count_words,
     launder_messages,
@@ -158,6 +158,11 @@ def endpoints_for(
             temperature=spec.get("temperature"),
             top_p=spec.get("top_p"),
             max_tokens=spec.get("max_tokens"),
+            # OpenAI's own API deprecated max_tokens (its reasoning models refuse it); every
+            # other OpenAI-compatible server reads max_tokens.
+            max_tokens_field="max_completion_tokens"
+            if urlsplit(spec["base_url"]).hostname == "api.openai.com"
+            else "max_tokens",
         )
     return endpoints
 
@@ -385,6 +390,12 @@ def import_rows(
 AppendRow = Callable[[JsonObject], None]
 
 
+def rejects_seed(message: str) -> bool:
+    """A 400 that names the ``seed`` parameter (some servers refuse unknown parameters)."""
+    lowered = message.lower()
+    return "http 400" in lowered and "seed" in lowered
+
+
 async def _worker(
     design: Mapping[str, Any],
     client: ChatClient,
@@ -392,6 +403,7 @@ async def _worker(
     prompts: Mapping[str, str],
     append: AppendRow,
     on_result: Callable[[Work, JsonObject], None],
+    no_seed: set[str],
 ) -> None:
     while True:
         work = await queue.get()
@@ -404,7 +416,18 @@ async def _worker(
         else:
             messages = messages_for(design, prompts[work.slot.prompt_id])
             seed = slot_seed(design["seed"], work.slot.trial, work.slot.slot)
-        completion = await client.complete(role, messages, seed=seed)
+        if role in no_seed:
+            seed = None
+        try:
+            completion = await client.complete(role, messages, seed=seed)
+        except EndpointRejected as error:
+            if seed is None or not rejects_seed(str(error)):
+                raise
+            # "a per-slot seed where the server accepts one": this one does not, so the rest
+            # of this role's slots go without (recorded as seed null on each row).
+            no_seed.add(role)
+            seed = None
+            completion = await client.complete(role, messages)
         row = response_record(design, work, completion, client.endpoint(role).model, seed)
         append(row)
         on_result(work, row)
@@ -431,6 +454,7 @@ async def run_generation(
     queues: dict[str, asyncio.Queue[Work | None]] = {role: asyncio.Queue() for role in client.sides}
     limit = identical_draws_limit(design)
     guard_error: list[CheckFailed] = []
+    no_seed: set[str] = set()
 
     def on_result(work: Work, row: JsonObject) -> None:
         target = state.laundered if work.stage == LAUNDER else state.generated
@@ -459,7 +483,7 @@ async def run_generation(
         queues[role].put_nowait(work)
     tasks = {
         role: [
-            asyncio.create_task(_worker(design, client, queue, prompts, append, on_result))
+            asyncio.create_task(_worker(design, client, queue, prompts, append, on_result, no_seed))
             for _ in range(concurrency)
         ]
         for role, queue in queues.items()

@@ -403,3 +403,43 @@ def test_kill_9_mid_run_then_resume_never_asks_an_answered_slot_again(
     for trial, slot in answered:
         assert counts[slot_seed("gen", trial, slot)] == 1
     assert len({(r["trial"], r["slot"]) for r in rows(run)}) == 60
+
+
+def test_a_server_that_refuses_seed_gets_requests_without_one(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    from blindtest.simulator import Fault
+
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path)
+    refusal = Fault("status", status=400, message="Unrecognized request argument supplied: seed")
+    simulator.inject(refusal, times=1, model="sim-large")
+    result = invoke("generate", run, "--quiet", "--concurrency", "1")
+    assert result.exit_code == 0, result.stderr
+    rows = artifacts.read_jsonl(run / "responses.jsonl", "responses").records
+    assert len(rows) == 18
+    assert all(r["seed"] is None for r in rows if r["side"] == "A")
+    assert all(r["seed"] is not None for r in rows if r["side"] == "B")
+
+
+def test_openai_api_gets_max_completion_tokens_and_others_max_tokens() -> None:
+    from blindtest.generate import endpoints_for
+
+    def design_for(url: str) -> dict[str, Any]:
+        spec = {
+            "model": "m",
+            "base_url": url,
+            "key_env": "K",
+            "params": {"temperature": 1.0, "max_tokens": 100},
+        }
+        return {
+            "source": {"kind": "endpoints"},
+            "models": {"A": spec, "B": spec},
+            "normalization": {"launder": None},
+        }
+
+    openai = endpoints_for(design_for("https://api.openai.com/v1"), {"K": "x"})
+    local = endpoints_for(design_for("http://localhost:11434/v1"), {})
+    assert openai["A"].max_tokens_field == "max_completion_tokens"
+    assert local["A"].max_tokens_field == "max_tokens"
+    assert local["A"].key_env is None  # a local server needs no key when none is set
