@@ -166,6 +166,10 @@ def notes(design: Mapping[str, Any]) -> list[str]:
             "triangle test cannot be used; pair mode asks for consistent nicknames instead."
         )
     out.append(
+        "Shown to the judge: the prompt and the responses in seeded positions. Never shown "
+        "before this report: model names, which side is which, timing, or any running score."
+    )
+    out.append(
         "This is a statement about these prompts, these judges and these model builds; it does "
         "not transfer to other workloads or to a later build behind the same name."
     )
