@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -210,8 +211,11 @@ def _appendix_lines(report: Mapping[str, Any]) -> list[str]:
     return ["Appendix, after the reveal (latency was never shown to the judge):", *_table(table)]
 
 
-def format_summary(report: Mapping[str, Any], *, per_trial: bool = True) -> str:
-    """The result screen."""
+def format_summary(
+    report: Mapping[str, Any], *, per_trial: bool = True, width: int | None = None
+) -> str:
+    """The result screen. ``width`` wraps prose for a terminal; None leaves one line per
+    paragraph (for pipes, files and grep)."""
     judges = ", ".join(report.get("judges") or []) or "none"
     models = report["models"]
     lines = [
@@ -240,7 +244,20 @@ def format_summary(report: Mapping[str, Any], *, per_trial: bool = True) -> str:
     appendix = _appendix_lines(report)
     if appendix:
         lines += ["", *appendix]
-    return "\n".join(lines)
+    if width is None:
+        return "\n".join(lines)
+    return "\n".join(_wrap(line, width) for line in lines)
+
+
+def _wrap(line: str, width: int) -> str:
+    """Wrap prose; indented lines (scores, tables) are already laid out, except the indented
+    bot sentences, which wrap under their indent."""
+    if len(line) <= width:
+        return line
+    if line.startswith("  ") and "  " in line[2:]:
+        return line  # a table row or score line: columns are separated by double spaces
+    indent = "  " if line.startswith("  ") else ""
+    return textwrap.fill(line.strip(), width, initial_indent=indent, subsequent_indent=indent)
 
 
 def render_html(report: Mapping[str, Any]) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 
 import click
@@ -89,7 +91,8 @@ def analyze(
     if as_json:
         click.echo(artifacts.dump_json(result.report).decode(), nl=False)
     elif not quiet:
-        click.echo(format_summary(result.report, per_trial=not brief))
+        width = min(shutil.get_terminal_size().columns, 100) if sys.stdout.isatty() else None
+        click.echo(format_summary(result.report, per_trial=not brief, width=width))
     if result.exit_code:
         click.echo(
             f"bt-analyze: {result.report['verdict']}: {result.report['statement']}", err=True
