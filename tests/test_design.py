@@ -7,6 +7,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from blindtest import artifacts
@@ -219,3 +221,17 @@ def test_design_holds_key_names_never_keys() -> None:
     }
     with pytest.raises(BadInput, match="key_env"):
         artifacts.validate(bad, "design", "design.json")
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.text(min_size=1, max_size=30), n=st.integers(1, 60), extra=st.integers(0, 20))
+def test_balance_holds_for_any_seed_and_trial_count(seed: str, n: int, extra: int) -> None:
+    ids = [f"q{i}" for i in range(n + extra)]
+    triangle = build_arrangement(seed, n, ids, "triangle")
+    pair = build_arrangement(seed, n, ids, "pair")
+    assert len({a["prompt_id"] for a in triangle}) == n
+    for arrangement, key in ((triangle, "doubled"), (pair, "left")):
+        counts = Counter(a[key] for a in arrangement)
+        assert abs(counts["A"] - counts["B"]) == n % 2
+    assert all(a["odd_position"] in (1, 2, 3) for a in triangle)
+    assert build_arrangement(seed, n, ids, "triangle") == triangle

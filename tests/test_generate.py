@@ -443,3 +443,33 @@ def test_openai_api_gets_max_completion_tokens_and_others_max_tokens() -> None:
     assert openai["A"].max_tokens_field == "max_completion_tokens"
     assert local["A"].max_tokens_field == "max_tokens"
     assert local["A"].key_env is None  # a local server needs no key when none is set
+
+
+def test_ctrl_c_mid_run_exits_130_keeps_what_was_fetched_and_resumes(
+    tmp_path: Path, simulator: Simulator, invoke: Invoke
+) -> None:
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path, trials=20)
+    simulator.config.latency = 0.05
+    child = subprocess.Popen(
+        [sys.executable, "-m", "blindtest", "generate", str(run), "--quiet", "--concurrency", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 20
+    path = run / "responses.jsonl"
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_bytes().count(b"\n") >= 6:
+            break
+        time.sleep(0.02)
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=20)
+    assert child.returncode == 130
+    assert b"interrupted; everything done so far is kept, rerun to resume" in stderr
+    kept = {(r["trial"], r["slot"]) for r in rows(run)}
+    assert len(kept) >= 6
+    simulator.config.latency = 0.0
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    counts = requests_per_slot(simulator)
+    for trial, slot in kept:
+        assert counts[slot_seed("gen", trial, slot)] == 1
