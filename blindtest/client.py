@@ -88,6 +88,8 @@ CompletionKind = Literal[
     "server_error",
     "connection_error",
     "timeout",
+    # a 4xx the stage decided concerns one slot only (a prompt too long for the model)
+    "rejected",
 ]
 USABLE_KINDS: frozenset[str] = frozenset({"ok", "length", "refusal"})
 

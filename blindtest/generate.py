@@ -396,6 +396,15 @@ def rejects_seed(message: str) -> bool:
     return "http 400" in lowered and "seed" in lowered
 
 
+_TOO_LONG = ("context length", "context window", "maximum context", "too many tokens", "too long")
+
+
+def too_long(message: str) -> bool:
+    """A 400 that concerns one prompt's length, not the request's parameters or the key."""
+    lowered = message.lower()
+    return "http 400" in lowered and any(phrase in lowered for phrase in _TOO_LONG)
+
+
 async def _worker(
     design: Mapping[str, Any],
     client: ChatClient,
@@ -421,13 +430,19 @@ async def _worker(
         try:
             completion = await client.complete(role, messages, seed=seed)
         except EndpointRejected as error:
-            if seed is None or not rejects_seed(str(error)):
+            if seed is not None and rejects_seed(str(error)):
+                # "a per-slot seed where the server accepts one": this one does not, so the
+                # rest of this role's slots go without (recorded as seed null on each row).
+                no_seed.add(role)
+                seed = None
+                completion = await client.complete(role, messages)
+            elif too_long(str(error)):
+                # One prompt too long for the model is this slot's failure, not the run's.
+                completion = Completion(
+                    role, "rejected", "", None, None, 0.0, 1, 400, error=str(error)
+                )
+            else:
                 raise
-            # "a per-slot seed where the server accepts one": this one does not, so the rest
-            # of this role's slots go without (recorded as seed null on each row).
-            no_seed.add(role)
-            seed = None
-            completion = await client.complete(role, messages)
         row = response_record(design, work, completion, client.endpoint(role).model, seed)
         append(row)
         on_result(work, row)

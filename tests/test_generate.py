@@ -473,3 +473,24 @@ def test_ctrl_c_mid_run_exits_130_keeps_what_was_fetched_and_resumes(
     counts = requests_per_slot(simulator)
     for trial, slot in kept:
         assert counts[slot_seed("gen", trial, slot)] == 1
+
+
+def test_a_prompt_too_long_for_the_model_fails_its_slot_not_the_run(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    from blindtest.simulator import Fault
+
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path)
+    too_long = Fault(
+        "status", status=400, message="This model's maximum context length is 4096 tokens"
+    )
+    simulator.inject(too_long, times=1, model="sim-small")
+    result = invoke("generate", run, "--quiet")
+    assert result.exit_code == 3
+    assert "1 slot(s) still unanswered" in result.stderr
+    failed = [r for r in rows(run) if r["status"] == "failed"]
+    assert len(failed) == 1
+    assert failed[0]["kind"] == "rejected"
+    assert "maximum context length" in failed[0]["error"]
+    assert len([r for r in rows(run) if r["status"] == "ok"]) == 17
