@@ -371,40 +371,6 @@ def test_identical_same_model_draws_are_counted() -> None:
     assert [s.side for s in plan_slots(design)] == ["A", "A", "B", "A", "B", "B"]
 
 
-def test_kill_9_mid_run_then_resume_never_asks_an_answered_slot_again(
-    tmp_path: Path, simulator: Simulator, invoke: Invoke
-) -> None:
-    run = tmp_path / "run"
-    make_design(invoke, run, simulator, tmp_path, trials=20)
-    simulator.config.latency = 0.05
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    child = subprocess.Popen(
-        [sys.executable, "-m", "blindtest", "generate", str(run), "--quiet", "--concurrency", "2"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        path = run / "responses.jsonl"
-        if path.exists() and path.read_bytes().count(b"\n") >= 10:
-            break
-        time.sleep(0.02)
-    os.kill(child.pid, signal.SIGKILL)
-    child.wait()
-    answered = {
-        (r["trial"], r["slot"])
-        for r in artifacts.read_jsonl(run / "responses.jsonl", "responses").records
-    }
-    assert 10 <= len(answered) < 60
-    simulator.config.latency = 0.0
-    assert invoke("generate", run, "--quiet").exit_code == 0
-    counts = requests_per_slot(simulator)
-    for trial, slot in answered:
-        assert counts[slot_seed("gen", trial, slot)] == 1
-    assert len({(r["trial"], r["slot"]) for r in rows(run)}) == 60
-
-
 def test_a_server_that_refuses_seed_gets_requests_without_one(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
@@ -445,34 +411,58 @@ def test_openai_api_gets_max_completion_tokens_and_others_max_tokens() -> None:
     assert local["A"].key_env is None  # a local server needs no key when none is set
 
 
+def start_generate_and_wait(run: Path, lines: int) -> subprocess.Popen[bytes]:
+    """bt-generate in a child process, returned once ``lines`` rows are on disk."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "blindtest", "generate", str(run), "--quiet", "--concurrency", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    path = run / "responses.jsonl"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_bytes().count(b"\n") >= lines:
+            break
+        time.sleep(0.02)
+    return child
+
+
+def assert_resume_asks_only_missing_slots(run: Path, simulator: Simulator, invoke: Invoke) -> None:
+    kept = {(r["trial"], r["slot"]) for r in rows(run)}
+    simulator.config.latency = 0.0
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    counts = requests_per_slot(simulator)
+    for trial, slot in kept:
+        assert counts[slot_seed("gen", trial, slot)] == 1
+    assert len({(r["trial"], r["slot"]) for r in rows(run)}) == 60
+
+
+def test_kill_9_mid_run_then_resume_never_asks_an_answered_slot_again(
+    tmp_path: Path, simulator: Simulator, invoke: Invoke
+) -> None:
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path, trials=20)
+    simulator.config.latency = 0.05
+    child = start_generate_and_wait(run, lines=10)
+    os.kill(child.pid, signal.SIGKILL)
+    child.communicate(timeout=20)
+    assert 10 <= len(rows(run)) < 60
+    assert_resume_asks_only_missing_slots(run, simulator, invoke)
+
+
 def test_ctrl_c_mid_run_exits_130_keeps_what_was_fetched_and_resumes(
     tmp_path: Path, simulator: Simulator, invoke: Invoke
 ) -> None:
     run = tmp_path / "run"
     make_design(invoke, run, simulator, tmp_path, trials=20)
     simulator.config.latency = 0.05
-    child = subprocess.Popen(
-        [sys.executable, "-m", "blindtest", "generate", str(run), "--quiet", "--concurrency", "2"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 20
-    path = run / "responses.jsonl"
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_bytes().count(b"\n") >= 6:
-            break
-        time.sleep(0.02)
+    child = start_generate_and_wait(run, lines=6)
     child.send_signal(signal.SIGINT)
     _, stderr = child.communicate(timeout=20)
     assert child.returncode == 130
     assert b"interrupted; everything done so far is kept, rerun to resume" in stderr
-    kept = {(r["trial"], r["slot"]) for r in rows(run)}
-    assert len(kept) >= 6
-    simulator.config.latency = 0.0
-    assert invoke("generate", run, "--quiet").exit_code == 0
-    counts = requests_per_slot(simulator)
-    for trial, slot in kept:
-        assert counts[slot_seed("gen", trial, slot)] == 1
+    assert len(rows(run)) >= 6
+    assert_resume_asks_only_missing_slots(run, simulator, invoke)
 
 
 def test_a_prompt_too_long_for_the_model_fails_its_slot_not_the_run(
