@@ -95,6 +95,10 @@ def _subject(picks: Sequence[judging.Pick], judge: str) -> str:
     return "You" if judge else "The judge"
 
 
+def _prompt_of(design: Mapping[str, Any]) -> dict[int, str]:
+    return {e["trial"]: e["prompt_id"] for e in design["arrangement"]}
+
+
 def _by_judge(picks: Sequence[judging.Pick]) -> dict[str, list[judging.Pick]]:
     grouped: dict[str, list[judging.Pick]] = defaultdict(list)
     for pick in picks:
@@ -181,7 +185,7 @@ def notes(design: Mapping[str, Any]) -> list[str]:
 
 def _triangle_rows(design: Mapping[str, Any], picks: Sequence[judging.Pick]) -> list[JsonObject]:
     models = design["models"]
-    prompt_of = {e["trial"]: e["prompt_id"] for e in design["arrangement"]}
+    prompt_of = _prompt_of(design)
     rows = []
     for pick in picks:
         entry = judging.arrangement_entry(design, pick.trial)
@@ -403,7 +407,7 @@ def _nicknames(picks: Sequence[judging.Pick]) -> tuple[str, str]:
 def _pair_rows(
     design: Mapping[str, Any], judge: str, own: Sequence[judging.Pick], first: str
 ) -> list[JsonObject]:
-    prompt_of = {e["trial"]: e["prompt_id"] for e in design["arrangement"]}
+    prompt_of = _prompt_of(design)
     rows = []
     for pick in own:
         side = judging.option1_side(design, pick.trial)
@@ -578,7 +582,7 @@ def _majority(
 
 def _by_tag(design: Mapping[str, Any], outcome: Mapping[int, str]) -> JsonObject:
     tags = {p["id"]: p.get("tags", []) for p in design["prompts"]}
-    prompt_of = {e["trial"]: e["prompt_id"] for e in design["arrangement"]}
+    prompt_of = _prompt_of(design)
     table: dict[str, Counter[str]] = defaultdict(Counter)
     for trial, side in outcome.items():
         for tag in tags[prompt_of[trial]]:
@@ -611,7 +615,7 @@ def analyze_preference(
             f"than {_pct(options.position_margin)} from half but not significantly "
             f"({format_p(bias.p_value)}); worth a look, not a failure."
         )
-    prompt_of = {e["trial"]: e["prompt_id"] for e in design["arrangement"]}
+    prompt_of = _prompt_of(design)
     rows = [
         {
             "trial": p.trial,

@@ -40,18 +40,6 @@ GENERATION = "generation.json"
 #: Files made from a design: once one exists the design may not be replaced.
 DOWNSTREAM_OF_DESIGN = (RESPONSES, TRIALS, PICKS, AUDIT, REPORT, GENERATION)
 
-#: The schema each run-directory file is validated against.
-SCHEMA_OF_FILE: dict[str, str] = {
-    DESIGN: "design",
-    RESPONSES: "responses",
-    TRIALS: "trials",
-    PICKS: "picks",
-    AUDIT: "audit",
-    REPORT: "report",
-    E_VALUES: "e_values",
-    GENERATION: "generation",
-}
-
 SCHEMA_NAMES = (
     "audit",
     "design",

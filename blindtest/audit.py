@@ -27,7 +27,8 @@ from blindtest import judge as judging
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.census import aggregate_census
 from blindtest.checks import CommandRunner, evaluate
-from blindtest.generate import LAUNDER, SlotState, plan_slots
+from blindtest.generate import LAUNDER, SlotState, original_text, plan_slots
+from blindtest.normalize import outside_band
 from blindtest.rng import DesignRng
 from blindtest.stats import binomial_test, pair_test, triangle_test
 
@@ -114,17 +115,11 @@ def census_by_model(
         census[side] = result.to_dict()
     band = design["normalization"]["length_band"]
     if band is not None:
-        from blindtest.normalize import outside_band
-
         for side in ("A", "B"):
             census[side]["outside_length_band"] = sum(
                 outside_band(text, band["lo"], band["hi"]) for text in texts[side]
             )
     return census
-
-
-def _original(row: Mapping[str, Any]) -> str:
-    return str(row.get("raw_text", row["text"]))
 
 
 def run_checks(
@@ -149,7 +144,7 @@ def run_checks(
         row = state.generated.get((slot.trial, slot.slot))
         if row is None or row["status"] != "ok":
             continue
-        outcome = evaluate(checks[slot.prompt_id], _original(row), runner)
+        outcome = evaluate(checks[slot.prompt_id], original_text(row), runner)
         if outcome is None:
             not_run += 1
             continue

@@ -295,7 +295,7 @@ def _same(first: str, second: str) -> bool:
     return " ".join(first.split()) == " ".join(second.split())
 
 
-def _original(row: Mapping[str, Any]) -> str:
+def original_text(row: Mapping[str, Any]) -> str:
     """The text as the endpoint returned it, before any normalization."""
     return str(row.get("raw_text", row["text"]))
 
@@ -311,7 +311,7 @@ def identical_draws(design: Mapping[str, Any], state: SlotState) -> int:
             state.answered(Slot(entry["trial"], p, entry["doubled"], ""), "generate") for p in twins
         ]
         if rows[0] is not None and rows[1] is not None:
-            count += _same(_original(rows[0]), _original(rows[1]))
+            count += _same(original_text(rows[0]), original_text(rows[1]))
     return count
 
 
@@ -542,10 +542,6 @@ async def _wait_all(tasks: Sequence[asyncio.Task[None]], guard_error: list[Check
                 raise task.exception()  # type: ignore[misc]
         if guard_error:
             raise guard_error[0]
-
-
-def failed_slots(design: Mapping[str, Any], state: SlotState) -> int:
-    return len(pending_work(design, state))
 
 
 def endpoint_failure_summary(design: Mapping[str, Any], state: SlotState) -> EndpointFailed:

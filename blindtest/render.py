@@ -11,13 +11,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from blindtest.analyze import format_p
-
-PROTOCOL_TEST = {
-    "triangle": "one-sided exact binomial against chance 1/3",
-    "pair": "two-sided exact binomial against 1/2",
-    "preference": "exact two-sided binomial against 1/2, Wilson interval",
-}
+from blindtest.analyze import TESTS, format_p
 
 
 def _pct(value: Any) -> str:
@@ -44,7 +38,7 @@ def _score_lines(report: Mapping[str, Any]) -> list[str]:
     protocol = report["protocol"]
     if report["verdict"] in ("void", "unusable") or not report.get("n"):
         return []
-    test = report.get("test") or PROTOCOL_TEST[protocol]
+    test = report.get("test") or TESTS[protocol]
     if protocol == "preference":
         win = report["pc"]
         return [

@@ -18,6 +18,7 @@ from blindtest.cli.audit import audit
 from blindtest.cli.design import design
 from blindtest.cli.generate import generate
 from blindtest.cli.judge import judge
+from blindtest.judge import JUDGE_KINDS
 
 _NOT_FROM_DESIGN = {"run_dir", "model_a", "model_b", "force", "quiet"}
 
@@ -35,7 +36,7 @@ _NOT_FROM_DESIGN = {"run_dir", "model_a", "model_b", "force", "quiet"}
     "judge_kind",
     default="human",
     show_default=True,
-    type=click.Choice(("human", "bot:length", "bot:duplicate", "bot:random")),
+    type=click.Choice(JUDGE_KINDS),
     help="Who judges: you, in this terminal, or a mechanical judge.",
 )
 @click.option("--judge-id", help="Name written on every pick (default: your user name).")
