@@ -25,6 +25,7 @@ from typing import Any
 
 from blindtest.artifacts import schema_tag, sha256_text
 from blindtest.errors import BadInput
+from blindtest.normalize import NORMALIZERS_VERSION
 from blindtest.prompts import Prompt
 from blindtest.rng import RNG_VERSION, DesignRng
 
@@ -93,6 +94,7 @@ class Normalization:
                 "prompt": self.launder.prompt,
             }
         return {
+            "version": NORMALIZERS_VERSION,
             "strip_formatting": self.strip_formatting,
             "truncate_match": self.truncate_match,
             "length_band": band,

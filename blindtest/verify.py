@@ -24,6 +24,7 @@ from blindtest.analyze import AnalysisOptions, analyze_run
 from blindtest.checks import CommandRunner
 from blindtest.design import build_arrangement
 from blindtest.errors import BadInput
+from blindtest.normalize import NORMALIZERS_VERSION
 
 #: Relative tolerance for floats recomputed on another machine (libm and scipy may differ in
 #: the last bits); exact everywhere else.
@@ -146,6 +147,14 @@ def _check_design(v: _Verifier) -> Mapping[str, Any] | None:
                     f"{artifacts.DESIGN}/prompts/{index}/sha256", prompt["sha256"], text_hash
                 )
             )
+    recorded_version = design["normalization"]["version"]
+    if recorded_version != NORMALIZERS_VERSION:
+        # This blindtest normalizes text differently from the one that made the run.
+        v.result.differences.append(
+            Difference(
+                f"{artifacts.DESIGN}/normalization/version", recorded_version, NORMALIZERS_VERSION
+            )
+        )
     v.note("arrangement from the seed")
     derived = build_arrangement(
         design["seed"], design["trials"], [p["id"] for p in design["prompts"]], design["protocol"]
