@@ -194,4 +194,16 @@ def build_audit(
         "responses_seen": None
         if state is None
         else sum(1 for row in responses or () if row.get("stage") != LAUNDER),
+        "responses_missing": None if state is None else missing_responses(design, state),
     }
+
+
+def missing_responses(design: Mapping[str, Any], state: SlotState) -> int:
+    """Slots of the design without an answered row: a responses file cut short, or a run
+    whose failures were never fetched again. The census and checks cover only what is there,
+    so the audit says how much is not."""
+    return sum(
+        1
+        for slot in plan_slots(design)
+        if (row := state.generated.get((slot.trial, slot.slot))) is None or row["status"] != "ok"
+    )

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from blindtest import artifacts
 from blindtest.cli._common import command, force_option, quiet_option, run_argument
+from blindtest.hints import stage_command
 
 
 @command("audit")
@@ -24,12 +26,25 @@ from blindtest.cli._common import command, force_option, quiet_option, run_argum
     show_default=True,
     help="Seconds each check command may run.",
 )
+@click.option(
+    "--show",
+    is_flag=True,
+    help="Print the bots' scores and the census per model (they reveal which side is which: "
+    "not for a judge who has not finished).",
+)
 @force_option
 @quiet_option
 def audit(
-    run_dir: Path, allow_commands: bool, command_timeout: float, force: bool, quiet: bool
+    run_dir: Path,
+    allow_commands: bool,
+    command_timeout: float,
+    show: bool,
+    force: bool,
+    quiet: bool,
 ) -> None:
     """Replay every trial with mechanical bots and count formatting tells per model.
+
+    Prints no score unless --show: a judge still judging must not learn what a bot found.
 
     \b
     Example:
@@ -55,6 +70,26 @@ def audit(
     artifacts.write_json(run_dir / artifacts.AUDIT, document, "audit", force=force)
     if quiet:
         return
+    if document["responses_missing"]:
+        expected = document["responses_missing"] + document["responses_seen"]
+        click.echo(
+            f"{artifacts.RESPONSES} answers {expected - document['responses_missing']} of "
+            f"{expected} slots: the census and checks leave {document['responses_missing']} "
+            "out; rerun bt-generate to fetch them",
+            err=True,
+        )
+    if responses is None:
+        click.echo(f"no {artifacts.RESPONSES}: census without refusals or cut responses", err=True)
+    if show:
+        _show(document)
+    click.echo(
+        f"wrote {run_dir / artifacts.AUDIT}; {stage_command('analyze', run_dir)} puts the "
+        "bots and the census beside the judge's result",
+        err=True,
+    )
+
+
+def _show(document: dict[str, Any]) -> None:
     for kind, bot in document["bots"].items():
         if bot.get("applicable", True):
             p = f", p = {bot['p_value']:.2g}" if bot["p_value"] is not None else ""
@@ -67,6 +102,3 @@ def audit(
             f"{c['totals']['em_dashes']} em dashes",
             err=True,
         )
-    if responses is None:
-        click.echo(f"no {artifacts.RESPONSES}: census without refusals or cut responses", err=True)
-    click.echo(f"wrote {run_dir / artifacts.AUDIT}", err=True)
