@@ -40,8 +40,10 @@ def test_i9_audit_prints_no_bot_score_or_census_unless_shown(tmp_path: Path) -> 
     run = make_run(tmp_path)
     quiet_about_sides = cli("audit", run)
     assert quiet_about_sides.exit_code == 0, quiet_about_sides.stderr
-    assert "bot:" not in quiet_about_sides.stderr and "words" not in quiet_about_sides.stderr
+    assert "bot:" not in quiet_about_sides.stderr
+    assert "words" not in quiet_about_sides.stderr
     assert "model-a" not in quiet_about_sides.stderr
     shown = cli("audit", run, "--show", "--force")
     assert shown.exit_code == 0, shown.stderr
-    assert "length bot: " in shown.stderr and "(model-a)" in shown.stderr
+    assert "length bot: " in shown.stderr
+    assert "(model-a)" in shown.stderr
