@@ -96,6 +96,7 @@ CompletionKind = Literal[
     "timeout",
     # a 4xx the stage decided concerns one slot only (a prompt too long for the model)
     "rejected",
+    "too_long",
 ]
 USABLE_KINDS: frozenset[str] = frozenset({"ok", "length", "refusal"})
 
@@ -461,8 +462,10 @@ _REFUSAL_MAX_WORDS = 40
 
 
 def _refuses(text: str | None) -> bool:
-    return bool(text) and len(str(text).split()) <= _REFUSAL_MAX_WORDS and bool(
-        _REFUSAL.match(str(text).replace("\u2019", "'"))
+    return (
+        bool(text)
+        and len(str(text).split()) <= _REFUSAL_MAX_WORDS
+        and bool(_REFUSAL.match(str(text).replace("\u2019", "'")))
     )
 
 
@@ -561,7 +564,8 @@ def _status_failure(
     said = body.message.rstrip().removesuffix(".")
     head = f"HTTP {status} {reason}".rstrip()
     if quota_exceeded(status, body):
-        return make(QuotaExceeded, f"{head}: {said}; a billing limit, not a rate limit: not retried")
+        billing = "a billing limit, not a rate limit: not retried"
+        return make(QuotaExceeded, f"{head}: {said}; {billing}")
     if prompt_too_long(status, body):
         return make(PromptTooLong, f"{head}: {said}")
     if status in (401, 403):

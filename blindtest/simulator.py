@@ -111,7 +111,7 @@ QUOTA_BODY = (
 #: "The prompt does not fit" as each server says it.
 CONTEXT_BODIES = {
     "openai": '{"error": {"message": "This model\'s maximum context length is 4097 tokens. '
-    'However, your messages resulted in 4294 tokens. Please reduce the length of the '
+    "However, your messages resulted in 4294 tokens. Please reduce the length of the "
     'messages.", "type": "invalid_request_error", "param": "messages", '
     '"code": "context_length_exceeded"}}',
     "llamacpp": '{"error": {"code": 400, "message": "request (4233 tokens) exceeds the '
