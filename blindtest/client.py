@@ -564,8 +564,7 @@ def _status_failure(
     said = body.message.rstrip().removesuffix(".")
     head = f"HTTP {status} {reason}".rstrip()
     if quota_exceeded(status, body):
-        billing = "a billing limit, not a rate limit: not retried"
-        return make(QuotaExceeded, f"{head}: {said}; {billing}")
+        return make(QuotaExceeded, f"{head} (a billing limit, not retried): {said}")
     if prompt_too_long(status, body):
         return make(PromptTooLong, f"{head}: {said}")
     if status in (401, 403):

@@ -556,6 +556,8 @@ async def run_generation(
     guard_error: list[CheckFailed] = []
     no_seed: set[str] = set()
     counts = progress if progress is not None else Progress(total=0)
+    if collisions.deterministic():
+        raise deterministic_endpoint_error(design, collisions)  # no more money on it
 
     def on_result(work: Work, row: JsonObject) -> None:
         target = state.laundered if work.stage == LAUNDER else state.generated
@@ -586,6 +588,17 @@ async def run_generation(
         ]
         for role, queue in queues.items()
     }
+    await _drain_or_stop(design, queues, tasks, guard_error, collisions)
+    return state
+
+
+async def _drain_or_stop(
+    design: Mapping[str, Any],
+    queues: Mapping[str, asyncio.Queue[Work | None]],
+    tasks: Mapping[str, list[asyncio.Task[None]]],
+    guard_error: list[CheckFailed],
+    collisions: DrawCollisions,
+) -> None:
     try:
         await _drain(queues, tasks, guard_error)
     except CheckFailed as error:
@@ -593,7 +606,6 @@ async def run_generation(
             raise
         # Stated after every request in flight has ended: the count over all fetched trials.
         raise deterministic_endpoint_error(design, collisions) from None
-    return state
 
 
 async def _drain(

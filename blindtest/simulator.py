@@ -245,7 +245,8 @@ class SimulatorConfig:
     ``Authorization: Bearer <api_key>``. ``capacity``: answer 429 when more than this many
     requests for one model are in flight. ``mix``: random faults. ``serve_as``: play a
     single-model server (llama.cpp, a one-model vLLM): any model name is accepted and answered
-    by this model, whose name the answer's ``model`` field carries.
+    by this model, whose name the answer's ``model`` field carries. ``deterministic``: ignore
+    ``temperature`` (answer as at 0), as some servers do, so a prompt always gets one text.
     """
 
     latency: float = 0.0
@@ -253,6 +254,7 @@ class SimulatorConfig:
     capacity: int | None = None
     mix: FaultMix | None = None
     serve_as: str | None = None
+    deterministic: bool = False
 
 
 @dataclass(slots=True)
@@ -909,6 +911,8 @@ class Simulator:
     def _text(self, body: dict[str, Any]) -> tuple[str, str]:
         temperature = body.get("temperature")
         temperature = 1.0 if temperature is None else float(temperature)
+        if self.config.deterministic:
+            temperature = 0.0
         seed = body.get("seed")
         # With a seed, sampling is reproducible (OpenAI's best effort, here exact); without
         # one, the request counter makes every call a fresh draw.
@@ -1009,6 +1013,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=MODELS,
         help="answer every model name with this model, as a single-model server does",
     )
+    parser.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="ignore temperature (answer as at 0), as some servers do",
+    )
     args = parser.parse_args(argv)
     key = None
     if args.require_key_env:
@@ -1025,6 +1034,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         capacity=args.capacity,
         mix=mix,
         serve_as=args.serve_as,
+        deterministic=args.deterministic,
     )
     try:
         asyncio.run(_serve_forever(Simulator(config, port=args.port)))

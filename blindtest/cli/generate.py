@@ -122,7 +122,7 @@ def generate(
         "rpm": rpm,
         "max_retries": max_retries,
     }
-    stopped: EndpointFailed | CheckFailed | None = None
+    stopped: BaseException | None = None
     if pending:
         show = not quiet and sys.stderr.isatty()
         try:
@@ -130,10 +130,12 @@ def generate(
                 state = asyncio.run(
                     _fetch(design, endpoints, state, out.append, options, progress, show=show)
                 )
-        except (EndpointFailed, CheckFailed) as error:
+        except (EndpointFailed, CheckFailed, KeyboardInterrupt) as error:
             stopped = error  # the ledger still records what this session fetched
-    rows = artifacts.read_jsonl(path, "responses").records
+    rows = artifacts.read_jsonl(path, "responses", missing_ok=True).records
     fetched = rows[len(existing) :]
+    if stopped is not None and not fetched:
+        raise stopped
     session = lib.session_entry(fetched, time.monotonic() - started) if fetched else None
     sessions, wall = lib.ledger(previous, loaded.sha256, existing, session)
     record = lib.generation_record(design, loaded.sha256, rows, prices, wall, sessions)
@@ -171,6 +173,22 @@ def _write_generation(run_dir: Path, record: dict[str, Any]) -> bool:
     return True
 
 
+def _said_prices(
+    previous: Mapping[str, Any] | None,
+    given: Mapping[str, tuple[float, float]],
+    prices: Mapping[str, tuple[float, float]],
+) -> str:
+    recorded = set((previous or {}).get("prices", {}))
+    kept = sorted(set(prices) - set(given))
+    replaced = sorted(role for role in given if role in recorded)
+    added = sorted(role for role in given if role not in recorded)
+    said = f"; recorded prices kept for {', '.join(kept)}" if kept else ""
+    said += f"; prices replaced for {', '.join(replaced)}" if replaced else ""
+    if previous is not None and added:
+        said += f"; prices recorded for {', '.join(added)}"
+    return said
+
+
 def _summary(
     fetched: list[dict[str, Any]],
     total_rows: int,
@@ -182,21 +200,18 @@ def _summary(
 ) -> str:
     """One line, the same whichever side is which: totals over both sides only (tokens,
     costs, timings and failures per side are in generation.json, for after judging)."""
-    kept = sorted(set(prices) - set(given))
-    said_prices = f"; recorded prices kept for {', '.join(kept)}" if kept and previous else ""
-    if given and previous is not None and previous.get("prices"):
-        said_prices += f"; new prices for {', '.join(sorted(given))}"
+    said_prices = _said_prices(previous, given, prices)
     if not fetched:
         state = "updated" if changed else "unchanged"
         return f"nothing to fetch ({total_rows} rows on disk); generation.json {state}{said_prices}"
     requests = sum(int(row.get("attempts") or 0) for row in fetched)
     failed = sum(row["status"] != "ok" for row in fetched)
     line = (
-        f"fetched {len(fetched)} rows ({failed} failed) in {requests} requests, both sides "
-        "together; per-side figures are in generation.json, for after judging"
+        f"fetched {len(fetched)} rows ({failed} failed) in {requests} requests; per-side "
+        "figures are in generation.json, for after judging"
     )
     if len(sessions) > 1:
-        line += f"; session {len(sessions)} added to its ledger{said_prices}"
+        line += f"\nresumed: session {len(sessions)} added to the ledger{said_prices}"
     return line
 
 
