@@ -16,6 +16,7 @@ never decides what a failure means for a run: that is the stage's job.
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import math
 import os
@@ -71,6 +72,7 @@ _log = logging.getLogger(__name__)
 DEFAULT_CONCURRENCY = 8
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_CONNECT_TIMEOUT = 10.0
+_LARGE_BODY = 512 * 1024
 
 # Multiplicative decrease on 429, at most once per window of requests sent since the last
 # decrease. 0.75 rather than TCP's 0.5, and +1 per success rather than +1 per round trip:
@@ -901,8 +903,10 @@ class ChatClient:
         lane.tally.retries += attempt > 1
         started = time.perf_counter()
         try:
+            # aiohttp warns that a large bytes body may block the loop; a stream does not.
+            data = io.BytesIO(body) if len(body) > _LARGE_BODY else body
             async with lane.session.post(
-                endpoint.url, data=body, headers=headers, allow_redirects=False
+                endpoint.url, data=data, headers=headers, allow_redirects=False
             ) as response:
                 payload = await response.read()
         except (aiohttp.ClientError, asyncio.TimeoutError, TimeoutError, OSError) as error:
