@@ -18,6 +18,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from test_generate import make_design
 
 from blindtest.client import ChatClient, Endpoint
 from blindtest.errors import QuotaExceeded
@@ -25,7 +26,6 @@ from blindtest.retry import should_retry
 from blindtest.simulator import QUOTA_BODY, Simulator
 
 from conftest import Invoke
-from test_generate import make_design
 
 
 def test_i10_11_the_simulator_sends_openais_exact_quota_body(simulator: Simulator) -> None:

@@ -9,12 +9,12 @@ from typing import Any
 
 import orjson
 import pytest
+from test_generate import make_design, rows
 
 from blindtest import artifacts
 from blindtest.simulator import Simulator
 
 from conftest import Invoke
-from test_generate import make_design, rows
 
 
 def generation(run: Path) -> dict[str, Any]:
@@ -77,7 +77,8 @@ def test_i10_03_a_resumed_run_adds_a_session_to_the_ledger_and_says_so(
     assert first.exit_code == 3
     ledger = generation(run)["sessions"]
     assert len(ledger) == 1
-    assert ledger[0]["rows"] == 18 and ledger[0]["requests"] == 18
+    assert ledger[0]["rows"] == 18
+    assert ledger[0]["requests"] == 18
     simulator.reset()
     second = invoke("generate", run)
     assert second.exit_code == 0, second.stderr

@@ -37,12 +37,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_generate import make_design, rows
 
 from blindtest.client import prompt_too_long, server_error
 from blindtest.simulator import CONTEXT_BODIES, Fault, Simulator
 
 from conftest import Invoke, numbered_prompts
-from test_generate import make_design, rows
 
 
 @pytest.mark.parametrize(
