@@ -4,8 +4,10 @@ It owns ``POST /v1/chat/completions`` and ``GET /v1/models`` for three simulated
 ``sim-large`` (longer, headed, bulleted, em dashes), ``sim-small`` (short plain prose) and
 ``sim-launder`` (rewrites the last user message as plain prose), plus the faults a real
 endpoint throws (429 with every kind of Retry-After, 5xx, HTML error pages, connection
-resets, slow answers and slow reads, invalid JSON, empty ``choices``, refusals, 401, 404)
-and a count of requests per slot (model, seed, messages). The tests, ``make demo`` and the
+resets, slow answers and slow reads, invalid JSON, empty ``choices``, refusals, 401, 404,
+OpenAI's billing 429, and "prompt too long" as OpenAI, llama.cpp, vLLM, Ollama and LiteLLM
+word it), the manners of some servers (a single-model server answering any model name, one
+that ignores temperature), and a count of requests per slot (model, seed, messages). The tests, ``make demo`` and the
 benchmark use it, in process (:class:`Simulator`, :func:`running`) or as
 ``python -m blindtest.simulator --port N``.
 

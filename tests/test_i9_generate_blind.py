@@ -4,6 +4,11 @@ side); those go to generation.json only. The pre-run estimate, made from the des
 
 from __future__ import annotations
 
+import os
+import pty
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -107,3 +112,54 @@ def test_i9_02_the_summary_line_counts_both_sides_together(
     )
     assert lines[4].startswith("wrote run/trials.jsonl: 8 blinded trials; next: ")
     assert len(lines) == 5
+
+
+def generate_on_a_tty(run: Path) -> str:
+    """bt-generate RUN with stderr on a pseudo-terminal (so the progress line is drawn)."""
+    primary, secondary = pty.openpty()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "blindtest", "generate", str(run), "--concurrency", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=secondary,
+        stdin=subprocess.DEVNULL,
+    )
+    os.close(secondary)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(primary, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(primary)
+    assert child.wait(timeout=60) == 0
+    return b"".join(chunks).decode()
+
+
+def test_i9_02_the_progress_line_counts_both_sides_together(
+    invoke: Invoke, simulator: Simulator, tmp_path: Path
+) -> None:
+    drawn = []
+    for name, a, b in (("one", "sim-large", "sim-small"), ("two", "sim-small", "sim-large")):
+        (tmp_path / name).mkdir()
+        prompts = tmp_path / name / "prompts.txt"
+        prompts.write_text("\n".join(numbered_prompts(8)) + "\n")
+        url = simulator.base_url
+        run = tmp_path / name / "run"
+        designed = invoke(
+            "design", run, "--prompts", prompts, "--a", a, "--b", b, "--a-url", url,
+            "--b-url", url, "--seed", "swap", "--trials", 8, "--max-tokens", 60,
+        )  # fmt: skip
+        assert designed.exit_code == 0, designed.stderr
+        simulator.inject("429", times=1, model="sim-large")
+        drawn.append(generate_on_a_tty(run))
+    progress = re.compile(r"\r(\d+)/24 responses  [\d.]+/s  retries (\d)  failed 0  ETA \S+ +")
+    for screen in drawn:
+        segments = [s for s in screen.split("\r") if "responses  " in s]
+        assert segments
+        for segment in segments:
+            assert progress.fullmatch("\r" + segment.split("\n")[0]), segment
+    finals = [progress.findall(screen)[-1] for screen in drawn]
+    assert finals[0] == finals[1] == ("24", "1")
