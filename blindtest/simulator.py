@@ -7,9 +7,9 @@ endpoint throws (429 with every kind of Retry-After, 5xx, HTML error pages, conn
 resets, slow answers and slow reads, invalid JSON, empty ``choices``, refusals, 401, 404,
 OpenAI's billing 429, and "prompt too long" as OpenAI, llama.cpp, vLLM, Ollama and LiteLLM
 word it), the manners of some servers (a single-model server answering any model name, one
-that ignores temperature), and a count of requests per slot (model, seed, messages). The tests, ``make demo`` and the
-benchmark use it, in process (:class:`Simulator`, :func:`running`) or as
-``python -m blindtest.simulator --port N``.
+that ignores temperature), and a count of requests per slot (model, seed, messages). The
+tests, ``make demo`` and the benchmark use it, in process (:class:`Simulator`,
+:func:`running`) or as ``python -m blindtest.simulator --port N``.
 
 It must never bind anything but 127.0.0.1, open an outgoing connection, touch global random
 state, or log a key. Sampling is a pure function of the request: at temperature 0 a prompt
