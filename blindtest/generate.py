@@ -812,6 +812,49 @@ def recorded_prices(
     return {role: (p["input"], p["output"]) for role, p in previous.get("prices", {}).items()}
 
 
+def _said_prices(
+    previous: Mapping[str, Any] | None,
+    given: Mapping[str, tuple[float, float]],
+    prices: Mapping[str, tuple[float, float]],
+) -> str:
+    recorded = set((previous or {}).get("prices", {}))
+    kept = sorted(set(prices) - set(given))
+    replaced = sorted(role for role in given if role in recorded)
+    added = sorted(role for role in given if role not in recorded)
+    said = f"; recorded prices kept for {', '.join(kept)}" if kept else ""
+    said += f"; prices replaced for {', '.join(replaced)}" if replaced else ""
+    if previous is not None and added:
+        said += f"; prices recorded for {', '.join(added)}"
+    return said
+
+
+def session_summary(
+    fetched: Sequence[JsonObject],
+    total_rows: int,
+    previous: Mapping[str, Any] | None,
+    sessions: Sequence[JsonObject],
+    given: Mapping[str, tuple[float, float]],
+    prices: Mapping[str, tuple[float, float]],
+    changed: bool,
+) -> str:
+    """What a session did, the same whichever side is which: totals over both sides only
+    (tokens, costs, timings and failures per side are in generation.json, for after judging);
+    a second line for a resumed run: the ledger and the prices."""
+    said_prices = _said_prices(previous, given, prices)
+    if not fetched:
+        state = "updated" if changed else "unchanged"
+        return f"nothing to fetch ({total_rows} rows on disk); generation.json {state}{said_prices}"
+    requests = sum(int(row.get("attempts") or 0) for row in fetched)
+    failed = sum(row["status"] != "ok" for row in fetched)
+    line = (
+        f"fetched {len(fetched)} rows ({failed} failed) in {requests} requests; per-side "
+        "figures are in generation.json, for after judging"
+    )
+    if len(sessions) > 1:
+        line += f"\nresumed: session {len(sessions)} added to the ledger{said_prices}"
+    return line
+
+
 def check_finished(design: Mapping[str, Any], state: SlotState) -> None:
     """Raise why the blinded view cannot be written yet (deterministic endpoint: exit 1;
     slots still unanswered: exit 3); return when every slot is answered."""

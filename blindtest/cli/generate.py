@@ -140,7 +140,7 @@ def generate(
     sessions, wall = lib.ledger(previous, loaded.sha256, existing, session)
     record = lib.generation_record(design, loaded.sha256, rows, prices, wall, sessions)
     changed = _write_generation(run_dir, record)
-    say(_summary(fetched, len(rows), previous, sessions, given, prices, changed))
+    say(lib.session_summary(fetched, len(rows), previous, sessions, given, prices, changed))
     if stopped is not None:
         raise stopped
     lib.check_finished(design, state)
@@ -171,48 +171,6 @@ def _write_generation(run_dir: Path, record: dict[str, Any]) -> bool:
         return False
     artifacts.write_json(path, record, "generation", force=True)
     return True
-
-
-def _said_prices(
-    previous: Mapping[str, Any] | None,
-    given: Mapping[str, tuple[float, float]],
-    prices: Mapping[str, tuple[float, float]],
-) -> str:
-    recorded = set((previous or {}).get("prices", {}))
-    kept = sorted(set(prices) - set(given))
-    replaced = sorted(role for role in given if role in recorded)
-    added = sorted(role for role in given if role not in recorded)
-    said = f"; recorded prices kept for {', '.join(kept)}" if kept else ""
-    said += f"; prices replaced for {', '.join(replaced)}" if replaced else ""
-    if previous is not None and added:
-        said += f"; prices recorded for {', '.join(added)}"
-    return said
-
-
-def _summary(
-    fetched: list[dict[str, Any]],
-    total_rows: int,
-    previous: Mapping[str, Any] | None,
-    sessions: list[dict[str, Any]],
-    given: Mapping[str, tuple[float, float]],
-    prices: Mapping[str, tuple[float, float]],
-    changed: bool,
-) -> str:
-    """One line, the same whichever side is which: totals over both sides only (tokens,
-    costs, timings and failures per side are in generation.json, for after judging)."""
-    said_prices = _said_prices(previous, given, prices)
-    if not fetched:
-        state = "updated" if changed else "unchanged"
-        return f"nothing to fetch ({total_rows} rows on disk); generation.json {state}{said_prices}"
-    requests = sum(int(row.get("attempts") or 0) for row in fetched)
-    failed = sum(row["status"] != "ok" for row in fetched)
-    line = (
-        f"fetched {len(fetched)} rows ({failed} failed) in {requests} requests; per-side "
-        "figures are in generation.json, for after judging"
-    )
-    if len(sessions) > 1:
-        line += f"\nresumed: session {len(sessions)} added to the ledger{said_prices}"
-    return line
 
 
 def _import(design: Mapping[str, Any], state: Any, path: Path) -> Any:
