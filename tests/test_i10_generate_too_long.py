@@ -34,12 +34,15 @@ Where each body comes from (``blindtest.simulator.CONTEXT_BODIES`` holds them ve
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from test_generate import make_design, rows
 
-from blindtest.client import prompt_too_long, server_error
+from blindtest.client import ChatClient, Endpoint, prompt_too_long, server_error
+from blindtest.errors import PromptTooLong
 from blindtest.simulator import CONTEXT_BODIES, Fault, Simulator
 
 from conftest import Invoke, numbered_prompts
@@ -159,3 +162,26 @@ def test_i10_19_a_seed_refusal_is_still_recognised_by_its_param(
     result = invoke("generate", run, "--quiet", "--concurrency", "1")
     assert result.exit_code == 0, result.stderr
     assert all(r["seed"] is None for r in rows(run) if r["side"] == "A")
+
+
+def test_i10_19_the_client_raises_prompt_too_long_with_the_servers_structure_at_once(
+    simulator: Simulator, sim_endpoint: Callable[..., Endpoint]
+) -> None:
+    simulator.inject("context-openai", times=5)
+
+    async def ask() -> None:
+        async with ChatClient({"A": sim_endpoint("sim-large")}) as client:
+            await client.complete("A", [{"role": "user", "content": "hi"}])
+
+    with pytest.raises(PromptTooLong) as raised:
+        asyncio.run(ask())
+    error = raised.value
+    assert (error.status, error.code, error.type, error.param) == (
+        400,
+        "context_length_exceeded",
+        "invalid_request_error",
+        "messages",
+    )
+    assert error.server_message is not None
+    assert error.server_message.startswith("This model's maximum context length is 4097")
+    assert len(simulator.requests) == 1  # the same prompt gets the same answer: no retry
