@@ -783,13 +783,14 @@ def ledger(
     design_sha256: str,
     earlier_rows: Sequence[JsonObject],
     session: JsonObject | None,
-) -> tuple[list[JsonObject], float]:
+) -> tuple[list[JsonObject] | None, float]:
     """The sessions and total wall time after this session (``None``: it fetched nothing).
 
     A ``generation.json`` from before the ledger counts as one session holding every row
-    that was on disk before this one.
+    that was on disk before this one; one that fetched nothing since keeps no ledger (so a
+    rerun leaves its bytes as they are).
     """
-    sessions: list[JsonObject] = []
+    sessions: list[JsonObject] | None = None
     wall = 0.0
     if previous is not None and previous.get("design_sha256") == design_sha256:
         wall = float(previous.get("wall_seconds", 0.0))
@@ -798,7 +799,7 @@ def ledger(
         elif session is not None:
             sessions = [session_entry(earlier_rows, wall)]
     if session is not None:
-        sessions.append(session)
+        sessions = [*(sessions or []), session]
         wall += float(session["wall_seconds"])
     return sessions, wall
 
@@ -832,7 +833,7 @@ def session_summary(
     fetched: Sequence[JsonObject],
     total_rows: int,
     previous: Mapping[str, Any] | None,
-    sessions: Sequence[JsonObject],
+    sessions: Sequence[JsonObject] | None,
     given: Mapping[str, tuple[float, float]],
     prices: Mapping[str, tuple[float, float]],
     changed: bool,
@@ -850,7 +851,7 @@ def session_summary(
         f"fetched {len(fetched)} rows ({failed} failed) in {requests} requests; per-side "
         "figures are in generation.json, for after judging"
     )
-    if len(sessions) > 1:
+    if sessions is not None and len(sessions) > 1:
         line += f"\nresumed: session {len(sessions)} added to the ledger{said_prices}"
     return line
 

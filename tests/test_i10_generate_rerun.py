@@ -119,3 +119,20 @@ def test_i10_03_an_old_generation_json_without_a_ledger_stays_valid_and_is_carri
     assert record["sessions"][1]["rows"] == 9
     assert record["wall_seconds"] == pytest.approx(7.5 + record["sessions"][1]["wall_seconds"])
     assert len(rows(run)) == 27
+
+
+def test_i10_03_a_rerun_leaves_an_old_generation_json_without_a_ledger_byte_identical(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path)
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    old = orjson.loads((run / "generation.json").read_bytes())
+    del old["sessions"]
+    artifacts.write_json(run / "generation.json", old, "generation", force=True)
+    before = (run / "generation.json").read_bytes()
+    again = invoke("generate", run)
+    assert again.exit_code == 0, again.stderr
+    assert "generation.json unchanged" in again.stderr
+    assert (run / "generation.json").read_bytes() == before
+    assert invoke("verify", run).exit_code == 0
