@@ -856,6 +856,13 @@ def session_summary(
     return line
 
 
+def check_not_deterministic(design: Mapping[str, Any], state: SlotState) -> None:
+    """Raise the deterministic-endpoint stop if the rows on disk already show it."""
+    collisions = DrawCollisions.for_design(design, state)
+    if collisions.deterministic():
+        raise deterministic_endpoint_error(design, collisions)
+
+
 def check_finished(design: Mapping[str, Any], state: SlotState) -> None:
     """Raise why the blinded view cannot be written yet (deterministic endpoint: exit 1;
     slots still unanswered: exit 3); return when every slot is answered."""

@@ -128,6 +128,9 @@ def test_i10_17_deterministic_stop_states_the_count_over_all_fetched_trials(
     assert again.exit_code == 1
     assert again.stderr == result.stderr
     assert len(simulator.requests) == before
+    loud = invoke("generate", run)
+    assert "fetching" not in loud.stderr
+    assert loud.stderr.splitlines()[-1] == result.stderr.splitlines()[-1]
 
 
 def test_i10_17_a_stop_after_every_slot_is_fetched_says_all_of_them(

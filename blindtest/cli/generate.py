@@ -113,6 +113,7 @@ def generate(
     say: Say = (lambda _: None) if quiet else (lambda text: click.echo(text, err=True))
     pending = len(lib.pending_work(design, state))
     if pending:
+        lib.check_not_deterministic(design, state)  # found so on an earlier run: no more calls
         _announce(lib.estimate_cost(design, prices), pending, len(existing), say)
     started = time.monotonic()
     progress = lib.Progress(total=pending)
