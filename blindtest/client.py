@@ -16,6 +16,7 @@ never decides what a failure means for a run: that is the stage's job.
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import math
 import os
@@ -41,6 +42,8 @@ from blindtest.errors import (
     EndpointTimeout,
     EndpointUnavailable,
     EndpointUnreachable,
+    PromptTooLong,
+    QuotaExceeded,
     RateLimited,
 )
 from blindtest.retry import DEFAULT_POLICY, RetryPolicy, SupportsRandom, next_delay, should_retry
@@ -56,8 +59,12 @@ __all__ = [
     "CompletionKind",
     "Counters",
     "Endpoint",
+    "ServerError",
     "Usage",
     "build_request_body",
+    "prompt_too_long",
+    "quota_exceeded",
+    "server_error",
 ]
 
 _log = logging.getLogger(__name__)
@@ -65,6 +72,7 @@ _log = logging.getLogger(__name__)
 DEFAULT_CONCURRENCY = 8
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_CONNECT_TIMEOUT = 10.0
+_LARGE_BODY = 512 * 1024
 
 # Multiplicative decrease on 429, at most once per window of requests sent since the last
 # decrease. 0.75 rather than TCP's 0.5, and +1 per success rather than +1 per round trip:
@@ -90,6 +98,7 @@ CompletionKind = Literal[
     "timeout",
     # a 4xx the stage decided concerns one slot only (a prompt too long for the model)
     "rejected",
+    "too_long",
 ]
 USABLE_KINDS: frozenset[str] = frozenset({"ok", "length", "refusal"})
 
@@ -101,7 +110,7 @@ _KIND_OF_FAILURE: dict[type[EndpointFailed], CompletionKind] = {
 }
 # Failures that say the request or the configuration is wrong: the same request would fail
 # for every slot, so they end the call at once by raising.
-_FATAL = (AuthFailed, EndpointRejected)
+_FATAL = (AuthFailed, EndpointRejected, QuotaExceeded)
 
 
 class ChatMessage(TypedDict):
@@ -315,24 +324,98 @@ def _snippet(payload: bytes) -> str:
     return repr(payload[:80].decode("utf-8", "replace"))
 
 
-def _error_message(payload: bytes, content_type: str) -> str:
-    """The server's own words from an error body: OpenAI ``{"error": {"message"}}``,
-    ``{"error": "..."}``, old vLLM ``{"message"}``; else an HTML title or a snippet."""
+@dataclass(frozen=True, slots=True)
+class ServerError:
+    """What an error body says, as structure: the server's words and, where it gives them,
+    ``code``, ``type`` and ``param`` (a numeric code, as llama.cpp and vLLM send, as text)."""
+
+    message: str
+    code: str | None = None
+    type: str | None = None
+    param: str | None = None
+
+
+def _text_or_none(value: object) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (str, int)):
+        return str(value)
+    return None
+
+
+def _error_fields(error: Mapping[str, object], fallback: str) -> ServerError:
+    message = error.get("message")
+    return ServerError(
+        message if isinstance(message, str) else fallback,
+        code=_text_or_none(error.get("code")),
+        type=_text_or_none(error.get("type")),
+        param=_text_or_none(error.get("param")),
+    )
+
+
+def server_error(payload: bytes, content_type: str) -> ServerError:
+    """The server's error body read as structure. Shapes seen in the wild: OpenAI, llama.cpp,
+    LiteLLM and current vLLM ``{"error": {"message", "type", "code", "param"}}``; Ollama's
+    native ``{"error": "..."}``; older vLLM ``{"object": "error", "message", "type",
+    "code"}`` at the top level; else an HTML page's title or a snippet of the body."""
     if _looks_html(payload, content_type):
-        return _html_title(payload)
+        return ServerError(_html_title(payload))
     try:
         data = orjson.loads(payload)
     except orjson.JSONDecodeError:
-        return _snippet(payload) if payload.strip() else "empty body"
+        return ServerError(_snippet(payload) if payload.strip() else "empty body")
     if isinstance(data, dict):
         error = data.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return str(error["message"])
+        if isinstance(error, dict):
+            return _error_fields(error, _snippet(payload))
         if isinstance(error, str):
-            return error
+            return ServerError(error)
         if isinstance(data.get("message"), str):
-            return str(data["message"])
-    return _snippet(payload)
+            return _error_fields(data, _snippet(payload))
+    return ServerError(_snippet(payload))
+
+
+def _error_message(payload: bytes, content_type: str) -> str:
+    """The server's own words from an error body (see :func:`server_error`)."""
+    return server_error(payload, content_type).message
+
+
+# Recognising "this prompt does not fit": by status, code or type first, wording second.
+# Sources of each body are quoted in tests/test_i10_generate_too_long.py.
+_TOO_LONG_CODES = frozenset({"context_length_exceeded"})  # OpenAI
+_TOO_LONG_TYPES = frozenset({"exceed_context_size_error", "context_length_exceeded"})  # llama.cpp
+_TOO_LONG_WORDS = (
+    "maximum context length",  # OpenAI, vLLM: "This model's maximum context length is N tokens"
+    "exceeds the available context size",  # llama.cpp
+    "exceeds the context length",  # Ollama: "the input length exceeds the context length"
+    "contextwindowexceedederror",  # LiteLLM: "litellm.ContextWindowExceededError: ..."
+    "context_length_exceeded",
+    "prompt is too long",  # Anthropic behind a proxy
+)
+
+
+def prompt_too_long(status: int | None, said: ServerError) -> bool:
+    """Whether an error answer means the prompt does not fit the model (or the server's body
+    limit): HTTP 413; OpenAI's ``context_length_exceeded`` code; llama.cpp's
+    ``exceed_context_size_error`` type; then the wording of vLLM, Ollama and LiteLLM, on a 4xx
+    or a 500 (Ollama has answered 500 for it)."""
+    if status == 413:
+        return True
+    if status is None or not (400 <= status < 500 or status == 500):
+        return False
+    if said.code in _TOO_LONG_CODES or said.type in _TOO_LONG_TYPES:
+        return True
+    lowered = said.message.lower()
+    return any(words in lowered for words in _TOO_LONG_WORDS)
+
+
+# OpenAI's billing error arrives as a 429 like a rate limit; retrying it only burns time.
+_QUOTA_CODES = frozenset({"insufficient_quota"})
+
+
+def quota_exceeded(status: int | None, said: ServerError) -> bool:
+    """A 429 that is a billing limit (``insufficient_quota``), not a rate limit."""
+    return status == 429 and (said.code in _QUOTA_CODES or said.type in _QUOTA_CODES)
 
 
 def _usage(raw: object) -> Usage | None:
@@ -365,6 +448,29 @@ def _content_text(content: object) -> str | None:
     raise TypeError
 
 
+# finish_reason values that mean "cut at the token limit": OpenAI, vLLM, llama.cpp and Ollama
+# say "length"; Anthropic-style gateways pass "max_tokens" through.
+_CUT_OFF = frozenset({"length", "max_tokens"})
+# A refusal written as the whole answer (most servers have no ``refusal`` field): short, and
+# opening with the stock phrases. Deliberately narrow: an answer that merely apologises
+# somewhere is an answer.
+_REFUSAL = re.compile(
+    r"^\W*(?:I'm sorry|I am sorry|Sorry|I apologi[sz]e)\b[^.!?\n]{0,40}?\b"
+    r"(?:can't|cannot|can not|won't|will not|am unable to|'m unable to|am not able to)\b"
+    r"|^\W*I (?:can't|cannot|won't|will not) (?:help|assist|comply|provide|do that)",
+    re.IGNORECASE,
+)
+_REFUSAL_MAX_WORDS = 40
+
+
+def _refuses(text: str | None) -> bool:
+    return (
+        bool(text)
+        and len(str(text).split()) <= _REFUSAL_MAX_WORDS
+        and bool(_REFUSAL.match(str(text).replace("\u2019", "'")))
+    )
+
+
 def _parse_body(payload: bytes, content_type: str) -> _Parsed:
     """Classify a 2xx body. Never raises: anything that is not a completion gets a kind."""
     if _looks_html(payload, content_type):
@@ -390,9 +496,9 @@ def _parse_body(payload: bytes, content_type: str) -> _Parsed:
     finish = choice.get("finish_reason")
     finish = finish if isinstance(finish, str) else None
     kind: CompletionKind
-    if refusal is not None or (finish == "content_filter" and not text):
+    if refusal is not None or finish == "content_filter" or _refuses(text):
         kind = "refusal"
-    elif finish == "length":
+    elif finish in _CUT_OFF:
         kind = "length"
     elif not text:
         kind = "no_content"
@@ -439,9 +545,30 @@ def _failure(
     if error is not None:
         return _transport_failure(error, timeouts, make)
     assert status is not None
+    body = server_error(payload, content_type)
+    failure = _status_failure(status, reason, body, location, hint_env, make)
+    failure.status, failure.code, failure.type = status, body.code, body.type
+    failure.param = body.param
+    failure.server_message = _scrub(body.message, key)
+    return failure
+
+
+def _status_failure(
+    status: int,
+    reason: str,
+    body: ServerError,
+    location: str,
+    hint_env: str | None,
+    make: Callable[[type[EndpointFailed], str], EndpointFailed],
+) -> EndpointFailed:
+    """The HTTP-status half of :func:`_failure`."""
     # The server's words verbatim, less a final period so that a hint can follow.
-    said = _error_message(payload, content_type).rstrip().removesuffix(".")
+    said = body.message.rstrip().removesuffix(".")
     head = f"HTTP {status} {reason}".rstrip()
+    if quota_exceeded(status, body):
+        return make(QuotaExceeded, f"{head} (a billing limit, not retried): {said}")
+    if prompt_too_long(status, body):
+        return make(PromptTooLong, f"{head}: {said}")
     if status in (401, 403):
         env = f"; check the key in ${hint_env}" if hint_env else "; this endpoint needs a key_env"
         return make(AuthFailed, f"{head}: {said}{env}")
@@ -776,8 +903,10 @@ class ChatClient:
         lane.tally.retries += attempt > 1
         started = time.perf_counter()
         try:
+            # aiohttp warns that a large bytes body may block the loop; a stream does not.
+            data = io.BytesIO(body) if len(body) > _LARGE_BODY else body
             async with lane.session.post(
-                endpoint.url, data=body, headers=headers, allow_redirects=False
+                endpoint.url, data=data, headers=headers, allow_redirects=False
             ) as response:
                 payload = await response.read()
         except (aiohttp.ClientError, asyncio.TimeoutError, TimeoutError, OSError) as error:
@@ -809,7 +938,10 @@ class ChatClient:
             return result.parsed.kind not in USABLE_KINDS and should_retry(None, result.headers)
         if result.status is None:
             return isinstance(result.failure, _RETRYABLE_TRANSPORT)
-        return should_retry(result.status, result.headers)
+        if isinstance(result.failure, (PromptTooLong, QuotaExceeded)):
+            return False  # the same request gets the same answer
+        code = result.failure.code if result.failure is not None else None
+        return should_retry(result.status, result.headers, error_code=code)
 
     @staticmethod
     def _reason(lane: _Lane, result: _Attempt, attempts: int) -> str:
@@ -835,7 +967,7 @@ class ChatClient:
                 model=parsed.model,
                 refused=parsed.kind == "refusal",
                 refusal=parsed.refusal,
-                truncated=parsed.finish_reason == "length",
+                truncated=parsed.finish_reason in _CUT_OFF,
                 response_id=parsed.response_id,
             )
         lane.tally.failures += 1

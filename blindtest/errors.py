@@ -29,9 +29,19 @@ class CheckFailed(BlindtestError):
 
 
 class EndpointFailed(BlindtestError):
-    """An endpoint failed after retries; what was fetched is kept (exit 3)."""
+    """An endpoint failed after retries; what was fetched is kept (exit 3).
+
+    What the server said, when it said anything, is kept as structure rather than only in the
+    message: ``status`` (HTTP), ``code``, ``type`` and ``param`` from its error body, and
+    ``server_message`` (its own words).
+    """
 
     exit_code = 3
+    status: int | None = None
+    code: str | None = None
+    type: str | None = None
+    param: str | None = None
+    server_message: str | None = None
 
 
 class RateLimited(EndpointFailed):
@@ -50,6 +60,15 @@ class Interrupted(BlindtestError):
 
 class EndpointRejected(EndpointFailed):
     """The endpoint refused the request itself (400, 404, 422, other 4xx): retrying cannot help."""
+
+
+class PromptTooLong(EndpointRejected):
+    """The prompt does not fit the model's context (or the server's body limit): one slot's
+    failure, not the run's."""
+
+
+class QuotaExceeded(EndpointFailed):
+    """A billing error (OpenAI's 429 ``insufficient_quota``): never retried, stops the run."""
 
 
 class EndpointUnavailable(EndpointFailed):

@@ -33,7 +33,13 @@ from urllib.parse import urlsplit
 
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.client import ChatClient, ChatMessage, Completion, Endpoint
-from blindtest.errors import BadInput, CheckFailed, EndpointFailed, EndpointRejected
+from blindtest.errors import (
+    BadInput,
+    CheckFailed,
+    EndpointFailed,
+    EndpointRejected,
+    PromptTooLong,
+)
 from blindtest.normalize import (
     count_words,
     launder_messages,
@@ -43,9 +49,16 @@ from blindtest.normalize import (
 )
 
 LAUNDER = "launder"
-#: More identical same-model draws than this share of trials means the endpoint is
-#: deterministic (temperature ignored or 0), and the triangle degenerates into spot-the-twin.
-IDENTICAL_DRAWS_SHARE = 0.1
+#: A deterministic endpoint (temperature ignored or 0) repeats itself on nearly every triangle
+#: trial, and the triangle degenerates into spot-the-twin; short answers at a real temperature
+#: collide on some. The run is stopped only when at least this share of the trials whose two
+#: same-model draws are both fetched came back identical ...
+DETERMINISTIC_SHARE = 0.9
+#: ... and at least this many did (so one coincidence, or a design of a few trials, never
+#: stops it: the duplicate spotter and the notice cover those) ...
+MIN_IDENTICAL = 5
+#: ... judged once this many pairs are in (or all of them, in a smaller design).
+MIN_PAIRS = 10
 #: Assumed output length for a cost estimate when the design sets no token limit.
 ASSUMED_OUTPUT_TOKENS = 600
 
@@ -252,6 +265,8 @@ def response_record(
         "latency_ms": round(completion.latency_ms, 3),
         "attempts": completion.attempts,
         "seed": seed,
+        # What the server says answered: a single-model server answers any name it is given.
+        "served_model": completion.model,
     }
     if not completion.ok:
         return row | {"status": "failed", "text": None, "error": completion.error or "failed"}
@@ -300,32 +315,90 @@ def original_text(row: Mapping[str, Any]) -> str:
     return str(row.get("raw_text", row["text"]))
 
 
+@dataclass
+class DrawCollisions:
+    """Triangle trials whose two same-model draws are both fetched (``pairs``) and of those,
+    the ones that came back identical, whitespace aside (``identical``).
+
+    Built once from the rows on disk, then kept up to date with :meth:`add` at O(1) per
+    response (one comparison when a trial's second twin arrives), so the guard costs the
+    event loop nothing as the run grows.
+    """
+
+    twins: dict[tuple[int, int], tuple[int, int]]
+    trials: int
+    pairs: int = 0
+    identical: int = 0
+    counted: set[int] = field(default_factory=set)
+
+    @classmethod
+    def for_design(cls, design: Mapping[str, Any], state: SlotState) -> DrawCollisions:
+        twins: dict[tuple[int, int], tuple[int, int]] = {}
+        if design["protocol"] == "triangle":
+            for entry in design["arrangement"]:
+                first, second = (p for p in (1, 2, 3) if p != entry["odd_position"])
+                twins[(entry["trial"], first)] = (entry["trial"], second)
+                twins[(entry["trial"], second)] = (entry["trial"], first)
+        collisions = cls(twins, len(design["arrangement"]))
+        for key in twins:
+            collisions.add(state, key)
+        return collisions
+
+    def add(self, state: SlotState, key: tuple[int, int]) -> None:
+        """Count the trial of slot ``key`` once both of its twin draws are answered."""
+        other = self.twins.get(key)
+        if other is None or key[0] in self.counted:
+            return
+        rows = [state.generated.get(key), state.generated.get(other)]
+        if any(row is None or row["status"] != "ok" for row in rows):
+            return
+        self.counted.add(key[0])
+        self.pairs += 1
+        self.identical += _same(original_text(rows[0]), original_text(rows[1]))  # type: ignore[arg-type]
+
+    def deterministic(self) -> bool:
+        """Nearly every fetched pair identical, over enough pairs to tell it from chance."""
+        return (
+            self.pairs >= min(MIN_PAIRS, self.trials)
+            and self.identical >= MIN_IDENTICAL
+            and self.identical >= DETERMINISTIC_SHARE * self.pairs
+        )
+
+
 def identical_draws(design: Mapping[str, Any], state: SlotState) -> int:
     """Triangle trials whose two same-model draws came back identical (whitespace aside)."""
-    if design["protocol"] != "triangle":
-        return 0
-    count = 0
-    for entry in design["arrangement"]:
-        twins = [p for p in (1, 2, 3) if p != entry["odd_position"]]
-        rows = [
-            state.answered(Slot(entry["trial"], p, entry["doubled"], ""), "generate") for p in twins
-        ]
-        if rows[0] is not None and rows[1] is not None:
-            count += _same(original_text(rows[0]), original_text(rows[1]))
-    return count
+    return DrawCollisions.for_design(design, state).identical
 
 
-def identical_draws_limit(design: Mapping[str, Any]) -> int:
-    """The most identical-draw trials tolerated before the run is stopped."""
-    return int(IDENTICAL_DRAWS_SHARE * design["trials"])
+def _over(collisions: DrawCollisions) -> str:
+    if collisions.pairs == collisions.trials:
+        return f"of all {collisions.trials} triangle trials"
+    return f"of the {collisions.pairs} triangle trials fetched (of {collisions.trials})"
 
 
-def deterministic_endpoint_error(design: Mapping[str, Any], identical: int) -> CheckFailed:
+def deterministic_endpoint_error(
+    design: Mapping[str, Any], collisions: DrawCollisions
+) -> CheckFailed:
     doubled = ", ".join(sorted({m["model"] for m in design["models"].values()}))
     return CheckFailed(
-        f"{identical} of {design['trials']} trials got two identical answers from the same model "
-        f"({doubled}): the endpoint is deterministic (temperature ignored or 0), so the odd "
-        "response could be found without reading; use --protocol pair for this endpoint"
+        f"{collisions.identical} {_over(collisions)} got two identical answers from the same "
+        f"model ({doubled}): the endpoint is deterministic (temperature ignored or 0), so the "
+        "odd response could be found without reading; use --protocol pair for this endpoint"
+    )
+
+
+def collision_notice(collisions: DrawCollisions) -> str | None:
+    """What to say when some same-model draws collide but the endpoint is not deterministic
+    (short answers at a real temperature): the count, and what it does to the test."""
+    if not collisions.identical or collisions.deterministic():
+        return None
+    k = collisions.identical
+    trials = "trial" if k == 1 else "trials"
+    return (
+        f"note: {k} {_over(collisions)} got two identical answers from the same model (short "
+        f"answers collide by chance); in {'that' if k == 1 else 'those'} {k} {trials} the odd "
+        "one can be found by the identical pair without reading, and bt-audit's duplicate "
+        "spotter will do so and report it as a tell"
     )
 
 
@@ -390,19 +463,23 @@ def import_rows(
 AppendRow = Callable[[JsonObject], None]
 
 
-def rejects_seed(message: str) -> bool:
-    """A 400 that names the ``seed`` parameter (some servers refuse unknown parameters)."""
-    lowered = message.lower()
-    return "http 400" in lowered and "seed" in lowered
+def rejects_seed(error: EndpointFailed) -> bool:
+    """A 400 about the ``seed`` parameter (some servers refuse unknown parameters): by the
+    error's ``param`` first, its wording second."""
+    if error.param == "seed":
+        return True
+    said = (error.server_message or str(error)).lower()
+    return error.status in (400, 422) and "seed" in said
 
 
-_TOO_LONG = ("context length", "context window", "maximum context", "too many tokens", "too long")
-
-
-def too_long(message: str) -> bool:
-    """A 400 that concerns one prompt's length, not the request's parameters or the key."""
-    lowered = message.lower()
-    return "http 400" in lowered and any(phrase in lowered for phrase in _TOO_LONG)
+def too_long_row_error(work: Work, error: PromptTooLong) -> str:
+    """A too-long failure row's ``error``: the trial and prompt, then the server's words (no
+    side or model: the final message repeats it before any judging)."""
+    said = error.server_message or str(error)
+    return (
+        f"trial {work.slot.trial}, prompt {work.slot.prompt_id}: the prompt is too long for "
+        f"the server (HTTP {error.status}: {said})"
+    )
 
 
 async def _worker(
@@ -428,21 +505,29 @@ async def _worker(
         if role in no_seed:
             seed = None
         try:
-            completion = await client.complete(role, messages, seed=seed)
-        except EndpointRejected as error:
-            if seed is not None and rejects_seed(str(error)):
+            try:
+                completion = await client.complete(role, messages, seed=seed)
+            except EndpointRejected as error:
+                if seed is None or isinstance(error, PromptTooLong) or not rejects_seed(error):
+                    raise
                 # "a per-slot seed where the server accepts one": this one does not, so the
                 # rest of this role's slots go without (recorded as seed null on each row).
                 no_seed.add(role)
                 seed = None
                 completion = await client.complete(role, messages)
-            elif too_long(str(error)):
-                # One prompt too long for the model is this slot's failure, not the run's.
-                completion = Completion(
-                    role, "rejected", "", None, None, 0.0, 1, 400, error=str(error)
-                )
-            else:
-                raise
+        except PromptTooLong as error:
+            # One prompt too long for the model is this slot's failure, not the run's.
+            completion = Completion(
+                role,
+                "too_long",
+                "",
+                None,
+                None,
+                0.0,
+                1,
+                error.status,
+                error=too_long_row_error(work, error),
+            )
         row = response_record(design, work, completion, client.endpoint(role).model, seed)
         append(row)
         on_result(work, row)
@@ -467,29 +552,29 @@ async def run_generation(
     """
     prompts = {p["id"]: p["text"] for p in design["prompts"]}
     queues: dict[str, asyncio.Queue[Work | None]] = {role: asyncio.Queue() for role in client.sides}
-    limit = identical_draws_limit(design)
+    collisions = DrawCollisions.for_design(design, state)
     guard_error: list[CheckFailed] = []
     no_seed: set[str] = set()
+    counts = progress if progress is not None else Progress(total=0)
+    if collisions.deterministic():
+        raise deterministic_endpoint_error(design, collisions)  # no more money on it
 
     def on_result(work: Work, row: JsonObject) -> None:
         target = state.laundered if work.stage == LAUNDER else state.generated
         key = (work.slot.trial, work.slot.slot)
         if target.get(key, {}).get("status") != "ok":
             target[key] = row
-        if progress is not None:
-            progress.done += 1
-            progress.failed += row["status"] != "ok"
+        counts.done += 1
+        counts.failed += row["status"] != "ok"
         if row["status"] == "ok" and work.stage != LAUNDER:
             if LAUNDER in queues:
                 queues[LAUNDER].put_nowait(
                     Work(work.slot, LAUNDER, row.get("raw_text", row["text"]))
                 )
-                if progress is not None:
-                    progress.total += 1
-            if not guard_error and identical_draws(design, state) > limit:
-                guard_error.append(
-                    deterministic_endpoint_error(design, identical_draws(design, state))
-                )
+                counts.total += 1
+            collisions.add(state, key)
+            if not guard_error and collisions.deterministic():
+                guard_error.append(CheckFailed("deterministic endpoint"))
         if on_update is not None:
             on_update()
 
@@ -503,8 +588,24 @@ async def run_generation(
         ]
         for role, queue in queues.items()
     }
-    await _drain(queues, tasks, guard_error)
+    await _drain_or_stop(design, queues, tasks, guard_error, collisions)
     return state
+
+
+async def _drain_or_stop(
+    design: Mapping[str, Any],
+    queues: Mapping[str, asyncio.Queue[Work | None]],
+    tasks: Mapping[str, list[asyncio.Task[None]]],
+    guard_error: list[CheckFailed],
+    collisions: DrawCollisions,
+) -> None:
+    try:
+        await _drain(queues, tasks, guard_error)
+    except CheckFailed as error:
+        if not guard_error or error is not guard_error[0]:
+            raise
+        # Stated after every request in flight has ended: the count over all fetched trials.
+        raise deterministic_endpoint_error(design, collisions) from None
 
 
 async def _drain(
@@ -545,17 +646,33 @@ async def _wait_all(tasks: Sequence[asyncio.Task[None]], guard_error: list[Check
 
 
 def endpoint_failure_summary(design: Mapping[str, Any], state: SlotState) -> EndpointFailed:
-    """Exit-3 error for a run that ended with slots still unanswered."""
+    """Exit-3 error for a run that ended with slots still unanswered. Prompts too long for the
+    server are named by trial and prompt (never by side or slot: this is shown before judging)."""
     missing = pending_work(design, state)
-    last_error = ""
+    too_long: dict[int, str] = {}
+    said = last_error = ""
+    n_long = 0
     for work in missing:
         rows = state.laundered if work.stage == LAUNDER else state.generated
-        row = rows.get((work.slot.trial, work.slot.slot))
-        if row is not None and row.get("error"):
+        row = rows.get((work.slot.trial, work.slot.slot)) or {}
+        if row.get("kind") == "too_long":
+            too_long[work.slot.trial] = work.slot.prompt_id
+            n_long += 1
+            said = str(row.get("error", "")).partition(": ")[2]
+        elif row.get("error"):
             last_error = f"; last error: {row['error']}"
+    rest = "what was fetched is kept, rerun bt-generate to fetch the rest"
+    if not too_long:
+        return EndpointFailed(
+            f"{len(missing)} slot(s) still unanswered after retries{last_error}; {rest}"
+        )
+    named = ", ".join(f"trial {t} (prompt {p})" for t, p in sorted(too_long.items()))
+    these = "that prompt" if len(too_long) == 1 else "those prompts"
+    others = len(missing) - n_long
+    more = f"; {others} more after retries{last_error}" if others else ""
     return EndpointFailed(
-        f"{len(missing)} slot(s) still unanswered after retries{last_error}; what was fetched "
-        "is kept, rerun bt-generate to fetch the rest"
+        f"{len(missing)} slot(s) still unanswered: {named}: {said}; shorten or drop {these} "
+        f"in a new design, or give the server a larger context{more}; {rest}"
     )
 
 
@@ -628,10 +745,15 @@ def generation_record(
     rows: Sequence[JsonObject],
     prices: Mapping[str, tuple[float, float]],
     wall_seconds: float,
+    sessions: Sequence[JsonObject] | None = None,
 ) -> JsonObject:
-    """``generation.json``: totals over every row, and whether every slot is answered."""
+    """``generation.json``: totals over every row, and whether every slot is answered.
+
+    ``sessions`` is the ledger (one entry per bt-generate run that fetched something: its
+    wall time, requests and rows), a measurement carried from the file as ``wall_seconds`` is.
+    """
     state = SlotState.from_rows(rows)
-    return {
+    record: JsonObject = {
         "schema": schema_tag("generation"),
         "design_sha256": design_sha256,
         "complete": not pending_work(design, state),
@@ -642,14 +764,111 @@ def generation_record(
         if design["protocol"] == "triangle"
         else None,
     }
+    if sessions is not None:
+        record["sessions"] = [dict(session) for session in sessions]
+    return record
+
+
+def session_entry(rows: Sequence[JsonObject], wall_seconds: float) -> JsonObject:
+    """One ledger entry: the rows a session appended, the HTTP requests behind them."""
+    return {
+        "wall_seconds": round(wall_seconds, 3),
+        "requests": sum(int(row.get("attempts") or 0) for row in rows),
+        "rows": len(rows),
+    }
+
+
+def ledger(
+    previous: Mapping[str, Any] | None,
+    design_sha256: str,
+    earlier_rows: Sequence[JsonObject],
+    session: JsonObject | None,
+) -> tuple[list[JsonObject] | None, float]:
+    """The sessions and total wall time after this session (``None``: it fetched nothing).
+
+    A ``generation.json`` from before the ledger counts as one session holding every row
+    that was on disk before this one; one that fetched nothing since keeps no ledger (so a
+    rerun leaves its bytes as they are).
+    """
+    sessions: list[JsonObject] | None = None
+    wall = 0.0
+    if previous is not None and previous.get("design_sha256") == design_sha256:
+        wall = float(previous.get("wall_seconds", 0.0))
+        if "sessions" in previous:
+            sessions = [dict(entry) for entry in previous["sessions"]]
+        elif session is not None:
+            sessions = [session_entry(earlier_rows, wall)]
+    if session is not None:
+        sessions = [*(sessions or []), session]
+        wall += float(session["wall_seconds"])
+    return sessions, wall
+
+
+def recorded_prices(
+    previous: Mapping[str, Any] | None, design_sha256: str
+) -> dict[str, tuple[float, float]]:
+    """Prices an earlier session recorded (kept unless new ones are given)."""
+    if previous is None or previous.get("design_sha256") != design_sha256:
+        return {}
+    return {role: (p["input"], p["output"]) for role, p in previous.get("prices", {}).items()}
+
+
+def _said_prices(
+    previous: Mapping[str, Any] | None,
+    given: Mapping[str, tuple[float, float]],
+    prices: Mapping[str, tuple[float, float]],
+) -> str:
+    recorded = set((previous or {}).get("prices", {}))
+    kept = sorted(set(prices) - set(given))
+    replaced = sorted(role for role in given if role in recorded)
+    added = sorted(role for role in given if role not in recorded)
+    said = f"; recorded prices kept for {', '.join(kept)}" if kept else ""
+    said += f"; prices replaced for {', '.join(replaced)}" if replaced else ""
+    if previous is not None and added:
+        said += f"; prices recorded for {', '.join(added)}"
+    return said
+
+
+def session_summary(
+    fetched: Sequence[JsonObject],
+    total_rows: int,
+    previous: Mapping[str, Any] | None,
+    sessions: Sequence[JsonObject] | None,
+    given: Mapping[str, tuple[float, float]],
+    prices: Mapping[str, tuple[float, float]],
+    changed: bool,
+) -> str:
+    """What a session did, the same whichever side is which: totals over both sides only
+    (tokens, costs, timings and failures per side are in generation.json, for after judging);
+    a second line for a resumed run: the ledger and the prices."""
+    said_prices = _said_prices(previous, given, prices)
+    if not fetched:
+        state = "updated" if changed else "unchanged"
+        return f"nothing to fetch ({total_rows} rows on disk); generation.json {state}{said_prices}"
+    requests = sum(int(row.get("attempts") or 0) for row in fetched)
+    failed = sum(row["status"] != "ok" for row in fetched)
+    line = (
+        f"fetched {len(fetched)} rows ({failed} failed) in {requests} requests; per-side "
+        "figures are in generation.json, for after judging"
+    )
+    if sessions is not None and len(sessions) > 1:
+        line += f"\nresumed: session {len(sessions)} added to the ledger{said_prices}"
+    return line
+
+
+def check_not_deterministic(design: Mapping[str, Any], state: SlotState) -> None:
+    """Raise the deterministic-endpoint stop if the rows on disk already show it."""
+    collisions = DrawCollisions.for_design(design, state)
+    if collisions.deterministic():
+        raise deterministic_endpoint_error(design, collisions)
 
 
 def check_finished(design: Mapping[str, Any], state: SlotState) -> None:
     """Raise why the blinded view cannot be written yet (deterministic endpoint: exit 1;
     slots still unanswered: exit 3); return when every slot is answered."""
-    identical = identical_draws(design, state)
-    if identical > identical_draws_limit(design):
-        raise deterministic_endpoint_error(design, identical)
+    collisions = DrawCollisions.for_design(design, state)
+    if collisions.deterministic():
+        raise deterministic_endpoint_error(design, collisions)
     if pending_work(design, state):
         raise endpoint_failure_summary(design, state)
 

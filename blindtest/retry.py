@@ -26,6 +26,9 @@ MAX_RETRY_AFTER = 60.0
 
 # 408 request timeout, 409 lock conflict, 429 rate limit: transient by definition (openai-python).
 _RETRY_STATUSES = frozenset({408, 409, 429})
+#: Error codes that no wait can fix, whatever the status says: OpenAI's billing error comes as
+#: a 429 ``{"error": {"type": "insufficient_quota", "code": "insufficient_quota", ...}}``.
+NEVER_RETRY_CODES = frozenset({"insufficient_quota"})
 
 
 class SupportsRandom(Protocol):
@@ -72,13 +75,19 @@ def header(headers: Headers | None, name: str) -> str | None:
     return None
 
 
-def should_retry(status: int | None, headers: Headers | None = None) -> bool:
+def should_retry(
+    status: int | None, headers: Headers | None = None, *, error_code: str | None = None
+) -> bool:
     """Whether a failed attempt is worth repeating.
 
     ``status`` is the HTTP status, or ``None`` when there is none to judge: a connection
-    error, a timeout, or a 2xx body that could not be read as a completion. A server's
-    ``x-should-retry: true|false`` overrides everything else.
+    error, a timeout, or a 2xx body that could not be read as a completion. ``error_code`` is
+    the ``code`` of the server's error body: one in :data:`NEVER_RETRY_CODES` (a billing
+    limit) is never retried. Otherwise a server's ``x-should-retry: true|false`` overrides
+    everything else.
     """
+    if error_code in NEVER_RETRY_CODES:
+        return False
     verdict = (header(headers, "x-should-retry") or "").strip().lower()
     if verdict == "true":
         return True

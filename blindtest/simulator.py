@@ -4,10 +4,12 @@ It owns ``POST /v1/chat/completions`` and ``GET /v1/models`` for three simulated
 ``sim-large`` (longer, headed, bulleted, em dashes), ``sim-small`` (short plain prose) and
 ``sim-launder`` (rewrites the last user message as plain prose), plus the faults a real
 endpoint throws (429 with every kind of Retry-After, 5xx, HTML error pages, connection
-resets, slow answers and slow reads, invalid JSON, empty ``choices``, refusals, 401, 404)
-and a count of requests per slot (model, seed, messages). The tests, ``make demo`` and the
-benchmark use it, in process (:class:`Simulator`, :func:`running`) or as
-``python -m blindtest.simulator --port N``.
+resets, slow answers and slow reads, invalid JSON, empty ``choices``, refusals, 401, 404,
+OpenAI's billing 429, and "prompt too long" as OpenAI, llama.cpp, vLLM, Ollama and LiteLLM
+word it), the manners of some servers (a single-model server answering any model name, one
+that ignores temperature), and a count of requests per slot (model, seed, messages). The
+tests, ``make demo`` and the benchmark use it, in process (:class:`Simulator`,
+:func:`running`) or as ``python -m blindtest.simulator --port N``.
 
 It must never bind anything but 127.0.0.1, open an outgoing connection, touch global random
 state, or log a key. Sampling is a pure function of the request: at temperature 0 a prompt
@@ -42,8 +44,10 @@ import orjson
 from aiohttp import web
 
 __all__ = [
+    "CONTEXT_BODIES",
     "FAULTS",
     "MODELS",
+    "QUOTA_BODY",
     "Fault",
     "FaultMix",
     "ReceivedRequest",
@@ -80,7 +84,8 @@ class Fault:
     seconds of silence mid-body. ``invalid_json``, ``empty_choices``, ``no_content``,
     ``refusal``: a 200 with that body. ``retry_after`` (verbatim), ``retry_after_ms`` and
     ``retry_after_date`` (seconds from now, sent as an HTTP-date) set the retry headers,
-    ``should_retry`` sets ``x-should-retry``.
+    ``should_retry`` sets ``x-should-retry``. ``body``: send this error body verbatim
+    (a real server's exact words, e.g. llama.cpp's context error) instead of the OpenAI one.
     """
 
     kind: FaultKind
@@ -91,11 +96,42 @@ class Fault:
     should_retry: bool | None = None
     delay: float = 0.0
     message: str | None = None
+    body: str | None = None
 
 
 def _rate_limit(**kw: Any) -> Fault:
     return Fault("status", status=429, **kw)
 
+
+#: OpenAI's billing error: a 429 that no wait will fix.
+QUOTA_BODY = (
+    '{"error": {"message": "You exceeded your current quota, please check your plan and '
+    "billing details. For more information on this error, read the docs: "
+    'https://platform.openai.com/docs/guides/error-codes/api-errors.", '
+    '"type": "insufficient_quota", "param": null, "code": "insufficient_quota"}}'
+)
+#: "The prompt does not fit" as each server says it.
+CONTEXT_BODIES = {
+    "openai": '{"error": {"message": "This model\'s maximum context length is 4097 tokens. '
+    "However, your messages resulted in 4294 tokens. Please reduce the length of the "
+    'messages.", "type": "invalid_request_error", "param": "messages", '
+    '"code": "context_length_exceeded"}}',
+    "llamacpp": '{"error": {"code": 400, "message": "request (4233 tokens) exceeds the '
+    'available context size (512 tokens), try increasing it", '
+    '"type": "exceed_context_size_error", "n_prompt_tokens": 4233, "n_ctx": 512}}',
+    "vllm": '{"object": "error", "message": "This model\'s maximum context length is 16384 '
+    "tokens. However, you requested 19591 tokens (9591 in the messages, 10000 in the "
+    'completion). Please reduce the length of the messages or completion.", '
+    '"type": "BadRequestError", "param": null, "code": 400}',
+    "ollama": '{"error": {"message": "the input length exceeds the context length", '
+    '"type": "invalid_request_error", "param": null, "code": null}}',
+    "litellm": '{"error": {"message": "litellm.BadRequestError: '
+    "litellm.ContextWindowExceededError: AnthropicError - "
+    '{\\"type\\":\\"error\\",\\"error\\":{\\"type\\":\\"invalid_request_error\\",'
+    '\\"message\\":\\"prompt is too long: 200480 tokens > 200000 maximum\\"}}\\n'
+    'Received Model Group=anthropic/claude-3-5-sonnet-20241022", '
+    '"type": null, "param": null, "code": "400"}}',
+}
 
 # Named faults, for the ``x-sim-fault`` header, ``[sim:NAME]`` prompt directives, fault mixes
 # and the command line. Server-directed waits are short so that tests stay fast; "slow" and
@@ -125,6 +161,14 @@ FAULTS: dict[str, Fault] = {
     "empty-choices": Fault("empty_choices"),
     "no-content": Fault("no_content"),
     "refusal": Fault("refusal"),
+    # Error bodies as real servers send them (sources in tests/test_i10_generate_too_long.py).
+    "429-quota": Fault("status", status=429, body=QUOTA_BODY),
+    "413": Fault("status", status=413),
+    "context-openai": Fault("status", status=400, body=CONTEXT_BODIES["openai"]),
+    "context-llamacpp": Fault("status", status=400, body=CONTEXT_BODIES["llamacpp"]),
+    "context-vllm": Fault("status", status=400, body=CONTEXT_BODIES["vllm"]),
+    "context-ollama": Fault("status", status=400, body=CONTEXT_BODIES["ollama"]),
+    "context-litellm": Fault("status", status=400, body=CONTEXT_BODIES["litellm"]),
 }
 
 _ERRORS: dict[int, tuple[str, str, str | None]] = {
@@ -201,13 +245,18 @@ class SimulatorConfig:
 
     ``latency``: seconds before every completion. ``api_key``: when set, requests must carry
     ``Authorization: Bearer <api_key>``. ``capacity``: answer 429 when more than this many
-    requests for one model are in flight. ``mix``: random faults.
+    requests for one model are in flight. ``mix``: random faults. ``serve_as``: play a
+    single-model server (llama.cpp, a one-model vLLM): any model name is accepted and answered
+    by this model, whose name the answer's ``model`` field carries. ``deterministic``: ignore
+    ``temperature`` (answer as at 0), as some servers do, so a prompt always gets one text.
     """
 
     latency: float = 0.0
     api_key: str | None = None
     capacity: int | None = None
     mix: FaultMix | None = None
+    serve_as: str | None = None
+    deterministic: bool = False
 
 
 @dataclass(slots=True)
@@ -693,6 +742,8 @@ class Simulator:
         problem = _check_body(body)
         if problem is not None:
             return _json(_error_body(400, *problem), 400)
+        if self.config.serve_as is not None:
+            body["model"] = self.config.serve_as
         model = body["model"]
         if model not in MODELS:
             text = f"The model `{model}` does not exist or you do not have access to it."
@@ -809,6 +860,13 @@ class Simulator:
             headers["Retry-After"] = email.utils.formatdate(when, usegmt=True)
         if fault.should_retry is not None:
             headers["x-should-retry"] = "true" if fault.should_retry else "false"
+        if fault.body is not None:
+            return web.Response(
+                body=fault.body.encode(),
+                status=fault.status,
+                content_type="application/json",
+                headers=headers,
+            )
         message = fault.message
         if message is not None:
             token = request.headers.get("Authorization", "").removeprefix("Bearer ")
@@ -855,6 +913,8 @@ class Simulator:
     def _text(self, body: dict[str, Any]) -> tuple[str, str]:
         temperature = body.get("temperature")
         temperature = 1.0 if temperature is None else float(temperature)
+        if self.config.deterministic:
+            temperature = 0.0
         seed = body.get("seed")
         # With a seed, sampling is reproducible (OpenAI's best effort, here exact); without
         # one, the request counter makes every call a fresh draw.
@@ -950,6 +1010,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"random faults, e.g. 429=0.1,reset=0.05; names: {', '.join(FAULTS)}",
     )
     parser.add_argument("--fault-seed", type=int, default=0, help="seed of the fault mix")
+    parser.add_argument(
+        "--serve-as",
+        choices=MODELS,
+        help="answer every model name with this model, as a single-model server does",
+    )
+    parser.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="ignore temperature (answer as at 0), as some servers do",
+    )
     args = parser.parse_args(argv)
     key = None
     if args.require_key_env:
@@ -961,7 +1031,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
     config = SimulatorConfig(
-        latency=args.latency_ms / 1000.0, api_key=key, capacity=args.capacity, mix=mix
+        latency=args.latency_ms / 1000.0,
+        api_key=key,
+        capacity=args.capacity,
+        mix=mix,
+        serve_as=args.serve_as,
+        deterministic=args.deterministic,
     )
     try:
         asyncio.run(_serve_forever(Simulator(config, port=args.port)))

@@ -220,7 +220,12 @@ def _check_generation(v: _Verifier, design: Mapping[str, Any]) -> None:
         return
     prices = {role: (p["input"], p["output"]) for role, p in generation["prices"].items()}
     recomputed = generation_record(
-        design, generation["design_sha256"], responses, prices, generation.get("wall_seconds", 0)
+        design,
+        generation["design_sha256"],
+        responses,
+        prices,
+        generation.get("wall_seconds", 0),
+        generation.get("sessions"),  # the ledger is a measurement, like the wall time
     )
     v.note(f"{artifacts.GENERATION} from {artifacts.RESPONSES}")
     v.differ(artifacts.GENERATION, generation, recomputed)

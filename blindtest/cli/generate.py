@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -19,10 +20,12 @@ from blindtest.cli._common import (
     run_argument,
     timeout_option,
 )
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, CheckFailed, EndpointFailed
+from blindtest.hints import stage_command
 from blindtest.retry import DEFAULT_POLICY
 
 Say = Callable[[str], None]
+_ROLE_ORDER = ("A", "B", "launder")
 
 
 def _prices(texts: Mapping[str, str | None]) -> dict[str, tuple[float, float]]:
@@ -34,11 +37,22 @@ def _prices(texts: Mapping[str, str | None]) -> dict[str, tuple[float, float]]:
             parts = [float(p) for p in text.split(",")]
         except ValueError:
             parts = []
-        if len(parts) != 2 or min(parts) < 0:
+        if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
             option = f"--price-{role.lower()}"
-            raise BadInput(f"{option}: expected IN,OUT dollars per million tokens, e.g. 2.5,10")
+            raise BadInput(
+                f"{option}: expected IN,OUT dollars per million tokens (two finite numbers "
+                f">= 0), e.g. 2.5,10; got {text!r}"
+            )
         prices[role] = (parts[0], parts[1])
     return prices
+
+
+def _check_numbers(timeout: float, rpm: float | None) -> None:
+    """Every numeric option, before anything is read or written (nan and inf pass click)."""
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise BadInput(f"--timeout: expected a finite number of seconds > 0, got {timeout}")
+    if rpm is not None and not (math.isfinite(rpm) and rpm > 0):
+        raise BadInput(f"--rpm: expected a finite number of requests per minute > 0, got {rpm}")
 
 
 @command("generate")
@@ -81,21 +95,25 @@ def generate(
     """
     from blindtest import generate as lib
 
+    _check_numbers(timeout, rpm)
+    given = _prices({"A": price_a, "B": price_b, "launder": price_launder})
     loaded = artifacts.load_design(run_dir)
     design = loaded.design
-    prices = _prices({"A": price_a, "B": price_b, "launder": price_launder})
     path = run_dir / artifacts.RESPONSES
     existing = artifacts.read_jsonl(path, "responses", missing_ok=True).records
     lib.check_rows_match_design(design, existing)
-    state = lib.SlotState.from_rows(existing)
-    if design["source"]["kind"] == "dirs":
-        state = _import(design, state, path)
     endpoints = lib.endpoints_for(design)
     for role, endpoint in endpoints.items():
         endpoint.check_key(role)
+    previous = _previous(run_dir)
+    prices = lib.recorded_prices(previous, loaded.sha256) | given
+    state = lib.SlotState.from_rows(existing)
+    if design["source"]["kind"] == "dirs":
+        state = _import(design, state, path)
     say: Say = (lambda _: None) if quiet else (lambda text: click.echo(text, err=True))
     pending = len(lib.pending_work(design, state))
     if pending:
+        lib.check_not_deterministic(design, state)  # found so on an earlier run: no more calls
         _announce(lib.estimate_cost(design, prices), pending, len(existing), say)
     started = time.monotonic()
     progress = lib.Progress(total=pending)
@@ -105,23 +123,55 @@ def generate(
         "rpm": rpm,
         "max_retries": max_retries,
     }
+    stopped: BaseException | None = None
     if pending:
         show = not quiet and sys.stderr.isatty()
-        with artifacts.JsonlAppender(path, "responses") as out:
-            state = asyncio.run(
-                _fetch(design, endpoints, state, out.append, options, progress, show=show)
-            )
-    rows = artifacts.read_jsonl(path, "responses").records
-    record = lib.generation_record(design, loaded.sha256, rows, prices, time.monotonic() - started)
-    artifacts.write_json(run_dir / artifacts.GENERATION, record, "generation", force=True)
-    _report(record, say)
+        try:
+            with artifacts.JsonlAppender(path, "responses") as out:
+                state = asyncio.run(
+                    _fetch(design, endpoints, state, out.append, options, progress, show=show)
+                )
+        except (EndpointFailed, CheckFailed, KeyboardInterrupt) as error:
+            stopped = error  # the ledger still records what this session fetched
+    rows = artifacts.read_jsonl(path, "responses", missing_ok=True).records
+    fetched = rows[len(existing) :]
+    if stopped is not None and not fetched:
+        raise stopped
+    session = lib.session_entry(fetched, time.monotonic() - started) if fetched else None
+    sessions, wall = lib.ledger(previous, loaded.sha256, existing, session)
+    record = lib.generation_record(design, loaded.sha256, rows, prices, wall, sessions)
+    changed = _write_generation(run_dir, record)
+    say(lib.session_summary(fetched, len(rows), previous, sessions, given, prices, changed))
+    if stopped is not None:
+        raise stopped
     lib.check_finished(design, state)
+    notice = lib.collision_notice(lib.DrawCollisions.for_design(design, state))
+    if notice:
+        say(notice)
     trials = lib.build_trials_view(design, state)
     artifacts.write_jsonl(run_dir / artifacts.TRIALS, trials, "trials", force=True)
     say(
         f"wrote {run_dir / artifacts.TRIALS}: {len(trials)} blinded trials; "
-        f"next: bt-judge {run_dir}"
+        f"next: {stage_command('judge', run_dir)}"
     )
+
+
+def _previous(run_dir: Path) -> dict[str, Any] | None:
+    """The generation.json an earlier session wrote, if any (the ledger and the prices)."""
+    path = run_dir / artifacts.GENERATION
+    if not path.exists():
+        return None
+    return artifacts.read_json(path, "generation")
+
+
+def _write_generation(run_dir: Path, record: dict[str, Any]) -> bool:
+    """Write generation.json unless it already holds exactly these bytes (a rerun that
+    fetches nothing changes nothing); return whether it was written."""
+    path = run_dir / artifacts.GENERATION
+    if path.exists() and artifacts.read_json(path, "generation") == record:
+        return False
+    artifacts.write_json(path, record, "generation", force=True)
+    return True
 
 
 def _import(design: Mapping[str, Any], state: Any, path: Path) -> Any:
@@ -203,20 +253,9 @@ def _announce(
 ) -> None:
     resumed = f" (resuming: {existing} rows already on disk)" if existing else ""
     say(f"fetching {pending} responses{resumed}")
-    for role, entry in estimate.items():
+    for role, entry in sorted(estimate.items(), key=lambda item: _ROLE_ORDER.index(item[0])):
         cost = f", about ${entry['cost']:.2f}" if "cost" in entry else ""
         say(
             f"  estimate for the whole run, {role}: ~{entry['input_tokens']:.0f} input and "
             f"<= {entry['output_tokens']:.0f} output tokens{cost}"
         )
-
-
-def _report(record: Mapping[str, Any], say: Say) -> None:
-    for role, entry in record["roles"].items():
-        cost = f", ${entry['cost']:.4f}" if entry["cost"] is not None else ""
-        say(
-            f"{role} ({entry['model']}): {entry['responses']} responses, {entry['requests']} "
-            f"requests, {entry['retries']} retries, {entry['failures']} failures, "
-            f"{entry['prompt_tokens']}+{entry['completion_tokens']} tokens{cost}"
-        )
-    say(f"wall time {record['wall_seconds']:.1f}s")
