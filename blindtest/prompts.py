@@ -185,8 +185,8 @@ def check_unique(prompts: list[Prompt], where: str) -> None:
     for prompt in prompts:
         if "\x00" in prompt.text:
             raise BadInput(
-                f"{where}: line {prompt.line} holds a NUL byte (\\x00); remove it (servers and terminals "
-                "cut text at a NUL)"
+                f"{where}: line {prompt.line} holds a NUL byte (\\x00); remove it "
+                "(servers and terminals cut text at a NUL)"
             )
         key = _normalized(prompt.text)
         if key in seen_text:
