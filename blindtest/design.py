@@ -139,6 +139,11 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
         raise BadInput("--sequential is defined for the triangle protocol only")
     if options.similarity_pd0 is not None:
         _check_similarity(options, options.similarity_pd0)
+    if options.extra_questions and options.protocol != "preference":
+        raise BadInput(
+            f"--ask is for the preference protocol only (a {options.protocol} judge answers no "
+            "questions about each response); drop --ask or use --protocol preference"
+        )
     if distinct_prompts < options.trials:
         raise BadInput(
             f"found {distinct_prompts} distinct prompts, need {options.trials} (each prompt is "

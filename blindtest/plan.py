@@ -474,3 +474,35 @@ def format_plan(result: PlanResult, width: int = 80) -> str:
             width,
         )
     return "\n".join(lines)
+
+
+#: bt-design's warning: a design under this power at Pc (or win rate) 0.7 gets one line.
+WEAK_POWER = 0.5
+WEAK_AT = 0.7
+WEAK_TARGET = 0.8
+
+
+def weak_design_note(protocol: str, trials: int, alpha: float) -> str | None:
+    """One line for a design with under 50% power at Pc 0.7 (win rate 0.7), naming the trial
+    count that reaches 80%; None for a design that is not weak."""
+    kind = cast(PowerProtocol, protocol)
+    power = power_row(trials, protocol=kind, alpha=alpha, pcs=[WEAK_AT]).power[WEAK_AT]
+    if power >= WEAK_POWER:
+        return None
+    found = find_smallest_n(
+        WEAK_TARGET,
+        lambda ns: _difference_power(ns, kind, alpha, WEAK_AT),
+        exact=lambda n: power_row(n, protocol=kind, alpha=alpha, pcs=[WEAK_AT]).power[WEAK_AT],
+    )
+    verb, who = (
+        ("find", "a side preferred 70% of the time")
+        if protocol == "preference"
+        else ("detect", "a judge right 70% of the time")
+    )
+    head = f"with {trials} trial{'s' if trials != 1 else ''} this design"
+    if power == 0:
+        line = f"{head} can never {verb} {who}"
+    else:
+        line = f"{head} {verb}s {who} only {times_in_100(power)}"
+    reach = f"; {found.n} trials reach 80% (bt-plan shows more)" if found.n else ""
+    return line + reach
