@@ -132,14 +132,7 @@ def build_plan(
     smallest: dict[str, SmallestN] = {}
     if target_power is not None:
         for v in values:
-            smallest[v.text] = find_smallest_n(
-                target_power,
-                lambda ns, pc=v.value: _difference_power(ns, kind, alpha, pc),
-                exact=lambda n, pc=v.value: power_row(
-                    n, protocol=kind, alpha=alpha, pcs=[pc]
-                ).power[pc],
-                at_chance=_at_chance(kind, v.value),
-            )
+            smallest[v.text] = difference_smallest_n(target_power, kind, alpha, v.value)
     return PlanResult(protocol, alpha, grid, values, tuple(rows), smallest)
 
 
@@ -180,13 +173,7 @@ def build_similarity_plan(
     smallest: dict[str, SmallestN] = {}
     if target_power is not None:
         for v in values:
-            smallest[v.text] = find_smallest_n(
-                target_power,
-                lambda ns, pd=v.value: _similarity_power(ns, kind, alpha, pd0, pd),
-                exact=lambda n, pd=v.value: similarity_power_row(
-                    n, pd0, protocol=kind, alpha=alpha, pds=[pd]
-                ).power[pd],
-            )
+            smallest[v.text] = _similarity_smallest_n(target_power, kind, alpha, pd0, v.value)
     return PlanResult(protocol, alpha, "pd", values, tuple(rows), smallest, similarity_pd0=pd0)
 
 
@@ -207,7 +194,7 @@ def _first_true(
 ) -> Ints:
     """Per n, the smallest k in [start-or-below, n + 1] where ``holds(k, n)`` (monotone: false
     then true); ``n + 1`` when it never holds. ``down`` allows stepping below ``start``."""
-    k = np.clip(start, 0, ns + 1)
+    k: Ints = np.asarray(np.clip(start, 0, ns + 1), dtype=np.int64)
     while down:
         lower = np.flatnonzero(k > 0)
         moved = lower[holds(k[lower] - 1, ns[lower])]
@@ -223,7 +210,8 @@ def _first_true(
 
 
 def _normal_guess(ns: Ints, p0: float, z: float) -> Ints:
-    return np.ceil(ns * p0 + z * np.sqrt(ns * p0 * (1 - p0))).astype(np.int64)
+    guess = np.ceil(ns * p0 + z * np.sqrt(ns * p0 * (1 - p0)))
+    return np.asarray(guess, dtype=np.int64)
 
 
 def _difference_region(ns: Ints, protocol: str, alpha: float) -> tuple[Ints, Ints]:
@@ -282,6 +270,32 @@ def _similarity_power(ns: Ints, protocol: str, alpha: float, pd0: float, pd: flo
     pc = pc_at_pd(pd, guess)
     inside = lower_tail(hi, ns, pc) - lower_tail(lo - 1, ns, pc)
     return np.asarray(np.where(lo > hi, 0.0, np.clip(inside, 0.0, 1.0)), dtype=np.float64)
+
+
+def difference_smallest_n(
+    target: float, protocol: PowerProtocol, alpha: float, pc: float
+) -> SmallestN:
+    """`find_smallest_n` for the difference test of ``protocol`` at the alternative ``pc``."""
+
+    def block(ns: Ints) -> Floats:
+        return _difference_power(ns, protocol, alpha, pc)
+
+    def exact(n: int) -> float:
+        return power_row(n, protocol=protocol, alpha=alpha, pcs=[pc]).power[pc]
+
+    return find_smallest_n(target, block, exact=exact, at_chance=_at_chance(protocol, pc))
+
+
+def _similarity_smallest_n(
+    target: float, protocol: SimilarityProtocol, alpha: float, pd0: float, pd: float
+) -> SmallestN:
+    def block(ns: Ints) -> Floats:
+        return _similarity_power(ns, protocol, alpha, pd0, pd)
+
+    def exact(n: int) -> float:
+        return similarity_power_row(n, pd0, protocol=protocol, alpha=alpha, pds=[pd]).power[pd]
+
+    return find_smallest_n(target, block, exact=exact)
 
 
 def _at_chance(protocol: str, pc: float) -> bool:
@@ -489,11 +503,7 @@ def weak_design_note(protocol: str, trials: int, alpha: float) -> str | None:
     power = power_row(trials, protocol=kind, alpha=alpha, pcs=[WEAK_AT]).power[WEAK_AT]
     if power >= WEAK_POWER:
         return None
-    found = find_smallest_n(
-        WEAK_TARGET,
-        lambda ns: _difference_power(ns, kind, alpha, WEAK_AT),
-        exact=lambda n: power_row(n, protocol=kind, alpha=alpha, pcs=[WEAK_AT]).power[WEAK_AT],
-    )
+    found = difference_smallest_n(WEAK_TARGET, kind, alpha, WEAK_AT)
     verb, who = (
         ("find", "a side preferred 70% of the time")
         if protocol == "preference"

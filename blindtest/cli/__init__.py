@@ -17,7 +17,7 @@ from blindtest.cli.verify import verify
 
 STAGES = (design, generate, judge, audit, analyze, verify, plan)
 #: ``blindtest --help`` lists the commands in the order a run uses them, not alphabetically.
-PIPELINE_ORDER = tuple(stage.name for stage in (*STAGES, run))
+PIPELINE_ORDER = tuple(stage.name or "" for stage in (*STAGES, run))
 
 
 class PipelineGroup(BlindtestGroup):
