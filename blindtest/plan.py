@@ -411,18 +411,24 @@ def _smallest_line(result: PlanResult, text: str, found: SmallestN) -> str:
     line = f"smallest n reaching the target power at {target}: {found.n} (power {found.power:.3f})"
     if not found.dips:
         return line + f"; every n from {found.n} to {found.checked_to:,} reaches it too"
-    shown = ", ".join(str(d) for d in found.dips[:4]) + (", ..." if len(found.dips) > 4 else "")
-    fall = "falls" if len(found.dips) == 1 else f"and {len(found.dips)} larger n in all fall"
+    dips = [str(d) for d in found.dips]
+    if len(dips) == 1:
+        fall = f"{dips[0]} falls below it again"
+    elif len(dips) <= 4:
+        fall = f"{', '.join(dips[:-1])} and {dips[-1]} fall below it again"
+    else:
+        fall = f"{len(dips)} larger n fall below it again ({', '.join(dips[:4])}, ...)"
     steady = found.dips[-1] + 1
     tail = (
         f"every n from {steady:,} to {found.checked_to:,} reaches it"
         if steady <= found.checked_to
         else f"none is steady up to {found.checked_to:,}"
     )
-    return f"{line}; {shown} {fall} below it again (power is a sawtooth in n); {tail}"
+    return f"{line}; the power is a sawtooth in n: {fall}; {tail}"
 
 
 def _table(result: PlanResult) -> list[list[str]]:
+    """Header row, then one row per n (the narrow layout reads the header row too)."""
     decide = "similar at" if result.similarity_pd0 is not None else "reject at"
     columns = ["trials", decide, "achieved alpha", *(_label(result, v) for v in result.values)]
     table = [columns]
@@ -431,6 +437,24 @@ def _table(result: PlanResult) -> list[list[str]]:
         cells += [f"{row['power'][v.text]:.2f}" for v in result.values]
         table.append(cells)
     return table
+
+
+def _two_line_header(name: str) -> tuple[str, str]:
+    if name.startswith("power if "):
+        return "power if", name.removeprefix("power if ")
+    if name == "achieved alpha":
+        return "achieved", "alpha"
+    return name, ""
+
+
+def _table_lines(table: list[list[str]]) -> list[str]:
+    head, *rows = table
+    headers = [_two_line_header(name) for name in head]
+    grid = [[h[0] for h in headers], [h[1] for h in headers], *rows]
+    widths = [max(len(r[i]) for r in grid) for i in range(len(head))]
+    return [
+        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in grid
+    ]
 
 
 def _wrap(text: str, width: int, indent: str = "") -> list[str]:
@@ -471,10 +495,7 @@ def format_plan(result: PlanResult, width: int = 80) -> str:
             f"alpha {result.alpha:g}"
         )
     table = _table(result)
-    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
-    rows = [
-        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in table
-    ]
+    rows = _table_lines(table)
     if max(len(r) for r in rows) > width:
         rows = _narrow_rows(table, width)
     lines = [*_wrap(head, width), "", *rows]

@@ -45,7 +45,10 @@ def test_i10_10_target_power_beyond_2000_trials_is_found(invoke: Invoke) -> None
     assert "smallest n reaching the target power at Pc = 0.34: 31070 (power 0.800)" in text
     assert power_row(31070, pcs=[0.34]).power[0.34] >= 0.8
     assert power_row(31069, pcs=[0.34]).power[0.34] < 0.8
-    assert "fall below it again (power is a sawtooth in n); every n from 31,307 to 62,140" in text
+    assert (
+        "the power is a sawtooth in n: 128 larger n fall below it again (31071, 31072, 31074, "
+        "31075, ...); every n from 31,307 to 62,140 reaches it"
+    ) in text
 
 
 def test_i10_10_none_says_how_far_it_searched(invoke: Invoke) -> None:
@@ -113,7 +116,27 @@ def test_i9_10_plan_wraps_at_word_boundaries_to_the_terminal(invoke: Invoke, col
 
 
 def test_i9_10_narrow_terminal_gets_one_paragraph_per_row(invoke: Invoke) -> None:
-    result = invoke("plan", "--trials", "20", "--pc", "0.7", env={"COLUMNS": "40"})
-    assert "20 trials: reject at 11 correct; achieved alpha 0.038; power 0.95 if Pc = 0.7" in (
-        " ".join(result.stdout.split())
-    )
+    args = ("--protocol", "pair", "--trials", "20", "--pc", "0.7")
+    result = invoke("plan", *args, env={"COLUMNS": "40"})
+    assert all(len(line) <= 40 for line in result.stdout.splitlines())
+    assert (
+        "20 trials: reject at 15 consistent (or <= 5); achieved alpha 0.041; power 0.42 if Pc = 0.7"
+    ) in " ".join(result.stdout.split())
+
+
+def test_i9_10_table_fits_80_columns_with_two_line_headers(invoke: Invoke) -> None:
+    result = invoke("plan", "--protocol", "pair", env={"COLUMNS": "80"})
+    lines = result.stdout.splitlines()
+    assert lines[2].split() == ["trials", "reject", "at", "achieved", "power", "if", "power", "if"]
+    assert lines[3].split() == ["alpha", "Pc", "=", "0.7", "Pc", "=", "0.8"]
+    assert lines[6].split() == [
+        "20",
+        "15",
+        "consistent",
+        "(or",
+        "<=",
+        "5)",
+        "0.041",
+        "0.42",
+        "0.80",
+    ]
