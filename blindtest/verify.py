@@ -243,19 +243,25 @@ def _check_complete(v: _Verifier, design: Mapping[str, Any]) -> None:
 def _check_picks(v: _Verifier, sha256: str) -> None:
     """Every pick written against this design says so; a pick made against another design (a
     copied file) is a difference, named by file and line."""
-    paths = sorted(v.run_dir.glob("picks*.jsonl"))
-    for path in paths:
-        contents = v.read_lines(path, "picks")
-        if contents is None:
-            continue
-        v.note(f"{path.name} against the design hash")
-        lines = contents.lines or list(range(1, len(contents.records) + 1))
-        for number, pick in zip(lines, contents.records, strict=True):
-            recorded = pick.get("design_sha256")
-            if recorded is not None and recorded != sha256:
-                v.result.differences.append(
-                    Difference(f"{path.name}:{number}/design_sha256", recorded, sha256)
-                )
+    for path in sorted(v.run_dir.glob("picks*.jsonl")):
+        _check_picks_file(v, path, sha256)
+
+
+def _check_picks_file(v: _Verifier, path: Path, sha256: str) -> None:
+    name = v.shown(path)
+    if f"{name} against the design hash" in v.result.checked:
+        return
+    contents = v.read_lines(path, "picks")
+    if contents is None:
+        return
+    v.note(f"{name} against the design hash")
+    lines = contents.lines or list(range(1, len(contents.records) + 1))
+    for number, pick in zip(lines, contents.records, strict=True):
+        recorded = pick.get("design_sha256")
+        if recorded is not None and recorded != sha256:
+            v.result.differences.append(
+                Difference(f"{name}:{number}/design_sha256", recorded, sha256)
+            )
 
 
 def _check_audit(
@@ -303,7 +309,7 @@ def _check_generation(v: _Verifier, design: Mapping[str, Any]) -> None:
     v.differ(artifacts.GENERATION, generation, recomputed)
 
 
-def _check_report(v: _Verifier, name: str) -> None:
+def _check_report(v: _Verifier, name: str, sha256: str) -> None:
     report = v.read(name, "report")
     if report is None:
         return
@@ -317,8 +323,10 @@ def _check_report(v: _Verifier, name: str) -> None:
                 Difference(f"{name}/picks_files", str(path), "missing: the report's input is gone")
             )
             return
-        if path.parent.resolve() != v.run_dir.resolve():
-            v.read_lines(path, "picks")  # outside the run: validated and torn lines noted
+        _check_picks_file(v, path, sha256)
+    if not v.result.ok:
+        v.note(f"{name} not recomputed: its picks already differ")
+        return
     e_values = v.run_dir / (report.get("e_values") or artifacts.e_values_name(name))
     try:
         result = analyze_run(v.run_dir, picks, _options(report), e_values_path=e_values)
@@ -355,7 +363,7 @@ def verify_run(run_dir: Path, *, runner: CommandRunner | None = None) -> VerifyR
     reports = sorted(p.name for p in run_dir.glob("report*.json"))
     for name in reports:
         if v.result.ok:
-            _check_report(v, name)
+            _check_report(v, name, sha256)
         else:
             v.note(f"{name} not recomputed: its inputs already differ")
     return v.result
