@@ -153,8 +153,25 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HOST_LABEL = re.compile(r"^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?$")
-#: Query parameters that carry a secret (Azure's api-key, Google's key, signed URLs).
-_SECRET_QUERY = re.compile(r"(key|token|secret|password|passwd|sig|signature|auth)", re.I)
+#: Words that make a query parameter a secret (Azure's api-key, Google's key, signed URLs).
+_SECRET_WORDS = frozenset(
+    [
+        "key",
+        "apikey",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "sig",
+        "signature",
+        "auth",
+        "authorization",
+        "credential",
+        "credentials",
+    ]
+)
+_NAME_PARTS = re.compile(r"[-_.\s]+")
 _URL_EXAMPLE = "e.g. http://localhost:11434/v1"
 
 
@@ -190,7 +207,7 @@ def parse_url(option: str, url: str) -> str:
         (
             name
             for name, _ in parse_qsl(parts.query, keep_blank_values=True)
-            if _SECRET_QUERY.search(name)
+            if _SECRET_WORDS.intersection(_NAME_PARTS.split(name.lower()))
         ),
         None,
     )
@@ -213,10 +230,9 @@ def parse_url(option: str, url: str) -> str:
 
 def _check_host(option: str, url: str, host: str) -> None:
     if not host:
-        hint = "an IPv6 address goes in brackets, e.g. http://[::1]:8000/v1"
-        raise BadInput(
-            f"{option}: {url!r} names no host; {hint if ':' in url[8:] else _URL_EXAMPLE}"
-        )
+        ipv6 = "an IPv6 address goes in brackets, e.g. http://[::1]:8000/v1"
+        hint = ipv6 if ":" in url.partition("://")[2].split("/")[0] else _URL_EXAMPLE
+        raise BadInput(f"{option}: {url!r} names no host; {hint}")
     if ":" in host:  # an IPv6 literal; urlsplit checked it is one
         return
     try:
