@@ -155,22 +155,11 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HOST_LABEL = re.compile(r"^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?$")
 #: Words that make a query parameter a secret (Azure's api-key, Google's key, signed URLs).
 _SECRET_WORDS = frozenset(
-    [
-        "key",
-        "apikey",
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "pwd",
-        "sig",
-        "signature",
-        "auth",
-        "authorization",
-        "credential",
-        "credentials",
-    ]
-)
+    {
+        "key", "apikey", "token", "secret", "password", "passwd", "pwd", "sig", "signature",
+        "auth", "authorization", "credential", "credentials",
+    }
+)  # fmt: skip
 _NAME_PARTS = re.compile(r"[-_.\s]+")
 _URL_EXAMPLE = "e.g. http://localhost:11434/v1"
 
