@@ -222,7 +222,7 @@ def _check_complete(v: _Verifier, design: Mapping[str, Any]) -> None:
     launders) and the blinded view exists; anything less is listed in ``missing``."""
     from blindtest.generate import SlotState, pending_work, plan_slots
 
-    v.note("every slot of the design answered")
+    v.note("the run is whole (every slot answered, trials.jsonl present)")
     total = len(plan_slots(design))
     if not (v.run_dir / artifacts.RESPONSES).exists():
         v.result.missing.append(f"0 of {total} responses ({artifacts.RESPONSES} missing)")

@@ -89,6 +89,7 @@ def test_i10_09_launder_url_is_parsed_the_same_way(invoke: Invoke, tmp_path: Pat
         ("Https://API.Example.com/v1/", "https://api.example.com/v1"),
         ("http://[::1]:8000/v1", "http://[::1]:8000/v1"),
         ("https://h.example/openai?api-version=2024-06-01", None),
+        ("https://h.example/v1?deployment=x&design=y", None),
         ("http://bücher.example/v1", None),
         ("http://host_with_underscore:11434/v1", None),
     ],

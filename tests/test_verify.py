@@ -95,7 +95,7 @@ def test_a_clean_run_recomputes(clean: Path) -> None:
         "checked  design.sha256",
         "checked  prompt hashes",
         "checked  arrangement from the seed",
-        "checked  every slot of the design answered",
+        "checked  the run is whole (every slot answered, trials.jsonl present)",
         "checked  trials.jsonl from responses.jsonl",
         "checked  picks.jsonl against the design hash",
         "checked  generation.json from responses.jsonl",
