@@ -464,17 +464,22 @@ def _wrap(text: str, width: int, indent: str = "") -> list[str]:
     )
 
 
+_HOLD = "\x00"
+
+
 def _narrow_rows(table: list[list[str]], width: int) -> list[str]:
     """One wrapped paragraph per row, for terminals too narrow for the table."""
     head, *rows = table
     lines: list[str] = []
     for cells in rows:
         parts = [f"{head[1]} {cells[1]}", f"achieved alpha {cells[2]}"]
+        # "Pc = 0.7" stays on one line: its spaces are held by a placeholder while wrapping.
         parts += [
-            f"power {cell} if {name.removeprefix('power if ')}"
+            f"power {cell} if {name.removeprefix('power if ').replace(' ', _HOLD)}"
             for name, cell in zip(head[3:], cells[3:], strict=True)
         ]
-        lines += _wrap(f"{cells[0]} trials: " + "; ".join(parts), width, indent="  ")
+        text = f"{cells[0]} trials: " + "; ".join(parts)
+        lines += [line.replace(_HOLD, " ") for line in _wrap(text, width, indent="  ")]
     return lines
 
 
