@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from blindtest.artifacts import schema_tag, sha256_text
 from blindtest.errors import BadInput
@@ -55,7 +56,7 @@ class ModelSpec:
             params["top_p"] = self.top_p
         return {
             "model": self.model,
-            "base_url": self.base_url.rstrip("/"),
+            "base_url": parse_url("base_url", self.base_url).rstrip("/"),
             "key_env": self.key_env,
             "params": params,
         }
@@ -89,7 +90,7 @@ class Normalization:
         if self.launder is not None:
             launder = {
                 "model": self.launder.model,
-                "base_url": self.launder.base_url.rstrip("/"),
+                "base_url": parse_url("--launder-url", self.launder.base_url).rstrip("/"),
                 "key_env": self.launder.key_env,
                 "prompt": self.launder.prompt,
             }
@@ -138,6 +139,11 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
         raise BadInput("--sequential is defined for the triangle protocol only")
     if options.similarity_pd0 is not None:
         _check_similarity(options, options.similarity_pd0)
+    if options.extra_questions and options.protocol != "preference":
+        raise BadInput(
+            f"--ask is for the preference protocol only (a {options.protocol} judge answers no "
+            "questions about each response); drop --ask or use --protocol preference"
+        )
     if distinct_prompts < options.trials:
         raise BadInput(
             f"found {distinct_prompts} distinct prompts, need {options.trials} (each prompt is "
@@ -145,13 +151,90 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
         )
 
 
-_URL = re.compile(r"^https?://[^\s/]+")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_HOST_LABEL = re.compile(r"^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?$")
+#: Words that make a query parameter a secret (Azure's api-key, Google's key, signed URLs).
+_SECRET_WORDS = frozenset(
+    {
+        "key", "apikey", "token", "secret", "password", "passwd", "pwd", "sig", "signature",
+        "auth", "authorization", "credential", "credentials",
+    }
+)  # fmt: skip
+_NAME_PARTS = re.compile(r"[-_.\s]+")
+_URL_EXAMPLE = "e.g. http://localhost:11434/v1"
+
+
+def parse_url(option: str, url: str) -> str:
+    """The URL as the design records it (scheme and host lower-cased), or BadInput naming the
+    option. Everything the client later needs is checked here, so a design that was hashed
+    never carries a URL the client cannot open: scheme, host, port range, IPv6 brackets.
+    A URL holding credentials is refused without echoing it (it may hold a password)."""
+    if not url or any(c.isspace() or ord(c) < 32 for c in url):
+        raise BadInput(f"{option}: {url!r} is not an http(s) URL (no spaces), {_URL_EXAMPLE}")
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        if "[" in url:
+            raise BadInput(
+                f"{option}: {url!r} has an unclosed or invalid IPv6 address; write it in "
+                "brackets, e.g. http://[::1]:8000/v1"
+            ) from None
+        raise BadInput(f"{option}: {url!r} is not a URL, {_URL_EXAMPLE}") from None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise BadInput(f"{option}: {url!r} is not an http(s) URL, {_URL_EXAMPLE}")
+    if "@" in parts.netloc:
+        key_option = (
+            option.replace("-url", "-key-env") if option.endswith("-url") else "--a-key-env"
+        )
+        bare = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+        raise BadInput(
+            f"{option}: a URL with a user name or password ('user:...@') is refused, so it "
+            f"never reaches design.json; give {bare} and name the key's environment variable "
+            f"with {key_option}"
+        )
+    secret = next(
+        (
+            name
+            for name, _ in parse_qsl(parts.query, keep_blank_values=True)
+            if _SECRET_WORDS.intersection(_NAME_PARTS.split(name.lower()))
+        ),
+        None,
+    )
+    if secret is not None:
+        raise BadInput(
+            f"{option}: the URL's query holds {secret!r}, which looks like a credential; "
+            "design.json must not hold keys: drop it and name the key's environment variable"
+        )
+    _check_host(option, url, parts.hostname or "")
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        raise BadInput(f"{option}: {url!r} has a bad port; a port is a number in 1..65535")
+    if parts.fragment:
+        raise BadInput(f"{option}: {url!r} has a #fragment, which no server reads; drop it")
+    return urlunsplit(parts._replace(netloc=parts.netloc.lower()))
+
+
+def _check_host(option: str, url: str, host: str) -> None:
+    if not host:
+        ipv6 = "an IPv6 address goes in brackets, e.g. http://[::1]:8000/v1"
+        hint = ipv6 if ":" in url.partition("://")[2].split("/")[0] else _URL_EXAMPLE
+        raise BadInput(f"{option}: {url!r} names no host; {hint}")
+    if ":" in host:  # an IPv6 literal; urlsplit checked it is one
+        return
+    try:
+        ascii_host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise BadInput(f"{option}: {url!r} has an invalid host name {host!r}") from None
+    labels = ascii_host.rstrip(".").split(".")
+    if not all(_HOST_LABEL.match(label) for label in labels):
+        raise BadInput(f"{option}: {url!r} has an invalid host name {host!r}")
 
 
 def check_url(option: str, url: str) -> None:
-    if not _URL.match(url):
-        raise BadInput(f"{option}: {url!r} is not an http(s) URL, e.g. http://localhost:11434/v1")
+    parse_url(option, url)
 
 
 def _check_model(side: str, spec: ModelSpec) -> None:

@@ -53,7 +53,7 @@ def scan_candidate(path: Path) -> CandidateFiles:
         items.setdefault(item, {})[variant] = file
     if not items:
         raise BadInput(f"{path}: no files; a candidate directory holds one file per item")
-    return CandidateFiles(name=path.resolve().name, path=path, items=items)
+    return CandidateFiles(name=path.resolve().name, path=path.resolve(), items=items)
 
 
 def _read_text(path: Path) -> str:
@@ -89,7 +89,7 @@ class DirsSource:
         return {
             "kind": "dirs",
             "dirs": {"A": str(self.a.path), "B": str(self.b.path)},
-            "reference": str(self.reference) if self.reference else None,
+            "reference": str(self.reference.resolve()) if self.reference else None,
             "files": files,
             "dropped": self.dropped,
         }

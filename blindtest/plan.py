@@ -6,22 +6,30 @@ and ``str(0.6 + 0.0)`` is not always what was written.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+import numpy as np
+import numpy.typing as npt
+from scipy import special
+
+from blindtest.stats.binomial import lower_tail, upper_tail
 from blindtest.stats.power import (
     PowerProtocol,
     power_row,
     similarity_power_row,
-    similarity_smallest_n,
-    smallest_n,
 )
 from blindtest.stats.similarity import SimilarityProtocol, pc_at_pd
 
 DEFAULT_TRIALS = (10, 15, 20, 23, 25, 30, 40, 50)
 DEFAULT_PCS = {"triangle": ("0.6", "0.7"), "pair": ("0.7", "0.8"), "preference": ("0.7", "0.8")}
-N_MAX = 2000
+#: The largest design bt-plan computes: one exact row costs O(n) time and memory (about 20 ms
+#: and a few MB at 100,000), and a --target-power search scans every n up to its answer.
+MAX_TRIALS = 100_000
+#: At most this many trials over all rows of one table (each row is exact and costs O(n)).
+MAX_TOTAL_TRIALS = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +48,37 @@ class PlanResult:
     grid: str  # "pc", "pd" or "win rate"
     values: tuple[GridValue, ...]
     rows: tuple[dict[str, Any], ...]
-    smallest: dict[str, int | None]
+    smallest: dict[str, SmallestN]
     similarity_pd0: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SmallestN:
+    """The answer to --target-power at one alternative.
+
+    ``n`` is the smallest trial count whose exact power reaches the target (None when none up
+    to ``searched_to`` does). Exact power is a sawtooth in n, so ``dips`` lists the larger n up
+    to ``checked_to`` (twice the answer, within the bound) that fall below the target again.
+    ``at_chance`` is True when the alternative is chance itself, which no n can detect.
+    """
+
+    target: float
+    n: int | None
+    power: float | None
+    searched_to: int
+    checked_to: int
+    dips: tuple[int, ...] = ()
+    at_chance: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "n": self.n,
+            "power": self.power,
+            "searched_to": self.searched_to,
+            "checked_to": self.checked_to,
+            "dips": list(self.dips),
+        }
 
 
 def grid_values(
@@ -92,16 +129,10 @@ def build_plan(
                 "power": {v.text: row.power[v.value] for v in values},
             }
         )
-    smallest: dict[str, int | None] = {}
+    smallest: dict[str, SmallestN] = {}
     if target_power is not None:
         for v in values:
-            smallest[v.text] = smallest_n(
-                target_power,
-                v.value,
-                protocol=kind,
-                alpha=alpha,
-                n_max=N_MAX,
-            )
+            smallest[v.text] = difference_smallest_n(target_power, kind, alpha, v.value)
     return PlanResult(protocol, alpha, grid, values, tuple(rows), smallest)
 
 
@@ -139,18 +170,164 @@ def build_similarity_plan(
                 "power": {v.text: row.power[v.value] for v in values},
             }
         )
-    smallest: dict[str, int | None] = {}
+    smallest: dict[str, SmallestN] = {}
     if target_power is not None:
         for v in values:
-            smallest[v.text] = similarity_smallest_n(
-                target_power,
-                pd0,
-                pd=v.value,
-                protocol=kind,
-                alpha=alpha,
-                n_max=N_MAX,
-            )
+            smallest[v.text] = _similarity_smallest_n(target_power, kind, alpha, pd0, v.value)
     return PlanResult(protocol, alpha, "pd", values, tuple(rows), smallest, similarity_pd0=pd0)
+
+
+# --- the --target-power search ---------------------------------------------------------------
+#
+# The exact rows above cost O(n) each, so scanning every n to 100,000 one row at a time would
+# take minutes. The search below computes the same rejection regions for a whole block of n at
+# once, with the same tail functions (`stats.binomial`) and the same Wilson formula, and then
+# confirms the answer with the exact row. Blocks grow by four (1-256, 257-1024, ...), so the
+# work is proportional to the answer, not to the bound.
+
+Ints = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+
+
+def _first_true(
+    ns: Ints, start: Ints, holds: Callable[[Ints, Ints], npt.NDArray[np.bool_]], *, down: bool
+) -> Ints:
+    """Per n, the smallest k in [start-or-below, n + 1] where ``holds(k, n)`` (monotone: false
+    then true); ``n + 1`` when it never holds. ``down`` allows stepping below ``start``."""
+    k: Ints = np.asarray(np.clip(start, 0, ns + 1), dtype=np.int64)
+    while down:
+        lower = np.flatnonzero(k > 0)
+        moved = lower[holds(k[lower] - 1, ns[lower])]
+        if moved.size == 0:
+            break
+        k[moved] -= 1
+    while True:
+        open_ = np.flatnonzero(k <= ns)
+        moved = open_[~holds(k[open_], ns[open_])]
+        if moved.size == 0:
+            return k
+        k[moved] += 1
+
+
+def _normal_guess(ns: Ints, p0: float, z: float) -> Ints:
+    guess = np.ceil(ns * p0 + z * np.sqrt(ns * p0 * (1 - p0)))
+    return np.asarray(guess, dtype=np.int64)
+
+
+def _difference_region(ns: Ints, protocol: str, alpha: float) -> tuple[Ints, Ints]:
+    """(lower, upper) rejection bounds per n, as `stats.power` computes them one n at a time."""
+    if protocol == "triangle":
+        p0 = 1.0 / 3.0
+        upper = _first_true(
+            ns,
+            _normal_guess(ns, p0, -float(special.ndtri(alpha))),
+            lambda k, n: upper_tail(k, n, p0) <= alpha,
+            down=True,
+        )
+        return np.full_like(ns, -1), upper
+    # Two-sided at 1/2: R's p-value is twice the upper tail above the middle.
+    upper = _first_true(
+        ns,
+        _normal_guess(ns, 0.5, -float(special.ndtri(alpha / 2))),
+        lambda k, n: (2 * k > n) & (np.minimum(1.0, 2.0 * upper_tail(k, n, 0.5)) <= alpha),
+        down=True,
+    )
+    if protocol == "preference":
+        z = -float(special.ndtri(alpha / 2.0))
+
+        def wilson_above_half(k: Ints, n: Ints) -> npt.NDArray[np.bool_]:
+            root = np.sqrt(z * z + 4.0 * k * (n - k) / n)
+            lo = np.where(k == 0, 0.0, 2.0 * k * k / (n * (2.0 * k + z * z + z * root)))
+            return np.asarray(lo > 0.5)
+
+        start = np.maximum(upper, -((-(ns + 2)) // 2))
+        upper = _first_true(ns, start, wilson_above_half, down=False)
+    lower = np.where(upper <= ns, ns - upper, -1)
+    return lower, upper
+
+
+def _difference_power(ns: Ints, protocol: str, alpha: float, pc: float) -> Floats:
+    lower, upper = _difference_region(ns, protocol, alpha)
+    power = lower_tail(lower, ns, pc) + upper_tail(upper, ns, pc)
+    return np.asarray(np.minimum(1.0, power), dtype=np.float64)
+
+
+def _similarity_power(ns: Ints, protocol: str, alpha: float, pd0: float, pd: float) -> Floats:
+    """P(declare similarity) per n: ``lo <= k <= hi`` as `stats.power._similarity_region`."""
+    guess: SimilarityProtocol = "pair" if protocol == "pair" else "triangle"
+    pc0 = pc_at_pd(pd0, guess)
+    z = -float(special.ndtri(alpha))
+    above = _first_true(
+        ns, _normal_guess(ns, pc0, z), lambda k, n: lower_tail(k, n, pc0) > alpha, down=True
+    )
+    hi = above - 1
+    lo = np.zeros_like(ns)
+    if protocol == "pair":
+        q0 = 1.0 - pc0
+        lo = _first_true(
+            ns, _normal_guess(ns, q0, z), lambda k, n: upper_tail(k, n, q0) <= alpha, down=True
+        )
+    pc = pc_at_pd(pd, guess)
+    inside = lower_tail(hi, ns, pc) - lower_tail(lo - 1, ns, pc)
+    return np.asarray(np.where(lo > hi, 0.0, np.clip(inside, 0.0, 1.0)), dtype=np.float64)
+
+
+def difference_smallest_n(
+    target: float, protocol: PowerProtocol, alpha: float, pc: float
+) -> SmallestN:
+    """`find_smallest_n` for the difference test of ``protocol`` at the alternative ``pc``."""
+
+    def block(ns: Ints) -> Floats:
+        return _difference_power(ns, protocol, alpha, pc)
+
+    def exact(n: int) -> float:
+        return power_row(n, protocol=protocol, alpha=alpha, pcs=[pc]).power[pc]
+
+    return find_smallest_n(target, block, exact=exact, at_chance=_at_chance(protocol, pc))
+
+
+def _similarity_smallest_n(
+    target: float, protocol: SimilarityProtocol, alpha: float, pd0: float, pd: float
+) -> SmallestN:
+    def block(ns: Ints) -> Floats:
+        return _similarity_power(ns, protocol, alpha, pd0, pd)
+
+    def exact(n: int) -> float:
+        return similarity_power_row(n, pd0, protocol=protocol, alpha=alpha, pds=[pd]).power[pd]
+
+    return find_smallest_n(target, block, exact=exact)
+
+
+def _at_chance(protocol: str, pc: float) -> bool:
+    return pc <= 1.0 / 3.0 if protocol == "triangle" else pc == 0.5
+
+
+def find_smallest_n(
+    target: float,
+    powers: Callable[[Ints], Floats],
+    *,
+    exact: Callable[[int], float],
+    at_chance: bool = False,
+    bound: int = MAX_TRIALS,
+) -> SmallestN:
+    """Smallest n <= ``bound`` whose power (``powers`` over a block of n; ``exact`` for one n)
+    reaches ``target``, and the larger n up to twice the answer that fall below it again."""
+    if at_chance:
+        return SmallestN(target, None, None, 0, 0, at_chance=True)
+    low, high = 1, 256
+    while low <= bound:
+        high = min(high, bound)
+        ns = np.arange(low, high + 1, dtype=np.int64)
+        for index in np.flatnonzero(powers(ns) >= target - 1e-12):
+            n = int(ns[index])
+            power = exact(n)
+            if power >= target:
+                checked_to = min(bound, 2 * n)
+                rest = np.arange(n + 1, checked_to + 1, dtype=np.int64)
+                dips = rest[powers(rest) < target] if rest.size else rest
+                return SmallestN(target, n, power, n, checked_to, tuple(int(d) for d in dips))
+        low, high = high + 1, high * 4
+    return SmallestN(target, None, None, bound, bound)
 
 
 def _label(result: PlanResult, value: GridValue) -> str:
@@ -173,43 +350,195 @@ def _decision(result: PlanResult, row: dict[str, Any]) -> str:
     return f"{row['critical']} {unit} (or <= {row['lower_critical']})"
 
 
-def format_plan(result: PlanResult) -> str:
-    """The power table as spec 000 prints it: alpha to 3 decimals, power to 2."""
+def times_in_100(probability: float) -> str:
+    """A probability as "95 times in 100" (never "0" or "100" for what is merely rare/likely)."""
+    count = round(probability * 100)
+    if count < 1:
+        return "less than once in 100"
+    if count > 99 and probability < 1:
+        return "more than 99 times in 100"
+    return f"{count} time{'s' if count != 1 else ''} in 100"
+
+
+def _who(result: PlanResult, value: GridValue) -> str:
+    """The alternative in words: "a judge right 70% of the time"."""
     if result.similarity_pd0 is not None:
-        head = (
-            f"{result.protocol} similarity test at pd0 = {result.similarity_pd0:g}, "
-            f"alpha {result.alpha:g}: declares 'indistinguishable within pd0' when"
+        return f"when judges truly tell the two apart on {float(value.text):.0%} of trials"
+    if result.grid == "win rate":
+        return f"a side preferred {value.value:.0%} of the time"
+    if result.grid == "pd":
+        apart = float(value.text)
+        return f"a judge who truly tells them apart on {apart:.0%} of trials"
+    return f"a judge right {value.value:.0%} of the time"
+
+
+def reading(result: PlanResult) -> str:
+    """The first row in one sentence, so the table needs no statistics to read."""
+    row, value = result.rows[0], result.values[-1]
+    power = row["power"][value.text]
+    if result.similarity_pd0 is not None:
+        return (
+            f"Reading the first row: with {row['n']} trials, {_who(result, value)}, the claim "
+            f"'indistinguishable within pd {result.similarity_pd0:g}' is made "
+            f"{times_in_100(power)}."
         )
-        decide = "similar at"
+    if result.grid == "win rate":
+        return (
+            f"Reading the first row: with {row['n']} trials, {_who(result, value)} wins the "
+            f"verdict {times_in_100(power)}; with no real preference, one side wrongly wins it "
+            f"{times_in_100(row['achieved_alpha'])} (the achieved alpha)."
+        )
+    return (
+        f"Reading the first row: {_who(result, value)} is detected {times_in_100(power)} "
+        f"with {row['n']} trials; a judge who is only guessing is wrongly detected "
+        f"{times_in_100(row['achieved_alpha'])} (the achieved alpha)."
+    )
+
+
+def _smallest_line(result: PlanResult, text: str, found: SmallestN) -> str:
+    grid = result.values[[v.text for v in result.values].index(text)]
+    target = _label(result, grid).removeprefix("power if ")
+    if found.at_chance:
+        return (
+            f"smallest n reaching the target power at {target}: none; at chance the test "
+            "rejects only as often as alpha, whatever n"
+        )
+    if found.n is None:
+        return (
+            f"smallest n reaching the target power at {target}: none up to {found.searched_to:,} "
+            f"trials (the most bt-plan computes)"
+        )
+    line = f"smallest n reaching the target power at {target}: {found.n} (power {found.power:.3f})"
+    if not found.dips:
+        return line + f"; every n from {found.n} to {found.checked_to:,} reaches it too"
+    dips = [str(d) for d in found.dips]
+    if len(dips) == 1:
+        fall = f"{dips[0]} falls below it again"
+    elif len(dips) <= 4:
+        fall = f"{', '.join(dips[:-1])} and {dips[-1]} fall below it again"
     else:
-        chance = "1/3, one-sided" if result.protocol == "triangle" else "1/2, two-sided"
-        head = (
-            f"{result.protocol} design, exact binomial against chance {chance}, "
-            f"alpha {result.alpha:g}"
-        )
-        decide = "reject at"
+        fall = f"{len(dips)} larger n fall below it again ({', '.join(dips[:4])}, ...)"
+    steady = found.dips[-1] + 1
+    tail = (
+        f"every n from {steady:,} to {found.checked_to:,} reaches it"
+        if steady <= found.checked_to
+        else f"none is steady up to {found.checked_to:,}"
+    )
+    return f"{line}; the power is a sawtooth in n: {fall}; {tail}"
+
+
+def _table(result: PlanResult) -> list[list[str]]:
+    """Header row, then one row per n (the narrow layout reads the header row too)."""
+    decide = "similar at" if result.similarity_pd0 is not None else "reject at"
     columns = ["trials", decide, "achieved alpha", *(_label(result, v) for v in result.values)]
     table = [columns]
     for row in result.rows:
         cells = [str(row["n"]), _decision(result, row), f"{row['achieved_alpha']:.3f}"]
         cells += [f"{row['power'][v.text]:.2f}" for v in result.values]
         table.append(cells)
-    widths = [max(len(r[i]) for r in table) for i in range(len(columns))]
-    lines = [head, ""]
-    lines += [
-        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in table
+    return table
+
+
+def _two_line_header(name: str) -> tuple[str, str]:
+    if name.startswith("power if "):
+        return "power if", name.removeprefix("power if ")
+    if name == "achieved alpha":
+        return "achieved", "alpha"
+    return name, ""
+
+
+def _table_lines(table: list[list[str]]) -> list[str]:
+    head, *rows = table
+    headers = [_two_line_header(name) for name in head]
+    grid = [[h[0] for h in headers], [h[1] for h in headers], *rows]
+    widths = [max(len(r[i]) for r in grid) for i in range(len(head))]
+    return [
+        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in grid
     ]
-    for text, n in result.smallest.items():
-        grid = result.values[[v.text for v in result.values].index(text)]
-        target = f"{_label(result, grid).removeprefix('power if ')}"
-        lines.append(
-            f"smallest n reaching the target power at {target}: "
-            + (str(n) if n is not None else f"none up to {N_MAX}")
-        )
-    if result.similarity_pd0 is None:
-        lines += [
-            "",
-            "achieved alpha is the real false-positive rate of the rule; the binomial is discrete,",
-            "so it sits below the nominal alpha.",
+
+
+def _wrap(text: str, width: int, indent: str = "") -> list[str]:
+    """Wrap at spaces only (never inside "false-positive" or a number)."""
+    return textwrap.wrap(
+        text, width, subsequent_indent=indent, break_on_hyphens=False, break_long_words=False
+    )
+
+
+_HOLD = "\x00"
+
+
+def _narrow_rows(table: list[list[str]], width: int) -> list[str]:
+    """One wrapped paragraph per row, for terminals too narrow for the table."""
+    head, *rows = table
+    lines: list[str] = []
+    for cells in rows:
+        parts = [f"{head[1]} {cells[1]}", f"achieved alpha {cells[2]}"]
+        # "Pc = 0.7" stays on one line: its spaces are held by a placeholder while wrapping.
+        parts += [
+            f"power {cell} if {name.removeprefix('power if ').replace(' ', _HOLD)}"
+            for name, cell in zip(head[3:], cells[3:], strict=True)
         ]
+        text = f"{cells[0]} trials: " + "; ".join(parts)
+        lines += [line.replace(_HOLD, " ") for line in _wrap(text, width, indent="  ")]
+    return lines
+
+
+def format_plan(result: PlanResult, width: int = 80) -> str:
+    """The power table as spec 000 prints it (alpha to 3 decimals, power to 2), with every
+    sentence wrapped at word boundaries to ``width``; a table wider than that becomes one
+    paragraph per row."""
+    width = max(width, 20)
+    if result.similarity_pd0 is not None:
+        head = (
+            f"{result.protocol} similarity test at pd0 = {result.similarity_pd0:g}, "
+            f"alpha {result.alpha:g}: declares 'indistinguishable within pd0' when"
+        )
+    else:
+        chance = "1/3, one-sided" if result.protocol == "triangle" else "1/2, two-sided"
+        head = (
+            f"{result.protocol} design, exact binomial against chance {chance}, "
+            f"alpha {result.alpha:g}"
+        )
+    table = _table(result)
+    rows = _table_lines(table)
+    if max(len(r) for r in rows) > width:
+        rows = _narrow_rows(table, width)
+    lines = [*_wrap(head, width), "", *rows]
+    for text, found in result.smallest.items():
+        lines += _wrap(_smallest_line(result, text, found), width, indent="  ")
+    lines += ["", *_wrap(reading(result), width)]
+    if result.similarity_pd0 is None:
+        lines += _wrap(
+            "Achieved alpha is the real false-positive rate of the rule; the binomial is "
+            "discrete, so it sits below the nominal alpha.",
+            width,
+        )
     return "\n".join(lines)
+
+
+#: bt-design's warning: a design under this power at Pc (or win rate) 0.7 gets one line.
+WEAK_POWER = 0.5
+WEAK_AT = 0.7
+WEAK_TARGET = 0.8
+
+
+def weak_design_note(protocol: str, trials: int, alpha: float) -> str | None:
+    """One line for a design with under 50% power at Pc 0.7 (win rate 0.7), naming the trial
+    count that reaches 80%; None for a design that is not weak."""
+    kind = cast(PowerProtocol, protocol)
+    power = power_row(trials, protocol=kind, alpha=alpha, pcs=[WEAK_AT]).power[WEAK_AT]
+    if power >= WEAK_POWER:
+        return None
+    found = difference_smallest_n(WEAK_TARGET, kind, alpha, WEAK_AT)
+    verb, who = (
+        ("find", "a side preferred 70% of the time")
+        if protocol == "preference"
+        else ("detect", "a judge right 70% of the time")
+    )
+    head = f"with {trials} trial{'s' if trials != 1 else ''} this design"
+    if power == 0:
+        line = f"{head} can never {verb} {who}"
+    else:
+        line = f"{head} {verb}s {who} only {times_in_100(power)}"
+    reach = f"; {found.n} trials reach 80% (bt-plan shows more)" if found.n else ""
+    return line + reach

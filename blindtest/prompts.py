@@ -7,13 +7,17 @@ Accepted formats:
   "reference": "...", "check": {...}}``; only ``prompt`` is required.
 
 Prompts get ids ``p001``, ``p002``, ... in file order unless the JSONL gives one. Two prompts
-that are equal after collapsing whitespace are refused: a repeated prompt would make two trials
-dependent.
+that are equal after Unicode NFC normalization, dropping zero-width characters (U+200B..U+200D,
+U+2060, U+FEFF) and collapsing whitespace are refused: a repeated prompt would make two trials
+dependent, and an invisible difference is no difference to a judge. A NUL byte in a prompt is
+refused outright. A ``.txt`` file whose lines are JSON objects is refused with a hint to name it
+``.jsonl`` (read as text, every object would become a literal prompt).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -26,6 +30,7 @@ from blindtest.errors import BadInput
 _ALLOWED_FIELDS = ("check", "id", "prompt", "reference", "tags")
 _CHECK_KINDS = ("command", "equals", "regex")
 _WHITESPACE = re.compile(r"\s+")
+_ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
 DEMO_SOURCE = "demo"
 
 
@@ -37,9 +42,13 @@ class Prompt:
     tags: tuple[str, ...] = ()
     reference: str | None = None
     check: dict[str, str] | None = field(default=None)
+    #: True when the id was given by position (p001, ...), not written in the file.
+    generated_id: bool = False
 
 
 def _normalized(text: str) -> str:
+    """The text a duplicate check compares: NFC, no zero-width characters, single spaces."""
+    text = _ZERO_WIDTH.sub("", unicodedata.normalize("NFC", text))
     return _WHITESPACE.sub(" ", text).strip()
 
 
@@ -56,13 +65,35 @@ def decode_utf8(data: bytes, where: str) -> str:
     return text.removeprefix("\ufeff")
 
 
+def _json_object(line: str) -> dict[str, Any] | None:
+    if not line.startswith("{"):
+        return None
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def parse_txt(text: str, where: str) -> list[Prompt]:
     prompts: list[Prompt] = []
+    objects: list[dict[str, Any]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        prompts.append(Prompt(id=f"p{len(prompts) + 1:03d}", text=stripped, line=number))
+        record = _json_object(stripped)
+        if record is not None:
+            objects.append(record)
+        prompts.append(
+            Prompt(id=f"p{len(prompts) + 1:03d}", text=stripped, line=number, generated_id=True)
+        )
+    if objects and (len(objects) == len(prompts) or any("prompt" in o for o in objects)):
+        first = next(p for p in prompts if _json_object(p.text) is not None)
+        raise BadInput(
+            f"{where}: line {first.line} is a JSON object, and a .txt file takes each line as a "
+            "literal prompt; if these are JSONL records, rename the file to .jsonl"
+        )
     return prompts
 
 
@@ -141,6 +172,7 @@ def parse_jsonl(text: str, where: str) -> list[Prompt]:
                 tags=prompt.tags,
                 reference=prompt.reference,
                 check=prompt.check,
+                generated_id=True,
             )
         prompts.append(prompt)
     return prompts
@@ -151,20 +183,38 @@ def check_unique(prompts: list[Prompt], where: str) -> None:
     seen_text: dict[str, Prompt] = {}
     seen_id: dict[str, Prompt] = {}
     for prompt in prompts:
+        if "\x00" in prompt.text:
+            raise BadInput(
+                f"{where}: line {prompt.line} holds a NUL byte (\\x00); remove it "
+                "(servers and terminals cut text at a NUL)"
+            )
         key = _normalized(prompt.text)
         if key in seen_text:
             first = seen_text[key]
+            how = (
+                ""
+                if first.text == prompt.text
+                else " (they differ only in spacing, invisible characters or Unicode composition)"
+            )
             raise BadInput(
-                f"{where}: line {prompt.line} repeats the prompt on line {first.line}; "
+                f"{where}: line {prompt.line} repeats the prompt on line {first.line}{how}; "
                 "each prompt may be used in one trial only"
             )
         if prompt.id in seen_id:
-            first = seen_id[prompt.id]
-            raise BadInput(
-                f"{where}: line {prompt.line} reuses id {prompt.id!r} from line {first.line}"
-            )
+            raise BadInput(_reused_id(where, seen_id[prompt.id], prompt))
         seen_text[key] = prompt
         seen_id[prompt.id] = prompt
+
+
+def _reused_id(where: str, first: Prompt, prompt: Prompt) -> str:
+    if not (first.generated_id or prompt.generated_id):
+        return f"{where}: line {prompt.line} reuses id {prompt.id!r} from line {first.line}"
+    given, generated = (first, prompt) if prompt.generated_id else (prompt, first)
+    return (
+        f"{where}: line {given.line} gives id {prompt.id!r}, which line {generated.line} got "
+        f"by default (a line without an id gets p001, p002, ... in order); give every line "
+        'an explicit "id"'
+    )
 
 
 def parse_prompts(data: bytes, where: str, *, kind: str) -> list[Prompt]:
@@ -180,6 +230,8 @@ def parse_prompts(data: bytes, where: str, *, kind: str) -> list[Prompt]:
 def load_prompts(path: Path) -> list[Prompt]:
     """Load a ``.txt`` or ``.jsonl`` prompts file."""
     suffix = path.suffix.lower()
+    if path.is_dir():
+        raise BadInput(f"{path} is a directory; give a .txt or .jsonl file")
     if suffix not in (".txt", ".jsonl"):
         raise BadInput(
             f"{path}: unsupported prompts file type {suffix or '(none)'!r}; "

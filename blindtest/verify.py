@@ -2,11 +2,14 @@
 list every difference. Pure apart from reading through ``artifacts``.
 
 Checked, in order: ``design.sha256`` against the bytes of ``design.json``; the design against
-its schema; each prompt's SHA-256; the arrangement re-derived from the seed; every other
-artifact against its schema (for verify, an invalid artifact is evidence of tampering, so it
-is a difference, not bad input); ``trials.jsonl`` rebuilt from ``responses.jsonl``;
-``audit.json`` replayed; and ``report.json`` recomputed from the inputs it names, field by
-field, including the SHA-256 of every input file.
+its schema; each prompt's SHA-256; the arrangement re-derived from the seed; that the run is
+whole (every slot of the design answered in ``responses.jsonl``, and ``trials.jsonl`` present:
+a run with missing responses is *incomplete*, never "verified"); every other artifact against
+its schema (for verify, an invalid artifact is evidence of tampering, so it is a difference,
+not bad input); every pick's ``design_sha256`` against the design; ``trials.jsonl`` rebuilt
+from ``responses.jsonl``; ``audit.json`` replayed; and ``report.json`` recomputed from the
+inputs it names, field by field, including the SHA-256 of every input file. A torn final line
+(an interrupted append) is skipped, as every reader skips it, and listed in ``skipped``.
 """
 
 from __future__ import annotations
@@ -47,14 +50,25 @@ class Difference:
 class VerifyResult:
     checked: list[str] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
+    #: What the run lacks to be whole ("20 of 36 responses", "trials.jsonl missing").
+    missing: list[str] = field(default_factory=list)
+    #: Lines read past, one sentence each ("picks.jsonl line 21: torn final line, skipped").
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
 
     @property
     def ok(self) -> bool:
-        return not self.differences
+        return not self.differences and not self.missing
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
+            "complete": self.complete,
+            "missing": self.missing,
+            "skipped": self.skipped,
             "checked": self.checked,
             "differences": [
                 {"where": d.where, "recorded": d.recorded, "recomputed": d.recomputed}
@@ -116,13 +130,38 @@ class _Verifier:
         path = self.run_dir / name
         if not path.exists():
             return None
+        if jsonl:
+            contents = self.read_lines(path, schema)
+            return None if contents is None else contents.records
         try:
-            if jsonl:
-                return artifacts.read_jsonl(path, schema).records
             return artifacts.read_json(path, schema)
         except BadInput as error:
             self.result.differences.append(Difference(name, "valid artifact", str(error)))
             return None
+
+    def read_lines(self, path: Path, schema: str) -> artifacts.JsonlContents | None:
+        """A JSONL artifact with its line numbers; a torn final line is noted as skipped."""
+        name = self.shown(path)
+        try:
+            contents = artifacts.read_jsonl(path, schema)
+        except BadInput as error:
+            if not any(d.where == name for d in self.result.differences):
+                self.result.differences.append(Difference(name, "valid artifact", str(error)))
+            return None
+        if contents.torn_line is not None:
+            note = (
+                f"{name} line {contents.torn_line}: torn final line (an interrupted write), "
+                "skipped as every stage skips it"
+            )
+            if note not in self.result.skipped:
+                self.result.skipped.append(note)
+        return contents
+
+    def shown(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.run_dir))
+        except ValueError:
+            return str(path)
 
 
 def _check_design(v: _Verifier) -> Mapping[str, Any] | None:
@@ -173,12 +212,56 @@ def _check_trials(v: _Verifier, design: Mapping[str, Any]) -> None:
         return
     state = SlotState.from_rows(responses)
     if pending_work(design, state):
-        v.result.differences.append(
-            Difference(artifacts.RESPONSES, "every slot answered", "slots missing")
-        )
-        return
+        return  # incomplete: named by _check_complete
     v.note(f"{artifacts.TRIALS} from {artifacts.RESPONSES}")
     v.differ(artifacts.TRIALS, trials, build_trials_view(design, state))
+
+
+def _check_complete(v: _Verifier, design: Mapping[str, Any]) -> None:
+    """A run is whole when every slot of the design is answered (and laundered, when the design
+    launders) and the blinded view exists; anything less is listed in ``missing``."""
+    from blindtest.generate import SlotState, pending_work, plan_slots
+
+    v.note("the run is whole (every slot answered, trials.jsonl present)")
+    total = len(plan_slots(design))
+    if not (v.run_dir / artifacts.RESPONSES).exists():
+        v.result.missing.append(f"0 of {total} responses ({artifacts.RESPONSES} missing)")
+    else:
+        responses = v.read(artifacts.RESPONSES, "responses", jsonl=True)
+        if responses is not None:
+            work = pending_work(design, SlotState.from_rows(responses))
+            unanswered = sum(1 for w in work if w.stage == "generate")
+            unlaundered = len(work) - unanswered
+            if unanswered:
+                v.result.missing.append(f"{total - unanswered} of {total} responses")
+            if unlaundered:
+                v.result.missing.append(f"{unlaundered} of {total} responses not yet laundered")
+    if not (v.run_dir / artifacts.TRIALS).exists():
+        v.result.missing.append(f"{artifacts.TRIALS} missing")
+
+
+def _check_picks(v: _Verifier, sha256: str) -> None:
+    """Every pick written against this design says so; a pick made against another design (a
+    copied file) is a difference, named by file and line."""
+    for path in sorted(v.run_dir.glob("picks*.jsonl")):
+        _check_picks_file(v, path, sha256)
+
+
+def _check_picks_file(v: _Verifier, path: Path, sha256: str) -> None:
+    name = v.shown(path)
+    if f"{name} against the design hash" in v.result.checked:
+        return
+    contents = v.read_lines(path, "picks")
+    if contents is None:
+        return
+    v.note(f"{name} against the design hash")
+    lines = contents.lines or list(range(1, len(contents.records) + 1))
+    for number, pick in zip(lines, contents.records, strict=True):
+        recorded = pick.get("design_sha256")
+        if recorded is not None and recorded != sha256:
+            v.result.differences.append(
+                Difference(f"{name}:{number}/design_sha256", recorded, sha256)
+            )
 
 
 def _check_audit(
@@ -231,7 +314,7 @@ def _check_generation(v: _Verifier, design: Mapping[str, Any]) -> None:
     v.differ(artifacts.GENERATION, generation, recomputed)
 
 
-def _check_report(v: _Verifier, name: str) -> None:
+def _check_report(v: _Verifier, name: str, sha256: str) -> None:
     report = v.read(name, "report")
     if report is None:
         return
@@ -241,8 +324,14 @@ def _check_report(v: _Verifier, name: str) -> None:
     ]
     for path in picks:
         if not path.exists():
-            v.result.differences.append(Difference(f"{name}/picks_files", str(path), "missing"))
+            v.result.differences.append(
+                Difference(f"{name}/picks_files", str(path), "missing: the report's input is gone")
+            )
             return
+        _check_picks_file(v, path, sha256)
+    if not v.result.ok:
+        v.note(f"{name} not recomputed: its picks already differ")
+        return
     e_values = v.run_dir / (report.get("e_values") or artifacts.e_values_name(name))
     try:
         result = analyze_run(v.run_dir, picks, _options(report), e_values_path=e_values)
@@ -271,13 +360,15 @@ def verify_run(run_dir: Path, *, runner: CommandRunner | None = None) -> VerifyR
     if design is None:
         return v.result
     sha256 = artifacts.sha256_bytes(artifacts.read_bytes(run_dir / artifacts.DESIGN))
+    _check_complete(v, design)
     _check_trials(v, design)
+    _check_picks(v, sha256)
     _check_generation(v, design)
     _check_audit(v, design, sha256, runner)
     reports = sorted(p.name for p in run_dir.glob("report*.json"))
     for name in reports:
         if v.result.ok:
-            _check_report(v, name)
+            _check_report(v, name, sha256)
         else:
             v.note(f"{name} not recomputed: its inputs already differ")
     return v.result

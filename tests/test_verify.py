@@ -95,7 +95,9 @@ def test_a_clean_run_recomputes(clean: Path) -> None:
         "checked  design.sha256",
         "checked  prompt hashes",
         "checked  arrangement from the seed",
+        "checked  the run is whole (every slot answered, trials.jsonl present)",
         "checked  trials.jsonl from responses.jsonl",
+        "checked  picks.jsonl against the design hash",
         "checked  generation.json from responses.jsonl",
         "checked  audit.json",
         "checked  report.json from its inputs",
@@ -109,11 +111,19 @@ def test_clean_pair_and_preference_runs_recompute(tmp_path: Path, protocol: str)
     assert result.exit_code == 0, result.stdout
 
 
-def test_a_clean_run_with_only_design_and_picks_recomputes(tmp_path: Path) -> None:
+def test_a_run_with_only_design_and_picks_recomputes_but_is_incomplete(tmp_path: Path) -> None:
+    # Issue 10.12: the report recomputes, but a run without responses is not whole, so it is
+    # never "verified" (exit 1, naming what is missing).
     run = make_run(tmp_path, text=None)
     write_picks(run / artifacts.PICKS, triangle_picks(load(run), 9))
     assert cli("analyze", run, "--quiet").exit_code == 0
-    assert verify(run).exit_code == 0
+    result = verify(run)
+    assert result.exit_code == 1
+    assert "DIFFERS" not in result.stdout
+    assert "checked  report.json from its inputs" not in result.stdout
+    assert "incomplete: 0 of 60 responses (responses.jsonl missing), trials.jsonl missing" in (
+        result.stdout
+    )
 
 
 def test_verify_json_lists_the_differences(run: Path) -> None:
@@ -212,14 +222,17 @@ def test_an_edited_report_statement_is_caught(run: Path) -> None:
 def test_a_picks_file_that_no_longer_validates_is_caught_with_exit_1(run: Path) -> None:
     edit_lines(run / artifacts.PICKS, lambda rows: rows[2].update(pick=4))
     result = verify(run)
-    assert_caught(result, 'DIFFERS  report.json: recorded "recomputable", recomputed "picks.jsonl')
+    # Since issue 10.12 every picks file is read (for its design hash) before the report.
+    assert_caught(
+        result, 'DIFFERS  picks.jsonl: recorded "valid artifact", recomputed "picks.jsonl:3'
+    )
     assert result.stderr == ""
 
 
 def test_a_picks_line_that_is_not_json_is_caught_with_exit_1(run: Path) -> None:
     with (run / artifacts.PICKS).open("ab") as picks:
         picks.write(b'{"trial": 3, "judge": \n{"trial": 4}\n')
-    assert_caught(verify(run), 'DIFFERS  report.json: recorded "recomputable"')
+    assert_caught(verify(run), 'DIFFERS  picks.jsonl: recorded "valid artifact"')
 
 
 def test_a_deleted_picks_line_is_caught(run: Path) -> None:
@@ -243,10 +256,10 @@ def test_a_deleted_line_in_trials_of_an_unaudited_run_is_caught(run: Path) -> No
 
 def test_a_deleted_line_in_responses_is_caught(run: Path) -> None:
     edit_lines(run / artifacts.RESPONSES, lambda rows: rows.pop(7))
-    assert_caught(
-        verify(run),
-        'DIFFERS  responses.jsonl: recorded "every slot answered", recomputed "slots missing"',
-    )
+    result = verify(run)
+    assert result.exit_code == 1
+    assert "incomplete: 59 of 60 responses;" in result.stdout
+    assert "verified" not in result.stdout.replace("cannot be verified", "")
 
 
 def test_a_response_that_no_longer_validates_is_caught_with_exit_1(run: Path) -> None:

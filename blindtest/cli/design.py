@@ -45,7 +45,7 @@ def _load(prompts_file: Path | None, demo: bool) -> list[Prompt]:
 
 
 def _from_dirs(
-    dirs: tuple[Path, Path], reference: Path | None, protocol: str, others: list[str]
+    dirs: tuple[Path, Path], reference: Path | None, protocol: str, others: list[str], quiet: bool
 ) -> tuple[list[Prompt], dict[str, Any], tuple[str, str]]:
     """Prompts, the design's source record and the candidate names, from two directories."""
     from blindtest.outputs import check_triangle_variants, load_dirs
@@ -57,7 +57,7 @@ def _from_dirs(
     source = load_dirs(dirs[0], dirs[1], reference)
     if protocol == "triangle":
         check_triangle_variants(source)
-    for name, items in source.dropped.items():
+    for name, items in source.dropped.items() if not quiet else ():
         shown = ", ".join(items[:8]) + (", ..." if len(items) > 8 else "")
         click.echo(f"dropped {len(items)} item(s) missing from {name}: {shown}", err=True)
     return source.prompts(), source.record(), (source.a.name, source.b.name)
@@ -68,9 +68,12 @@ def _normalization(
     length_band: str | None,
     truncate_match: bool,
     launder: str | None,
-    launder_url: str,
+    launder_url: str | None,
     launder_key_env: str | None,
 ) -> Normalization:
+    if launder is None and (launder_url is not None or launder_key_env is not None):
+        given = "--launder-url" if launder_url is not None else "--launder-key-env"
+        raise BadInput(f"{given} goes with --launder MODEL; add --launder or drop {given}")
     band = None
     if length_band is not None:
         try:
@@ -79,6 +82,7 @@ def _normalization(
             raise BadInput(f"--length-band: {error}") from None
     spec = None
     if launder is not None:
+        launder_url = launder_url or DEFAULT_BASE_URL
         check_url("--launder-url", launder_url)
         spec = LaunderSpec(
             model=launder,
@@ -125,7 +129,14 @@ def _normalization(
 )
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Token limit per response.")
 @click.option("--system", metavar="TEXT", help="System prompt, the same for both sides.")
-@click.option("--protocol", type=click.Choice(PROTOCOLS), default="triangle", show_default=True)
+@click.option(
+    "--protocol",
+    type=click.Choice(PROTOCOLS),
+    default="triangle",
+    show_default=True,
+    help="triangle: the judge picks the odd one of three (two from one model); pair: the judge "
+    "tells which of two is which model; preference: the judge says which of two is better.",
+)
 @click.option("--trials", type=int, default=20, show_default=True, help="Number of trials.")
 @click.option("--seed", type=str, help="Arrangement seed (default: fresh, recorded).")
 @alpha_option
@@ -143,15 +154,23 @@ def _normalization(
 @click.option("--length-band", metavar="LO..HI", help="Ask both models for LO..HI words.")
 @click.option("--truncate-match", is_flag=True, help="Cut responses to the shortest in a trial.")
 @click.option("--launder", metavar="MODEL", help="Rewrite every response with MODEL.")
-@click.option("--launder-url", metavar="URL", default=DEFAULT_BASE_URL, show_default=True)
-@click.option("--launder-key-env", metavar="NAME", help="NAME of the laundering key variable.")
+@click.option(
+    "--launder-url",
+    metavar="URL",
+    help=f"Base URL of the laundering model (with --launder) [default: {DEFAULT_BASE_URL}].",
+)
+@click.option(
+    "--launder-key-env",
+    metavar="NAME",
+    help="NAME of the laundering key variable (with --launder).",
+)
 @click.option("--question", metavar="TEXT", help="The question put to the judge.")
 @click.option(
     "--ask",
     "extra_questions",
     metavar="TEXT",
     multiple=True,
-    help="An extra yes/no question per comparison (preference; repeatable).",
+    help="An extra yes/no question per comparison (preference only; repeatable).",
 )
 @click.option(
     "--reason/--no-reason",
@@ -198,7 +217,7 @@ def design(
     length_band: str | None,
     truncate_match: bool,
     launder: str | None,
-    launder_url: str,
+    launder_url: str | None,
     launder_key_env: str | None,
     question: str | None,
     extra_questions: tuple[str, ...],
@@ -220,7 +239,9 @@ def design(
     if from_dirs:
         given = {"--prompts": prompts_file, "--demo": demo or None, "--a": model_a, "--b": model_b}
         others = [flag for flag, value in given.items() if value is not None]
-        prompts, source, (model_a, model_b) = _from_dirs(from_dirs, reference, protocol, others)
+        prompts, source, (model_a, model_b) = _from_dirs(
+            from_dirs, reference, protocol, others, quiet
+        )
     elif reference is not None:
         raise BadInput("--reference goes with --from-dirs DIR_A DIR_B")
     if demo and model_a is None and model_b is None:
@@ -264,10 +285,17 @@ def design(
     )
     document = build_design(prompts, options, collect_provenance())
     digest = artifacts.write_design(run_dir, document, force=force)
-    if not quiet:
-        click.echo(
-            f"{protocol} design: {trials} trials from {len(prompts)} prompts, seed "
-            f"{options.seed}, alpha {alpha}{', sequential' if sequential else ''}",
-            err=True,
-        )
+    if quiet:
+        return
+    click.echo(
+        f"{protocol} design: {trials} trials from {len(prompts)} prompts, seed "
+        f"{options.seed}, alpha {alpha}{', sequential' if sequential else ''}",
+        err=True,
+    )
+    if not sequential and similarity_pd0 is None:
+        from blindtest.plan import weak_design_note
+
+        note = weak_design_note(protocol, trials, alpha)
+        if note:
+            click.echo(note, err=True)
     click.echo(f"{digest}  {run_dir / artifacts.DESIGN}")

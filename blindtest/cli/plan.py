@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import click
 import orjson
 
@@ -20,19 +22,48 @@ def _split(text: str | None, option: str) -> list[str] | None:
 
 
 def _trials(text: str | None, default: tuple[int, ...]) -> list[int]:
+    from blindtest.plan import MAX_TOTAL_TRIALS, MAX_TRIALS
+
     if text is None:
         return list(default)
     values = []
     for part in _split(text, "--trials") or []:
-        if not part.isdigit() or int(part) < 1:
+        if not part.isascii() or not part.isdigit() or int(part) < 1:
             raise BadInput(f"--trials: {part!r} is not a whole number of trials >= 1")
+        if int(part) > MAX_TRIALS:
+            raise BadInput(
+                f"--trials: {int(part):,} is more than bt-plan computes; trials go up to "
+                f"{MAX_TRIALS:,} (each row is exact, its cost grows with n)"
+            )
         values.append(int(part))
+    if sum(values) > MAX_TOTAL_TRIALS:
+        raise BadInput(
+            f"--trials: the counts add up to {sum(values):,}; one table computes at most "
+            f"{MAX_TOTAL_TRIALS:,} trials in all (each up to {MAX_TRIALS:,})"
+        )
     return values
 
 
+def _width() -> int:
+    """The terminal's width (COLUMNS first), 80 when output is not a terminal."""
+    return shutil.get_terminal_size((80, 24)).columns
+
+
 @command("plan")
-@click.option("--protocol", type=click.Choice(PROTOCOLS), default="triangle", show_default=True)
-@click.option("--trials", "trials_text", metavar="N[,N...]", help="Trial counts to tabulate.")
+@click.option(
+    "--protocol",
+    type=click.Choice(PROTOCOLS),
+    default="triangle",
+    show_default=True,
+    help="triangle: pick the odd one of three; pair: tell which is which; preference: "
+    "which is better.",
+)
+@click.option(
+    "--trials",
+    "trials_text",
+    metavar="N[,N...]",
+    help="Trial counts to tabulate, each up to 100,000 (1,000,000 in all).",
+)
 @click.option(
     "--pc",
     "pc_text",
@@ -49,7 +80,7 @@ def _trials(text: str | None, default: tuple[int, ...]) -> list[int]:
 @click.option(
     "--target-power",
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    help="Also print the smallest n reaching this power at each alternative.",
+    help="Also print the smallest n (up to 100,000) reaching this power at each alternative.",
 )
 @click.option(
     "--similarity",
@@ -103,4 +134,4 @@ def plan(
     if as_json:
         click.echo(orjson.dumps(list(result.rows), option=orjson.OPT_INDENT_2).decode())
     else:
-        click.echo(format_plan(result))
+        click.echo(format_plan(result, width=_width()))

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from blindtest import artifacts
 from blindtest.cli._common import command, json_option, quiet_option, run_argument
+from blindtest.hints import stage_command
+
+if TYPE_CHECKING:
+    from blindtest.verify import VerifyResult
 
 
 @command("verify")
@@ -19,6 +24,9 @@ from blindtest.cli._common import command, json_option, quiet_option, run_argume
 @quiet_option
 def verify(run_dir: Path, allow_commands: bool, as_json: bool, quiet: bool) -> None:
     """Recompute hashes, arrangement, blinded view, audit and report; list any difference.
+
+    Exit 0 only for a whole run that recomputes; 1 for a difference, or for a run that is
+    incomplete (responses missing, trials.jsonl missing).
 
     \b
     Example:
@@ -32,14 +40,27 @@ def verify(run_dir: Path, allow_commands: bool, as_json: bool, quiet: bool) -> N
     if as_json:
         click.echo(artifacts.dump_json(result.to_dict()).decode(), nl=False)
     elif not quiet:
-        for name in result.checked:
-            click.echo(f"checked  {name}")
-        for difference in result.differences:
-            click.echo(f"DIFFERS  {difference}")
-        click.echo(
-            "verified: everything recomputes"
-            if result.ok
-            else f"{len(result.differences)} difference(s): this run directory does not recompute"
-        )
+        _print(result, run_dir)
+    elif result.missing:
+        click.echo(f"bt-verify: incomplete: {', '.join(result.missing)}", err=True)
     if not result.ok:
         raise SystemExit(1)
+
+
+def _print(result: VerifyResult, run_dir: Path) -> None:
+    for name in result.checked:
+        click.echo(f"checked  {name}")
+    for note in result.skipped:
+        click.echo(f"SKIPPED  {note}")
+    for difference in result.differences:
+        click.echo(f"DIFFERS  {difference}")
+    if result.differences:
+        count = len(result.differences)
+        click.echo(f"{count} difference(s): this run directory does not recompute")
+    if result.missing:
+        click.echo(
+            f"incomplete: {', '.join(result.missing)}; a run with missing parts cannot be "
+            f"verified; finish with: {stage_command('generate', run_dir)}"
+        )
+    if result.ok:
+        click.echo("verified: everything recomputes")
