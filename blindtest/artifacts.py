@@ -654,18 +654,24 @@ def _shown_value(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _dict_difference(
+    recorded: Mapping[str, Any], wanted: Mapping[str, Any], where: str
+) -> str | None:
+    for key in [*wanted, *(k for k in recorded if k not in wanted)]:
+        inner = f"{where}.{key}" if where else str(key)
+        if key not in recorded:
+            return f"{inner} is not recorded, the command asks for {_shown_value(wanted[key])}"
+        if key not in wanted:
+            return f"{inner} is {_shown_value(recorded[key])}, the command leaves it out"
+        found = _first_difference(recorded[key], wanted[key], inner)
+        if found is not None:
+            return found
+    return None
+
+
 def _first_difference(recorded: Any, wanted: Any, where: str) -> str | None:
     if isinstance(recorded, dict) and isinstance(wanted, dict):
-        for key in [*wanted, *(k for k in recorded if k not in wanted)]:
-            inner = f"{where}.{key}" if where else str(key)
-            if key not in recorded:
-                return f"{inner} is not recorded, the command asks for {_shown_value(wanted[key])}"
-            if key not in wanted:
-                return f"{inner} is {_shown_value(recorded[key])}, the command leaves it out"
-            found = _first_difference(recorded[key], wanted[key], inner)
-            if found is not None:
-                return found
-        return None
+        return _dict_difference(recorded, wanted, where)
     if isinstance(recorded, list) and isinstance(wanted, list):
         for index, (old, new) in enumerate(zip(recorded, wanted, strict=False)):
             found = _first_difference(old, new, f"{where}[{index}]")
@@ -684,6 +690,7 @@ def design_difference(recorded: Mapping[str, Any], wanted: Mapping[str, Any]) ->
     for 30``), ignoring provenance (versions, git state); None when they are the same design."""
     strip = {k: v for k, v in recorded.items() if k not in PROVENANCE_FIELDS}
     want = {k: v for k, v in wanted.items() if k not in PROVENANCE_FIELDS}
+    want = orjson.loads(dump_json(want))  # compare as JSON: tuples are lists, keys strings
     return _first_difference(strip, want, "")
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from blindtest import artifacts
-from blindtest.cli._common import command, force_option, quiet_option, run_argument
+from blindtest.cli._common import command, force_option, quiet_option, run_argument, writes_run
 
 
 @command("audit")
@@ -26,6 +26,7 @@ from blindtest.cli._common import command, force_option, quiet_option, run_argum
 )
 @force_option
 @quiet_option
+@writes_run
 def audit(
     run_dir: Path, allow_commands: bool, command_timeout: float, force: bool, quiet: bool
 ) -> None:
@@ -41,7 +42,8 @@ def audit(
     from blindtest.judge import trials_from_records
 
     loaded = artifacts.load_design(run_dir)
-    artifacts.refuse_overwrite(run_dir / artifacts.AUDIT, force)
+    inputs = [run_dir / name for name in (artifacts.DESIGN, artifacts.TRIALS, artifacts.RESPONSES)]
+    artifacts.claim_output(run_dir / artifacts.AUDIT, "audit", force=force, inputs=inputs)
     records = artifacts.read_jsonl(run_dir / artifacts.TRIALS, "trials").records
     trials = trials_from_records(records, loaded.design)
     responses_path = run_dir / artifacts.RESPONSES
