@@ -690,7 +690,8 @@ def design_difference(recorded: Mapping[str, Any], wanted: Mapping[str, Any]) ->
     for 30``), ignoring provenance (versions, git state); None when they are the same design."""
     strip = {k: v for k, v in recorded.items() if k not in PROVENANCE_FIELDS}
     want = {k: v for k, v in wanted.items() if k not in PROVENANCE_FIELDS}
-    want = orjson.loads(dump_json(want))  # compare as JSON: tuples are lists, keys strings
+    as_json = orjson.loads(dump_json(want))  # compare as JSON: tuples are lists, keys strings
+    want = {key: as_json[key] for key in want}  # in the order the design lists its fields
     return _first_difference(strip, want, "")
 
 
