@@ -119,7 +119,8 @@ def test_i10_05_one_picks_file_one_judge_a_panel_judges_at_once(
         text=True,
     )  # fmt: skip
     try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "held\n"
         same = invoke("judge", run, "--judge", "bot:length", "--out", alice)
         assert same.exit_code == 2
         assert f"{alice} is in use by process {holder.pid} (bt-judge)" in same.stderr
