@@ -116,7 +116,9 @@ def test_i10_01_judge_out_onto_another_artifact_is_refused(tmp_path: Path) -> No
     assert snapshot(run) == before
 
 
-def test_i10_01_audit_design_and_generate_never_replace_another_kind(tmp_path: Path) -> None:
+def test_i10_01_audit_design_and_generate_never_replace_another_kind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run = judged_run(tmp_path)
     report = artifacts.dump_json({"schema": "blindtest/report@1"})
     (run / artifacts.AUDIT).write_bytes(report)
@@ -124,9 +126,14 @@ def test_i10_01_audit_design_and_generate_never_replace_another_kind(tmp_path: P
     audit = cli("audit", run, "--force")
     assert audit.exit_code == 2
     assert f"{run / artifacts.AUDIT} is a report file" in audit.stderr
+    assert snapshot(run) == before
+
+    monkeypatch.setenv("OPENAI_API_KEY", "unused: every response is on disk")
+    (run / artifacts.TRIALS).write_bytes(report)
     generate = cli("generate", run)
     assert generate.exit_code == 2, generate.output
-    assert snapshot(run) == before
+    assert f"{run / artifacts.TRIALS} is a report file" in generate.stderr
+    assert (run / artifacts.TRIALS).read_bytes() == report
 
     fresh = tmp_path / "fresh"
     fresh.mkdir()
