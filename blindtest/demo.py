@@ -173,6 +173,8 @@ def _judge_chain(run_dir: Path, url: str, interactive: bool, resume: str) -> str
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and not args[0].strip():
+        if _under_make():
+            raise BadInput("DEMO_RUN is empty; name a directory, e.g. make demo DEMO_RUN=demo-run")
         raise BadInput("the demo directory is empty (an unset variable?); name a directory")
     return run_demo(Path(args[0]) if args else DEMO_DIR)
 

@@ -23,7 +23,7 @@ import click
 import orjson
 
 from blindtest import artifacts
-from blindtest.errors import BlindtestError
+from blindtest.errors import BadInput, BlindtestError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -194,6 +194,8 @@ def claim_report(
     from blindtest.analyze import input_name
 
     picks = list(picks_files) or [run_dir / artifacts.PICKS]
+    if html_path is not None and os.path.abspath(html_path) == os.path.abspath(report_path):
+        raise BadInput(f"--html {html_path} is the report's own file; give the page another name")
     inputs = [
         *picks,
         *(run_dir / name for name in (artifacts.DESIGN, artifacts.DESIGN_HASH)),
