@@ -146,6 +146,11 @@ def _judge_chain(run_dir: Path, url: str, interactive: bool, resume: str) -> str
     earlier = picks_judges(run_dir)
     name = earlier[0] if earlier else (default_judge_id() if interactive else LENGTH_BOT)
     state = judging_state(run_dir, name)
+    if interactive and name == LENGTH_BOT:
+        say(
+            f"{run_dir}/ was judged by the length bot (stdin was not a terminal then); to judge "
+            "a demo yourself, give it another directory: make demo DEMO_RUN=my-demo"
+        )
     if not state.done and name != LENGTH_BOT and not interactive:
         say(
             f"{state.judged} of {state.total} judged by {name}; stdin is not a terminal: "

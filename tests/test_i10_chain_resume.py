@@ -182,3 +182,24 @@ def test_i10_02_makefile_demo_never_removes_the_demo_folder() -> None:
     makefile = (Path(__file__).parent.parent / "Makefile").read_text()
     assert "rm -rf $(DEMO_RUN)" not in makefile
     assert "$(DEMO_RUN)" not in makefile.split("clean:")[1]
+
+
+def test_i10_04_the_resume_command_repeats_flags_lists_and_pairs_as_given(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "my run"
+    url = simulator.base_url
+    given = [
+        "run", "sim-large", "sim-small", "--demo", "--a-url", url, "--b-url", url,
+        "--protocol", "preference", "--trials", "4", "--ask", "Is it correct?",
+        "--ask", "Is it kind?", "--no-reason", "--strip-formatting", "--run-dir", str(run),
+    ]  # fmt: skip
+    ended = invoke(*given, input="")
+    assert ended.exit_code == 130, ended.stderr
+    command = ended.stderr.strip().splitlines()[-1].split("continue with: ", 1)[1]
+    words = shlex.split(command)
+    rest = words[words.index("run") :]
+    assert sorted(rest) == sorted(given)
+    for flag in ("--no-reason", "--strip-formatting"):
+        assert flag in rest
+    assert rest[rest.index("--run-dir") + 1] == str(run)
