@@ -12,13 +12,13 @@ from typing import Any
 import click
 
 from blindtest import artifacts
+from blindtest.cli import _common
 from blindtest.cli._common import (
     command,
     concurrency_option,
     quiet_option,
     run_argument,
     timeout_option,
-    writes_run,
 )
 from blindtest.errors import BadInput
 from blindtest.retry import DEFAULT_POLICY
@@ -62,7 +62,7 @@ def _prices(texts: Mapping[str, str | None]) -> dict[str, tuple[float, float]]:
 @click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens.")
 @click.option("--price-launder", metavar="IN,OUT", help="Laundering model price.")
 @quiet_option
-@writes_run
+@_common.writes_run
 def generate(
     run_dir: Path,
     concurrency: int,
