@@ -229,3 +229,28 @@ def test_i9_10_error_lines_are_wrapped_to_the_terminal(monkeypatch: pytest.Monke
     assert " ".join(wrapped.split()) == " ".join(line.split())
     monkeypatch.setattr(_common.sys.stderr, "isatty", lambda: False, raising=False)
     assert _common._wrapped(line) == line
+
+
+def test_i10_01_artifacts_are_told_apart_by_their_first_record(tmp_path: Path) -> None:
+    cases = {
+        "a.json": (artifacts.dump_json({"schema": "blindtest/design@1", "x": [1] * 9}), "design"),
+        "b.jsonl": (artifacts.dump_line({"schema": "blindtest/picks@1", "trial": 1}), "picks"),
+        "c.jsonl": (b'{"schema":"blindtest/picks@1","tri', artifacts.TORN),  # a cut append
+        "d.json": (b"", ""),
+        "e.html": (b'<!doctype html>\n<meta name="generator" content="blindtest 1">', "html"),
+        "f.txt": (b"my notes\n", None),
+        "g.json": (b'{"title": "thesis"}\n', None),
+        "h.html": (b"<!doctype html><p>someone's page</p>", None),
+        "design.sha256": (b"0" * 64 + b"\n", "design hash"),
+    }
+    for name, (data, kind) in cases.items():
+        (tmp_path / name).write_bytes(data)
+        assert artifacts.artifact_kind(tmp_path / name) == kind, name
+
+
+def test_i10_04_design_difference_names_the_first_field_and_ignores_provenance() -> None:
+    recorded = {"protocol": "triangle", "trials": 20, "provenance": {"git": "abc"}}
+    same = {"protocol": "triangle", "trials": 20, "provenance": {"git": "def"}}
+    assert artifacts.design_difference(recorded, same) is None
+    more = {"protocol": "triangle", "trials": 30, "provenance": {}}
+    assert artifacts.design_difference(recorded, more) == "trials is 20, the command asks for 30"
