@@ -2,8 +2,11 @@
 
 It owns the run-directory file names, JSON and JSONL reading and writing (orjson), atomic
 replacement (temporary file in the same directory, fsync, rename), one-write-per-line JSONL
-appends, the torn-line tolerant reader, the ``--force`` guard, schema validation on read and on
-write, and SHA-256 over exact bytes. No other module opens run files.
+appends, the torn-line tolerant reader, the output guard (``claim_output``: no file of another
+kind, no input, nothing that is not an artifact is ever written over, ``--force`` or not), the
+run and picks-file locks, schema validation on read and on write, and SHA-256 over exact bytes.
+Every file it writes gets the same mode (0666 less the umask), and an OS error while writing is
+``BadInput`` naming the path and the reason. No other module opens run files.
 """
 
 from __future__ import annotations
@@ -342,7 +345,10 @@ def _take(lock_path: Path, what: Path, label: str) -> int:
 
 
 @contextlib.contextmanager
-def _lock(lock_path: Path, what: Path, label: str) -> Iterator[None]:
+def _lock(lock_path: Path, what: Path, label: str, create: bool = True) -> Iterator[None]:
+    if not create and not lock_path.parent.is_dir():
+        yield  # nothing there to protect: the command says what is missing
+        return
     key = os.path.abspath(lock_path)
     if key in _held:  # this process already holds it (``blindtest run`` calling a stage)
         _held[key][1] += 1
@@ -382,12 +388,15 @@ def _label(label: str | None) -> str:
     return label or os.path.basename(sys.argv[0]) or "blindtest"
 
 
-def run_lock(run_dir: Path, label: str | None = None) -> contextlib.AbstractContextManager[None]:
+def run_lock(
+    run_dir: Path, label: str | None = None, *, create: bool = True
+) -> contextlib.AbstractContextManager[None]:
     """Hold the run directory's lock (``RUN/.lock``, an ``flock`` the kernel releases when the
     process dies, so a kill -9 never leaves a stale lock). A second process is refused with
     ``BadInput`` naming the holder's PID and ``label``; the holding process may re-enter.
-    The directory is created if needed, and removed again if the command left it empty."""
-    return _lock(run_dir / LOCK, run_dir, _label(label))
+    With ``create`` the directory is made if needed (and removed again if the command left it
+    empty); without, a missing directory is not locked, and the command reports it missing."""
+    return _lock(run_dir / LOCK, run_dir, _label(label), create)
 
 
 def file_lock(path: Path, label: str | None = None) -> contextlib.AbstractContextManager[None]:

@@ -155,7 +155,9 @@ def writes_run(callback: F) -> F:
 
     @functools.wraps(callback)
     def locked(*args: Any, **kwargs: Any) -> Any:
-        with artifacts.run_lock(kwargs["run_dir"], stage_label()):
+        label = stage_label()
+        creates = label == "bt-design"  # the other stages need a run directory that exists
+        with artifacts.run_lock(kwargs["run_dir"], label, create=creates):
             return callback(*args, **kwargs)
 
     return locked  # type: ignore[return-value]
