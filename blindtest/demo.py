@@ -177,6 +177,12 @@ def _judge_chain(run_dir: Path, url: str, interactive: bool, resume: str) -> str
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in ("-h", "--help"):
+        click.echo("usage: python -m blindtest.demo [DIR]   (make demo [DEMO_RUN=DIR])\n")
+        click.echo((__doc__ or "").strip())
+        return 0
+    if len(args) > 1 or (args and args[0].startswith("-")):
+        raise BadInput(f"unexpected {args[-1]!r}; usage: python -m blindtest.demo [DIR]")
     if args and not args[0].strip():
         if _under_make():
             raise BadInput("DEMO_RUN is empty; name a directory, e.g. make demo DEMO_RUN=demo-run")
