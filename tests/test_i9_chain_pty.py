@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -90,12 +91,16 @@ def quit_at_9_then_finish(argv: list[str], cwd: Path, run: Path, resume: str) ->
     first.quit()
     assert first.finish() == 0
     assert_nothing_revealed(first.text)
-    assert f"9 of 20 judged; continue with: {resume}" in " ".join(first.text.split())
+    lines = [line for line in first.text.splitlines() if "judged; continue with: " in line]
+    assert lines, first.text[-2000:]
+    assert lines[-1].startswith("9 of 20 judged; continue with: ")
+    printed = lines[-1].split("continue with: ", 1)[1].strip()
+    assert shlex.split(printed)[-len(shlex.split(resume)) + 1 :] == shlex.split(resume)[1:]
     assert len(picks(run)) == 9
     assert not (run / artifacts.AUDIT).exists()
     assert not (run / artifacts.REPORT).exists()
 
-    again = Terminal(argv, cwd)
+    again = Terminal(shlex.split(printed), cwd)  # the command exactly as printed
     again.expect("Press Enter to start")
     again.answer("")
     again.judge(range(10, 21))
