@@ -13,6 +13,7 @@ trial is judged. A directory holding anything but a demo run is refused.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
@@ -102,18 +103,15 @@ def run_demo(run_dir: Path) -> int:
     with artifacts.run_lock(run_dir, "make demo"), resumable(resume):
         if port:
             say(f"resuming the demo in {run_dir}/ (nothing is deleted)")
-        try:
-            simulator_running = running(port=port)
-            simulator = simulator_running.__enter__()
-        except OSError as error:
-            raise BadInput(
-                f"cannot start the simulator on port {port}, which {run_dir}/design.json "
-                f"records: {error.strerror or error}; stop what uses it and run again"
-            ) from None
-        try:
+        with contextlib.ExitStack() as stack:
+            try:
+                simulator = stack.enter_context(running(port=port))
+            except OSError as error:
+                raise BadInput(
+                    f"cannot start the simulator on port {port}, which {run_dir}/design.json "
+                    f"records: {error.strerror or error}; stop what uses it and run again"
+                ) from None
             name = _judge_chain(run_dir, simulator.base_url, interactive, resume)
-        finally:
-            simulator_running.__exit__(None, None, None)
         if name is None:
             return 0
         _stage("audit", str(run_dir), "--quiet", "--force")
