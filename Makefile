@@ -45,8 +45,10 @@ docs: $(STAMP)
 schemas:
 	cp schemas/*.schema.json blindtest/schemas/
 
+# The demo never deletes anything: run again, it resumes DEMO_RUN (or refuses a directory that
+# holds anything but a demo run); remove a finished demo-run/ yourself.
 demo: $(STAMP)
-	$(BIN)/python -m blindtest.demo $(DEMO_RUN)
+	$(BIN)/python -m blindtest.demo "$(DEMO_RUN)"
 
 # Regenerate examples/run against the simulator; review the diff before committing.
 golden: $(STAMP)
@@ -59,4 +61,4 @@ bench: $(STAMP)
 check: lint test
 
 clean:
-	rm -rf $(VENV) $(DEMO_RUN) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

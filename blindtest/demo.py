@@ -4,20 +4,34 @@ Starts the simulator on a free 127.0.0.1 port, runs design -> generate -> judge 
 analyze -> verify through the real commands, and stops the simulator. The judge is you when
 stdin is a terminal, and the length bot otherwise (it says so). Simulated models and generic
 prompts: the result shows how blindtest works and says nothing about real models.
+
+It never deletes anything. Run again on the same directory, it resumes: the design must be the
+demo's (the simulator comes back on the port the design records), generation fetches what is
+missing, the judge continues where they stopped, and the result is shown only once every
+trial is judged. A directory holding anything but a demo run is refused.
 """
 
 from __future__ import annotations
 
-import shutil
+import contextlib
+import os
+import shlex
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import click
 
+from blindtest import artifacts
 from blindtest.cli import cli
+from blindtest.cli._common import exit_mapped
+from blindtest.cli.judge import default_judge_id
+from blindtest.cli.run import judging_state, picks_judges, resumable, say
+from blindtest.errors import BadInput
 from blindtest.simulator import running
 
 DEMO_DIR = Path("demo-run")
+LENGTH_BOT = "bot:length"
 
 
 def _stage(*args: str) -> None:
@@ -26,51 +40,153 @@ def _stage(*args: str) -> None:
         raise SystemExit(code)
 
 
-def main(argv: list[str] | None = None) -> int:
-    run_dir = Path(argv[0]) if argv else DEMO_DIR
-    interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    shutil.rmtree(run_dir, ignore_errors=True)
-    with running() as simulator:
-        url = simulator.base_url
-        click.echo(f"simulator serving sim-large and sim-small on {url}\n", err=True)
-        _stage(
-            "design",
-            str(run_dir),
-            "--demo",
-            "--a",
-            "sim-large",
-            "--b",
-            "sim-small",
-            "--a-url",
-            url,
-            "--b-url",
-            url,
-            "--seed",
-            "demo",
-        )
-        _stage("generate", str(run_dir), "--price-a", "2.5,10", "--price-b", "0.15,0.6")
-        if interactive:
-            click.echo("\nYou are the judge: pick the odd one out in each trial.\n", err=True)
-            _stage("judge", str(run_dir))
-        else:
-            click.echo(
-                "\nstdin is not a terminal, so the length bot judges this demo "
-                "(run `make demo` in a terminal to judge it yourself).\n",
-                err=True,
+def _under_make() -> bool:
+    return bool(os.environ.get("MAKELEVEL"))
+
+
+def resume_command(run_dir: Path) -> str:
+    """The command that runs this demo again, as it was started (``make demo`` or the module)."""
+    if _under_make():
+        extra = "" if run_dir == DEMO_DIR else f" DEMO_RUN={shlex.quote(str(run_dir))}"
+        return f"make demo{extra}"
+    python = Path(sys.executable)
+    try:
+        shown = str(python.relative_to(Path.cwd()))
+    except ValueError:
+        shown = str(python)
+    return shlex.join([shown, "-m", "blindtest.demo", str(run_dir)])
+
+
+def _is_own_temporary(name: str) -> bool:
+    # Lock files and the temporary files of an atomic write cut short by a kill.
+    return name.startswith(".") and name.endswith((".lock", ".tmp"))
+
+
+def check_demo_dir(run_dir: Path) -> int:
+    """Refuse a directory the demo must not touch; return the simulator port to use (the one
+    the recorded design names, or 0 for a free one)."""
+    if not run_dir.exists():
+        return 0
+    if not run_dir.is_dir():
+        raise BadInput(f"{run_dir} is a file; the demo needs a directory of its own")
+    names = sorted(p.name for p in run_dir.iterdir() if not _is_own_temporary(p.name))
+    for name in names:
+        expected = artifacts.RUN_FILE_KINDS.get(name)
+        found = artifacts.artifact_kind(run_dir / name) if expected is not None else None
+        if expected is None or found not in (expected, "", artifacts.TORN):
+            raise BadInput(
+                f"{run_dir} holds {name}, which is not part of a blindtest demo run; the demo "
+                "never deletes or writes beside other files: give it another directory"
             )
-            _stage("judge", str(run_dir), "--judge", "bot:length", "--quiet")
-    _stage("audit", str(run_dir), "--quiet")
-    click.echo("", err=True)
-    _stage("analyze", str(run_dir), "--brief")
-    click.echo("", err=True)
-    _stage("verify", str(run_dir), "--quiet")
-    click.echo(
+    if not names:
+        return 0
+    if artifacts.DESIGN not in names:
+        raise BadInput(f"{run_dir} holds {names[0]} but no {artifacts.DESIGN}; not a demo run")
+    recorded = artifacts.load_design(run_dir).design
+    if not recorded.get("demo"):
+        raise BadInput(
+            f"{run_dir} holds another design (not made by the demo); give the demo another "
+            "directory"
+        )
+    url = urlsplit(str(recorded["models"]["A"].get("base_url", "")))
+    try:
+        port = url.port
+    except ValueError:
+        port = None
+    return port if url.hostname == "127.0.0.1" and port else 0
+
+
+def run_demo(run_dir: Path) -> int:
+    resume = resume_command(run_dir)
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    port = check_demo_dir(run_dir)
+    with artifacts.run_lock(run_dir, "make demo"), resumable(resume):
+        if port:
+            say(f"resuming the demo in {run_dir}/ (nothing is deleted)")
+        with contextlib.ExitStack() as stack:
+            try:
+                simulator = stack.enter_context(running(port=port))
+            except OSError as error:
+                raise BadInput(
+                    f"cannot start the simulator on port {port}, which {run_dir}/design.json "
+                    f"records: {error.strerror or error}; stop what uses it and run again"
+                ) from None
+            name = _judge_chain(run_dir, simulator.base_url, interactive, resume)
+        if name is None:
+            return 0
+        _stage("audit", str(run_dir), "--quiet", "--force")
+        click.echo("", err=True)
+        _stage("analyze", str(run_dir), "--brief")
+        click.echo("", err=True)
+        _stage("verify", str(run_dir), "--quiet")
+    say(
         f"\nbt-verify: every file in {run_dir}/ recomputes. Look inside: design.json, "
-        "responses.jsonl, trials.jsonl, picks.jsonl, audit.json, report.json.",
-        err=True,
+        "responses.jsonl, trials.jsonl, picks.jsonl, audit.json, report.json."
     )
     return 0
 
 
+def _judge_chain(run_dir: Path, url: str, interactive: bool, resume: str) -> str | None:
+    """Design, generate and judge; the judge's name when every trial is judged, else None
+    (after saying how far the judging got and how to continue)."""
+    say(f"simulator serving sim-large and sim-small on {url}\n")
+    try:
+        _stage(
+            "design", str(run_dir), "--demo", "--a", "sim-large", "--b", "sim-small",
+            "--a-url", url, "--b-url", url, "--seed", "demo",
+        )  # fmt: skip
+    except artifacts.DesignDiffers as error:
+        raise BadInput(
+            f"{run_dir} holds a different design ({error.difference}); the demo resumes only "
+            "its own run: give it another directory"
+        ) from None
+    _stage("generate", str(run_dir), "--price-a", "2.5,10", "--price-b", "0.15,0.6")
+    earlier = picks_judges(run_dir)
+    name = earlier[0] if earlier else (default_judge_id() if interactive else LENGTH_BOT)
+    state = judging_state(run_dir, name)
+    if interactive and name == LENGTH_BOT:
+        say(
+            f"{run_dir}/ was judged by the length bot (stdin was not a terminal then); to judge "
+            "a demo yourself, give it another directory: make demo DEMO_RUN=my-demo"
+        )
+    if not state.done and name != LENGTH_BOT and not interactive:
+        say(
+            f"{state.judged} of {state.total} judged by {name}; stdin is not a terminal: "
+            f"continue in a terminal with: {resume}"
+        )
+        return None
+    if not state.done and name == LENGTH_BOT:
+        if not interactive:
+            say(
+                "\nstdin is not a terminal, so the length bot judges this demo "
+                "(run `make demo` in a terminal to judge it yourself).\n"
+            )
+        restart = ["--force"] if earlier else []
+        _stage("judge", str(run_dir), "--judge", LENGTH_BOT, "--quiet", *restart)
+    elif not state.done:
+        say("\nYou are the judge: pick the odd one out in each trial.\n")
+        _stage("judge", str(run_dir), "--judge-id", name)
+    state = judging_state(run_dir, name)
+    if not state.done:
+        say(f"\n{state.judged} of {state.total} judged; continue with: {resume}")
+        return None
+    return name
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in ("-h", "--help"):
+        click.echo("usage: python -m blindtest.demo [DIR]   (make demo [DEMO_RUN=DIR])\n")
+        click.echo((__doc__ or "").strip())
+        return 0
+    if len(args) > 1 or (args and args[0].startswith("-")):
+        raise BadInput(f"unexpected {args[-1]!r}; usage: python -m blindtest.demo [DIR]")
+    if args and not args[0].strip():
+        if _under_make():
+            raise BadInput("DEMO_RUN is empty; name a directory, e.g. make demo DEMO_RUN=demo-run")
+        raise BadInput("the demo directory is empty (an unset variable?); name a directory")
+    return run_demo(Path(args[0]) if args else DEMO_DIR)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    exit_mapped("make demo" if _under_make() else "blindtest.demo", lambda: main(sys.argv[1:]))

@@ -857,12 +857,14 @@ def test_html_writes_a_standalone_page(tmp_path: Path) -> None:
 
 
 def test_an_existing_report_is_not_overwritten_without_force(tmp_path: Path) -> None:
+    # A report from other inputs (another picks file) needs --force; one from the same
+    # inputs is replaced without it (issue 10.1, a void report replaced by the real one).
     run = judged(tmp_path, "triangle", 20, lambda d: triangle_picks(d, 9))
     assert analyze(run)[0].exit_code == 0
     before = (run / artifacts.REPORT).read_bytes()
-    write_picks(run / artifacts.PICKS, triangle_picks(load(run), 14))
+    other = write_picks(run / "picks-other.jsonl", triangle_picks(load(run), 14))
     page = tmp_path / "page.html"
-    result = cli("analyze", run, "--html", page)
+    result = cli("analyze", run, "--picks", other, "--html", page)
     assert result.exit_code == 2
     assert result.stderr == (
         f"blindtest: error: {run / artifacts.REPORT} already exists; use --force to overwrite it\n"
@@ -870,7 +872,7 @@ def test_an_existing_report_is_not_overwritten_without_force(tmp_path: Path) -> 
     assert result.stdout == ""
     assert (run / artifacts.REPORT).read_bytes() == before
     assert not page.exists()
-    assert analyze(run, "--force")[1]["correct"] == 14
+    assert analyze(run, "--picks", other, "--force")[1]["correct"] == 14
 
 
 def test_a_picks_file_that_breaks_the_contract_is_bad_input(tmp_path: Path) -> None:

@@ -191,17 +191,25 @@ def test_audit_without_responses_counts_what_the_judge_saw(tmp_path: Path) -> No
     assert document["bots"]["length"]["n"] == 2
 
 
-def test_audit_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
+def test_audit_rerun_recomputes_the_same_bytes_and_another_designs_audit_needs_force(
+    tmp_path: Path,
+) -> None:
     run = make_run(tmp_path)
     audit(run)
     before = (run / artifacts.AUDIT).read_bytes()
+    assert audit(run) == artifacts.read_json(run / artifacts.AUDIT, "audit")
+    assert (run / artifacts.AUDIT).read_bytes() == before
+    foreign = artifacts.read_json(run / artifacts.AUDIT, "audit") | {"design_sha256": "0" * 64}
+    artifacts.write_json(run / artifacts.AUDIT, foreign, "audit", force=True)
+    stale = (run / artifacts.AUDIT).read_bytes()
     result = cli("audit", run)
     assert result.exit_code == 2
     assert result.stderr == (
         f"blindtest: error: {run / artifacts.AUDIT} already exists; use --force to overwrite it\n"
     )
-    assert (run / artifacts.AUDIT).read_bytes() == before
+    assert (run / artifacts.AUDIT).read_bytes() == stale
     assert cli("audit", run, "--force").exit_code == 0
+    assert (run / artifacts.AUDIT).read_bytes() == before
 
 
 def test_audit_needs_the_blinded_trials(tmp_path: Path) -> None:

@@ -9,16 +9,21 @@ own ``Abort`` would exit 1, which reads as "the check failed"). A traceback is s
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
 import sys
+import textwrap
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
+import orjson
 
-from blindtest.errors import BlindtestError
+from blindtest import artifacts
+from blindtest.errors import BadInput, BlindtestError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,9 +35,22 @@ def _debug() -> bool:
     return os.environ.get("BLINDTEST_DEBUG", "") not in ("", "0")
 
 
+def _wrapped(line: str) -> str:
+    """An error line as a person reads it: wrapped at word boundaries to the terminal's width
+    when stderr is one (a pipe or a log file gets the one line whole)."""
+    if not sys.stderr.isatty():
+        return line
+    width = shutil.get_terminal_size().columns
+    if len(line) < width:
+        return line
+    return textwrap.fill(
+        line, width=max(width - 1, 20), subsequent_indent="  ", break_on_hyphens=False
+    )
+
+
 def fail(prog: str, message: str, code: int) -> NoReturn:
     first_line = message.strip().splitlines()[0] if message.strip() else "failed"
-    click.echo(f"{prog}: error: {first_line}", err=True)
+    click.echo(_wrapped(f"{prog}: error: {first_line}"), err=True)
     sys.exit(code)
 
 
@@ -41,8 +59,14 @@ def run_main(
 ) -> NoReturn:
     """Run a command's click ``main`` and map every way it can end to the exit codes."""
     prog = prog_name or os.path.basename(sys.argv[0]) or "blindtest"
+    exit_mapped(prog, lambda: invoke(args=args, prog_name=prog, standalone_mode=False, **extra))
+
+
+def exit_mapped(prog: str, body: Callable[[], Any]) -> NoReturn:
+    """Run ``body`` and exit the way the contract says for every ending: the one error mapper
+    for the stage commands, ``blindtest run`` and the demo (which runs stages in-process)."""
     try:
-        code = invoke(args=args, prog_name=prog, standalone_mode=False, **extra)
+        code = body()
     except click.exceptions.NoArgsIsHelpError as error:
         click.echo(error.ctx.get_help() if error.ctx else str(error))
         sys.exit(2)
@@ -74,7 +98,7 @@ def _report_blindtest_error(prog: str, error: BlindtestError) -> NoReturn:
     if _debug():
         traceback.print_exc()
     if error.exit_code == 130:
-        click.echo(f"{prog}: {error}", err=True)
+        click.echo(_wrapped(f"{prog}: {error}"), err=True)
         sys.exit(130)
     fail(prog, str(error), error.exit_code)
 
@@ -113,11 +137,113 @@ def command(name: str) -> Callable[[F], click.Command]:
     return click.command(name, cls=BlindtestCommand)
 
 
+# --------------------------------------------------------------------------- locks
+
+
+def stage_label() -> str:
+    """How a lock names its holder: ``bt-generate``, ``blindtest run``."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return os.path.basename(sys.argv[0]) or "blindtest"
+    name = ctx.command.name or "blindtest"
+    return "blindtest run" if name == "run" else f"bt-{name}"
+
+
+def writes_run(callback: F) -> F:
+    """Hold RUN's lock while the command runs (one added line per command that writes into
+    RUN): a second process is refused, exit 2, naming the holder's PID."""
+
+    @functools.wraps(callback)
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        label = stage_label()
+        creates = label == "bt-design"  # the other stages need a run directory that exists
+        with artifacts.run_lock(kwargs["run_dir"], label, create=creates):
+            return callback(*args, **kwargs)
+
+    return locked  # type: ignore[return-value]
+
+
+def locks_output(callback: F) -> F:
+    """For bt-judge: lock the picks file it writes (``--out``, default RUN/picks.jsonl), not
+    the run, so a panel judging into separate files can judge at once; refuse an ``--out``
+    that is another kind of artifact or one of the run's inputs, --force or not."""
+
+    @functools.wraps(callback)
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("check_file") is not None:  # --check only reads
+            return callback(*args, **kwargs)
+        run_dir: Path = kwargs["run_dir"]
+        out: Path = kwargs.get("out") or run_dir / artifacts.PICKS
+        inputs = [run_dir / artifacts.DESIGN, run_dir / artifacts.TRIALS]
+        artifacts.claim_output(out, "picks", force=True, inputs=inputs, same_inputs=True)
+        with artifacts.file_lock(out, stage_label()):
+            return callback(*args, **kwargs)
+
+    return locked  # type: ignore[return-value]
+
+
+def claim_report(
+    run_dir: Path,
+    picks_files: Sequence[Path],
+    report_path: Path,
+    e_values_path: Path,
+    html_path: Path | None,
+    force: bool,
+) -> None:
+    """bt-analyze's output guard: its report, e-values and HTML may replace only their own
+    kind, never an input; a report made from the same inputs (same design, same picks file
+    names: a void report before the last picks) is replaced without --force."""
+    from blindtest.analyze import input_name
+
+    picks = list(picks_files) or [run_dir / artifacts.PICKS]
+    if html_path is not None and os.path.abspath(html_path) == os.path.abspath(report_path):
+        raise BadInput(f"--html {html_path} is the report's own file; give the page another name")
+    inputs = [
+        *picks,
+        *(run_dir / name for name in (artifacts.DESIGN, artifacts.DESIGN_HASH)),
+        *(run_dir / name for name in (artifacts.RESPONSES, artifacts.TRIALS)),
+        *(run_dir / name for name in (artifacts.AUDIT, artifacts.GENERATION)),
+    ]
+    same = _same_report_inputs(report_path, run_dir, [input_name(run_dir, p) for p in picks])
+    artifacts.claim_output(report_path, "report", force=force, inputs=inputs, same_inputs=same)
+    artifacts.claim_output(e_values_path, "e_values", force=True, inputs=inputs)
+    if html_path is not None:
+        claim = artifacts.claim_output
+        claim(html_path, artifacts.HTML, force=force, inputs=inputs, same_inputs=same)
+
+
+def _same_report_inputs(report_path: Path, run_dir: Path, picks_names: list[str]) -> bool:
+    try:
+        recorded = orjson.loads(report_path.read_bytes())
+        design_sha256 = artifacts.read_design_hash(run_dir)
+    except (OSError, ValueError, BlindtestError):
+        return False
+    if not isinstance(recorded, dict) or recorded.get("design_sha256") != design_sha256:
+        return False
+    names = recorded.get("picks_files")
+    if not isinstance(names, list):
+        known = set(artifacts.RUN_FILE_KINDS) - {artifacts.PICKS}
+        names = [name for name in recorded.get("inputs") or {} if name not in known]
+    return sorted(names) == sorted(picks_names)
+
+
 # --------------------------------------------------------------------------- shared options
 
-run_argument = click.argument(
-    "run_dir", metavar="RUN", type=click.Path(file_okay=False, path_type=Path)
-)
+
+class DirPath(click.Path):
+    """A directory path that may not exist yet, and may not be empty: an unset shell variable
+    ("") would otherwise mean the current directory."""
+
+    def __init__(self) -> None:
+        super().__init__(file_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("is empty (an unset shell variable?); name a directory", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+run_argument = click.argument("run_dir", metavar="RUN", type=DirPath())
 force_option = click.option(
     "--force", is_flag=True, help="Overwrite existing output files instead of refusing."
 )

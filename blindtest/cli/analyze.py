@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from blindtest import artifacts
+from blindtest.cli import _common
 from blindtest.cli._common import command, force_option, json_option, quiet_option, run_argument
 
 OPTIONAL = (artifacts.RESPONSES, artifacts.TRIALS, artifacts.AUDIT, artifacts.GENERATION)
@@ -53,6 +54,7 @@ OPTIONAL = (artifacts.RESPONSES, artifacts.TRIALS, artifacts.AUDIT, artifacts.GE
 @json_option
 @force_option
 @quiet_option
+@_common.writes_run
 def analyze(
     run_dir: Path,
     picks_files: tuple[Path, ...],
@@ -77,15 +79,13 @@ def analyze(
     from blindtest.render import format_summary, render_html
 
     report_path = out_path or run_dir / artifacts.REPORT
-    for path in (report_path, html_path):
-        if path is not None:
-            artifacts.refuse_overwrite(path, force)
     options = AnalysisOptions(min_kappa=min_kappa, position_margin=position_margin)
     e_values_path = report_path.with_name(artifacts.e_values_name(report_path.name))
+    _common.claim_report(run_dir, picks_files, report_path, e_values_path, html_path, force)
     result = analyze_run(run_dir, list(picks_files), options, e_values_path=e_values_path)
     if result.e_values:
         artifacts.write_jsonl(e_values_path, result.e_values, "e_values", force=True)
-    artifacts.write_json(report_path, result.report, "report", force=force)
+    artifacts.write_json(report_path, result.report, "report", force=True)  # claimed above
     if html_path is not None:
         artifacts.write_bytes_atomic(html_path, render_html(result.report).encode())
     if as_json:

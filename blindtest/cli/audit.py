@@ -8,7 +8,8 @@ from typing import Any
 import click
 
 from blindtest import artifacts
-from blindtest.cli._common import command, force_option, quiet_option, run_argument
+from blindtest.cli._common import command, force_option, quiet_option, run_argument, writes_run
+from blindtest.errors import BadInput
 from blindtest.hints import stage_command
 
 
@@ -34,6 +35,7 @@ from blindtest.hints import stage_command
 )
 @force_option
 @quiet_option
+@writes_run
 def audit(
     run_dir: Path,
     allow_commands: bool,
@@ -56,7 +58,15 @@ def audit(
     from blindtest.judge import trials_from_records
 
     loaded = artifacts.load_design(run_dir)
-    artifacts.refuse_overwrite(run_dir / artifacts.AUDIT, force)
+    inputs = [run_dir / name for name in (artifacts.DESIGN, artifacts.TRIALS, artifacts.RESPONSES)]
+    audit_path = run_dir / artifacts.AUDIT
+    artifacts.claim_output(
+        audit_path,
+        "audit",
+        force=force,
+        inputs=inputs,
+        same_inputs=_same_design(audit_path, loaded.sha256),
+    )
     records = artifacts.read_jsonl(run_dir / artifacts.TRIALS, "trials").records
     trials = trials_from_records(records, loaded.design)
     responses_path = run_dir / artifacts.RESPONSES
@@ -67,7 +77,7 @@ def audit(
     )
     runner = subprocess_runner(command_timeout) if allow_commands else None
     document = build_audit(loaded.design, loaded.sha256, trials, responses, runner)
-    artifacts.write_json(run_dir / artifacts.AUDIT, document, "audit", force=force)
+    artifacts.write_json(audit_path, document, "audit", force=True)
     if quiet:
         return
     if document["responses_missing"]:
@@ -75,7 +85,7 @@ def audit(
         click.echo(
             f"{artifacts.RESPONSES} answers {expected - document['responses_missing']} of "
             f"{expected} slots: the census and checks leave {document['responses_missing']} "
-            "out; rerun bt-generate to fetch them",
+            f"out; {stage_command('generate', run_dir)} fetches them",
             err=True,
         )
     if responses is None:
@@ -102,3 +112,14 @@ def _show(document: dict[str, Any]) -> None:
             f"{c['totals']['em_dashes']} em dashes",
             err=True,
         )
+
+
+def _same_design(path: Path, design_sha256: str) -> bool:
+    """An audit of the same design is this stage's own output for the same inputs: a rerun
+    replaces it without --force (it is recomputed from the same files)."""
+    if artifacts.artifact_kind(path) != "audit":
+        return False
+    try:
+        return bool(artifacts.read_json(path, "audit")["design_sha256"] == design_sha256)
+    except BadInput:
+        return False

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from blindtest import artifacts
+from blindtest.cli import _common
 from blindtest.cli._common import alpha_option, command, force_option, quiet_option, run_argument
 from blindtest.design import (
     DEFAULT_BASE_URL,
@@ -194,6 +195,7 @@ def _normalization(
 )
 @force_option
 @quiet_option
+@_common.writes_run
 def design(
     run_dir: Path,
     prompts_file: Path | None,

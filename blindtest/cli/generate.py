@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from blindtest import artifacts
+from blindtest.cli import _common
 from blindtest.cli._common import (
     command,
     concurrency_option,
@@ -75,6 +76,7 @@ def _check_numbers(timeout: float, rpm: float | None) -> None:
 @click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens.")
 @click.option("--price-launder", metavar="IN,OUT", help="Laundering model price.")
 @quiet_option
+@_common.writes_run
 def generate(
     run_dir: Path,
     concurrency: int,

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from blindtest import artifacts
+from blindtest.cli import _common
 from blindtest.cli._common import command, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput
 from blindtest.judge import (
@@ -120,6 +121,7 @@ def _judge(run: JudgeRun, kind: str, judge_id: str, out: Path, force: bool, quie
 )
 @force_option
 @quiet_option
+@_common.locks_output
 def judge(
     run_dir: Path,
     kind: str,
