@@ -1383,6 +1383,34 @@ def _judged(design: Mapping[str, Any], picks: Sequence[judging.Pick]) -> dict[st
     return {judge: len(own) for judge, own in sorted(_by_judge(picks).items())}
 
 
+def void_line(report: Mapping[str, Any], run_dir: Path, finish: Any) -> str:
+    """The one line a void analysis prints: k of n judged, why when a pick was torn, and the
+    command that finishes the run (``finish(*args)`` makes it, e.g. ``hints.stage_command``)."""
+    judged = report.get("judged") or {}
+    files = (report.get("reading") or {}).get("picks") or []
+    short = min(judged, key=lambda j: judged[j]) if judged else None
+    k = judged.get(short, 0) if short is not None else 0
+    total = report["trials_planned"]
+    who = f"judge {short!r} " if len(judged) > 1 else ""
+    args: list[str] = ["judge", str(run_dir)]
+    held = next((f for f in files if short in f.get("judges", [])), files[0] if files else None)
+    if held is not None and held["file"] != artifacts.PICKS:
+        path = Path(held["file"])
+        args += ["--out", str(path if path.is_absolute() else run_dir / path)]
+    if short is not None and short.startswith("bot:"):
+        args += ["--judge", short]
+    elif len(judged) > 1 and short is not None:
+        args += ["--judge-id", short]
+    torn = next((f for f in files if f.get("torn_line")), None)
+    why = (
+        f" (the last pick, {torn['file']} line {torn['torn_line']}, was cut short when written "
+        "and was ignored)"
+        if torn
+        else ""
+    )
+    return f"void: {who}{k} of {total} judged{why}; finish with: {finish(*args)}"
+
+
 def _torn_why(reading: Mapping[str, Any] | None, judged: int) -> str:
     torn = [f for f in (reading or {}).get("picks", []) if f.get("torn_line")]
     if not torn:
@@ -1523,7 +1551,14 @@ def _read_picks_files(
         read = judging.read_picks(path, view)
         picks.extend(read.picks)
         name = input_name(run_dir, path)
-        read_files.append({"file": name, "picks": len(read.picks), "torn_line": read.torn_line})
+        read_files.append(
+            {
+                "file": name,
+                "picks": len(read.picks),
+                "judges": sorted({p.judge for p in read.picks}),
+                "torn_line": read.torn_line,
+            }
+        )
         if read.torn_line is not None:
             skipped.append(
                 f"{name} line {read.torn_line}: an incomplete final line (a pick cut short "
