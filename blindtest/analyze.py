@@ -19,6 +19,7 @@ from typing import Any
 from blindtest import artifacts
 from blindtest import judge as judging
 from blindtest.artifacts import JsonObject, schema_tag
+from blindtest.design import DEFAULT_BASE_URL
 from blindtest.generate import is_loopback
 from blindtest.stats import (
     binomial_test,
@@ -1236,7 +1237,7 @@ def _size_sentence(fields: Mapping[str, Any]) -> str | None:
         )
     return (
         f"if a difference exists, it shows on at most {_pct(pd['hi'])} of these prompts (upper "
-        "end of the 95% interval); a null is a bound, never a proof that they are the same."
+        "end of the 95% interval): a bound, not an equivalence."
     )
 
 
@@ -1326,12 +1327,14 @@ def next_step(design: Mapping[str, Any], fields: Mapping[str, Any]) -> JsonObjec
         for side in ("A", "B"):
             spec = design["models"][side]
             args += [f"--{side.lower()}", spec["model"]]
+            if spec["base_url"] != DEFAULT_BASE_URL:
+                args += [f"--{side.lower()}-url", spec["base_url"]]
         if protocol != "triangle":
             args += ["--protocol", protocol]
         args += ["--trials", str(design["trials"]), "--seed", str(design["seed"]), *add]
         return {
             "why": (
-                f"{' and '.join(why).capitalize()} can explain this result; to learn whether "
+                f"{' and '.join(why)} can explain this result; to learn whether "
                 "anything else tells the models apart, run the same design with "
                 f"{' and '.join(why)} closed"
             ),
