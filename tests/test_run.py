@@ -139,4 +139,4 @@ def test_demo_without_a_terminal_uses_the_length_bot_and_says_so(tmp_path: Path)
     assert {p["judge"] for p in picks} == {"bot:length"}
     assert len(picks) == 20
     assert "Demo run" in done.stdout
-    assert "judge(s): bot:length" in done.stdout
+    assert "judged by: bot:length" in done.stdout
