@@ -100,6 +100,8 @@ def format_p_against(value: float | None, alpha: float) -> str:
     shown = float(text.removeprefix("p = "))
     if (shown <= alpha) == (value <= alpha) and shown != alpha:
         return text
+    if value == alpha:
+        return f"p = {alpha:g} <= {alpha:g}"
     for digits in range(3, 12):
         exponent = Decimal(repr(value)).adjusted()
         rounded = Decimal(repr(value)).quantize(

@@ -70,7 +70,8 @@ def test_i9_01_reveal_void_shows_everything_and_says_so_loudly(tmp_path: Path) -
     assert result.stdout.splitlines()[3].startswith("REVEALED BEFORE THE END (--reveal-void)")
     assert "can no longer judge this run blind" in result.stderr
     report = read_report(run)
-    assert report["per_trial"] and report["audit"]["bots"]["length"]["correct"] == 20
+    assert report["per_trial"]
+    assert report["audit"]["bots"]["length"]["correct"] == 20
     assert report["analysis_options"]["reveal_void"] is True
     assert cli("verify", run).exit_code == 0  # the revealed report recomputes
 
@@ -150,7 +151,7 @@ def test_i9_05_per_comparison_answers_are_tallied_and_say_they_cannot_be_split(
     (entry,) = read_report(run)["answers"]
     assert entry["about"] == "the comparison as a whole"
     assert (entry["comparisons"]["yes"], entry["comparisons"]["n"]) == (5, 20)
-    lo, hi = wilson(5, 20)
+    lo, _hi = wilson(5, 20)
     assert math.isclose(entry["comparisons"]["yes_rate"]["lo"], lo, rel_tol=1e-9)
     assert "cannot be split by side" in result.stdout
     assert "Answers to the extra questions:" in result.stdout
@@ -175,7 +176,9 @@ def test_i9_09_result_screen_order_verdict_sure_size_bots_next_technical(tmp_pat
     assert order == sorted(order)
     assert "95% interval" in lines[order[2]]
     assert "(95% " not in screen.replace("(95% interval", "")
-    assert "words (mean)" in screen and "em dashes" in screen and "bullet items" in screen
+    assert "words (mean)" in screen
+    assert "em dashes" in screen
+    assert "bullet items" in screen
     command = lines[order[4] + 1].strip()
     assert command.startswith(stage_command("design", "NEW-RUN").rsplit(" ", 1)[0])
     assert "--length-band" in command
@@ -215,6 +218,7 @@ def test_i9_04_control_characters_from_files_are_neutralised(tmp_path: Path) -> 
     result = cli("analyze", run, "--html", tmp_path / "r.html")
     page = (tmp_path / "r.html").read_text()
     for text in (result.stdout, page, format_summary(read_report(run), width=80)):
-        assert "\x1b" not in text and "\r" not in text
+        assert "\x1b" not in text
+        assert "\r" not in text
     assert "al\\x1b[2Jice" in result.stdout
     assert "\\x1b[D" in render_html(read_report(run))
