@@ -1329,7 +1329,9 @@ def next_step(design: Mapping[str, Any], fields: Mapping[str, Any]) -> JsonObjec
         for side in ("A", "B"):
             spec = design["models"][side]
             args += [f"--{side.lower()}", spec["model"]]
-            if spec["base_url"] != DEFAULT_BASE_URL:
+            # A demo's simulator lives only while the demo runs: its port would not work.
+            local_demo = design["demo"] and is_loopback(spec["base_url"])
+            if spec["base_url"] != DEFAULT_BASE_URL and not local_demo:
                 args += [f"--{side.lower()}-url", spec["base_url"]]
         if protocol != "triangle":
             args += ["--protocol", protocol]

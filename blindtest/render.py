@@ -185,7 +185,7 @@ def _next_lines(report: Mapping[str, Any]) -> list[str]:
     if not step:
         return []
     command = stage_command(step["stage"], *step["args"])
-    lines = [f"Next: {step['why']}:", f"  {command}"]
+    lines = [f"Next: {step['why']}:", f"    {command}"]
     if "PROMPTS" in step["args"]:
         lines.append("  (PROMPTS: your prompts file; NEW-RUN: a new run directory)")
     elif "NEW-RUN" in step["args"]:
@@ -391,8 +391,8 @@ def _wrap(line: str, width: int) -> str:
     bot sentences, which wrap under their indent."""
     if len(line) <= width:
         return line
-    if line.startswith("  ") and "  " in line[2:]:
-        return line  # a table row or score line: columns are separated by double spaces
+    if line.startswith("    ") or (line.startswith("  ") and "  " in line[2:]):
+        return line  # a command, a table row or score line: never broken
     indent = "  " if line.startswith("  ") else ""
     return textwrap.fill(line.strip(), width, initial_indent=indent, subsequent_indent=indent)
 
