@@ -1301,6 +1301,27 @@ def screen_summary(design: Mapping[str, Any], fields: Mapping[str, Any]) -> Json
     return {"verdict": headline + ".", "sure": sure, "size": _size_sentence(fields)}
 
 
+def _same_design_args(design: Mapping[str, Any]) -> list[str]:
+    """bt-design arguments that rebuild this design's sides, protocol, size and seed."""
+    protocol = design["protocol"]
+    args = ["NEW-RUN", *(["--demo"] if design["demo"] else ["--prompts", "PROMPTS"])]
+    for side in ("A", "B"):
+        spec = design["models"][side]
+        args += [f"--{side.lower()}", spec["model"]]
+        # A demo's simulator lives only while the demo runs: its port would not work.
+        local_demo = design["demo"] and is_loopback(spec["base_url"])
+        if spec["base_url"] != DEFAULT_BASE_URL and not local_demo:
+            args += [f"--{side.lower()}-url", spec["base_url"]]
+    if protocol != "triangle":
+        args += ["--protocol", protocol]
+    params = design["models"]["A"].get("params") or {}
+    if params.get("temperature") not in (None, 1.0):
+        args += ["--temperature", f"{params['temperature']:g}"]
+    if params.get("max_tokens") is not None:
+        args += ["--max-tokens", str(params["max_tokens"])]
+    return [*args, "--trials", str(design["trials"]), "--seed", str(design["seed"])]
+
+
 def next_step(design: Mapping[str, Any], fields: Mapping[str, Any]) -> JsonObject | None:
     """What to run next, as a stage and its arguments (the screen turns it into a command that
     works from where it is run): close the channel a bot explains, or plan a bigger design
@@ -1325,17 +1346,7 @@ def next_step(design: Mapping[str, Any], fields: Mapping[str, Any]) -> JsonObjec
             add.append("--strip-formatting")
             why.append("formatting")
     if add:
-        args = ["NEW-RUN", *(["--demo"] if design["demo"] else ["--prompts", "PROMPTS"])]
-        for side in ("A", "B"):
-            spec = design["models"][side]
-            args += [f"--{side.lower()}", spec["model"]]
-            # A demo's simulator lives only while the demo runs: its port would not work.
-            local_demo = design["demo"] and is_loopback(spec["base_url"])
-            if spec["base_url"] != DEFAULT_BASE_URL and not local_demo:
-                args += [f"--{side.lower()}-url", spec["base_url"]]
-        if protocol != "triangle":
-            args += ["--protocol", protocol]
-        args += ["--trials", str(design["trials"]), "--seed", str(design["seed"]), *add]
+        args = [*_same_design_args(design), *add]
         return {
             "why": (
                 f"{' and '.join(why)} can explain this result; to learn whether "
