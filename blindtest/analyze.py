@@ -852,6 +852,10 @@ def _length_preference(
     return []
 
 
+def _whose(fields: Mapping[str, Any]) -> str:
+    return "judge's" if len(fields.get("judges") or []) == 1 else "judges'"
+
+
 def _bot_sentence(
     design: Mapping[str, Any], kind: str, bot: Mapping[str, Any], fields: Mapping[str, Any]
 ) -> str | None:
@@ -871,7 +875,7 @@ def _bot_sentence(
         if judge_excess > 0 and bot_excess >= EXPLAINS_SHARE * judge_excess:
             return (
                 f"The discrimination is largely explained by {channel}: the {name}, "
-                f"scored {bot['correct']}/{bot['n']} against the judge's "
+                f"scored {bot['correct']}/{bot['n']} against the {_whose(fields)} "
                 f"{fields['correct']}/{fields['n']}. You know what you measured."
             )
         return None
@@ -1293,12 +1297,19 @@ def screen_summary(design: Mapping[str, Any], fields: Mapping[str, Any]) -> Json
     if design["sequential"] and fields.get("sequential_result"):
         seq = fields["sequential_result"]
         crossed = seq["crossed_at"]
-        sure = f"anytime-valid {format_p(p_value)}, {test}; " + (
-            f"the e-value crossed {seq['threshold']:g} at trial {crossed}."
+        sure = (
+            f"anytime-valid {format_p(p_value)}, from the sequential e-process against chance "
+            "1/3 (a running measure of evidence, valid however early the run stops); "
+        ) + (
+            f"the evidence (e-value) crossed {seq['threshold']:g} = 1/alpha at trial {crossed}."
             if crossed is not None
-            else f"the e-value reached {seq['e_value']:.2f}, short of {seq['threshold']:g}."
+            else f"the evidence (e-value) reached {seq['e_value']:.2f}, short of "
+            f"{seq['threshold']:g} = 1/alpha."
         )
-    return {"verdict": headline + ".", "sure": sure, "size": _size_sentence(fields)}
+    size = _size_sentence(fields)
+    if design["sequential"] and size:
+        size += " (A fixed-n interval: it is not adjusted for stopping early.)"
+    return {"verdict": headline + ".", "sure": sure, "size": size}
 
 
 def _same_design_args(design: Mapping[str, Any]) -> list[str]:
@@ -1319,6 +1330,12 @@ def _same_design_args(design: Mapping[str, Any]) -> list[str]:
         args += ["--temperature", f"{params['temperature']:g}"]
     if params.get("max_tokens") is not None:
         args += ["--max-tokens", str(params["max_tokens"])]
+    if design["alpha"] != 0.05:
+        args += ["--alpha", f"{design['alpha']:g}"]
+    if design["sequential"]:
+        args.append("--sequential")
+    if design["similarity_pd0"] is not None:
+        args += ["--similarity", f"{design['similarity_pd0']:g}"]
     return [*args, "--trials", str(design["trials"]), "--seed", str(design["seed"])]
 
 
