@@ -1306,10 +1306,10 @@ def screen_summary(design: Mapping[str, Any], fields: Mapping[str, Any]) -> Json
             else f"the evidence (e-value) reached {seq['e_value']:.2f}, short of "
             f"{seq['threshold']:g} = 1/alpha."
         )
-    size = _size_sentence(fields)
-    if design["sequential"] and size:
-        size += " (A fixed-n interval: it is not adjusted for stopping early.)"
-    return {"verdict": headline + ".", "sure": sure, "size": size}
+    size_text = _size_sentence(fields)
+    if design["sequential"] and size_text:
+        size_text += " (A fixed-n interval: it is not adjusted for stopping early.)"
+    return {"verdict": headline + ".", "sure": sure, "size": size_text}
 
 
 def _same_design_args(design: Mapping[str, Any]) -> list[str]:
