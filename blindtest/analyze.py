@@ -1377,7 +1377,7 @@ def next_step(design: Mapping[str, Any], fields: Mapping[str, Any]) -> JsonObjec
     if fields["verdict"] == "not distinguished" and (pd.get("hi") or 0) > 0.3:
         return {
             "why": (
-                f"The null is wide (a difference on up to {_pct(pd['hi'])} of prompts is not "
+                f"the null is wide (a difference on up to {_pct(pd['hi'])} of prompts is not "
                 "excluded); plan a bigger design that would catch one on 30%"
             ),
             "stage": "plan",
@@ -1385,7 +1385,7 @@ def next_step(design: Mapping[str, Any], fields: Mapping[str, Any]) -> JsonObjec
         }
     if protocol == "preference" and fields["verdict"] == "inconclusive":
         return {
-            "why": "No side is preferred yet; plan how many comparisons a 65% win rate needs",
+            "why": "no side is preferred yet; plan how many comparisons a 65% win rate needs",
             "stage": "plan",
             "args": ["--protocol", "preference", "--pc", "0.65", "--target-power", "0.8"],
         }

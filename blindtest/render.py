@@ -351,23 +351,22 @@ def format_summary(
     lines += [*_checks_lines(report), *_result_lines(report)]
     if report.get("cost"):
         lines.append(report["cost"])
+    channels = [
+        "Channels open (differences the judge could have used): "
+        + "; ".join(report["channels_open"]),
+        "Channels closed (made equal or hidden): " + "; ".join(report["channels_closed"]),
+    ]
     for block in (
         _answers_lines(report),
         _panel_lines(report),
         _audit_lines(report),
+        channels,
         _next_lines(report),
         _technical_lines(report),
     ):
         if block:
             lines += ["", *block]
-    lines += [
-        "",
-        "Channels open (differences the judge could have used): "
-        + "; ".join(report["channels_open"]),
-        "Channels closed (made equal or hidden): " + "; ".join(report["channels_closed"]),
-        "",
-        *[n for n in notes if n not in loud],
-    ]
+    lines += ["", *[n for n in notes if n not in loud]]
     if report.get("missing"):
         lines.append("Not available for this report: " + ", ".join(report["missing"]) + ".")
     lines += _reading_lines(report)
