@@ -1050,10 +1050,15 @@ def responses_sentences(design: Mapping[str, Any], summary: Mapping[str, Any]) -
     marked = summary["marked_trials"]
     if marked:
         listed = ", ".join(str(t) for t in marked[:10]) + (", ..." if len(marked) > 10 else "")
+        what = (
+            "those comparisons may have been decided by the refusal, not by quality"
+            if design["protocol"] == "preference"
+            else "those trials can be told apart without reading the content, so they count "
+            "towards the result as discrimination by refusal, not by quality"
+        )
         out.append(
             f"In {_count(len(marked), 'trial')} ({listed}) a refusal or a cut-off answer singled "
-            "one side out: those trials can be told apart without reading the content, so they "
-            "count towards the result as discrimination by refusal, not by quality."
+            f"one side out: {what}."
         )
     for side in ("A", "B"):
         asked = design["models"][side]["model"]
@@ -1433,7 +1438,8 @@ def void_line(report: Mapping[str, Any], run_dir: Path, finish: Any) -> str:
         path = Path(held["file"])
         args += ["--out", str(path if path.is_absolute() else run_dir / path)]
     if short is not None and short.startswith("bot:"):
-        args += ["--judge", short]
+        # A bot does not resume a file: it rewrites its own picks, the same ones, in full.
+        args += ["--judge", short, "--force"]
     elif len(judged) > 1 and short is not None:
         args += ["--judge-id", short]
     torn = next((f for f in files if f.get("torn_line")), None)
