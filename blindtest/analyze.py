@@ -776,7 +776,10 @@ def analyze_preference(
             if not result.margin_ok
             else "the Wilson interval and the exact test do not both exclude 1/2"
         )
-        statement += f"Inconclusive: {reason}. A high tie rate is itself a finding."
+        statement += f"Inconclusive: {reason}."
+        if ties and ties >= len(outcome) / 4:
+            # Said only when the ties are many: wording follows the numbers (issue 10.14).
+            statement += f" The tie rate ({_pct(ties / len(outcome))}) is itself a finding."
     else:
         statement += f"Verdict: {verdict} (interval and exact test agree, margin {result.margin})."
     return fields | {"verdict": verdict, "statement": statement}, 0, []

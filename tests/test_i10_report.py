@@ -184,3 +184,18 @@ def test_i10_23_a_served_model_other_than_the_requested_one_is_disclosed(tmp_pat
         "Side B asked for model-b; the server said the answers came from more than one model"
         in (result.stdout)
     )
+
+
+def test_i10_14_a_tie_rate_is_called_a_finding_only_when_there_are_many_ties(
+    tmp_path: Path,
+) -> None:
+    from report_runs import balanced_outcomes, preference_picks
+
+    run = write_design_run(tmp_path, make_design("preference", 20))
+    design = load(run)
+    write_picks(run / artifacts.PICKS, preference_picks(design, balanced_outcomes(design, 11, 9)))
+    cli("analyze", run)
+    assert "tie rate" not in read_report(run)["statement"]
+    write_picks(run / artifacts.PICKS, preference_picks(design, balanced_outcomes(design, 7, 5)))
+    cli("analyze", run, "--force")
+    assert "The tie rate (40%) is itself a finding." in read_report(run)["statement"]

@@ -222,3 +222,16 @@ def test_i9_04_control_characters_from_files_are_neutralised(tmp_path: Path) -> 
         assert "\r" not in text
     assert "al\\x1b[2Jice" in result.stdout
     assert "\\x1b[D" in render_html(read_report(run))
+
+
+def test_i9_01_a_void_bot_run_is_finished_by_a_command_that_works(tmp_path: Path) -> None:
+    run = make_run(tmp_path)
+    done = cli("judge", run, "--judge", "bot:length")
+    assert done.exit_code == 0
+    lines = (run / artifacts.PICKS).read_bytes().splitlines(keepends=True)
+    (run / artifacts.PICKS).write_bytes(b"".join(lines[:9]))
+    result = cli("analyze", run)
+    command = stage_command("judge", run, "--judge", "bot:length", "--force")
+    assert result.stderr == f"void: 9 of 20 judged; finish with: {command}\n"
+    assert cli("judge", run, "--judge", "bot:length", "--force").exit_code == 0
+    assert cli("analyze", run, "--force").exit_code == 0
