@@ -109,7 +109,7 @@ def _print(
     """A void analysis prints one line unless revealed; the rest print the result screen."""
     from blindtest.analyze import void_line
     from blindtest.hints import stage_command
-    from blindtest.render import format_summary
+    from blindtest.render import clean, format_summary
 
     void = report["verdict"] == "void"
     if as_json:
@@ -124,6 +124,6 @@ def _print(
                 " -- REVEALED with --reveal-void: whoever has seen this analysis can no longer "
                 "judge this run blind"
             )
-        click.echo(line, err=True)
+        click.echo(clean(line), err=True)
     elif report["verdict"] in ("unusable", "incomplete"):
-        click.echo(f"bt-analyze: {report['statement']}", err=True)
+        click.echo(clean(f"bt-analyze: {report['statement']}"), err=True)
