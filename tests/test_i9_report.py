@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from scipy import stats as scipy_stats
 
 from blindtest import artifacts
 from blindtest import judge as judging
 from blindtest.analyze import VOID_KEYS, build_report
+from blindtest.errors import BadInput
 from blindtest.hints import stage_command
 from blindtest.render import format_summary, render_html
 
@@ -235,3 +237,26 @@ def test_i9_01_a_void_bot_run_is_finished_by_a_command_that_works(tmp_path: Path
     assert result.stderr == f"void: 9 of 20 judged; finish with: {command}\n"
     assert cli("judge", run, "--judge", "bot:length", "--force").exit_code == 0
     assert cli("analyze", run, "--force").exit_code == 0
+
+
+def test_i9_01_the_schema_accepts_a_minimal_void_report_and_only_a_void_one() -> None:
+    void = {
+        "schema": "blindtest/report@1",
+        "design_sha256": "0" * 64,
+        "inputs": {},
+        "protocol": "triangle",
+        "n": 3,
+        "verdict": "void",
+        "statement": "Void: only 3 of 20 trials were judged.",
+    }
+    artifacts.validate(void, "report", "report.json")
+    golden = Path(__file__).resolve().parent.parent / "examples" / "run" / "report.json"
+    artifacts.validate(orjson.loads(golden.read_bytes()), "report", "report.json")
+    with pytest.raises(BadInput, match="'per_trial' is a required property"):
+        artifacts.validate(
+            void
+            | {"verdict": "not distinguished"}
+            | {"audit": None, "p_value": 0.5, "channels_open": []},
+            "report",
+            "report.json",
+        )
