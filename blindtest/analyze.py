@@ -1281,6 +1281,29 @@ def _preference_lead(design: Mapping[str, Any], fields: Mapping[str, Any]) -> tu
     )
 
 
+def _revealed_void_summary(design: Mapping[str, Any], fields: Mapping[str, Any]) -> JsonObject:
+    """A void run shown with --reveal-void: the figures so far, each said not to be valid."""
+    judged = min((fields.get("judged") or {}).values(), default=fields.get("n") or 0)
+    headline = (
+        f"Void: only {judged} of {design['trials']} trials were judged, so this is not a "
+        "result; the picks so far are shown because --reveal-void asked for them."
+    )
+    p_value, test = fields.get("p_value"), fields.get("test")
+    sure = (
+        f"none: {format_p(p_value)} ({test}) is not valid for an unfinished fixed design."
+        if p_value is not None and test
+        else None
+    )
+    pd = fields.get("pd")
+    size = (
+        f"none yet: so far pd {_pct(pd['estimate'])} (95% interval {_pct(pd['lo'])} to "
+        f"{_pct(pd['hi'])}), an interval that is not valid either."
+        if pd and pd.get("hi") is not None and fields.get("n")
+        else None
+    )
+    return {"verdict": headline, "sure": sure, "size": size}
+
+
 def screen_summary(design: Mapping[str, Any], fields: Mapping[str, Any]) -> JsonObject:
     """The result screen's first three lines, in order: the verdict in one sentence, how sure,
     how big. Wording lives here with the statement, so the two never disagree."""
@@ -1296,6 +1319,8 @@ def screen_summary(design: Mapping[str, Any], fields: Mapping[str, Any]) -> Json
     )
     if verdict == "unusable":
         return {"verdict": statement, "sure": None, "size": None}
+    if verdict == "void":
+        return _revealed_void_summary(design, fields)
     if design["protocol"] == "preference":
         headline, size = _preference_lead(design, fields)
         return {"verdict": headline, "sure": sure, "size": size or None}
@@ -1571,7 +1596,8 @@ def build_report(
         )
         code = 1
     report["summary"] = screen_summary(design, report)
-    report["next"] = next_step(design, report)
+    # A void run's next step is to finish it: the void line names the command.
+    report["next"] = None if void else next_step(design, report)
     return AnalysisResult(report=report, exit_code=code, e_values=values)
 
 

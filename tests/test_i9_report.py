@@ -71,6 +71,8 @@ def test_i9_01_reveal_void_shows_everything_and_says_so_loudly(tmp_path: Path) -
     assert "length bot 20/20" in result.stdout
     assert result.stdout.splitlines()[3].startswith("REVEALED BEFORE THE END (--reveal-void)")
     assert "can no longer judge this run blind" in result.stderr
+    assert "is not valid for an unfinished fixed design" in result.stdout  # p is not a result
+    assert "Next:" not in result.stdout  # the next step is to finish, named on stderr
     report = read_report(run)
     assert report["per_trial"]
     assert report["audit"]["bots"]["length"]["correct"] == 20
