@@ -1241,9 +1241,10 @@ def _size_sentence(fields: Mapping[str, Any]) -> str | None:
     pd = fields.get("pd")
     if not pd or pd.get("hi") is None or not fields.get("n"):
         return None
-    if fields.get("similarity") is not None and fields["verdict"] != "distinguished":
+    verdict = fields.get("picks_verdict", fields["verdict"])
+    if fields.get("similarity") is not None and verdict != "distinguished":
         return str(fields["similarity"]["statement"])
-    if fields["verdict"] == "distinguished":
+    if verdict == "distinguished":
         return (
             f"the difference was visible on about {_pct(pd['estimate'])} of these prompts "
             f"(95% interval {_pct(pd['lo'])} to {_pct(pd['hi'])}), after discounting lucky "
@@ -1271,7 +1272,7 @@ def _preference_lead(design: Mapping[str, Any], fields: Mapping[str, Any]) -> tu
         f"{who} won {_pct(share)} of untied comparisons (Wilson 95% interval {_pct(lo)} to "
         f"{_pct(hi)}); {_count(ties, 'tie')}, excluded from the rate."
     )
-    verdict = str(fields["verdict"])
+    verdict = str(fields.get("picks_verdict", fields["verdict"]))
     if verdict.endswith("preferred"):
         return f"{who} is preferred: it won {won} of {untied} untied comparisons.", size
     return (
@@ -1321,12 +1322,14 @@ def screen_summary(design: Mapping[str, Any], fields: Mapping[str, Any]) -> Json
         return {"verdict": statement, "sure": None, "size": None}
     if verdict == "void":
         return _revealed_void_summary(design, fields)
+    prefix = ""
+    if verdict == "incomplete":
+        prefix = statement.split("; ", 1)[0] + ". The picks alone: "
+        statement = statement.split("The picks alone say: ", 1)[1]
     if design["protocol"] == "preference":
         headline, size = _preference_lead(design, fields)
-        return {"verdict": headline, "sure": sure, "size": size or None}
-    headline = statement.split(" (", 1)[0].rstrip(":")
-    if verdict == "incomplete":
-        headline = statement.split("; ", 1)[0]
+        return {"verdict": prefix + headline, "sure": sure, "size": size or None}
+    headline = prefix + statement.split(" (", 1)[0].rstrip(":")
     if design["sequential"] and fields.get("sequential_result"):
         seq = fields["sequential_result"]
         crossed = seq["crossed_at"]
@@ -1586,7 +1589,9 @@ def build_report(
     )
     if void:
         report["notes"] = [REVEALED_VOID, *report["notes"]]
-    if responses is not None and not responses["complete"] and not void:
+    incomplete = responses is not None and not responses["complete"] and not void
+    if incomplete and responses is not None:
+        report["picks_verdict"] = report["verdict"]
         report["verdict"] = "incomplete"
         report["statement"] = (
             f"Incomplete run: {artifacts.RESPONSES} holds {responses['answered']} of the "
@@ -1596,8 +1601,9 @@ def build_report(
         )
         code = 1
     report["summary"] = screen_summary(design, report)
-    # A void run's next step is to finish it: the void line names the command.
-    report["next"] = None if void else next_step(design, report)
+    # A void run's next step is to finish it, an incomplete one's to fetch the rest: the line
+    # on stderr names it.
+    report["next"] = None if void or incomplete else next_step(design, report)
     return AnalysisResult(report=report, exit_code=code, e_values=values)
 
 

@@ -73,6 +73,8 @@ def test_i10_12_responses_cut_mid_file_make_the_run_incomplete(tmp_path: Path) -
     assert report["verdict"] == "incomplete"
     assert report["responses"]["complete"] is False
     assert "responses.jsonl (36 of 60 answered)" in result.stdout
+    assert "The picks alone: You told them apart: 15 of 20 correct." in result.stdout
+    assert "How big: the difference was visible on about" in result.stdout  # not a null bound
 
 
 def test_i10_13_two_bots_are_never_called_a_panel(tmp_path: Path) -> None:
