@@ -270,10 +270,10 @@ def _triangle_rows(design: Mapping[str, Any], picks: Sequence[judging.Pick]) -> 
     return rows
 
 
-def _void(design: Mapping[str, Any], judged: int, why: str = "") -> str:
+def _void(design: Mapping[str, Any], judged: int) -> str:
     """The void statement: how many trials were judged, and nothing else about the picks."""
     return (
-        f"Void: only {judged} of {design['trials']} trials were judged.{why} A fixed design must "
+        f"Void: only {judged} of {design['trials']} trials were judged. A fixed design must "
         "be finished; stopping early, or deciding when to stop after seeing how it goes, would "
         "void the p-value. Finish with bt-judge (it resumes where you stopped), or pre-register "
         "--sequential next time."

@@ -201,17 +201,24 @@ def _answers_lines(report: Mapping[str, Any]) -> list[str]:
 
 
 def _reading_lines(report: Mapping[str, Any]) -> list[str]:
+    """Every input the report was computed from, with what was read from it."""
     reading = report.get("reading")
     if not reading:
         return []
-    files = [f"{clean(f['file'])} ({f['picks']} picks)" for f in reading.get("picks", [])]
+    picks = {f["file"]: f["picks"] for f in reading.get("picks", [])}
     responses = report.get("responses")
-    if responses:
-        files.append(f"responses.jsonl ({responses['answered']} of {responses['slots']} answered)")
-    audit = reading.get("audit")
-    if audit and audit.get("used"):
-        files.append("audit.json")
-    return ["Read: " + "; ".join(files) + "."]
+    audit = reading.get("audit") or {}
+    read = []
+    for name in report.get("inputs") or {}:
+        if name in picks:
+            read.append(f"{clean(name)} ({picks[name]} picks)")
+        elif name == "responses.jsonl" and responses:
+            read.append(f"{name} ({responses['answered']} of {responses['slots']} answered)")
+        elif name == "audit.json" and audit.get("used") is False:
+            continue  # said under "Skipped"
+        else:
+            read.append(clean(name))
+    return ["Read: " + "; ".join(read) + "."]
 
 
 def _skipped_lines(report: Mapping[str, Any]) -> list[str]:
