@@ -7,11 +7,26 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from blindtest.analyze import TESTS, format_p
+from blindtest.analyze import format_p
+from blindtest.hints import stage_command
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def clean(text: Any) -> str:
+    """Text from a file, safe to print: control characters (ESC, CR, newline, bidi overrides)
+    are shown as escapes instead of acting on the terminal or the page."""
+
+    def escape(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return _CONTROL.sub(escape, str(text))
 
 
 def _pct(value: Any) -> str:
@@ -19,14 +34,13 @@ def _pct(value: Any) -> str:
 
 
 def _num(value: Any, digits: int = 2) -> str:
-    if value is None:
-        return "inf"
-    if isinstance(value, float) and math.isnan(value):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return "?"
     return f"{value:.{digits}f}"
 
 
 def _table(rows: Sequence[Sequence[str]]) -> list[str]:
+    rows = [[clean(cell) for cell in row] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [
         "  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
@@ -34,49 +48,64 @@ def _table(rows: Sequence[Sequence[str]]) -> list[str]:
     ]
 
 
-def _score_lines(report: Mapping[str, Any]) -> list[str]:
+def _dprime_text(dprime: Mapping[str, Any]) -> str:
+    """d' without "inf": an unbounded estimate (every trial right) is said in words."""
+    est, lo, hi = dprime.get("estimate"), dprime.get("lo"), dprime.get("hi")
+    if est is None:
+        return f"unbounded (every trial consistent; 95% interval from {_num(lo)})"
+    upper = "no finite upper end" if hi is None else f"to {_num(hi)}"
+    return f"{_num(est)}  (95% interval {_num(lo)} {upper})"
+
+
+def _technical_lines(report: Mapping[str, Any]) -> list[str]:
+    """The figures a statistician checks, after everything a person needs."""
     protocol = report["protocol"]
     if report["verdict"] in ("void", "unusable") or not report.get("n"):
         return []
-    test = report.get("test") or TESTS[protocol]
     if protocol == "preference":
         win = report["pc"]
         return [
-            f"  A {report['wins']} : B {report['losses']}, {report['ties']} ties   "
-            f"{format_p(report['p_value'])} ({test})",
-            f"  A's win rate     {_pct(win['estimate'])}  (95% Wilson {_pct(win['lo'])} to "
-            f"{_pct(win['hi'])}; ties excluded)",
+            "Technical figures:",
+            f"  A {report['wins']} : B {report['losses']}, {report['ties']} ties (ties excluded "
+            "from the win rate)",
+            f"  A's win rate  {_pct(win['estimate'])}  (Wilson 95% interval {_pct(win['lo'])} "
+            f"to {_pct(win['hi'])})",
         ]
     if report.get("correct") is None:
-        return [f"  {report['n']} judgements   {format_p(report['p_value'])} ({test})"]
-    unit = "correct" if protocol == "triangle" else "consistent"
-    lines = [
-        f"  {report['correct']} of {report['n']} {unit}   {format_p(report['p_value'])} ({test})"
-    ]
+        return ["Technical figures:", f"  {report['n']} judgements over all judges"]
+    unit = "correct" if protocol == "triangle" else "consistent with one mapping"
+    lines = ["Technical figures:", f"  {report['correct']} of {report['n']} {unit}"]
     pc, pd, dprime = report.get("pc"), report.get("pd"), report.get("dprime")
     if pc:
         lines.append(
-            f"  proportion correct  {_pct(pc['estimate'])}  (95% {_pct(pc['lo'])} to "
+            f"  proportion correct  {_pct(pc['estimate'])}  (95% interval {_pct(pc['lo'])} to "
             f"{_pct(pc['hi'])})"
         )
     if pd:
         lines.append(
-            f"  pd, visible on      {_pct(pd['estimate'])}  (95% {_pct(pd['lo'])} to "
+            f"  pd, visible on      {_pct(pd['estimate'])}  (95% interval {_pct(pd['lo'])} to "
             f"{_pct(pd['hi'])}) of these prompts"
         )
     if dprime and dprime.get("lo") is not None:
+        lines.append(f"  d' (secondary)      {_dprime_text(dprime)}")
         lines.append(
-            f"  d' (secondary)      {_num(dprime['estimate'])}  (95% {_num(dprime['lo'])} "
-            f"to {_num(dprime['hi'])}; assumes a Thurstonian model)"
+            "  d' is the difference in units of the judge's perceptual noise, under a "
+            "Thurstonian model (each response read as a noisy impression); pd assumes nothing."
         )
     return lines
 
 
 def _panel_lines(report: Mapping[str, Any]) -> list[str]:
-    """Preference diagnostics: position bias, agreement, breakdown by tag, warnings."""
+    """Preference diagnostics: position bias (one line, whichever says most), agreement,
+    breakdown by tag, other warnings."""
     lines = []
     bias = report.get("position_bias")
-    if bias:
+    warnings = list(report.get("warnings") or [])
+    position_warning = [w for w in warnings if w.startswith("Position:")]
+    gate = any(g.startswith("position bias") for g in report.get("gates_failed") or [])
+    if position_warning:
+        lines.append(position_warning[0])
+    elif bias and not gate:
         lines.append(
             f"Position: left chosen {bias['left']} of {bias['n']} untied picks "
             f"({_pct(bias['statistic'])}, exact two-sided {format_p(bias['p_value'])})."
@@ -89,30 +118,112 @@ def _panel_lines(report: Mapping[str, Any]) -> list[str]:
             f"{_pct(agreement['percent']['statistic'])} identical, {kappa['method']} kappa "
             f"{_num(kappa['statistic'])} ({kappa['label']}). {agreement['caveat']}"
         )
-    elif report["protocol"] == "preference":
+    elif report["protocol"] == "preference" and report.get("agreement", "absent") is None:
         lines.append("Agreement: not measured (one judge).")
     by_tag = report.get("by_tag")
     if by_tag:
         cells = [f"{tag} A {c['A']} : B {c['B']}, {c['ties']} ties" for tag, c in by_tag.items()]
-        lines.append("By task type: " + "; ".join(cells) + ".")
-    lines += report.get("warnings") or []
+        lines.append("By task type: " + clean("; ".join(cells)) + ".")
+    lines += [w for w in warnings if w not in position_warning]
     return lines
+
+
+def _bot_scores(report: Mapping[str, Any], bots: Mapping[str, Any]) -> list[str]:
+    if report["protocol"] == "preference":
+        length = bots.get("length")
+        if not length:
+            return []
+        return [
+            f"  length: A's answer was the longer in {length['correct']} of {length['n']} "
+            f"trials ({format_p(length['p_value'])})"
+        ]
+    names = {"length": "length bot", "duplicate": "duplicate spotter"}
+    lines = []
+    for kind, bot in bots.items():
+        same = bot.get("same_picks_as_judge")
+        also = f", same pick as the judge on {same} of {report['n']}" if same is not None else ""
+        lines.append(
+            f"  {names.get(kind, kind)} {bot['correct']}/{bot['n']} "
+            f"({format_p(bot['p_value'])}){also}"
+        )
+    return lines
+
+
+def _census_lines(census: Mapping[str, Any] | None) -> list[str]:
+    if not census:
+        return []
+    rows = [["per response", f"A {census['A']['model']}", f"B {census['B']['model']}"]]
+    labels = {
+        "mean_words": "words (mean)",
+        "em_dashes": "em dashes",
+        "bold": "bold spans",
+        "bullets": "bullet items",
+    }
+    for key, label in labels.items():
+        digits = 0 if key == "mean_words" else 1
+        rows.append([label, _num(census["A"][key], digits), _num(census["B"][key], digits)])
+    return ["  Census of the responses as shown:", *["  " + r for r in _table(rows)]]
 
 
 def _audit_lines(report: Mapping[str, Any]) -> list[str]:
     audit = report.get("audit")
+    responses = report.get("responses_sentences") or []
     if not audit:
-        return ["Tells: not audited (run bt-audit, then bt-analyze again)."]
-    lines = []
-    names = {"length": "length bot", "duplicate": "duplicate spotter"}
-    scores = [
-        f"{names.get(k, k)} {b['correct']}/{b['n']} ({format_p(b['p_value'])})"
-        for k, b in audit["bots"].items()
-    ]
-    if scores:
-        lines.append("Tells, mechanical bots on the same trials: " + "; ".join(scores))
+        return [
+            "What a bot can explain: not audited (run bt-audit, then bt-analyze again).",
+            *responses,
+        ]
+    lines = ["What a bot can explain (mechanical judges that read no content, same trials):"]
+    lines += _bot_scores(report, audit["bots"])
     lines += [f"  {s}" for s in audit["sentences"]]
+    lines += _census_lines(audit.get("census"))
+    return lines + responses
+
+
+def _next_lines(report: Mapping[str, Any]) -> list[str]:
+    step = report.get("next")
+    if not step:
+        return []
+    command = stage_command(step["stage"], *step["args"])
+    lines = [f"Next: {step['why']}:", f"    {command}"]
+    if "PROMPTS" in step["args"]:
+        lines.append("  (PROMPTS: your prompts file; NEW-RUN: a new run directory)")
+    elif "NEW-RUN" in step["args"]:
+        lines.append("  (NEW-RUN: a new run directory)")
     return lines
+
+
+def _answers_lines(report: Mapping[str, Any]) -> list[str]:
+    answers = report.get("answers") or []
+    if not answers:
+        return []
+    return ["Answers to the extra questions:", *[f"  {clean(a['statement'])}" for a in answers]]
+
+
+def _reading_lines(report: Mapping[str, Any]) -> list[str]:
+    """Every input the report was computed from, with what was read from it."""
+    reading = report.get("reading")
+    if not reading:
+        return []
+    picks = {f["file"]: f["picks"] for f in reading.get("picks", [])}
+    responses = report.get("responses")
+    audit = reading.get("audit") or {}
+    read = []
+    for name in report.get("inputs") or {}:
+        if name in picks:
+            read.append(f"{clean(name)} ({picks[name]} picks)")
+        elif name == "responses.jsonl" and responses:
+            read.append(f"{name} ({responses['answered']} of {responses['slots']} answered)")
+        elif name == "audit.json" and audit.get("used") is False:
+            continue  # said under "Skipped"
+        else:
+            read.append(clean(name))
+    return ["Read: " + "; ".join(read) + "."]
+
+
+def _skipped_lines(report: Mapping[str, Any]) -> list[str]:
+    skipped = (report.get("reading") or {}).get("skipped") or []
+    return [f"Skipped: {clean(s)}." for s in skipped]
 
 
 def _checks_lines(report: Mapping[str, Any]) -> list[str]:
@@ -177,7 +288,7 @@ def _per_trial_lines(report: Mapping[str, Any]) -> list[str]:
                 r["left"],
                 str(r["pick"]),
                 r["preferred"] or "tie",
-                (r.get("reason") or "")[:60],
+                clean(r.get("reason") or "")[:60],
             ]
             for r in rows
         ]
@@ -205,42 +316,80 @@ def _appendix_lines(report: Mapping[str, Any]) -> list[str]:
     return ["Appendix, after the reveal (latency was never shown to the judge):", *_table(table)]
 
 
+def _header(report: Mapping[str, Any]) -> list[str]:
+    judges = ", ".join(clean(j) for j in report.get("judges") or []) or "none"
+    models = report.get("models")
+    sides = f", {clean(models['A'])} (A) vs {clean(models['B'])} (B)" if models else ""
+    return [
+        f"blindtest: {report['protocol']} test{sides}, {report['trials_planned']} trials, "
+        f"judged by: {judges}",
+        f"design {report['design_sha256'][:16]}",
+        "",
+    ]
+
+
+def _result_lines(report: Mapping[str, Any]) -> list[str]:
+    summary = report.get("summary")
+    if not summary:
+        return [clean(report["statement"])]
+    lines = [clean(summary["verdict"])]
+    if summary.get("sure"):
+        lines.append(f"How sure: {summary['sure']}")
+    if summary.get("size"):
+        lines.append(f"How big: {summary['size']}")
+    return lines
+
+
 def format_summary(
     report: Mapping[str, Any], *, per_trial: bool = True, width: int | None = None
 ) -> str:
-    """The result screen. ``width`` wraps prose for a terminal; None leaves one line per
+    """The result screen, in the order a person needs it: the verdict in one sentence, how
+    sure, how big, what a bot can explain, what to run next; technical figures, notes and the
+    revealed tables last. ``width`` wraps prose for a terminal; None leaves one line per
     paragraph (for pipes, files and grep)."""
-    judges = ", ".join(report.get("judges") or []) or "none"
-    models = report["models"]
-    lines = [
-        f"blindtest: {report['protocol']} test, {models['A']} (A) vs {models['B']} (B), "
-        f"{report['trials_planned']} trials, judge(s): {judges}",
-        f"design {report['design_sha256'][:16]}",
-        "",
-        *_checks_lines(report),
-        *_score_lines(report),
-        "",
-        report["statement"],
-    ]
+    lines = _header(report)
+    if report["verdict"] == "void" and not report.get("summary"):
+        lines += [clean(report["statement"]), *_skipped_lines(report), *_reading_lines(report)]
+        return _finish(lines, width)
+    notes = list(report.get("notes") or [])
+    loud = [n for n in notes if n.startswith(("REVEALED", "LAUNDERED"))]
+    lines += [*loud, *([""] if loud else [])]
+    lines += _skipped_lines(report)
+    lines += [*_checks_lines(report), *_result_lines(report)]
     if report.get("cost"):
         lines.append(report["cost"])
-    panel = _panel_lines(report)
-    if panel:
-        lines += ["", *panel]
-    lines += ["", *_audit_lines(report), ""]
-    lines.append("Channels open: " + "; ".join(report["channels_open"]))
-    lines.append("Channels closed: " + "; ".join(report["channels_closed"]))
-    lines += ["", *report["notes"]]
+    channels = [
+        "Channels open (differences the judge could have used): "
+        + "; ".join(report["channels_open"]),
+        "Channels closed (made equal or hidden): " + "; ".join(report["channels_closed"]),
+    ]
+    for block in (
+        _answers_lines(report),
+        _panel_lines(report),
+        _audit_lines(report),
+        channels,
+        _next_lines(report),
+        _technical_lines(report),
+    ):
+        if block:
+            lines += ["", *block]
+    lines += ["", *[n for n in notes if n not in loud]]
     if report.get("missing"):
         lines.append("Not available for this report: " + ", ".join(report["missing"]) + ".")
+    lines += _reading_lines(report)
     if per_trial:
         lines += ["", *_per_trial_lines(report)]
     appendix = _appendix_lines(report)
     if appendix:
         lines += ["", *appendix]
+    return _finish(lines, width)
+
+
+def _finish(lines: Sequence[str], width: int | None) -> str:
+    safe = [clean(line) for line in lines]
     if width is None:
-        return "\n".join(lines)
-    return "\n".join(_wrap(line, width) for line in lines)
+        return "\n".join(safe)
+    return "\n".join(_wrap(line, width) for line in safe)
 
 
 def _wrap(line: str, width: int) -> str:
@@ -248,8 +397,8 @@ def _wrap(line: str, width: int) -> str:
     bot sentences, which wrap under their indent."""
     if len(line) <= width:
         return line
-    if line.startswith("  ") and "  " in line[2:]:
-        return line  # a table row or score line: columns are separated by double spaces
+    if line.startswith("    ") or (line.startswith("  ") and "  " in line[2:]):
+        return line  # a command, a table row or score line: never broken
     indent = "  " if line.startswith("  ") else ""
     return textwrap.fill(line.strip(), width, initial_indent=indent, subsequent_indent=indent)
 

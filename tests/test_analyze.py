@@ -22,7 +22,7 @@ import pytest
 from scipy import integrate, special
 
 from blindtest import artifacts
-from blindtest.analyze import AnalysisOptions, format_p
+from blindtest.analyze import AnalysisOptions, format_p, format_p_against
 from blindtest.design import LaunderSpec, Normalization
 from blindtest.generate import Slot
 from blindtest.stats import position_bias
@@ -155,7 +155,7 @@ def test_spec_000_nine_of_twenty_is_p_0_19_and_at_most_53_percent(tmp_path: Path
     assert "9 of 20 correct (p = 0.19)" in statement
     assert "at most 53% of these prompts" in statement
     assert "p = 0.19" in result.stdout
-    assert "(95% 0% to 53%) of these prompts" in result.stdout
+    assert "(95% interval 0% to 53%) of these prompts" in result.stdout
 
 
 def test_spec_000_fourteen_of_twenty_is_p_0_0009_pd_55_percent_19_to_82(tmp_path: Path) -> None:
@@ -167,7 +167,7 @@ def test_spec_000_fourteen_of_twenty_is_p_0_0009_pd_55_percent_19_to_82(tmp_path
         "You told them apart: 14 of 20 correct (p = 0.0009). After removing lucky guesses, "
         "the difference was visible on about 55% of these prompts (95% interval 19% to 82%)."
     )
-    assert "pd, visible on      55%  (95% 19% to 82%) of these prompts" in result.stdout
+    assert "pd, visible on      55%  (95% interval 19% to 82%) of these prompts" in result.stdout
     assert "d' (secondary)" in result.stdout
 
 
@@ -209,8 +209,9 @@ def test_an_unfinished_fixed_design_is_void_and_says_so_plainly(tmp_path: Path) 
     assert report["statement"].startswith(
         "Void: only 12 of 20 trials were judged. A fixed design must be finished"
     )
-    assert result.stderr.startswith("bt-analyze: void: Void: only 12 of 20 trials were judged.")
-    assert re.search(r"\bp [=<]", result.stdout) is None  # no p-value is shown for a void run
+    # Issue 9.1 / 9.10: one line, no doubled "void: Void:", nothing else on the screen.
+    assert result.stderr.startswith("void: 12 of 20 judged; finish with: ")
+    assert result.stdout == ""
 
 
 # --------------------------------------------------------------------------- sequential
@@ -317,12 +318,18 @@ def test_similarity_claim_follows_the_exact_lower_tail_at_pd0(
     assert claim["similar"] is similar
     assert close(claim["pd_upper"], pd_of(one_sided_upper(k, n)))
     statement = report["statement"]
+    # Issue 10.16: the similarity sentence states the one-sided bound its test uses, and the
+    # null before it quotes no two-sided bound in the same paragraph.
+    bound = f"the one-sided 95% upper bound on pd is {round(100 * claim['pd_upper'])}%"
+    assert bound in statement
+    assert "two-sided" not in statement
     if similar:
-        assert "Indistinguishable within pd0 = 30% at 95%" in statement
-        assert f"({format_p(float(p))})" in statement
+        assert "Similar within pd0 = 30% at 95%" in statement
+        assert f"(exact test of pd >= 30%, {format_p_against(float(p), 0.05)})" in statement
     else:
-        assert f"Similarity within pd0 = 30% was not shown ({format_p(float(p))})" in statement
-        assert "ndistinguishable" not in statement
+        assert "Similarity within pd0 = 30% was not shown" in statement
+        assert f"(exact test of pd >= 30%, {format_p(float(p))})" in statement
+        assert "imilar within" not in statement.replace("Similarity within", "")
     assert "a bound, not an equivalence" in statement
 
 
@@ -421,9 +428,10 @@ def test_the_panel_screen_names_the_randomization_test(tmp_path: Path) -> None:
         triangle_picks(design, 10) + triangle_picks(design, 10, judge="bob"),
     )
     result, _ = analyze(run)
-    score_line = next(line for line in result.stdout.splitlines() if "of 40 correct" in line)
+    # Issue 9.9: the test is named once, on the "How sure" line.
+    score_line = next(line for line in result.stdout.splitlines() if line.startswith("How sure"))
     assert "randomization" in score_line
-    assert "one-sided exact binomial" not in score_line
+    assert "one-sided exact binomial" not in result.stdout
 
 
 # --------------------------------------------------------------------------- pair
@@ -602,7 +610,7 @@ def test_position_bias_fails_the_run_with_exit_1_and_the_reason(tmp_path: Path) 
         "they responded to position, so every win rate here is void."
     )
     assert report["gates_failed"] == [reason]
-    assert result.stderr == f"bt-analyze: unusable: Not a result: {reason}\n"
+    assert result.stderr == f"bt-analyze: Not a result: {reason}\n"
     assert close(report["position_bias"]["p_value"], float(two_sided_half(20, 20)))
 
 
@@ -768,7 +776,8 @@ def test_cost_per_side_is_put_beside_the_ranking(tmp_path: Path) -> None:
     line = "Cost: A $0.00011 per response, B $0.00006 per response."
     assert report["cost"] == line
     lines = result.stdout.splitlines()
-    assert lines[lines.index(report["statement"]) + 1] == line
+    # Issue 9.9: the cost sits right under the verdict, how sure and how big.
+    assert lines[lines.index("How sure: " + report["summary"]["sure"]) + 2] == line
     assert report["appendix"]["A"]["cost"] == pytest.approx(35 * 110 / 1e6, rel=RTOL)
 
 
@@ -811,7 +820,9 @@ def test_analyze_needs_only_design_and_picks_and_names_what_is_missing(tmp_path:
         "Not available for this report: responses.jsonl, trials.jsonl, audit.json, "
         "generation.json." in result.stdout
     )
-    assert "Tells: not audited (run bt-audit, then bt-analyze again)." in result.stdout
+    assert "What a bot can explain: not audited (run bt-audit, then bt-analyze again)." in (
+        result.stdout
+    )
 
 
 def test_inputs_hold_the_sha256_of_every_input_file(tmp_path: Path) -> None:
@@ -851,7 +862,8 @@ def test_html_writes_a_standalone_page(tmp_path: Path) -> None:
     assert result.exit_code == 0
     text = page.read_text(encoding="utf-8")
     assert text.startswith("<!doctype html>")
-    assert "9 of 20 correct (p = 0.19)" in text
+    assert "could not tell them apart: 9 of 20 correct." in text
+    assert "How sure: p = 0.19" in text
     assert "<script" not in text
     assert not re.search(r"(src|href)=", text)
 
@@ -918,7 +930,7 @@ def test_a_length_bot_close_to_the_judge_largely_explains_the_discrimination(
     result, report = analyze(run)
     assert report["audit"]["bots"]["length"]["correct"] == 15
     assert report["verdict"] == "distinguished"
-    tells = next(s for s in result.stdout.splitlines() if s.startswith("Tells, mechanical"))
+    tells = result.stdout.split("What a bot can explain")[1].split("\n\n")[0]
     assert "length bot 15/20" in tells
     assert "duplicate spotter" in tells
     sentence = (
@@ -981,13 +993,14 @@ def test_the_summary_names_the_channels_that_were_open(
     tmp_path: Path, normalization: Normalization, opened: str, closed: str
 ) -> None:
     result, report = design_only(tmp_path, normalization=normalization)
-    open_line = next(s for s in result.stdout.splitlines() if s.startswith("Channels open: "))
-    closed_line = next(s for s in result.stdout.splitlines() if s.startswith("Channels closed: "))
+    open_prefix = "Channels open (differences the judge could have used): "
+    open_line = next(s for s in result.stdout.splitlines() if s.startswith(open_prefix))
+    closed_line = next(s for s in result.stdout.splitlines() if s.startswith("Channels closed"))
     assert opened in open_line
     assert closed in closed_line
     assert "position (seeded, balanced)" in closed_line
     assert "latency (all responses prefetched)" in closed_line
-    assert open_line == "Channels open: " + "; ".join(report["channels_open"])
+    assert open_line == open_prefix + "; ".join(report["channels_open"])
 
 
 def test_a_laundered_run_shouts(tmp_path: Path) -> None:

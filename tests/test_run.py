@@ -54,8 +54,8 @@ def test_run_demo_produces_every_artifact_and_a_report_that_verifies(
     # The result screen: the score, the bots beside it, the channels and the demo reminder.
     screen = result.stdout
     assert "of 20 correct" in screen
-    assert "Tells, mechanical bots on the same trials: " in screen
-    assert "Channels open: content; wording and style; formatting; length" in screen
+    assert "What a bot can explain (mechanical judges that read no content" in screen
+    assert "content; wording and style; formatting; length" in screen
     assert any(s.startswith("Demo run") for s in screen.splitlines())
     assert "says nothing about your" in screen
     assert report["cost"] is not None
@@ -139,4 +139,4 @@ def test_demo_without_a_terminal_uses_the_length_bot_and_says_so(tmp_path: Path)
     assert {p["judge"] for p in picks} == {"bot:length"}
     assert len(picks) == 20
     assert "Demo run" in done.stdout
-    assert "judge(s): bot:length" in done.stdout
+    assert "judged by: bot:length" in done.stdout

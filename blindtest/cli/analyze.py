@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -51,6 +52,12 @@ OPTIONAL = (artifacts.RESPONSES, artifacts.TRIALS, artifacts.AUDIT, artifacts.GE
     help="Preference: left-share deviation from 1/2 that fails the run.",
 )
 @click.option("--brief", is_flag=True, help="Leave the per-trial table out of the summary.")
+@click.option(
+    "--reveal-void",
+    is_flag=True,
+    help="Show the full analysis of an unfinished fixed design; whoever sees it can no "
+    "longer judge the run blind.",
+)
 @json_option
 @force_option
 @quiet_option
@@ -63,6 +70,7 @@ def analyze(
     min_kappa: float,
     position_margin: float,
     brief: bool,
+    reveal_void: bool,
     as_json: bool,
     force: bool,
     quiet: bool,
@@ -76,10 +84,12 @@ def analyze(
       bt-analyze run --picks run/picks-bot.jsonl --out run/report-bot.json
     """
     from blindtest.analyze import AnalysisOptions, analyze_run
-    from blindtest.render import format_summary, render_html
+    from blindtest.render import render_html
 
     report_path = out_path or run_dir / artifacts.REPORT
-    options = AnalysisOptions(min_kappa=min_kappa, position_margin=position_margin)
+    options = AnalysisOptions(
+        min_kappa=min_kappa, position_margin=position_margin, reveal_void=reveal_void
+    )
     e_values_path = report_path.with_name(artifacts.e_values_name(report_path.name))
     _common.claim_report(run_dir, picks_files, report_path, e_values_path, html_path, force)
     result = analyze_run(run_dir, list(picks_files), options, e_values_path=e_values_path)
@@ -88,13 +98,32 @@ def analyze(
     artifacts.write_json(report_path, result.report, "report", force=True)  # claimed above
     if html_path is not None:
         artifacts.write_bytes_atomic(html_path, render_html(result.report).encode())
-    if as_json:
-        click.echo(artifacts.dump_json(result.report).decode(), nl=False)
-    elif not quiet:
-        width = min(shutil.get_terminal_size().columns, 100) if sys.stdout.isatty() else None
-        click.echo(format_summary(result.report, per_trial=not brief, width=width))
+    _print(result.report, run_dir, as_json=as_json, quiet=quiet, brief=brief, reveal=reveal_void)
     if result.exit_code:
-        click.echo(
-            f"bt-analyze: {result.report['verdict']}: {result.report['statement']}", err=True
-        )
         raise SystemExit(result.exit_code)
+
+
+def _print(
+    report: dict[str, Any], run_dir: Path, *, as_json: bool, quiet: bool, brief: bool, reveal: bool
+) -> None:
+    """A void analysis prints one line unless revealed; the rest print the result screen."""
+    from blindtest.analyze import void_line
+    from blindtest.hints import stage_command
+    from blindtest.render import clean, format_summary
+
+    void = report["verdict"] == "void"
+    if as_json:
+        click.echo(artifacts.dump_json(report).decode(), nl=False)
+    elif not quiet and not (void and not reveal):
+        width = min(shutil.get_terminal_size().columns, 100) if sys.stdout.isatty() else None
+        click.echo(format_summary(report, per_trial=not brief, width=width))
+    if void:
+        line = void_line(report, run_dir, stage_command)
+        if reveal:
+            line += (
+                " -- REVEALED with --reveal-void: whoever has seen this analysis can no longer "
+                "judge this run blind"
+            )
+        click.echo(clean(line), err=True)
+    elif report["verdict"] in ("unusable", "incomplete"):
+        click.echo(clean(f"bt-analyze: {report['statement']}"), err=True)

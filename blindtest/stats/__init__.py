@@ -21,9 +21,11 @@ from blindtest.stats.agreement import (
 )
 from blindtest.stats.binomial import (
     BinomialResult,
+    McNemarResult,
     binomial_p_value,
     binomial_test,
     lower_tail,
+    mcnemar_exact,
     upper_tail,
 )
 from blindtest.stats.intervals import (
@@ -87,6 +89,7 @@ __all__ = [
     "Interval",
     "JudgePanelResult",
     "KappaResult",
+    "McNemarResult",
     "PairResult",
     "PercentAgreementResult",
     "PositionBiasResult",
@@ -117,6 +120,7 @@ __all__ = [
     "log_e_value",
     "log_e_values",
     "lower_tail",
+    "mcnemar_exact",
     "pair_dprime_from_pc",
     "pair_pc_from_dprime",
     "pair_test",

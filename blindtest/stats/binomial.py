@@ -22,6 +22,7 @@ from blindtest.stats.intervals import (
     IntervalMethod,
     _check_choice,
     _check_count,
+    _check_int,
     _check_open,
     proportion_interval,
     result_to_dict,
@@ -30,9 +31,11 @@ from blindtest.stats.intervals import (
 __all__ = [
     "Alternative",
     "BinomialResult",
+    "McNemarResult",
     "binomial_p_value",
     "binomial_test",
     "lower_tail",
+    "mcnemar_exact",
     "upper_tail",
 ]
 
@@ -137,3 +140,31 @@ def binomial_test(
         confidence_level=float(confidence_level),
         interval_method=method,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class McNemarResult:
+    """Exact McNemar test of paired yes/no answers: under ``H0`` (no difference between the
+    two members of a pair) a discordant pair is yes/no or no/yes with probability 1/2, so the
+    test is the two-sided exact binomial test of ``yes_no`` out of ``yes_no + no_yes``.
+    ``statistic`` is ``yes_no``; ``p_value`` is 1 when there is no discordant pair."""
+
+    yes_no: int
+    no_yes: int
+    discordant: int
+    statistic: int
+    p_value: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return result_to_dict(self)
+
+
+def mcnemar_exact(yes_no: int, no_yes: int) -> McNemarResult:
+    """Exact (binomial) McNemar test, two-sided (McNemar 1947; the exact form as in R's
+    ``binom.test(b, b + c)``, scipy ``binomtest(b, b + c, 0.5)``)."""
+    _check_int("yes_no", yes_no)
+    _check_int("no_yes", no_yes)
+    discordant = yes_no + no_yes
+    # Convention: with no discordant pair the data carry no evidence either way, p = 1.
+    p_value = 1.0 if discordant == 0 else binomial_p_value(yes_no, discordant, 0.5)
+    return McNemarResult(int(yes_no), int(no_yes), discordant, int(yes_no), p_value)
