@@ -44,7 +44,13 @@ from blindtest.stats.judges import (
     randomization_test,
 )
 from blindtest.stats.multiple import bonferroni, holm
-from blindtest.stats.pair import PairResult, pair_dprime_from_pc, pair_pc_from_dprime, pair_test
+from blindtest.stats.pair import (
+    PairResult,
+    pair_dprime_from_pc,
+    pair_pc_from_dprime,
+    pair_pd,
+    pair_test,
+)
 from blindtest.stats.power import (
     PowerRow,
     RejectionRegion,
@@ -123,6 +129,7 @@ __all__ = [
     "mcnemar_exact",
     "pair_dprime_from_pc",
     "pair_pc_from_dprime",
+    "pair_pd",
     "pair_test",
     "pc_at_pd",
     "pc_from_dprime",

@@ -11,7 +11,20 @@ presentation orders, so Pc = Phi(d' / sqrt 2). The sign says whether the judge's
 with (d' > 0) or against (d' < 0) the true mapping; |d'| is the discriminability. We map the
 Clopper-Pearson interval of Pc = consistent / n through the same monotone transform rather than
 folding Pc to max(k, n - k) / n: folding biases the estimate upward under the null (E[max] > n/2)
-and has no exact interval. Pure functions; no I/O.
+and has no exact interval.
+
+Primary effect size: ``pd = |2 Pc - 1|``, the share of trials on which the judge saw which model
+was which. Folded, because the test is two-sided: a judge who sees the difference on a share pd
+of trials and guesses on the rest is consistent with probability ``1/2 + pd/2`` when the
+nicknames run with the true mapping and ``1/2 - pd/2`` when they run against it, and the test
+counts both as discrimination (the same pd as the pair similarity test,
+``stats.similarity``). The interval is the image of Pc's two-sided Clopper-Pearson interval
+under the fold: it holds pd = 0 exactly when it holds Pc = 1/2, which at p0 = 1/2 (a symmetric
+null, where the two-sided exact p is twice the smaller tail) is exactly when the two-sided
+exact test at 1 - confidence does not reject; so the interval and the test never disagree. The
+point estimate is the fold of Pc's, biased upward under the null (E|2X/n - 1| > 0), which is
+why a null is reported by the interval's upper end, never by the estimate. Pure functions; no
+I/O.
 """
 
 from __future__ import annotations
@@ -32,7 +45,7 @@ from blindtest.stats.intervals import (
     result_to_dict,
 )
 
-__all__ = ["PairResult", "pair_dprime_from_pc", "pair_pc_from_dprime", "pair_test"]
+__all__ = ["PairResult", "pair_dprime_from_pc", "pair_pc_from_dprime", "pair_pd", "pair_test"]
 
 PAIR_GUESS = 0.5
 
@@ -49,12 +62,26 @@ def pair_pc_from_dprime(dprime: float) -> float:
     return float(special.ndtr(value / math.sqrt(2.0)))
 
 
+def pair_pd(pc: Interval) -> Interval:
+    """pd = |2 Pc - 1| with the fold's image of Pc's interval (see the module docstring):
+    lo is 0 when the interval holds 1/2, else the end nearer 1/2 folded; hi the farther end."""
+    for name, value in (("pc.estimate", pc.estimate), ("pc.lo", pc.lo), ("pc.hi", pc.hi)):
+        _check_closed(name, value)
+    if not pc.lo <= pc.estimate <= pc.hi:
+        raise ValueError(f"pc must satisfy lo <= estimate <= hi, got {pc}")
+    estimate = abs(2.0 * pc.estimate - 1.0)
+    lo = max(0.0, 2.0 * pc.lo - 1.0, 1.0 - 2.0 * pc.hi)
+    hi = max(2.0 * pc.hi - 1.0, 1.0 - 2.0 * pc.lo)
+    return Interval(estimate, lo, min(1.0, hi))
+
+
 @dataclass(frozen=True, slots=True)
 class PairResult:
     """Pair-mode test of ``H0: P(consistent) = 1/2``, two-sided.
 
     ``statistic`` is consistent / n; ``pc`` carries the two-sided Clopper-Pearson interval;
-    ``dprime`` is the signed 2AFC d' with the mapped interval (infinite ends are null in JSON).
+    ``dprime`` is the signed 2AFC d' with the mapped interval (infinite ends are null in JSON);
+    ``pd`` (a property, not serialised by ``to_dict``) is the folded ``|2 Pc - 1|``.
     """
 
     consistent: int
@@ -65,6 +92,11 @@ class PairResult:
     dprime: Interval
     confidence_level: float
     interval_method: str = "clopper-pearson"
+
+    @property
+    def pd(self) -> Interval:
+        """Share of trials where the judge saw which model was which, ``|2 Pc - 1|``."""
+        return pair_pd(self.pc)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able values; an infinite d' bound is null."""
