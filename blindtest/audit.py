@@ -30,6 +30,7 @@ from blindtest.checks import CommandRunner, evaluate
 from blindtest.generate import LAUNDER, SlotState, original_text, plan_slots
 from blindtest.normalize import outside_band
 from blindtest.rng import DesignRng
+from blindtest.scoring import pair_consistent_count
 from blindtest.stats import binomial_test, pair_test, triangle_test
 
 BOT_KINDS = ("length", "duplicate")
@@ -47,9 +48,7 @@ def _bot_score(
         return correct, len(picks), triangle_test(correct, len(picks)).p_value
     if protocol == "pair":
         first = picks[0].nicknames[0] if picks[0].nicknames else "longer"
-        correct = sum(
-            (p.pick == first) == (judging.option1_side(design, p.trial) == "A") for p in picks
-        )
+        correct = pair_consistent_count(design, ((p.trial, p.pick) for p in picks), first)
         return correct, len(picks), pair_test(correct, len(picks)).p_value
     sides = [judging.preferred_side(design, p) for p in picks]
     untied = [s for s in sides if s is not None]

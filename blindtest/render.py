@@ -12,8 +12,8 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from blindtest.analyze import format_p
 from blindtest.hints import stage_command
+from blindtest.reportfmt import format_p, pct
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -27,10 +27,6 @@ def clean(text: Any) -> str:
         return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
     return _CONTROL.sub(escape, str(text))
-
-
-def _pct(value: Any) -> str:
-    return "?" if value is None else f"{100 * value:.0f}%"
 
 
 def _num(value: Any, digits: int = 2) -> str:
@@ -68,8 +64,8 @@ def _technical_lines(report: Mapping[str, Any]) -> list[str]:
             "Technical figures:",
             f"  A {report['wins']} : B {report['losses']}, {report['ties']} ties (ties excluded "
             "from the win rate)",
-            f"  A's win rate  {_pct(win['estimate'])}  (Wilson 95% interval {_pct(win['lo'])} "
-            f"to {_pct(win['hi'])})",
+            f"  A's win rate  {pct(win['estimate'])}  (Wilson 95% interval {pct(win['lo'])} "
+            f"to {pct(win['hi'])})",
         ]
     if report.get("correct") is None:
         return ["Technical figures:", f"  {report['n']} judgements over all judges"]
@@ -78,13 +74,13 @@ def _technical_lines(report: Mapping[str, Any]) -> list[str]:
     pc, pd, dprime = report.get("pc"), report.get("pd"), report.get("dprime")
     if pc:
         lines.append(
-            f"  proportion correct  {_pct(pc['estimate'])}  (95% interval {_pct(pc['lo'])} to "
-            f"{_pct(pc['hi'])})"
+            f"  proportion correct  {pct(pc['estimate'])}  (95% interval {pct(pc['lo'])} to "
+            f"{pct(pc['hi'])})"
         )
     if pd:
         lines.append(
-            f"  pd, visible on      {_pct(pd['estimate'])}  (95% interval {_pct(pd['lo'])} to "
-            f"{_pct(pd['hi'])}) of these prompts"
+            f"  pd, visible on      {pct(pd['estimate'])}  (95% interval {pct(pd['lo'])} to "
+            f"{pct(pd['hi'])}) of these prompts"
         )
     if dprime and dprime.get("lo") is not None:
         lines.append(f"  d' (secondary)      {_dprime_text(dprime)}")
@@ -108,14 +104,14 @@ def _panel_lines(report: Mapping[str, Any]) -> list[str]:
     elif bias and not gate:
         lines.append(
             f"Position: left chosen {bias['left']} of {bias['n']} untied picks "
-            f"({_pct(bias['statistic'])}, exact two-sided {format_p(bias['p_value'])})."
+            f"({pct(bias['statistic'])}, exact two-sided {format_p(bias['p_value'])})."
         )
     agreement = report.get("agreement")
     if agreement and agreement.get("kappa"):
         kappa = agreement["kappa"]
         lines.append(
             f"Agreement over {agreement['n_items']} shared trials: "
-            f"{_pct(agreement['percent']['statistic'])} identical, {kappa['method']} kappa "
+            f"{pct(agreement['percent']['statistic'])} identical, {kappa['method']} kappa "
             f"{_num(kappa['statistic'])} ({kappa['label']}). {agreement['caveat']}"
         )
     elif report["protocol"] == "preference" and report.get("agreement", "absent") is None:

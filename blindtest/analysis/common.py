@@ -1,0 +1,125 @@
+"""What every protocol's analysis shares: options and result types, who the judge is
+(person, bot, LLM), grouping picks by judge, the void statement and the similarity claim.
+Pure; opens no file."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from blindtest import judge as judging
+from blindtest.artifacts import JsonObject
+from blindtest.reportfmt import format_p_against, pct
+from blindtest.stats import (
+    similarity_test,
+)
+
+if TYPE_CHECKING:
+    from blindtest.judge import Pick
+
+
+#: A bot whose excess over chance reaches this share of the judge's "largely explains" it.
+EXPLAINS_SHARE = 0.75
+#: Preference panels agreeing less than this (kappa) detected no shared signal.
+MIN_KAPPA = 0.2
+#: Position bias is flagged when the left share deviates from 1/2 by more than this.
+POSITION_MARGIN = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisOptions:
+    min_kappa: float = MIN_KAPPA
+    position_margin: float = POSITION_MARGIN
+    #: Show the full analysis of an unfinished fixed design (``--reveal-void``).
+    reveal_void: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisResult:
+    report: JsonObject
+    exit_code: int
+    e_values: list[JsonObject] = field(default_factory=list)
+
+
+def judge_kind(pick: Pick) -> str | None:
+    """``human``, ``bot``, ``llm`` or ``external`` as the pick records it; old files without
+    ``judge_kind`` are ``bot`` when the pick says how a bot made it, else unknown (None)."""
+    kind = getattr(pick, "judge_kind", None)
+    if kind:
+        return str(kind)
+    return "bot" if pick.bot else None
+
+
+def _kinds(picks: Sequence[Pick]) -> set[str | None]:
+    return {judge_kind(p) for p in picks}
+
+
+def subject_of(picks: Sequence[Pick], judge: str) -> str:
+    kinds = _kinds(picks)
+    if kinds == {"bot"}:
+        name = judge.removeprefix("bot:")
+        return f"The {name} bot" if name in judging.BOT_KINDS else f"The bot {judge!r}"
+    if kinds == {"llm"}:
+        return f"The LLM judge {judge!r}"
+    if kinds == {"external"}:
+        return f"The judge {judge!r}"
+    return "You" if judge else "The judge"
+
+
+def panel_noun(judges: Mapping[str, Sequence[Pick]]) -> str:
+    """ "2 people", "2 bots", "2 LLM judges": a bot is never called a panel member."""
+    kinds = _kinds([p for own in judges.values() for p in own])
+    count = len(judges)
+    nouns = {
+        "human": ("person", "people"),
+        "bot": ("bot", "bots"),
+        "llm": ("LLM judge", "LLM judges"),
+    }
+    if len(kinds) == 1 and (kind := next(iter(kinds))) in nouns:
+        singular, plural = nouns[kind]
+        return f"{count} {singular if count == 1 else plural}"
+    return f"{count} judges"
+
+
+def prompts_by_trial(design: Mapping[str, Any]) -> dict[int, str]:
+    return {e["trial"]: e["prompt_id"] for e in design["arrangement"]}
+
+
+def by_judge(picks: Sequence[Pick]) -> dict[str, list[Pick]]:
+    grouped: dict[str, list[Pick]] = defaultdict(list)
+    for pick in picks:
+        grouped[pick.judge].append(pick)
+    return {judge: sorted(rows, key=lambda p: p.trial) for judge, rows in grouped.items()}
+
+
+def void_statement(design: Mapping[str, Any], judged: int) -> str:
+    """The void statement: how many trials were judged, and nothing else about the picks."""
+    return (
+        f"Void: only {judged} of {design['trials']} trials were judged. A fixed design must "
+        "be finished; stopping early, or deciding when to stop after seeing how it goes, would "
+        "void the p-value. Finish with bt-judge (it resumes where you stopped), or pre-register "
+        "--sequential next time."
+    )
+
+
+def similarity_claim(design: Mapping[str, Any], correct: int, n: int) -> JsonObject | None:
+    pd0 = design["similarity_pd0"]
+    if pd0 is None or n == 0:
+        return None
+    alpha = design["alpha"]
+    result = similarity_test(correct, n, pd0, protocol=design["protocol"], alpha=alpha)
+    level = f"{100 * (1 - alpha):.0f}%"
+    bound = f"the one-sided {level} upper bound on pd is {pct(result.pd_upper)}"
+    test = f"exact test of pd >= {pct(pd0)}, {format_p_against(result.p_value, alpha)}"
+    if result.similar:
+        claim = (
+            f"Similar within pd0 = {pct(pd0)} at {level}: {bound}, below pd0, so the data "
+            f"exclude a difference visible on {pct(pd0)} or more of these prompts ({test})."
+        )
+    else:
+        claim = (
+            f"Similarity within pd0 = {pct(pd0)} was not shown: {bound}, not below pd0 ({test})."
+        )
+    return {**result.to_dict(), "statement": claim}

@@ -1,0 +1,143 @@
+"""Loading a run directory, in one place: the design, the picks files, and every optional
+artifact (responses, audit, generation), read through ``artifacts``, then ``build_report``.
+The only module of the analysis that touches the file system."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from blindtest import artifacts
+from blindtest import judge as judging
+from blindtest.analysis.common import AnalysisOptions, AnalysisResult
+from blindtest.analysis.report import build_report
+from blindtest.analysis.responses import responses_summary
+from blindtest.artifacts import JsonObject
+
+
+def input_name(run_dir: Path, path: Path) -> str:
+    """How a report names an input: relative to the run directory when inside it."""
+    try:
+        return path.resolve().relative_to(run_dir.resolve()).as_posix()
+    except ValueError:
+        return str(path.resolve())
+
+
+def _read_picks_files(
+    run_dir: Path, paths: Sequence[Path], view: judging.JudgeView, skipped: list[str]
+) -> tuple[list[judging.Pick], list[JsonObject]]:
+    picks: list[judging.Pick] = []
+    read_files: list[JsonObject] = []
+    for path in paths:
+        read = judging.read_picks(path, view)
+        picks.extend(read.picks)
+        name = input_name(run_dir, path)
+        read_files.append(
+            {
+                "file": name,
+                "picks": len(read.picks),
+                "judges": sorted({p.judge for p in read.picks}),
+                "torn_line": read.torn_line,
+            }
+        )
+        if read.torn_line is not None:
+            skipped.append(
+                f"{name} line {read.torn_line}: an incomplete final line (a pick cut short "
+                "while it was written) was ignored"
+            )
+    if len(paths) > 1:
+        judging.check_picks(picks, view, "the picks files together")
+    return picks, read_files
+
+
+def _read_responses(
+    run_dir: Path, design: Mapping[str, Any], skipped: list[str]
+) -> JsonObject | None:
+    path = run_dir / artifacts.RESPONSES
+    if not path.exists():
+        return None
+    contents = artifacts.read_jsonl(path, "responses")
+    responses = responses_summary(design, contents.records, contents.torn_line)
+    if contents.torn_line is not None:
+        skipped.append(
+            f"{artifacts.RESPONSES} line {contents.torn_line}: an incomplete final line was ignored"
+        )
+    if not responses["complete"]:
+        skipped.append(
+            f"{artifacts.RESPONSES}: {responses['answered']} of {responses['slots']} responses "
+            "the design needs; the run is incomplete"
+        )
+    return responses
+
+
+def _read_audit(
+    run_dir: Path, sha256: str, skipped: list[str]
+) -> tuple[JsonObject | None, JsonObject | None]:
+    """(audit, how it was used): an audit recorded against another design is not used."""
+    audit = _optional_json(run_dir / artifacts.AUDIT, "audit")
+    if audit is None:
+        return None, None
+    recorded = audit.get("design_sha256")
+    if recorded is not None and recorded != sha256:
+        skipped.append(
+            f"{artifacts.AUDIT} was recorded against design {recorded[:12]}, not this design "
+            f"({sha256[:12]}); its figures are not used: rerun bt-audit on this run"
+        )
+        return None, {"used": False, "design_sha256": recorded}
+    return audit, {"used": True, "design_sha256": recorded}
+
+
+def analyze_run(
+    run_dir: Path,
+    picks_paths: Sequence[Path],
+    options: AnalysisOptions | None = None,
+    *,
+    e_values_path: Path | None = None,
+) -> AnalysisResult:
+    """Load what the run directory holds (through ``artifacts``) and build the report.
+
+    Needs ``design.json`` and at least one picks file; every other artifact adds to the report
+    when present and is listed in ``missing`` when not. ``report["reading"]`` says what was
+    read and what was skipped (a torn final line, an audit of another design).
+    """
+    loaded = artifacts.load_design(run_dir)
+    if (run_dir / artifacts.TRIALS).exists():
+        view = judging.load_judge_run(run_dir).view
+    else:
+        # Scoring needs only the design; the trial numbers come from its arrangement.
+        blank = [judging.Trial(e["trial"], "", ()) for e in loaded.design["arrangement"]]
+        view = judging.view_of(loaded.design, blank)
+    paths = list(picks_paths) or [run_dir / artifacts.PICKS]
+    skipped: list[str] = []
+    picks, read_files = _read_picks_files(run_dir, paths, view, skipped)
+    inputs = {artifacts.DESIGN: loaded.sha256}
+    for path in paths:
+        inputs[input_name(run_dir, path)] = artifacts.sha256_file(path)
+    missing = []
+    for name in (artifacts.RESPONSES, artifacts.TRIALS, artifacts.AUDIT, artifacts.GENERATION):
+        if (run_dir / name).exists():
+            inputs[name] = artifacts.sha256_file(run_dir / name)
+        else:
+            missing.append(name)
+    responses = _read_responses(run_dir, loaded.design, skipped)
+    audit, audit_state = _read_audit(run_dir, loaded.sha256, skipped)
+    result = build_report(
+        loaded.design,
+        loaded.sha256,
+        picks,
+        inputs=inputs,
+        missing=missing,
+        audit=audit,
+        generation=_optional_json(run_dir / artifacts.GENERATION, "generation"),
+        options=options,
+        e_values_path=input_name(run_dir, e_values_path or run_dir / artifacts.E_VALUES),
+        reading={"picks": read_files, "audit": audit_state, "skipped": skipped},
+        responses=responses,
+    )
+    result.report["picks_files"] = [input_name(run_dir, p) for p in paths]
+    return result
+
+
+def _optional_json(path: Path, name: str) -> JsonObject | None:
+    return artifacts.read_json(path, name) if path.exists() else None

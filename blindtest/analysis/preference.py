@@ -1,0 +1,197 @@
+"""Preference analysis: majority per trial, Wilson win rate and exact test, and spec 002's
+gates (position bias, agreement) that make a run say nothing. Pure; opens no file."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from blindtest.analysis.common import (
+    AnalysisOptions,
+    by_judge,
+    prompts_by_trial,
+    void_statement,
+)
+from blindtest.artifacts import JsonObject
+from blindtest.reportfmt import TESTS, format_p, pct
+from blindtest.scoring import (
+    option1_side,
+    preferred_side,
+)
+from blindtest.stats import (
+    cohen_kappa,
+    fleiss_kappa,
+    percent_agreement,
+    position_bias,
+    preference_test,
+)
+
+if TYPE_CHECKING:
+    from blindtest.judge import Pick
+
+
+def _agreement(
+    design: Mapping[str, Any], judges: Mapping[str, Sequence[Pick]]
+) -> JsonObject | None:
+    if len(judges) < 2:
+        return None
+    names = sorted(judges)
+    votes = {
+        j: {p.trial: preferred_side(design, p.trial, p.pick) or "tie" for p in judges[j]}
+        for j in names
+    }
+    common = sorted(set.intersection(*(set(v) for v in votes.values())))
+    if not common:
+        return {"n_items": 0, "statement": "The judges share no trial; agreement is not measured."}
+    ratings = [[votes[j][t] for j in names] for t in common]
+    kappa = (
+        cohen_kappa([r[0] for r in ratings], [r[1] for r in ratings])
+        if len(names) == 2
+        else fleiss_kappa(ratings)
+    )
+    percent = percent_agreement(ratings)
+    return {
+        "percent": percent.to_dict(),
+        "kappa": kappa.to_dict(),
+        "n_items": len(common),
+        "caveat": kappa.caveat,
+    }
+
+
+def _majority(design: Mapping[str, Any], judges: Mapping[str, Sequence[Pick]]) -> dict[int, str]:
+    """Per trial, the side most judges preferred ("tie" when split or tied)."""
+    votes: dict[int, Counter[str]] = defaultdict(Counter)
+    for own in judges.values():
+        for pick in own:
+            votes[pick.trial][preferred_side(design, pick.trial, pick.pick) or "tie"] += 1
+    outcome = {}
+    for trial, count in votes.items():
+        ranked = count.most_common()
+        tied = len(ranked) > 1 and ranked[0][1] == ranked[1][1]
+        outcome[trial] = "tie" if tied else ranked[0][0]
+    return outcome
+
+
+def _by_tag(design: Mapping[str, Any], outcome: Mapping[int, str]) -> JsonObject:
+    tags = {p["id"]: p.get("tags", []) for p in design["prompts"]}
+    prompt_of = prompts_by_trial(design)
+    table: dict[str, Counter[str]] = defaultdict(Counter)
+    for trial, side in outcome.items():
+        for tag in tags[prompt_of[trial]]:
+            table[tag][side] += 1
+    return {tag: {"A": c["A"], "B": c["B"], "ties": c["tie"]} for tag, c in sorted(table.items())}
+
+
+def analyze_preference(
+    design: Mapping[str, Any], picks: Sequence[Pick], options: AnalysisOptions
+) -> tuple[JsonObject, int, list[JsonObject]]:
+    judges = by_judge(picks)
+    outcome = _majority(design, judges)
+    wins_a = sum(1 for s in outcome.values() if s == "A")
+    wins_b = sum(1 for s in outcome.values() if s == "B")
+    ties = sum(1 for s in outcome.values() if s == "tie")
+    result = preference_test(wins_a, wins_b, ties, alpha=design["alpha"])
+    non_tie = [p for p in picks if p.pick != "tie"]
+    left = sum(1 for p in non_tie if p.pick == "left")
+    bias = (
+        position_bias(left, len(non_tie), alpha=design["alpha"], margin=options.position_margin)
+        if non_tie
+        else None
+    )
+    agreement = _agreement(design, judges)
+    problems = _gate_problems(bias, agreement, options)
+    warnings = []
+    if bias is not None and bias.exceeds_margin and not bias.significant:
+        warnings.append(
+            f"Position: left chosen {bias.left} of {bias.n} times ({pct(bias.statistic)}), more "
+            f"than {pct(options.position_margin)} from half but not significantly "
+            f"({format_p(bias.p_value)}); worth a look, not a failure."
+        )
+    prompt_of = prompts_by_trial(design)
+    rows = [
+        {
+            "trial": p.trial,
+            "prompt_id": prompt_of[p.trial],
+            "judge": p.judge,
+            "left": option1_side(design, p.trial),
+            "pick": p.pick,
+            "preferred": preferred_side(design, p.trial, p.pick),
+            "reason": p.reason,
+        }
+        for own in judges.values()
+        for p in own
+    ]
+    fields: JsonObject = {
+        "judges": sorted(judges),
+        "test": TESTS["preference"],
+        "n": len(outcome),
+        "wins": wins_a,
+        "losses": wins_b,
+        "ties": ties,
+        "p_value": result.p_value,
+        "pc": result.win_rate.to_dict(),
+        "preference": result.to_dict(),
+        "position_bias": bias.to_dict() if bias else None,
+        "agreement": agreement,
+        "by_tag": _by_tag(design, outcome),
+        "gates_failed": problems,
+        "warnings": warnings,
+        "per_trial": sorted(rows, key=lambda r: (r["trial"], r["judge"])),
+    }
+    incomplete = len(outcome) < design["trials"]
+    if incomplete:
+        return (
+            fields | {"verdict": "void", "statement": void_statement(design, len(outcome))},
+            1,
+            [],
+        )
+    if problems:
+        return (
+            fields | {"verdict": "unusable", "statement": "Not a result: " + " ".join(problems)},
+            1,
+            [],
+        )
+    a, b = (design["models"][s]["model"] for s in ("A", "B"))
+    verdict = {"better": f"A ({a}) preferred", "worse": f"B ({b}) preferred"}.get(
+        result.verdict, "inconclusive"
+    )
+    statement = (
+        f"A ({a}) won {wins_a}, B ({b}) won {wins_b}, {ties} ties (ties excluded from the "
+        f"win rate). A's win rate {pct(result.win_rate.estimate)} (Wilson 95% "
+        f"{pct(result.win_rate.lo)} to {pct(result.win_rate.hi)}), exact two-sided "
+        f"{format_p(result.p_value)}. "
+    )
+    if result.verdict == "inconclusive":
+        reason = (
+            "the margin is smaller than two tasks"
+            if not result.margin_ok
+            else "the Wilson interval and the exact test do not both exclude 1/2"
+        )
+        statement += f"Inconclusive: {reason}."
+        if ties and ties >= len(outcome) / 4:
+            # Said only when the ties are many: wording follows the numbers (issue 10.14).
+            statement += f" The tie rate ({pct(ties / len(outcome))}) is itself a finding."
+    else:
+        statement += f"Verdict: {verdict} (interval and exact test agree, margin {result.margin})."
+    return fields | {"verdict": verdict, "statement": statement}, 0, []
+
+
+def _gate_problems(bias: Any, agreement: JsonObject | None, options: AnalysisOptions) -> list[str]:
+    """Spec 002's gates. Position bias fails the run when the exact test finds it (a margin
+    alone would fail an unbiased judge a third of the time at n = 10); agreement fails it
+    when kappa is below ``min_kappa``."""
+    problems = []
+    if bias is not None and bias.significant:
+        problems.append(
+            f"position bias: judges chose left {bias.left} of {bias.n} times "
+            f"({pct(bias.statistic)}, exact two-sided {format_p(bias.p_value)}); they "
+            "responded to position, so every win rate here is void."
+        )
+    kappa = (agreement or {}).get("kappa", {}).get("statistic")
+    if kappa is not None and kappa < options.min_kappa:
+        problems.append(
+            f"agreement: kappa {kappa:.2f} is below {options.min_kappa:g}; the panel detected no "
+            "shared signal, so the win rate is noise however decisive it looks."
+        )
+    return problems

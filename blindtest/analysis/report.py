@@ -1,0 +1,170 @@
+"""``build_report``: the report.json a run's picks make, per protocol, with everything
+revealed only after judging; a void fixed design keeps only ``VOID_KEYS``. Pure; opens no
+file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from blindtest import artifacts
+from blindtest.analysis.answers import answers_summary
+from blindtest.analysis.common import (
+    AnalysisOptions,
+    AnalysisResult,
+    by_judge,
+    void_statement,
+)
+from blindtest.analysis.pair import analyze_pair
+from blindtest.analysis.preference import analyze_preference
+from blindtest.analysis.responses import appendix, cost_line, responses_sentences
+from blindtest.analysis.tells import audit_summary
+from blindtest.analysis.triangle import analyze_triangle
+from blindtest.analysis.wording import channels, next_step, notes, screen_summary, torn_why
+from blindtest.artifacts import JsonObject, schema_tag
+
+if TYPE_CHECKING:
+    from blindtest.judge import Pick
+
+
+Analysis = Callable[
+    [Mapping[str, Any], Sequence["Pick"], AnalysisOptions], tuple[JsonObject, int, list[JsonObject]]
+]
+
+#: The analysis of each protocol: (report fields, exit code, e-values).
+ANALYSES: Mapping[str, Analysis] = {
+    "triangle": lambda design, picks, _: analyze_triangle(design, picks),
+    "pair": lambda design, picks, _: analyze_pair(design, picks),
+    "preference": analyze_preference,
+}
+
+#: What a void report keeps: nothing about the picks beyond how many there are.
+VOID_KEYS = (
+    "schema",
+    "design_sha256",
+    "inputs",
+    "missing",
+    "protocol",
+    "alpha",
+    "sequential",
+    "trials_planned",
+    "judges",
+    "n",
+    "judged",
+    "verdict",
+    "statement",
+    "reading",
+    "analysis_options",
+)
+
+
+def _judged(design: Mapping[str, Any], picks: Sequence[Pick]) -> dict[str, int]:
+    return {judge: len(own) for judge, own in sorted(by_judge(picks).items())}
+
+
+REVEALED_VOID = (
+    "REVEALED BEFORE THE END (--reveal-void): this fixed design is unfinished, and whoever "
+    "sees this analysis can no longer judge this run blind. Finish it with another judge, or "
+    "start a new design."
+)
+
+
+def build_report(
+    design: Mapping[str, Any],
+    design_sha256: str,
+    picks: Sequence[Pick],
+    *,
+    inputs: Mapping[str, str],
+    missing: Sequence[str] = (),
+    audit: Mapping[str, Any] | None = None,
+    generation: Mapping[str, Any] | None = None,
+    options: AnalysisOptions | None = None,
+    e_values_path: str | None = None,
+    reading: Mapping[str, Any] | None = None,
+    responses: Mapping[str, Any] | None = None,
+) -> AnalysisResult:
+    """Everything ``report.json`` holds; ``exit_code`` 1 when the run measured nothing.
+
+    An unfinished fixed design (verdict ``void``) keeps only ``VOID_KEYS`` unless
+    ``options.reveal_void``: no bots, census, per-trial sides, p-value or intervals.
+    ``responses`` is ``responses_summary``'s; an incomplete one makes the run incomplete.
+    """
+    options = options or AnalysisOptions()
+    protocol = design["protocol"]
+    if not picks:
+        fields: JsonObject = {
+            "judges": [],
+            "n": 0,
+            "p_value": None,
+            "per_trial": [],
+            "verdict": "void",
+            "statement": void_statement(design, 0),
+        }
+        code = 1
+        values: list[JsonObject] = []
+    else:
+        fields, code, values = ANALYSES[protocol](design, picks, options)
+    judged = _judged(design, picks)
+    void = fields["verdict"] == "void"
+    if void:
+        least = min(judged.values(), default=0)
+        why = torn_why(reading, least)
+        if why:
+            fields["statement"] = fields["statement"].replace(
+                " trials were judged.", " trials were judged." + why, 1
+            )
+    opened, closed = channels(design)
+    report: JsonObject = {
+        "schema": schema_tag("report"),
+        "design_sha256": design_sha256,
+        "inputs": dict(inputs),
+        "missing": list(missing),
+        "protocol": protocol,
+        "alpha": design["alpha"],
+        "sequential": design["sequential"],
+        "trials_planned": design["trials"],
+        "models": {side: spec["model"] for side, spec in design["models"].items()},
+        "correct": None,
+        **fields,
+        "judged": judged,
+        "audit": audit_summary(design, audit, fields),
+        "channels_open": opened,
+        "channels_closed": closed,
+        "notes": notes(design),
+        "appendix": appendix(generation),
+        "cost": cost_line(generation),
+        "e_values": e_values_path if values else None,
+        "reading": dict(reading) if reading is not None else None,
+        "responses": dict(responses) if responses is not None else None,
+        "answers": answers_summary(design, picks) if design["judging"]["extra_questions"] else [],
+        "analysis_options": {
+            "min_kappa": options.min_kappa,
+            "position_margin": options.position_margin,
+            "reveal_void": options.reveal_void,
+        },
+    }
+    if void and not options.reveal_void:
+        report = {key: report[key] for key in VOID_KEYS if key in report}
+        report["n"] = min(judged.values(), default=0)
+        return AnalysisResult(report=report, exit_code=1, e_values=[])
+    report["responses_sentences"] = (
+        responses_sentences(design, responses) if responses is not None else []
+    )
+    if void:
+        report["notes"] = [REVEALED_VOID, *report["notes"]]
+    incomplete = responses is not None and not responses["complete"] and not void
+    if incomplete and responses is not None:
+        report["picks_verdict"] = report["verdict"]
+        report["verdict"] = "incomplete"
+        report["statement"] = (
+            f"Incomplete run: {artifacts.RESPONSES} holds {responses['answered']} of the "
+            f"{responses['slots']} responses the design needs, so what the judge saw cannot be "
+            "checked against what the models answered; rerun bt-generate on this run to fetch "
+            "the rest, then analyse again. The picks alone say: " + report["statement"]
+        )
+        code = 1
+    report["summary"] = screen_summary(design, report)
+    # A void run's next step is to finish it, an incomplete one's to fetch the rest: the line
+    # on stderr names it.
+    report["next"] = None if void or incomplete else next_step(design, report)
+    return AnalysisResult(report=report, exit_code=code, e_values=values)

@@ -1,0 +1,172 @@
+"""Tells: what the audit's bots, which read nothing but length or look for duplicates,
+explain beside the judge's score, and the formatting census. Pure; opens no file."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from blindtest.analysis.common import (
+    EXPLAINS_SHARE,
+)
+from blindtest.artifacts import JsonObject
+from blindtest.protocols import protocol_of
+from blindtest.reportfmt import format_p
+from blindtest.stats import (
+    binomial_test,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+_BOT_CHANNEL = {"length": "length", "duplicate": "near-duplicates"}
+_BOT_NAME = {
+    "length": "length bot, which reads nothing but word counts",
+    "duplicate": "duplicate spotter, which only looks for two near-identical answers",
+}
+
+
+def _excess(correct: int, n: int, chance: float) -> float:
+    return correct / n - chance if n else 0.0
+
+
+def _matching(bot: Mapping[str, Any], fields: Mapping[str, Any]) -> int:
+    bot_picks = {p["trial"]: p["pick"] for p in bot["picks"]}
+    return sum(1 for r in fields["per_trial"] if bot_picks.get(r["trial"]) == r["pick"])
+
+
+def _length_preference(
+    design: Mapping[str, Any], bot: Mapping[str, Any], fields: Mapping[str, Any]
+) -> list[str]:
+    """Preference: did the judges simply prefer the longer response? (Spec 001: reviewers
+    systematically prefer longer output.)"""
+    longer = {p["trial"]: p["pick"] for p in bot["picks"] if p["pick"] != "tie"}
+    votes = [r for r in fields["per_trial"] if r["pick"] != "tie" and r["trial"] in longer]
+    if not votes:
+        return []
+    followed = sum(1 for r in votes if r["pick"] == longer[r["trial"]])
+    p_value = binomial_test(followed, len(votes), 0.5).p_value
+    share = followed / len(votes)
+    if p_value <= design["alpha"] and share >= EXPLAINS_SHARE:
+        return [
+            f"The judges preferred the longer response in {followed} of {len(votes)} untied "
+            f"comparisons ({format_p(p_value)}). Reviewers systematically prefer longer output, "
+            "so this preference may be a preference for length."
+        ]
+    if bot["p_value"] is not None and bot["p_value"] <= design["alpha"]:
+        how = (
+            f"in {followed} of {len(votes)} untied comparisons ({format_p(p_value)}), not "
+            "clearly more than half"
+            if share > 0.5
+            else f"in only {followed} of {len(votes)} untied comparisons"
+        )
+        return [
+            f"Length separates the models (the longer answer was A's in {bot['correct']} of "
+            f"{bot['n']} trials), and the judges preferred the longer response {how}."
+        ]
+    return []
+
+
+def _whose(fields: Mapping[str, Any]) -> str:
+    return "judge's" if len(fields.get("judges") or []) == 1 else "judges'"
+
+
+def _bot_sentence(
+    design: Mapping[str, Any], kind: str, bot: Mapping[str, Any], fields: Mapping[str, Any]
+) -> str | None:
+    """Triangle and pair: does a bot that cannot read come close to the judge? Every clause
+    follows the numbers: a judge whose picks match the bot's is never said to have missed the
+    bot's channel."""
+    chance = protocol_of(design).chance
+    if fields.get("correct") is None or not fields.get("n"):
+        return None
+    judge_excess = _excess(fields["correct"], fields["n"], chance)
+    bot_excess = _excess(bot["correct"], bot["n"], chance)
+    if protocol_of(design).two_sided:
+        # Inverted nicknames are discrimination too: the distance from chance is what counts.
+        judge_excess, bot_excess = abs(judge_excess), abs(bot_excess)
+    name = _BOT_NAME[kind]
+    channel = _BOT_CHANNEL[kind]
+    if fields.get("verdict") == "distinguished":
+        if judge_excess > 0 and bot_excess >= EXPLAINS_SHARE * judge_excess:
+            return (
+                f"The discrimination is largely explained by {channel}: the {name}, "
+                f"scored {bot['correct']}/{bot['n']} against the {_whose(fields)} "
+                f"{fields['correct']}/{fields['n']}. You know what you measured."
+            )
+        return None
+    if bot["p_value"] is None or bot["p_value"] > design["alpha"]:
+        return None
+    lead = (
+        f"The {name}, scored {bot['correct']}/{bot['n']} ({format_p(bot['p_value'])}): "
+        f"{channel} alone separates the models on these prompts"
+    )
+    single = len(fields.get("judges") or []) == 1
+    if single and fields.get("per_trial"):
+        same = _matching(bot, fields)
+        judged = len(fields["per_trial"])
+        if same >= EXPLAINS_SHARE * judged:
+            return (
+                f"{lead}, and the judge's picks were the bot's on {same} of {judged} judged "
+                f"trials: these judgements followed {channel}."
+            )
+        return (
+            f"{lead}; the judge's picks were the bot's on only {same} of {judged} judged "
+            f"trials, so these judgements did not follow {channel}."
+        )
+    return (
+        f"{lead}; the judgements, at {fields['correct']}/{fields['n']}, did not reach "
+        "significance, so they did not pick it up as reliably as the bot."
+    )
+
+
+#: Census figures the result screen shows, per response (spec 000's "Tells").
+CENSUS_FIGURES = ("em_dashes", "bold", "bullets")
+
+
+def census_summary(audit: Mapping[str, Any]) -> JsonObject | None:
+    """Mean words and the formatting counts that matter, per side, from ``audit.json``."""
+    census = audit.get("census") or {}
+    if not all(side in census for side in ("A", "B")):
+        return None
+    return {
+        side: {
+            "model": census[side].get("model"),
+            "responses": census[side].get("responses"),
+            "mean_words": census[side].get("mean_words"),
+            **{f: (census[side].get("per_response") or {}).get(f) for f in CENSUS_FIGURES},
+        }
+        for side in ("A", "B")
+    }
+
+
+def audit_summary(
+    design: Mapping[str, Any], audit: Mapping[str, Any] | None, fields: Mapping[str, Any]
+) -> JsonObject | None:
+    """The bots' scores beside the judge's, and what they explain (spec 000, "Tells")."""
+    if audit is None:
+        return None
+    summary: JsonObject = {
+        "bots": {},
+        "sentences": [],
+        "checks": audit.get("checks"),
+        "census": census_summary(audit),
+    }
+    single = len(fields.get("judges") or []) == 1
+    for kind, bot in audit["bots"].items():
+        if not bot.get("applicable", True) or not bot["n"]:
+            continue
+        entry = {"correct": bot["correct"], "n": bot["n"], "p_value": bot["p_value"]}
+        if design["protocol"] != "preference" and single:
+            entry["same_picks_as_judge"] = _matching(bot, fields)
+        summary["bots"][kind] = entry
+        if design["protocol"] == "preference":
+            summary["sentences"] += (
+                _length_preference(design, bot, fields) if kind == "length" else []
+            )
+            continue
+        sentence = _bot_sentence(design, kind, bot, fields)
+        if sentence:
+            summary["sentences"].append(sentence)
+    return summary

@@ -1,0 +1,72 @@
+"""How a report writes its numbers and names its tests: p-values (spec 000's digits),
+percentages, counted nouns, and the test behind each p-value.
+
+Shared by the analysis (which writes the sentences) and the renderer (which lays them out), so
+render never imports the analysis. Pure; imports nothing of blindtest's.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_HALF_UP, Decimal
+
+__all__ = ["TESTS", "count", "format_p", "format_p_against", "pct"]
+
+#: The test behind each report's p-value, as the result screen names it.
+TESTS = {
+    "triangle": "one-sided exact binomial against chance 1/3",
+    "sequential": "sequential e-process against 1/3; anytime-valid p",
+    "panel": "exact randomization test over trials, several judges",
+    "pair": "two-sided exact binomial against 1/2",
+    "pair_panel": "per-judge two-sided exact binomial, Holm-adjusted",
+    "preference": "exact two-sided binomial against 1/2, Wilson interval",
+}
+
+
+def pct(value: float | None) -> str:
+    """A share as a whole percent (``0.53`` -> ``53%``); ``?`` when unknown or NaN."""
+    return "?" if value is None or math.isnan(value) else f"{100 * value:.0f}%"
+
+
+def count(n: int, noun: str) -> str:
+    """``1 trial``, ``2 trials``."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _rounded(value: float, digits: int) -> Decimal:
+    """``value`` to ``digits`` significant digits, halves rounded up."""
+    exponent = Decimal(repr(value)).adjusted()
+    return Decimal(repr(value)).quantize(Decimal(1).scaleb(exponent - digits + 1), ROUND_HALF_UP)
+
+
+def format_p(value: float | None) -> str:
+    """``p = 0.19`` the way spec 000 prints it: two significant digits (0.19, 0.038), one
+    below 0.001 (0.0009, 0.000002), halves rounded up, and ``p < 0.000001`` beyond that."""
+    if value is None:
+        return "p not defined"
+    if value < 1e-6:
+        return "p < 0.000001"
+    digits = 2 if value >= 0.001 else 1
+    rounded = _rounded(value, digits)
+    decimals = max(2, digits - 1 - rounded.adjusted())
+    return f"p = {rounded:.{decimals}f}"
+
+
+def format_p_against(value: float | None, alpha: float) -> str:
+    """``format_p``, unless its rounding would put p on the wrong side of alpha (0.0497 as
+    0.050 next to alpha 0.05): then as many digits as it takes and the comparison spelt out,
+    ``p = 0.0497 < 0.05``."""
+    text = format_p(value)
+    if value is None or value < 1e-6:
+        return text
+    shown = float(text.removeprefix("p = "))
+    if (shown <= alpha) == (value <= alpha) and shown != alpha:
+        return text
+    if value == alpha:
+        return f"p = {alpha:g} <= {alpha:g}"
+    for digits in range(3, 12):
+        rounded = _rounded(value, digits)
+        if (float(rounded) <= alpha) == (value <= alpha) and float(rounded) != alpha:
+            break
+    relation = "<" if value < alpha else ("<=" if value <= alpha else ">")
+    return f"p = {rounded:f} {relation} {alpha:g}"

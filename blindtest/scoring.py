@@ -1,0 +1,63 @@
+"""Correctness per protocol, in one place: whether a pick found the odd response (triangle),
+gave nicknames consistent with the true mapping (pair), or which side it preferred (preference).
+
+Takes the design (its arrangement is the answer key) and a pick's trial and value, so the judge,
+the audit's bots and the analysis score a pick the same way. Pure; imports no stage module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = [
+    "arrangement_entry",
+    "option1_side",
+    "pair_consistent",
+    "pair_consistent_count",
+    "preferred_side",
+    "triangle_correct",
+]
+
+
+def arrangement_entry(design: Mapping[str, Any], trial: int) -> Mapping[str, Any]:
+    """The arrangement entry of ``trial`` (the design builder writes them in trial order)."""
+    entry: Mapping[str, Any] = design["arrangement"][trial - 1]
+    if entry["trial"] != trial:  # the schema does not force the order; the design builder does
+        entry = next(e for e in design["arrangement"] if e["trial"] == trial)
+    return entry
+
+
+def triangle_correct(design: Mapping[str, Any], trial: int, pick: int | str) -> bool:
+    """Whether a triangle pick found the odd response."""
+    return bool(pick == arrangement_entry(design, trial)["odd_position"])
+
+
+def option1_side(design: Mapping[str, Any], trial: int) -> str:
+    """Pair and preference: the side ("A"/"B") shown as option 1 (on the left)."""
+    return str(arrangement_entry(design, trial)["left"])
+
+
+def preferred_side(design: Mapping[str, Any], trial: int, pick: int | str) -> str | None:
+    """Preference: the side ("A"/"B") the judge preferred, or None for a tie."""
+    if pick == "tie":
+        return None
+    left = option1_side(design, trial)
+    return left if pick == "left" else ("B" if left == "A" else "A")
+
+
+def pair_consistent(design: Mapping[str, Any], trial: int, pick: int | str, first: str) -> bool:
+    """Pair: whether the nickname given to option 1 follows the mapping ``first`` = A.
+
+    A judge's nicknames are their own; ``first`` is the one taken to mean A (the judge's first
+    nickname), so a judge who inverts them is consistent on no trial, which the two-sided test
+    counts as discrimination too.
+    """
+    return (pick == first) == (option1_side(design, trial) == "A")
+
+
+def pair_consistent_count(
+    design: Mapping[str, Any], picks: Iterable[tuple[int, int | str]], first: str
+) -> int:
+    """How many (trial, pick) pairs are consistent with ``first`` = A."""
+    return sum(pair_consistent(design, trial, pick, first) for trial, pick in picks)
