@@ -138,6 +138,7 @@ def generate_on_a_tty(run: Path) -> str:
     return b"".join(chunks).decode()
 
 
+@pytest.mark.pty
 def test_i9_02_the_progress_line_counts_both_sides_together(
     invoke: Invoke, simulator: Simulator, tmp_path: Path
 ) -> None:

@@ -68,11 +68,9 @@ def main() -> None:
             pd_lo, pd_hi = folded_image(lo, hi)
             estimate = abs(2 * mpmath.mpf(k) / n - 1)
             p = two_sided_half(k, n)
-            rows.append(
-                f"    ({n}, {k}, {mpmath.nstr(estimate, 20)}, {mpmath.nstr(pd_lo, 20)}, "
-                f"{mpmath.nstr(pd_hi, 20)}, {mpmath.nstr(mpmath.mpf(p.numerator) / p.denominator, 20)}),"
-            )
-    header = f'''"""Reference pair-mode pd = |2 Pc - 1| and its 95% interval (the fold of Clopper-Pearson).
+            values = (estimate, pd_lo, pd_hi, mpmath.mpf(p.numerator) / p.denominator)
+            rows.append(f"    ({n}, {k}, " + ", ".join(mpmath.nstr(v, 20) for v in values) + "),")
+    header = f'''"""Reference pair pd = |2 Pc - 1| and its 95% interval (folded Clopper-Pearson).
 
 Used by tests/test_stats_pair.py and tests/test_i11_pair_pd.py.
 

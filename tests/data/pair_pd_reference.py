@@ -1,4 +1,4 @@
-"""Reference pair-mode pd = |2 Pc - 1| and its 95% interval (the fold of Clopper-Pearson).
+"""Reference pair pd = |2 Pc - 1| and its 95% interval (folded Clopper-Pearson).
 
 Used by tests/test_stats_pair.py and tests/test_i11_pair_pd.py.
 
