@@ -6,11 +6,12 @@ STAMP := $(VENV)/.installed
 DEMO_RUN ?= demo-run
 SCRIPTS := blindtest bt-design bt-generate bt-judge bt-audit bt-analyze bt-verify bt-plan
 
-.PHONY: help venv test lint fmt docs demo bench schemas golden check clean
+.PHONY: help venv test test-fast lint fmt docs demo bench schemas golden check clean
 
 help:
 	@echo "make demo    run blindtest on the bundled demo prompts against the local simulator"
 	@echo "make test    create $(VENV), install, run the test suite and smoke-run every command"
+	@echo "make test-fast  the inner loop: the suite without the pseudo-terminal tests"
 	@echo "make lint    ruff check, ruff format --check, mypy, schema copy check"
 	@echo "make bench   client throughput against the simulator, vs the openai SDK"
 
@@ -26,6 +27,11 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 	@for s in $(SCRIPTS); do $(BIN)/$$s --help > /dev/null || { echo "$$s --help failed"; exit 1; }; done
 	@echo "all console scripts answer --help"
+
+# The inner loop while editing: every test but the pseudo-terminal ones (marker pty), on two
+# workers. Run `make test` before a commit.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not pty" -n 2
 
 lint: $(STAMP)
 	$(BIN)/ruff check blindtest tests

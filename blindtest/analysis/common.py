@@ -12,9 +12,7 @@ from typing import TYPE_CHECKING, Any
 from blindtest import judge as judging
 from blindtest.artifacts import JsonObject
 from blindtest.reportfmt import format_p_against, pct
-from blindtest.stats import (
-    similarity_test,
-)
+from blindtest.stats import similarity_test
 
 if TYPE_CHECKING:
     from blindtest.judge import Pick

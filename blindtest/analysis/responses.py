@@ -6,16 +6,12 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from blindtest.artifacts import JsonObject
 from blindtest.generate import LAUNDER, SlotState, plan_slots
 from blindtest.protocols import protocol_of
 from blindtest.reportfmt import count
-
-if TYPE_CHECKING:
-    pass
-
 
 #: Response kinds that show on the page whatever the content (a refusal, a cut-off answer).
 MARKED_KINDS = ("refusal", "length")

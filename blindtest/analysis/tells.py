@@ -4,21 +4,13 @@ explain beside the judge's score, and the formatting census. Pure; opens no file
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from blindtest.analysis.common import (
-    EXPLAINS_SHARE,
-)
+from blindtest.analysis.common import EXPLAINS_SHARE
 from blindtest.artifacts import JsonObject
 from blindtest.protocols import protocol_of
 from blindtest.reportfmt import format_p
-from blindtest.stats import (
-    binomial_test,
-)
-
-if TYPE_CHECKING:
-    pass
-
+from blindtest.stats import binomial_test
 
 _BOT_CHANNEL = {"length": "length", "duplicate": "near-duplicates"}
 _BOT_NAME = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from blindtest import artifacts
 from blindtest.analysis.tells import CENSUS_FIGURES
@@ -14,9 +14,6 @@ from blindtest.artifacts import JsonObject
 from blindtest.design import DEFAULT_BASE_URL
 from blindtest.generate import is_loopback
 from blindtest.reportfmt import count, format_p, format_p_against, pct
-
-if TYPE_CHECKING:
-    pass
 
 
 def channels(design: Mapping[str, Any]) -> tuple[list[str], list[str]]:
