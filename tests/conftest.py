@@ -14,6 +14,18 @@ from endpoint_fixtures import *  # noqa: F403  (simulator, sim_key, sim_endpoint
 Invoke = Callable[..., Result]
 
 
+@pytest.fixture(autouse=True)
+def _terminal_size_from_the_pty(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A child on a pseudo-terminal must take the terminal's own size. pytest-xdist workers
+    export COLUMNS=80 and LINES=24, which ``shutil.get_terminal_size`` reads before the
+    terminal, so the pty tests drop them (they then pass under ``-n``)."""
+    if request.node.get_closest_marker("pty"):
+        monkeypatch.delenv("COLUMNS", raising=False)
+        monkeypatch.delenv("LINES", raising=False)
+
+
 @pytest.fixture
 def invoke(monkeypatch: pytest.MonkeyPatch) -> Invoke:
     """Run ``blindtest <args>`` in-process; stdout and stderr are kept apart."""
