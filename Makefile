@@ -4,6 +4,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_RUN ?= demo-run
+# pytest-xdist workers; 0 runs the suite in one process (every test is safe under -n: ports are
+# ephemeral, files are per-test tmp_path, pty tests take the terminal's own size).
+PYTEST_WORKERS ?= 2
 SCRIPTS := blindtest bt-design bt-generate bt-judge bt-audit bt-analyze bt-verify bt-plan
 
 .PHONY: help venv test test-fast lint fmt docs demo bench schemas golden check clean
@@ -24,14 +27,14 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS)
 	@for s in $(SCRIPTS); do $(BIN)/$$s --help > /dev/null || { echo "$$s --help failed"; exit 1; }; done
 	@echo "all console scripts answer --help"
 
-# The inner loop while editing: every test but the pseudo-terminal ones (marker pty), on two
-# workers. Run `make test` before a commit.
+# The inner loop while editing: every test but the pseudo-terminal ones (marker pty). Run
+# `make test` before a commit.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not pty" -n 2
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not pty" -n $(PYTEST_WORKERS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check blindtest tests
