@@ -14,24 +14,13 @@ agreement gate has not measured anything. ``AnalysisResult.exit_code`` is 1 in t
 
 from __future__ import annotations
 
-from blindtest.analysis.common import (
-    EXPLAINS_SHARE,
-    MIN_KAPPA,
-    POSITION_MARGIN,
-    AnalysisOptions,
-    AnalysisResult,
-    judge_kind,
-)
+from blindtest.analysis.common import AnalysisOptions, AnalysisResult
 from blindtest.analysis.load import analyze_run, input_name
-from blindtest.analysis.report import REVEALED_VOID, VOID_KEYS, build_report
+from blindtest.analysis.report import VOID_KEYS, build_report
 from blindtest.analysis.wording import void_line
 from blindtest.reportfmt import TESTS, format_p, format_p_against
 
 __all__ = [
-    "EXPLAINS_SHARE",
-    "MIN_KAPPA",
-    "POSITION_MARGIN",
-    "REVEALED_VOID",
     "TESTS",
     "VOID_KEYS",
     "AnalysisOptions",
@@ -41,6 +30,5 @@ __all__ = [
     "format_p",
     "format_p_against",
     "input_name",
-    "judge_kind",
     "void_line",
 ]
