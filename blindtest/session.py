@@ -223,6 +223,15 @@ def answer_keys(protocol: str, nicknames: tuple[str, str] | None, beside: bool =
     return "1, 2 or 3"
 
 
+def pick_words(protocol: str, pick: int | str, beside: bool = False) -> str:
+    """A pick as the judge made it, in the words of the screen."""
+    if protocol == "preference" and not beside and pick in ("left", "right"):
+        return "option 1" if pick == "left" else "option 2"
+    if protocol == "pair":
+        return f"option 1 is {pick}"
+    return str(pick)
+
+
 def parse_answer(protocol: str, text: str, nicknames: tuple[str, str] | None) -> int | str | None:
     """The pick an answer stands for, or None when it is not an answer.
 
@@ -425,7 +434,8 @@ class Console:
             except _Resized:
                 self._resized = False
                 typed, self._typed = self._typed, ""
-                self.write("\n")
+                if self._paint is None:
+                    self.write("\n")  # nothing to repaint: the prompt again, on a line of its own
                 self.repaint()
                 continue
             line = clean_text(raw)
@@ -861,7 +871,7 @@ class Session:
     def _notice(self, trial: Trial) -> str:
         """A line under the question: a correction under way, or the arbitrary first pair."""
         if self._correcting is not None and self._correcting[0] is trial:
-            earlier = self._correcting[1]
+            earlier = pick_words(self.view.protocol, self._correcting[1], self._beside())
             return (
                 f"Taking back your pick for trial {trial.number} ({earlier}): pick again. "
                 "If you stop now, the earlier pick stands."
@@ -1043,7 +1053,7 @@ class Session:
         count = len(trial.options)
         status = (
             f"-- {self._progress(trial)} {sep} rows {top + 1}-{min(top + page, len(rows))} of "
-            f"{len(rows)} {sep} space/Enter more {sep} b back {sep} 1-{count} option {sep} "
+            f"{len(rows)} {sep} space more {sep} b back {sep} 1-{count} jump {sep} "
             "q stop --"
         )
         key = c.read_key(c.bold(_fit(status, c.size()[0] - 1)), resize_key=True)
@@ -1131,6 +1141,10 @@ def trial_rows(view: JudgeView, trial: Trial, width: int, console: Console) -> l
 def quit_message(view: JudgeView, result: SessionResult) -> str:
     """What the judge reads after stopping early (q, Ctrl-C, end of input)."""
     saved = f"{result.judged} of {result.total} trials judged and saved"
+    if result.kept_trial is not None:
+        saved += (
+            f" (your pick for trial {result.kept_trial} was not changed: the earlier pick stands)"
+        )
     if result.next_trial is None:
         return f"{saved}."
     again = f"run the same command again to continue at trial {result.next_trial}"
