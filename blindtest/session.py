@@ -489,6 +489,12 @@ class Console:
 
 
 _readline: ModuleType | None = None
+_INERT_KEYS = (
+    *(f"\\eO{letter}" for letter in "PQRS"),  # F1-F4
+    *(f"\\e[{code}~" for code in (2, 5, 6, 15, 17, 18, 19, 20, 21, 23, 24)),  # Ins, PgUp/Dn, F5-F12
+    *(f"\\e[1{code}~" for code in (1, 2, 3, 4)),  # F1-F4 on some terminals
+    "\\e[Z",  # shift-tab
+)
 
 
 def _load_readline() -> ModuleType | None:
@@ -500,9 +506,13 @@ def _load_readline() -> ModuleType | None:
             import readline
         except ImportError:  # pragma: no cover - CPython on Linux and macOS has it
             return None
-        # Tab is typed as a space (cleaned), not a file-name completion.
+        # Tab is typed as a space (cleaned), not a file-name completion; keys with no
+        # meaning on a line (function keys, Insert, page keys) insert nothing, rather than
+        # the tail of their escape sequence ("~").
         readline.parse_and_bind("tab: tab-insert")
         readline.set_completer(None)
+        for sequence in _INERT_KEYS:
+            readline.parse_and_bind(f'"{sequence}": ""')
         _readline = readline
     return _readline
 
