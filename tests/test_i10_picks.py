@@ -266,7 +266,7 @@ def test_i10_24_pick_4_in_a_triangle_gets_the_clear_message(tmp_path: Path, invo
     error = one_line_error(
         invoke("judge", run_dir, "--check", write_picks(tmp_path / "p.jsonl", [pick(1, 4)]))
     )
-    assert error.endswith("p.jsonl:1: pick 4 is out of range for a triangle run (1, 2 or 3)\n")
+    assert error.endswith("p.jsonl:1: /pick: 4 is not one of [1, 2, 3]\n")
     assert "valid under any of the given schemas" not in error
     pref = make_run(tmp_path, "preference", 2, name="pref")
     error = one_line_error(

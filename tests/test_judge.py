@@ -134,7 +134,7 @@ def test_valid_picks_are_read_with_their_line_numbers(tmp_path: Path) -> None:
         (triangle_pick(1, 2), r"p.jsonl:2: second pick by judge 'alice' for trial 1 \(the first"),
         (triangle_pick(2, "left"), r"p.jsonl:2: pick 'left' is out of range for a triangle"),
         (triangle_pick(2, "fox"), r"p.jsonl:2: pick 'fox' is out of range for a triangle"),
-        (triangle_pick(2, 4), r"p.jsonl:2: pick 4 is out of range for a triangle run \(1, 2"),
+        (triangle_pick(2, 4), r"p.jsonl:2: /pick: 4 is not one of \[1, 2, 3\]"),
         ({"trial": 2, "pick": 1}, r"p.jsonl:2: /: 'judge' is a required property"),
         ('{"trial": 2,', r"p.jsonl:2: not valid JSON"),
     ],

@@ -291,7 +291,7 @@ def test_wide_terminal_keeps_code_lines_whole(tmp_path: Path) -> None:
     run_dir = make_run(tmp_path, trials=1, texts=long_texts)
     judge = Judge(run_dir, dimensions=WIDE)
     judge.start()
-    while judge.child.expect_exact(["space/Enter more", "trial 1 of 1 > "]) == 0:
+    while judge.child.expect_exact(["space more", "trial 1 of 1 > "]) == 0:
         judge.send(" ")
     judge.answer("1")
     judge.expect("All 1 trials judged.")
