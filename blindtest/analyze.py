@@ -925,7 +925,7 @@ def analyze_run(
     else:
         # Scoring needs only the design; the trial numbers come from its arrangement.
         blank = [judging.Trial(e["trial"], "", ()) for e in loaded.design["arrangement"]]
-        view = judging.view_of(loaded.design, blank)
+        view = judging.view_of(loaded.design, blank, loaded.sha256)
     paths = list(picks_paths) or [run_dir / artifacts.PICKS]
     picks: list[judging.Pick] = []
     for path in paths:

@@ -207,7 +207,7 @@ def test_i9_08_reading_picks_uses_the_judges_last_word(tmp_path: Path, invoke: I
     assert read.corrections == 2
     result = invoke("judge", run_dir, "--check", path)
     assert result.exit_code == 0
-    assert "2 picks by 1 judge (alice) (2 corrections applied)" in result.stdout
+    assert "2 picks by 1 judge (alice), 2 corrections applied, valid" in result.stdout
 
 
 # --------------------------------------------------------------------------- 10.20

@@ -52,7 +52,7 @@ def _check_only(run_dir: Path, path: Path, quiet: bool) -> None:
     judges = picks.judges
     names = ", ".join(judges[:5]) + (", ..." if len(judges) > 5 else "")
     by = f" by {_count(len(judges), 'judge')} ({names})" if judges else ""
-    fixed = f" ({_count(picks.corrections, 'correction')} applied)" if picks.corrections else ""
+    fixed = f", {_count(picks.corrections, 'correction')} applied" if picks.corrections else ""
     torn = f"; incomplete final line {picks.torn_line} ignored" if picks.torn_line else ""
     click.echo(
         f"{path}: {_count(len(picks.picks), 'pick')}{by}{fixed}, valid for "
