@@ -747,11 +747,20 @@ def plan_output(existing: PicksFile, judge: str, *, bot: bool, force: bool) -> b
     """Decide what happens to an existing picks file before anything is written.
 
     Returns True when the file must be restarted empty (``--force``), False to append to it
-    (a person resuming, or a new file). A bot refuses an existing file without ``--force``,
+    (a person resuming, or a new file). A person's picks never join a file that holds a bot's,
+    nor a bot's a person's. A bot refuses an existing file without ``--force``,
     so its picks are never mixed into an earlier run of itself; ``--force`` refuses a file
     that holds another judge's picks, which it would delete.
     """
     path = existing.path
+    others = [p.judge for p in existing.picks if (p.kind == "bot") != bot]
+    if others:  # bots are never pooled with people, not even in one file
+        held = "a person's" if bot else "a bot's"
+        raise BadInput(
+            f"{path} holds {held} picks ({', '.join(dict.fromkeys(others))}); "
+            f"{'a bot' if bot else 'a person'}'s picks never go into the same file: use "
+            f"--out FILE for judge {judge!r}"
+        )
     if not force:
         if bot and path.exists():
             raise BadInput(

@@ -9,9 +9,14 @@ blinded trials and the question) and a ``Recorder`` from ``blindtest.judge``, an
 "go on" or "stop". No score, no correctness, no e-value and no timing is shown. Every pick is
 appended (by the recorder) before the next trial is drawn, so quitting in any way keeps it.
 
-No curses: plain reads and writes, and termios only to read single keys in the pager when
-stdin is a terminal. When stdin is not a terminal, answers are read line by line, so a session
-can be scripted.
+No curses: plain reads and writes; GNU readline (stdlib ``readline``) edits typed lines,
+termios reads single keys in the pager, and a SIGWINCH handler repaints the screen when the
+terminal is resized. Whatever is typed is cleaned of control characters and escape sequences
+before it can reach a pick. When stdin is not a terminal, answers are read line by line, so a
+session can be scripted.
+
+``u`` takes back the last pick while the next trial is shown: the trial is judged again and
+the new pick is appended with ``correction: true`` (the file stays append-only).
 """
 
 from __future__ import annotations

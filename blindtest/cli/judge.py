@@ -19,7 +19,6 @@ from blindtest.hints import stage_command
 from blindtest.judge import (
     JUDGE_KINDS,
     JudgeRun,
-    PicksFile,
     Recorder,
     check_bot,
     judge_id_problem,
@@ -66,20 +65,6 @@ def _analyze_command(run_dir: Path, out: Path) -> str:
     return stage_command("analyze", run_dir)
 
 
-def _refuse_mixing(existing: PicksFile, judge_id: str, bot: bool) -> None:
-    """Bots are never pooled with people: not even in one file."""
-    others = [p.judge for p in existing.picks if (p.kind == "bot") != bot]
-    if not others:
-        return
-    names = ", ".join(dict.fromkeys(others))
-    held = "a bot's picks" if not bot else "a person's picks"
-    new = "a bot's" if bot else "a person's"
-    raise BadInput(
-        f"{existing.path} holds {held} ({names}); {new} picks never go into the same file: "
-        f"use --out FILE for judge {judge_id!r}"
-    )
-
-
 def _judge(
     run: JudgeRun, kind: str, judge_id: str, out: Path, force: bool, quiet: bool, resume: str
 ) -> None:
@@ -87,7 +72,6 @@ def _judge(
     if bot:
         check_bot(kind.removeprefix("bot:"), run.view.protocol)
     existing = read_picks(out, run.view, missing_ok=True)
-    _refuse_mixing(existing, judge_id, bot)
     if plan_output(existing, judge_id, bot=bot, force=force):
         artifacts.write_jsonl(out, [], "picks", force=True)
         existing = read_picks(out, run.view, missing_ok=True)
