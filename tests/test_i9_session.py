@@ -98,12 +98,6 @@ def test_i9_06_pair_keys_cannot_be_misread_and_collisions_are_resolved() -> None
 # --------------------------------------------------------------------------- 9.7 side by side
 
 
-def layout(protocol: str, width: int, texts: object = None) -> list[str]:
-    run = load_judge_run(make_run(Path(f"/tmp/i9-{protocol}-{width}-{id(texts)}"), protocol, 2))
-    console = Console(io.StringIO(), io.StringIO(), interactive=False)
-    return trial_layout(run.view, run.view.trials[0], width, console)[0]
-
-
 @pytest.mark.parametrize(
     ("protocol", "columns", "beside"),
     [
@@ -127,7 +121,7 @@ def test_i9_07_options_side_by_side_from_160_columns_or_210_for_a_triangle(
     if beside:
         assert len(headers) == 1  # one row holds every option's header
         assert len(set(anchors)) == 1
-        assert "option 2 of trial 1" in rows[-1] or any("option 2 of" in r for r in rows)
+        # Each column wrapped on its own: the options' last lines share one row.
         assert any(r.count("This is option") == len(run.view.trials[0].options) for r in rows)
     else:
         assert len(headers) == len(run.view.trials[0].options)
