@@ -1109,7 +1109,8 @@ def trial_layout(
     text_width = max(MIN_WIDTH - gutter_width, width - gutter_width)
     prose_width = min(text_width, MAX_PROSE_WIDTH)
     sep = glyphs.sep
-    rows = [console.bold(f"trial {trial.number} of {view.total} {sep} {view.question}"), ""]
+    header = _fit(f"trial {trial.number} of {view.total} {sep} {view.question}", width)
+    rows = [console.bold(header), ""]
     rows.append(console.bold("Prompt"))
     for line in render_text(trial.prompt, prose_width, text_width, glyphs.more):
         rows.append(f"  {glyphs.bar} {line}".rstrip())
