@@ -146,8 +146,7 @@ def test_i9_07_side_by_side_at_200_columns_and_keys_jump_to_an_option_when_paged
     wide.expect("l = left, r = right, t = tie")
     wide.expect("trial 1 of 1 > ")
     assert any("── Left " in row and "── Right " in row for row in wide.rows())
-    wide.child.sendintr()
-    assert wide.finish() == 130
+    assert wide.interrupt() == 130
 
     narrow = Judge(make_run(tmp_path, "triangle", 1, texts=long_texts, name="tri"))
     narrow.start()
@@ -166,8 +165,7 @@ def test_i9_07_side_by_side_at_200_columns_and_keys_jump_to_an_option_when_paged
     assert int(narrow.child.match.group(1)) == top
     rows = narrow.rows()
     assert any(row.startswith("── 3 ──") for row in rows)
-    narrow.child.sendintr()
-    assert narrow.finish() == 130
+    assert narrow.interrupt() == 130
 
 
 # --------------------------------------------------------------------------- 9.8 undo
