@@ -603,7 +603,10 @@ def read_jsonl(path: Path, name: str, *, missing_ok: bool = False) -> JsonlConte
     records: list[JsonObject] = []
     numbers: list[int] = []
     torn: int | None = None
-    for number, line, is_last in iter_lines(read_bytes(path)):
+    data = read_bytes(path)
+    # A byte order mark (Windows editors add one) is not part of the first record.
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    for number, line, is_last in iter_lines(data):
         where = f"{path.name}:{number}"
         try:
             record = orjson.loads(line)

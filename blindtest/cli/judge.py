@@ -8,7 +8,6 @@ Options and output only: the picks contract, the bots and the hidden stopping ru
 from __future__ import annotations
 
 import getpass
-import shlex
 from pathlib import Path
 
 import click
@@ -17,11 +16,13 @@ from blindtest import artifacts
 from blindtest.cli import _common
 from blindtest.cli._common import command, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput
+from blindtest.hints import stage_command
 from blindtest.judge import (
     JUDGE_KINDS,
     JudgeRun,
     Recorder,
     check_bot,
+    judge_id_problem,
     judge_nicknames,
     load_judge_run,
     load_picks,
@@ -40,27 +41,34 @@ def default_judge_id() -> str:
         return "judge"
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def _check_only(run_dir: Path, path: Path, quiet: bool) -> None:
     run, picks = load_picks(run_dir, path)
     if quiet:
         return
     judges = picks.judges
     names = ", ".join(judges[:5]) + (", ..." if len(judges) > 5 else "")
+    by = f" by {_count(len(judges), 'judge')} ({names})" if judges else ""
+    fixed = f", {_count(picks.corrections, 'correction')} applied" if picks.corrections else ""
     torn = f"; incomplete final line {picks.torn_line} ignored" if picks.torn_line else ""
     click.echo(
-        f"{path}: {len(picks.picks)} picks by {len(judges)} judge(s) ({names}), valid for "
+        f"{path}: {_count(len(picks.picks), 'pick')}{by}{fixed}, valid for "
         f"{run.view.protocol} design {run.design_sha256[:12]}{torn}"
     )
 
 
 def _analyze_command(run_dir: Path, out: Path) -> str:
-    words = ["bt-analyze", str(run_dir)]
     if out != run_dir / artifacts.PICKS:
-        words += ["--picks", str(out)]
-    return shlex.join(words)
+        return stage_command("analyze", run_dir, "--picks", out)
+    return stage_command("analyze", run_dir)
 
 
-def _judge(run: JudgeRun, kind: str, judge_id: str, out: Path, force: bool, quiet: bool) -> None:
+def _judge(
+    run: JudgeRun, kind: str, judge_id: str, out: Path, force: bool, quiet: bool, resume: str
+) -> None:
     bot = kind.startswith("bot:")
     if bot:
         check_bot(kind.removeprefix("bot:"), run.view.protocol)
@@ -70,7 +78,13 @@ def _judge(run: JudgeRun, kind: str, judge_id: str, out: Path, force: bool, quie
         existing = read_picks(out, run.view, missing_ok=True)
     analyze = _analyze_command(run.run_dir, out)
     with artifacts.JsonlAppender(out, "picks", fsync=not bot) as appender:
-        recorder = Recorder(run, judge_id, appender.append, earlier=existing.picks)
+        recorder = Recorder(
+            run,
+            judge_id,
+            appender.append,
+            earlier=existing.picks,
+            kind="bot" if bot else "human",
+        )
         if bot:
             result = run_bot(run, kind.removeprefix("bot:"), recorder)
             if not quiet:
@@ -85,6 +99,7 @@ def _judge(run: JudgeRun, kind: str, judge_id: str, out: Path, force: bool, quie
             recorder,
             Console(),
             earlier_nicknames=judge_nicknames(existing.picks, judge_id),
+            resume_command=resume,
         )
         ended = session.run(remaining_trials(run.view, existing.picks, judge_id))
     if not quiet:
@@ -157,4 +172,20 @@ def judge(
     name = (judge_id if judge_id is not None else "").strip()
     if not name:
         name = kind if kind.startswith("bot:") else default_judge_id()
-    _judge(run, kind, name, out if out is not None else run_dir / artifacts.PICKS, force, quiet)
+    problem = judge_id_problem(name)
+    if problem is not None:
+        raise BadInput(f"--judge-id: {problem}")
+    resume: list[str | Path] = [run_dir]
+    if judge_id is not None:
+        resume += ["--judge-id", name]
+    if out is not None:
+        resume += ["--out", out]
+    _judge(
+        run,
+        kind,
+        name,
+        out if out is not None else run_dir / artifacts.PICKS,
+        force,
+        quiet,
+        stage_command("judge", *resume),
+    )
