@@ -44,7 +44,11 @@ def _wrapped(line: str) -> str:
     if len(line) < width:
         return line
     return textwrap.fill(
-        line, width=max(width - 1, 20), subsequent_indent="  ", break_on_hyphens=False
+        line,
+        width=max(width - 1, 20),
+        subsequent_indent="  ",
+        break_on_hyphens=False,
+        break_long_words=False,  # a path or command must stay whole to be copied
     )
 
 

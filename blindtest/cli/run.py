@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
-import shutil
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,7 +33,9 @@ from blindtest.cli.design import design
 from blindtest.cli.generate import generate
 from blindtest.cli.judge import default_judge_id, judge
 from blindtest.errors import BadInput, EndpointFailed, Interrupted
+from blindtest.hints import blindtest_command
 from blindtest.judge import JUDGE_KINDS
+from blindtest.session import InputEnded
 
 _NOT_FROM_DESIGN = {"run_dir", "model_a", "model_b", "force", "quiet"}
 
@@ -90,6 +89,11 @@ def resumable(resume: str) -> Iterator[None]:
         raise Interrupted(
             f"{what}; everything done so far is kept; continue with: {resume}"
         ) from None
+    except InputEnded as error:
+        what = str(error).split(";")[0].strip()
+        raise InputEnded(
+            f"{what}; everything done so far is kept; continue with: {resume}"
+        ) from None
     except EndpointFailed as error:
         raise EndpointFailed(
             f"{error}; what was fetched is kept; continue with: {resume}"
@@ -98,26 +102,6 @@ def resumable(resume: str) -> Iterator[None]:
 
 def say(text: str) -> None:
     click.echo(text, err=True)
-
-
-def blindtest_command(*words: str | os.PathLike[str]) -> str:
-    """``blindtest WORDS`` as it runs from here (``.venv/bin/blindtest`` when not on PATH)."""
-    args = [os.fspath(w) for w in words]
-    script = Path(sys.executable).parent / "blindtest"
-    on_path = shutil.which("blindtest")
-    if on_path is not None and script.exists() and Path(on_path).resolve() == script.resolve():
-        return shlex.join(["blindtest", *args])
-    if script.exists():
-        return shlex.join([_shown(script), *args])
-    return shlex.join([_shown(Path(sys.executable)), "-m", "blindtest", *args])
-
-
-def _shown(path: Path) -> str:
-    try:
-        relative = path.relative_to(Path.cwd())
-    except ValueError:
-        return str(path)
-    return str(relative) if str(relative).startswith(".") else f"./{relative}"
 
 
 def _words(param: click.Parameter, value: Any) -> list[str]:
