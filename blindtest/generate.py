@@ -1,29 +1,21 @@
-"""bt-generate's library: plan the slots a design needs, fetch the missing ones, build the
-blinded view. Never opens a file (records go out through an ``append`` callback) and never
-opens a socket (requests go through the ``ChatClient`` it is given).
+"""bt-generate's library: fetch the slots a design still needs (the slot model is
+:mod:`blindtest.slots`), record each answer or failure, guard against deterministic
+endpoints, and keep the per-session ledger. Never opens a file (records go out through an
+``append`` callback, files are read and written by the caller's callbacks) and never opens a
+socket (requests go through the ``ChatClient`` it is given).
 
-Slots. Triangle trial ``t`` has slots 1..3, the display positions: the slot at the design's
-``odd_position`` comes from the non-doubled side, the other two are independent draws from the
-doubled side. Pair and preference trials have slot 1 (left) and slot 2 (right). Every slot is
-one request; the per-slot ``seed`` is derived from the design seed so servers that honour it
-give each slot its own draw.
-
-Resume. ``responses.jsonl`` is append-only. A slot counts as answered once a row with
-``status: "ok"`` exists for it (stage ``generate``; with laundering also stage ``launder``);
-such a slot is never requested again. Failure rows are explicit and are retried by the next
-run; the latest row for a slot wins.
+Resume. ``responses.jsonl`` is append-only; an answered slot is never requested again, and a
+failure row leaves its slot pending for the next run.
 
 Normalization. Per response: ``--strip-formatting`` is applied to the text stored in the row
 (the original kept in ``raw_text``); laundering adds a second row per slot holding the
-rewrite. Per trial: ``--truncate-match`` needs every response of a trial, so it is applied when
-the blinded view is built; ``trials.jsonl`` is exactly what the judge sees.
+rewrite. Per trial: ``--truncate-match`` is applied when the blinded view is built
+(:func:`blindtest.slots.build_trials_view`); ``trials.jsonl`` is exactly what the judge sees.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import ipaddress
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -33,8 +25,8 @@ from urllib.parse import urlsplit
 
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.client import ChatClient, ChatMessage, Completion, Endpoint
+from blindtest.endpoints import is_loopback
 from blindtest.errors import (
-    BadInput,
     CheckFailed,
     EndpointFailed,
     EndpointRejected,
@@ -45,10 +37,18 @@ from blindtest.normalize import (
     launder_messages,
     outside_band,
     strip_formatting,
-    truncate_match,
+)
+from blindtest.slots import (
+    LAUNDER,
+    Slot,
+    SlotState,
+    Work,
+    original_text,
+    pending_work,
+    plan_slots,
+    slot_seed,
 )
 
-LAUNDER = "launder"
 #: A deterministic endpoint (temperature ignored or 0) repeats itself on nearly every triangle
 #: trial, and the triangle degenerates into spot-the-twin; short answers at a real temperature
 #: collide on some. The run is stopped only when at least this share of the trials whose two
@@ -63,23 +63,6 @@ MIN_PAIRS = 10
 ASSUMED_OUTPUT_TOKENS = 600
 
 
-@dataclass(frozen=True, slots=True)
-class Slot:
-    trial: int
-    slot: int
-    side: str
-    prompt_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class Work:
-    """One request to make: generate a slot, or launder its answer (``source`` is the text)."""
-
-    slot: Slot
-    stage: str
-    source: str | None = None
-
-
 @dataclass
 class Progress:
     """Counts the CLI renders; updated by `run_generation` as results arrive."""
@@ -88,32 +71,6 @@ class Progress:
     done: int = 0
     failed: int = 0
     started: float = field(default_factory=time.monotonic)
-
-
-def plan_slots(design: Mapping[str, Any]) -> list[Slot]:
-    """Every slot the design needs, in trial then slot order."""
-    slots = []
-    for entry in design["arrangement"]:
-        trial, prompt_id = entry["trial"], entry["prompt_id"]
-        if design["protocol"] == "triangle":
-            doubled = entry["doubled"]
-            other = "B" if doubled == "A" else "A"
-            for position in (1, 2, 3):
-                side = other if position == entry["odd_position"] else doubled
-                slots.append(Slot(trial, position, side, prompt_id))
-        else:
-            left = entry["left"]
-            right = "B" if left == "A" else "A"
-            slots.append(Slot(trial, 1, left, prompt_id))
-            slots.append(Slot(trial, 2, right, prompt_id))
-    return slots
-
-
-def slot_seed(design_seed: str, trial: int, slot: int) -> int:
-    """Per-slot request seed: the first 31 bits of SHA-256("blindtest/slot-seed@1", seed,
-    trial, slot), so it fits every server's integer type."""
-    material = f"blindtest/slot-seed@1\x00{design_seed}\x00{trial}\x00{slot}".encode()
-    return int.from_bytes(hashlib.sha256(material).digest()[:4], "big") & 0x7FFFFFFF
 
 
 def system_prompt(design: Mapping[str, Any]) -> str | None:
@@ -133,16 +90,6 @@ def messages_for(design: Mapping[str, Any], prompt_text: str) -> list[ChatMessag
         messages.append({"role": "system", "content": system})
     messages.append({"role": "user", "content": prompt_text})
     return messages
-
-
-def is_loopback(base_url: str) -> bool:
-    host = urlsplit(base_url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def endpoints_for(
@@ -178,63 +125,6 @@ def endpoints_for(
             else "max_tokens",
         )
     return endpoints
-
-
-# --------------------------------------------------------------------------- resume state
-
-
-def _key(row: Mapping[str, Any]) -> tuple[int, int]:
-    return row["trial"], row["slot"]
-
-
-@dataclass(frozen=True, slots=True)
-class SlotState:
-    """The latest row per slot and stage, from ``responses.jsonl``."""
-
-    generated: dict[tuple[int, int], JsonObject]
-    laundered: dict[tuple[int, int], JsonObject]
-
-    @classmethod
-    def from_rows(cls, rows: Iterable[JsonObject]) -> SlotState:
-        generated: dict[tuple[int, int], JsonObject] = {}
-        laundered: dict[tuple[int, int], JsonObject] = {}
-        for row in rows:
-            target = laundered if row.get("stage") == LAUNDER else generated
-            previous = target.get(_key(row))
-            # An answered slot stays answered: a later failure row cannot undo it.
-            if previous is None or previous["status"] != "ok":
-                target[_key(row)] = row
-        return cls(generated, laundered)
-
-    def answered(self, slot: Slot, stage: str) -> JsonObject | None:
-        rows = self.laundered if stage == LAUNDER else self.generated
-        row = rows.get((slot.trial, slot.slot))
-        return row if row is not None and row["status"] == "ok" else None
-
-
-def check_rows_match_design(design: Mapping[str, Any], rows: Iterable[JsonObject]) -> None:
-    """Refuse a responses file whose rows do not fit this design's slots."""
-    expected = {(s.trial, s.slot): s.side for s in plan_slots(design)}
-    for number, row in enumerate(rows, start=1):
-        side = expected.get(_key(row))
-        if side is None or side != row["side"]:
-            raise BadInput(
-                f"responses.jsonl row {number} (trial {row['trial']}, slot {row['slot']}, "
-                f"side {row['side']}) does not belong to this design; use a new run directory"
-            )
-
-
-def pending_work(design: Mapping[str, Any], state: SlotState) -> list[Work]:
-    """What is still missing: slots without an answer, and answers not yet laundered."""
-    launder = design["normalization"]["launder"] is not None
-    work = []
-    for slot in plan_slots(design):
-        generated = state.answered(slot, "generate")
-        if generated is None:
-            work.append(Work(slot, "generate"))
-        elif launder and state.answered(slot, LAUNDER) is None:
-            work.append(Work(slot, LAUNDER, generated.get("raw_text", generated["text"])))
-    return work
 
 
 # --------------------------------------------------------------------------- records
@@ -279,40 +169,8 @@ def response_record(
     return row
 
 
-def displayed_texts(
-    design: Mapping[str, Any], state: SlotState, trial: int, n_slots: int
-) -> list[str]:
-    """The options of one trial exactly as the judge sees them, in display order."""
-    launder = design["normalization"]["launder"] is not None
-    rows = state.laundered if launder else state.generated
-    texts = [rows[(trial, slot)]["text"] for slot in range(1, n_slots + 1)]
-    if design["normalization"]["truncate_match"]:
-        texts = truncate_match(texts)
-    return texts
-
-
-def build_trials_view(design: Mapping[str, Any], state: SlotState) -> list[JsonObject]:
-    """``trials.jsonl``: trial, prompt and options, with nothing that names a side or model."""
-    prompts = {p["id"]: p["text"] for p in design["prompts"]}
-    n_slots = 3 if design["protocol"] == "triangle" else 2
-    return [
-        {
-            "schema": schema_tag("trials"),
-            "trial": entry["trial"],
-            "prompt": prompts[entry["prompt_id"]],
-            "options": displayed_texts(design, state, entry["trial"], n_slots),
-        }
-        for entry in design["arrangement"]
-    ]
-
-
 def _same(first: str, second: str) -> bool:
     return " ".join(first.split()) == " ".join(second.split())
-
-
-def original_text(row: Mapping[str, Any]) -> str:
-    """The text as the endpoint returned it, before any normalization."""
-    return str(row.get("raw_text", row["text"]))
 
 
 @dataclass

@@ -15,14 +15,10 @@ import orjson
 import pytest
 
 from blindtest import artifacts
-from blindtest.generate import (
-    SlotState,
-    identical_draws,
-    plan_slots,
-    slot_seed,
-)
+from blindtest.generate import identical_draws
 from blindtest.normalize import count_words
 from blindtest.simulator import Simulator
+from blindtest.slots import SlotState, plan_slots, slot_seed
 
 from conftest import Invoke, numbered_prompts
 

@@ -96,6 +96,7 @@ def generate(
       bt-generate run --concurrency 16 --price-a 2.5,10 --price-b 0.15,0.6
     """
     from blindtest import generate as lib
+    from blindtest import slots
 
     _check_numbers(timeout, rpm)
     given = _prices({"A": price_a, "B": price_b, "launder": price_launder})
@@ -103,17 +104,17 @@ def generate(
     design = loaded.design
     path = run_dir / artifacts.RESPONSES
     existing = artifacts.read_jsonl(path, "responses", missing_ok=True).records
-    lib.check_rows_match_design(design, existing)
+    slots.check_rows_match_design(design, existing)
     endpoints = lib.endpoints_for(design)
     for role, endpoint in endpoints.items():
         endpoint.check_key(role)
     previous = _previous(run_dir)
     prices = lib.recorded_prices(previous, loaded.sha256) | given
-    state = lib.SlotState.from_rows(existing)
+    state = slots.SlotState.from_rows(existing)
     if design["source"]["kind"] == "dirs":
         state = _import(design, state, path)
     say: Say = (lambda _: None) if quiet else (lambda text: click.echo(text, err=True))
-    pending = len(lib.pending_work(design, state))
+    pending = len(slots.pending_work(design, state))
     if pending:
         lib.check_not_deterministic(design, state)  # found so on an earlier run: no more calls
         _announce(lib.estimate_cost(design, prices), pending, len(existing), say)
@@ -150,7 +151,7 @@ def generate(
     notice = lib.collision_notice(lib.DrawCollisions.for_design(design, state))
     if notice:
         say(notice)
-    trials = lib.build_trials_view(design, state)
+    trials = slots.build_trials_view(design, state)
     artifacts.write_jsonl(run_dir / artifacts.TRIALS, trials, "trials", force=True)
     say(
         f"wrote {run_dir / artifacts.TRIALS}: {len(trials)} blinded trials; "
@@ -179,6 +180,7 @@ def _write_generation(run_dir: Path, record: dict[str, Any]) -> bool:
 def _import(design: Mapping[str, Any], state: Any, path: Path) -> Any:
     """--from-dirs: append the imported outputs for every unanswered slot (no network)."""
     from blindtest import generate as lib
+    from blindtest import slots
     from blindtest.outputs import imported_text
 
     def read(side: str, item: str, variant: str) -> str:
@@ -188,7 +190,7 @@ def _import(design: Mapping[str, Any], state: Any, path: Path) -> Any:
     with artifacts.JsonlAppender(path, "responses") as out:
         for row in rows:
             out.append(row)
-    return lib.SlotState.from_rows(artifacts.read_jsonl(path, "responses").records)
+    return slots.SlotState.from_rows(artifacts.read_jsonl(path, "responses").records)
 
 
 async def _fetch(
