@@ -21,15 +21,13 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from blindtest.artifacts import JsonObject, schema_tag
-from blindtest.client import ChatClient, ChatMessage, Completion, Endpoint
+from blindtest.client import ChatClient, Completion, Endpoint
 from blindtest.endpoints import is_loopback
 from blindtest.errors import (
     CheckFailed,
     EndpointFailed,
-    EndpointRejected,
     PromptTooLong,
 )
 from blindtest.normalize import (
@@ -48,6 +46,7 @@ from blindtest.slots import (
     plan_slots,
     slot_seed,
 )
+from blindtest.wire import ChatMessage, token_field_for
 
 #: A deterministic endpoint (temperature ignored or 0) repeats itself on nearly every triangle
 #: trial, and the triangle degenerates into spot-the-twin; short answers at a real temperature
@@ -118,11 +117,7 @@ def endpoints_for(
             temperature=spec.get("temperature"),
             top_p=spec.get("top_p"),
             max_tokens=spec.get("max_tokens"),
-            # OpenAI's own API deprecated max_tokens (its reasoning models refuse it); every
-            # other OpenAI-compatible server reads max_tokens.
-            max_tokens_field="max_completion_tokens"
-            if urlsplit(spec["base_url"]).hostname == "api.openai.com"
-            else "max_tokens",
+            max_tokens_field=token_field_for(spec["base_url"]),
         )
     return endpoints
 
@@ -130,43 +125,66 @@ def endpoints_for(
 # --------------------------------------------------------------------------- records
 
 
-def response_record(
-    design: Mapping[str, Any], work: Work, completion: Completion, model: str, seed: int | None
+def _row(
+    design: Mapping[str, Any],
+    slot: Slot,
+    stage: str,
+    model: str,
+    kind: str,
+    measured: JsonObject,
+    raw: str | None,
+    error: str | None = None,
 ) -> JsonObject:
-    """The ``responses.jsonl`` row for one finished request (answer or explicit failure)."""
-    slot = work.slot
+    """One ``responses.jsonl`` row: the slot, what asked and how it went (``measured``), then
+    the answer ``raw`` as normalized (the original kept in ``raw_text`` when that changed
+    it), or, with ``raw`` None, an explicit failure."""
     row: JsonObject = {
         "schema": schema_tag("responses"),
         "trial": slot.trial,
         "slot": slot.slot,
         "side": slot.side,
         "prompt_id": slot.prompt_id,
-        "stage": work.stage,
+        "stage": stage,
         "model": model,
-        "kind": completion.kind,
+        "kind": kind,
+        **measured,
+    }
+    if raw is None:
+        return row | {"status": "failed", "text": None, "error": error or "failed"}
+    text = strip_formatting(raw) if design["normalization"]["strip_formatting"] else raw
+    row |= {"status": "ok", "text": text}
+    if text != raw:
+        row["raw_text"] = raw
+    return row
+
+
+def response_record(
+    design: Mapping[str, Any], work: Work, completion: Completion, model: str
+) -> JsonObject:
+    """The ``responses.jsonl`` row for one finished request (answer or explicit failure)."""
+    usage = completion.usage
+    measured: JsonObject = {
         "finish_reason": completion.finish_reason,
         "usage": None
-        if completion.usage is None
+        if usage is None
         else {
-            "prompt_tokens": completion.usage.prompt_tokens,
-            "completion_tokens": completion.usage.completion_tokens,
-            "total_tokens": completion.usage.total_tokens,
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens,
         },
         "latency_ms": round(completion.latency_ms, 3),
         "attempts": completion.attempts,
-        "seed": seed,
+        "seed": completion.seed,
         # What the server says answered: a single-model server answers any name it is given.
         "served_model": completion.model,
     }
     if not completion.ok:
-        return row | {"status": "failed", "text": None, "error": completion.error or "failed"}
+        return _row(
+            design, work.slot, work.stage, model, completion.kind, measured, None, completion.error
+        )
     raw = completion.text if completion.text else (completion.refusal or "")
-    text = strip_formatting(raw) if design["normalization"]["strip_formatting"] else raw
-    row |= {"status": "ok", "text": text, "truncated": completion.truncated}
-    row["refusal"] = completion.refusal
-    if text != raw:
-        row["raw_text"] = raw
-    return row
+    row = _row(design, work.slot, work.stage, model, completion.kind, measured, raw)
+    return row | {"truncated": completion.truncated, "refusal": completion.refusal}
 
 
 def _same(first: str, second: str) -> bool:
@@ -284,34 +302,21 @@ def import_rows(
     ``read(side, item, variant)`` returns a file's text (``outputs.imported_text`` refuses a
     file that changed since the design).
     """
+    # Nothing was asked: no tokens, latency, attempts or seed to record.
+    measured: JsonObject = {
+        "finish_reason": None,
+        "usage": None,
+        "latency_ms": None,
+        "attempts": 0,
+        "seed": None,
+    }
     rows = []
-    strip = design["normalization"]["strip_formatting"]
     for slot in plan_slots(design):
         if state.answered(slot, "generate") is not None:
             continue
-        variant = _variant_for(design, slot)
-        raw = read(slot.side, slot.prompt_id, variant)
-        text = strip_formatting(raw) if strip else raw
-        row: JsonObject = {
-            "schema": schema_tag("responses"),
-            "trial": slot.trial,
-            "slot": slot.slot,
-            "side": slot.side,
-            "prompt_id": slot.prompt_id,
-            "stage": "generate",
-            "model": design["models"][slot.side]["model"],
-            "kind": "imported",
-            "status": "ok",
-            "text": text,
-            "finish_reason": None,
-            "usage": None,
-            "latency_ms": None,
-            "attempts": 0,
-            "seed": None,
-        }
-        if text != raw:
-            row["raw_text"] = raw
-        rows.append(row)
+        raw = read(slot.side, slot.prompt_id, _variant_for(design, slot))
+        model = design["models"][slot.side]["model"]
+        rows.append(_row(design, slot, "generate", model, "imported", measured, raw))
     return rows
 
 
@@ -319,15 +324,6 @@ def import_rows(
 
 
 AppendRow = Callable[[JsonObject], None]
-
-
-def rejects_seed(error: EndpointFailed) -> bool:
-    """A 400 about the ``seed`` parameter (some servers refuse unknown parameters): by the
-    error's ``param`` first, its wording second."""
-    if error.param == "seed":
-        return True
-    said = (error.server_message or str(error)).lower()
-    return error.status in (400, 422) and "seed" in said
 
 
 def too_long_row_error(work: Work, error: PromptTooLong) -> str:
@@ -347,7 +343,6 @@ async def _worker(
     prompts: Mapping[str, str],
     append: AppendRow,
     on_result: Callable[[Work, JsonObject], None],
-    no_seed: set[str],
 ) -> None:
     while True:
         work = await queue.get()
@@ -360,19 +355,10 @@ async def _worker(
         else:
             messages = messages_for(design, prompts[work.slot.prompt_id])
             seed = slot_seed(design["seed"], work.slot.trial, work.slot.slot)
-        if role in no_seed:
-            seed = None
+        # "a per-slot seed where the server accepts one": the client asks again without it
+        # when the server refuses it (the row then records seed null).
         try:
-            try:
-                completion = await client.complete(role, messages, seed=seed)
-            except EndpointRejected as error:
-                if seed is None or isinstance(error, PromptTooLong) or not rejects_seed(error):
-                    raise
-                # "a per-slot seed where the server accepts one": this one does not, so the
-                # rest of this role's slots go without (recorded as seed null on each row).
-                no_seed.add(role)
-                seed = None
-                completion = await client.complete(role, messages)
+            completion = await client.complete(role, messages, seed=seed)
         except PromptTooLong as error:
             # One prompt too long for the model is this slot's failure, not the run's.
             completion = Completion(
@@ -382,11 +368,12 @@ async def _worker(
                 None,
                 None,
                 0.0,
-                1,
+                error.attempts or 1,
                 error.status,
                 error=too_long_row_error(work, error),
+                seed=seed if client.sends_seed(role) else None,
             )
-        row = response_record(design, work, completion, client.endpoint(role).model, seed)
+        row = response_record(design, work, completion, client.endpoint(role).model)
         append(row)
         on_result(work, row)
 
@@ -412,16 +399,13 @@ async def run_generation(
     queues: dict[str, asyncio.Queue[Work | None]] = {role: asyncio.Queue() for role in client.sides}
     collisions = DrawCollisions.for_design(design, state)
     guard_error: list[CheckFailed] = []
-    no_seed: set[str] = set()
     counts = progress if progress is not None else Progress(total=0)
     if collisions.deterministic():
         raise deterministic_endpoint_error(design, collisions)  # no more money on it
 
     def on_result(work: Work, row: JsonObject) -> None:
-        target = state.laundered if work.stage == LAUNDER else state.generated
+        state.record(row)
         key = (work.slot.trial, work.slot.slot)
-        if target.get(key, {}).get("status") != "ok":
-            target[key] = row
         counts.done += 1
         counts.failed += row["status"] != "ok"
         if row["status"] == "ok" and work.stage != LAUNDER:
@@ -441,7 +425,7 @@ async def run_generation(
         queues[role].put_nowait(work)
     tasks = {
         role: [
-            asyncio.create_task(_worker(design, client, queue, prompts, append, on_result, no_seed))
+            asyncio.create_task(_worker(design, client, queue, prompts, append, on_result))
             for _ in range(concurrency)
         ]
         for role, queue in queues.items()

@@ -33,7 +33,8 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from blindtest.client import ChatClient, ChatMessage, Endpoint
+from blindtest.client import ChatClient, Endpoint
+from blindtest.wire import ChatMessage
 
 PROMPTS = 200
 SLOTS = 3
