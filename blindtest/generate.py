@@ -19,11 +19,18 @@ import asyncio
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
 from blindtest.artifacts import JsonObject, schema_tag
-from blindtest.client import ChatClient, Completion, Endpoint
+from blindtest.client import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_TIMEOUT,
+    ChatClient,
+    Completion,
+    Endpoint,
+)
 from blindtest.endpoints import is_loopback
 from blindtest.errors import (
     CheckFailed,
@@ -36,11 +43,14 @@ from blindtest.normalize import (
     outside_band,
     strip_formatting,
 )
+from blindtest.retry import DEFAULT_POLICY, RetryPolicy
 from blindtest.slots import (
     LAUNDER,
     Slot,
     SlotState,
     Work,
+    build_trials_view,
+    check_rows_match_design,
     original_text,
     pending_work,
     plan_slots,
@@ -69,6 +79,7 @@ class Progress:
     total: int
     done: int = 0
     failed: int = 0
+    retries: int = 0
     started: float = field(default_factory=time.monotonic)
 
 
@@ -744,3 +755,183 @@ def estimate_cost(
                 entry["input_tokens"] * price_in + entry["output_tokens"] * price_out
             ) / 1e6
     return estimate
+
+
+# --------------------------------------------------------------------------- the stage
+
+_ROLE_ORDER = ("A", "B", LAUNDER)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchOptions:
+    """How hard to ask: requests in flight per endpoint, seconds of silence before giving up
+    on an answer, requests started per minute, retries per request."""
+
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout: float = DEFAULT_TIMEOUT
+    rpm: float | None = None
+    max_retries: int = DEFAULT_POLICY.max_retries
+
+
+@dataclass(frozen=True, slots=True)
+class StageIO:
+    """Everything the stage does outside itself, as callbacks (the CLI gives them files and
+    stderr): ``open_responses`` opens ``responses.jsonl`` for appending (opened only when
+    there is something to append); ``write_generation`` writes ``generation.json`` unless it
+    already holds that record, returning whether it wrote; ``read_imported(side, item,
+    variant)`` reads a --from-dirs output; ``say`` prints a line; ``on_progress(progress,
+    final)`` redraws a progress display."""
+
+    open_responses: Callable[[], AbstractContextManager[AppendRow]]
+    write_generation: Callable[[JsonObject], bool]
+    read_imported: Callable[[str, str, str], str]
+    say: Callable[[str], None] = field(default=lambda _: None)
+    on_progress: Callable[[Progress, bool], None] | None = None
+
+
+def generate_stage(
+    design: Mapping[str, Any],
+    design_sha256: str,
+    existing: Sequence[JsonObject],
+    previous: Mapping[str, Any] | None,
+    given_prices: Mapping[str, tuple[float, float]],
+    options: FetchOptions,
+    io: StageIO,
+) -> list[JsonObject]:
+    """bt-generate's work: fetch (or import) every slot still missing, record the session in
+    ``generation.json``, and return the blinded view (``trials.jsonl``) once every slot is
+    answered.
+
+    ``existing`` are the rows already on disk, ``previous`` the ``generation.json`` an earlier
+    session wrote (its ledger and prices). Checks everything before appending anything: rows
+    that do not fit the design and unset key variables are ``BadInput``. A run that stops
+    (``EndpointFailed``, the deterministic guard's ``CheckFailed``, Ctrl-C) still records what
+    it fetched in ``generation.json`` before the error goes on; a run that leaves slots
+    unanswered raises (:func:`check_finished`); a triangle with some identical draws says so.
+    """
+    check_rows_match_design(design, existing)
+    endpoints = endpoints_for(design)
+    for role, endpoint in endpoints.items():
+        endpoint.check_key(role)
+    prices = recorded_prices(previous, design_sha256) | dict(given_prices)
+    state = SlotState.from_rows(existing)
+    appended: list[JsonObject] = []
+    if design["source"]["kind"] == "dirs":
+        _import_missing(design, state, io, appended)
+    started = time.monotonic()
+    stopped = _fetch_missing(design, endpoints, state, prices, len(existing), options, io, appended)
+    if stopped is not None and not appended:
+        raise stopped
+    session = session_entry(appended, time.monotonic() - started) if appended else None
+    sessions, wall = ledger(previous, design_sha256, existing, session)
+    rows = [*existing, *appended]
+    record = generation_record(design, design_sha256, rows, prices, wall, sessions)
+    changed = io.write_generation(record)
+    io.say(session_summary(appended, len(rows), previous, sessions, given_prices, prices, changed))
+    if stopped is not None:
+        raise stopped
+    check_finished(design, state)
+    notice = collision_notice(DrawCollisions.for_design(design, state))
+    if notice:
+        io.say(notice)
+    return build_trials_view(design, state)
+
+
+def _keeping(append: AppendRow, appended: list[JsonObject]) -> AppendRow:
+    """``append``, also keeping each row this session appended (in file order)."""
+
+    def both(row: JsonObject) -> None:
+        append(row)
+        appended.append(row)
+
+    return both
+
+
+def _import_missing(
+    design: Mapping[str, Any], state: SlotState, io: StageIO, appended: list[JsonObject]
+) -> None:
+    """--from-dirs: append the imported outputs of every unanswered slot (no network)."""
+    rows = import_rows(design, state, io.read_imported)  # every file read (and checked) first
+    with io.open_responses() as append:
+        for row in rows:
+            _keeping(append, appended)(row)
+            state.record(row)
+
+
+def _fetch_missing(
+    design: Mapping[str, Any],
+    endpoints: Mapping[str, Endpoint],
+    state: SlotState,
+    prices: Mapping[str, tuple[float, float]],
+    on_disk: int,
+    options: FetchOptions,
+    io: StageIO,
+    appended: list[JsonObject],
+) -> BaseException | None:
+    """Fetch every pending slot; return the error that stopped the run early, if one did."""
+    pending = len(pending_work(design, state))
+    if not pending:
+        return None
+    check_not_deterministic(design, state)  # found so on an earlier run: no more calls
+    _announce(estimate_cost(design, prices), pending, on_disk, io.say)
+    progress = Progress(total=pending)
+    try:
+        with io.open_responses() as append:
+            append = _keeping(append, appended)
+            asyncio.run(_fetch(design, endpoints, state, append, options, progress, io))
+    except (EndpointFailed, CheckFailed, KeyboardInterrupt) as error:
+        return error  # the ledger still records what this session fetched
+    return None
+
+
+async def _fetch(
+    design: Mapping[str, Any],
+    endpoints: Mapping[str, Endpoint],
+    state: SlotState,
+    append: AppendRow,
+    options: FetchOptions,
+    progress: Progress,
+    io: StageIO,
+) -> None:
+    policy = RetryPolicy(max_retries=options.max_retries)
+    async with ChatClient(
+        endpoints,
+        concurrency=options.concurrency,
+        rpm=options.rpm,
+        timeout=options.timeout,
+        policy=policy,
+    ) as client:
+
+        def update(final: bool = False) -> None:
+            progress.retries = client.counters().retries
+            if io.on_progress is not None:
+                io.on_progress(progress, final)
+
+        try:
+            await run_generation(
+                design,
+                client,
+                state,
+                append,
+                concurrency=options.concurrency,
+                progress=progress,
+                on_update=update,
+            )
+        finally:
+            update(final=True)
+
+
+def _announce(
+    estimate: Mapping[str, Mapping[str, float]],
+    pending: int,
+    existing: int,
+    say: Callable[[str], None],
+) -> None:
+    resumed = f" (resuming: {existing} rows already on disk)" if existing else ""
+    say(f"fetching {pending} responses{resumed}")
+    for role, entry in sorted(estimate.items(), key=lambda item: _ROLE_ORDER.index(item[0])):
+        cost = f", about ${entry['cost']:.2f}" if "cost" in entry else ""
+        say(
+            f"  estimate for the whole run, {role}: ~{entry['input_tokens']:.0f} input and "
+            f"<= {entry['output_tokens']:.0f} output tokens{cost}"
+        )
