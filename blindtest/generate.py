@@ -16,6 +16,7 @@ rewrite. Per trial: ``--truncate-match`` is applied when the blinded view is bui
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -33,6 +34,7 @@ from blindtest.client import (
 )
 from blindtest.endpoints import is_loopback
 from blindtest.errors import (
+    BadInput,
     CheckFailed,
     EndpointFailed,
     PromptTooLong,
@@ -755,6 +757,27 @@ def estimate_cost(
                 entry["input_tokens"] * price_in + entry["output_tokens"] * price_out
             ) / 1e6
     return estimate
+
+
+def parse_prices(texts: Mapping[str, str | None]) -> dict[str, tuple[float, float]]:
+    """``{role: "IN,OUT"}`` as given to ``--price-ROLE`` -> dollars per million tokens, in
+    and out; refuses anything but two finite numbers >= 0."""
+    prices = {}
+    for role, text in texts.items():
+        if text is None:
+            continue
+        try:
+            parts = [float(p) for p in text.split(",")]
+        except ValueError:
+            parts = []
+        if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
+            option = f"--price-{role.lower()}"
+            raise BadInput(
+                f"{option}: expected IN,OUT dollars per million tokens (two finite numbers "
+                f">= 0), e.g. 2.5,10; got {text!r}"
+            )
+        prices[role] = (parts[0], parts[1])
+    return prices
 
 
 # --------------------------------------------------------------------------- the stage

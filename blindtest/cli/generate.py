@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,25 +28,6 @@ from blindtest.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
     from blindtest.generate import Progress
-
-
-def _prices(texts: Mapping[str, str | None]) -> dict[str, tuple[float, float]]:
-    prices = {}
-    for role, text in texts.items():
-        if text is None:
-            continue
-        try:
-            parts = [float(p) for p in text.split(",")]
-        except ValueError:
-            parts = []
-        if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
-            option = f"--price-{role.lower()}"
-            raise BadInput(
-                f"{option}: expected IN,OUT dollars per million tokens (two finite numbers "
-                f">= 0), e.g. 2.5,10; got {text!r}"
-            )
-        prices[role] = (parts[0], parts[1])
-    return prices
 
 
 def _check_numbers(timeout: float, rpm: float | None) -> None:
@@ -100,7 +81,7 @@ def generate(
     from blindtest.outputs import imported_text
 
     _check_numbers(timeout, rpm)
-    given = _prices({"A": price_a, "B": price_b, "launder": price_launder})
+    given = lib.parse_prices({"A": price_a, "B": price_b, "launder": price_launder})
     loaded = artifacts.load_design(run_dir)
     path = run_dir / artifacts.RESPONSES
     existing = artifacts.read_jsonl(path, "responses", missing_ok=True).records
