@@ -350,7 +350,7 @@ def test_i11_04_a_400_about_something_else_is_raised_with_its_attempts(
     assert len(simulator.requests) == 1
 
 
-def test_i11_04_bt_generate_records_the_refused_attempt_in_the_rows_attempts(
+def test_i11_04_a_server_refusing_seed_gets_requests_without_one_and_the_refusal_is_counted(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
     run = tmp_path / "run"
@@ -360,6 +360,10 @@ def test_i11_04_bt_generate_records_the_refused_attempt_in_the_rows_attempts(
     result = invoke("generate", run, "--quiet", "--concurrency", "1")
     assert result.exit_code == 0, result.stderr
     found = rows(run)
+    assert len(found) == 18
+    # That side's requests go without seed from then on (recorded as seed null); B keeps it.
+    assert all(r["seed"] is None for r in found if r["side"] == "A")
+    assert all(r["seed"] is not None for r in found if r["side"] == "B")
     side_a = [r for r in found if r["side"] == "A"]
     assert sorted(r["attempts"] for r in side_a) == [1] * (len(side_a) - 1) + [2]
     # Every HTTP request the server saw is in some row's attempts, the refused one too.
