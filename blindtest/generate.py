@@ -540,6 +540,11 @@ def _role_model(design: Mapping[str, Any], role: str) -> str:
     return str(design["models"][role]["model"])
 
 
+def _cost(price: tuple[float, float], tokens_in: float, tokens_out: float) -> float:
+    """Dollars, for prices in dollars per million tokens (in, out)."""
+    return (tokens_in * price[0] + tokens_out * price[1]) / 1e6
+
+
 def summarize(
     design: Mapping[str, Any],
     rows: Iterable[JsonObject],
@@ -587,10 +592,7 @@ def summarize(
         if latencies[role]:
             entry["mean_latency_ms"] = round(sum(latencies[role]) / len(latencies[role]), 3)
         if role in prices:
-            price_in, price_out = prices[role]
-            entry["cost"] = (
-                entry["prompt_tokens"] * price_in + entry["completion_tokens"] * price_out
-            ) / 1e6
+            entry["cost"] = _cost(prices[role], entry["prompt_tokens"], entry["completion_tokens"])
     return summary
 
 
@@ -752,10 +754,7 @@ def estimate_cost(
             entry["output_tokens"] += output
     for role, entry in estimate.items():
         if role in prices:
-            price_in, price_out = prices[role]
-            entry["cost"] = (
-                entry["input_tokens"] * price_in + entry["output_tokens"] * price_out
-            ) / 1e6
+            entry["cost"] = _cost(prices[role], entry["input_tokens"], entry["output_tokens"])
     return estimate
 
 
