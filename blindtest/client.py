@@ -5,7 +5,10 @@ connection pool, explicit timeouts, a concurrency limit that shrinks on 429 and 
 when the 429s stop, an optional requests-per-minute pace, and counters for progress. It applies
 the retry policy of :mod:`blindtest.retry` in one bounded loop, translates transport errors and
 HTTP statuses into :mod:`blindtest.errors` classes in one function (:func:`_failure`), and
-classifies every 2xx body (:func:`_parse_body`) instead of crashing on it.
+classifies every 2xx body instead of crashing on it. What goes into and comes out of a body
+(the request, a completion, an error's structure) is :mod:`blindtest.wire`'s; the client
+owns how a request travels, and the one decision a body's structure asks of it: a server that
+refuses ``seed`` is asked again without it.
 
 It must never store, log, or put into an exception message or repr the API key: the key is
 read from the environment variable *named* by the caller each time a request is built, and
