@@ -20,7 +20,7 @@ from blindtest import artifacts
 from blindtest import judge as judging
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.design import DEFAULT_BASE_URL
-from blindtest.generate import is_loopback
+from blindtest.endpoints import is_loopback
 from blindtest.stats import (
     binomial_test,
     cohen_kappa,
@@ -999,7 +999,7 @@ def responses_summary(
 ) -> JsonObject:
     """What responses.jsonl holds against what the design needs: answered slots, refusals and
     truncations per side, trials a refusal gives away, and the model each server said answered."""
-    from blindtest.generate import LAUNDER, SlotState, plan_slots
+    from blindtest.slots import LAUNDER, SlotState, plan_slots
 
     state = SlotState.from_rows(rows)
     slots = plan_slots(design)

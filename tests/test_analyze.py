@@ -24,7 +24,7 @@ from scipy import integrate, special
 from blindtest import artifacts
 from blindtest.analyze import AnalysisOptions, format_p, format_p_against
 from blindtest.design import LaunderSpec, Normalization
-from blindtest.generate import Slot
+from blindtest.slots import Slot
 from blindtest.stats import position_bias
 
 from conftest import Invoke
