@@ -33,7 +33,7 @@ def snapshot(run: Path) -> dict[str, bytes]:
 def demo(run: Path | str, *, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if k not in ("BLINDTEST_DEBUG", "MAKELEVEL")}
     return subprocess.run(
-        [sys.executable, "-m", "blindtest.demo", str(run)],
+        [sys.executable, "-m", "blindtest.cli.demo", str(run)],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

@@ -13,8 +13,6 @@ from blindtest import artifacts
 from blindtest.cli import _common
 from blindtest.cli._common import command, force_option, json_option, quiet_option, run_argument
 
-OPTIONAL = (artifacts.RESPONSES, artifacts.TRIALS, artifacts.AUDIT, artifacts.GENERATION)
-
 
 @command("analyze")
 @run_argument
@@ -74,7 +72,7 @@ def analyze(
     as_json: bool,
     force: bool,
     quiet: bool,
-) -> None:
+) -> int:
     """Score the picks, compute the exact statistics, and write the report.
 
     \b
@@ -99,8 +97,7 @@ def analyze(
     if html_path is not None:
         artifacts.write_bytes_atomic(html_path, render_html(result.report).encode())
     _print(result.report, run_dir, as_json=as_json, quiet=quiet, brief=brief, reveal=reveal_void)
-    if result.exit_code:
-        raise SystemExit(result.exit_code)
+    return result.exit_code  # run_main, the one error mapper, exits with it
 
 
 def _print(

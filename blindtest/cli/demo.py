@@ -23,10 +23,10 @@ from urllib.parse import urlsplit
 import click
 
 from blindtest import artifacts
+from blindtest.chain import judging_state, picks_judges
 from blindtest.cli import cli
-from blindtest.cli._common import exit_mapped
+from blindtest.cli._common import exit_mapped, resumable, say
 from blindtest.cli.judge import default_judge_id
-from blindtest.cli.run import judging_state, picks_judges, resumable, say
 from blindtest.errors import BadInput
 from blindtest.simulator import running
 
@@ -34,10 +34,10 @@ DEMO_DIR = Path("demo-run")
 LENGTH_BOT = "bot:length"
 
 
-def _stage(*args: str) -> None:
+def _stage(*args: str) -> int:
+    """Run one stage in-process; its exit code (a verify that finds a difference says 1)."""
     code = cli.main(list(args), prog_name="blindtest", standalone_mode=False)
-    if code:
-        raise SystemExit(code)
+    return code if isinstance(code, int) else 0
 
 
 def _under_make() -> bool:
@@ -54,7 +54,7 @@ def resume_command(run_dir: Path) -> str:
         shown = str(python.relative_to(Path.cwd()))
     except ValueError:
         shown = str(python)
-    return shlex.join([shown, "-m", "blindtest.demo", str(run_dir)])
+    return shlex.join([shown, "-m", "blindtest.cli.demo", str(run_dir)])
 
 
 def _is_own_temporary(name: str) -> bool:
@@ -116,9 +116,11 @@ def run_demo(run_dir: Path) -> int:
             return 0
         _stage("audit", str(run_dir), "--quiet", "--force")
         click.echo("", err=True)
-        _stage("analyze", str(run_dir), "--brief")
+        code = _stage("analyze", str(run_dir), "--brief")
         click.echo("", err=True)
-        _stage("verify", str(run_dir), "--quiet")
+        code = code or _stage("verify", str(run_dir), "--quiet")
+        if code:
+            return code
     say(
         f"\nbt-verify: every file in {run_dir}/ recomputes. Look inside: design.json, "
         "responses.jsonl, trials.jsonl, picks.jsonl, audit.json, report.json."
@@ -176,11 +178,11 @@ def _judge_chain(run_dir: Path, url: str, interactive: bool, resume: str) -> str
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in ("-h", "--help"):
-        click.echo("usage: python -m blindtest.demo [DIR]   (make demo [DEMO_RUN=DIR])\n")
+        click.echo("usage: python -m blindtest.cli.demo [DIR]   (make demo [DEMO_RUN=DIR])\n")
         click.echo((__doc__ or "").strip())
         return 0
     if len(args) > 1 or (args and args[0].startswith("-")):
-        raise BadInput(f"unexpected {args[-1]!r}; usage: python -m blindtest.demo [DIR]")
+        raise BadInput(f"unexpected {args[-1]!r}; usage: python -m blindtest.cli.demo [DIR]")
     if args and not args[0].strip():
         if _under_make():
             raise BadInput("DEMO_RUN is empty; name a directory, e.g. make demo DEMO_RUN=demo-run")
@@ -189,4 +191,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    exit_mapped("make demo" if _under_make() else "blindtest.demo", lambda: main(sys.argv[1:]))
+    exit_mapped("make demo" if _under_make() else "blindtest.cli.demo", lambda: main(sys.argv[1:]))
