@@ -1,5 +1,6 @@
 """Where a run stands between stages, for the commands that chain them (``blindtest run``, the
-demo): who has judged it and how far. Reads the run directory; writes nothing.
+demo): who has judged it and how far, the seed it was designed with, and whether a directory
+holds a demo run the demo may resume. Reads the run directory; writes nothing.
 
 It sits above the stages, like the verifier: it asks the judge stage how far a judge got.
 """
@@ -8,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from blindtest import artifacts
+from blindtest.errors import BadInput
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,3 +55,42 @@ def recorded_seed(run_dir: Path) -> str | None:
     if not (run_dir / artifacts.DESIGN).exists():
         return None
     return str(artifacts.load_design(run_dir).design["seed"])
+
+
+def _is_own_temporary(name: str) -> bool:
+    # Lock files and the temporary files of an atomic write cut short by a kill.
+    return name.startswith(".") and name.endswith((".lock", ".tmp"))
+
+
+def check_demo_dir(run_dir: Path) -> int:
+    """Refuse a directory the demo must not touch; return the simulator port to use (the one
+    the recorded design names, or 0 for a free one)."""
+    if not run_dir.exists():
+        return 0
+    if not run_dir.is_dir():
+        raise BadInput(f"{run_dir} is a file; the demo needs a directory of its own")
+    names = sorted(p.name for p in run_dir.iterdir() if not _is_own_temporary(p.name))
+    for name in names:
+        expected = artifacts.RUN_FILE_KINDS.get(name)
+        found = artifacts.artifact_kind(run_dir / name) if expected is not None else None
+        if expected is None or found not in (expected, "", artifacts.TORN):
+            raise BadInput(
+                f"{run_dir} holds {name}, which is not part of a blindtest demo run; the demo "
+                "never deletes or writes beside other files: give it another directory"
+            )
+    if not names:
+        return 0
+    if artifacts.DESIGN not in names:
+        raise BadInput(f"{run_dir} holds {names[0]} but no {artifacts.DESIGN}; not a demo run")
+    recorded = artifacts.load_design(run_dir).design
+    if not recorded.get("demo"):
+        raise BadInput(
+            f"{run_dir} holds another design (not made by the demo); give the demo another "
+            "directory"
+        )
+    url = urlsplit(str(recorded["models"]["A"].get("base_url", "")))
+    try:
+        port = url.port
+    except ValueError:
+        port = None
+    return port if url.hostname == "127.0.0.1" and port else 0

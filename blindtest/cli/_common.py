@@ -21,11 +21,10 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
-import orjson
 
 from blindtest import artifacts
 from blindtest.design import DEFAULT_BASE_URL, PROTOCOLS
-from blindtest.errors import BadInput, BlindtestError, EndpointFailed, Interrupted
+from blindtest.errors import BlindtestError, EndpointFailed, Interrupted
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -246,51 +245,6 @@ def locks_output(callback: F) -> F:
             return callback(*args, **kwargs)
 
     return locked  # type: ignore[return-value]
-
-
-def claim_report(
-    run_dir: Path,
-    picks_files: Sequence[Path],
-    report_path: Path,
-    e_values_path: Path,
-    html_path: Path | None,
-    force: bool,
-) -> None:
-    """bt-analyze's output guard: its report, e-values and HTML may replace only their own
-    kind, never an input; a report made from the same inputs (same design, same picks file
-    names: a void report before the last picks) is replaced without --force."""
-    from blindtest.analyze import input_name
-
-    picks = list(picks_files) or [run_dir / artifacts.PICKS]
-    if html_path is not None and os.path.abspath(html_path) == os.path.abspath(report_path):
-        raise BadInput(f"--html {html_path} is the report's own file; give the page another name")
-    inputs = [
-        *picks,
-        *(run_dir / name for name in (artifacts.DESIGN, artifacts.DESIGN_HASH)),
-        *(run_dir / name for name in (artifacts.RESPONSES, artifacts.TRIALS)),
-        *(run_dir / name for name in (artifacts.AUDIT, artifacts.GENERATION)),
-    ]
-    same = _same_report_inputs(report_path, run_dir, [input_name(run_dir, p) for p in picks])
-    artifacts.claim_output(report_path, "report", force=force, inputs=inputs, same_inputs=same)
-    artifacts.claim_output(e_values_path, "e_values", force=True, inputs=inputs)
-    if html_path is not None:
-        claim = artifacts.claim_output
-        claim(html_path, artifacts.HTML, force=force, inputs=inputs, same_inputs=same)
-
-
-def _same_report_inputs(report_path: Path, run_dir: Path, picks_names: list[str]) -> bool:
-    try:
-        recorded = orjson.loads(report_path.read_bytes())
-        design_sha256 = artifacts.read_design_hash(run_dir)
-    except (OSError, ValueError, BlindtestError):
-        return False
-    if not isinstance(recorded, dict) or recorded.get("design_sha256") != design_sha256:
-        return False
-    names = recorded.get("picks_files")
-    if not isinstance(names, list):
-        known = set(artifacts.RUN_FILE_KINDS) - {artifacts.PICKS}
-        names = [name for name in recorded.get("inputs") or {} if name not in known]
-    return sorted(names) == sorted(picks_names)
 
 
 # --------------------------------------------------------------------------- shared options

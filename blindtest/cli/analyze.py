@@ -81,7 +81,7 @@ def analyze(
       bt-analyze run --picks run/picks-alice.jsonl --picks run/picks-bob.jsonl --force
       bt-analyze run --picks run/picks-bot.jsonl --out run/report-bot.json
     """
-    from blindtest.analyze import AnalysisOptions, analyze_run
+    from blindtest.analyze import AnalysisOptions, analyze_run, input_name
     from blindtest.render import render_html
 
     report_path = out_path or run_dir / artifacts.REPORT
@@ -89,7 +89,9 @@ def analyze(
         min_kappa=min_kappa, position_margin=position_margin, reveal_void=reveal_void
     )
     e_values_path = report_path.with_name(artifacts.e_values_name(report_path.name))
-    _common.claim_report(run_dir, picks_files, report_path, e_values_path, html_path, force)
+    picks = list(picks_files) or [run_dir / artifacts.PICKS]
+    names = [input_name(run_dir, path) for path in picks]
+    artifacts.claim_report(run_dir, picks, names, report_path, e_values_path, html_path, force)
     result = analyze_run(run_dir, list(picks_files), options, e_values_path=e_values_path)
     if result.e_values:
         artifacts.write_jsonl(e_values_path, result.e_values, "e_values", force=True)

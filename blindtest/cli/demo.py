@@ -18,12 +18,11 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import click
 
 from blindtest import artifacts
-from blindtest.chain import judging_state, picks_judges
+from blindtest.chain import check_demo_dir, judging_state, picks_judges
 from blindtest.cli import cli
 from blindtest.cli._common import exit_mapped, resumable, say
 from blindtest.cli.judge import default_judge_id
@@ -55,45 +54,6 @@ def resume_command(run_dir: Path) -> str:
     except ValueError:
         shown = str(python)
     return shlex.join([shown, "-m", "blindtest.cli.demo", str(run_dir)])
-
-
-def _is_own_temporary(name: str) -> bool:
-    # Lock files and the temporary files of an atomic write cut short by a kill.
-    return name.startswith(".") and name.endswith((".lock", ".tmp"))
-
-
-def check_demo_dir(run_dir: Path) -> int:
-    """Refuse a directory the demo must not touch; return the simulator port to use (the one
-    the recorded design names, or 0 for a free one)."""
-    if not run_dir.exists():
-        return 0
-    if not run_dir.is_dir():
-        raise BadInput(f"{run_dir} is a file; the demo needs a directory of its own")
-    names = sorted(p.name for p in run_dir.iterdir() if not _is_own_temporary(p.name))
-    for name in names:
-        expected = artifacts.RUN_FILE_KINDS.get(name)
-        found = artifacts.artifact_kind(run_dir / name) if expected is not None else None
-        if expected is None or found not in (expected, "", artifacts.TORN):
-            raise BadInput(
-                f"{run_dir} holds {name}, which is not part of a blindtest demo run; the demo "
-                "never deletes or writes beside other files: give it another directory"
-            )
-    if not names:
-        return 0
-    if artifacts.DESIGN not in names:
-        raise BadInput(f"{run_dir} holds {names[0]} but no {artifacts.DESIGN}; not a demo run")
-    recorded = artifacts.load_design(run_dir).design
-    if not recorded.get("demo"):
-        raise BadInput(
-            f"{run_dir} holds another design (not made by the demo); give the demo another "
-            "directory"
-        )
-    url = urlsplit(str(recorded["models"]["A"].get("base_url", "")))
-    try:
-        port = url.port
-    except ValueError:
-        port = None
-    return port if url.hostname == "127.0.0.1" and port else 0
 
 
 def run_demo(run_dir: Path) -> int:
