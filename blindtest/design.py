@@ -456,21 +456,14 @@ def resolve_request(request: DesignRequest) -> ResolvedDesign:
         raise BadInput("name both models: --a MODEL --b MODEL")
     if not r.from_dirs:
         prompts = _load_prompts(r.prompts_file, r.demo)
+
+    def side(side: str, model: str, url: str | None, key_env: str | None) -> ModelSpec:
+        key_env = key_env or default_key_env(side)
+        return ModelSpec(model, url or DEFAULT_BASE_URL, key_env, r.temperature, r.max_tokens)
+
     options = DesignOptions(
-        a=ModelSpec(
-            model_a,
-            a_url or DEFAULT_BASE_URL,
-            r.a_key_env or default_key_env("A"),
-            r.temperature,
-            r.max_tokens,
-        ),
-        b=ModelSpec(
-            model_b,
-            b_url or DEFAULT_BASE_URL,
-            r.b_key_env or default_key_env("B"),
-            r.temperature,
-            r.max_tokens,
-        ),
+        a=side("A", model_a, a_url, r.a_key_env),
+        b=side("B", model_b, b_url, r.b_key_env),
         seed=r.seed if r.seed is not None else fresh_seed(),
         protocol=r.protocol,
         trials=r.trials,
