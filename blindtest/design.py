@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from blindtest.artifacts import schema_tag, sha256_text
+from blindtest.endpoints import DEFAULT_BASE_URL as DEFAULT_BASE_URL  # re-exported for old imports
 from blindtest.errors import BadInput
 from blindtest.normalize import (
     LAUNDER_PROMPT,
@@ -39,7 +40,6 @@ from blindtest.rng import RNG_VERSION, DesignRng, fresh_seed
 
 PROTOCOLS = ("triangle", "pair", "preference")
 SIDES = ("A", "B")
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 #: With --demo and no models named, the design points at the bundled local simulator.
 DEMO_MODELS = ("sim-large", "sim-small")

@@ -7,7 +7,10 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import urlsplit
 
-__all__ = ["is_loopback"]
+__all__ = ["DEFAULT_BASE_URL", "is_loopback"]
+
+#: Where a model is asked when no URL is given (the design records the URL it used).
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 def is_loopback(base_url: str) -> bool:

@@ -39,8 +39,8 @@ RANK = {"stats": 0, "shared": 1, "stage": 2, "above": 3, "cli": 4, "tool": 4}
 #: Stage-to-stage (or upward) imports still in files other branches of issue 11 own; each
 #: goes when the shared module it waits for is merged (the lead closes them after the merges).
 KNOWN = {
-    ("analyze", "design"): "DEFAULT_BASE_URL: a wire/endpoints fact (analyze is the report "
-    "branch's file)",
+    ("analyze", "design"): "DEFAULT_BASE_URL now lives in blindtest.endpoints: analyze.py (the "
+    "report branch's file) imports it from there",
     ("analyze", "judge"): "Pick, picks reading, scoring helpers: records/scoring modules "
     "(report and judge branches)",
     ("audit", "judge"): "Pick, Trial, triangle_correct, option1_side, preferred_side, "

@@ -23,7 +23,8 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from blindtest import artifacts
-from blindtest.design import DEFAULT_BASE_URL, PROTOCOLS
+from blindtest.design import PROTOCOLS
+from blindtest.endpoints import DEFAULT_BASE_URL
 from blindtest.errors import BlindtestError, EndpointFailed, Interrupted
 
 F = TypeVar("F", bound=Callable[..., Any])
