@@ -27,10 +27,10 @@ SHARED = (
     "artifacts", "errors", "slots", "wire", "endpoints", "hints", "rng", "normalize", "census",
     "prompts", "outputs", "checks", "retry", "client", "render", "scoring", "protocols",
     "records", "bots", "session", "terminal", "report", "provenance", "flow", "batch",
-    "openai_wire", "llm_judge",
+    "openai_wire", "llm_judge", "reportfmt",
 )  # fmt: skip
 #: Packages that belong to a stage (their modules import each other freely).
-STAGE_PACKAGES = {"analysis": "analyze", "judging": "judge"}
+STAGE_PACKAGES = {"analysis": "analyze", "judging": "judge", "judges": "judge"}
 #: A tool of its own: it imports nothing of blindtest's but itself.
 TOOLS = ("simulator",)
 
@@ -48,6 +48,8 @@ KNOWN = {
     ("render", "analyze"): "format_p, TESTS: report formatting (the report branch's file)",
     ("session", "judge"): "Trial, JudgeView, Recorder: the judge interface (the judge "
     "branch's files)",
+    ("terminal", "judge"): "the terminal package (judge branch) reads Trial, JudgeView, "
+    "clean_text from judge.py: they belong in a records module",
 }
 
 
