@@ -293,10 +293,6 @@ timeout_option = click.option(
     show_default=True,
     help="Seconds to wait for a connection and for each read.",
 )
-price_options = (
-    click.option("--price-a", metavar="IN,OUT", help="Side A price, dollars per million tokens."),
-    click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens."),
-)
 
 
 def grouped(*decorators: Callable[[F], F]) -> Callable[[F], F]:
@@ -309,6 +305,11 @@ def grouped(*decorators: Callable[[F], F]) -> Callable[[F], F]:
 
     return apply
 
+
+price_options = grouped(
+    click.option("--price-a", metavar="IN,OUT", help="Side A price, dollars per million tokens."),
+    click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens."),
+)
 
 # The design options, shared by bt-design and `blindtest run` (which takes the models as
 # arguments): where the prompts come from, then everything after the model names.

@@ -59,7 +59,7 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 @click.option("--judge-id", help="Name written on every pick (default: your user name).")
 @concurrency_option
 @_common.timeout_option
-@_common.grouped(*_common.price_options)
+@_common.price_options
 @_common.prompt_source_options
 @_common.design_options
 @click.pass_context
