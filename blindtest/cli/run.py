@@ -34,7 +34,7 @@ from blindtest.cli.generate import generate
 from blindtest.cli.judge import default_judge_id, judge
 from blindtest.errors import BadInput, EndpointFailed, Interrupted
 from blindtest.hints import blindtest_command
-from blindtest.judge import JUDGE_KINDS
+from blindtest.judges import JUDGE_KINDS
 from blindtest.session import InputEnded
 
 _NOT_FROM_DESIGN = {"run_dir", "model_a", "model_b", "force", "quiet"}
