@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from pathlib import Path
 
 from blindtest.errors import Interrupted
 from blindtest.judge import JudgeView, Pick, Recorder, Trial
@@ -129,7 +130,7 @@ class Session:
     def end(self, result: JudgingResult) -> None:
         self.console.clear()
 
-    def closing(self, result: JudgingResult, out: object, analyze_command: str) -> str:
+    def closing(self, result: JudgingResult, out: Path, analyze_command: str) -> str:
         return closing_message(self.view, result, analyze_command)
 
     # ----------------------------------------------------------------- flow

@@ -74,7 +74,11 @@ def _judge(
     judge = kind.make(JudgeSetup(run, judge_id, existing, resume))
     with artifacts.JsonlAppender(out, "picks", fsync=not kind.mechanical) as appender:
         recorder = Recorder(
-            run, judge_id, appender.append, earlier=existing.picks, kind=kind.records_as
+            run,
+            judge_id,
+            appender.append,
+            earlier=(*existing.picks, *existing.later_passes),
+            kind=kind.records_as,
         )
         ended = drive(judge, recorder, remaining_trials(run.view, existing.picks, judge_id))
     if not quiet:
