@@ -71,8 +71,6 @@ PICK_KINDS = {
         PickKind("external", "people"),
     )
 }
-#: The ``judge_kind`` a pick record may carry (picks.schema.json).
-PICK_JUDGE_KINDS = tuple(PICK_KINDS)
 
 
 # --------------------------------------------------------------------------- typed text

@@ -33,7 +33,6 @@ from blindtest.judge import (
     bot_pick,
     check_bot,
     judge_nicknames,
-    remaining_trials,
 )
 from blindtest.rng import DesignRng
 
@@ -308,10 +307,3 @@ def judge_kind(name: str) -> JudgeKind:
         return KINDS[name]
     except KeyError:
         raise BadInput(f"unknown judge {name!r}; use one of {', '.join(KINDS)}") from None
-
-
-def run_bot(run: JudgeRun, name: str, recorder: Recorder) -> JudgingResult:
-    """Judge every trial with the bot ``name`` into ``recorder``, in design order, stopping
-    where a person would have stopped (a sequential design's rule applies to bots too)."""
-    bot = BotJudge(run, name, recorder.judge)
-    return drive(bot, recorder, remaining_trials(run.view, (), recorder.judge))

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import blindtest
-from blindtest import artifacts, judge, judges, session
+from blindtest import artifacts, judge, session
 from blindtest.errors import BadInput
 from blindtest.judge import (
     JudgeRun,
@@ -407,4 +407,4 @@ def test_i11_07_dead_code_is_gone() -> None:
     assert not hasattr(judge, "resume_point")
     assert not hasattr(session, "strip_ansi")
     assert not hasattr(judge, "run_bot")  # the bots run through the one driver
-    assert hasattr(judges, "run_bot")
+    assert not hasattr(judge, "PICK_JUDGE_KINDS")  # PICK_KINDS says more

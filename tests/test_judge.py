@@ -33,7 +33,7 @@ from blindtest.judge import (
     remaining_trials,
     triangle_correct,
 )
-from blindtest.judges import run_bot
+from blindtest.judges import BotJudge, drive
 from blindtest.session import Console, Session
 from blindtest.stats.sequential import e_process
 from blindtest.terminal.layout import display_width, render_text, sanitize, wrap_prose_line
@@ -242,7 +242,7 @@ def run_bot_into(run_dir: Path, kind: str, out: Path) -> PicksFile:
     run = load_judge_run(run_dir)
     with artifacts.JsonlAppender(out, "picks", fsync=False) as appender:
         recorder = Recorder(run, f"bot:{kind}", appender.append)
-        run_bot(run, kind, recorder)
+        drive(BotJudge(run, kind, recorder.judge), recorder, run.view.trials)
     return read_picks(out, run.view)
 
 

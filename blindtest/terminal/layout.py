@@ -219,8 +219,3 @@ def trial_layout(
         body = render_text(option, prose_width, text_width, glyphs.more) or [""]
         rows.extend(f"{gutter:>1} {glyphs.bar} {line}".rstrip() for line in body)
     return rows, anchors
-
-
-def trial_rows(view: JudgeView, trial: Trial, width: int, style: Style) -> list[str]:
-    """The rows of one trial screen (see ``trial_layout``)."""
-    return trial_layout(view, trial, width, style)[0]
