@@ -40,10 +40,12 @@ from blindtest.terminal.layout import fit, side_by_side, trial_layout, wrap_pros
 from blindtest.terminal.pager import Pager, Screen
 from blindtest.terminal.questions import (
     answer_keys,
+    closing_message,
     help_text,
     nickname_problem,
     parse_answer,
     pick_words,
+    quit_message,
 )
 
 __all__ = ["Console", "InputEnded", "Session", "closing_message", "quit_message"]
@@ -428,36 +430,3 @@ class Session:
 
     def _footer(self, trial: Trial, width: int, hint: str) -> list[str]:
         return ["", *self._question_rows(trial, width), fit(hint, width)]
-
-
-# --------------------------------------------------------------------------- closing words
-
-
-def quit_message(view: JudgeView, result: JudgingResult) -> str:
-    """What the judge reads after stopping early (q, Ctrl-C, end of input)."""
-    saved = f"{result.judged} of {result.total} trials judged and saved"
-    if result.kept_trial is not None:
-        saved += (
-            f" (your pick for trial {result.kept_trial} was not changed: the earlier pick stands)"
-        )
-    if result.next_trial is None:
-        return f"{saved}."
-    again = f"run the same command again to continue at trial {result.next_trial}"
-    if view.sequential:
-        return f"{saved}; {again}."
-    return (
-        f"{saved}; {again}. This design has a fixed number of trials: until all are "
-        "judged, the analysis reports the run as void."
-    )
-
-
-def closing_message(view: JudgeView, result: JudgingResult, analyze_command: str) -> str:
-    """The last line of a session. It never states a score: bt-analyze does that."""
-    if result.status == "quit":
-        return f"Stopped: {quit_message(view, result)}"
-    if result.status == "stopped":
-        return (
-            f"The session is complete after {result.judged} of {result.total} trials "
-            f"(this sequential design stops by itself). Run {analyze_command} to see the result."
-        )
-    return f"All {result.total} trials judged. Run {analyze_command} to see the result."

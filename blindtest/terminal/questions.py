@@ -1,10 +1,11 @@
 """What a judge types and reads, per protocol: the answer keys, the pair nicknames and their
-keys, how an answer is parsed into a pick, and the help text. Pure.
+keys, how an answer is parsed into a pick, the help text and the closing words. Pure.
 """
 
 from __future__ import annotations
 
-from blindtest.judge import PREFERENCE_PICKS
+from blindtest.judge import PREFERENCE_PICKS, JudgeView
+from blindtest.judges import JudgingResult
 
 #: Keys the question line gives a meaning of its own (u: take back; v: view; b: back).
 COMMAND_KEYS = frozenset({"q", "v", "b", "u", "?"})
@@ -116,3 +117,36 @@ def help_text(protocol: str, sequential: bool) -> list[str]:
         "Lines that start with a continuation mark were cut at the screen edge: code is "
         "never re-wrapped.",
     ]
+
+
+# --------------------------------------------------------------------------- closing words
+
+
+def quit_message(view: JudgeView, result: JudgingResult) -> str:
+    """What the judge reads after stopping early (q, Ctrl-C, end of input)."""
+    saved = f"{result.judged} of {result.total} trials judged and saved"
+    if result.kept_trial is not None:
+        saved += (
+            f" (your pick for trial {result.kept_trial} was not changed: the earlier pick stands)"
+        )
+    if result.next_trial is None:
+        return f"{saved}."
+    again = f"run the same command again to continue at trial {result.next_trial}"
+    if view.sequential:
+        return f"{saved}; {again}."
+    return (
+        f"{saved}; {again}. This design has a fixed number of trials: until all are "
+        "judged, the analysis reports the run as void."
+    )
+
+
+def closing_message(view: JudgeView, result: JudgingResult, analyze_command: str) -> str:
+    """The last line of a session. It never states a score: bt-analyze does that."""
+    if result.status == "quit":
+        return f"Stopped: {quit_message(view, result)}"
+    if result.status == "stopped":
+        return (
+            f"The session is complete after {result.judged} of {result.total} trials "
+            f"(this sequential design stops by itself). Run {analyze_command} to see the result."
+        )
+    return f"All {result.total} trials judged. Run {analyze_command} to see the result."
