@@ -248,7 +248,7 @@ class Pick:
     design_sha256: str | None = None
     correction: bool = False
     pass_number: int | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
     line: int | None = field(default=None, compare=False)
 
     @property

@@ -25,6 +25,7 @@ from typing import Protocol
 from blindtest.errors import BadInput
 from blindtest.judge import (
     BOT_KINDS,
+    PICK_KINDS,
     JudgeRun,
     Pick,
     PicksFile,
@@ -180,17 +181,19 @@ def drive(judge: Judge, recorder: Recorder, remaining: Sequence[Trial]) -> Judgi
                 state.correcting, state.last = turn.undoable, None
                 state.remaining.insert(0, recorder.trial(turn.undoable.trial))
                 continue
-            if _record(state, turn, answer):
+            if _record(state, turn, answer, PICK_KINDS[judge.kind.records_as].passes):
                 break
         result = state.finished()
         judge.end(result)
         return result
 
 
-def _record(state: _Progress, turn: Turn, picks: Sequence[Pick]) -> bool:
+def _record(state: _Progress, turn: Turn, picks: Sequence[Pick], passes: int) -> bool:
     """Append one trial's records; True once the recorder says the sitting is over."""
     if not picks or any(p.trial != turn.trial.number for p in picks):
         raise ValueError(f"a judge answers trial {turn.trial.number} with its own records")
+    if len(picks) > passes:
+        raise ValueError(f"this kind of judge writes at most {passes} record(s) per trial")
     correction = state.correcting is not None
     state.correcting = None
     state.remaining.pop(0)

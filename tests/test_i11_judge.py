@@ -316,6 +316,17 @@ class Scripted:
         return ""
 
 
+class TwoPicks(Scripted):
+    """A person's judge that tries to answer a trial twice: the kind allows one record."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    def judge(self, turn: Turn) -> Answer:
+        one = Pick(trial=turn.trial.number, judge="cat", pick=1)
+        return (one, replace(one, pick=2))
+
+
 def test_i11_01_the_driver_owns_take_back_a_correction_for_any_judge(tmp_path: Path) -> None:
     run = load_judge_run(make_run(tmp_path, trials=4))
     records: list[dict[str, Any]] = []
@@ -342,6 +353,8 @@ def test_i11_01_the_driver_owns_take_back_a_correction_for_any_judge(tmp_path: P
         3,
         None,
     )
+    with pytest.raises(ValueError, match="at most 1 record"):
+        drive(TwoPicks(), Recorder(run, "cat", records.append), run.view.trials)
     with pytest.raises(ValueError, match="nothing to take back"):
         drive(Scripted(["undo"]), Recorder(run, "bob", records.append), run.view.trials)
 
