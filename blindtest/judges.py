@@ -127,7 +127,7 @@ class _Progress:
     judged_now: int = 0
     last: Pick | None = None  # the last pick made in this sitting: what TakeBack takes back
     correcting: Pick | None = None
-    asked: int = field(default=0)
+    asked: int = 0
 
     def result(self, status: str) -> JudgingResult:
         kept = self.correcting.trial if self.correcting is not None else None
