@@ -1,13 +1,14 @@
 """The judging stage as a library: what a judge may see, where a judge resumes, which picks are
-valid, how a pick scores against the arrangement, the mechanical judges, and the hidden
-sequential stopping rule.
+valid, how a pick scores against the arrangement, a bot's pick, the hidden sequential stopping
+rule and the ``Recorder`` that applies it (the driver that asks a judge is ``blindtest.judges``).
 
 It owns the picks contract beyond the schema: every pick names a trial of this run (a whole
 number: 3.0 is refused), one judge picks once per trial unless a later record says
-``"correction": true`` (the judge's last word counts), the pick is in range for the protocol
-(triangle 1..3; preference left / right / tie; pair one of the judge's two nicknames), a
-judge id holds no control characters, a pick made against another design is refused, and bots
-are never pooled with people.
+``"correction": true`` (the judge's last word counts) or the judge's kind answers each trial
+in several passes (``PICK_KINDS``: an LLM judge's position swap, ``"pass"`` 1 and 2), the
+pick is in range for the protocol (triangle 1..3; preference left / right / tie; pair one of
+the judge's two nicknames), a judge id holds no control characters, a pick made against
+another design is refused, and bots are never pooled with people.
 
 It must never hand the arrangement, a correctness flag or an e-value to anything that displays
 things: a session gets a ``JudgeView`` (the blinded trials and the question) and a ``Recorder``
@@ -28,7 +29,6 @@ from typing import Any
 from blindtest import artifacts, bots
 from blindtest.bots import RandBelow
 from blindtest.errors import BadInput
-from blindtest.rng import DesignRng
 
 JsonObject = dict[str, Any]
 Append = Callable[[JsonObject], None]
@@ -36,9 +36,41 @@ Append = Callable[[JsonObject], None]
 OPTION_COUNT = {"triangle": 3, "pair": 2, "preference": 2}
 PREFERENCE_PICKS = ("left", "right", "tie")
 BOT_KINDS = ("length", "duplicate", "random")
-JUDGE_KINDS = ("human", *(f"bot:{kind}" for kind in BOT_KINDS))
-#: The ``judge_kind`` a pick record may carry (picks.schema.json).
-PICK_JUDGE_KINDS = ("human", "bot", "llm", "external")
+
+
+@dataclass(frozen=True, slots=True)
+class PickKind:
+    """A ``judge_kind`` a pick record may carry (picks.schema.json), and what it allows.
+
+    ``pool``: kinds in different pools are never analyzed together. ``passes``: how many
+    records one judge of this kind writes per trial, told apart by ``"pass"`` (1 when the
+    field is absent); ``passes_mean`` says what they are. A correction is something else: it
+    replaces a record of the same pass.
+    """
+
+    name: str
+    pool: str
+    passes: int = 1
+    passes_mean: str = ""
+
+
+PICK_KINDS = {
+    kind.name: kind
+    for kind in (
+        PickKind("human", "people"),
+        PickKind("bot", "bots"),
+        PickKind(
+            "llm",
+            "llm",
+            passes=2,
+            passes_mean=(
+                "pass 1 is the trial as shown; pass 2 the same comparison with the two "
+                "options' positions swapped, its pick given in the trial's own order"
+            ),
+        ),
+        PickKind("external", "people"),
+    )
+}
 
 
 # --------------------------------------------------------------------------- typed text
@@ -197,7 +229,10 @@ class Pick:
 
     ``correction`` marks a record that replaces the same judge's earlier pick for the trial
     (the terminal session's undo); ``judge_kind`` and ``design_sha256`` are written on every
-    pick blindtest makes, and may be missing from an external judge's file.
+    pick blindtest makes, and may be missing from an external judge's file. ``pass_number``
+    is the record's ``"pass"`` for a kind that answers a trial in several passes. ``extra``
+    keeps what the schema allows beyond these (a field this version does not know, an
+    explicit null), so a record read and written again is the same record.
     """
 
     trial: int
@@ -212,6 +247,8 @@ class Pick:
     judge_kind: str | None = None
     design_sha256: str | None = None
     correction: bool = False
+    pass_number: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
     line: int | None = field(default=None, compare=False)
 
     @property
@@ -220,6 +257,11 @@ class Pick:
         if self.judge_kind is not None:
             return self.judge_kind
         return "bot" if self.bot is not None else "external"
+
+    @property
+    def slot(self) -> tuple[str, int, int]:
+        """What a record fills: one judge's word on one trial, in one pass."""
+        return (self.judge, self.trial, self.pass_number or 1)
 
     def to_record(self) -> JsonObject:
         record: JsonObject = {
@@ -238,14 +280,16 @@ class Pick:
             "judge_kind": self.judge_kind,
             "design_sha256": self.design_sha256,
             "correction": True if self.correction else None,
+            "pass": self.pass_number,
         }
         record.update({key: value for key, value in optional.items() if value is not None})
+        record.update({key: value for key, value in self.extra.items() if key not in record})
         return record
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any], line: int | None = None) -> Pick:
         nicknames = record.get("nicknames")
-        return cls(
+        pick = cls(
             trial=record["trial"],
             judge=record["judge"],
             pick=record["pick"],
@@ -258,8 +302,13 @@ class Pick:
             judge_kind=record.get("judge_kind"),
             design_sha256=record.get("design_sha256"),
             correction=record.get("correction") is True,
+            pass_number=record.get("pass"),
             line=line,
         )
+        # Whatever the fields above do not write back (an unknown field, a null) is kept.
+        written = pick.to_record()
+        extra = {key: value for key, value in record.items() if key not in written}
+        return replace(pick, extra=extra) if extra else pick
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +321,8 @@ class PicksFile:
     picks: tuple[Pick, ...]
     torn_line: int | None = None
     corrections: int = 0
+    #: Records of a later pass (an LLM judge's position swap): kept, not scored as picks.
+    later_passes: tuple[Pick, ...] = ()
 
     @property
     def judges(self) -> tuple[str, ...]:
@@ -317,8 +368,6 @@ def trial_problem(view: JudgeView, trial: object) -> str | None:
     return f"trial {trial} is not in this run (it has trials 1..{view.total})"
 
 
-#: Judge kinds that may be pooled in one analysis: people with people, bots with bots.
-_POOL = {"human": "people", "external": "people", "bot": "bots", "llm": "llm"}
 _POOL_WORDS = {
     "people": ("a person", "people"),
     "bots": ("a bot", "bots"),
@@ -330,7 +379,8 @@ def mixing_problem(picks: Iterable[Pick], where: str) -> str | None:
     """Why these picks may not be analyzed together (bots pooled with people), or None."""
     pools: dict[str, list[str]] = {}
     for pick in picks:
-        names = pools.setdefault(_POOL.get(pick.kind, "people"), [])
+        kind = PICK_KINDS.get(pick.kind)
+        names = pools.setdefault(kind.pool if kind is not None else "people", [])
         if pick.judge not in names:
             names.append(pick.judge)
     if len(pools) < 2:
@@ -354,7 +404,7 @@ class _Checker:
 
     def __init__(self, view: JudgeView) -> None:
         self.view = view
-        self.first_line: dict[tuple[str, int], int | None] = {}
+        self.first_line: dict[tuple[str, int, int], int | None] = {}
         self.nicknames: dict[str, tuple[set[str], int | None]] = {}
 
     def check(self, pick: Pick) -> str | None:
@@ -362,6 +412,7 @@ class _Checker:
             trial_problem(self.view, pick.trial),
             judge_id_problem(pick.judge),
             self._design(pick),
+            self._pass(pick),
             self._duplicate(pick),
             self._range(pick),
         ):
@@ -370,7 +421,7 @@ class _Checker:
         return self._answers(pick)
 
     def accept(self, pick: Pick) -> None:
-        self.first_line.setdefault((pick.judge, pick.trial), pick.line)
+        self.first_line.setdefault(pick.slot, pick.line)
         if self.view.protocol == "pair":
             names, line = self.nicknames.get(pick.judge, (set(), pick.line))
             names.update(pick.nicknames or (str(pick.pick),))
@@ -385,8 +436,22 @@ class _Checker:
             f"design {ours[:12]}; picks from another run cannot be scored here"
         )
 
+    def _pass(self, pick: Pick) -> str | None:
+        if pick.pass_number is None:
+            return None
+        kind = PICK_KINDS.get(pick.kind)
+        passes = kind.passes if kind is not None else 1
+        if passes == 1:
+            return (
+                f"pass {pick.pass_number} on a pick by a {pick.kind} judge, which answers each "
+                'trial once; "pass" is for a judge kind that answers in several (llm)'
+            )
+        if type(pick.pass_number) is not int or not 1 <= pick.pass_number <= passes:
+            return f"pass {_shown(pick.pass_number)} is not 1..{passes} for a {pick.kind} judge"
+        return None
+
     def _duplicate(self, pick: Pick) -> str | None:
-        key = (pick.judge, pick.trial)
+        key = pick.slot
         if key not in self.first_line:
             if pick.correction:
                 return (
@@ -398,9 +463,10 @@ class _Checker:
             return None
         first = self.first_line[key]
         where = f" (the first is on line {first})" if first is not None else ""
+        again = f" in pass {pick.pass_number}" if pick.pass_number is not None else ""
         return (
-            f"second pick by judge {pick.judge!r} for trial {pick.trial}{where}; only a record "
-            'marked "correction": true may replace a pick'
+            f"second pick by judge {pick.judge!r} for trial {pick.trial}{again}{where}; only a "
+            'record marked "correction": true may replace a pick'
         )
 
     def _range(self, pick: Pick) -> str | None:
@@ -427,13 +493,12 @@ class _Checker:
 
 
 def last_words(picks: Iterable[Pick]) -> tuple[Pick, ...]:
-    """Each judge's last word per trial, where the first pick stood (file order is kept).
-
-    The kept record loses its ``correction`` mark: in the result it replaces nothing.
+    """Each judge's last word per trial (and pass), where the first pick stood (file order is
+    kept). The kept record loses its ``correction`` mark: in the result it replaces nothing.
     """
-    kept: dict[tuple[str, int], Pick] = {}
+    kept: dict[tuple[str, int, int], Pick] = {}
     for pick in picks:
-        key = (pick.judge, pick.trial)
+        key = pick.slot
         if key in kept:
             kept[key] = replace(pick, correction=False)
         else:
@@ -478,9 +543,10 @@ def read_picks(path: Path, view: JudgeView, *, missing_ok: bool = False) -> Pick
     kept = check_picks(picks, view, path.name)
     return PicksFile(
         path=path,
-        picks=kept,
+        picks=tuple(p for p in kept if (p.pass_number or 1) == 1),
         torn_line=contents.torn_line,
         corrections=sum(p.correction for p in picks),
+        later_passes=tuple(p for p in kept if (p.pass_number or 1) > 1),
     )
 
 
@@ -495,12 +561,6 @@ def remaining_trials(view: JudgeView, picks: Iterable[Pick], judge: str) -> list
     """The trials ``judge`` has not judged yet, in design order; the first is the resume point."""
     done = {p.trial for p in picks if p.judge == judge}
     return [trial for trial in view.trials if trial.number not in done]
-
-
-def resume_point(view: JudgeView, picks: Iterable[Pick], judge: str) -> int | None:
-    """The first trial without a pick by ``judge``, or None when every trial has one."""
-    remaining = remaining_trials(view, picks, judge)
-    return remaining[0].number if remaining else None
 
 
 def judge_nicknames(picks: Iterable[Pick], judge: str) -> tuple[str, str] | None:
@@ -616,8 +676,8 @@ class Recorder:
     def _note(self, pick: Pick) -> None:
         self._judged.add(pick.trial)
         self._last = pick.trial
-        if self._rule is None:
-            return
+        if self._rule is None or (pick.pass_number or 1) > 1:
+            return  # the rule stands on pass 1, the trial as shown
         correct = triangle_correct(self._run.design, pick)
         if pick.correction and self._outcome is not None:
             self._rule.revise(self._outcome, correct)
@@ -639,6 +699,17 @@ class Recorder:
     @property
     def judged(self) -> int:
         return len(self._judged)
+
+    @property
+    def view(self) -> JudgeView:
+        return self._run.view
+
+    @property
+    def total(self) -> int:
+        return self._run.view.total
+
+    def trial(self, number: int) -> Trial:
+        return self._run.view.trials[number - 1]
 
     def can_correct(self, trial: int) -> bool:
         """Whether ``trial`` may be judged again: only the last pick made through this
@@ -671,13 +742,6 @@ class Recorder:
 
 
 # --------------------------------------------------------------------------- mechanical judges
-
-
-@dataclass(frozen=True, slots=True)
-class BotResult:
-    judge: str
-    picks: int
-    stopped_early: bool
 
 
 #: The nicknames a pair bot gives: ``length`` names option 1 by whether it is the longer one.
@@ -720,24 +784,6 @@ def bot_pick(kind: str, protocol: str, trial: Trial, rng: RandBelow) -> Pick:
         else bots.random_pair_bot(options, rng, names)
     )
     return Pick(trial=trial.number, judge="", pick=nickname, nicknames=names, bot={"name": kind})
-
-
-def run_bot(run: JudgeRun, kind: str, recorder: Recorder) -> BotResult:
-    """Judge the trials mechanically into ``recorder``, in design order, stopping where a
-    person would have stopped (a sequential design's rule applies to bots too).
-
-    The generator is ``DesignRng(seed, "bot:<kind>")``, so a rerun writes the same picks.
-    """
-    check_bot(kind, run.view.protocol)
-    rng = DesignRng(run.seed, f"bot:{kind}")
-    written = 0
-    for trial in remaining_trials(run.view, (), recorder.judge):
-        if recorder.done:
-            break
-        made = bot_pick(kind, run.view.protocol, trial, rng)
-        recorder.record(replace(made, judge=recorder.judge, judge_kind="bot"))
-        written += 1
-    return BotResult(judge=recorder.judge, picks=written, stopped_early=recorder.stopped_early)
 
 
 # --------------------------------------------------------------------------- the output file

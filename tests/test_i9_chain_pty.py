@@ -19,8 +19,9 @@ import pexpect
 import pytest
 
 from blindtest import artifacts
-from blindtest.session import strip_ansi
 from blindtest.simulator import Simulator
+
+from judge_runs import strip_ansi
 
 pytestmark = pytest.mark.pty
 

@@ -13,19 +13,11 @@ from test_judge_session import Judge, long_texts
 
 from blindtest import artifacts
 from blindtest.judge import Pick, Recorder, StoppingRule, clean_text, load_judge_run, read_picks
-from blindtest.session import (
-    Console,
-    Session,
-    answer_keys,
-    display_width,
-    nickname_keys,
-    parse_answer,
-    side_by_side,
-    strip_ansi,
-    trial_layout,
-)
+from blindtest.session import Console, Session
+from blindtest.terminal.layout import display_width, side_by_side, trial_layout
+from blindtest.terminal.questions import answer_keys, nickname_keys, parse_answer
 
-from judge_runs import answer_key, make_run, picks_of
+from judge_runs import answer_key, make_run, picks_of, strip_ansi
 
 LEFT = "\x1b[D"
 HOME = "\x1b[H"
@@ -76,7 +68,7 @@ def test_i9_04_typed_escape_sequences_and_control_characters_are_never_stored(
     stdin = io.StringIO("l\nsho\x1b[Drt\x1b[2K and\u202e clear\n")
     with artifacts.JsonlAppender(out, "picks") as appender:
         recorder = Recorder(run, "alice", appender.append)
-        Session(run.view, recorder, Console(stdin, io.StringIO())).run(run.view.trials)
+        Session(run.view, "alice", Console(stdin, io.StringIO())).run(recorder, run.view.trials)
     assert picks_of(out)[0]["reason"] == "short and clear"
 
 

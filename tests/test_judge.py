@@ -31,19 +31,12 @@ from blindtest.judge import (
     preferred_side,
     read_picks,
     remaining_trials,
-    resume_point,
-    run_bot,
     triangle_correct,
 )
-from blindtest.session import (
-    Console,
-    Session,
-    display_width,
-    render_text,
-    sanitize,
-    wrap_prose_line,
-)
+from blindtest.judges import BotJudge, drive
+from blindtest.session import Console, Session
 from blindtest.stats.sequential import e_process
+from blindtest.terminal.layout import display_width, render_text, sanitize, wrap_prose_line
 
 from judge_runs import answer_key, make_run, picks_of, write_picks
 
@@ -108,12 +101,17 @@ def test_resume_point_is_the_first_trial_without_a_pick_by_this_judge(tmp_path: 
         Pick(trial=4, judge="alice", pick=3),
         Pick(trial=3, judge="bob", pick=3),
     ]
-    assert resume_point(view, picks, "alice") == 3
+
+    def resume_point(picks: list[Pick], judge: str) -> int | None:
+        remaining = remaining_trials(view, picks, judge)
+        return remaining[0].number if remaining else None
+
+    assert resume_point(picks, "alice") == 3
     assert [t.number for t in remaining_trials(view, picks, "alice")] == [3, 5, 6]
-    assert resume_point(view, picks, "bob") == 1
-    assert resume_point(view, [], "carol") == 1
+    assert resume_point(picks, "bob") == 1
+    assert resume_point([], "carol") == 1
     done = [Pick(trial=t, judge="alice", pick=1) for t in range(1, 7)]
-    assert resume_point(view, done, "alice") is None
+    assert resume_point(done, "alice") is None
 
 
 # --------------------------------------------------------------------------- the picks contract
@@ -244,7 +242,7 @@ def run_bot_into(run_dir: Path, kind: str, out: Path) -> PicksFile:
     run = load_judge_run(run_dir)
     with artifacts.JsonlAppender(out, "picks", fsync=False) as appender:
         recorder = Recorder(run, f"bot:{kind}", appender.append)
-        run_bot(run, kind, recorder)
+        drive(BotJudge(run, kind, recorder.judge), recorder, run.view.trials)
     return read_picks(out, run.view)
 
 
@@ -397,8 +395,8 @@ def test_scripted_session_reads_answers_line_by_line(tmp_path: Path) -> None:
     stdout = io.StringIO()
     with artifacts.JsonlAppender(out, "picks") as appender:
         recorder = Recorder(run, "alice", appender.append)
-        session = Session(run.view, recorder, Console(stdin, stdout), clock=lambda: "t0")
-        result = session.run(remaining_trials(run.view, (), "alice"))
+        session = Session(run.view, "alice", Console(stdin, stdout), clock=lambda: "t0")
+        result = session.run(recorder, remaining_trials(run.view, (), "alice"))
     assert result.status == "complete"
     assert [(p["trial"], p["pick"], p["at"]) for p in picks_of(out)] == [
         (1, 2, "t0"),

@@ -18,9 +18,9 @@ import pexpect
 import pytest
 
 from blindtest.hints import stage_command
-from blindtest.session import display_width, strip_ansi
+from blindtest.terminal.layout import display_width
 
-from judge_runs import answer_key, make_run, picks_of
+from judge_runs import answer_key, make_run, picks_of, strip_ansi
 
 pytestmark = pytest.mark.pty
 

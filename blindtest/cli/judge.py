@@ -1,8 +1,9 @@
 """bt-judge: RUN/trials.jsonl -> RUN/picks.jsonl (or --out FILE), judged by a person in this
 terminal or by a mechanical judge; ``--check FILE`` validates an external judge's picks.
 
-Options and output only: the picks contract, the bots and the hidden stopping rule live in
-``blindtest.judge``, the terminal session in ``blindtest.session``.
+Options and output only: the picks contract and the hidden stopping rule live in
+``blindtest.judge``, the kinds of judge and the driver that records them in ``blindtest.judges``,
+the terminal session in ``blindtest.session``.
 """
 
 from __future__ import annotations
@@ -18,20 +19,16 @@ from blindtest.cli._common import command, force_option, quiet_option, run_argum
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
 from blindtest.judge import (
-    JUDGE_KINDS,
     JudgeRun,
     Recorder,
-    check_bot,
     judge_id_problem,
-    judge_nicknames,
     load_judge_run,
     load_picks,
     plan_output,
     read_picks,
     remaining_trials,
-    run_bot,
 )
-from blindtest.session import Console, Session, closing_message
+from blindtest.judges import JUDGE_KINDS, JudgeKind, JudgeSetup, drive, judge_kind
 
 
 def default_judge_id() -> str:
@@ -67,43 +64,25 @@ def _analyze_command(run_dir: Path, out: Path) -> str:
 
 
 def _judge(
-    run: JudgeRun, kind: str, judge_id: str, out: Path, force: bool, quiet: bool, resume: str
+    run: JudgeRun, kind: JudgeKind, judge_id: str, out: Path, force: bool, quiet: bool, resume: str
 ) -> None:
-    bot = kind.startswith("bot:")
-    if bot:
-        check_bot(kind.removeprefix("bot:"), run.view.protocol)
+    kind.check(run.view.protocol)
     existing = read_picks(out, run.view, missing_ok=True)
-    if plan_output(existing, judge_id, bot=bot, force=force):
+    if plan_output(existing, judge_id, bot=kind.mechanical, force=force):
         artifacts.write_jsonl(out, [], "picks", force=True)
         existing = read_picks(out, run.view, missing_ok=True)
-    analyze = _analyze_command(run.run_dir, out)
-    with artifacts.JsonlAppender(out, "picks", fsync=not bot) as appender:
+    judge = kind.make(JudgeSetup(run, judge_id, existing, resume))
+    with artifacts.JsonlAppender(out, "picks", fsync=not kind.mechanical) as appender:
         recorder = Recorder(
             run,
             judge_id,
             appender.append,
-            earlier=existing.picks,
-            kind="bot" if bot else "human",
+            earlier=(*existing.picks, *existing.later_passes),
+            kind=kind.records_as,
         )
-        if bot:
-            result = run_bot(run, kind.removeprefix("bot:"), recorder)
-            if not quiet:
-                stop = " (the sequential design stopped)" if result.stopped_early else ""
-                click.echo(
-                    f"{kind} judged {result.picks} of {run.view.total} trials{stop} into "
-                    f"{out}. Run {analyze} to see the result."
-                )
-            return
-        session = Session(
-            run.view,
-            recorder,
-            Console(),
-            earlier_nicknames=judge_nicknames(existing.picks, judge_id),
-            resume_command=resume,
-        )
-        ended = session.run(remaining_trials(run.view, existing.picks, judge_id))
+        ended = drive(judge, recorder, remaining_trials(run.view, existing.picks, judge_id))
     if not quiet:
-        click.echo(closing_message(run.view, ended, analyze))
+        click.echo(judge.closing(ended, out, _analyze_command(run.run_dir, out)))
 
 
 @command("judge")
@@ -169,9 +148,10 @@ def judge(
         _check_only(run_dir, check_file, quiet)
         return
     run = load_judge_run(run_dir)
+    chosen = judge_kind(kind)
     name = (judge_id if judge_id is not None else "").strip()
     if not name:
-        name = kind if kind.startswith("bot:") else default_judge_id()
+        name = chosen.default_id or default_judge_id()
     problem = judge_id_problem(name)
     if problem is not None:
         raise BadInput(f"--judge-id: {problem}")
@@ -182,7 +162,7 @@ def judge(
         resume += ["--out", out]
     _judge(
         run,
-        kind,
+        chosen,
         name,
         out if out is not None else run_dir / artifacts.PICKS,
         force,

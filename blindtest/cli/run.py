@@ -27,7 +27,7 @@ from blindtest.cli.generate import generate
 from blindtest.cli.judge import default_judge_id, judge
 from blindtest.errors import BadInput
 from blindtest.hints import blindtest_command
-from blindtest.judge import JUDGE_KINDS
+from blindtest.judges import JUDGE_KINDS
 
 
 def resume_command(ctx: click.Context, run_dir: Path) -> str:
