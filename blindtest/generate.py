@@ -31,6 +31,7 @@ from blindtest.client import (
     DEFAULT_TIMEOUT,
     ChatClient,
     Completion,
+    CompletionKind,
     Endpoint,
 )
 from blindtest.endpoints import is_loopback
@@ -997,7 +998,7 @@ class BatchImport:
     skipped: int = 0
 
 
-def _batch_failure_kind(result: BatchResult) -> str:
+def _batch_failure_kind(result: BatchResult) -> CompletionKind:
     status, said = result.status, result.said or ServerError("")
     if prompt_too_long(status, said):
         return "too_long"
@@ -1049,7 +1050,7 @@ def _batch_completion(design: Mapping[str, Any], slot: Slot, result: BatchResult
         1,
         result.status,
         error=error,
-        seed=seed,  # type: ignore[arg-type]
+        seed=seed,
     )
 
 
