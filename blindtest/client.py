@@ -821,6 +821,11 @@ class BatchClient:
     def __repr__(self) -> str:
         return f"BatchClient({self._endpoint.origin})"
 
+    @property
+    def origin(self) -> str:
+        """``scheme://host[:port]`` of the API (what a record may keep)."""
+        return self._endpoint.origin
+
     async def __aenter__(self) -> BatchClient:
         self._session = aiohttp.ClientSession(timeout=self._timeouts, raise_for_status=False)
         return self
