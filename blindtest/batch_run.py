@@ -32,8 +32,8 @@ from blindtest.retry import DEFAULT_POLICY, RetryPolicy
 
 __all__ = ["CollectIO", "Collected", "collect"]
 
-#: Called with the name of each step just done ("uploaded", "created", "polled",
-#: "downloaded", "imported"); the tests set it to kill the process there.
+#: Called with the name of each step just done ("uploaded", "created, not yet recorded",
+#: "created", "polled", "downloaded", "imported"); the tests set it to kill the process there.
 CHECKPOINT: Callable[[str], None] | None = None
 
 
@@ -169,6 +169,7 @@ async def _create(record: JsonObject, clients: Mapping[str, BatchClient], io: Co
             metadata = {"blindtest_run": str(record["design_sha256"])[:16], "side": entry["side"]}
             batch = await client.create(entry["file_id"], metadata)
             created += 1
+            _checkpoint("created, not yet recorded")
             io.say(f"side {entry['side']}: created batch {batch['id']} (24h window)")
         entry["batch_id"] = str(batch["id"])
         _update(entry, batch)
