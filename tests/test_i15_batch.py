@@ -60,13 +60,15 @@ def test_i15_01_export_writes_the_exact_live_body_with_per_slot_seed_and_run_in_
     out = tmp_path / "batch.jsonl"
     result = invoke("generate", batch, "--batch-export", out)
     assert result.exit_code == 0, result.stderr
-    assert "wrote" in result.stderr and "--batch-import" in result.stderr
+    assert "wrote" in result.stderr
+    assert "--batch-import" in result.stderr
     lines = _lines(out)
     assert len(lines) == 18
     sha = artifacts.read_design_hash(batch)
     exported = set()
     for line in lines:
-        assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
+        assert line["method"] == "POST"
+        assert line["url"] == "/v1/chat/completions"
         assert re.fullmatch(rf"bt-{sha[:16]}-t[1-6]-s[1-3]", line["custom_id"])
         assert isinstance(line["body"]["seed"], int)
         exported.add(orjson.dumps(line["body"], option=orjson.OPT_SORT_KEYS))
@@ -201,8 +203,10 @@ def test_i15_02_partial_import_then_the_rest_already_answered_refused_missing_ex
     # The same file again: every result answers a slot already answered.
     again = invoke("generate", run, "--batch-import", first)
     assert again.exit_code == 2
-    assert "refused 10 batch results (0 for another run, 0 for slots this design does not " \
+    assert (
+        "refused 10 batch results (0 for another run, 0 for slots this design does not "
         "have, 10 for slots already answered" in again.stderr
+    )
     assert len(rows(run)) == 10
     # Exporting now gives just the missing slots.
     missing = tmp_path / "missing.jsonl"
@@ -292,7 +296,8 @@ def test_i15_03_batch_submits_polls_downloads_and_imports_one_batch_per_side(
         ("B", "completed", True),
     ]
     assert simulator.stats()["batches_created"] == 2
-    assert len(rows(run)) == 18 and (run / artifacts.TRIALS).exists()
+    assert len(rows(run)) == 18
+    assert (run / artifacts.TRIALS).exists()
     # A rerun finds everything imported and submits nothing.
     again = invoke("generate", run, "--batch", "--poll-interval", "0.05")
     assert again.exit_code == 0
@@ -309,7 +314,8 @@ def test_i15_03_expired_batch_imports_what_finished_reports_the_rest_and_rerun_s
     simulator.config.batch_fail_every = 4  # and every 4th request of a batch fails
     result = invoke("generate", run, "--batch", "--poll-interval", "0.01")
     assert result.exit_code == 3
-    assert "expired: imported" in result.stderr and "never ran" in result.stderr
+    assert "expired: imported" in result.stderr
+    assert "never ran" in result.stderr
     assert "slot(s) still unanswered after the batch" in result.stderr
     assert "--batch" in result.stderr
     simulator.config.batch_fail_every = None
@@ -336,7 +342,8 @@ cli.main(["generate", sys.argv[2], "--batch", "--poll-interval", "0.05", "-q"],
 
 
 @pytest.mark.parametrize(
-    "stage", ["uploaded", "created, not yet recorded", "created", "polled", "downloaded", "imported"]
+    "stage",
+    ["uploaded", "created, not yet recorded", "created", "polled", "downloaded", "imported"],
 )
 def test_i15_done_killed_at_each_stage_a_rerun_answers_every_slot_once_no_batch_twice(
     invoke: Invoke, tmp_path: Path, simulator: Simulator, stage: str
@@ -359,7 +366,8 @@ def test_i15_done_killed_at_each_stage_a_rerun_answers_every_slot_once_no_batch_
     assert simulator.stats()["batches_created"] == 2  # one per side, never a second
     assert simulator.stats()["answered_twice"] == 0
     record = artifacts.read_json(run / artifacts.BATCHES, "batches")
-    assert len(record["batches"]) == 2 and all(b["imported"] for b in record["batches"])
+    assert len(record["batches"]) == 2
+    assert all(b["imported"] for b in record["batches"])
 
 
 # ------------------------------------------------------------------------ 4. Anthropic
@@ -379,7 +387,8 @@ def test_i15_04_anthropic_export_and_results_import(
         assert set(line) == {"custom_id", "params"}
         assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", line["custom_id"])
         params = line["params"]
-        assert params["max_tokens"] == 300 and "seed" not in params
+        assert params["max_tokens"] == 300
+        assert "seed" not in params
         assert all(m["role"] != "system" for m in params["messages"])
     results = []
     for n, line in enumerate(lines):
