@@ -204,11 +204,12 @@ async def _poll(
             counts[1] += int(tally.get("failed") or 0)
             counts[2] += int(tally.get("total") or entry["requests"])
         _checkpoint("polled")
+        ended = all(e["status"] in BATCH_DONE for e in _open(record))
         if io.progress is not None:
             states = ", ".join(f"{e['side']} {e['status']}" for e in _open(record))
             line = f"batches: {states}; {counts[0]}/{counts[2]} done, {counts[1]} failed"
-            io.progress(line, False)
-        if any(e["status"] not in BATCH_DONE for e in _open(record)):
+            io.progress(line, ended)
+        if not ended:
             await asyncio.sleep(poll_interval)
 
 
