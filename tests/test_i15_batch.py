@@ -295,13 +295,13 @@ def test_i15_03_batch_submits_polls_downloads_and_imports_one_batch_per_side(
         ("A", "completed", True),
         ("B", "completed", True),
     ]
-    assert simulator.stats()["batches_created"] == 2
+    assert simulator.batches_created == 2
     assert len(rows(run)) == 18
     assert (run / artifacts.TRIALS).exists()
     # A rerun finds everything imported and submits nothing.
     again = invoke("generate", run, "--batch", "--poll-interval", "0.05")
     assert again.exit_code == 0
-    assert simulator.stats()["batches_created"] == 2
+    assert simulator.batches_created == 2
     assert len(rows(run)) == 18
 
 
@@ -323,7 +323,7 @@ def test_i15_03_expired_batch_imports_what_finished_reports_the_rest_and_rerun_s
     assert result.exit_code == 0, result.stderr
     ok = [r for r in rows(run) if r["status"] == "ok"]
     assert len(ok) == len({(r["trial"], r["slot"]) for r in ok}) == 18
-    assert simulator.stats()["batches_created"] == 4  # A, B, then A's and B's remainders
+    assert simulator.batches_created == 4  # A, B, then A's and B's remainders
     assert simulator.stats()["answered_twice"] == 0
 
 
@@ -363,7 +363,7 @@ def test_i15_done_killed_at_each_stage_a_rerun_answers_every_slot_once_no_batch_
     ok = [r for r in rows(run) if r["status"] == "ok"]
     assert len(ok) == len({(r["trial"], r["slot"]) for r in ok}) == 18
     assert (run / artifacts.TRIALS).exists()
-    assert simulator.stats()["batches_created"] == 2  # one per side, never a second
+    assert simulator.batches_created == 2  # one per side, never a second
     assert simulator.stats()["answered_twice"] == 0
     record = artifacts.read_json(run / artifacts.BATCHES, "batches")
     assert len(record["batches"]) == 2

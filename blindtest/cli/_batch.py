@@ -5,21 +5,109 @@ FILE..., --batch. Resolves files and prints; the work is in :mod:`blindtest.batc
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from blindtest import artifacts
 from blindtest.artifacts import JsonObject
-from blindtest.batch import BatchResult, read_results, request_lines, split_parts
 from blindtest.errors import BadInput, EndpointFailed
 from blindtest.hints import stage_command
-from blindtest.slots import LAUNDER, SlotState, pending_work
+
+if TYPE_CHECKING:
+    from blindtest.batch import BatchResult
 
 Say = Callable[[str], None]
+
+
+def options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """bt-generate's batch options (they arrive in the command as ``**batch``)."""
+    for option in reversed(_OPTIONS):
+        command = option(command)
+    return command
+
+
+_OPTIONS = [
+    click.option(
+        "--batch-export",
+        "batch_export",
+        metavar="FILE",
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="Write every missing slot as a batch input file instead of asking "
+        "(split into FILE.partN over 50,000 requests or 200 MB).",
+    ),
+    click.option(
+        "--batch-import",
+        "batch_import",
+        metavar="FILE",
+        multiple=True,
+        type=click.Path(path_type=Path, exists=True, dir_okay=False),
+        help="Import batch output and error files (OpenAI, vLLM run-batch or Anthropic); "
+        "repeatable.",
+    ),
+    click.option(
+        "--batch",
+        "batch",
+        is_flag=True,
+        help="Submit the missing slots to the endpoints' Batch API (/v1/files, /v1/batches), "
+        "wait, and import; a rerun picks up the recorded batches.",
+    ),
+    click.option(
+        "--batch-format",
+        type=click.Choice(["openai", "anthropic"]),
+        default="openai",
+        show_default=True,
+        help="Format of --batch-export (imports tell the format by each line).",
+    ),
+    click.option(
+        "--poll-interval",
+        type=click.FloatRange(min=0),
+        default=10.0,
+        show_default=True,
+        help="Seconds between polls of a submitted batch (--batch).",
+    ),
+]
+
+
+def wanted(batch: dict[str, Any]) -> bool:
+    """Whether a batch mode was asked for (refusing two at once)."""
+    modes = (batch["batch_export"] is not None, bool(batch["batch_import"]), batch["batch"])
+    if sum(modes) > 1:
+        raise BadInput("give one of --batch-export, --batch-import and --batch")
+    return any(modes)
+
+
+def dispatch(
+    run_dir: Path,
+    batch: dict[str, Any],
+    prices: dict[str, tuple[float, float]],
+    quiet: bool,
+    timeout: float,
+) -> None:
+    """Run the batch mode asked for."""
+    say: Say = (lambda _: None) if quiet else (lambda text: click.echo(text, err=True))
+    fmt = batch["batch_format"]
+    if batch["batch_export"] is not None:
+        export(run_dir, batch["batch_export"], fmt, say)
+    elif batch["batch_import"]:
+        import_files(run_dir, list(batch["batch_import"]), prices, quiet)
+    else:
+        if fmt != "openai":
+            raise BadInput(
+                "--batch speaks OpenAI's Batch API; for Anthropic, --batch-export FILE "
+                "--batch-format anthropic and submit it there"
+            )
+        progress = None
+        if not quiet and sys.stderr.isatty():
+
+            def progress(line: str, final: bool) -> None:
+                click.echo(f"\r{line}   ", err=True, nl=final)
+
+        submit(run_dir, prices, quiet, timeout, batch["poll_interval"], progress)
 
 
 def part_paths(path: Path, parts: int) -> list[Path]:
@@ -38,6 +126,8 @@ def _ours(path: Path, run: str) -> bool:
 
 def export(run_dir: Path, out: Path, fmt: str, say: Say) -> None:
     from blindtest import generate as lib
+    from blindtest.batch import request_lines, split_parts
+    from blindtest.slots import LAUNDER, SlotState, pending_work
 
     loaded = artifacts.load_design(run_dir)
     rows = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
@@ -98,6 +188,8 @@ def _previous(run_dir: Path) -> JsonObject | None:
 
 def _finish(run_dir: Path, trials: list[JsonObject] | None, say: Say) -> int:
     """Write the blinded view when every slot is answered; else say what is missing."""
+    from blindtest.slots import LAUNDER, SlotState, pending_work
+
     if trials is not None:
         artifacts.write_jsonl(run_dir / artifacts.TRIALS, trials, "trials", force=True)
         say(
@@ -123,6 +215,7 @@ def import_files(
     run_dir: Path, files: Sequence[Path], prices: dict[str, tuple[float, float]], quiet: bool
 ) -> None:
     from blindtest import generate as lib
+    from blindtest.batch import read_results
 
     loaded, io = _io(run_dir, quiet)
     results: list[BatchResult] = []
@@ -151,6 +244,7 @@ def submit(
 ) -> None:
     from blindtest import batch_run
     from blindtest import generate as lib
+    from blindtest.slots import SlotState
 
     loaded, io = _io(run_dir, quiet)
     endpoints = lib.endpoints_for(loaded.design)
@@ -209,7 +303,7 @@ def submit(
 
 
 def _trials_if_complete(run_dir: Path) -> list[JsonObject] | None:
-    from blindtest.slots import build_trials_view
+    from blindtest.slots import SlotState, build_trials_view, pending_work
 
     loaded = artifacts.load_design(run_dir)
     rows = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)

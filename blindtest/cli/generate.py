@@ -14,7 +14,7 @@ import click
 
 from blindtest import artifacts
 from blindtest.artifacts import JsonObject
-from blindtest.cli import _common
+from blindtest.cli import _batch, _common
 from blindtest.cli._common import (
     command,
     concurrency_option,
@@ -57,43 +57,7 @@ def _check_numbers(timeout: float, rpm: float | None) -> None:
 @click.option("--price-a", metavar="IN,OUT", help="Side A price, dollars per million tokens.")
 @click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens.")
 @click.option("--price-launder", metavar="IN,OUT", help="Laundering model price.")
-@click.option(
-    "--batch-export",
-    "batch_export",
-    metavar="FILE",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Write every missing slot as a batch input file instead of asking "
-    "(split into FILE.partN over 50,000 requests or 200 MB).",
-)
-@click.option(
-    "--batch-import",
-    "batch_import",
-    metavar="FILE",
-    multiple=True,
-    type=click.Path(path_type=Path, exists=True, dir_okay=False),
-    help="Import batch output and error files (OpenAI, vLLM run-batch or Anthropic); repeatable.",
-)
-@click.option(
-    "--batch",
-    "batch",
-    is_flag=True,
-    help="Submit the missing slots to the endpoints' Batch API (/v1/files, /v1/batches), "
-    "wait, and import; a rerun picks up the recorded batches.",
-)
-@click.option(
-    "--batch-format",
-    type=click.Choice(["openai", "anthropic"]),
-    default="openai",
-    show_default=True,
-    help="Format of --batch-export (imports tell the format by each line).",
-)
-@click.option(
-    "--poll-interval",
-    type=click.FloatRange(min=0),
-    default=10.0,
-    show_default=True,
-    help="Seconds between polls of a submitted batch (--batch).",
-)
+@_batch.options
 @quiet_option
 @_common.writes_run
 def generate(
@@ -105,12 +69,8 @@ def generate(
     price_a: str | None,
     price_b: str | None,
     price_launder: str | None,
-    batch_export: Path | None,
-    batch_import: tuple[Path, ...],
-    batch: bool,
-    batch_format: str,
-    poll_interval: float,
     quiet: bool,
+    **batch: Any,
 ) -> None:
     """Fetch every response before any judging; a rerun fetches only what is missing.
 
@@ -124,20 +84,8 @@ def generate(
 
     _check_numbers(timeout, rpm)
     given = lib.parse_prices({"A": price_a, "B": price_b, "launder": price_launder})
-    if sum((batch_export is not None, bool(batch_import), batch)) > 1:
-        raise BadInput("give one of --batch-export, --batch-import and --batch")
-    if batch_export is not None or batch_import or batch:
-        _batch_mode(
-            run_dir,
-            batch_export,
-            batch_import,
-            batch,
-            batch_format,
-            given,
-            quiet,
-            timeout,
-            poll_interval,
-        )
+    if _batch.wanted(batch):
+        _batch.dispatch(run_dir, batch, given, quiet, timeout)
         return
     loaded = artifacts.load_design(run_dir)
     path = run_dir / artifacts.RESPONSES
@@ -168,37 +116,6 @@ def generate(
         f"wrote {run_dir / artifacts.TRIALS}: {len(trials)} blinded trials; "
         f"next: {stage_command('judge', run_dir)}"
     )
-
-
-def _batch_mode(
-    run_dir: Path,
-    export: Path | None,
-    imports: tuple[Path, ...],
-    submit: bool,
-    fmt: str,
-    prices: dict[str, tuple[float, float]],
-    quiet: bool,
-    timeout: float,
-    poll_interval: float,
-) -> None:
-    from blindtest.cli import _batch
-
-    say = (lambda _: None) if quiet else (lambda text: click.echo(text, err=True))
-    if export is not None:
-        _batch.export(run_dir, export, fmt, say)
-    elif imports:
-        _batch.import_files(run_dir, list(imports), prices, quiet)
-    else:
-        if fmt != "openai":
-            raise BadInput(
-                "--batch speaks OpenAI's Batch API; for Anthropic, --batch-export "
-                "FILE --batch-format anthropic and submit it there"
-            )
-        tty = not quiet and sys.stderr.isatty()
-        progress = (
-            (lambda line, final: click.echo(f"\r{line}   ", err=True, nl=final)) if tty else None
-        )
-        _batch.submit(run_dir, prices, quiet, timeout, poll_interval, progress)
 
 
 def _previous(run_dir: Path) -> dict[str, Any] | None:

@@ -7,7 +7,8 @@ in its input file is answered at once, each as ``POST /v1/chat/completions`` wou
 with no fault (same text and usage for the same body). ``batch_fail_every`` N: every Nth
 request fails with a 500 in the error file. ``batch_expire_next`` K: the next K batches expire
 with only the first half of their requests done (the rest in the error file as
-``batch_expired``). ``batches_created`` counts batches created since the last reset.
+``batch_expired``). ``created`` counts batches created since the last reset
+(``Simulator.batches_created``).
 """
 
 from __future__ import annotations

@@ -258,8 +258,12 @@ class Simulator:
             "after_answer": sum(s.after_answer for s in slots),
             "unanswered": sum(s.answered == 0 for s in slots),
             "max_in_flight": dict(self.max_in_flight),
-            "batches_created": self.batch_store.created,
         }
+
+    @property
+    def batches_created(self) -> int:
+        """Batches created through the Batch API since the last reset."""
+        return self.batch_store.created
 
     # handlers ----------------------------------------------------------------------------
 
