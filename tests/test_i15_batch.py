@@ -441,3 +441,63 @@ def test_i15_04_batch_submit_refuses_the_anthropic_format(
     assert result.exit_code == 2
     assert "--batch speaks OpenAI's Batch API" in result.stderr
     assert not (run / artifacts.BATCHES).exists()
+
+
+# ------------------------------------------------------------------ prices, keys, laundering
+
+
+def test_i15_05_batch_prices_given_on_import_are_recorded_and_cost_the_run(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    results = _exported_and_answered(invoke, tmp_path, simulator, run)
+    result = invoke(
+        "generate", run, "--batch-import", results, "--price-a", "1.25,5", "--price-b", "0,0"
+    )
+    assert result.exit_code == 0, result.stderr
+    generation = artifacts.read_json(run / artifacts.GENERATION, "generation")
+    assert generation["prices"]["A"] == {"input": 1.25, "output": 5.0}
+    a = generation["roles"]["A"]
+    expected = (a["prompt_tokens"] * 1.25 + a["completion_tokens"] * 5) / 1e6
+    assert a["cost"] == pytest.approx(expected)
+    assert generation["complete"] is True
+
+
+def test_i15_03_batch_api_refusing_the_key_is_exit_3_in_one_line_without_the_key(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path)
+    simulator.config.api_key = "simkey-the-right-one"
+    monkeypatch.setenv("OPENAI_API_KEY", "simkey-a-wrong-one-0123456789")
+    result = invoke("generate", run, "--batch", "--poll-interval", "0")
+    assert result.exit_code == 3
+    assert "batch API (upload at http://127.0.0.1:" in result.stderr
+    assert "HTTP 401" in result.stderr
+    assert "simkey-a-wrong-one-0123456789" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (run / artifacts.BATCHES).exists()
+    assert simulator.batches_created == 0
+
+
+def test_i15_03_laundering_follows_a_batch_live(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    make_design(
+        invoke,
+        run,
+        simulator,
+        tmp_path,
+        "--launder",
+        "sim-launder",
+        "--launder-url",
+        simulator.base_url,
+    )
+    result = invoke("generate", run, "--batch", "--poll-interval", "0")
+    assert result.exit_code == 0, result.stderr
+    assert "18 answers still to launder: " in result.stderr
+    assert not (run / artifacts.TRIALS).exists()
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    assert sum(r.get("stage") == "launder" for r in rows(run)) == 18
+    assert (run / artifacts.TRIALS).exists()

@@ -187,7 +187,8 @@ def _previous(run_dir: Path) -> JsonObject | None:
 
 
 def _finish(run_dir: Path, trials: list[JsonObject] | None, say: Say) -> int:
-    """Write the blinded view when every slot is answered; else say what is missing."""
+    """Write the blinded view when every slot is answered; else say what is missing and
+    return how many slots a batch could still answer (laundering is done live)."""
     from blindtest.slots import LAUNDER, SlotState, pending_work
 
     if trials is not None:
@@ -203,12 +204,13 @@ def _finish(run_dir: Path, trials: list[JsonObject] | None, say: Say) -> int:
     asks = sum(w.stage != LAUNDER for w in missing)
     if not asks:
         say(f"{len(missing)} answers still to launder: {stage_command('generate', run_dir)}")
+        return 0
     else:
         say(
             f"{asks} slots still missing; export just those: "
             f"{stage_command('generate', run_dir, '--batch-export', 'missing.jsonl')}"
         )
-    return len(missing)
+    return asks
 
 
 def import_files(
