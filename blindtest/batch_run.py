@@ -232,9 +232,9 @@ async def _import(
         entry["imported"] = True
         io.write_record(record)
         _checkpoint("imported")
-        unanswered = entry["requests"] - len(results) + not_run
-        said = f"; {unanswered} never ran" if unanswered else ""
-        io.say(
-            f"side {entry['side']}: batch {entry['batch_id']} {entry['status']}: imported "
-            f"{rows} rows{said}"
-        )
+        done.not_run += entry["requests"] - len(results)  # lines missing from the files
+        io.say(f"side {entry['side']}: batch {entry['batch_id']} {entry['status']}, imported")
+    if done.ended:
+        # Totals over both sides only: per-side failures are for after judging.
+        never = f"; {done.not_run} requests never ran" if done.not_run else ""
+        io.say(f"imported {done.imported_rows} rows{never}")

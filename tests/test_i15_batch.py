@@ -314,7 +314,7 @@ def test_i15_03_expired_batch_imports_what_finished_reports_the_rest_and_rerun_s
     simulator.config.batch_fail_every = 4  # and every 4th request of a batch fails
     result = invoke("generate", run, "--batch", "--poll-interval", "0.01")
     assert result.exit_code == 3
-    assert "expired: imported" in result.stderr
+    assert "expired, imported" in result.stderr
     assert "never ran" in result.stderr
     assert "slot(s) still unanswered after the batch" in result.stderr
     assert "--batch" in result.stderr
