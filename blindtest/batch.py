@@ -127,10 +127,13 @@ def request_lines(
 
 
 def split_parts(
-    lines: Sequence[bytes], max_requests: int = MAX_REQUESTS, max_bytes: int = MAX_FILE_BYTES
+    lines: Sequence[bytes], max_requests: int | None = None, max_bytes: int | None = None
 ) -> list[list[bytes]]:
-    """``lines`` cut into files of at most ``max_requests`` lines and ``max_bytes`` bytes, in
-    order (one line larger than ``max_bytes`` is refused)."""
+    """``lines`` cut into files of at most ``max_requests`` lines and ``max_bytes`` bytes
+    (default :data:`MAX_REQUESTS`, :data:`MAX_FILE_BYTES`), in order (one line larger than
+    ``max_bytes`` is refused)."""
+    max_requests = MAX_REQUESTS if max_requests is None else max_requests
+    max_bytes = MAX_FILE_BYTES if max_bytes is None else max_bytes
     parts: list[list[bytes]] = []
     current: list[bytes] = []
     size = 0

@@ -501,3 +501,27 @@ def test_i15_03_laundering_follows_a_batch_live(
     assert invoke("generate", run, "--quiet").exit_code == 0
     assert sum(r.get("stage") == "launder" for r in rows(run)) == 18
     assert (run / artifacts.TRIALS).exists()
+
+
+def test_i15_01_export_over_the_request_limit_writes_numbered_parts_that_import_together(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import blindtest.batch
+
+    monkeypatch.setattr(blindtest.batch, "MAX_REQUESTS", 7)
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path, trials=6)
+    result = invoke("generate", run, "--batch-export", tmp_path / "batch.jsonl")
+    assert result.exit_code == 0, result.stderr
+    parts = [tmp_path / f"batch.part{n}.jsonl" for n in (1, 2, 3)]
+    assert [len(_lines(p)) for p in parts] == [7, 7, 4]
+    assert not (tmp_path / "batch.jsonl").exists()
+    outputs = []
+    for n, part in enumerate(parts, start=1):
+        output, _ = asyncio.run(_through_batch_api(simulator, part.read_bytes()))
+        (tmp_path / f"out{n}.jsonl").write_bytes(output)
+        outputs += ["--batch-import", tmp_path / f"out{n}.jsonl"]
+    result = invoke("generate", run, *outputs)
+    assert result.exit_code == 0, result.stderr
+    assert "imported 18 rows (0 failed) from 3 files" in result.stderr
+    assert (run / artifacts.TRIALS).exists()
