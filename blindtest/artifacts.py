@@ -43,9 +43,11 @@ AUDIT = "audit.json"
 REPORT = "report.json"
 E_VALUES = "e_values.jsonl"
 GENERATION = "generation.json"
+#: bt-generate --batch: the batches submitted for this run (their ids are the resume state).
+BATCHES = "batches.json"
 
 #: Files made from a design: once one exists the design may not be replaced.
-DOWNSTREAM_OF_DESIGN = (RESPONSES, TRIALS, PICKS, AUDIT, REPORT, GENERATION)
+DOWNSTREAM_OF_DESIGN = (RESPONSES, TRIALS, PICKS, AUDIT, REPORT, GENERATION, BATCHES)
 
 #: The lock file of a run directory (``run_lock``); it exists only while a stage holds it.
 LOCK = ".lock"
@@ -61,6 +63,7 @@ RUN_FILE_KINDS = {
     REPORT: "report",
     E_VALUES: "e_values",
     GENERATION: "generation",
+    BATCHES: "batches",
 }
 
 #: The ``kind`` of the standalone HTML page bt-analyze writes (see ``claim_output``).
@@ -68,6 +71,7 @@ HTML = "html"
 
 SCHEMA_NAMES = (
     "audit",
+    "batches",
     "design",
     "e_values",
     "generation",

@@ -66,9 +66,11 @@ from blindtest.wire import (
 )
 
 __all__ = [
+    "BATCH_DONE",
     "DEFAULT_CONCURRENCY",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_TIMEOUT",
+    "BatchClient",
     "ChatClient",
     "Completion",
     "CompletionKind",
@@ -776,3 +778,171 @@ class ChatClient:
             error=error,
             seed=seed,
         )
+
+
+# --------------------------------------------------------------------------------------------
+# Files and batches (OpenAI's Batch API; vLLM's and the simulator's speak it too)
+
+#: Batch states after which nothing more will be processed.
+BATCH_DONE: frozenset[str] = frozenset({"completed", "failed", "expired", "cancelled"})
+
+
+class BatchClient:
+    """The calls of OpenAI's Batch API at one endpoint's base URL: upload a batch input file
+    (``POST /files``, purpose ``batch``), create a batch (``POST /batches``, 24h window), read
+    one (``GET /batches/{id}``) or the recent ones (``GET /batches``), and download a file's
+    content (``GET /files/{id}/content``). Transient failures (429, 5xx, resets) are retried as
+    completions are; anything else raises the :mod:`blindtest.errors` class that names it.
+    The key is read from the variable named by ``endpoint.key_env`` per request, never kept.
+
+    Use as ``async with BatchClient(endpoint) as batches:``.
+    """
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        policy: RetryPolicy = DEFAULT_POLICY,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._endpoint = endpoint
+        self._timeouts = aiohttp.ClientTimeout(
+            total=None,
+            connect=DEFAULT_CONNECT_TIMEOUT,
+            sock_connect=DEFAULT_CONNECT_TIMEOUT,
+            sock_read=timeout,
+        )
+        self._policy = policy
+        self._sleep = sleep
+        self._rng = random.Random()
+        self._session: aiohttp.ClientSession | None = None
+
+    def __repr__(self) -> str:
+        return f"BatchClient({self._endpoint.origin})"
+
+    @property
+    def origin(self) -> str:
+        """``scheme://host[:port]`` of the API (what a record may keep)."""
+        return self._endpoint.origin
+
+    async def __aenter__(self) -> BatchClient:
+        self._session = aiohttp.ClientSession(timeout=self._timeouts, raise_for_status=False)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _url(self, path: str) -> str:
+        parts = urlsplit(self._endpoint.base_url)
+        return urlunsplit(parts._replace(path=parts.path.rstrip("/") + path))
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        what: str,
+        *,
+        json: object = None,
+        form: bool = False,
+        file: tuple[str, bytes] | None = None,
+    ) -> bytes:
+        assert self._session is not None, "use 'async with BatchClient(...)'"
+        where = f"batch API ({what} at {self._endpoint.origin})"
+        attempt = 0
+        while True:
+            attempt += 1
+            key = _read_key("batch", self._endpoint)
+            headers = {"User-Agent": f"blindtest/{__version__}"}
+            if key is not None:
+                headers["Authorization"] = f"Bearer {key}"
+            data: aiohttp.FormData | bytes | None = None
+            if file is not None:
+                data = aiohttp.FormData()
+                data.add_field("purpose", "batch")
+                data.add_field("file", file[1], filename=file[0], content_type="application/jsonl")
+            elif json is not None:
+                data = orjson.dumps(json)
+                headers["Content-Type"] = "application/json"
+            try:
+                async with self._session.request(
+                    method, self._url(path), data=data, headers=headers, allow_redirects=False
+                ) as response:
+                    payload = await response.read()
+                    status, reason = response.status, response.reason or ""
+                    response_headers = response.headers
+                    content_type = response.content_type
+            except (aiohttp.ClientError, asyncio.TimeoutError, TimeoutError, OSError) as error:
+                failure = _failure(where, attempt, error=error, timeouts=self._timeouts, key=key)
+                if attempt <= self._policy.max_retries and isinstance(
+                    failure, _RETRYABLE_TRANSPORT
+                ):
+                    await self._sleep(next_delay(attempt, None, self._rng, policy=self._policy))
+                    continue
+                raise failure from None
+            if 200 <= status < 300:
+                return payload
+            said = parse_error(payload, content_type)
+            failure = _failure(
+                where,
+                attempt,
+                status=status,
+                reason=reason,
+                said=said,
+                hint_env=self._endpoint.key_env,
+                timeouts=self._timeouts,
+                key=key,
+            )
+            if (
+                attempt <= self._policy.max_retries
+                and should_retry(status, response_headers, error_code=said.code)
+                and not isinstance(failure, QuotaExceeded)
+            ):
+                await self._sleep(
+                    next_delay(attempt, response_headers, self._rng, policy=self._policy)
+                )
+                continue
+            raise failure
+
+    async def _json(self, method: str, path: str, what: str, **kw: object) -> dict[str, object]:
+        payload = await self._call(method, path, what, **kw)  # type: ignore[arg-type]
+        try:
+            data = orjson.loads(payload)
+        except orjson.JSONDecodeError:
+            data = None
+        if not isinstance(data, dict):
+            raise EndpointFailed(f"batch API ({what} at {self._endpoint.origin}): not JSON")
+        return data
+
+    async def upload(self, filename: str, data: bytes) -> dict[str, object]:
+        """Upload a batch input file; the file object (its ``id``)."""
+        return await self._json("POST", "/files", "upload", file=(filename, data))
+
+    async def create(
+        self, input_file_id: str, metadata: Mapping[str, str] | None = None
+    ) -> dict[str, object]:
+        """Create a batch of chat completions over an uploaded file, 24h window."""
+        body: dict[str, object] = {
+            "input_file_id": input_file_id,
+            "endpoint": "/v1/chat/completions",
+            "completion_window": "24h",
+        }
+        if metadata:
+            body["metadata"] = dict(metadata)
+        return await self._json("POST", "/batches", "create", json=body)
+
+    async def retrieve(self, batch_id: str) -> dict[str, object]:
+        """The batch object as it is now (``status``, ``request_counts``, file ids)."""
+        return await self._json("GET", f"/batches/{batch_id}", "poll")
+
+    async def recent(self) -> list[dict[str, object]]:
+        """The most recent batches (one page of ``GET /batches``), newest first."""
+        data = await self._json("GET", "/batches?limit=100", "list")
+        items = data.get("data")
+        return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+    async def content(self, file_id: str) -> bytes:
+        """A file's bytes (a batch's output or error file)."""
+        return await self._call("GET", f"/files/{file_id}/content", "download")

@@ -25,11 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from blindtest.artifacts import JsonObject, schema_tag
+from blindtest.batch import BatchResult, custom_id, parse_custom_id
 from blindtest.client import (
     DEFAULT_CONCURRENCY,
     DEFAULT_TIMEOUT,
     ChatClient,
     Completion,
+    CompletionKind,
     Endpoint,
 )
 from blindtest.endpoints import is_loopback
@@ -58,7 +60,7 @@ from blindtest.slots import (
     plan_slots,
     slot_seed,
 )
-from blindtest.wire import ChatMessage, token_field_for
+from blindtest.wire import ChatMessage, ServerError, prompt_too_long, token_field_for
 
 #: A deterministic endpoint (temperature ignored or 0) repeats itself on nearly every triangle
 #: trial, and the triangle degenerates into spot-the-twin; short answers at a real temperature
@@ -957,3 +959,197 @@ def _announce(
             f"  estimate for the whole run, {role}: ~{entry['input_tokens']:.0f} input and "
             f"<= {entry['output_tokens']:.0f} output tokens{cost}"
         )
+
+
+# --------------------------------------------------------------------------- batch files
+
+
+def batch_requests(
+    design: Mapping[str, Any], design_sha256: str, state: SlotState
+) -> list[tuple[str, str, dict[str, object]]]:
+    """``(side, custom_id, body)`` for every slot still unanswered: the exact body a live run
+    sends for it (:meth:`Endpoint.request_body`, per-slot seed included). Laundering is not
+    batched: it needs the answers first, and a live rerun launders them."""
+    if design["source"]["kind"] == "dirs":
+        raise BadInput("this design imports its outputs (--from-dirs): nothing to ask in a batch")
+    endpoints = endpoints_for(design, environ={})  # the bodies only: no key is read
+    prompts = {p["id"]: p["text"] for p in design["prompts"]}
+    requests = []
+    for work in pending_work(design, state):
+        if work.stage == LAUNDER:
+            continue
+        slot = work.slot
+        seed = slot_seed(design["seed"], slot.trial, slot.slot)
+        body = endpoints[slot.side].request_body(
+            messages_for(design, prompts[slot.prompt_id]), seed=seed
+        )
+        requests.append((slot.side, custom_id(design_sha256, slot.trial, slot.slot), body))
+    return requests
+
+
+@dataclass
+class BatchImport:
+    """What a batch import found: the ``rows`` to append, results that never ran
+    (``not_run``: the batch expired or was cancelled first), and with ``skip_answered`` the
+    results for slots already answered (``skipped``)."""
+
+    rows: list[JsonObject] = field(default_factory=list)
+    not_run: int = 0
+    skipped: int = 0
+
+
+def _batch_failure_kind(result: BatchResult) -> CompletionKind:
+    status, said = result.status, result.said or ServerError("")
+    if prompt_too_long(status, said):
+        return "too_long"
+    if status == 429:
+        return "rate_limited"
+    if status is None or status >= 500 or status in (408, 409):
+        return "server_error"
+    return "rejected"
+
+
+def _batch_completion(design: Mapping[str, Any], slot: Slot, result: BatchResult) -> Completion:
+    seed = slot_seed(design["seed"], slot.trial, slot.slot) if result.fmt == "openai" else None
+    parsed = result.completion
+    if parsed is not None:
+        error = None if parsed.ok else f"batch result: {parsed.detail}"
+        return Completion(
+            slot.side,
+            parsed.kind,
+            parsed.text if parsed.ok else "",
+            parsed.finish_reason,
+            parsed.usage,
+            0.0,
+            1,
+            result.status,
+            model=parsed.model,
+            refused=parsed.kind == "refusal",
+            refusal=parsed.refusal,
+            truncated=parsed.truncated,
+            response_id=parsed.response_id,
+            error=error,
+            seed=seed,
+        )
+    kind = _batch_failure_kind(result)
+    said = (result.said or ServerError("failed")).message
+    status = f"HTTP {result.status}: " if result.status is not None else ""
+    error = f"batch result: {status}{said}"
+    if kind == "too_long":
+        error = (
+            f"trial {slot.trial}, prompt {slot.prompt_id}: the prompt is too long for the "
+            f"server ({status}{said})"
+        )
+    return Completion(
+        slot.side,
+        kind,
+        "",
+        None,
+        None,
+        0.0,
+        1,
+        result.status,
+        error=error,
+        seed=seed,
+    )
+
+
+def batch_rows(
+    design: Mapping[str, Any],
+    design_sha256: str,
+    state: SlotState,
+    results: Iterable[BatchResult],
+    *,
+    skip_answered: bool = False,
+) -> BatchImport:
+    """The ``responses.jsonl`` rows for batch results, built as a live answer's are
+    (:func:`response_record`: the same normalization and failure rows; ``latency_ms`` null,
+    nothing was timed, ``attempts`` 1).
+
+    Refuses the whole import (``BadInput`` with the counts; nothing is to be written) when any
+    result belongs to another run, names a slot this design does not have, or answers a slot
+    already answered (on disk, or earlier in the same files); ``skip_answered`` (a collect of
+    the run's own recorded batch, imported again after an interruption) skips those instead.
+    """
+    expected = {(s.trial, s.slot): s for s in plan_slots(design)}
+    found = BatchImport()
+    foreign = unknown = answered = 0
+    done: set[tuple[int, int]] = set()
+    first_bad = ""
+    for result in results:
+        cid = parse_custom_id(result.custom_id)
+        where = f"{result.source}:{result.line}"
+        if cid is None or cid.run != design_sha256[:16]:
+            foreign += 1
+            first_bad = first_bad or f"{where} ({result.custom_id!r} is not this run's)"
+            continue
+        slot = expected.get((cid.trial, cid.number)) if cid.part == "s" else None
+        if slot is None:
+            unknown += 1
+            first_bad = first_bad or f"{where} (no slot {result.custom_id!r} in this design)"
+            continue
+        key = (slot.trial, slot.slot)
+        if state.answered(slot, "generate") is not None or key in done:
+            if skip_answered:
+                found.skipped += 1
+                continue
+            answered += 1
+            first_bad = first_bad or f"{where} (trial {slot.trial} slot {slot.slot} answered)"
+            continue
+        if result.not_run:
+            found.not_run += 1
+            continue
+        completion = _batch_completion(design, slot, result)
+        row = response_record(design, Work(slot, "generate"), completion, _side_model(design, slot))
+        row["latency_ms"] = None
+        found.rows.append(row)
+        if row["status"] == "ok":
+            done.add(key)
+    if foreign or unknown or answered:
+        raise BadInput(
+            f"refused {foreign + unknown + answered} batch results ({foreign} for another run, "
+            f"{unknown} for slots this design does not have, {answered} for slots already "
+            f"answered; first: {first_bad}); nothing written"
+        )
+    return found
+
+
+def _side_model(design: Mapping[str, Any], slot: Slot) -> str:
+    return str(design["models"][slot.side]["model"])
+
+
+def import_batch_stage(
+    design: Mapping[str, Any],
+    design_sha256: str,
+    existing: Sequence[JsonObject],
+    previous: Mapping[str, Any] | None,
+    results: Iterable[BatchResult],
+    given_prices: Mapping[str, tuple[float, float]],
+    io: StageIO,
+    *,
+    skip_answered: bool = False,
+) -> tuple[BatchImport, list[JsonObject] | None]:
+    """bt-generate --batch-import's work: check every result (:func:`batch_rows`), append
+    the rows, record the session in ``generation.json`` (no wall time: a batch is not timed
+    here), and return what was found with the blinded view once every slot is answered
+    (None while some are missing: a partial import is fine, a later one fills the rest)."""
+    check_rows_match_design(design, existing)
+    state = SlotState.from_rows(existing)
+    found = batch_rows(design, design_sha256, state, results, skip_answered=skip_answered)
+    if found.rows:
+        with io.open_responses() as append:
+            for row in found.rows:
+                append(row)
+                state.record(row)
+    prices = recorded_prices(previous, design_sha256) | dict(given_prices)
+    session = session_entry(found.rows, 0.0) if found.rows else None
+    sessions, wall = ledger(previous, design_sha256, existing, session)
+    rows = [*existing, *found.rows]
+    io.write_generation(generation_record(design, design_sha256, rows, prices, wall, sessions))
+    check_not_deterministic(design, state)
+    if pending_work(design, state):
+        return found, None
+    notice = collision_notice(DrawCollisions.for_design(design, state))
+    if notice:
+        io.say(notice)
+    return found, build_trials_view(design, state)

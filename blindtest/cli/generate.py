@@ -14,7 +14,7 @@ import click
 
 from blindtest import artifacts
 from blindtest.artifacts import JsonObject
-from blindtest.cli import _common
+from blindtest.cli import _batch, _common
 from blindtest.cli._common import (
     command,
     concurrency_option,
@@ -57,6 +57,7 @@ def _check_numbers(timeout: float, rpm: float | None) -> None:
 @click.option("--price-a", metavar="IN,OUT", help="Side A price, dollars per million tokens.")
 @click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens.")
 @click.option("--price-launder", metavar="IN,OUT", help="Laundering model price.")
+@_batch.options
 @quiet_option
 @_common.writes_run
 def generate(
@@ -69,6 +70,7 @@ def generate(
     price_b: str | None,
     price_launder: str | None,
     quiet: bool,
+    **batch: Any,
 ) -> None:
     """Fetch every response before any judging; a rerun fetches only what is missing.
 
@@ -82,6 +84,9 @@ def generate(
 
     _check_numbers(timeout, rpm)
     given = lib.parse_prices({"A": price_a, "B": price_b, "launder": price_launder})
+    if _batch.wanted(batch):
+        _batch.dispatch(run_dir, batch, given, quiet, timeout)
+        return
     loaded = artifacts.load_design(run_dir)
     path = run_dir / artifacts.RESPONSES
     existing = artifacts.read_jsonl(path, "responses", missing_ok=True).records

@@ -55,6 +55,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="ignore temperature (answer as at 0), as some servers do",
     )
+    parser.add_argument(
+        "--batch-delay", type=float, default=0.0, help="seconds a batch takes (Batch API)"
+    )
+    parser.add_argument(
+        "--batch-fail-every", type=int, metavar="N", help="every Nth batch request fails (500)"
+    )
+    parser.add_argument(
+        "--batch-expire-next",
+        type=int,
+        default=0,
+        metavar="K",
+        help="the next K batches expire half done",
+    )
     args = parser.parse_args(argv)
     key = None
     if args.require_key_env:
@@ -72,6 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         mix=mix,
         serve_as=args.serve_as,
         deterministic=args.deterministic,
+        batch_delay=args.batch_delay,
+        batch_fail_every=args.batch_fail_every,
+        batch_expire_next=args.batch_expire_next,
     )
     try:
         asyncio.run(_serve_forever(Simulator(config, port=args.port)))

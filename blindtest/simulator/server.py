@@ -16,7 +16,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from types import TracebackType
@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from blindtest.simulator.batches import BatchStore
 from blindtest.simulator.faults import FAULTS, HTML_PAGE, Fault, FaultKind, FaultMix, error_body
 from blindtest.simulator.text import DIRECTIVE, WORD, compose, seeded_random
 
@@ -42,6 +43,8 @@ class SimulatorConfig:
     single-model server (llama.cpp, a one-model vLLM): any model name is accepted and answered
     by this model, whose name the answer's ``model`` field carries. ``deterministic``: ignore
     ``temperature`` (answer as at 0), as some servers do, so a prompt always gets one text.
+    ``batch_delay``, ``batch_fail_every``, ``batch_expire_next``: the Batch API's processing
+    time, its partial failures and expiring batches (:mod:`blindtest.simulator.batches`).
     """
 
     latency: float = 0.0
@@ -50,6 +53,9 @@ class SimulatorConfig:
     mix: FaultMix | None = None
     serve_as: str | None = None
     deterministic: bool = False
+    batch_delay: float = 0.0
+    batch_fail_every: int | None = None
+    batch_expire_next: int = 0
 
 
 @dataclass(slots=True)
@@ -155,6 +161,7 @@ class Simulator:
         self._counter = 0
         self._runner: web.AppRunner | None = None
         self._bound: int | None = None
+        self.batch_store = BatchStore()
 
     # lifecycle --------------------------------------------------------------------------
 
@@ -174,6 +181,11 @@ class Simulator:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._completions)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/v1/files", self._guarded(self.batch_store.upload))
+        app.router.add_get("/v1/files/{file_id}/content", self._guarded(self.batch_store.content))
+        app.router.add_post("/v1/batches", self._guarded(self._create_batch))
+        app.router.add_get("/v1/batches", self._guarded(self._recent_batches))
+        app.router.add_get("/v1/batches/{batch_id}", self._guarded(self._retrieve_batch))
         app.router.add_get("/_sim/stats", self._stats)
         app.router.add_post("/_sim/reset", self._reset)
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -233,6 +245,7 @@ class Simulator:
         self.requests.clear()
         self.slots.clear()
         self.max_in_flight.clear()
+        self.batch_store.reset()
 
     def stats(self) -> dict[str, Any]:
         """Counts as plain data (also served as JSON on ``GET /_sim/stats``)."""
@@ -246,6 +259,11 @@ class Simulator:
             "unanswered": sum(s.answered == 0 for s in slots),
             "max_in_flight": dict(self.max_in_flight),
         }
+
+    @property
+    def batches_created(self) -> int:
+        """Batches created through the Batch API since the last reset."""
+        return self.batch_store.created
 
     # handlers ----------------------------------------------------------------------------
 
@@ -275,6 +293,57 @@ class Simulator:
     async def _reset(self, request: web.Request) -> web.Response:
         self.reset()
         return _json(orjson.dumps(self.stats()))
+
+    # the Batch API ---------------------------------------------------------------------------
+
+    def _guarded(
+        self, handler: Callable[[web.Request], Awaitable[web.Response]]
+    ) -> Callable[[web.Request], Awaitable[web.Response]]:
+        async def guarded(request: web.Request) -> web.Response:
+            denied = self._auth_error(request)
+            return denied if denied is not None else await handler(request)
+
+        return guarded
+
+    async def _create_batch(self, request: web.Request) -> web.Response:
+        try:
+            body = orjson.loads(await request.read())
+        except orjson.JSONDecodeError:
+            return _json(error_body(400, "We could not parse the JSON body of your request."), 400)
+        expire = self.config.batch_expire_next > 0
+        response = self.batch_store.create(body, expire)
+        if response.status == 200 and expire:
+            self.config.batch_expire_next -= 1
+        return response
+
+    async def _retrieve_batch(self, request: web.Request) -> web.Response:
+        return self.batch_store.retrieve(
+            request.match_info["batch_id"],
+            self.config.batch_delay,
+            self.config.batch_fail_every,
+            self._batch_answer,
+        )
+
+    async def _recent_batches(self, request: web.Request) -> web.Response:
+        return self.batch_store.recent(self.config.batch_delay)
+
+    def _batch_answer(self, body: Any) -> tuple[int, bytes]:
+        """One batch request answered as POST /v1/chat/completions answers it, no fault."""
+        problem = _check_body(body)
+        if problem is not None:
+            return 400, error_body(400, *problem)
+        if self.config.serve_as is not None:
+            body["model"] = self.config.serve_as
+        if body["model"] not in MODELS:
+            text = f"The model `{body['model']}` does not exist or you do not have access to it."
+            return 404, error_body(404, text)
+        slot = self._slot(body["model"], body)
+        slot.received += 1
+        if slot.answered:
+            slot.after_answer += 1
+        payload, usable = self._completion(body, None)
+        slot.answered += usable
+        return 200, payload
 
     async def _completions(self, request: web.Request) -> web.StreamResponse:
         arrived = asyncio.get_running_loop().time()
