@@ -57,7 +57,7 @@ schemas:
 # The demo never deletes anything: run again, it resumes DEMO_RUN (or refuses a directory that
 # holds anything but a demo run); remove a finished demo-run/ yourself.
 demo: $(STAMP)
-	$(BIN)/python -m blindtest.demo "$(DEMO_RUN)"
+	$(BIN)/python -m blindtest.cli.demo "$(DEMO_RUN)"
 
 # Regenerate examples/run against the simulator; review the diff before committing.
 golden: $(STAMP)

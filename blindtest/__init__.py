@@ -21,7 +21,7 @@ _EXPORTS = {
     "build_audit": "blindtest.audit",
     "build_design": "blindtest.design",
     "build_report": "blindtest.analyze",
-    "plan_slots": "blindtest.generate",
+    "plan_slots": "blindtest.slots",
     "run_generation": "blindtest.generate",
     "verify_run": "blindtest.verify",
 }

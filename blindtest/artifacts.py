@@ -32,7 +32,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry, Resource
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, BlindtestError
 
 DESIGN = "design.json"
 DESIGN_HASH = "design.sha256"
@@ -43,9 +43,11 @@ AUDIT = "audit.json"
 REPORT = "report.json"
 E_VALUES = "e_values.jsonl"
 GENERATION = "generation.json"
+#: bt-generate --batch: the batches submitted for this run (their ids are the resume state).
+BATCHES = "batches.json"
 
 #: Files made from a design: once one exists the design may not be replaced.
-DOWNSTREAM_OF_DESIGN = (RESPONSES, TRIALS, PICKS, AUDIT, REPORT, GENERATION)
+DOWNSTREAM_OF_DESIGN = (RESPONSES, TRIALS, PICKS, AUDIT, REPORT, GENERATION, BATCHES)
 
 #: The lock file of a run directory (``run_lock``); it exists only while a stage holds it.
 LOCK = ".lock"
@@ -61,6 +63,7 @@ RUN_FILE_KINDS = {
     REPORT: "report",
     E_VALUES: "e_values",
     GENERATION: "generation",
+    BATCHES: "batches",
 }
 
 #: The ``kind`` of the standalone HTML page bt-analyze writes (see ``claim_output``).
@@ -68,6 +71,7 @@ HTML = "html"
 
 SCHEMA_NAMES = (
     "audit",
+    "batches",
     "design",
     "e_values",
     "generation",
@@ -294,6 +298,49 @@ def claim_output(
 # --------------------------------------------------------------------------- locks
 
 _held: dict[str, list[int]] = {}  # lock path -> [fd, depth]: re-entry by the holding process
+
+
+def claim_report(
+    run_dir: Path,
+    picks: Sequence[Path],
+    picks_names: Sequence[str],
+    report_path: Path,
+    e_values_path: Path,
+    html_path: Path | None,
+    force: bool,
+) -> None:
+    """bt-analyze's output guard: its report, e-values and HTML may replace only their own
+    kind, never an input; a report made from the same inputs (same design, same picks file
+    names: a void report before the last picks) is replaced without --force. ``picks_names``
+    names the ``picks`` files as the report does."""
+    if html_path is not None and os.path.abspath(html_path) == os.path.abspath(report_path):
+        raise BadInput(f"--html {html_path} is the report's own file; give the page another name")
+    inputs = [
+        *picks,
+        *(run_dir / name for name in (DESIGN, DESIGN_HASH)),
+        *(run_dir / name for name in (RESPONSES, TRIALS)),
+        *(run_dir / name for name in (AUDIT, GENERATION)),
+    ]
+    same = _same_report_inputs(report_path, run_dir, list(picks_names))
+    claim_output(report_path, "report", force=force, inputs=inputs, same_inputs=same)
+    claim_output(e_values_path, "e_values", force=True, inputs=inputs)
+    if html_path is not None:
+        claim_output(html_path, HTML, force=force, inputs=inputs, same_inputs=same)
+
+
+def _same_report_inputs(report_path: Path, run_dir: Path, picks_names: list[str]) -> bool:
+    try:
+        recorded = orjson.loads(report_path.read_bytes())
+        design_sha256 = read_design_hash(run_dir)
+    except (OSError, ValueError, BlindtestError):
+        return False
+    if not isinstance(recorded, dict) or recorded.get("design_sha256") != design_sha256:
+        return False
+    names = recorded.get("picks_files")
+    if not isinstance(names, list):
+        known = set(RUN_FILE_KINDS) - {PICKS}
+        names = [name for name in recorded.get("inputs") or {} if name not in known]
+    return sorted(names) == sorted(picks_names)
 
 
 def _holder(lock_path: Path) -> str:
@@ -603,7 +650,10 @@ def read_jsonl(path: Path, name: str, *, missing_ok: bool = False) -> JsonlConte
     records: list[JsonObject] = []
     numbers: list[int] = []
     torn: int | None = None
-    for number, line, is_last in iter_lines(read_bytes(path)):
+    data = read_bytes(path)
+    # A byte order mark (Windows editors add one) is not part of the first record.
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    for number, line, is_last in iter_lines(data):
         where = f"{path.name}:{number}"
         try:
             record = orjson.loads(line)

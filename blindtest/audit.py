@@ -27,10 +27,10 @@ from blindtest import judge as judging
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.census import aggregate_census
 from blindtest.checks import CommandRunner, evaluate
-from blindtest.generate import LAUNDER, SlotState, original_text, plan_slots
 from blindtest.normalize import outside_band
 from blindtest.rng import DesignRng
 from blindtest.scoring import pair_consistent_count
+from blindtest.slots import LAUNDER, SlotState, original_text, plan_slots
 from blindtest.stats import binomial_test, pair_test, triangle_test
 
 BOT_KINDS = ("length", "duplicate")

@@ -5,7 +5,10 @@ connection pool, explicit timeouts, a concurrency limit that shrinks on 429 and 
 when the 429s stop, an optional requests-per-minute pace, and counters for progress. It applies
 the retry policy of :mod:`blindtest.retry` in one bounded loop, translates transport errors and
 HTTP statuses into :mod:`blindtest.errors` classes in one function (:func:`_failure`), and
-classifies every 2xx body (:func:`_parse_body`) instead of crashing on it.
+classifies every 2xx body instead of crashing on it. What goes into and comes out of a body
+(the request, a completion, an error's structure) is :mod:`blindtest.wire`'s; the client
+owns how a request travels, and the one decision a body's structure asks of it: a server that
+refuses ``seed`` is asked again without it.
 
 It must never store, log, or put into an exception message or repr the API key: the key is
 read from the environment variable *named* by the caller each time a request is built, and
@@ -21,13 +24,12 @@ import logging
 import math
 import os
 import random
-import re
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Literal, TypedDict
+from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
@@ -47,24 +49,33 @@ from blindtest.errors import (
     RateLimited,
 )
 from blindtest.retry import DEFAULT_POLICY, RetryPolicy, SupportsRandom, next_delay, should_retry
+from blindtest.wire import (
+    USABLE_KINDS,
+    BodyKind,
+    ChatMessage,
+    ParsedCompletion,
+    ServerError,
+    TokenField,
+    Usage,
+    names_param,
+    parse_completion,
+    parse_error,
+    prompt_too_long,
+    quota_exceeded,
+    request_body,
+)
 
 __all__ = [
+    "BATCH_DONE",
     "DEFAULT_CONCURRENCY",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_TIMEOUT",
-    "USABLE_KINDS",
+    "BatchClient",
     "ChatClient",
-    "ChatMessage",
     "Completion",
     "CompletionKind",
     "Counters",
     "Endpoint",
-    "ServerError",
-    "Usage",
-    "build_request_body",
-    "prompt_too_long",
-    "quota_exceeded",
-    "server_error",
 ]
 
 _log = logging.getLogger(__name__)
@@ -81,16 +92,8 @@ _LARGE_BODY = 512 * 1024
 _DECREASE = 0.75
 
 CompletionKind = Literal[
-    # usable: the model answered (kept, flagged, counted)
-    "ok",
-    "length",
-    "refusal",
-    # a 2xx whose body is not a usable completion (retried, then returned)
-    "html",
-    "invalid_json",
-    "malformed",
-    "empty_choices",
-    "no_content",
+    # what a 2xx body is (usable kinds kept; the others retried, then returned)
+    BodyKind,
     # retryable failures that outlasted the retries (returned, never raised)
     "rate_limited",
     "server_error",
@@ -100,7 +103,6 @@ CompletionKind = Literal[
     "rejected",
     "too_long",
 ]
-USABLE_KINDS: frozenset[str] = frozenset({"ok", "length", "refusal"})
 
 _KIND_OF_FAILURE: dict[type[EndpointFailed], CompletionKind] = {
     RateLimited: "rate_limited",
@@ -111,13 +113,6 @@ _KIND_OF_FAILURE: dict[type[EndpointFailed], CompletionKind] = {
 # Failures that say the request or the configuration is wrong: the same request would fail
 # for every slot, so they end the call at once by raising.
 _FATAL = (AuthFailed, EndpointRejected, QuotaExceeded)
-
-
-class ChatMessage(TypedDict):
-    """One chat message as the API takes it."""
-
-    role: str
-    content: str
 
 
 def _bad(condition: bool, message: str) -> None:
@@ -142,7 +137,7 @@ class Endpoint:
     temperature: float | None = None
     top_p: float | None = None
     max_tokens: int | None = None
-    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    max_tokens_field: TokenField = "max_tokens"
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.base_url)
@@ -182,18 +177,24 @@ class Endpoint:
             host = f"[{host}]"
         return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
 
+    def request_body(
+        self, messages: Sequence[ChatMessage], *, seed: int | None = None
+    ) -> dict[str, object]:
+        """The chat-completions body for ``messages`` at this endpoint's model and sampling
+        parameters (:func:`blindtest.wire.request_body`)."""
+        return request_body(
+            self.model,
+            messages,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_tokens=self.max_tokens,
+            token_field=self.max_tokens_field,
+            seed=seed,
+        )
+
     def check_key(self, side: str) -> None:
         """Raise :class:`BadInput` now if the named key variable is unset (nothing is read out)."""
         _read_key(side, self)
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """Token counts as the server reported them."""
-
-    prompt_tokens: int
-    completion_tokens: int
-    total_tokens: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +206,9 @@ class Completion:
     stage records a failure row, never an empty answer. ``attempts`` counts HTTP requests
     sent for this slot, retries included; ``latency_ms`` is the last one's, from sending the
     request to reading the whole body; ``status`` is the last HTTP status (``None`` if the
-    last attempt got none); ``model`` is the model name the server reported.
+    last attempt got none); ``model`` is the model name the server reported; ``seed`` is the
+    seed the last attempt sent (``None`` once the server refused one, see
+    :meth:`ChatClient.complete`).
     """
 
     side: str
@@ -222,6 +225,7 @@ class Completion:
     truncated: bool = False
     response_id: str | None = None
     error: str | None = None
+    seed: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -249,28 +253,6 @@ class Counters:
         )
 
 
-def build_request_body(
-    endpoint: Endpoint, messages: Sequence[ChatMessage], *, seed: int | None = None
-) -> dict[str, object]:
-    """The JSON body for one chat completion: model, messages, then the sampling parameters
-    that were set (temperature, top_p, the token cap, seed). One choice per request: no ``n``."""
-    if not messages:
-        raise ValueError("a chat completion needs at least one message")
-    body: dict[str, object] = {
-        "model": endpoint.model,
-        "messages": [dict(message) for message in messages],
-    }
-    if endpoint.temperature is not None:
-        body["temperature"] = endpoint.temperature
-    if endpoint.top_p is not None:
-        body["top_p"] = endpoint.top_p
-    if endpoint.max_tokens is not None:
-        body[endpoint.max_tokens_field] = endpoint.max_tokens
-    if seed is not None:
-        body["seed"] = seed
-    return body
-
-
 def _read_key(side: str, endpoint: Endpoint) -> str | None:
     if endpoint.key_env is None:
         return None
@@ -292,232 +274,6 @@ def _scrub(text: str, key: str | None) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Response bodies
-
-
-@dataclass(frozen=True, slots=True)
-class _Parsed:
-    kind: CompletionKind
-    text: str = ""
-    finish_reason: str | None = None
-    usage: Usage | None = None
-    model: str | None = None
-    refusal: str | None = None
-    response_id: str | None = None
-    detail: str = ""
-
-
-_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
-
-
-def _looks_html(payload: bytes, content_type: str) -> bool:
-    return content_type == "text/html" or payload.lstrip()[:1] == b"<"
-
-
-def _html_title(payload: bytes) -> str:
-    found = _TITLE.search(payload[:65536])
-    title = found.group(1).decode("utf-8", "replace").strip() if found else ""
-    return f"an HTML page ({title!r})" if title else "an HTML page"
-
-
-def _snippet(payload: bytes) -> str:
-    return repr(payload[:80].decode("utf-8", "replace"))
-
-
-@dataclass(frozen=True, slots=True)
-class ServerError:
-    """What an error body says, as structure: the server's words and, where it gives them,
-    ``code``, ``type`` and ``param`` (a numeric code, as llama.cpp and vLLM send, as text)."""
-
-    message: str
-    code: str | None = None
-    type: str | None = None
-    param: str | None = None
-
-
-def _text_or_none(value: object) -> str | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (str, int)):
-        return str(value)
-    return None
-
-
-def _error_fields(error: Mapping[str, object], fallback: str) -> ServerError:
-    message = error.get("message")
-    return ServerError(
-        message if isinstance(message, str) else fallback,
-        code=_text_or_none(error.get("code")),
-        type=_text_or_none(error.get("type")),
-        param=_text_or_none(error.get("param")),
-    )
-
-
-def server_error(payload: bytes, content_type: str) -> ServerError:
-    """The server's error body read as structure. Shapes seen in the wild: OpenAI, llama.cpp,
-    LiteLLM and current vLLM ``{"error": {"message", "type", "code", "param"}}``; Ollama's
-    native ``{"error": "..."}``; older vLLM ``{"object": "error", "message", "type",
-    "code"}`` at the top level; else an HTML page's title or a snippet of the body."""
-    if _looks_html(payload, content_type):
-        return ServerError(_html_title(payload))
-    try:
-        data = orjson.loads(payload)
-    except orjson.JSONDecodeError:
-        return ServerError(_snippet(payload) if payload.strip() else "empty body")
-    if isinstance(data, dict):
-        error = data.get("error")
-        if isinstance(error, dict):
-            return _error_fields(error, _snippet(payload))
-        if isinstance(error, str):
-            return ServerError(error)
-        if isinstance(data.get("message"), str):
-            return _error_fields(data, _snippet(payload))
-    return ServerError(_snippet(payload))
-
-
-def _error_message(payload: bytes, content_type: str) -> str:
-    """The server's own words from an error body (see :func:`server_error`)."""
-    return server_error(payload, content_type).message
-
-
-# Recognising "this prompt does not fit": by status, code or type first, wording second.
-# Sources of each body are quoted in tests/test_i10_generate_too_long.py.
-_TOO_LONG_CODES = frozenset({"context_length_exceeded"})  # OpenAI
-_TOO_LONG_TYPES = frozenset({"exceed_context_size_error", "context_length_exceeded"})  # llama.cpp
-_TOO_LONG_WORDS = (
-    "maximum context length",  # OpenAI, vLLM: "This model's maximum context length is N tokens"
-    "exceeds the available context size",  # llama.cpp
-    "exceeds the context length",  # Ollama: "the input length exceeds the context length"
-    "contextwindowexceedederror",  # LiteLLM: "litellm.ContextWindowExceededError: ..."
-    "context_length_exceeded",
-    "prompt is too long",  # Anthropic behind a proxy
-)
-
-
-def prompt_too_long(status: int | None, said: ServerError) -> bool:
-    """Whether an error answer means the prompt does not fit the model (or the server's body
-    limit): HTTP 413; OpenAI's ``context_length_exceeded`` code; llama.cpp's
-    ``exceed_context_size_error`` type; then the wording of vLLM, Ollama and LiteLLM, on a 4xx
-    or a 500 (Ollama has answered 500 for it)."""
-    if status == 413:
-        return True
-    if status is None or not (400 <= status < 500 or status == 500):
-        return False
-    if said.code in _TOO_LONG_CODES or said.type in _TOO_LONG_TYPES:
-        return True
-    lowered = said.message.lower()
-    return any(words in lowered for words in _TOO_LONG_WORDS)
-
-
-# OpenAI's billing error arrives as a 429 like a rate limit; retrying it only burns time.
-_QUOTA_CODES = frozenset({"insufficient_quota"})
-
-
-def quota_exceeded(status: int | None, said: ServerError) -> bool:
-    """A 429 that is a billing limit (``insufficient_quota``), not a rate limit."""
-    return status == 429 and (said.code in _QUOTA_CODES or said.type in _QUOTA_CODES)
-
-
-def _usage(raw: object) -> Usage | None:
-    if not isinstance(raw, dict):
-        return None
-
-    def count(name: str) -> int | None:
-        value = raw.get(name)
-        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-        return value if ok else None
-
-    prompt, completion, total = (
-        count("prompt_tokens"),
-        count("completion_tokens"),
-        count("total_tokens"),
-    )
-    if prompt is None and completion is None and total is None:
-        return None
-    prompt, completion = prompt or 0, completion or 0
-    return Usage(prompt, completion, total if total is not None else prompt + completion)
-
-
-def _content_text(content: object) -> str | None:
-    """Message content as text; some servers send a list of ``{"type": "text"}`` parts."""
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [p.get("text") for p in content if isinstance(p, dict)]
-        return "".join(p for p in parts if isinstance(p, str))
-    raise TypeError
-
-
-# finish_reason values that mean "cut at the token limit": OpenAI, vLLM, llama.cpp and Ollama
-# say "length"; Anthropic-style gateways pass "max_tokens" through.
-_CUT_OFF = frozenset({"length", "max_tokens"})
-# A refusal written as the whole answer (most servers have no ``refusal`` field): short, and
-# opening with the stock phrases. Deliberately narrow: an answer that merely apologises
-# somewhere is an answer.
-_REFUSAL = re.compile(
-    r"^\W*(?:I'm sorry|I am sorry|Sorry|I apologi[sz]e)\b[^.!?\n]{0,40}?\b"
-    r"(?:can't|cannot|can not|won't|will not|am unable to|'m unable to|am not able to)\b"
-    r"|^\W*I (?:can't|cannot|won't|will not) (?:help|assist|comply|provide|do that)",
-    re.IGNORECASE,
-)
-_REFUSAL_MAX_WORDS = 40
-
-
-def _refuses(text: str | None) -> bool:
-    return (
-        bool(text)
-        and len(str(text).split()) <= _REFUSAL_MAX_WORDS
-        and bool(_REFUSAL.match(str(text).replace("\u2019", "'")))
-    )
-
-
-def _parse_body(payload: bytes, content_type: str) -> _Parsed:
-    """Classify a 2xx body. Never raises: anything that is not a completion gets a kind."""
-    if _looks_html(payload, content_type):
-        return _Parsed("html", detail=f"HTTP 2xx with {_html_title(payload)} instead of JSON")
-    try:
-        data = orjson.loads(payload)
-    except orjson.JSONDecodeError:
-        return _Parsed("invalid_json", detail=f"invalid JSON in the answer: {_snippet(payload)}")
-    if not isinstance(data, dict) or "choices" not in data:
-        said = _error_message(payload, content_type) if isinstance(data, dict) else ""
-        return _Parsed("malformed", detail=f"not a chat completion: {said or _snippet(payload)}")
-    choices = data["choices"]
-    if isinstance(choices, list) and not choices:
-        return _Parsed("empty_choices", detail="the answer had an empty choices list")
-    try:
-        choice = choices[0]
-        message = choice["message"]
-        text = _content_text(message.get("content"))
-    except (TypeError, KeyError, AttributeError):
-        return _Parsed("malformed", detail=f"not a chat completion: {_snippet(payload)}")
-    refusal = message.get("refusal")
-    refusal = refusal if isinstance(refusal, str) and refusal else None
-    finish = choice.get("finish_reason")
-    finish = finish if isinstance(finish, str) else None
-    kind: CompletionKind
-    if refusal is not None or finish == "content_filter" or _refuses(text):
-        kind = "refusal"
-    elif finish in _CUT_OFF:
-        kind = "length"
-    elif not text:
-        kind = "no_content"
-    else:
-        kind = "ok"
-    model, rid = data.get("model"), data.get("id")
-    return _Parsed(
-        kind,
-        text=text or "",
-        finish_reason=finish,
-        usage=_usage(data.get("usage")),
-        model=model if isinstance(model, str) else None,
-        refusal=refusal,
-        response_id=rid if isinstance(rid, str) else None,
-        detail="the answer had no content and no refusal" if kind == "no_content" else "",
-    )
-
-
-# --------------------------------------------------------------------------------------------
 # Errors: the one translation
 
 
@@ -528,8 +284,7 @@ def _failure(
     error: BaseException | None = None,
     status: int | None = None,
     reason: str = "",
-    payload: bytes = b"",
-    content_type: str = "",
+    said: ServerError | None = None,
     location: str = "",
     hint_env: str | None = None,
     timeouts: aiohttp.ClientTimeout,
@@ -545,7 +300,7 @@ def _failure(
     if error is not None:
         return _transport_failure(error, timeouts, make)
     assert status is not None
-    body = server_error(payload, content_type)
+    body = said if said is not None else ServerError("")
     failure = _status_failure(status, reason, body, location, hint_env, make)
     failure.status, failure.code, failure.type = status, body.code, body.type
     failure.param = body.param
@@ -605,6 +360,15 @@ def _transport_failure(
     if isinstance(error, OSError):
         return make(EndpointUnreachable, f"connection error ({error.strerror or error})")
     return make(EndpointUnreachable, f"connection error ({type(error).__name__})")
+
+
+def _refuses_seed(result: _Attempt) -> bool:
+    """A rejection of the request's ``seed`` parameter (some servers refuse parameters they
+    do not know); read from the error body's structure (:func:`blindtest.wire.names_param`)."""
+    failure = result.failure
+    if not isinstance(failure, EndpointRejected) or isinstance(failure, PromptTooLong):
+        return False
+    return result.said is not None and names_param(result.status, result.said, "seed")
 
 
 # Only these are retried; InvalidURL and TLS failures come back as EndpointRejected (fatal).
@@ -731,8 +495,9 @@ class _Attempt:
     status: int | None = None
     headers: Mapping[str, str] | None = None
     latency_ms: float = 0.0
-    parsed: _Parsed | None = None
+    parsed: ParsedCompletion | None = None
     failure: EndpointFailed | None = None
+    said: ServerError | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -785,6 +550,8 @@ class ChatClient:
         self._lanes: dict[str, _Lane] = {}
         # Counters outlive the sessions, so a closing summary can read them after the run.
         self._tallies = {side: _Tally() for side in self._endpoints}
+        # Sides whose server refused a ``seed`` parameter: their requests go without one.
+        self._seedless: set[str] = set()
 
     def __repr__(self) -> str:
         sides = ", ".join(f"{s}={e.model}" for s, e in self._endpoints.items())
@@ -836,6 +603,10 @@ class ChatClient:
             total = total + tally.snapshot()
         return total
 
+    def sends_seed(self, side: str) -> bool:
+        """False once ``side``'s server has refused a ``seed`` (its requests go without)."""
+        return side not in self._seedless
+
     def concurrency(self, side: str) -> int:
         """The current concurrency limit of one side (shrinks on 429, grows back)."""
         lane = self._lanes.get(side)
@@ -847,18 +618,31 @@ class ChatClient:
         """Ask ``side``'s model once for one completion of ``messages``, retrying transient
         failures. Returns a :class:`Completion` for every per-slot outcome; raises
         :class:`~blindtest.errors.AuthFailed` or :class:`~blindtest.errors.EndpointRejected`
-        at once for failures that would repeat for every slot, and
-        :class:`~blindtest.errors.BadInput` if the key variable is unset."""
+        at once for failures that would repeat for every slot (with ``attempts`` set), and
+        :class:`~blindtest.errors.BadInput` if the key variable is unset.
+
+        ``seed`` is sent where the server takes one: a 4xx refusing the ``seed`` parameter
+        (by its ``param`` field, or a 400/422 naming it) is answered by asking again without
+        it, at once, and every later request of this side goes without (see
+        :meth:`sends_seed`). The refused request counts in ``attempts`` like any other."""
         lane = self._lanes.get(side)
         if lane is None:
             if side not in self._endpoints:
                 raise KeyError(f"no endpoint for side {side!r}; have {sorted(self._endpoints)}")
             raise RuntimeError("ChatClient is not open: use 'async with ChatClient(...)'")
-        body = orjson.dumps(build_request_body(lane.endpoint, messages, seed=seed))
+        if side in self._seedless:
+            seed = None
+        body = orjson.dumps(lane.endpoint.request_body(messages, seed=seed))
         attempt = 0
         while True:
             attempt += 1
             result = await self._attempt(lane, body, attempt)
+            if seed is not None and _refuses_seed(result):
+                _log.info("%s; asking again without seed", self._reason(lane, result, attempt))
+                self._seedless.add(side)
+                seed = None
+                body = orjson.dumps(lane.endpoint.request_body(messages))
+                continue
             retryable = self._retryable(result)
             if retryable and attempt <= self._policy.max_retries:
                 delay = next_delay(
@@ -873,7 +657,7 @@ class ChatClient:
                 )
                 await self._sleep(delay)
                 continue
-            return self._finish(lane, result, attempt)
+            return self._finish(lane, result, attempt, seed)
 
     async def _attempt(self, lane: _Lane, body: bytes, attempt: int) -> _Attempt:
         epoch = await lane.limit.acquire(retry=attempt > 1)
@@ -915,21 +699,21 @@ class ChatClient:
         latency_ms = round((time.perf_counter() - started) * 1000.0, 1)
         status = response.status
         if 200 <= status < 300:
-            parsed = _parse_body(payload, response.content_type)
+            parsed = parse_completion(payload, response.content_type)
             return _Attempt(status, response.headers, latency_ms, parsed=parsed)
+        said = parse_error(payload, response.content_type)
         failure = _failure(
             lane.where,
             attempt,
             status=status,
             reason=response.reason or "",
-            payload=payload,
-            content_type=response.content_type,
+            said=said,
             location=response.headers.get("Location", ""),
             hint_env=endpoint.key_env,
             timeouts=self._timeouts,
             key=key,
         )
-        return _Attempt(status, response.headers, latency_ms, failure=failure)
+        return _Attempt(status, response.headers, latency_ms, failure=failure, said=said)
 
     @staticmethod
     def _retryable(result: _Attempt) -> bool:
@@ -951,7 +735,7 @@ class ChatClient:
         after = f" (after {attempts} attempts)" if attempts > 1 else ""
         return f"{lane.where}: {result.parsed.detail}{after}"
 
-    def _finish(self, lane: _Lane, result: _Attempt, attempts: int) -> Completion:
+    def _finish(self, lane: _Lane, result: _Attempt, attempts: int, seed: int | None) -> Completion:
         parsed, failure = result.parsed, result.failure
         if parsed is not None and parsed.kind in USABLE_KINDS:
             lane.tally.completions += 1
@@ -967,11 +751,13 @@ class ChatClient:
                 model=parsed.model,
                 refused=parsed.kind == "refusal",
                 refusal=parsed.refusal,
-                truncated=parsed.finish_reason in _CUT_OFF,
+                truncated=parsed.truncated,
                 response_id=parsed.response_id,
+                seed=seed,
             )
         lane.tally.failures += 1
         if isinstance(failure, _FATAL):
+            failure.attempts = attempts
             raise failure
         if failure is not None:
             kind = _KIND_OF_FAILURE[type(failure)]
@@ -990,4 +776,173 @@ class ChatClient:
             status=result.status,
             model=parsed.model if parsed else None,
             error=error,
+            seed=seed,
         )
+
+
+# --------------------------------------------------------------------------------------------
+# Files and batches (OpenAI's Batch API; vLLM's and the simulator's speak it too)
+
+#: Batch states after which nothing more will be processed.
+BATCH_DONE: frozenset[str] = frozenset({"completed", "failed", "expired", "cancelled"})
+
+
+class BatchClient:
+    """The calls of OpenAI's Batch API at one endpoint's base URL: upload a batch input file
+    (``POST /files``, purpose ``batch``), create a batch (``POST /batches``, 24h window), read
+    one (``GET /batches/{id}``) or the recent ones (``GET /batches``), and download a file's
+    content (``GET /files/{id}/content``). Transient failures (429, 5xx, resets) are retried as
+    completions are; anything else raises the :mod:`blindtest.errors` class that names it.
+    The key is read from the variable named by ``endpoint.key_env`` per request, never kept.
+
+    Use as ``async with BatchClient(endpoint) as batches:``.
+    """
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        policy: RetryPolicy = DEFAULT_POLICY,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._endpoint = endpoint
+        self._timeouts = aiohttp.ClientTimeout(
+            total=None,
+            connect=DEFAULT_CONNECT_TIMEOUT,
+            sock_connect=DEFAULT_CONNECT_TIMEOUT,
+            sock_read=timeout,
+        )
+        self._policy = policy
+        self._sleep = sleep
+        self._rng = random.Random()
+        self._session: aiohttp.ClientSession | None = None
+
+    def __repr__(self) -> str:
+        return f"BatchClient({self._endpoint.origin})"
+
+    @property
+    def origin(self) -> str:
+        """``scheme://host[:port]`` of the API (what a record may keep)."""
+        return self._endpoint.origin
+
+    async def __aenter__(self) -> BatchClient:
+        self._session = aiohttp.ClientSession(timeout=self._timeouts, raise_for_status=False)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _url(self, path: str) -> str:
+        parts = urlsplit(self._endpoint.base_url)
+        return urlunsplit(parts._replace(path=parts.path.rstrip("/") + path))
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        what: str,
+        *,
+        json: object = None,
+        form: bool = False,
+        file: tuple[str, bytes] | None = None,
+    ) -> bytes:
+        assert self._session is not None, "use 'async with BatchClient(...)'"
+        where = f"batch API ({what} at {self._endpoint.origin})"
+        attempt = 0
+        while True:
+            attempt += 1
+            key = _read_key("batch", self._endpoint)
+            headers = {"User-Agent": f"blindtest/{__version__}"}
+            if key is not None:
+                headers["Authorization"] = f"Bearer {key}"
+            data: aiohttp.FormData | bytes | None = None
+            if file is not None:
+                data = aiohttp.FormData()
+                data.add_field("purpose", "batch")
+                data.add_field("file", file[1], filename=file[0], content_type="application/jsonl")
+            elif json is not None:
+                data = orjson.dumps(json)
+                headers["Content-Type"] = "application/json"
+            try:
+                async with self._session.request(
+                    method, self._url(path), data=data, headers=headers, allow_redirects=False
+                ) as response:
+                    payload = await response.read()
+                    status, reason = response.status, response.reason or ""
+                    response_headers = response.headers
+                    content_type = response.content_type
+            except (aiohttp.ClientError, asyncio.TimeoutError, TimeoutError, OSError) as error:
+                failure = _failure(where, attempt, error=error, timeouts=self._timeouts, key=key)
+                if attempt <= self._policy.max_retries and isinstance(
+                    failure, _RETRYABLE_TRANSPORT
+                ):
+                    await self._sleep(next_delay(attempt, None, self._rng, policy=self._policy))
+                    continue
+                raise failure from None
+            if 200 <= status < 300:
+                return payload
+            said = parse_error(payload, content_type)
+            failure = _failure(
+                where,
+                attempt,
+                status=status,
+                reason=reason,
+                said=said,
+                hint_env=self._endpoint.key_env,
+                timeouts=self._timeouts,
+                key=key,
+            )
+            if (
+                attempt <= self._policy.max_retries
+                and should_retry(status, response_headers, error_code=said.code)
+                and not isinstance(failure, QuotaExceeded)
+            ):
+                await self._sleep(
+                    next_delay(attempt, response_headers, self._rng, policy=self._policy)
+                )
+                continue
+            raise failure
+
+    async def _json(self, method: str, path: str, what: str, **kw: object) -> dict[str, object]:
+        payload = await self._call(method, path, what, **kw)  # type: ignore[arg-type]
+        try:
+            data = orjson.loads(payload)
+        except orjson.JSONDecodeError:
+            data = None
+        if not isinstance(data, dict):
+            raise EndpointFailed(f"batch API ({what} at {self._endpoint.origin}): not JSON")
+        return data
+
+    async def upload(self, filename: str, data: bytes) -> dict[str, object]:
+        """Upload a batch input file; the file object (its ``id``)."""
+        return await self._json("POST", "/files", "upload", file=(filename, data))
+
+    async def create(
+        self, input_file_id: str, metadata: Mapping[str, str] | None = None
+    ) -> dict[str, object]:
+        """Create a batch of chat completions over an uploaded file, 24h window."""
+        body: dict[str, object] = {
+            "input_file_id": input_file_id,
+            "endpoint": "/v1/chat/completions",
+            "completion_window": "24h",
+        }
+        if metadata:
+            body["metadata"] = dict(metadata)
+        return await self._json("POST", "/batches", "create", json=body)
+
+    async def retrieve(self, batch_id: str) -> dict[str, object]:
+        """The batch object as it is now (``status``, ``request_counts``, file ids)."""
+        return await self._json("GET", f"/batches/{batch_id}", "poll")
+
+    async def recent(self) -> list[dict[str, object]]:
+        """The most recent batches (one page of ``GET /batches``), newest first."""
+        data = await self._json("GET", "/batches?limit=100", "list")
+        items = data.get("data")
+        return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+    async def content(self, file_id: str) -> bytes:
+        """A file's bytes (a batch's output or error file)."""
+        return await self._call("GET", f"/files/{file_id}/content", "download")

@@ -18,22 +18,32 @@ The arrangement is a pure function of (seed, trials, prompts, protocol), drawn f
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from blindtest.artifacts import schema_tag, sha256_text
+from blindtest.endpoints import DEFAULT_BASE_URL as DEFAULT_BASE_URL  # re-exported for old imports
 from blindtest.errors import BadInput
-from blindtest.normalize import NORMALIZERS_VERSION
-from blindtest.prompts import Prompt
-from blindtest.rng import RNG_VERSION, DesignRng
+from blindtest.normalize import (
+    LAUNDER_PROMPT,
+    NORMALIZERS_VERSION,
+    length_band_instruction,
+    parse_length_band,
+)
+from blindtest.prompts import Prompt, demo_prompts, load_prompts
+from blindtest.rng import RNG_VERSION, DesignRng, fresh_seed
 
 PROTOCOLS = ("triangle", "pair", "preference")
 SIDES = ("A", "B")
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+#: With --demo and no models named, the design points at the bundled local simulator.
+DEMO_MODELS = ("sim-large", "sim-small")
+DEMO_BASE_URL = "http://127.0.0.1:8765/v1"
 DEFAULT_QUESTIONS = {
     "triangle": "Which one is different?",
     "pair": "Which nickname belongs to option 1?",
@@ -373,3 +383,158 @@ def build_design(
         ),
         "provenance": provenance,
     }
+
+
+# --------------------------------------------------------------------------- the options as given
+
+
+@dataclass(frozen=True, slots=True)
+class DesignRequest:
+    """bt-design's options as given (``None`` where not given), before any default or check."""
+
+    model_a: str | None = None
+    model_b: str | None = None
+    prompts_file: Path | None = None
+    demo: bool = False
+    a_url: str | None = None
+    b_url: str | None = None
+    a_key_env: str | None = None
+    b_key_env: str | None = None
+    temperature: float = 1.0
+    max_tokens: int | None = None
+    system: str | None = None
+    protocol: str = "triangle"
+    trials: int = 20
+    seed: str | None = None
+    alpha: float = 0.05
+    sequential: bool = False
+    similarity_pd0: float | None = None
+    strip_formatting: bool = False
+    length_band: str | None = None
+    truncate_match: bool = False
+    launder: str | None = None
+    launder_url: str | None = None
+    launder_key_env: str | None = None
+    question: str | None = None
+    extra_questions: tuple[str, ...] = ()
+    require_reason: bool | None = None
+    from_dirs: tuple[Path, Path] | None = None
+    reference: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedDesign:
+    """What ``build_design`` takes, and the items --from-dirs dropped (by candidate)."""
+
+    prompts: list[Prompt]
+    options: DesignOptions
+    dropped: dict[str, list[str]]
+
+
+def default_key_env(side: str) -> str:
+    """``BLINDTEST_<SIDE>_KEY`` when it is set, else ``OPENAI_API_KEY`` (the name, not the key)."""
+    specific = f"BLINDTEST_{side}_KEY"
+    return specific if os.environ.get(specific) else DEFAULT_KEY_ENV
+
+
+def resolve_request(request: DesignRequest) -> ResolvedDesign:
+    """Defaults filled in and the prompts loaded; refuses (BadInput) options that do not go
+    together. ``build_design`` checks the rest."""
+    r = request
+    source: dict[str, Any] | None = None
+    dropped: dict[str, list[str]] = {}
+    model_a, model_b, a_url, b_url = r.model_a, r.model_b, r.a_url, r.b_url
+    if r.from_dirs:
+        prompts, source, dropped, (model_a, model_b) = _from_dirs(r)
+    elif r.reference is not None:
+        raise BadInput("--reference goes with --from-dirs DIR_A DIR_B")
+    if r.demo and model_a is None and model_b is None:
+        model_a, model_b = DEMO_MODELS
+        a_url = a_url or DEMO_BASE_URL
+        b_url = b_url or DEMO_BASE_URL
+    if model_a is None or model_b is None:
+        raise BadInput("name both models: --a MODEL --b MODEL")
+    if not r.from_dirs:
+        prompts = _load_prompts(r.prompts_file, r.demo)
+
+    def side(side: str, model: str, url: str | None, key_env: str | None) -> ModelSpec:
+        key_env = key_env or default_key_env(side)
+        return ModelSpec(model, url or DEFAULT_BASE_URL, key_env, r.temperature, r.max_tokens)
+
+    options = DesignOptions(
+        a=side("A", model_a, a_url, r.a_key_env),
+        b=side("B", model_b, b_url, r.b_key_env),
+        seed=r.seed if r.seed is not None else fresh_seed(),
+        protocol=r.protocol,
+        trials=r.trials,
+        alpha=r.alpha,
+        sequential=r.sequential,
+        similarity_pd0=r.similarity_pd0,
+        demo=r.demo,
+        system=r.system,
+        normalization=_normalization(r),
+        question=r.question,
+        extra_questions=r.extra_questions,
+        require_reason=r.require_reason,
+        source=source,
+    )
+    return ResolvedDesign(prompts, options, dropped)
+
+
+def _load_prompts(prompts_file: Path | None, demo: bool) -> list[Prompt]:
+    if (prompts_file is None) == (not demo):
+        raise BadInput("give exactly one of --prompts FILE, --demo or --from-dirs A B")
+    return demo_prompts() if prompts_file is None else load_prompts(prompts_file)
+
+
+def _from_dirs(
+    r: DesignRequest,
+) -> tuple[list[Prompt], dict[str, Any], dict[str, list[str]], tuple[str, str]]:
+    """Prompts, the design's source record, the dropped items and the candidate names."""
+    from blindtest.outputs import check_triangle_variants, load_dirs
+
+    assert r.from_dirs is not None
+    given = {
+        "--prompts": r.prompts_file,
+        "--demo": r.demo or None,
+        "--a": r.model_a,
+        "--b": r.model_b,
+    }
+    others = [flag for flag, value in given.items() if value is not None]
+    if others:
+        raise BadInput(
+            f"--from-dirs takes its items and names from the directories; drop {others[0]}"
+        )
+    source = load_dirs(r.from_dirs[0], r.from_dirs[1], r.reference)
+    if r.protocol == "triangle":
+        check_triangle_variants(source)
+    return source.prompts(), source.record(), source.dropped, (source.a.name, source.b.name)
+
+
+def _normalization(r: DesignRequest) -> Normalization:
+    if r.launder is None and (r.launder_url is not None or r.launder_key_env is not None):
+        given = "--launder-url" if r.launder_url is not None else "--launder-key-env"
+        raise BadInput(f"{given} goes with --launder MODEL; add --launder or drop {given}")
+    band = None
+    if r.length_band is not None:
+        try:
+            band = parse_length_band(r.length_band)
+        except ValueError as error:
+            raise BadInput(f"--length-band: {error}") from None
+    spec = None
+    if r.launder is not None:
+        launder_url = r.launder_url or DEFAULT_BASE_URL
+        check_url("--launder-url", launder_url)
+        spec = LaunderSpec(
+            model=r.launder,
+            base_url=launder_url,
+            key_env=r.launder_key_env or default_key_env("LAUNDER"),
+            prompt=LAUNDER_PROMPT,
+        )
+    return Normalization(
+        strip_formatting=r.strip_formatting,
+        truncate_match=r.truncate_match,
+        length_band=band,
+        length_band_instruction=length_band_instruction(*band) if band else None,
+        launder=spec,
+    )

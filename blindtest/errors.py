@@ -33,10 +33,12 @@ class EndpointFailed(BlindtestError):
 
     What the server said, when it said anything, is kept as structure rather than only in the
     message: ``status`` (HTTP), ``code``, ``type`` and ``param`` from its error body, and
-    ``server_message`` (its own words).
+    ``server_message`` (its own words); ``attempts``, the requests sent before the client
+    gave up, when it raised this for one request.
     """
 
     exit_code = 3
+    attempts: int | None = None
     status: int | None = None
     code: str | None = None
     type: str | None = None

@@ -1,43 +1,44 @@
-"""bt-generate's library: plan the slots a design needs, fetch the missing ones, build the
-blinded view. Never opens a file (records go out through an ``append`` callback) and never
-opens a socket (requests go through the ``ChatClient`` it is given).
+"""bt-generate's library: fetch the slots a design still needs (the slot model is
+:mod:`blindtest.slots`), record each answer or failure, guard against deterministic
+endpoints, and keep the per-session ledger. Never opens a file (records go out through an
+``append`` callback, files are read and written by the caller's callbacks) and never opens a
+socket (requests go through the ``ChatClient`` it is given).
 
-Slots. Triangle trial ``t`` has slots 1..3, the display positions: the slot at the design's
-``odd_position`` comes from the non-doubled side, the other two are independent draws from the
-doubled side. Pair and preference trials have slot 1 (left) and slot 2 (right). Every slot is
-one request; the per-slot ``seed`` is derived from the design seed so servers that honour it
-give each slot its own draw.
-
-Resume. ``responses.jsonl`` is append-only. A slot counts as answered once a row with
-``status: "ok"`` exists for it (stage ``generate``; with laundering also stage ``launder``);
-such a slot is never requested again. Failure rows are explicit and are retried by the next
-run; the latest row for a slot wins.
+Resume. ``responses.jsonl`` is append-only; an answered slot is never requested again, and a
+failure row leaves its slot pending for the next run.
 
 Normalization. Per response: ``--strip-formatting`` is applied to the text stored in the row
 (the original kept in ``raw_text``); laundering adds a second row per slot holding the
-rewrite. Per trial: ``--truncate-match`` needs every response of a trial, so it is applied when
-the blinded view is built; ``trials.jsonl`` is exactly what the judge sees.
+rewrite. Per trial: ``--truncate-match`` is applied when the blinded view is built
+(:func:`blindtest.slots.build_trials_view`); ``trials.jsonl`` is exactly what the judge sees.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import ipaddress
+import math
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from blindtest.artifacts import JsonObject, schema_tag
-from blindtest.client import ChatClient, ChatMessage, Completion, Endpoint
+from blindtest.batch import BatchResult, custom_id, parse_custom_id
+from blindtest.client import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_TIMEOUT,
+    ChatClient,
+    Completion,
+    CompletionKind,
+    Endpoint,
+)
+from blindtest.endpoints import is_loopback
 from blindtest.errors import (
     BadInput,
     CheckFailed,
     EndpointFailed,
-    EndpointRejected,
     PromptTooLong,
 )
 from blindtest.normalize import (
@@ -45,10 +46,22 @@ from blindtest.normalize import (
     launder_messages,
     outside_band,
     strip_formatting,
-    truncate_match,
 )
+from blindtest.retry import DEFAULT_POLICY, RetryPolicy
+from blindtest.slots import (
+    LAUNDER,
+    Slot,
+    SlotState,
+    Work,
+    build_trials_view,
+    check_rows_match_design,
+    original_text,
+    pending_work,
+    plan_slots,
+    slot_seed,
+)
+from blindtest.wire import ChatMessage, ServerError, prompt_too_long, token_field_for
 
-LAUNDER = "launder"
 #: A deterministic endpoint (temperature ignored or 0) repeats itself on nearly every triangle
 #: trial, and the triangle degenerates into spot-the-twin; short answers at a real temperature
 #: collide on some. The run is stopped only when at least this share of the trials whose two
@@ -63,23 +76,6 @@ MIN_PAIRS = 10
 ASSUMED_OUTPUT_TOKENS = 600
 
 
-@dataclass(frozen=True, slots=True)
-class Slot:
-    trial: int
-    slot: int
-    side: str
-    prompt_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class Work:
-    """One request to make: generate a slot, or launder its answer (``source`` is the text)."""
-
-    slot: Slot
-    stage: str
-    source: str | None = None
-
-
 @dataclass
 class Progress:
     """Counts the CLI renders; updated by `run_generation` as results arrive."""
@@ -87,33 +83,8 @@ class Progress:
     total: int
     done: int = 0
     failed: int = 0
+    retries: int = 0
     started: float = field(default_factory=time.monotonic)
-
-
-def plan_slots(design: Mapping[str, Any]) -> list[Slot]:
-    """Every slot the design needs, in trial then slot order."""
-    slots = []
-    for entry in design["arrangement"]:
-        trial, prompt_id = entry["trial"], entry["prompt_id"]
-        if design["protocol"] == "triangle":
-            doubled = entry["doubled"]
-            other = "B" if doubled == "A" else "A"
-            for position in (1, 2, 3):
-                side = other if position == entry["odd_position"] else doubled
-                slots.append(Slot(trial, position, side, prompt_id))
-        else:
-            left = entry["left"]
-            right = "B" if left == "A" else "A"
-            slots.append(Slot(trial, 1, left, prompt_id))
-            slots.append(Slot(trial, 2, right, prompt_id))
-    return slots
-
-
-def slot_seed(design_seed: str, trial: int, slot: int) -> int:
-    """Per-slot request seed: the first 31 bits of SHA-256("blindtest/slot-seed@1", seed,
-    trial, slot), so it fits every server's integer type."""
-    material = f"blindtest/slot-seed@1\x00{design_seed}\x00{trial}\x00{slot}".encode()
-    return int.from_bytes(hashlib.sha256(material).digest()[:4], "big") & 0x7FFFFFFF
 
 
 def system_prompt(design: Mapping[str, Any]) -> str | None:
@@ -133,16 +104,6 @@ def messages_for(design: Mapping[str, Any], prompt_text: str) -> list[ChatMessag
         messages.append({"role": "system", "content": system})
     messages.append({"role": "user", "content": prompt_text})
     return messages
-
-
-def is_loopback(base_url: str) -> bool:
-    host = urlsplit(base_url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def endpoints_for(
@@ -171,148 +132,78 @@ def endpoints_for(
             temperature=spec.get("temperature"),
             top_p=spec.get("top_p"),
             max_tokens=spec.get("max_tokens"),
-            # OpenAI's own API deprecated max_tokens (its reasoning models refuse it); every
-            # other OpenAI-compatible server reads max_tokens.
-            max_tokens_field="max_completion_tokens"
-            if urlsplit(spec["base_url"]).hostname == "api.openai.com"
-            else "max_tokens",
+            max_tokens_field=token_field_for(spec["base_url"]),
         )
     return endpoints
-
-
-# --------------------------------------------------------------------------- resume state
-
-
-def _key(row: Mapping[str, Any]) -> tuple[int, int]:
-    return row["trial"], row["slot"]
-
-
-@dataclass(frozen=True, slots=True)
-class SlotState:
-    """The latest row per slot and stage, from ``responses.jsonl``."""
-
-    generated: dict[tuple[int, int], JsonObject]
-    laundered: dict[tuple[int, int], JsonObject]
-
-    @classmethod
-    def from_rows(cls, rows: Iterable[JsonObject]) -> SlotState:
-        generated: dict[tuple[int, int], JsonObject] = {}
-        laundered: dict[tuple[int, int], JsonObject] = {}
-        for row in rows:
-            target = laundered if row.get("stage") == LAUNDER else generated
-            previous = target.get(_key(row))
-            # An answered slot stays answered: a later failure row cannot undo it.
-            if previous is None or previous["status"] != "ok":
-                target[_key(row)] = row
-        return cls(generated, laundered)
-
-    def answered(self, slot: Slot, stage: str) -> JsonObject | None:
-        rows = self.laundered if stage == LAUNDER else self.generated
-        row = rows.get((slot.trial, slot.slot))
-        return row if row is not None and row["status"] == "ok" else None
-
-
-def check_rows_match_design(design: Mapping[str, Any], rows: Iterable[JsonObject]) -> None:
-    """Refuse a responses file whose rows do not fit this design's slots."""
-    expected = {(s.trial, s.slot): s.side for s in plan_slots(design)}
-    for number, row in enumerate(rows, start=1):
-        side = expected.get(_key(row))
-        if side is None or side != row["side"]:
-            raise BadInput(
-                f"responses.jsonl row {number} (trial {row['trial']}, slot {row['slot']}, "
-                f"side {row['side']}) does not belong to this design; use a new run directory"
-            )
-
-
-def pending_work(design: Mapping[str, Any], state: SlotState) -> list[Work]:
-    """What is still missing: slots without an answer, and answers not yet laundered."""
-    launder = design["normalization"]["launder"] is not None
-    work = []
-    for slot in plan_slots(design):
-        generated = state.answered(slot, "generate")
-        if generated is None:
-            work.append(Work(slot, "generate"))
-        elif launder and state.answered(slot, LAUNDER) is None:
-            work.append(Work(slot, LAUNDER, generated.get("raw_text", generated["text"])))
-    return work
 
 
 # --------------------------------------------------------------------------- records
 
 
-def response_record(
-    design: Mapping[str, Any], work: Work, completion: Completion, model: str, seed: int | None
+def _row(
+    design: Mapping[str, Any],
+    slot: Slot,
+    stage: str,
+    model: str,
+    kind: str,
+    measured: JsonObject,
+    raw: str | None,
+    error: str | None = None,
 ) -> JsonObject:
-    """The ``responses.jsonl`` row for one finished request (answer or explicit failure)."""
-    slot = work.slot
+    """One ``responses.jsonl`` row: the slot, what asked and how it went (``measured``), then
+    the answer ``raw`` as normalized (the original kept in ``raw_text`` when that changed
+    it), or, with ``raw`` None, an explicit failure."""
     row: JsonObject = {
         "schema": schema_tag("responses"),
         "trial": slot.trial,
         "slot": slot.slot,
         "side": slot.side,
         "prompt_id": slot.prompt_id,
-        "stage": work.stage,
+        "stage": stage,
         "model": model,
-        "kind": completion.kind,
-        "finish_reason": completion.finish_reason,
-        "usage": None
-        if completion.usage is None
-        else {
-            "prompt_tokens": completion.usage.prompt_tokens,
-            "completion_tokens": completion.usage.completion_tokens,
-            "total_tokens": completion.usage.total_tokens,
-        },
-        "latency_ms": round(completion.latency_ms, 3),
-        "attempts": completion.attempts,
-        "seed": seed,
-        # What the server says answered: a single-model server answers any name it is given.
-        "served_model": completion.model,
+        "kind": kind,
+        **measured,
     }
-    if not completion.ok:
-        return row | {"status": "failed", "text": None, "error": completion.error or "failed"}
-    raw = completion.text if completion.text else (completion.refusal or "")
+    if raw is None:
+        return row | {"status": "failed", "text": None, "error": error or "failed"}
     text = strip_formatting(raw) if design["normalization"]["strip_formatting"] else raw
-    row |= {"status": "ok", "text": text, "truncated": completion.truncated}
-    row["refusal"] = completion.refusal
+    row |= {"status": "ok", "text": text}
     if text != raw:
         row["raw_text"] = raw
     return row
 
 
-def displayed_texts(
-    design: Mapping[str, Any], state: SlotState, trial: int, n_slots: int
-) -> list[str]:
-    """The options of one trial exactly as the judge sees them, in display order."""
-    launder = design["normalization"]["launder"] is not None
-    rows = state.laundered if launder else state.generated
-    texts = [rows[(trial, slot)]["text"] for slot in range(1, n_slots + 1)]
-    if design["normalization"]["truncate_match"]:
-        texts = truncate_match(texts)
-    return texts
-
-
-def build_trials_view(design: Mapping[str, Any], state: SlotState) -> list[JsonObject]:
-    """``trials.jsonl``: trial, prompt and options, with nothing that names a side or model."""
-    prompts = {p["id"]: p["text"] for p in design["prompts"]}
-    n_slots = 3 if design["protocol"] == "triangle" else 2
-    return [
-        {
-            "schema": schema_tag("trials"),
-            "trial": entry["trial"],
-            "prompt": prompts[entry["prompt_id"]],
-            "options": displayed_texts(design, state, entry["trial"], n_slots),
-        }
-        for entry in design["arrangement"]
-    ]
+def response_record(
+    design: Mapping[str, Any], work: Work, completion: Completion, model: str
+) -> JsonObject:
+    """The ``responses.jsonl`` row for one finished request (answer or explicit failure)."""
+    usage = completion.usage
+    measured: JsonObject = {
+        "finish_reason": completion.finish_reason,
+        "usage": None
+        if usage is None
+        else {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens,
+        },
+        "latency_ms": round(completion.latency_ms, 3),
+        "attempts": completion.attempts,
+        "seed": completion.seed,
+        # What the server says answered: a single-model server answers any name it is given.
+        "served_model": completion.model,
+    }
+    if not completion.ok:
+        return _row(
+            design, work.slot, work.stage, model, completion.kind, measured, None, completion.error
+        )
+    raw = completion.text if completion.text else (completion.refusal or "")
+    row = _row(design, work.slot, work.stage, model, completion.kind, measured, raw)
+    return row | {"truncated": completion.truncated, "refusal": completion.refusal}
 
 
 def _same(first: str, second: str) -> bool:
     return " ".join(first.split()) == " ".join(second.split())
-
-
-def original_text(row: Mapping[str, Any]) -> str:
-    """The text as the endpoint returned it, before any normalization."""
-    return str(row.get("raw_text", row["text"]))
 
 
 @dataclass
@@ -426,34 +317,21 @@ def import_rows(
     ``read(side, item, variant)`` returns a file's text (``outputs.imported_text`` refuses a
     file that changed since the design).
     """
+    # Nothing was asked: no tokens, latency, attempts or seed to record.
+    measured: JsonObject = {
+        "finish_reason": None,
+        "usage": None,
+        "latency_ms": None,
+        "attempts": 0,
+        "seed": None,
+    }
     rows = []
-    strip = design["normalization"]["strip_formatting"]
     for slot in plan_slots(design):
         if state.answered(slot, "generate") is not None:
             continue
-        variant = _variant_for(design, slot)
-        raw = read(slot.side, slot.prompt_id, variant)
-        text = strip_formatting(raw) if strip else raw
-        row: JsonObject = {
-            "schema": schema_tag("responses"),
-            "trial": slot.trial,
-            "slot": slot.slot,
-            "side": slot.side,
-            "prompt_id": slot.prompt_id,
-            "stage": "generate",
-            "model": design["models"][slot.side]["model"],
-            "kind": "imported",
-            "status": "ok",
-            "text": text,
-            "finish_reason": None,
-            "usage": None,
-            "latency_ms": None,
-            "attempts": 0,
-            "seed": None,
-        }
-        if text != raw:
-            row["raw_text"] = raw
-        rows.append(row)
+        raw = read(slot.side, slot.prompt_id, _variant_for(design, slot))
+        model = design["models"][slot.side]["model"]
+        rows.append(_row(design, slot, "generate", model, "imported", measured, raw))
     return rows
 
 
@@ -461,15 +339,6 @@ def import_rows(
 
 
 AppendRow = Callable[[JsonObject], None]
-
-
-def rejects_seed(error: EndpointFailed) -> bool:
-    """A 400 about the ``seed`` parameter (some servers refuse unknown parameters): by the
-    error's ``param`` first, its wording second."""
-    if error.param == "seed":
-        return True
-    said = (error.server_message or str(error)).lower()
-    return error.status in (400, 422) and "seed" in said
 
 
 def too_long_row_error(work: Work, error: PromptTooLong) -> str:
@@ -489,7 +358,6 @@ async def _worker(
     prompts: Mapping[str, str],
     append: AppendRow,
     on_result: Callable[[Work, JsonObject], None],
-    no_seed: set[str],
 ) -> None:
     while True:
         work = await queue.get()
@@ -502,19 +370,10 @@ async def _worker(
         else:
             messages = messages_for(design, prompts[work.slot.prompt_id])
             seed = slot_seed(design["seed"], work.slot.trial, work.slot.slot)
-        if role in no_seed:
-            seed = None
+        # "a per-slot seed where the server accepts one": the client asks again without it
+        # when the server refuses it (the row then records seed null).
         try:
-            try:
-                completion = await client.complete(role, messages, seed=seed)
-            except EndpointRejected as error:
-                if seed is None or isinstance(error, PromptTooLong) or not rejects_seed(error):
-                    raise
-                # "a per-slot seed where the server accepts one": this one does not, so the
-                # rest of this role's slots go without (recorded as seed null on each row).
-                no_seed.add(role)
-                seed = None
-                completion = await client.complete(role, messages)
+            completion = await client.complete(role, messages, seed=seed)
         except PromptTooLong as error:
             # One prompt too long for the model is this slot's failure, not the run's.
             completion = Completion(
@@ -524,11 +383,12 @@ async def _worker(
                 None,
                 None,
                 0.0,
-                1,
+                error.attempts or 1,
                 error.status,
                 error=too_long_row_error(work, error),
+                seed=seed if client.sends_seed(role) else None,
             )
-        row = response_record(design, work, completion, client.endpoint(role).model, seed)
+        row = response_record(design, work, completion, client.endpoint(role).model)
         append(row)
         on_result(work, row)
 
@@ -554,16 +414,13 @@ async def run_generation(
     queues: dict[str, asyncio.Queue[Work | None]] = {role: asyncio.Queue() for role in client.sides}
     collisions = DrawCollisions.for_design(design, state)
     guard_error: list[CheckFailed] = []
-    no_seed: set[str] = set()
     counts = progress if progress is not None else Progress(total=0)
     if collisions.deterministic():
         raise deterministic_endpoint_error(design, collisions)  # no more money on it
 
     def on_result(work: Work, row: JsonObject) -> None:
-        target = state.laundered if work.stage == LAUNDER else state.generated
+        state.record(row)
         key = (work.slot.trial, work.slot.slot)
-        if target.get(key, {}).get("status") != "ok":
-            target[key] = row
         counts.done += 1
         counts.failed += row["status"] != "ok"
         if row["status"] == "ok" and work.stage != LAUNDER:
@@ -583,7 +440,7 @@ async def run_generation(
         queues[role].put_nowait(work)
     tasks = {
         role: [
-            asyncio.create_task(_worker(design, client, queue, prompts, append, on_result, no_seed))
+            asyncio.create_task(_worker(design, client, queue, prompts, append, on_result))
             for _ in range(concurrency)
         ]
         for role, queue in queues.items()
@@ -685,6 +542,11 @@ def _role_model(design: Mapping[str, Any], role: str) -> str:
     return str(design["models"][role]["model"])
 
 
+def _cost(price: tuple[float, float], tokens_in: float, tokens_out: float) -> float:
+    """Dollars, for prices in dollars per million tokens (in, out)."""
+    return (tokens_in * price[0] + tokens_out * price[1]) / 1e6
+
+
 def summarize(
     design: Mapping[str, Any],
     rows: Iterable[JsonObject],
@@ -732,10 +594,7 @@ def summarize(
         if latencies[role]:
             entry["mean_latency_ms"] = round(sum(latencies[role]) / len(latencies[role]), 3)
         if role in prices:
-            price_in, price_out = prices[role]
-            entry["cost"] = (
-                entry["prompt_tokens"] * price_in + entry["completion_tokens"] * price_out
-            ) / 1e6
+            entry["cost"] = _cost(prices[role], entry["prompt_tokens"], entry["completion_tokens"])
     return summary
 
 
@@ -897,8 +756,400 @@ def estimate_cost(
             entry["output_tokens"] += output
     for role, entry in estimate.items():
         if role in prices:
-            price_in, price_out = prices[role]
-            entry["cost"] = (
-                entry["input_tokens"] * price_in + entry["output_tokens"] * price_out
-            ) / 1e6
+            entry["cost"] = _cost(prices[role], entry["input_tokens"], entry["output_tokens"])
     return estimate
+
+
+def parse_prices(texts: Mapping[str, str | None]) -> dict[str, tuple[float, float]]:
+    """``{role: "IN,OUT"}`` as given to ``--price-ROLE`` -> dollars per million tokens, in
+    and out; refuses anything but two finite numbers >= 0."""
+    prices = {}
+    for role, text in texts.items():
+        if text is None:
+            continue
+        try:
+            parts = [float(p) for p in text.split(",")]
+        except ValueError:
+            parts = []
+        if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
+            option = f"--price-{role.lower()}"
+            raise BadInput(
+                f"{option}: expected IN,OUT dollars per million tokens (two finite numbers "
+                f">= 0), e.g. 2.5,10; got {text!r}"
+            )
+        prices[role] = (parts[0], parts[1])
+    return prices
+
+
+# --------------------------------------------------------------------------- the stage
+
+_ROLE_ORDER = ("A", "B", LAUNDER)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchOptions:
+    """How hard to ask: requests in flight per endpoint, seconds of silence before giving up
+    on an answer, requests started per minute, retries per request."""
+
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout: float = DEFAULT_TIMEOUT
+    rpm: float | None = None
+    max_retries: int = DEFAULT_POLICY.max_retries
+
+
+@dataclass(frozen=True, slots=True)
+class StageIO:
+    """Everything the stage does outside itself, as callbacks (the CLI gives them files and
+    stderr): ``open_responses`` opens ``responses.jsonl`` for appending (opened only when
+    there is something to append); ``write_generation`` writes ``generation.json`` unless it
+    already holds that record, returning whether it wrote; ``read_imported(side, item,
+    variant)`` reads a --from-dirs output; ``say`` prints a line; ``on_progress(progress,
+    final)`` redraws a progress display."""
+
+    open_responses: Callable[[], AbstractContextManager[AppendRow]]
+    write_generation: Callable[[JsonObject], bool]
+    read_imported: Callable[[str, str, str], str]
+    say: Callable[[str], None] = field(default=lambda _: None)
+    on_progress: Callable[[Progress, bool], None] | None = None
+
+
+def generate_stage(
+    design: Mapping[str, Any],
+    design_sha256: str,
+    existing: Sequence[JsonObject],
+    previous: Mapping[str, Any] | None,
+    given_prices: Mapping[str, tuple[float, float]],
+    options: FetchOptions,
+    io: StageIO,
+) -> list[JsonObject]:
+    """bt-generate's work: fetch (or import) every slot still missing, record the session in
+    ``generation.json``, and return the blinded view (``trials.jsonl``) once every slot is
+    answered.
+
+    ``existing`` are the rows already on disk, ``previous`` the ``generation.json`` an earlier
+    session wrote (its ledger and prices). Checks everything before appending anything: rows
+    that do not fit the design and unset key variables are ``BadInput``. A run that stops
+    (``EndpointFailed``, the deterministic guard's ``CheckFailed``, Ctrl-C) still records what
+    it fetched in ``generation.json`` before the error goes on; a run that leaves slots
+    unanswered raises (:func:`check_finished`); a triangle with some identical draws says so.
+    """
+    check_rows_match_design(design, existing)
+    endpoints = endpoints_for(design)
+    for role, endpoint in endpoints.items():
+        endpoint.check_key(role)
+    prices = recorded_prices(previous, design_sha256) | dict(given_prices)
+    state = SlotState.from_rows(existing)
+    appended: list[JsonObject] = []
+    if design["source"]["kind"] == "dirs":
+        _import_missing(design, state, io, appended)
+    started = time.monotonic()
+    stopped = _fetch_missing(design, endpoints, state, prices, len(existing), options, io, appended)
+    if stopped is not None and not appended:
+        raise stopped
+    session = session_entry(appended, time.monotonic() - started) if appended else None
+    sessions, wall = ledger(previous, design_sha256, existing, session)
+    rows = [*existing, *appended]
+    record = generation_record(design, design_sha256, rows, prices, wall, sessions)
+    changed = io.write_generation(record)
+    io.say(session_summary(appended, len(rows), previous, sessions, given_prices, prices, changed))
+    if stopped is not None:
+        raise stopped
+    check_finished(design, state)
+    notice = collision_notice(DrawCollisions.for_design(design, state))
+    if notice:
+        io.say(notice)
+    return build_trials_view(design, state)
+
+
+def _keeping(append: AppendRow, appended: list[JsonObject]) -> AppendRow:
+    """``append``, also keeping each row this session appended (in file order)."""
+
+    def both(row: JsonObject) -> None:
+        append(row)
+        appended.append(row)
+
+    return both
+
+
+def _import_missing(
+    design: Mapping[str, Any], state: SlotState, io: StageIO, appended: list[JsonObject]
+) -> None:
+    """--from-dirs: append the imported outputs of every unanswered slot (no network)."""
+    rows = import_rows(design, state, io.read_imported)  # every file read (and checked) first
+    with io.open_responses() as append:
+        for row in rows:
+            _keeping(append, appended)(row)
+            state.record(row)
+
+
+def _fetch_missing(
+    design: Mapping[str, Any],
+    endpoints: Mapping[str, Endpoint],
+    state: SlotState,
+    prices: Mapping[str, tuple[float, float]],
+    on_disk: int,
+    options: FetchOptions,
+    io: StageIO,
+    appended: list[JsonObject],
+) -> BaseException | None:
+    """Fetch every pending slot; return the error that stopped the run early, if one did."""
+    pending = len(pending_work(design, state))
+    if not pending:
+        return None
+    check_not_deterministic(design, state)  # found so on an earlier run: no more calls
+    _announce(estimate_cost(design, prices), pending, on_disk, io.say)
+    progress = Progress(total=pending)
+    try:
+        with io.open_responses() as append:
+            append = _keeping(append, appended)
+            asyncio.run(_fetch(design, endpoints, state, append, options, progress, io))
+    except (EndpointFailed, CheckFailed, KeyboardInterrupt) as error:
+        return error  # the ledger still records what this session fetched
+    return None
+
+
+async def _fetch(
+    design: Mapping[str, Any],
+    endpoints: Mapping[str, Endpoint],
+    state: SlotState,
+    append: AppendRow,
+    options: FetchOptions,
+    progress: Progress,
+    io: StageIO,
+) -> None:
+    policy = RetryPolicy(max_retries=options.max_retries)
+    async with ChatClient(
+        endpoints,
+        concurrency=options.concurrency,
+        rpm=options.rpm,
+        timeout=options.timeout,
+        policy=policy,
+    ) as client:
+
+        def update(final: bool = False) -> None:
+            progress.retries = client.counters().retries
+            if io.on_progress is not None:
+                io.on_progress(progress, final)
+
+        try:
+            await run_generation(
+                design,
+                client,
+                state,
+                append,
+                concurrency=options.concurrency,
+                progress=progress,
+                on_update=update,
+            )
+        finally:
+            update(final=True)
+
+
+def _announce(
+    estimate: Mapping[str, Mapping[str, float]],
+    pending: int,
+    existing: int,
+    say: Callable[[str], None],
+) -> None:
+    resumed = f" (resuming: {existing} rows already on disk)" if existing else ""
+    say(f"fetching {pending} responses{resumed}")
+    for role, entry in sorted(estimate.items(), key=lambda item: _ROLE_ORDER.index(item[0])):
+        cost = f", about ${entry['cost']:.2f}" if "cost" in entry else ""
+        say(
+            f"  estimate for the whole run, {role}: ~{entry['input_tokens']:.0f} input and "
+            f"<= {entry['output_tokens']:.0f} output tokens{cost}"
+        )
+
+
+# --------------------------------------------------------------------------- batch files
+
+
+def batch_requests(
+    design: Mapping[str, Any], design_sha256: str, state: SlotState
+) -> list[tuple[str, str, dict[str, object]]]:
+    """``(side, custom_id, body)`` for every slot still unanswered: the exact body a live run
+    sends for it (:meth:`Endpoint.request_body`, per-slot seed included). Laundering is not
+    batched: it needs the answers first, and a live rerun launders them."""
+    if design["source"]["kind"] == "dirs":
+        raise BadInput("this design imports its outputs (--from-dirs): nothing to ask in a batch")
+    endpoints = endpoints_for(design, environ={})  # the bodies only: no key is read
+    prompts = {p["id"]: p["text"] for p in design["prompts"]}
+    requests = []
+    for work in pending_work(design, state):
+        if work.stage == LAUNDER:
+            continue
+        slot = work.slot
+        seed = slot_seed(design["seed"], slot.trial, slot.slot)
+        body = endpoints[slot.side].request_body(
+            messages_for(design, prompts[slot.prompt_id]), seed=seed
+        )
+        requests.append((slot.side, custom_id(design_sha256, slot.trial, slot.slot), body))
+    return requests
+
+
+@dataclass
+class BatchImport:
+    """What a batch import found: the ``rows`` to append, results that never ran
+    (``not_run``: the batch expired or was cancelled first), and with ``skip_answered`` the
+    results for slots already answered (``skipped``)."""
+
+    rows: list[JsonObject] = field(default_factory=list)
+    not_run: int = 0
+    skipped: int = 0
+
+
+def _batch_failure_kind(result: BatchResult) -> CompletionKind:
+    status, said = result.status, result.said or ServerError("")
+    if prompt_too_long(status, said):
+        return "too_long"
+    if status == 429:
+        return "rate_limited"
+    if status is None or status >= 500 or status in (408, 409):
+        return "server_error"
+    return "rejected"
+
+
+def _batch_completion(design: Mapping[str, Any], slot: Slot, result: BatchResult) -> Completion:
+    seed = slot_seed(design["seed"], slot.trial, slot.slot) if result.fmt == "openai" else None
+    parsed = result.completion
+    if parsed is not None:
+        error = None if parsed.ok else f"batch result: {parsed.detail}"
+        return Completion(
+            slot.side,
+            parsed.kind,
+            parsed.text if parsed.ok else "",
+            parsed.finish_reason,
+            parsed.usage,
+            0.0,
+            1,
+            result.status,
+            model=parsed.model,
+            refused=parsed.kind == "refusal",
+            refusal=parsed.refusal,
+            truncated=parsed.truncated,
+            response_id=parsed.response_id,
+            error=error,
+            seed=seed,
+        )
+    kind = _batch_failure_kind(result)
+    said = (result.said or ServerError("failed")).message
+    status = f"HTTP {result.status}: " if result.status is not None else ""
+    error = f"batch result: {status}{said}"
+    if kind == "too_long":
+        error = (
+            f"trial {slot.trial}, prompt {slot.prompt_id}: the prompt is too long for the "
+            f"server ({status}{said})"
+        )
+    return Completion(
+        slot.side,
+        kind,
+        "",
+        None,
+        None,
+        0.0,
+        1,
+        result.status,
+        error=error,
+        seed=seed,
+    )
+
+
+def batch_rows(
+    design: Mapping[str, Any],
+    design_sha256: str,
+    state: SlotState,
+    results: Iterable[BatchResult],
+    *,
+    skip_answered: bool = False,
+) -> BatchImport:
+    """The ``responses.jsonl`` rows for batch results, built as a live answer's are
+    (:func:`response_record`: the same normalization and failure rows; ``latency_ms`` null,
+    nothing was timed, ``attempts`` 1).
+
+    Refuses the whole import (``BadInput`` with the counts; nothing is to be written) when any
+    result belongs to another run, names a slot this design does not have, or answers a slot
+    already answered (on disk, or earlier in the same files); ``skip_answered`` (a collect of
+    the run's own recorded batch, imported again after an interruption) skips those instead.
+    """
+    expected = {(s.trial, s.slot): s for s in plan_slots(design)}
+    found = BatchImport()
+    foreign = unknown = answered = 0
+    done: set[tuple[int, int]] = set()
+    first_bad = ""
+    for result in results:
+        cid = parse_custom_id(result.custom_id)
+        where = f"{result.source}:{result.line}"
+        if cid is None or cid.run != design_sha256[:16]:
+            foreign += 1
+            first_bad = first_bad or f"{where} ({result.custom_id!r} is not this run's)"
+            continue
+        slot = expected.get((cid.trial, cid.number)) if cid.part == "s" else None
+        if slot is None:
+            unknown += 1
+            first_bad = first_bad or f"{where} (no slot {result.custom_id!r} in this design)"
+            continue
+        key = (slot.trial, slot.slot)
+        if state.answered(slot, "generate") is not None or key in done:
+            if skip_answered:
+                found.skipped += 1
+                continue
+            answered += 1
+            first_bad = first_bad or f"{where} (trial {slot.trial} slot {slot.slot} answered)"
+            continue
+        if result.not_run:
+            found.not_run += 1
+            continue
+        completion = _batch_completion(design, slot, result)
+        row = response_record(design, Work(slot, "generate"), completion, _side_model(design, slot))
+        row["latency_ms"] = None
+        found.rows.append(row)
+        if row["status"] == "ok":
+            done.add(key)
+    if foreign or unknown or answered:
+        raise BadInput(
+            f"refused {foreign + unknown + answered} batch results ({foreign} for another run, "
+            f"{unknown} for slots this design does not have, {answered} for slots already "
+            f"answered; first: {first_bad}); nothing written"
+        )
+    return found
+
+
+def _side_model(design: Mapping[str, Any], slot: Slot) -> str:
+    return str(design["models"][slot.side]["model"])
+
+
+def import_batch_stage(
+    design: Mapping[str, Any],
+    design_sha256: str,
+    existing: Sequence[JsonObject],
+    previous: Mapping[str, Any] | None,
+    results: Iterable[BatchResult],
+    given_prices: Mapping[str, tuple[float, float]],
+    io: StageIO,
+    *,
+    skip_answered: bool = False,
+) -> tuple[BatchImport, list[JsonObject] | None]:
+    """bt-generate --batch-import's work: check every result (:func:`batch_rows`), append
+    the rows, record the session in ``generation.json`` (no wall time: a batch is not timed
+    here), and return what was found with the blinded view once every slot is answered
+    (None while some are missing: a partial import is fine, a later one fills the rest)."""
+    check_rows_match_design(design, existing)
+    state = SlotState.from_rows(existing)
+    found = batch_rows(design, design_sha256, state, results, skip_answered=skip_answered)
+    if found.rows:
+        with io.open_responses() as append:
+            for row in found.rows:
+                append(row)
+                state.record(row)
+    prices = recorded_prices(previous, design_sha256) | dict(given_prices)
+    session = session_entry(found.rows, 0.0) if found.rows else None
+    sessions, wall = ledger(previous, design_sha256, existing, session)
+    rows = [*existing, *found.rows]
+    io.write_generation(generation_record(design, design_sha256, rows, prices, wall, sessions))
+    check_not_deterministic(design, state)
+    if pending_work(design, state):
+        return found, None
+    notice = collision_notice(DrawCollisions.for_design(design, state))
+    if notice:
+        io.say(notice)
+    return found, build_trials_view(design, state)

@@ -29,14 +29,21 @@ def _shown(path: Path) -> str:
     return str(relative) if str(relative).startswith(".") else f"./{relative}"
 
 
-def stage_command(stage: str, *args: str | os.PathLike[str]) -> str:
-    """The shell line that runs ``bt-<stage> ARGS`` from the current directory."""
-    words = [os.fspath(arg) for arg in args]
-    name = f"bt-{stage}"
+def _command_line(name: str, module_args: list[str], words: list[str]) -> str:
     script = _script_dir() / name
     on_path = shutil.which(name)
     if on_path is not None and script.exists() and Path(on_path).resolve() == script.resolve():
         return shlex.join([name, *words])
     if script.exists():
         return shlex.join([_shown(script), *words])
-    return shlex.join([_shown(Path(sys.executable)), "-m", "blindtest", stage, *words])
+    return shlex.join([_shown(Path(sys.executable)), "-m", "blindtest", *module_args, *words])
+
+
+def stage_command(stage: str, *args: str | os.PathLike[str]) -> str:
+    """The shell line that runs ``bt-<stage> ARGS`` from the current directory."""
+    return _command_line(f"bt-{stage}", [stage], [os.fspath(arg) for arg in args])
+
+
+def blindtest_command(*args: str | os.PathLike[str]) -> str:
+    """The shell line that runs ``blindtest ARGS`` from the current directory."""
+    return _command_line("blindtest", [], [os.fspath(arg) for arg in args])

@@ -1,10 +1,14 @@
 """The judging stage as a library: what a judge may see, where a judge resumes, which picks are
-valid, how a pick scores against the arrangement, the mechanical judges, and the hidden
-sequential stopping rule.
+valid, how a pick scores against the arrangement, a bot's pick, the hidden sequential stopping
+rule and the ``Recorder`` that applies it (the driver that asks a judge is ``blindtest.judges``).
 
-It owns the picks contract beyond the schema: every pick names a trial of this run, one judge
-picks once per trial, and the pick is in range for the protocol (triangle 1..3; preference
-left / right / tie; pair one of the judge's two nicknames).
+It owns the picks contract beyond the schema: every pick names a trial of this run (a whole
+number: 3.0 is refused), one judge picks once per trial unless a later record says
+``"correction": true`` (the judge's last word counts) or the judge's kind answers each trial
+in several passes (``PICK_KINDS``: an LLM judge's position swap, ``"pass"`` 1 and 2), the
+pick is in range for the protocol (triangle 1..3; preference left / right / tie; pair one of
+the judge's two nicknames), a judge id holds no control characters, a pick made against
+another design is refused, and bots are never pooled with people.
 
 It must never hand the arrangement, a correctness flag or an e-value to anything that displays
 things: a session gets a ``JudgeView`` (the blinded trials and the question) and a ``Recorder``
@@ -15,6 +19,8 @@ prints nothing and imports no click; side effects come in as an ``append`` callb
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -23,7 +29,6 @@ from typing import Any
 from blindtest import artifacts, bots
 from blindtest.bots import RandBelow
 from blindtest.errors import BadInput
-from blindtest.rng import DesignRng
 
 JsonObject = dict[str, Any]
 Append = Callable[[JsonObject], None]
@@ -31,7 +36,80 @@ Append = Callable[[JsonObject], None]
 OPTION_COUNT = {"triangle": 3, "pair": 2, "preference": 2}
 PREFERENCE_PICKS = ("left", "right", "tie")
 BOT_KINDS = ("length", "duplicate", "random")
-JUDGE_KINDS = ("human", *(f"bot:{kind}" for kind in BOT_KINDS))
+
+
+@dataclass(frozen=True, slots=True)
+class PickKind:
+    """A ``judge_kind`` a pick record may carry (picks.schema.json), and what it allows.
+
+    ``pool``: kinds in different pools are never analyzed together. ``passes``: how many
+    records one judge of this kind writes per trial, told apart by ``"pass"`` (1 when the
+    field is absent); ``passes_mean`` says what they are. A correction is something else: it
+    replaces a record of the same pass.
+    """
+
+    name: str
+    pool: str
+    passes: int = 1
+    passes_mean: str = ""
+
+
+PICK_KINDS = {
+    kind.name: kind
+    for kind in (
+        PickKind("human", "people"),
+        PickKind("bot", "bots"),
+        PickKind(
+            "llm",
+            "llm",
+            passes=2,
+            passes_mean=(
+                "pass 1 is the trial as shown; pass 2 the same comparison with the two "
+                "options' positions swapped, its pick given in the trial's own order"
+            ),
+        ),
+        PickKind("external", "people"),
+    )
+}
+
+
+# --------------------------------------------------------------------------- typed text
+
+_ESCAPE_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: arrows, Home/End, colours
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC, to BEL or ST
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC
+    r"|\x1bO."  # SS3: arrows and F1-F4 in application mode
+    r"|\x1b[ -/]*[0-~]"  # any other two-character escape
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # C1 CSI
+)
+_BLANKS = re.compile(r"[\t\n\r\v\f\x85\u2028\u2029]+")
+
+
+def has_control(text: str) -> bool:
+    """True when ``text`` holds a control or format character (Unicode Cc or Cf)."""
+    return any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text)
+
+
+def clean_text(text: str) -> str:
+    """Typed text as it may be stored in a pick: escape sequences (an arrow key read raw is
+    ``ESC [ D``) removed whole, line and tab breaks made spaces, every other control or format
+    character (Unicode Cc, Cf) dropped, and the ends trimmed."""
+    text = _ESCAPE_SEQUENCE.sub("", text)
+    text = _BLANKS.sub(" ", text)
+    return "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf")).strip()
+
+
+def judge_id_problem(judge: str) -> str | None:
+    """Why ``judge`` cannot be a judge id (it is printed in report tables), or None."""
+    if not judge.strip():
+        return "a judge id cannot be empty"
+    if has_control(judge):
+        return (
+            f"judge id {judge!r} holds a control character (a newline, tab or escape); "
+            "use a plain name"
+        )
+    return None
 
 
 # --------------------------------------------------------------------------- what a judge sees
@@ -56,6 +134,8 @@ class JudgeView:
     extra_questions: tuple[str, ...] = ()
     require_reason: bool = False
     sequential: bool = False
+    #: The design the trials belong to; picks that name another design are refused.
+    design_sha256: str | None = None
 
     @property
     def total(self) -> int:
@@ -97,7 +177,7 @@ def load_judge_run(run_dir: Path) -> JudgeRun:
         run_dir=run_dir,
         design=loaded.design,
         design_sha256=loaded.sha256,
-        view=view_of(loaded.design, trials),
+        view=view_of(loaded.design, trials, loaded.sha256),
     )
 
 
@@ -125,7 +205,9 @@ def trials_from_records(records: Sequence[JsonObject], design: Mapping[str, Any]
     return trials
 
 
-def view_of(design: Mapping[str, Any], trials: Sequence[Trial]) -> JudgeView:
+def view_of(
+    design: Mapping[str, Any], trials: Sequence[Trial], design_sha256: str | None = None
+) -> JudgeView:
     judging = design["judging"]
     return JudgeView(
         protocol=design["protocol"],
@@ -134,6 +216,7 @@ def view_of(design: Mapping[str, Any], trials: Sequence[Trial]) -> JudgeView:
         extra_questions=tuple(judging["extra_questions"]),
         require_reason=bool(judging["require_reason"]),
         sequential=bool(design["sequential"]),
+        design_sha256=design_sha256,
     )
 
 
@@ -142,7 +225,15 @@ def view_of(design: Mapping[str, Any], trials: Sequence[Trial]) -> JudgeView:
 
 @dataclass(frozen=True, slots=True)
 class Pick:
-    """One judgement, as written to picks.jsonl. ``line`` is where it was read from, if read."""
+    """One judgement, as written to picks.jsonl. ``line`` is where it was read from, if read.
+
+    ``correction`` marks a record that replaces the same judge's earlier pick for the trial
+    (the terminal session's undo); ``judge_kind`` and ``design_sha256`` are written on every
+    pick blindtest makes, and may be missing from an external judge's file. ``pass_number``
+    is the record's ``"pass"`` for a kind that answers a trial in several passes. ``extra``
+    keeps what the schema allows beyond these (a field this version does not know, an
+    explicit null), so a record read and written again is the same record.
+    """
 
     trial: int
     judge: str
@@ -153,7 +244,24 @@ class Pick:
     nicknames: tuple[str, str] | None = None
     answers: Mapping[str, bool] | None = None
     bot: Mapping[str, Any] | None = None
+    judge_kind: str | None = None
+    design_sha256: str | None = None
+    correction: bool = False
+    pass_number: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
     line: int | None = field(default=None, compare=False)
+
+    @property
+    def kind(self) -> str:
+        """The judge kind, also for files written without one: a ``bot`` field marks a bot."""
+        if self.judge_kind is not None:
+            return self.judge_kind
+        return "bot" if self.bot is not None else "external"
+
+    @property
+    def slot(self) -> tuple[str, int, int]:
+        """What a record fills: one judge's word on one trial, in one pass."""
+        return (self.judge, self.trial, self.pass_number or 1)
 
     def to_record(self) -> JsonObject:
         record: JsonObject = {
@@ -169,14 +277,19 @@ class Pick:
             "nicknames": list(self.nicknames) if self.nicknames else None,
             "answers": dict(self.answers) if self.answers is not None else None,
             "bot": dict(self.bot) if self.bot is not None else None,
+            "judge_kind": self.judge_kind,
+            "design_sha256": self.design_sha256,
+            "correction": True if self.correction else None,
+            "pass": self.pass_number,
         }
         record.update({key: value for key, value in optional.items() if value is not None})
+        record.update({key: value for key, value in self.extra.items() if key not in record})
         return record
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any], line: int | None = None) -> Pick:
         nicknames = record.get("nicknames")
-        return cls(
+        pick = cls(
             trial=record["trial"],
             judge=record["judge"],
             pick=record["pick"],
@@ -186,17 +299,30 @@ class Pick:
             nicknames=(nicknames[0], nicknames[1]) if nicknames else None,
             answers=record.get("answers"),
             bot=record.get("bot"),
+            judge_kind=record.get("judge_kind"),
+            design_sha256=record.get("design_sha256"),
+            correction=record.get("correction") is True,
+            pass_number=record.get("pass"),
             line=line,
         )
+        # Whatever the fields above do not write back (an unknown field, a null) is kept.
+        written = pick.to_record()
+        extra = {key: value for key, value in record.items() if key not in written}
+        return replace(pick, extra=extra) if extra else pick
 
 
 @dataclass(frozen=True, slots=True)
 class PicksFile:
-    """The valid picks of one file, in file order."""
+    """The picks of one file that count, in file order: for each judge and trial the judge's
+    last word (a correction replaces the earlier pick in place). ``corrections`` counts the
+    records that replaced an earlier one."""
 
     path: Path
     picks: tuple[Pick, ...]
     torn_line: int | None = None
+    corrections: int = 0
+    #: Records of a later pass (an LLM judge's position swap): kept, not scored as picks.
+    later_passes: tuple[Pick, ...] = ()
 
     @property
     def judges(self) -> tuple[str, ...]:
@@ -210,17 +336,67 @@ class PicksFile:
 def pick_problem(view: JudgeView, pick: int | str) -> str | None:
     """Why ``pick`` is out of range for the protocol, or None when it is in range."""
     if view.protocol == "triangle":
-        # bool is an int in Python, but JSON true is not a position.
+        # bool is an int in Python, but JSON true is not a position; 2.0 is not written by
+        # any judge that means 2.
         if type(pick) is int and 1 <= pick <= 3:
             return None
-        return f"pick {pick!r} is out of range for a triangle run (1, 2 or 3)"
+        return f"pick {_shown(pick)} is out of range for a triangle run (1, 2 or 3)"
     if view.protocol == "preference":
         if pick in PREFERENCE_PICKS:
             return None
-        return f"pick {pick!r} is out of range for a preference run (left, right or tie)"
+        return f"pick {_shown(pick)} is out of range for a preference run (left, right or tie)"
     if isinstance(pick, str) and pick and pick not in PREFERENCE_PICKS:
+        if has_control(pick):
+            return f"pick {pick!r} holds a control character; a nickname is a plain word"
         return None
-    return f"pick {pick!r} is out of range for a pair run (a nickname for option 1)"
+    return f"pick {_shown(pick)} is out of range for a pair run (a nickname for option 1)"
+
+
+def _shown(value: object) -> str:
+    # As the JSON said it: 'fox', 4, 2.0, true.
+    return repr(value) if isinstance(value, str) else str(value).lower()
+
+
+def trial_problem(view: JudgeView, trial: object) -> str | None:
+    """Why ``trial`` does not name a trial of this run, or None."""
+    if type(trial) is not int:
+        if isinstance(trial, float) and trial.is_integer():
+            return f"trial {trial} must be a whole number written without a decimal point"
+        return f"trial {_shown(trial)} is not a whole number"
+    if 1 <= trial <= view.total:
+        return None
+    return f"trial {trial} is not in this run (it has trials 1..{view.total})"
+
+
+_POOL_WORDS = {
+    "people": ("a person", "people"),
+    "bots": ("a bot", "bots"),
+    "llm": ("an LLM judge", "LLM judges"),
+}
+
+
+def mixing_problem(picks: Iterable[Pick], where: str) -> str | None:
+    """Why these picks may not be analyzed together (bots pooled with people), or None."""
+    pools: dict[str, list[str]] = {}
+    for pick in picks:
+        kind = PICK_KINDS.get(pick.kind)
+        names = pools.setdefault(kind.pool if kind is not None else "people", [])
+        if pick.judge not in names:
+            names.append(pick.judge)
+    if len(pools) < 2:
+        return None
+    order = sorted(pools, key=lambda pool: ("bots", "llm", "people").index(pool))
+    parts = []
+    for pool in order:
+        one, many = _POOL_WORDS[pool]
+        names = pools[pool]
+        listed = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+        parts.append(f"{one if len(names) == 1 else many} ({listed})")
+    verb = "mix" if where.startswith("the ") else "mixes"
+    return (
+        f"{where} {verb} {' with '.join(parts)}; bots are never pooled with people: analyze "
+        "them separately with --picks"
+    )
 
 
 class _Checker:
@@ -228,34 +404,70 @@ class _Checker:
 
     def __init__(self, view: JudgeView) -> None:
         self.view = view
-        self.first_line: dict[tuple[str, int], int | None] = {}
+        self.first_line: dict[tuple[str, int, int], int | None] = {}
         self.nicknames: dict[str, tuple[set[str], int | None]] = {}
 
     def check(self, pick: Pick) -> str | None:
-        for problem in (self._trial(pick), self._duplicate(pick), self._range(pick)):
+        for problem in (
+            trial_problem(self.view, pick.trial),
+            judge_id_problem(pick.judge),
+            self._design(pick),
+            self._pass(pick),
+            self._duplicate(pick),
+            self._range(pick),
+        ):
             if problem is not None:
                 return problem
         return self._answers(pick)
 
     def accept(self, pick: Pick) -> None:
-        self.first_line[(pick.judge, pick.trial)] = pick.line
+        self.first_line.setdefault(pick.slot, pick.line)
         if self.view.protocol == "pair":
             names, line = self.nicknames.get(pick.judge, (set(), pick.line))
             names.update(pick.nicknames or (str(pick.pick),))
             self.nicknames[pick.judge] = (names, line)
 
-    def _trial(self, pick: Pick) -> str | None:
-        if 1 <= pick.trial <= self.view.total:
+    def _design(self, pick: Pick) -> str | None:
+        ours = self.view.design_sha256
+        if pick.design_sha256 is None or ours is None or pick.design_sha256 == ours:
             return None
-        return f"trial {pick.trial} is not in this run (it has trials 1..{self.view.total})"
+        return (
+            f"this pick was made against design {pick.design_sha256[:12]}, not this run's "
+            f"design {ours[:12]}; picks from another run cannot be scored here"
+        )
+
+    def _pass(self, pick: Pick) -> str | None:
+        if pick.pass_number is None:
+            return None
+        kind = PICK_KINDS.get(pick.kind)
+        passes = kind.passes if kind is not None else 1
+        if passes == 1:
+            return (
+                f"pass {pick.pass_number} on a pick by a {pick.kind} judge, which answers each "
+                'trial once; "pass" is for a judge kind that answers in several (llm)'
+            )
+        if type(pick.pass_number) is not int or not 1 <= pick.pass_number <= passes:
+            return f"pass {_shown(pick.pass_number)} is not 1..{passes} for a {pick.kind} judge"
+        return None
 
     def _duplicate(self, pick: Pick) -> str | None:
-        key = (pick.judge, pick.trial)
+        key = pick.slot
         if key not in self.first_line:
+            if pick.correction:
+                return (
+                    f"a correction by judge {pick.judge!r} for trial {pick.trial}, which that "
+                    "judge has no earlier pick for"
+                )
+            return None
+        if pick.correction:
             return None
         first = self.first_line[key]
         where = f" (the first is on line {first})" if first is not None else ""
-        return f"second pick by judge {pick.judge!r} for trial {pick.trial}{where}"
+        again = f" in pass {pick.pass_number}" if pick.pass_number is not None else ""
+        return (
+            f"second pick by judge {pick.judge!r} for trial {pick.trial}{again}{where}; only a "
+            'record marked "correction": true may replace a pick'
+        )
 
     def _range(self, pick: Pick) -> str | None:
         problem = pick_problem(self.view, pick.pick)
@@ -280,8 +492,25 @@ class _Checker:
         return None
 
 
+def last_words(picks: Iterable[Pick]) -> tuple[Pick, ...]:
+    """Each judge's last word per trial (and pass), where the first pick stood (file order is
+    kept). The kept record loses its ``correction`` mark: in the result it replaces nothing.
+    """
+    kept: dict[tuple[str, int, int], Pick] = {}
+    for pick in picks:
+        key = pick.slot
+        if key in kept:
+            kept[key] = replace(pick, correction=False)
+        else:
+            kept[key] = pick
+    return tuple(kept.values())
+
+
 def check_picks(picks: Iterable[Pick], view: JudgeView, where: str) -> tuple[Pick, ...]:
-    """Apply the picks contract; raise ``BadInput`` naming ``where:line`` of the first breach."""
+    """Apply the picks contract; raise ``BadInput`` naming ``where:line`` of the first breach.
+
+    Returns the picks that count: each judge's last word per trial (see ``last_words``).
+    """
     checker = _Checker(view)
     accepted = []
     for pick in picks:
@@ -291,14 +520,18 @@ def check_picks(picks: Iterable[Pick], view: JudgeView, where: str) -> tuple[Pic
             raise BadInput(f"{where}{line}: {problem}")
         checker.accept(pick)
         accepted.append(pick)
-    return tuple(accepted)
+    mixed = mixing_problem(accepted, where)
+    if mixed is not None:
+        raise BadInput(mixed)
+    return last_words(accepted)
 
 
 def read_picks(path: Path, view: JudgeView, *, missing_ok: bool = False) -> PicksFile:
     """Read a picks file, validate every line against the schema and the contract.
 
     A torn final line (an append cut short by a crash) is ignored and reported in
-    ``torn_line``; any other bad line raises ``BadInput`` with its line number.
+    ``torn_line``; any other bad line raises ``BadInput`` with its line number. The picks
+    returned are each judge's last word per trial.
     """
     if missing_ok and not path.exists():
         return PicksFile(path=path, picks=())
@@ -307,8 +540,14 @@ def read_picks(path: Path, view: JudgeView, *, missing_ok: bool = False) -> Pick
         Pick.from_record(record, line=number)
         for record, number in zip(contents.records, contents.lines, strict=True)
     ]
-    torn = contents.torn_line
-    return PicksFile(path=path, picks=check_picks(picks, view, path.name), torn_line=torn)
+    kept = check_picks(picks, view, path.name)
+    return PicksFile(
+        path=path,
+        picks=tuple(p for p in kept if (p.pass_number or 1) == 1),
+        torn_line=contents.torn_line,
+        corrections=sum(p.correction for p in picks),
+        later_passes=tuple(p for p in kept if (p.pass_number or 1) > 1),
+    )
 
 
 def load_picks(run_dir: Path, picks_path: Path | None = None) -> tuple[JudgeRun, PicksFile]:
@@ -322,12 +561,6 @@ def remaining_trials(view: JudgeView, picks: Iterable[Pick], judge: str) -> list
     """The trials ``judge`` has not judged yet, in design order; the first is the resume point."""
     done = {p.trial for p in picks if p.judge == judge}
     return [trial for trial in view.trials if trial.number not in done]
-
-
-def resume_point(view: JudgeView, picks: Iterable[Pick], judge: str) -> int | None:
-    """The first trial without a pick by ``judge``, or None when every trial has one."""
-    remaining = remaining_trials(view, picks, judge)
-    return remaining[0].number if remaining else None
 
 
 def judge_nicknames(picks: Iterable[Pick], judge: str) -> tuple[str, str] | None:
@@ -399,6 +632,14 @@ class StoppingRule:
             self.crossed = self._log_e(self.correct, self.n) >= self.threshold
         return self.crossed
 
+    def revise(self, was: bool, now: bool) -> bool:
+        """Replace the last outcome (the judge's correction of the last pick): the rule then
+        stands on the judge's last word. Never called once crossed (the session is over)."""
+        self.correct += int(now) - int(was)
+        if not self.crossed:
+            self.crossed = self._log_e(self.correct, self.n) >= self.threshold
+        return self.crossed
+
 
 class Recorder:
     """Checks and appends one judge's picks, and applies the hidden stopping rule.
@@ -414,22 +655,35 @@ class Recorder:
         append: Append,
         earlier: Sequence[Pick] = (),
         log_e: LogE | None = None,
+        *,
+        kind: str = "human",
     ) -> None:
         self._run = run  # private: it holds the answer key, which a session must not reach
         self.judge = judge
+        self.kind = kind
         self._append = append
         self._checker = _Checker(run.view)
         self._judged: set[int] = set()
+        self._last: int | None = None
+        self._outcome: bool | None = None
         self._rule = StoppingRule(run.alpha, log_e) if run.view.sequential else None
         for pick in earlier:
             self._checker.accept(pick)
             if pick.judge == judge:
                 self._note(pick)
+        self._last = None  # only a pick made through this recorder can be taken back
 
     def _note(self, pick: Pick) -> None:
         self._judged.add(pick.trial)
-        if self._rule is not None:
-            self._rule.observe(triangle_correct(self._run.design, pick))
+        self._last = pick.trial
+        if self._rule is None or (pick.pass_number or 1) > 1:
+            return  # the rule stands on pass 1, the trial as shown
+        correct = triangle_correct(self._run.design, pick)
+        if pick.correction and self._outcome is not None:
+            self._rule.revise(self._outcome, correct)
+        else:
+            self._rule.observe(correct)
+        self._outcome = correct
 
     @property
     def done(self) -> bool:
@@ -446,9 +700,38 @@ class Recorder:
     def judged(self) -> int:
         return len(self._judged)
 
+    @property
+    def view(self) -> JudgeView:
+        return self._run.view
+
+    @property
+    def total(self) -> int:
+        return self._run.view.total
+
+    def trial(self, number: int) -> Trial:
+        return self._run.view.trials[number - 1]
+
+    def can_correct(self, trial: int) -> bool:
+        """Whether ``trial`` may be judged again: only the last pick made through this
+        recorder, and only while the session goes on."""
+        return trial == self._last and not self.done
+
     def record(self, pick: Pick) -> bool:
+        """Stamp the pick with this judge's kind and the design hash, check it, append it.
+
+        A pick with ``correction=True`` replaces the last pick (``can_correct``); the hidden
+        stopping rule then uses the judge's last word.
+        """
         if pick.judge != self.judge:
             raise ValueError(f"this recorder writes picks by {self.judge!r}, not {pick.judge!r}")
+        if pick.correction and not self.can_correct(pick.trial):
+            raise BadInput(f"the pick for trial {pick.trial} can no longer be taken back")
+        pick = replace(
+            pick,
+            judge_kind=pick.judge_kind or self.kind,
+            design_sha256=self._run.design_sha256,
+            reason=clean_text(pick.reason) or None if pick.reason is not None else None,
+        )
         problem = self._checker.check(pick)
         if problem is not None:
             raise BadInput(problem)
@@ -459,13 +742,6 @@ class Recorder:
 
 
 # --------------------------------------------------------------------------- mechanical judges
-
-
-@dataclass(frozen=True, slots=True)
-class BotResult:
-    judge: str
-    picks: int
-    stopped_early: bool
 
 
 #: The nicknames a pair bot gives: ``length`` names option 1 by whether it is the longer one.
@@ -510,24 +786,6 @@ def bot_pick(kind: str, protocol: str, trial: Trial, rng: RandBelow) -> Pick:
     return Pick(trial=trial.number, judge="", pick=nickname, nicknames=names, bot={"name": kind})
 
 
-def run_bot(run: JudgeRun, kind: str, recorder: Recorder) -> BotResult:
-    """Judge the trials mechanically into ``recorder``, in design order, stopping where a
-    person would have stopped (a sequential design's rule applies to bots too).
-
-    The generator is ``DesignRng(seed, "bot:<kind>")``, so a rerun writes the same picks.
-    """
-    check_bot(kind, run.view.protocol)
-    rng = DesignRng(run.seed, f"bot:{kind}")
-    written = 0
-    for trial in remaining_trials(run.view, (), recorder.judge):
-        if recorder.done:
-            break
-        made = bot_pick(kind, run.view.protocol, trial, rng)
-        recorder.record(replace(made, judge=recorder.judge))
-        written += 1
-    return BotResult(judge=recorder.judge, picks=written, stopped_early=recorder.stopped_early)
-
-
 # --------------------------------------------------------------------------- the output file
 
 
@@ -535,11 +793,20 @@ def plan_output(existing: PicksFile, judge: str, *, bot: bool, force: bool) -> b
     """Decide what happens to an existing picks file before anything is written.
 
     Returns True when the file must be restarted empty (``--force``), False to append to it
-    (a person resuming, or a new file). A bot refuses an existing file without ``--force``,
+    (a person resuming, or a new file). A person's picks never join a file that holds a bot's,
+    nor a bot's a person's. A bot refuses an existing file without ``--force``,
     so its picks are never mixed into an earlier run of itself; ``--force`` refuses a file
     that holds another judge's picks, which it would delete.
     """
     path = existing.path
+    others = [p.judge for p in existing.picks if (p.kind == "bot") != bot]
+    if others:  # bots are never pooled with people, not even in one file
+        held = "a person's" if bot else "a bot's"
+        raise BadInput(
+            f"{path} holds {held} picks ({', '.join(dict.fromkeys(others))}); "
+            f"{'a bot' if bot else 'a person'}'s picks never go into the same file: use "
+            f"--out FILE for judge {judge!r}"
+        )
     if not force:
         if bot and path.exists():
             raise BadInput(

@@ -204,7 +204,7 @@ def _check_design(v: _Verifier) -> Mapping[str, Any] | None:
 
 
 def _check_trials(v: _Verifier, design: Mapping[str, Any]) -> None:
-    from blindtest.generate import SlotState, build_trials_view, pending_work
+    from blindtest.slots import SlotState, build_trials_view, pending_work
 
     responses = v.read(artifacts.RESPONSES, "responses", jsonl=True)
     trials = v.read(artifacts.TRIALS, "trials", jsonl=True)
@@ -220,7 +220,7 @@ def _check_trials(v: _Verifier, design: Mapping[str, Any]) -> None:
 def _check_complete(v: _Verifier, design: Mapping[str, Any]) -> None:
     """A run is whole when every slot of the design is answered (and laundered, when the design
     launders) and the blinded view exists; anything less is listed in ``missing``."""
-    from blindtest.generate import SlotState, pending_work, plan_slots
+    from blindtest.slots import SlotState, pending_work, plan_slots
 
     v.note("the run is whole (every slot answered, trials.jsonl present)")
     total = len(plan_slots(design))

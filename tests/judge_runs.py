@@ -8,6 +8,7 @@ length bot is always right; in pair and preference runs side A writes more than 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,13 @@ from blindtest.prompts import Prompt
 PROVENANCE: dict[str, Any] = {"blindtest": "test", "python": "3", "packages": {}, "git": None}
 
 Texts = Callable[[int, dict[str, Any]], Sequence[str]]
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def strip_ansi(text: str) -> str:
+    """Text as a person sees it on the rendered screen."""
+    return _ANSI.sub("", text)
 
 
 def short_texts(trial: int, entry: dict[str, Any]) -> list[str]:

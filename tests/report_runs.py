@@ -26,8 +26,9 @@ from click.testing import CliRunner, Result
 
 from blindtest import artifacts
 from blindtest.design import DesignOptions, ModelSpec, build_design
-from blindtest.generate import Slot, generation_record, plan_slots
+from blindtest.generate import generation_record
 from blindtest.prompts import Prompt
+from blindtest.slots import Slot, plan_slots
 
 PROVENANCE: dict[str, Any] = {"blindtest": "test", "python": "3", "packages": {}, "git": None}
 SEED = "report-tests"

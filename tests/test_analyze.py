@@ -25,7 +25,7 @@ from blindtest import artifacts
 from blindtest import judge as judging
 from blindtest.analyze import AnalysisOptions, build_report, format_p, format_p_against
 from blindtest.design import LaunderSpec, Normalization
-from blindtest.generate import Slot
+from blindtest.slots import Slot
 from blindtest.stats import position_bias
 
 from conftest import Invoke

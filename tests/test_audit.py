@@ -13,7 +13,7 @@ import pytest
 from blindtest import artifacts
 from blindtest.analyze import format_p
 from blindtest.design import Normalization
-from blindtest.generate import Slot
+from blindtest.slots import Slot
 
 from report_runs import (
     add_responses,

@@ -26,12 +26,10 @@ import pytest
 from blindtest import __version__
 from blindtest.client import (
     ChatClient,
-    ChatMessage,
     Completion,
     Counters,
     Endpoint,
     _AdaptiveLimit,
-    build_request_body,
 )
 from blindtest.errors import (
     AuthFailed,
@@ -41,6 +39,7 @@ from blindtest.errors import (
 )
 from blindtest.retry import RetryPolicy
 from blindtest.simulator import Fault, Simulator
+from blindtest.wire import ChatMessage
 
 from endpoint_fixtures import *  # noqa: F403
 from endpoint_fixtures import SIM_KEY_ENV
@@ -141,7 +140,7 @@ def test_the_token_cap_can_be_sent_as_max_completion_tokens(
 def test_build_request_body_needs_a_message() -> None:
     endpoint = Endpoint("http://127.0.0.1:9/v1", "m")
     with pytest.raises(ValueError, match="at least one message"):
-        build_request_body(endpoint, [])
+        endpoint.request_body([])
 
 
 # --------------------------------------------------------------------------------------------

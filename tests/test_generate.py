@@ -15,14 +15,10 @@ import orjson
 import pytest
 
 from blindtest import artifacts
-from blindtest.generate import (
-    SlotState,
-    identical_draws,
-    plan_slots,
-    slot_seed,
-)
+from blindtest.generate import identical_draws
 from blindtest.normalize import count_words
 from blindtest.simulator import Simulator
+from blindtest.slots import SlotState, plan_slots, slot_seed
 
 from conftest import Invoke, numbered_prompts
 
@@ -369,23 +365,6 @@ def test_identical_same_model_draws_are_counted() -> None:
     )
     assert identical_draws(design, state) == 1
     assert [s.side for s in plan_slots(design)] == ["A", "A", "B", "A", "B", "B"]
-
-
-def test_a_server_that_refuses_seed_gets_requests_without_one(
-    invoke: Invoke, tmp_path: Path, simulator: Simulator
-) -> None:
-    from blindtest.simulator import Fault
-
-    run = tmp_path / "run"
-    make_design(invoke, run, simulator, tmp_path)
-    refusal = Fault("status", status=400, message="Unrecognized request argument supplied: seed")
-    simulator.inject(refusal, times=1, model="sim-large")
-    result = invoke("generate", run, "--quiet", "--concurrency", "1")
-    assert result.exit_code == 0, result.stderr
-    rows = artifacts.read_jsonl(run / "responses.jsonl", "responses").records
-    assert len(rows) == 18
-    assert all(r["seed"] is None for r in rows if r["side"] == "A")
-    assert all(r["seed"] is not None for r in rows if r["side"] == "B")
 
 
 def test_openai_api_gets_max_completion_tokens_and_others_max_tokens() -> None:

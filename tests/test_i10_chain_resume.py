@@ -33,7 +33,7 @@ def snapshot(run: Path) -> dict[str, bytes]:
 def demo(run: Path | str, *, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if k not in ("BLINDTEST_DEBUG", "MAKELEVEL")}
     return subprocess.run(
-        [sys.executable, "-m", "blindtest.demo", str(run)],
+        [sys.executable, "-m", "blindtest.cli.demo", str(run)],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -114,15 +114,19 @@ def test_i10_04_without_run_dir_an_unfinished_run_prints_the_command_that_resume
     assert report["n"] == 6
 
 
-def test_i10_04_interrupted_run_exits_130_with_the_resume_command(
+def test_i10_04_run_whose_input_ends_exits_2_with_the_resume_command(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
+    # End of input is not Ctrl-C (130): it is its own ending, exit 2 with the way to go on.
     run = tmp_path / "run"
     ended = invoke(*run_args(simulator, "--run-dir", run), input="\n1\n")  # input ends
-    assert ended.exit_code == 130
+    assert ended.exit_code == 2
     assert "Traceback" not in ended.stderr
     last = ended.stderr.strip().splitlines()[-1]
-    assert last.startswith("blindtest: input ended; everything done so far is kept; continue ")
+    assert last.startswith(
+        "blindtest: error: stdin closed before the session finished; everything done so far "
+        "is kept; continue with: "
+    )
     assert last.endswith(f"--run-dir {run}")
     assert len(artifacts.read_jsonl(run / artifacts.PICKS, "picks").records) == 1
 
@@ -195,7 +199,7 @@ def test_i10_04_the_resume_command_repeats_flags_lists_and_pairs_as_given(
         "--ask", "Is it kind?", "--no-reason", "--strip-formatting", "--run-dir", str(run),
     ]  # fmt: skip
     ended = invoke(*given, input="")
-    assert ended.exit_code == 130, ended.stderr
+    assert ended.exit_code == 2, ended.stderr  # input ended at once
     command = ended.stderr.strip().splitlines()[-1].split("continue with: ", 1)[1]
     words = shlex.split(command)
     rest = words[words.index("run") :]

@@ -15,8 +15,9 @@ import pytest
 from test_generate import make_design, rows
 
 import blindtest.generate as generate
-from blindtest.generate import DrawCollisions, SlotState
+from blindtest.generate import DrawCollisions
 from blindtest.simulator import Simulator
+from blindtest.slots import SlotState
 
 from conftest import Invoke
 

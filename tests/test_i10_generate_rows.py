@@ -12,8 +12,9 @@ import pytest
 from test_generate import make_design, rows
 
 from blindtest import artifacts
-from blindtest.client import ChatClient, Endpoint, _parse_body
+from blindtest.client import ChatClient, Endpoint
 from blindtest.simulator import Simulator
+from blindtest.wire import parse_completion
 
 from conftest import Invoke
 
@@ -75,7 +76,7 @@ def body(content: str | None, finish: str | None, refusal: str | None = None) ->
 def test_i10_15_refusals_and_truncations_are_classified_in_kind(
     content: str | None, finish: str | None, refusal: str | None, kind: str
 ) -> None:
-    assert _parse_body(body(content, finish, refusal), "application/json").kind == kind
+    assert parse_completion(body(content, finish, refusal), "application/json").kind == kind
 
 
 def test_i10_15_refusal_and_length_rows_carry_their_kind_on_disk(

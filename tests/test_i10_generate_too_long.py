@@ -41,9 +41,10 @@ from pathlib import Path
 import pytest
 from test_generate import make_design, rows
 
-from blindtest.client import ChatClient, Endpoint, prompt_too_long, server_error
+from blindtest.client import ChatClient, Endpoint
 from blindtest.errors import PromptTooLong
 from blindtest.simulator import CONTEXT_BODIES, Fault, Simulator
+from blindtest.wire import parse_error, prompt_too_long
 
 from conftest import Invoke, numbered_prompts
 
@@ -61,21 +62,21 @@ from conftest import Invoke, numbered_prompts
 def test_i10_19_each_servers_exact_too_long_body_is_recognised(
     server: str, status: int, code: str | None, type_: str | None
 ) -> None:
-    said = server_error(CONTEXT_BODIES[server].encode(), "application/json")
+    said = parse_error(CONTEXT_BODIES[server].encode(), "application/json")
     assert (said.code, said.type) == (code, type_)
     assert prompt_too_long(status, said)
 
 
 def test_i10_19_type_or_code_first_wording_second() -> None:
     # A code alone is enough, whatever the words; and the words alone, without a code.
-    coded = server_error(b'{"error": {"message": "nope", "code": "context_length_exceeded"}}', "")
-    typed = server_error(b'{"error": {"message": "x", "type": "exceed_context_size_error"}}', "")
+    coded = parse_error(b'{"error": {"message": "nope", "code": "context_length_exceeded"}}', "")
+    typed = parse_error(b'{"error": {"message": "x", "type": "exceed_context_size_error"}}', "")
     assert prompt_too_long(400, coded)
     assert prompt_too_long(400, typed)
     # Ollama's native shape, and a 500 as older Ollama sent it
-    native = server_error(b'{"error":"the input length exceeds the context length"}', "")
+    native = parse_error(b'{"error":"the input length exceeds the context length"}', "")
     assert prompt_too_long(500, native)
-    assert prompt_too_long(413, server_error(b"", "text/plain"))
+    assert prompt_too_long(413, parse_error(b"", "text/plain"))
 
 
 @pytest.mark.parametrize(
@@ -87,12 +88,12 @@ def test_i10_19_type_or_code_first_wording_second() -> None:
     ],
 )
 def test_i10_19_other_400s_are_not_taken_for_a_prompt_too_long(body: bytes) -> None:
-    assert not prompt_too_long(400, server_error(body, "application/json"))
+    assert not prompt_too_long(400, parse_error(body, "application/json"))
 
 
 def test_i10_19_a_context_error_is_not_retried_even_on_a_500() -> None:
     # a 502 page that happens to mention a context is still a server error
-    assert not prompt_too_long(502, server_error(b"maximum context length", "text/plain"))
+    assert not prompt_too_long(502, parse_error(b"maximum context length", "text/plain"))
 
 
 @pytest.mark.parametrize("server", sorted(CONTEXT_BODIES))

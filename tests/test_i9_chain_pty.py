@@ -2,7 +2,7 @@
 9 in the demo and in `blindtest run` stops the chain with nothing revealing on screen; the same
 command again continues at trial 10, and the report covers all 20 picks. Ctrl-C exits 130.
 
-The demo runs as ``python -m blindtest.demo DIR``, which is what ``make demo`` runs once its
+The demo runs as ``python -m blindtest.cli.demo DIR``, which is what ``make demo`` runs once its
 virtualenv exists.
 """
 
@@ -19,8 +19,9 @@ import pexpect
 import pytest
 
 from blindtest import artifacts
-from blindtest.session import strip_ansi
 from blindtest.simulator import Simulator
+
+from judge_runs import strip_ansi
 
 pytestmark = pytest.mark.pty
 
@@ -116,8 +117,8 @@ def test_i9_01_demo_quit_at_trial_9_reveals_nothing_and_the_same_command_finishe
     tmp_path: Path,
 ) -> None:
     run = tmp_path / "demo-run"
-    argv = [sys.executable, "-m", "blindtest.demo", str(run)]
-    resume = f"{sys.executable} -m blindtest.demo {run}"
+    argv = [sys.executable, "-m", "blindtest.cli.demo", str(run)]
+    resume = f"{sys.executable} -m blindtest.cli.demo {run}"
     quit_at_9_then_finish(argv, tmp_path, run, resume)
 
 
@@ -148,7 +149,7 @@ def test_i9_01_blindtest_run_quit_at_trial_9_reveals_nothing_and_the_same_comman
 
 def test_i9_01_quitting_on_the_intro_screen_reveals_nothing(tmp_path: Path) -> None:
     run = tmp_path / "demo-run"
-    term = Terminal([sys.executable, "-m", "blindtest.demo", str(run)], tmp_path)
+    term = Terminal([sys.executable, "-m", "blindtest.cli.demo", str(run)], tmp_path)
     term.expect("Press Enter to start")
     term.child.send("q")
     index = term.child.expect_exact(["Stop now? [y/N] ", "judged; continue with"])
@@ -164,7 +165,7 @@ def test_i10_06_ctrl_c_while_judging_in_the_demo_exits_130_without_a_traceback(
     tmp_path: Path,
 ) -> None:
     run = tmp_path / "demo-run"
-    term = Terminal([sys.executable, "-m", "blindtest.demo", str(run)], tmp_path)
+    term = Terminal([sys.executable, "-m", "blindtest.cli.demo", str(run)], tmp_path)
     term.expect("Press Enter to start")
     term.answer("")
     term.judge(range(1, 4))

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from blindtest import artifacts
 from blindtest.errors import BadInput
+from blindtest.hints import stage_command
 from blindtest.judge import (
     JudgeView,
     Pick,
@@ -30,19 +31,12 @@ from blindtest.judge import (
     preferred_side,
     read_picks,
     remaining_trials,
-    resume_point,
-    run_bot,
     triangle_correct,
 )
-from blindtest.session import (
-    Console,
-    Session,
-    display_width,
-    render_text,
-    sanitize,
-    wrap_prose_line,
-)
+from blindtest.judges import BotJudge, drive
+from blindtest.session import Console, Session
 from blindtest.stats.sequential import e_process
+from blindtest.terminal.layout import display_width, render_text, sanitize, wrap_prose_line
 
 from judge_runs import answer_key, make_run, picks_of, write_picks
 
@@ -66,6 +60,7 @@ def test_view_holds_only_what_a_judge_may_see(tmp_path: Path) -> None:
         "extra_questions",
         "require_reason",
         "sequential",
+        "design_sha256",  # refuses picks made against another design; names no side
     }
     assert run.view.question == "Which one is different?"
     assert [t.number for t in run.view.trials] == list(range(1, 21))
@@ -106,12 +101,17 @@ def test_resume_point_is_the_first_trial_without_a_pick_by_this_judge(tmp_path: 
         Pick(trial=4, judge="alice", pick=3),
         Pick(trial=3, judge="bob", pick=3),
     ]
-    assert resume_point(view, picks, "alice") == 3
+
+    def resume_point(picks: list[Pick], judge: str) -> int | None:
+        remaining = remaining_trials(view, picks, judge)
+        return remaining[0].number if remaining else None
+
+    assert resume_point(picks, "alice") == 3
     assert [t.number for t in remaining_trials(view, picks, "alice")] == [3, 5, 6]
-    assert resume_point(view, picks, "bob") == 1
-    assert resume_point(view, [], "carol") == 1
+    assert resume_point(picks, "bob") == 1
+    assert resume_point([], "carol") == 1
     done = [Pick(trial=t, judge="alice", pick=1) for t in range(1, 7)]
-    assert resume_point(view, done, "alice") is None
+    assert resume_point(done, "alice") is None
 
 
 # --------------------------------------------------------------------------- the picks contract
@@ -132,7 +132,7 @@ def test_valid_picks_are_read_with_their_line_numbers(tmp_path: Path) -> None:
         (triangle_pick(1, 2), r"p.jsonl:2: second pick by judge 'alice' for trial 1 \(the first"),
         (triangle_pick(2, "left"), r"p.jsonl:2: pick 'left' is out of range for a triangle"),
         (triangle_pick(2, "fox"), r"p.jsonl:2: pick 'fox' is out of range for a triangle"),
-        (triangle_pick(2, 4), r"p.jsonl:2: /pick: 4 is not valid"),
+        (triangle_pick(2, 4), r"p.jsonl:2: /pick: 4 is not one of \[1, 2, 3\]"),
         ({"trial": 2, "pick": 1}, r"p.jsonl:2: /: 'judge' is a required property"),
         ('{"trial": 2,', r"p.jsonl:2: not valid JSON"),
     ],
@@ -242,7 +242,7 @@ def run_bot_into(run_dir: Path, kind: str, out: Path) -> PicksFile:
     run = load_judge_run(run_dir)
     with artifacts.JsonlAppender(out, "picks", fsync=False) as appender:
         recorder = Recorder(run, f"bot:{kind}", appender.append)
-        run_bot(run, kind, recorder)
+        drive(BotJudge(run, kind, recorder.judge), recorder, run.view.trials)
     return read_picks(out, run.view)
 
 
@@ -372,8 +372,13 @@ def test_output_plan(tmp_path: Path) -> None:
     mine = PicksFile(path=path, picks=(Pick(trial=1, judge="alice", pick=1),))
     assert plan_output(mine, "alice", bot=False, force=False) is False  # a person resumes
     assert plan_output(mine, "alice", bot=False, force=True) is True
+    bots = PicksFile(path=path, picks=(Pick(trial=1, judge="b", pick=1, judge_kind="bot"),))
     with pytest.raises(BadInput, match="already exists; use --force"):
-        plan_output(mine, "alice", bot=True, force=False)
+        plan_output(bots, "b", bot=True, force=False)
+    with pytest.raises(BadInput, match="holds a person's picks \\(alice\\); a bot's picks never"):
+        plan_output(mine, "b", bot=True, force=True)
+    with pytest.raises(BadInput, match="holds a bot's picks \\(b\\); a person's picks never"):
+        plan_output(bots, "alice", bot=False, force=False)
     with pytest.raises(BadInput, match="also holds picks by 'alice'; --force would delete"):
         plan_output(mine, "bob", bot=False, force=True)
 
@@ -390,8 +395,8 @@ def test_scripted_session_reads_answers_line_by_line(tmp_path: Path) -> None:
     stdout = io.StringIO()
     with artifacts.JsonlAppender(out, "picks") as appender:
         recorder = Recorder(run, "alice", appender.append)
-        session = Session(run.view, recorder, Console(stdin, stdout), clock=lambda: "t0")
-        result = session.run(remaining_trials(run.view, (), "alice"))
+        session = Session(run.view, "alice", Console(stdin, stdout), clock=lambda: "t0")
+        result = session.run(recorder, remaining_trials(run.view, (), "alice"))
     assert result.status == "complete"
     assert [(p["trial"], p["pick"], p["at"]) for p in picks_of(out)] == [
         (1, 2, "t0"),
@@ -413,7 +418,7 @@ def test_cli_bot_writes_picks_and_says_what_to_run_next(tmp_path: Path, invoke: 
     assert result.exit_code == 0, result.stderr
     assert result.stdout == (
         f"bot:length judged 20 of 20 trials into {run_dir / 'picks.jsonl'}. "
-        f"Run bt-analyze {run_dir} to see the result.\n"
+        f"Run {stage_command('analyze', run_dir)} to see the result.\n"
     )
     assert {p["judge"] for p in picks_of(run_dir / "picks.jsonl")} == {"bot:length"}
 
@@ -436,7 +441,8 @@ def test_cli_force_never_deletes_another_judges_picks(tmp_path: Path, invoke: In
     write_picks(run_dir / "picks.jsonl", [triangle_pick(1, judge="alice")])
     result = invoke("judge", run_dir, "--judge", "bot:length", "--force")
     assert result.exit_code == 2
-    assert "also holds picks by 'alice'; --force would delete them" in result.stderr
+    # A person's file is refused to a bot before --force is weighed (issue 10.13).
+    assert "holds a person's picks (alice); a bot's picks never go" in result.stderr
     assert len(picks_of(run_dir / "picks.jsonl")) == 1
 
 
@@ -457,7 +463,7 @@ def test_cli_check_validates_an_external_file(tmp_path: Path, invoke: Invoke) ->
     good = write_picks(tmp_path / "good.jsonl", [triangle_pick(t, judge="llm") for t in (1, 2)])
     result = invoke("judge", run_dir, "--check", good)
     assert result.exit_code == 0
-    assert "good.jsonl: 2 picks by 1 judge(s) (llm), valid for triangle design" in result.stdout
+    assert "good.jsonl: 2 picks by 1 judge (llm), valid for triangle design" in result.stdout
     bad = write_picks(tmp_path / "bad.jsonl", [triangle_pick(1), triangle_pick(7)])
     result = invoke("judge", run_dir, "--check", bad)
     assert result.exit_code == 2
@@ -472,15 +478,18 @@ def test_cli_check_validates_an_external_file(tmp_path: Path, invoke: Invoke) ->
 def test_cli_human_session_from_a_pipe_and_resume(tmp_path: Path, invoke: Invoke) -> None:
     run_dir = make_run(tmp_path, trials=4)
     first = invoke("judge", run_dir, "--judge-id", "alice", input="1\n2\n")
-    assert first.exit_code == 130  # input ended mid-run: kept, resumable
-    assert "input ended; 2 of 4 trials judged and saved" in first.stderr
-    assert "continue at trial 3" in first.stderr
-    assert "void" in first.stderr
+    # Input ended mid-run: exit 2 (not Ctrl-C's 130), the picks kept, resumable (issue 10.8).
+    assert first.exit_code == 2
+    resume = stage_command("judge", run_dir, "--judge-id", "alice")
+    assert first.stderr == (
+        "blindtest: error: stdin closed before the session finished; 2 picks kept; "
+        f"rerun {resume} in a terminal to continue\n"
+    )
     second = invoke("judge", run_dir, "--judge-id", "alice", input="3\n1\n")
     assert second.exit_code == 0, second.stderr
     assert "Resuming at trial 3: 2 of 4 already judged." in second.stdout
     assert second.stdout.endswith(
-        f"All 4 trials judged. Run bt-analyze {run_dir} to see the result.\n"
+        f"All 4 trials judged. Run {stage_command('analyze', run_dir)} to see the result.\n"
     )
     picks = picks_of(run_dir / "picks.jsonl")
     assert [(p["trial"], p["pick"], p["judge"]) for p in picks] == [

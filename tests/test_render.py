@@ -24,7 +24,10 @@ def test_prose_wraps_to_the_width_and_tables_keep_their_rows() -> None:
 
 def test_html_page_is_standalone_and_escaped() -> None:
     report = orjson.loads(GOLDEN_REPORT.read_bytes())
-    page = render_html(report | {"statement": "<script>alert(1)</script>"})
+    evil = "<script>alert(1)</script>"
+    page = render_html(
+        report | {"statement": evil, "summary": report["summary"] | {"verdict": evil}}
+    )
     assert "<script>" not in page
     assert "&lt;script&gt;" in page
     assert "http" not in page.split("<body>")[0]  # no external resources in the head

@@ -1,5 +1,5 @@
-"""``blindtest run A B`` and ``python -m blindtest.demo``: every stage in order against the local
-simulator, each stage's files left in the run directory, and a report that verifies."""
+"""``blindtest run A B`` and ``python -m blindtest.cli.demo``: every stage in order against the
+local simulator, each stage's files left in the run directory, and a report that verifies."""
 
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ def test_demo_without_a_terminal_uses_the_length_bot_and_says_so(tmp_path: Path)
     run = tmp_path / "demo-run"
     env = {k: v for k, v in os.environ.items() if k != "BLINDTEST_DEBUG"}
     done = subprocess.run(
-        [sys.executable, "-m", "blindtest.demo", str(run)],
+        [sys.executable, "-m", "blindtest.cli.demo", str(run)],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

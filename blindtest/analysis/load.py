@@ -107,7 +107,7 @@ def analyze_run(
     else:
         # Scoring needs only the design; the trial numbers come from its arrangement.
         blank = [judging.Trial(e["trial"], "", ()) for e in loaded.design["arrangement"]]
-        view = judging.view_of(loaded.design, blank)
+        view = judging.view_of(loaded.design, blank, loaded.sha256)
     paths = list(picks_paths) or [run_dir / artifacts.PICKS]
     skipped: list[str] = []
     picks, read_files = _read_picks_files(run_dir, paths, view, skipped)

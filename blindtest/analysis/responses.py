@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.artifacts import JsonObject
-from blindtest.generate import LAUNDER, SlotState, plan_slots
 from blindtest.protocols import protocol_of
 from blindtest.reportfmt import count
+from blindtest.slots import LAUNDER, SlotState, plan_slots
 
 #: Response kinds that show on the page whatever the content (a refusal, a cut-off answer).
 MARKED_KINDS = ("refusal", "length")

@@ -11,8 +11,7 @@ from typing import Any
 from blindtest import artifacts
 from blindtest.analysis.tells import CENSUS_FIGURES
 from blindtest.artifacts import JsonObject
-from blindtest.design import DEFAULT_BASE_URL
-from blindtest.generate import is_loopback
+from blindtest.endpoints import DEFAULT_BASE_URL, is_loopback
 from blindtest.reportfmt import count, format_p, format_p_against, pct
 
 

@@ -9,21 +9,23 @@ own ``Abort`` would exit 1, which reads as "the check failed"). A traceback is s
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
 import sys
 import textwrap
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
-import orjson
 
 from blindtest import artifacts
-from blindtest.errors import BadInput, BlindtestError
+from blindtest.design import PROTOCOLS
+from blindtest.endpoints import DEFAULT_BASE_URL
+from blindtest.errors import BlindtestError, EndpointFailed, Interrupted
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,7 +46,11 @@ def _wrapped(line: str) -> str:
     if len(line) < width:
         return line
     return textwrap.fill(
-        line, width=max(width - 1, 20), subsequent_indent="  ", break_on_hyphens=False
+        line,
+        width=max(width - 1, 20),
+        subsequent_indent="  ",
+        break_on_hyphens=False,
+        break_long_words=False,  # a path or command must stay whole to be copied
     )
 
 
@@ -137,6 +143,66 @@ def command(name: str) -> Callable[[F], click.Command]:
     return click.command(name, cls=BlindtestCommand)
 
 
+# --------------------------------------------------------------------------- chains
+
+
+def say(text: str) -> None:
+    click.echo(text, err=True)
+
+
+@contextlib.contextmanager
+def resumable(resume: str) -> Iterator[None]:
+    """Every interrupted or failed ending of a chain names the command that resumes it."""
+    from blindtest.session import InputEnded
+
+    try:
+        yield
+    except (KeyboardInterrupt, click.Abort, Interrupted) as error:
+        text = str(error) if isinstance(error, Interrupted) else ""
+        what = text.split(";")[0].strip() or "interrupted"
+        raise Interrupted(
+            f"{what}; everything done so far is kept; continue with: {resume}"
+        ) from None
+    except InputEnded as error:
+        what = str(error).split(";")[0].strip()
+        raise InputEnded(
+            f"{what}; everything done so far is kept; continue with: {resume}"
+        ) from None
+    except EndpointFailed as error:
+        raise EndpointFailed(
+            f"{error}; what was fetched is kept; continue with: {resume}"
+        ) from None
+
+
+def given_words(ctx: click.Context, *, skip: Sequence[str] = ()) -> list[str]:
+    """The parameters given on the command line, written again as they were given."""
+    words: list[str] = []
+    for param in ctx.command.params:
+        name = param.name or ""
+        if name in skip:
+            continue
+        if ctx.get_parameter_source(name) is not click.core.ParameterSource.COMMANDLINE:
+            continue
+        words += _words(param, ctx.params[name])
+    return words
+
+
+def _words(param: click.Parameter, value: Any) -> list[str]:
+    if isinstance(param, click.Argument):
+        return [os.fspath(value)]
+    assert isinstance(param, click.Option)
+    longest = max(param.opts, key=len)
+    if param.is_flag:
+        if param.secondary_opts and not value:
+            return [param.secondary_opts[0]]
+        return [longest] if value else []
+    words: list[str] = []
+    for item in list(value) if param.multiple else [value]:
+        parts = list(item) if isinstance(item, tuple) else [item]
+        words += [longest, *(os.fspath(p) if isinstance(p, Path) else str(p) for p in parts)]
+    return words
+
+
 # --------------------------------------------------------------------------- locks
 
 
@@ -182,51 +248,6 @@ def locks_output(callback: F) -> F:
     return locked  # type: ignore[return-value]
 
 
-def claim_report(
-    run_dir: Path,
-    picks_files: Sequence[Path],
-    report_path: Path,
-    e_values_path: Path,
-    html_path: Path | None,
-    force: bool,
-) -> None:
-    """bt-analyze's output guard: its report, e-values and HTML may replace only their own
-    kind, never an input; a report made from the same inputs (same design, same picks file
-    names: a void report before the last picks) is replaced without --force."""
-    from blindtest.analyze import input_name
-
-    picks = list(picks_files) or [run_dir / artifacts.PICKS]
-    if html_path is not None and os.path.abspath(html_path) == os.path.abspath(report_path):
-        raise BadInput(f"--html {html_path} is the report's own file; give the page another name")
-    inputs = [
-        *picks,
-        *(run_dir / name for name in (artifacts.DESIGN, artifacts.DESIGN_HASH)),
-        *(run_dir / name for name in (artifacts.RESPONSES, artifacts.TRIALS)),
-        *(run_dir / name for name in (artifacts.AUDIT, artifacts.GENERATION)),
-    ]
-    same = _same_report_inputs(report_path, run_dir, [input_name(run_dir, p) for p in picks])
-    artifacts.claim_output(report_path, "report", force=force, inputs=inputs, same_inputs=same)
-    artifacts.claim_output(e_values_path, "e_values", force=True, inputs=inputs)
-    if html_path is not None:
-        claim = artifacts.claim_output
-        claim(html_path, artifacts.HTML, force=force, inputs=inputs, same_inputs=same)
-
-
-def _same_report_inputs(report_path: Path, run_dir: Path, picks_names: list[str]) -> bool:
-    try:
-        recorded = orjson.loads(report_path.read_bytes())
-        design_sha256 = artifacts.read_design_hash(run_dir)
-    except (OSError, ValueError, BlindtestError):
-        return False
-    if not isinstance(recorded, dict) or recorded.get("design_sha256") != design_sha256:
-        return False
-    names = recorded.get("picks_files")
-    if not isinstance(names, list):
-        known = set(artifacts.RUN_FILE_KINDS) - {artifacts.PICKS}
-        names = [name for name in recorded.get("inputs") or {} if name not in known]
-    return sorted(names) == sorted(picks_names)
-
-
 # --------------------------------------------------------------------------- shared options
 
 
@@ -251,12 +272,6 @@ json_option = click.option(
     "--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout."
 )
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
-seed_option = click.option(
-    "--seed",
-    type=str,
-    default=None,
-    help="Seed for every random choice (default: a fresh random seed, recorded).",
-)
 alpha_option = click.option(
     "--alpha",
     type=float,
@@ -280,10 +295,123 @@ timeout_option = click.option(
 )
 
 
-def not_built(stage: str, issue: str) -> Callable[..., NoReturn]:
-    """Body of a stage that does not exist yet: say so and exit 2."""
+def grouped(*decorators: Callable[[F], F]) -> Callable[[F], F]:
+    """Several option decorators as one, the options listed in the order given."""
 
-    def body(**_: Any) -> NoReturn:
-        raise click.UsageError(f"{stage} is not built yet ({issue})")
+    def apply(function: F) -> F:
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
 
-    return body
+    return apply
+
+
+price_options = grouped(
+    click.option("--price-a", metavar="IN,OUT", help="Side A price, dollars per million tokens."),
+    click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens."),
+)
+
+# The design options, shared by bt-design and `blindtest run` (which takes the models as
+# arguments): where the prompts come from, then everything after the model names.
+prompt_source_options = grouped(
+    click.option(
+        "--prompts",
+        "prompts_file",
+        type=click.Path(path_type=Path),
+        metavar="FILE",
+        help='Prompts: .txt (one per line) or .jsonl ({"prompt": ...}).',
+    ),
+    click.option("--demo", is_flag=True, help="Use the bundled generic engineering prompts."),
+)
+design_options = grouped(
+    click.option(
+        "--a-url", metavar="URL", help=f"Base URL for side A [default: {DEFAULT_BASE_URL}]."
+    ),
+    click.option(
+        "--b-url", metavar="URL", help=f"Base URL for side B [default: {DEFAULT_BASE_URL}]."
+    ),
+    click.option(
+        "--a-key-env",
+        metavar="NAME",
+        help="NAME of the env variable holding A's key [default: BLINDTEST_A_KEY if set, "
+        "else OPENAI_API_KEY].",
+    ),
+    click.option("--b-key-env", metavar="NAME", help="Same for side B (BLINDTEST_B_KEY)."),
+    click.option(
+        "--temperature",
+        type=float,
+        default=1.0,
+        show_default=True,
+        help="Sampling temperature for both sides.",
+    ),
+    click.option("--max-tokens", type=click.IntRange(min=1), help="Token limit per response."),
+    click.option("--system", metavar="TEXT", help="System prompt, the same for both sides."),
+    click.option(
+        "--protocol",
+        type=click.Choice(PROTOCOLS),
+        default="triangle",
+        show_default=True,
+        help="triangle: the judge picks the odd one of three (two from one model); pair: the "
+        "judge tells which of two is which model; preference: the judge says which of two is "
+        "better.",
+    ),
+    click.option("--trials", type=int, default=20, show_default=True, help="Number of trials."),
+    click.option("--seed", type=str, help="Arrangement seed (default: fresh, recorded)."),
+    alpha_option,
+    click.option(
+        "--sequential",
+        is_flag=True,
+        help="Pre-register the right to stop early (triangle e-process).",
+    ),
+    click.option(
+        "--similarity",
+        "similarity_pd0",
+        type=float,
+        metavar="PD0",
+        help="Pre-register a similarity claim: pd < PD0.",
+    ),
+    click.option("--strip-formatting", is_flag=True, help="Flatten markdown and typography."),
+    click.option("--length-band", metavar="LO..HI", help="Ask both models for LO..HI words."),
+    click.option(
+        "--truncate-match", is_flag=True, help="Cut responses to the shortest in a trial."
+    ),
+    click.option("--launder", metavar="MODEL", help="Rewrite every response with MODEL."),
+    click.option(
+        "--launder-url",
+        metavar="URL",
+        help=f"Base URL of the laundering model (with --launder) [default: {DEFAULT_BASE_URL}].",
+    ),
+    click.option(
+        "--launder-key-env",
+        metavar="NAME",
+        help="NAME of the laundering key variable (with --launder).",
+    ),
+    click.option("--question", metavar="TEXT", help="The question put to the judge."),
+    click.option(
+        "--ask",
+        "extra_questions",
+        metavar="TEXT",
+        multiple=True,
+        help="An extra yes/no question per comparison (preference only; repeatable).",
+    ),
+    click.option(
+        "--reason/--no-reason",
+        "require_reason",
+        default=None,
+        help="Require a one-line reason per pick [default: only for preference].",
+    ),
+    click.option(
+        "--from-dirs",
+        "from_dirs",
+        nargs=2,
+        type=click.Path(path_type=Path),
+        metavar="DIR_A DIR_B",
+        help="Import outputs from two candidate directories instead of calling models.",
+    ),
+    click.option(
+        "--reference",
+        type=click.Path(path_type=Path),
+        metavar="DIR",
+        help="With --from-dirs: a directory of reference files shown as the prompts.",
+    ),
+)

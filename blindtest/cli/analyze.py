@@ -13,8 +13,6 @@ from blindtest import artifacts
 from blindtest.cli import _common
 from blindtest.cli._common import command, force_option, json_option, quiet_option, run_argument
 
-OPTIONAL = (artifacts.RESPONSES, artifacts.TRIALS, artifacts.AUDIT, artifacts.GENERATION)
-
 
 @command("analyze")
 @run_argument
@@ -74,7 +72,7 @@ def analyze(
     as_json: bool,
     force: bool,
     quiet: bool,
-) -> None:
+) -> int:
     """Score the picks, compute the exact statistics, and write the report.
 
     \b
@@ -83,7 +81,7 @@ def analyze(
       bt-analyze run --picks run/picks-alice.jsonl --picks run/picks-bob.jsonl --force
       bt-analyze run --picks run/picks-bot.jsonl --out run/report-bot.json
     """
-    from blindtest.analyze import AnalysisOptions, analyze_run
+    from blindtest.analyze import AnalysisOptions, analyze_run, input_name
     from blindtest.render import render_html
 
     report_path = out_path or run_dir / artifacts.REPORT
@@ -91,7 +89,9 @@ def analyze(
         min_kappa=min_kappa, position_margin=position_margin, reveal_void=reveal_void
     )
     e_values_path = report_path.with_name(artifacts.e_values_name(report_path.name))
-    _common.claim_report(run_dir, picks_files, report_path, e_values_path, html_path, force)
+    picks = list(picks_files) or [run_dir / artifacts.PICKS]
+    names = [input_name(run_dir, path) for path in picks]
+    artifacts.claim_report(run_dir, picks, names, report_path, e_values_path, html_path, force)
     result = analyze_run(run_dir, list(picks_files), options, e_values_path=e_values_path)
     if result.e_values:
         artifacts.write_jsonl(e_values_path, result.e_values, "e_values", force=True)
@@ -99,8 +99,7 @@ def analyze(
     if html_path is not None:
         artifacts.write_bytes_atomic(html_path, render_html(result.report).encode())
     _print(result.report, run_dir, as_json=as_json, quiet=quiet, brief=brief, reveal=reveal_void)
-    if result.exit_code:
-        raise SystemExit(result.exit_code)
+    return result.exit_code  # run_main, the one error mapper, exits with it
 
 
 def _print(

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from blindtest import artifacts
-from blindtest.cli import _common
+from blindtest.artifacts import JsonObject
+from blindtest.cli import _batch, _common
 from blindtest.cli._common import (
     command,
     concurrency_option,
@@ -21,31 +22,12 @@ from blindtest.cli._common import (
     run_argument,
     timeout_option,
 )
-from blindtest.errors import BadInput, CheckFailed, EndpointFailed
+from blindtest.errors import BadInput
 from blindtest.hints import stage_command
 from blindtest.retry import DEFAULT_POLICY
 
-Say = Callable[[str], None]
-_ROLE_ORDER = ("A", "B", "launder")
-
-
-def _prices(texts: Mapping[str, str | None]) -> dict[str, tuple[float, float]]:
-    prices = {}
-    for role, text in texts.items():
-        if text is None:
-            continue
-        try:
-            parts = [float(p) for p in text.split(",")]
-        except ValueError:
-            parts = []
-        if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
-            option = f"--price-{role.lower()}"
-            raise BadInput(
-                f"{option}: expected IN,OUT dollars per million tokens (two finite numbers "
-                f">= 0), e.g. 2.5,10; got {text!r}"
-            )
-        prices[role] = (parts[0], parts[1])
-    return prices
+if TYPE_CHECKING:
+    from blindtest.generate import Progress
 
 
 def _check_numbers(timeout: float, rpm: float | None) -> None:
@@ -75,6 +57,7 @@ def _check_numbers(timeout: float, rpm: float | None) -> None:
 @click.option("--price-a", metavar="IN,OUT", help="Side A price, dollars per million tokens.")
 @click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens.")
 @click.option("--price-launder", metavar="IN,OUT", help="Laundering model price.")
+@_batch.options
 @quiet_option
 @_common.writes_run
 def generate(
@@ -87,6 +70,7 @@ def generate(
     price_b: str | None,
     price_launder: str | None,
     quiet: bool,
+    **batch: Any,
 ) -> None:
     """Fetch every response before any judging; a rerun fetches only what is missing.
 
@@ -96,63 +80,39 @@ def generate(
       bt-generate run --concurrency 16 --price-a 2.5,10 --price-b 0.15,0.6
     """
     from blindtest import generate as lib
+    from blindtest.outputs import imported_text
 
     _check_numbers(timeout, rpm)
-    given = _prices({"A": price_a, "B": price_b, "launder": price_launder})
+    given = lib.parse_prices({"A": price_a, "B": price_b, "launder": price_launder})
+    if _batch.wanted(batch):
+        _batch.dispatch(run_dir, batch, given, quiet, timeout)
+        return
     loaded = artifacts.load_design(run_dir)
-    design = loaded.design
     path = run_dir / artifacts.RESPONSES
     existing = artifacts.read_jsonl(path, "responses", missing_ok=True).records
-    lib.check_rows_match_design(design, existing)
-    endpoints = lib.endpoints_for(design)
-    for role, endpoint in endpoints.items():
-        endpoint.check_key(role)
+
+    @contextmanager
+    def open_responses() -> Iterator[Callable[[JsonObject], None]]:
+        with artifacts.JsonlAppender(path, "responses") as out:
+            yield out.append
+
+    def read_imported(side: str, item: str, variant: str) -> str:
+        return imported_text(loaded.design["source"], side, item, variant)
+
+    io = lib.StageIO(
+        open_responses=open_responses,
+        write_generation=lambda record: _write_generation(run_dir, record),
+        read_imported=read_imported,
+        say=(lambda _: None) if quiet else (lambda text: click.echo(text, err=True)),
+        on_progress=_ProgressLine() if not quiet and sys.stderr.isatty() else None,
+    )
+    options = lib.FetchOptions(concurrency, timeout, rpm, max_retries)
     previous = _previous(run_dir)
-    prices = lib.recorded_prices(previous, loaded.sha256) | given
-    state = lib.SlotState.from_rows(existing)
-    if design["source"]["kind"] == "dirs":
-        state = _import(design, state, path)
-    say: Say = (lambda _: None) if quiet else (lambda text: click.echo(text, err=True))
-    pending = len(lib.pending_work(design, state))
-    if pending:
-        lib.check_not_deterministic(design, state)  # found so on an earlier run: no more calls
-        _announce(lib.estimate_cost(design, prices), pending, len(existing), say)
-    started = time.monotonic()
-    progress = lib.Progress(total=pending)
-    options = {
-        "concurrency": concurrency,
-        "timeout": timeout,
-        "rpm": rpm,
-        "max_retries": max_retries,
-    }
-    stopped: BaseException | None = None
-    if pending:
-        show = not quiet and sys.stderr.isatty()
-        try:
-            with artifacts.JsonlAppender(path, "responses") as out:
-                state = asyncio.run(
-                    _fetch(design, endpoints, state, out.append, options, progress, show=show)
-                )
-        except (EndpointFailed, CheckFailed, KeyboardInterrupt) as error:
-            stopped = error  # the ledger still records what this session fetched
-    rows = artifacts.read_jsonl(path, "responses", missing_ok=True).records
-    fetched = rows[len(existing) :]
-    if stopped is not None and not fetched:
-        raise stopped
-    session = lib.session_entry(fetched, time.monotonic() - started) if fetched else None
-    sessions, wall = lib.ledger(previous, loaded.sha256, existing, session)
-    record = lib.generation_record(design, loaded.sha256, rows, prices, wall, sessions)
-    changed = _write_generation(run_dir, record)
-    say(lib.session_summary(fetched, len(rows), previous, sessions, given, prices, changed))
-    if stopped is not None:
-        raise stopped
-    lib.check_finished(design, state)
-    notice = lib.collision_notice(lib.DrawCollisions.for_design(design, state))
-    if notice:
-        say(notice)
-    trials = lib.build_trials_view(design, state)
+    trials = lib.generate_stage(
+        loaded.design, loaded.sha256, existing, previous, given, options, io
+    )
     artifacts.write_jsonl(run_dir / artifacts.TRIALS, trials, "trials", force=True)
-    say(
+    io.say(
         f"wrote {run_dir / artifacts.TRIALS}: {len(trials)} blinded trials; "
         f"next: {stage_command('judge', run_dir)}"
     )
@@ -166,7 +126,7 @@ def _previous(run_dir: Path) -> dict[str, Any] | None:
     return artifacts.read_json(path, "generation")
 
 
-def _write_generation(run_dir: Path, record: dict[str, Any]) -> bool:
+def _write_generation(run_dir: Path, record: JsonObject) -> bool:
     """Write generation.json unless it already holds exactly these bytes (a rerun that
     fetches nothing changes nothing); return whether it was written."""
     path = run_dir / artifacts.GENERATION
@@ -176,88 +136,22 @@ def _write_generation(run_dir: Path, record: dict[str, Any]) -> bool:
     return True
 
 
-def _import(design: Mapping[str, Any], state: Any, path: Path) -> Any:
-    """--from-dirs: append the imported outputs for every unanswered slot (no network)."""
-    from blindtest import generate as lib
-    from blindtest.outputs import imported_text
-
-    def read(side: str, item: str, variant: str) -> str:
-        return imported_text(design["source"], side, item, variant)
-
-    rows = lib.import_rows(design, state, read)
-    with artifacts.JsonlAppender(path, "responses") as out:
-        for row in rows:
-            out.append(row)
-    return lib.SlotState.from_rows(artifacts.read_jsonl(path, "responses").records)
-
-
-async def _fetch(
-    design: Mapping[str, Any],
-    endpoints: Any,
-    state: Any,
-    append: Callable[[Any], None],
-    options: Mapping[str, Any],
-    progress: Any,
-    show: bool,
-) -> Any:
-    from blindtest.client import ChatClient
-    from blindtest.generate import run_generation
-    from blindtest.retry import RetryPolicy
-
-    policy = RetryPolicy(max_retries=options["max_retries"])
-    async with ChatClient(
-        endpoints,
-        concurrency=options["concurrency"],
-        rpm=options["rpm"],
-        timeout=options["timeout"],
-        policy=policy,
-    ) as client:
-        line = _ProgressLine(progress, client, enabled=show)
-        try:
-            return await run_generation(
-                design,
-                client,
-                state,
-                append,
-                concurrency=options["concurrency"],
-                progress=progress,
-                on_update=line,
-            )
-        finally:
-            line(final=True)
-
-
 class _ProgressLine:
-    """One self-overwriting stderr line: done/total, rate, retries, ETA. Silent off a tty."""
+    """One self-overwriting stderr line: done/total, rate, retries, ETA (only on a tty)."""
 
-    def __init__(self, progress: Any, client: Any, enabled: bool) -> None:
-        self.progress, self.client, self.enabled = progress, client, enabled
+    def __init__(self) -> None:
         self._last = 0.0
 
-    def __call__(self, final: bool = False) -> None:
+    def __call__(self, p: Progress, final: bool) -> None:
         now = time.monotonic()
-        if not self.enabled or not self.progress.total or (not final and now - self._last < 0.2):
+        if not p.total or (not final and now - self._last < 0.2):
             return
         self._last = now
-        p = self.progress
         rate = p.done / max(now - p.started, 1e-9)
         eta = f"{(p.total - p.done) / rate:.0f}s" if rate > 0 else "?"
         click.echo(
             f"\r{p.done}/{p.total} responses  {rate:.1f}/s  retries "
-            f"{self.client.counters().retries}  failed {p.failed}  ETA {eta}   ",
+            f"{p.retries}  failed {p.failed}  ETA {eta}   ",
             err=True,
             nl=final,
-        )
-
-
-def _announce(
-    estimate: Mapping[str, Mapping[str, float]], pending: int, existing: int, say: Say
-) -> None:
-    resumed = f" (resuming: {existing} rows already on disk)" if existing else ""
-    say(f"fetching {pending} responses{resumed}")
-    for role, entry in sorted(estimate.items(), key=lambda item: _ROLE_ORDER.index(item[0])):
-        cost = f", about ${entry['cost']:.2f}" if "cost" in entry else ""
-        say(
-            f"  estimate for the whole run, {role}: ~{entry['input_tokens']:.0f} input and "
-            f"<= {entry['output_tokens']:.0f} output tokens{cost}"
         )

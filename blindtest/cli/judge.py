@@ -1,14 +1,14 @@
 """bt-judge: RUN/trials.jsonl -> RUN/picks.jsonl (or --out FILE), judged by a person in this
 terminal or by a mechanical judge; ``--check FILE`` validates an external judge's picks.
 
-Options and output only: the picks contract, the bots and the hidden stopping rule live in
-``blindtest.judge``, the terminal session in ``blindtest.session``.
+Options and output only: the picks contract and the hidden stopping rule live in
+``blindtest.judge``, the kinds of judge and the driver that records them in ``blindtest.judges``,
+the terminal session in ``blindtest.session``.
 """
 
 from __future__ import annotations
 
 import getpass
-import shlex
 from pathlib import Path
 
 import click
@@ -17,20 +17,18 @@ from blindtest import artifacts
 from blindtest.cli import _common
 from blindtest.cli._common import command, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput
+from blindtest.hints import stage_command
 from blindtest.judge import (
-    JUDGE_KINDS,
     JudgeRun,
     Recorder,
-    check_bot,
-    judge_nicknames,
+    judge_id_problem,
     load_judge_run,
     load_picks,
     plan_output,
     read_picks,
     remaining_trials,
-    run_bot,
 )
-from blindtest.session import Console, Session, closing_message
+from blindtest.judges import JUDGE_KINDS, JudgeKind, JudgeSetup, drive, judge_kind
 
 
 def default_judge_id() -> str:
@@ -40,55 +38,51 @@ def default_judge_id() -> str:
         return "judge"
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def _check_only(run_dir: Path, path: Path, quiet: bool) -> None:
     run, picks = load_picks(run_dir, path)
     if quiet:
         return
     judges = picks.judges
     names = ", ".join(judges[:5]) + (", ..." if len(judges) > 5 else "")
+    by = f" by {_count(len(judges), 'judge')} ({names})" if judges else ""
+    fixed = f", {_count(picks.corrections, 'correction')} applied" if picks.corrections else ""
     torn = f"; incomplete final line {picks.torn_line} ignored" if picks.torn_line else ""
     click.echo(
-        f"{path}: {len(picks.picks)} picks by {len(judges)} judge(s) ({names}), valid for "
+        f"{path}: {_count(len(picks.picks), 'pick')}{by}{fixed}, valid for "
         f"{run.view.protocol} design {run.design_sha256[:12]}{torn}"
     )
 
 
 def _analyze_command(run_dir: Path, out: Path) -> str:
-    words = ["bt-analyze", str(run_dir)]
     if out != run_dir / artifacts.PICKS:
-        words += ["--picks", str(out)]
-    return shlex.join(words)
+        return stage_command("analyze", run_dir, "--picks", out)
+    return stage_command("analyze", run_dir)
 
 
-def _judge(run: JudgeRun, kind: str, judge_id: str, out: Path, force: bool, quiet: bool) -> None:
-    bot = kind.startswith("bot:")
-    if bot:
-        check_bot(kind.removeprefix("bot:"), run.view.protocol)
+def _judge(
+    run: JudgeRun, kind: JudgeKind, judge_id: str, out: Path, force: bool, quiet: bool, resume: str
+) -> None:
+    kind.check(run.view.protocol)
     existing = read_picks(out, run.view, missing_ok=True)
-    if plan_output(existing, judge_id, bot=bot, force=force):
+    if plan_output(existing, judge_id, bot=kind.mechanical, force=force):
         artifacts.write_jsonl(out, [], "picks", force=True)
         existing = read_picks(out, run.view, missing_ok=True)
-    analyze = _analyze_command(run.run_dir, out)
-    with artifacts.JsonlAppender(out, "picks", fsync=not bot) as appender:
-        recorder = Recorder(run, judge_id, appender.append, earlier=existing.picks)
-        if bot:
-            result = run_bot(run, kind.removeprefix("bot:"), recorder)
-            if not quiet:
-                stop = " (the sequential design stopped)" if result.stopped_early else ""
-                click.echo(
-                    f"{kind} judged {result.picks} of {run.view.total} trials{stop} into "
-                    f"{out}. Run {analyze} to see the result."
-                )
-            return
-        session = Session(
-            run.view,
-            recorder,
-            Console(),
-            earlier_nicknames=judge_nicknames(existing.picks, judge_id),
+    judge = kind.make(JudgeSetup(run, judge_id, existing, resume))
+    with artifacts.JsonlAppender(out, "picks", fsync=not kind.mechanical) as appender:
+        recorder = Recorder(
+            run,
+            judge_id,
+            appender.append,
+            earlier=(*existing.picks, *existing.later_passes),
+            kind=kind.records_as,
         )
-        ended = session.run(remaining_trials(run.view, existing.picks, judge_id))
+        ended = drive(judge, recorder, remaining_trials(run.view, existing.picks, judge_id))
     if not quiet:
-        click.echo(closing_message(run.view, ended, analyze))
+        click.echo(judge.closing(ended, out, _analyze_command(run.run_dir, out)))
 
 
 @command("judge")
@@ -154,7 +148,24 @@ def judge(
         _check_only(run_dir, check_file, quiet)
         return
     run = load_judge_run(run_dir)
+    chosen = judge_kind(kind)
     name = (judge_id if judge_id is not None else "").strip()
     if not name:
-        name = kind if kind.startswith("bot:") else default_judge_id()
-    _judge(run, kind, name, out if out is not None else run_dir / artifacts.PICKS, force, quiet)
+        name = chosen.default_id or default_judge_id()
+    problem = judge_id_problem(name)
+    if problem is not None:
+        raise BadInput(f"--judge-id: {problem}")
+    resume: list[str | Path] = [run_dir]
+    if judge_id is not None:
+        resume += ["--judge-id", name]
+    if out is not None:
+        resume += ["--out", out]
+    _judge(
+        run,
+        chosen,
+        name,
+        out if out is not None else run_dir / artifacts.PICKS,
+        force,
+        quiet,
+        stage_command("judge", *resume),
+    )

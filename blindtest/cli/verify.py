@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 )
 @json_option
 @quiet_option
-def verify(run_dir: Path, allow_commands: bool, as_json: bool, quiet: bool) -> None:
+def verify(run_dir: Path, allow_commands: bool, as_json: bool, quiet: bool) -> int:
     """Recompute hashes, arrangement, blinded view, audit and report; list any difference.
 
     Exit 0 only for a whole run that recomputes; 1 for a difference, or for a run that is
@@ -43,8 +43,7 @@ def verify(run_dir: Path, allow_commands: bool, as_json: bool, quiet: bool) -> N
         _print(result, run_dir)
     elif result.missing:
         click.echo(f"bt-verify: incomplete: {', '.join(result.missing)}", err=True)
-    if not result.ok:
-        raise SystemExit(1)
+    return 0 if result.ok else 1  # run_main, the one error mapper, exits with it
 
 
 def _print(result: VerifyResult, run_dir: Path) -> None:

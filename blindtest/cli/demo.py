@@ -18,15 +18,14 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import click
 
 from blindtest import artifacts
+from blindtest.chain import check_demo_dir, judging_state, picks_judges
 from blindtest.cli import cli
-from blindtest.cli._common import exit_mapped
+from blindtest.cli._common import exit_mapped, resumable, say
 from blindtest.cli.judge import default_judge_id
-from blindtest.cli.run import judging_state, picks_judges, resumable, say
 from blindtest.errors import BadInput
 from blindtest.simulator import running
 
@@ -34,10 +33,10 @@ DEMO_DIR = Path("demo-run")
 LENGTH_BOT = "bot:length"
 
 
-def _stage(*args: str) -> None:
+def _stage(*args: str) -> int:
+    """Run one stage in-process; its exit code (a verify that finds a difference says 1)."""
     code = cli.main(list(args), prog_name="blindtest", standalone_mode=False)
-    if code:
-        raise SystemExit(code)
+    return code if isinstance(code, int) else 0
 
 
 def _under_make() -> bool:
@@ -54,46 +53,7 @@ def resume_command(run_dir: Path) -> str:
         shown = str(python.relative_to(Path.cwd()))
     except ValueError:
         shown = str(python)
-    return shlex.join([shown, "-m", "blindtest.demo", str(run_dir)])
-
-
-def _is_own_temporary(name: str) -> bool:
-    # Lock files and the temporary files of an atomic write cut short by a kill.
-    return name.startswith(".") and name.endswith((".lock", ".tmp"))
-
-
-def check_demo_dir(run_dir: Path) -> int:
-    """Refuse a directory the demo must not touch; return the simulator port to use (the one
-    the recorded design names, or 0 for a free one)."""
-    if not run_dir.exists():
-        return 0
-    if not run_dir.is_dir():
-        raise BadInput(f"{run_dir} is a file; the demo needs a directory of its own")
-    names = sorted(p.name for p in run_dir.iterdir() if not _is_own_temporary(p.name))
-    for name in names:
-        expected = artifacts.RUN_FILE_KINDS.get(name)
-        found = artifacts.artifact_kind(run_dir / name) if expected is not None else None
-        if expected is None or found not in (expected, "", artifacts.TORN):
-            raise BadInput(
-                f"{run_dir} holds {name}, which is not part of a blindtest demo run; the demo "
-                "never deletes or writes beside other files: give it another directory"
-            )
-    if not names:
-        return 0
-    if artifacts.DESIGN not in names:
-        raise BadInput(f"{run_dir} holds {names[0]} but no {artifacts.DESIGN}; not a demo run")
-    recorded = artifacts.load_design(run_dir).design
-    if not recorded.get("demo"):
-        raise BadInput(
-            f"{run_dir} holds another design (not made by the demo); give the demo another "
-            "directory"
-        )
-    url = urlsplit(str(recorded["models"]["A"].get("base_url", "")))
-    try:
-        port = url.port
-    except ValueError:
-        port = None
-    return port if url.hostname == "127.0.0.1" and port else 0
+    return shlex.join([shown, "-m", "blindtest.cli.demo", str(run_dir)])
 
 
 def run_demo(run_dir: Path) -> int:
@@ -116,9 +76,11 @@ def run_demo(run_dir: Path) -> int:
             return 0
         _stage("audit", str(run_dir), "--quiet", "--force")
         click.echo("", err=True)
-        _stage("analyze", str(run_dir), "--brief")
+        code = _stage("analyze", str(run_dir), "--brief")
         click.echo("", err=True)
-        _stage("verify", str(run_dir), "--quiet")
+        code = code or _stage("verify", str(run_dir), "--quiet")
+        if code:
+            return code
     say(
         f"\nbt-verify: every file in {run_dir}/ recomputes. Look inside: design.json, "
         "responses.jsonl, trials.jsonl, picks.jsonl, audit.json, report.json."
@@ -176,11 +138,11 @@ def _judge_chain(run_dir: Path, url: str, interactive: bool, resume: str) -> str
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in ("-h", "--help"):
-        click.echo("usage: python -m blindtest.demo [DIR]   (make demo [DEMO_RUN=DIR])\n")
+        click.echo("usage: python -m blindtest.cli.demo [DIR]   (make demo [DEMO_RUN=DIR])\n")
         click.echo((__doc__ or "").strip())
         return 0
     if len(args) > 1 or (args and args[0].startswith("-")):
-        raise BadInput(f"unexpected {args[-1]!r}; usage: python -m blindtest.demo [DIR]")
+        raise BadInput(f"unexpected {args[-1]!r}; usage: python -m blindtest.cli.demo [DIR]")
     if args and not args[0].strip():
         if _under_make():
             raise BadInput("DEMO_RUN is empty; name a directory, e.g. make demo DEMO_RUN=demo-run")
@@ -189,4 +151,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    exit_mapped("make demo" if _under_make() else "blindtest.demo", lambda: main(sys.argv[1:]))
+    exit_mapped("make demo" if _under_make() else "blindtest.cli.demo", lambda: main(sys.argv[1:]))

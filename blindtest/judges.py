@@ -1,0 +1,312 @@
+"""Who judges, behind one interface: the ``Judge`` protocol, the kinds of judge ``bt-judge
+--judge`` offers (a registry), and the one driver that records any judge's picks in trial order.
+
+The driver owns what is the same for every judge: the trials that remain, taking back the last
+pick (a correction), the hidden sequential stopping rule and writing through the ``Recorder``.
+A judge only answers one trial at a time with one or more ``Pick`` records (a judge whose kind
+allows several records per trial, such as an LLM judge that answers a comparison twice with the
+positions swapped, returns them together, each with its ``pass_number``), or asks to take back
+its last pick, or stops. A judge that works asynchronously (requests to a model, a web page)
+may start on ``Turn.ahead`` at its first turn; what it answers is still recorded in trial order
+and the driver stops asking once the design's rule says stop.
+
+A judge never sees the arrangement, a correctness flag or an e-value: a ``Turn`` holds the
+blinded trial and counts, nothing else. Library code: no click, no file opened here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Protocol
+
+from blindtest.errors import BadInput
+from blindtest.judge import (
+    BOT_KINDS,
+    PICK_KINDS,
+    JudgeRun,
+    Pick,
+    PicksFile,
+    Recorder,
+    Trial,
+    bot_pick,
+    check_bot,
+    judge_nicknames,
+)
+from blindtest.rng import DesignRng
+
+# --------------------------------------------------------------------------- what passes
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """What the driver asks a judge: one trial, and where the judge stands.
+
+    ``ahead`` are the trials after this one, in order, for a judge that works ahead; they
+    may never be asked for (the sequential rule can stop first). ``correcting`` is the
+    judge's earlier pick for this trial when the judge took it back; ``undoable`` is the
+    pick a ``TakeBack`` would take back now (None when there is none).
+    """
+
+    trial: Trial
+    ahead: tuple[Trial, ...]
+    judged: int
+    judged_now: int
+    first: bool
+    correcting: Pick | None = None
+    undoable: Pick | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TakeBack:
+    """The judge takes back its last pick (``Turn.undoable``): that trial is asked again."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """The judge stops for now; what was recorded stays."""
+
+
+#: A judge's answer to a turn: its records for the trial, or take back, or stop.
+Answer = tuple[Pick, ...] | TakeBack | Stop
+
+
+@dataclass(frozen=True, slots=True)
+class JudgingResult:
+    """How a sitting ended: "complete", "stopped" (sequential rule met) or "quit".
+
+    ``kept_trial`` is a trial whose pick the judge began to take back without picking
+    again: the earlier pick stands."""
+
+    status: str
+    judged: int
+    total: int
+    judged_now: int
+    next_trial: int | None
+    kept_trial: int | None = None
+
+    @property
+    def stopped_early(self) -> bool:
+        return self.status == "stopped"
+
+
+class Judge(Protocol):
+    """A judge the driver can ask: a person in a terminal, a bot, a model, a web page."""
+
+    @property
+    def kind(self) -> JudgeKind: ...
+
+    def sitting(self, progress: Callable[[], JudgingResult]) -> AbstractContextManager[None]:
+        """Held while the judge is asked: the judge's resources (a terminal's resize handler,
+        a server). ``progress`` says what is saved so far, for a message on Ctrl-C."""
+        ...
+
+    def judge(self, turn: Turn) -> Answer:
+        """Answer one trial. Picks carry this judge's id; the driver stamps the rest."""
+        ...
+
+    def end(self, result: JudgingResult) -> None:
+        """Called inside ``sitting`` once the driver has stopped asking."""
+        ...
+
+    def closing(self, result: JudgingResult, out: Path, analyze_command: str) -> str:
+        """The last line printed for this sitting, written into ``out`` (never a score)."""
+        ...
+
+
+# --------------------------------------------------------------------------- the driver
+
+
+@dataclass
+class _Progress:
+    recorder: Recorder
+    total: int
+    remaining: list[Trial]
+    judged_now: int = 0
+    last: Pick | None = None  # the last pick made in this sitting: what TakeBack takes back
+    correcting: Pick | None = None
+    asked: int = 0
+
+    def result(self, status: str) -> JudgingResult:
+        kept = self.correcting.trial if self.correcting is not None else None
+        waiting = [t.number for t in self.remaining if t.number != kept]
+        return JudgingResult(
+            status=status,
+            judged=self.recorder.judged,
+            total=self.total,
+            judged_now=self.judged_now,
+            next_trial=waiting[0] if waiting else None,
+            kept_trial=kept,
+        )
+
+    def finished(self) -> JudgingResult:
+        return self.result("stopped" if self.recorder.stopped_early else "complete")
+
+    def turn(self) -> Turn:
+        last = self.last
+        undoable = last if last is not None and self.recorder.can_correct(last.trial) else None
+        trial, *ahead = self.remaining
+        return Turn(
+            trial=trial,
+            ahead=tuple(ahead),
+            judged=self.recorder.judged,
+            judged_now=self.judged_now,
+            first=self.asked == 0,
+            correcting=self.correcting,
+            undoable=undoable,
+        )
+
+
+def drive(judge: Judge, recorder: Recorder, remaining: Sequence[Trial]) -> JudgingResult:
+    """Ask ``judge`` for the ``remaining`` trials in order and record every answer.
+
+    Returns how the sitting ended; a judge's ``sitting`` may turn Ctrl-C or the end of its
+    input into an error, after every completed pick has been saved.
+    """
+    state = _Progress(recorder, recorder.total, list(remaining))
+    with judge.sitting(lambda: state.result("quit")):
+        if recorder.done:
+            return state.finished()
+        while state.remaining:
+            turn = state.turn()
+            state.asked += 1
+            answer = judge.judge(turn)
+            if isinstance(answer, Stop):
+                return state.result("quit")
+            if isinstance(answer, TakeBack):
+                if turn.undoable is None:
+                    raise ValueError("TakeBack with nothing to take back (Turn.undoable)")
+                state.correcting, state.last = turn.undoable, None
+                state.remaining.insert(0, recorder.trial(turn.undoable.trial))
+                continue
+            if _record(state, turn, answer, PICK_KINDS[judge.kind.records_as].passes):
+                break
+        result = state.finished()
+        judge.end(result)
+        return result
+
+
+def _record(state: _Progress, turn: Turn, picks: Sequence[Pick], passes: int) -> bool:
+    """Append one trial's records; True once the recorder says the sitting is over."""
+    if not picks or any(p.trial != turn.trial.number for p in picks):
+        raise ValueError(f"a judge answers trial {turn.trial.number} with its own records")
+    if len(picks) > passes:
+        raise ValueError(f"this kind of judge writes at most {passes} record(s) per trial")
+    correction = state.correcting is not None
+    state.correcting = None
+    state.remaining.pop(0)
+    if not correction:
+        state.judged_now += 1
+    state.last = picks[0]
+    over = False
+    for pick in picks:
+        over = state.recorder.record(replace(pick, correction=correction))
+    return over
+
+
+# --------------------------------------------------------------------------- the kinds
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeSetup:
+    """What a judge is made from: the run, its id, the picks it already has in its file,
+    and the command that resumes it."""
+
+    run: JudgeRun
+    judge_id: str
+    earlier: PicksFile
+    resume_command: str = "the same command"
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeKind:
+    """One ``--judge`` choice: its name, the ``judge_kind`` its picks carry, and how to make
+    it. ``default_id`` names the judge when no --judge-id is given (None: the user name)."""
+
+    name: str
+    records_as: str
+    make: Callable[[JudgeSetup], Judge] = field(repr=False)
+    check: Callable[[str], None] = field(default=lambda protocol: None, repr=False)
+    default_id: str | None = None
+
+    @property
+    def mechanical(self) -> bool:
+        """A bot: its picks never share a file with a person's, and a rerun is cheap (no
+        fsync per pick)."""
+        return self.records_as == "bot"
+
+
+def _human(setup: JudgeSetup) -> Judge:
+    from blindtest.session import Console, Session
+
+    return Session(
+        setup.run.view,
+        setup.judge_id,
+        Console(),
+        earlier_nicknames=judge_nicknames(setup.earlier.picks, setup.judge_id),
+        resume_command=setup.resume_command,
+    )
+
+
+class BotJudge:
+    """A mechanical judge: the tell bot ``name`` answers each trial at once, from the seeded
+    generator ``DesignRng(seed, "bot:<name>")``, so a rerun writes the same picks."""
+
+    def __init__(self, run: JudgeRun, name: str, judge_id: str) -> None:
+        check_bot(name, run.view.protocol)
+        self.name = name
+        self.judge_id = judge_id
+        self.protocol = run.view.protocol
+        self.total = run.view.total
+        self._rng = DesignRng(run.seed, f"bot:{name}")
+
+    @property
+    def kind(self) -> JudgeKind:
+        return KINDS[f"bot:{self.name}"]
+
+    @contextmanager
+    def sitting(self, progress: Callable[[], JudgingResult]) -> Iterator[None]:
+        yield
+
+    def judge(self, turn: Turn) -> Answer:
+        made = bot_pick(self.name, self.protocol, turn.trial, self._rng)
+        return (replace(made, judge=self.judge_id, judge_kind="bot"),)
+
+    def end(self, result: JudgingResult) -> None:
+        pass
+
+    def closing(self, result: JudgingResult, out: Path, analyze_command: str) -> str:
+        stop = " (the sequential design stopped)" if result.stopped_early else ""
+        return (
+            f"bot:{self.name} judged {result.judged_now} of {self.total} trials{stop} into "
+            f"{out}. Run {analyze_command} to see the result."
+        )
+
+
+def _bot(name: str) -> JudgeKind:
+    def check(protocol: str) -> None:
+        check_bot(name, protocol)
+
+    def make(setup: JudgeSetup) -> Judge:
+        return BotJudge(setup.run, name, setup.judge_id)
+
+    return JudgeKind(f"bot:{name}", "bot", make, check, default_id=f"bot:{name}")
+
+
+#: Every kind ``bt-judge --judge`` offers, by name. A new judge (a model, a web page) is one
+#: more entry here; the driver does not change.
+KINDS: dict[str, JudgeKind] = {
+    kind.name: kind
+    for kind in (JudgeKind("human", "human", _human), *(_bot(name) for name in BOT_KINDS))
+}
+JUDGE_KINDS = tuple(KINDS)
+
+
+def judge_kind(name: str) -> JudgeKind:
+    """The registered kind called ``name``."""
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise BadInput(f"unknown judge {name!r}; use one of {', '.join(KINDS)}") from None

@@ -1,0 +1,175 @@
+"""The slot model shared by the stages: which slots a design needs, what ``responses.jsonl``
+says about them, and the blinded view built from the answers. Pure: opens no file and no
+socket, and imports no stage module (generate, audit, analyze and verify all import it).
+
+Slots. Triangle trial ``t`` has slots 1..3, the display positions: the slot at the design's
+``odd_position`` comes from the non-doubled side, the other two are independent draws from the
+doubled side. Pair and preference trials have slot 1 (left) and slot 2 (right). Every slot is
+one request; the per-slot ``seed`` is derived from the design seed so servers that honour it
+give each slot its own draw.
+
+Resume. A slot counts as answered once a row with ``status: "ok"`` exists for it (stage
+``generate``; with laundering also stage ``launder``); a later failure row cannot undo it.
+Failure rows are explicit and the slot stays pending; the latest row for a slot wins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from blindtest.artifacts import JsonObject, schema_tag
+from blindtest.errors import BadInput
+from blindtest.normalize import truncate_match
+
+__all__ = [
+    "LAUNDER",
+    "Slot",
+    "SlotState",
+    "Work",
+    "build_trials_view",
+    "check_rows_match_design",
+    "displayed_texts",
+    "original_text",
+    "pending_work",
+    "plan_slots",
+    "slot_seed",
+]
+
+#: The stage (and role) of the laundering rewrite of a slot's answer.
+LAUNDER = "launder"
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    trial: int
+    slot: int
+    side: str
+    prompt_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """One request to make: generate a slot, or launder its answer (``source`` is the text)."""
+
+    slot: Slot
+    stage: str
+    source: str | None = None
+
+
+def plan_slots(design: Mapping[str, Any]) -> list[Slot]:
+    """Every slot the design needs, in trial then slot order."""
+    slots = []
+    for entry in design["arrangement"]:
+        trial, prompt_id = entry["trial"], entry["prompt_id"]
+        if design["protocol"] == "triangle":
+            doubled = entry["doubled"]
+            other = "B" if doubled == "A" else "A"
+            for position in (1, 2, 3):
+                side = other if position == entry["odd_position"] else doubled
+                slots.append(Slot(trial, position, side, prompt_id))
+        else:
+            left = entry["left"]
+            right = "B" if left == "A" else "A"
+            slots.append(Slot(trial, 1, left, prompt_id))
+            slots.append(Slot(trial, 2, right, prompt_id))
+    return slots
+
+
+def slot_seed(design_seed: str, trial: int, slot: int) -> int:
+    """Per-slot request seed: the first 31 bits of SHA-256("blindtest/slot-seed@1", seed,
+    trial, slot), so it fits every server's integer type."""
+    material = f"blindtest/slot-seed@1\x00{design_seed}\x00{trial}\x00{slot}".encode()
+    return int.from_bytes(hashlib.sha256(material).digest()[:4], "big") & 0x7FFFFFFF
+
+
+def _key(row: Mapping[str, Any]) -> tuple[int, int]:
+    return row["trial"], row["slot"]
+
+
+@dataclass(frozen=True, slots=True)
+class SlotState:
+    """The latest row per slot and stage, from ``responses.jsonl``."""
+
+    generated: dict[tuple[int, int], JsonObject]
+    laundered: dict[tuple[int, int], JsonObject]
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[JsonObject]) -> SlotState:
+        state = cls({}, {})
+        for row in rows:
+            state.record(row)
+        return state
+
+    def record(self, row: JsonObject) -> None:
+        """Take one more row (in file order): an answered slot stays answered, so a later
+        failure row cannot undo it."""
+        target = self.laundered if row.get("stage") == LAUNDER else self.generated
+        previous = target.get(_key(row))
+        if previous is None or previous["status"] != "ok":
+            target[_key(row)] = row
+
+    def answered(self, slot: Slot, stage: str) -> JsonObject | None:
+        rows = self.laundered if stage == LAUNDER else self.generated
+        row = rows.get((slot.trial, slot.slot))
+        return row if row is not None and row["status"] == "ok" else None
+
+
+def check_rows_match_design(design: Mapping[str, Any], rows: Iterable[JsonObject]) -> None:
+    """Refuse a responses file whose rows do not fit this design's slots."""
+    expected = {(s.trial, s.slot): s.side for s in plan_slots(design)}
+    for number, row in enumerate(rows, start=1):
+        side = expected.get(_key(row))
+        if side is None or side != row["side"]:
+            raise BadInput(
+                f"responses.jsonl row {number} (trial {row['trial']}, slot {row['slot']}, "
+                f"side {row['side']}) does not belong to this design; use a new run directory"
+            )
+
+
+def original_text(row: Mapping[str, Any]) -> str:
+    """The text as the endpoint returned it, before any normalization."""
+    return str(row.get("raw_text", row["text"]))
+
+
+def pending_work(design: Mapping[str, Any], state: SlotState) -> list[Work]:
+    """What is still missing: slots without an answer, and answers not yet laundered."""
+    launder = design["normalization"]["launder"] is not None
+    work = []
+    for slot in plan_slots(design):
+        generated = state.answered(slot, "generate")
+        if generated is None:
+            work.append(Work(slot, "generate"))
+        elif launder and state.answered(slot, LAUNDER) is None:
+            work.append(Work(slot, LAUNDER, original_text(generated)))
+    return work
+
+
+def displayed_texts(
+    design: Mapping[str, Any], state: SlotState, trial: int, n_slots: int
+) -> list[str]:
+    """The options of one trial exactly as the judge sees them, in display order."""
+    launder = design["normalization"]["launder"] is not None
+    rows = state.laundered if launder else state.generated
+    texts = [rows[(trial, slot)]["text"] for slot in range(1, n_slots + 1)]
+    if design["normalization"]["truncate_match"]:
+        texts = truncate_match(texts)
+    return texts
+
+
+def build_trials_view(design: Mapping[str, Any], state: SlotState) -> list[JsonObject]:
+    """``trials.jsonl``: trial, prompt and options, with nothing that names a side or model.
+    ``--truncate-match`` needs every response of a trial, so it is applied here."""
+    prompts = {p["id"]: p["text"] for p in design["prompts"]}
+    n_slots = 3 if design["protocol"] == "triangle" else 2
+    return [
+        {
+            "schema": schema_tag("trials"),
+            "trial": entry["trial"],
+            "prompt": prompts[entry["prompt_id"]],
+            "options": displayed_texts(design, state, entry["trial"], n_slots),
+        }
+        for entry in design["arrangement"]
+    ]

@@ -1,0 +1,152 @@
+"""What a judge types and reads, per protocol: the answer keys, the pair nicknames and their
+keys, how an answer is parsed into a pick, the help text and the closing words. Pure.
+"""
+
+from __future__ import annotations
+
+from blindtest.judge import PREFERENCE_PICKS, JudgeView
+from blindtest.judges import JudgingResult
+
+#: Keys the question line gives a meaning of its own (u: take back; v: view; b: back).
+COMMAND_KEYS = frozenset({"q", "v", "b", "u", "?"})
+#: Words a nickname may not be, because they are keys or preference answers.
+RESERVED_NICKNAMES = frozenset({"1", "2", "3", *COMMAND_KEYS, *PREFERENCE_PICKS})
+
+
+def nickname_keys(nicknames: tuple[str, str]) -> tuple[str | None, str | None]:
+    """One letter per nickname that cannot be misread: the first letter of each, else its
+    next letter when the two collide or the letter is a command key; None when a nickname
+    has no free letter (it is then typed whole)."""
+    keys: list[str | None] = []
+    for name in nicknames:
+        other = [n.lower() for n in nicknames if n != name]
+        key = next(
+            (
+                ch
+                for ch in name.lower()
+                if ch.isalpha() and ch not in COMMAND_KEYS and ch not in keys and ch not in other
+            ),
+            None,
+        )
+        keys.append(key)
+    return keys[0], keys[1]
+
+
+def answer_keys(protocol: str, nicknames: tuple[str, str] | None, beside: bool = False) -> str:
+    if protocol == "preference":
+        if beside:
+            return "l = left, r = right, t = tie"
+        return "1 = option 1, 2 = option 2, t = tie"
+    if protocol == "pair":
+        if nicknames is None:
+            return "nicknames first"
+        keys = nickname_keys(nicknames)
+        return ", ".join(
+            f"{key or name} = option 1 is {name}" for key, name in zip(keys, nicknames, strict=True)
+        )
+    return "1, 2 or 3"
+
+
+def pick_words(protocol: str, pick: int | str, beside: bool = False) -> str:
+    """A pick as the judge made it, in the words of the screen."""
+    if protocol == "preference" and not beside and pick in ("left", "right"):
+        return "option 1" if pick == "left" else "option 2"
+    if protocol == "pair":
+        return f"option 1 is {pick}"
+    return str(pick)
+
+
+def parse_answer(protocol: str, text: str, nicknames: tuple[str, str] | None) -> int | str | None:
+    """The pick an answer stands for, or None when it is not an answer.
+
+    Preference: option 1 is the pick "left" and option 2 "right", whether the options stand
+    side by side or one above the other, so 1/l and 2/r are the same answer."""
+    answer = text.strip().lower()
+    if protocol == "triangle":
+        return int(answer) if answer in ("1", "2", "3") else None
+    if protocol == "preference":
+        words = {"l": "left", "1": "left", "r": "right", "2": "right", "t": "tie"}
+        return words.get(answer, answer if answer in PREFERENCE_PICKS else None)
+    if nicknames is None:
+        return None
+    choices = {
+        key: name for key, name in zip(nickname_keys(nicknames), nicknames, strict=True) if key
+    }
+    choices.update({name.lower(): name for name in nicknames})
+    return choices.get(answer)
+
+
+def nickname_problem(name: str, other: str | None) -> str | None:
+    if not name:
+        return "a nickname cannot be empty"
+    if name.lower() in RESERVED_NICKNAMES:
+        return f"{name!r} is a key in this session; choose a word such as fox or owl"
+    if len(name) > 24:
+        return "keep a nickname to 24 characters or fewer"
+    if other is not None and name.lower() == other.lower():
+        return "the two nicknames must differ"
+    return None
+
+
+def help_text(protocol: str, sequential: bool) -> list[str]:
+    task = {
+        "triangle": "Two of the three responses come from one model and one from the other. "
+        "Pick the one that is different. If you are unsure, guess: every trial needs an "
+        "answer, and guesses are priced into the analysis.",
+        "pair": "Option 1 and option 2 come from different models. You give the two models "
+        "nicknames at the first trial (that first choice is arbitrary), then say each time "
+        "which nickname option 1 carries. What is scored is whether you are consistent.",
+        "preference": "Say which response you would rather use, or t for a tie, then give a "
+        "one-line reason. Option 1 is the left one when they stand side by side.",
+    }[protocol]
+    stop = (
+        "This design may end before the last trial: it stops by itself when the evidence is "
+        "enough, and it tells you nothing else until the end."
+        if sequential
+        else "You get no feedback until the end."
+    )
+    return [
+        task,
+        stop,
+        "Reading: when a trial is longer than the screen, space or Enter shows more, b goes "
+        "back, g goes to the top, 1, 2 or 3 jumps to that option. At a question: v shows the "
+        "trial again, v2 from option 2, b the page before, u takes back your last pick.",
+        "Typing: arrow keys, Home, End and backspace edit the line before Enter.",
+        "q stops the session. Every answer given so far is saved; running the same command "
+        "again continues at the first trial you have not judged. Ctrl-C stops too.",
+        "Lines that start with a continuation mark were cut at the screen edge: code is "
+        "never re-wrapped.",
+    ]
+
+
+# --------------------------------------------------------------------------- closing words
+
+
+def quit_message(view: JudgeView, result: JudgingResult) -> str:
+    """What the judge reads after stopping early (q, Ctrl-C, end of input)."""
+    saved = f"{result.judged} of {result.total} trials judged and saved"
+    if result.kept_trial is not None:
+        saved += (
+            f" (your pick for trial {result.kept_trial} was not changed: the earlier pick stands)"
+        )
+    if result.next_trial is None:
+        return f"{saved}."
+    again = f"run the same command again to continue at trial {result.next_trial}"
+    if view.sequential:
+        return f"{saved}; {again}."
+    return (
+        f"{saved}; {again}. This design has a fixed number of trials: until all are "
+        "judged, the analysis reports the run as void."
+    )
+
+
+def closing_message(view: JudgeView, result: JudgingResult, analyze_command: str) -> str:
+    """The last line of a session. It never states a score: bt-analyze does that."""
+    if result.status == "quit":
+        return f"Stopped: {quit_message(view, result)}"
+    if result.status == "stopped":
+        return (
+            f"The session is complete after {result.judged} of {result.total} trials "
+            f"(this sequential design stops by itself). Run {analyze_command} to see the result."
+        )
+    return f"All {result.total} trials judged. Run {analyze_command} to see the result."
