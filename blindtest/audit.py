@@ -23,34 +23,33 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from blindtest import judge as judging
 from blindtest.artifacts import JsonObject, schema_tag
+from blindtest.bots import bot_pick
 from blindtest.census import aggregate_census
 from blindtest.checks import CommandRunner, evaluate
 from blindtest.normalize import outside_band
+from blindtest.records import Pick, Trial
 from blindtest.rng import DesignRng
-from blindtest.scoring import pair_consistent_count
+from blindtest.scoring import pair_consistent_count, preferred_side, triangle_correct
 from blindtest.slots import LAUNDER, SlotState, original_text, plan_slots
 from blindtest.stats import binomial_test, pair_test, triangle_test
 
 BOT_KINDS = ("length", "duplicate")
 
 
-def _bot_score(
-    design: Mapping[str, Any], picks: Sequence[judging.Pick]
-) -> tuple[int, int, float | None]:
+def _bot_score(design: Mapping[str, Any], picks: Sequence[Pick]) -> tuple[int, int, float | None]:
     """(correct, n, p-value) for a bot's picks, by protocol (see the module docstring)."""
     protocol = design["protocol"]
     if not picks:
         return 0, 0, None
     if protocol == "triangle":
-        correct = sum(judging.triangle_correct(design, p) for p in picks)
+        correct = sum(triangle_correct(design, p.trial, p.pick) for p in picks)
         return correct, len(picks), triangle_test(correct, len(picks)).p_value
     if protocol == "pair":
         first = picks[0].nicknames[0] if picks[0].nicknames else "longer"
         correct = pair_consistent_count(design, ((p.trial, p.pick) for p in picks), first)
         return correct, len(picks), pair_test(correct, len(picks)).p_value
-    sides = [judging.preferred_side(design, p) for p in picks]
+    sides = [preferred_side(design, p.trial, p.pick) for p in picks]
     untied = [s for s in sides if s is not None]
     correct = sum(s == "A" for s in untied)
     if not untied:
@@ -58,13 +57,13 @@ def _bot_score(
     return correct, len(untied), binomial_test(correct, len(untied), 0.5).p_value
 
 
-def replay_bot(design: Mapping[str, Any], trials: Sequence[judging.Trial], kind: str) -> JsonObject:
+def replay_bot(design: Mapping[str, Any], trials: Sequence[Trial], kind: str) -> JsonObject:
     """One bot's picks over every trial, with its score."""
     protocol = design["protocol"]
     if kind == "duplicate" and protocol != "triangle":
         return {"picks": [], "n": 0, "correct": 0, "p_value": None, "applicable": False}
     rng = DesignRng(design["seed"], f"bot:{kind}")
-    picks = [judging.bot_pick(kind, protocol, trial, rng) for trial in trials]
+    picks = [bot_pick(kind, protocol, trial, rng) for trial in trials]
     correct, n, p_value = _bot_score(design, picks)
     records = []
     for pick in picks:
@@ -78,9 +77,7 @@ def replay_bot(design: Mapping[str, Any], trials: Sequence[judging.Trial], kind:
     return result
 
 
-def displayed_by_side(
-    design: Mapping[str, Any], trials: Sequence[judging.Trial]
-) -> dict[str, list[str]]:
+def displayed_by_side(design: Mapping[str, Any], trials: Sequence[Trial]) -> dict[str, list[str]]:
     """The displayed texts of each side, in trial and slot order."""
     texts: dict[str, list[str]] = {"A": [], "B": []}
     options = {t.number: t.options for t in trials}
@@ -97,7 +94,7 @@ def _finish_reason(row: Mapping[str, Any] | None) -> str | None:
 
 
 def census_by_model(
-    design: Mapping[str, Any], trials: Sequence[judging.Trial], state: SlotState | None
+    design: Mapping[str, Any], trials: Sequence[Trial], state: SlotState | None
 ) -> JsonObject:
     """Per-model formatting census of what the judge saw."""
     texts = displayed_by_side(design, trials)
@@ -176,7 +173,7 @@ def run_checks(
 def build_audit(
     design: Mapping[str, Any],
     design_sha256: str,
-    trials: Sequence[judging.Trial],
+    trials: Sequence[Trial],
     responses: Sequence[JsonObject] | None,
     runner: CommandRunner | None = None,
 ) -> JsonObject:

@@ -29,6 +29,9 @@ labelling is consistent with the true mapping in every trial and the pair test c
 distinguished, by length. `random_pair_bot` names at random. A duplicate spotter has no pair or
 preference form: two options come from two different models, so a near-duplicate exposes
 nothing.
+
+A bot as a judge: `bot_pick` turns one of these choices into a `Pick` that records how it was
+made, `check_bot` refuses a bot the protocol has no form for (`BOT_KINDS`).
 """
 
 from __future__ import annotations
@@ -38,13 +41,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from blindtest.errors import BadInput
 from blindtest.normalize import count_words, strip_formatting
+from blindtest.records import Pick, Trial
 
 __all__ = [
+    "BOT_KINDS",
+    "BOT_NICKNAMES",
     "DUPLICATE_THRESHOLD",
     "BotPick",
     "Preference",
     "RandBelow",
+    "bot_pick",
+    "check_bot",
     "duplicate_bot",
     "length_bot",
     "length_pair_bot",
@@ -201,3 +210,51 @@ def random_pair_bot(
     _check_options(options, 2, "pair")
     _check_nicknames(nicknames)
     return nicknames[rng.randbelow(2)]
+
+
+# --------------------------------------------------------------------------- a bot as a judge
+
+#: The bots ``bt-judge --judge bot:KIND`` and ``bt-audit`` offer.
+BOT_KINDS = ("length", "duplicate", "random")
+
+
+#: The nicknames a pair bot gives: ``length`` names option 1 by whether it is the longer one.
+BOT_NICKNAMES = {"length": ("longer", "shorter"), "random": ("X", "Y")}
+
+
+def check_bot(kind: str, protocol: str) -> None:
+    """Refuse a bot the protocol has no form for, before anything is written."""
+    if kind not in BOT_KINDS:
+        raise BadInput(f"unknown bot {kind!r}; use one of {', '.join(BOT_KINDS)}")
+    if kind == "duplicate" and protocol != "triangle":
+        raise BadInput(
+            f"bot:duplicate needs a triangle run: in a {protocol} run the two options come "
+            "from two different models, so a near-duplicate exposes nothing; use bot:length "
+            "or bot:random"
+        )
+
+
+def bot_pick(kind: str, protocol: str, trial: Trial, rng: RandBelow) -> Pick:
+    """One mechanical pick, with ``bot`` recording how it was made (judge left empty)."""
+    options = trial.options
+    if protocol == "triangle":
+        if kind == "duplicate":
+            made = duplicate_bot(options, rng)
+            how = {"name": "duplicate", "fired": made.fired, "similarity": made.similarity}
+            return Pick(trial=trial.number, judge="", pick=made.pick, bot=how)
+        value = length_bot(options, rng) if kind == "length" else random_bot(options, rng)
+        return Pick(trial=trial.number, judge="", pick=value, bot={"name": kind})
+    if protocol == "preference":
+        choice = (
+            length_preference_bot(options)
+            if kind == "length"
+            else random_preference_bot(options, rng)
+        )
+        return Pick(trial=trial.number, judge="", pick=choice, bot={"name": kind})
+    names = BOT_NICKNAMES[kind]
+    nickname = (
+        length_pair_bot(options, rng, names)
+        if kind == "length"
+        else random_pair_bot(options, rng, names)
+    )
+    return Pick(trial=trial.number, judge="", pick=nickname, nicknames=names, bot={"name": kind})

@@ -22,19 +22,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
+from blindtest.bots import BOT_KINDS, bot_pick, check_bot
 from blindtest.errors import BadInput
-from blindtest.judge import (
-    BOT_KINDS,
+from blindtest.judge import Recorder as Recorder  # the judge's writer, named by judges
+from blindtest.records import (
     PICK_KINDS,
     JudgeRun,
     Pick,
     PicksFile,
-    Recorder,
     Trial,
-    bot_pick,
-    check_bot,
     judge_nicknames,
 )
+from blindtest.records import JudgingResult as JudgingResult  # how a sitting ended
 from blindtest.rng import DesignRng
 
 # --------------------------------------------------------------------------- what passes
@@ -71,25 +70,6 @@ class Stop:
 
 #: A judge's answer to a turn: its records for the trial, or take back, or stop.
 Answer = tuple[Pick, ...] | TakeBack | Stop
-
-
-@dataclass(frozen=True, slots=True)
-class JudgingResult:
-    """How a sitting ended: "complete", "stopped" (sequential rule met) or "quit".
-
-    ``kept_trial`` is a trial whose pick the judge began to take back without picking
-    again: the earlier pick stands."""
-
-    status: str
-    judged: int
-    total: int
-    judged_now: int
-    next_trial: int | None
-    kept_trial: int | None = None
-
-    @property
-    def stopped_early(self) -> bool:
-        return self.status == "stopped"
 
 
 class Judge(Protocol):

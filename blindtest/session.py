@@ -24,17 +24,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from blindtest.errors import Interrupted
-from blindtest.judge import JudgeView, Pick, Recorder, Trial
 from blindtest.judges import (
     KINDS,
     Answer,
     JudgeKind,
-    JudgingResult,
+    Recorder,
     Stop,
     TakeBack,
     Turn,
     drive,
 )
+from blindtest.records import JudgeView, JudgingResult, Pick, Trial
 from blindtest.terminal.console import Console, InputEnded
 from blindtest.terminal.layout import fit, side_by_side, trial_layout, wrap_prose_line
 from blindtest.terminal.pager import Pager, Screen

@@ -18,7 +18,7 @@ from blindtest.stats import (
 )
 
 if TYPE_CHECKING:
-    from blindtest.judge import Pick
+    from blindtest.records import Pick
 
 
 def _answer_sides(design: Mapping[str, Any], pick: Pick, answer: Any) -> dict[str, bool] | None:

@@ -9,13 +9,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from blindtest import judge as judging
 from blindtest.artifacts import JsonObject
+from blindtest.bots import BOT_KINDS
 from blindtest.reportfmt import format_p_against, pct
 from blindtest.stats import similarity_test
 
 if TYPE_CHECKING:
-    from blindtest.judge import Pick
+    from blindtest.records import Pick
 
 
 #: A bot whose excess over chance reaches this share of the judge's "largely explains" it.
@@ -58,7 +58,7 @@ def subject_of(picks: Sequence[Pick], judge: str) -> str:
     kinds = _kinds(picks)
     if kinds == {"bot"}:
         name = judge.removeprefix("bot:")
-        return f"The {name} bot" if name in judging.BOT_KINDS else f"The bot {judge!r}"
+        return f"The {name} bot" if name in BOT_KINDS else f"The bot {judge!r}"
     if kinds == {"llm"}:
         return f"The LLM judge {judge!r}"
     if kinds == {"external"}:

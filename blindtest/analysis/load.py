@@ -8,8 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from blindtest import artifacts
-from blindtest import judge as judging
+from blindtest import artifacts, records
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
 from blindtest.analysis.report import build_report
 from blindtest.analysis.responses import responses_summary
@@ -25,12 +24,12 @@ def input_name(run_dir: Path, path: Path) -> str:
 
 
 def _read_picks_files(
-    run_dir: Path, paths: Sequence[Path], view: judging.JudgeView, skipped: list[str]
-) -> tuple[list[judging.Pick], list[JsonObject]]:
-    picks: list[judging.Pick] = []
+    run_dir: Path, paths: Sequence[Path], view: records.JudgeView, skipped: list[str]
+) -> tuple[list[records.Pick], list[JsonObject]]:
+    picks: list[records.Pick] = []
     read_files: list[JsonObject] = []
     for path in paths:
-        read = judging.read_picks(path, view)
+        read = records.read_picks(path, view)
         picks.extend(read.picks)
         name = input_name(run_dir, path)
         read_files.append(
@@ -47,7 +46,7 @@ def _read_picks_files(
                 "while it was written) was ignored"
             )
     if len(paths) > 1:
-        judging.check_picks(picks, view, "the picks files together")
+        records.check_picks(picks, view, "the picks files together")
     return picks, read_files
 
 
@@ -103,11 +102,11 @@ def analyze_run(
     """
     loaded = artifacts.load_design(run_dir)
     if (run_dir / artifacts.TRIALS).exists():
-        view = judging.load_judge_run(run_dir).view
+        view = records.load_judge_run(run_dir).view
     else:
         # Scoring needs only the design; the trial numbers come from its arrangement.
-        blank = [judging.Trial(e["trial"], "", ()) for e in loaded.design["arrangement"]]
-        view = judging.view_of(loaded.design, blank, loaded.sha256)
+        blank = [records.Trial(e["trial"], "", ()) for e in loaded.design["arrangement"]]
+        view = records.view_of(loaded.design, blank, loaded.sha256)
     paths = list(picks_paths) or [run_dir / artifacts.PICKS]
     skipped: list[str] = []
     picks, read_files = _read_picks_files(run_dir, paths, view, skipped)

@@ -26,7 +26,7 @@ from blindtest.stats import (
 )
 
 if TYPE_CHECKING:
-    from blindtest.judge import Pick
+    from blindtest.records import Pick
 
 
 def _nicknames(picks: Sequence[Pick]) -> tuple[str, str]:

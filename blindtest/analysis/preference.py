@@ -28,7 +28,7 @@ from blindtest.stats import (
 )
 
 if TYPE_CHECKING:
-    from blindtest.judge import Pick
+    from blindtest.records import Pick
 
 
 def _agreement(

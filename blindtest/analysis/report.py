@@ -24,7 +24,7 @@ from blindtest.analysis.wording import channels, next_step, notes, screen_summar
 from blindtest.artifacts import JsonObject, schema_tag
 
 if TYPE_CHECKING:
-    from blindtest.judge import Pick
+    from blindtest.records import Pick
 
 
 Analysis = Callable[

@@ -27,7 +27,7 @@ from blindtest.stats import (
 )
 
 if TYPE_CHECKING:
-    from blindtest.judge import Pick
+    from blindtest.records import Pick
 
 
 def _triangle_rows(design: Mapping[str, Any], picks: Sequence[Pick]) -> list[JsonObject]:

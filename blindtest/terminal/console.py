@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import TextIO
 
 from blindtest.errors import BadInput
-from blindtest.judge import clean_text
+from blindtest.records import clean_text
 from blindtest.terminal.layout import ASCII_GLYPHS, MIN_HEIGHT, MIN_WIDTH, UNICODE_GLYPHS
 
 
@@ -141,7 +141,7 @@ class Console:
     # ------------------------------------------------------------- reading
 
     def read_line(self, prompt: str, history: list[str] | None = None) -> str:
-        """One line, cleaned (``blindtest.judge.clean_text``); EOFError at end of input.
+        """One line, cleaned (``blindtest.records.clean_text``); EOFError at end of input.
 
         On a terminal the line is edited with readline; ``history`` (the earlier answers to
         this kind of question) is what the up arrow recalls, and the answer is added to it.
