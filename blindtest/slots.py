@@ -23,6 +23,7 @@ from typing import Any
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.errors import BadInput
 from blindtest.normalize import truncate_match
+from blindtest.protocols import protocol_of
 
 __all__ = [
     "LAUNDER",
@@ -61,20 +62,12 @@ class Work:
 
 def plan_slots(design: Mapping[str, Any]) -> list[Slot]:
     """Every slot the design needs, in trial then slot order."""
+    protocol = protocol_of(design)
     slots = []
     for entry in design["arrangement"]:
-        trial, prompt_id = entry["trial"], entry["prompt_id"]
-        if design["protocol"] == "triangle":
-            doubled = entry["doubled"]
-            other = "B" if doubled == "A" else "A"
-            for position in (1, 2, 3):
-                side = other if position == entry["odd_position"] else doubled
-                slots.append(Slot(trial, position, side, prompt_id))
-        else:
-            left = entry["left"]
-            right = "B" if left == "A" else "A"
-            slots.append(Slot(trial, 1, left, prompt_id))
-            slots.append(Slot(trial, 2, right, prompt_id))
+        sides = protocol.slot_sides(entry)  # the side at each position, per protocol
+        for position, side in enumerate(sides, start=1):
+            slots.append(Slot(entry["trial"], position, side, entry["prompt_id"]))
     return slots
 
 
@@ -163,7 +156,7 @@ def build_trials_view(design: Mapping[str, Any], state: SlotState) -> list[JsonO
     """``trials.jsonl``: trial, prompt and options, with nothing that names a side or model.
     ``--truncate-match`` needs every response of a trial, so it is applied here."""
     prompts = {p["id"]: p["text"] for p in design["prompts"]}
-    n_slots = 3 if design["protocol"] == "triangle" else 2
+    n_slots = protocol_of(design).options
     return [
         {
             "schema": schema_tag("trials"),
