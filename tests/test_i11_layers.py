@@ -23,7 +23,7 @@ ABOVE = ("verify", "chain")
 SHARED = (
     "artifacts", "errors", "slots", "wire", "endpoints", "hints", "rng", "normalize", "census",
     "prompts", "outputs", "checks", "retry", "client", "render", "scoring", "protocols",
-    "records", "bots", "terminal", "report", "provenance", "flow", "batch",
+    "records", "artifact_types", "bots", "terminal", "report", "provenance", "flow", "batch",
     "openai_wire", "llm_judge", "reportfmt", "batch_run",
 )  # fmt: skip
 #: Modules and packages that belong to a stage (they import each other freely). The terminal

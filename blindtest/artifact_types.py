@@ -1,0 +1,249 @@
+"""The artifacts at the JSON boundary as ``TypedDict``s, mirroring ``schemas/*.schema.json``: what
+a stage reads and writes is typed, so ``mypy --strict`` catches a misspelt key.
+
+Each schema's required properties are plain keys of a base class and its optional ones the
+keys of a ``total=False`` subclass (the idiom that needs no ``typing.Required``, which Python
+3.10 lacks); ``tests/test_i11_artifact_types.py`` compares both key sets with the schemas, so
+the two cannot drift. A property added to a schema is added here too. Nested objects are typed
+where the code looks keys up in them (the judging block, an arrangement entry, usage, an
+interval) and left ``dict[str, Any]`` where they are passed on whole.
+
+Type declarations only: no function, no I/O. The schemas stay the one check at run time
+(``artifacts.validate``); a loader that has validated a file ``cast``s it to its type here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+__all__ = [
+    "ArrangementEntry",
+    "AuditRecord",
+    "DesignJudging",
+    "DesignRecord",
+    "GenerationRecord",
+    "IntervalRecord",
+    "PickRecord",
+    "ProtocolName",
+    "ReportRecord",
+    "ResponseRow",
+    "TrialRecord",
+    "UsageRecord",
+]
+
+ProtocolName = Literal["triangle", "pair", "preference"]
+
+# --------------------------------------------------------------------------- common.schema.json
+
+
+class UsageRecord(TypedDict, total=False):
+    """``$defs/usage``: token counts as the server reported them (null when it did not)."""
+
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    total_tokens: int | None
+
+
+class IntervalRecord(TypedDict):
+    """``$defs/interval``: an estimate and its confidence bounds."""
+
+    estimate: float | None
+    lo: float | None
+    hi: float | None
+
+
+# --------------------------------------------------------------------------- design.schema.json
+
+
+class DesignJudging(TypedDict):
+    """``judging``: what every judge is asked."""
+
+    question: str
+    extra_questions: list[str]
+    require_reason: bool
+
+
+class _ArrangementRequired(TypedDict):
+    trial: int
+    prompt_id: str
+
+
+class ArrangementEntry(_ArrangementRequired, total=False):
+    """One item of ``arrangement``: ``doubled`` and ``odd_position`` (triangle) or ``left``."""
+
+    doubled: str
+    odd_position: int
+    left: str
+
+
+class DesignRecord(TypedDict):
+    """``design.json``; every property is required."""
+
+    schema: str
+    protocol: ProtocolName
+    trials: int
+    seed: str
+    rng: str
+    alpha: float
+    sequential: bool
+    similarity_pd0: float | None
+    demo: bool
+    source: dict[str, Any]
+    models: dict[str, Any]
+    system: str | None
+    normalization: dict[str, Any]
+    judging: DesignJudging
+    prompts: list[dict[str, Any]]
+    arrangement: list[ArrangementEntry]
+    provenance: dict[str, Any]
+
+
+# --------------------------------------------------------------------------- responses.schema.json
+
+
+class _ResponseRequired(TypedDict):
+    schema: str
+    trial: int
+    slot: int
+    side: str
+    model: str
+    status: Literal["ok", "failed"]
+    text: str | None
+    finish_reason: str | None
+    usage: UsageRecord
+    latency_ms: float | None
+    attempts: int
+
+
+class ResponseRow(_ResponseRequired, total=False):
+    """One line of ``responses.jsonl``."""
+
+    raw_text: str
+    refusal: str | None
+    error: str | None
+    stage: Literal["generate", "launder"]
+    kind: str
+    truncated: bool
+    seed: int | None
+    prompt_id: str
+    served_model: str | None
+
+
+# --------------------------------------------------------------------------- trials.schema.json
+
+
+class TrialRecord(TypedDict):
+    """One line of ``trials.jsonl``: the blinded view (no model, no side)."""
+
+    schema: str
+    trial: int
+    prompt: str
+    options: list[str]
+
+
+# --------------------------------------------------------------------------- picks.schema.json
+
+
+class _PickRequired(TypedDict):
+    schema: str
+    trial: int
+    judge: str
+    pick: int | str
+
+
+# "pass" is a Python keyword, so the optional keys are declared in the functional form.
+_PickOptional = TypedDict(
+    "_PickOptional",
+    {
+        "reason": "str | None",
+        "confidence": "float | None",
+        "at": "str | None",
+        "nicknames": "list[str]",
+        "answers": "dict[str, bool]",
+        "bot": "dict[str, Any]",
+        "judge_kind": "Literal['human', 'bot', 'llm', 'external']",
+        "design_sha256": str,
+        "correction": bool,
+        "pass": int,
+    },
+    total=False,
+)
+
+
+class PickRecord(_PickRequired, _PickOptional):
+    """One line of ``picks.jsonl``."""
+
+
+# --------------------------------------------------------------------------- audit.schema.json
+
+
+class _AuditRequired(TypedDict):
+    schema: str
+    design_sha256: str
+    protocol: ProtocolName
+    bots: dict[str, Any]
+    census: dict[str, Any]
+
+
+class AuditRecord(_AuditRequired, total=False):
+    """``audit.json``."""
+
+    checks: dict[str, Any] | None
+    laundered: bool
+    responses_seen: int | None
+    responses_missing: int | None
+
+
+# --------------------------------------------------------------------------- generation.schema.json
+
+
+class _GenerationRequired(TypedDict):
+    schema: str
+    design_sha256: str
+    complete: bool
+    roles: dict[str, Any]
+    prices: dict[str, Any]
+
+
+class GenerationRecord(_GenerationRequired, total=False):
+    """``generation.json``."""
+
+    wall_seconds: float
+    identical_draws: int | None
+    sessions: list[dict[str, Any]]
+
+
+# --------------------------------------------------------------------------- report.schema.json
+
+
+class _ReportRequired(TypedDict):
+    schema: str
+    design_sha256: str
+    inputs: dict[str, str]
+    protocol: ProtocolName
+    n: int
+    verdict: str
+    statement: str
+
+
+class ReportRecord(_ReportRequired, total=False):
+    """``report.json``."""
+
+    correct: int | None
+    wins: int | None
+    losses: int | None
+    ties: int | None
+    p_value: float | None
+    pc: IntervalRecord
+    pd: IntervalRecord
+    dprime: IntervalRecord
+    audit: dict[str, Any] | None
+    channels_open: list[str]
+    per_trial: list[dict[str, Any]]
+    e_values: str | None
+    judged: dict[str, int]
+    reading: dict[str, Any] | None
+    responses: dict[str, Any] | None
+    answers: list[dict[str, Any]]
+    summary: dict[str, Any]
+    next: dict[str, Any] | None
