@@ -25,13 +25,14 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry, Resource
 
+from blindtest.artifact_types import DesignRecord
 from blindtest.errors import BadInput, BlindtestError
 
 DESIGN = "design.json"
@@ -794,7 +795,7 @@ def write_design(run_dir: Path, design: JsonObject, *, force: bool = False) -> s
 
 @dataclass(frozen=True, slots=True)
 class LoadedDesign:
-    design: JsonObject
+    design: DesignRecord
     sha256: str
 
 
@@ -819,4 +820,4 @@ def load_design(run_dir: Path) -> LoadedDesign:
         )
     design = _decode(data, DESIGN)
     validate(design, "design", DESIGN)
-    return LoadedDesign(design=design, sha256=actual)
+    return LoadedDesign(design=cast(DesignRecord, design), sha256=actual)

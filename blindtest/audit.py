@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.bots import bot_pick
 from blindtest.census import aggregate_census
@@ -37,7 +38,7 @@ from blindtest.stats import binomial_test, pair_test, triangle_test
 BOT_KINDS = ("length", "duplicate")
 
 
-def _bot_score(design: Mapping[str, Any], picks: Sequence[Pick]) -> tuple[int, int, float | None]:
+def _bot_score(design: DesignRecord, picks: Sequence[Pick]) -> tuple[int, int, float | None]:
     """(correct, n, p-value) for a bot's picks, by protocol (see the module docstring)."""
     protocol = design["protocol"]
     if not picks:
@@ -57,7 +58,7 @@ def _bot_score(design: Mapping[str, Any], picks: Sequence[Pick]) -> tuple[int, i
     return correct, len(untied), binomial_test(correct, len(untied), 0.5).p_value
 
 
-def replay_bot(design: Mapping[str, Any], trials: Sequence[Trial], kind: str) -> JsonObject:
+def replay_bot(design: DesignRecord, trials: Sequence[Trial], kind: str) -> JsonObject:
     """One bot's picks over every trial, with its score."""
     protocol = design["protocol"]
     if kind == "duplicate" and protocol != "triangle":
@@ -77,7 +78,7 @@ def replay_bot(design: Mapping[str, Any], trials: Sequence[Trial], kind: str) ->
     return result
 
 
-def displayed_by_side(design: Mapping[str, Any], trials: Sequence[Trial]) -> dict[str, list[str]]:
+def displayed_by_side(design: DesignRecord, trials: Sequence[Trial]) -> dict[str, list[str]]:
     """The displayed texts of each side, in trial and slot order."""
     texts: dict[str, list[str]] = {"A": [], "B": []}
     options = {t.number: t.options for t in trials}
@@ -94,7 +95,7 @@ def _finish_reason(row: Mapping[str, Any] | None) -> str | None:
 
 
 def census_by_model(
-    design: Mapping[str, Any], trials: Sequence[Trial], state: SlotState | None
+    design: DesignRecord, trials: Sequence[Trial], state: SlotState | None
 ) -> JsonObject:
     """Per-model formatting census of what the judge saw."""
     texts = displayed_by_side(design, trials)
@@ -119,7 +120,7 @@ def census_by_model(
 
 
 def run_checks(
-    design: Mapping[str, Any], state: SlotState, runner: CommandRunner | None
+    design: DesignRecord, state: SlotState, runner: CommandRunner | None
 ) -> JsonObject | None:
     """Pass rates per model for prompts that carry a check, and McNemar's exact paired test.
 
@@ -171,7 +172,7 @@ def run_checks(
 
 
 def build_audit(
-    design: Mapping[str, Any],
+    design: DesignRecord,
     design_sha256: str,
     trials: Sequence[Trial],
     responses: Sequence[JsonObject] | None,
@@ -194,7 +195,7 @@ def build_audit(
     }
 
 
-def missing_responses(design: Mapping[str, Any], state: SlotState) -> int:
+def missing_responses(design: DesignRecord, state: SlotState) -> int:
     """Slots of the design without an answered row: a responses file cut short, or a run
     whose failures were never fetched again. The census and checks cover only what is there,
     so the audit says how much is not."""

@@ -24,6 +24,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.batch import BatchResult, custom_id, parse_custom_id
 from blindtest.client import (
@@ -87,7 +88,7 @@ class Progress:
     started: float = field(default_factory=time.monotonic)
 
 
-def system_prompt(design: Mapping[str, Any]) -> str | None:
+def system_prompt(design: DesignRecord) -> str | None:
     """The system prompt both sides get: the design's, plus the length-band instruction."""
     parts = [design.get("system")]
     band = design["normalization"]["length_band"]
@@ -97,7 +98,7 @@ def system_prompt(design: Mapping[str, Any]) -> str | None:
     return text or None
 
 
-def messages_for(design: Mapping[str, Any], prompt_text: str) -> list[ChatMessage]:
+def messages_for(design: DesignRecord, prompt_text: str) -> list[ChatMessage]:
     messages: list[ChatMessage] = []
     system = system_prompt(design)
     if system is not None:
@@ -107,7 +108,7 @@ def messages_for(design: Mapping[str, Any], prompt_text: str) -> list[ChatMessag
 
 
 def endpoints_for(
-    design: Mapping[str, Any], environ: Mapping[str, str] | None = None
+    design: DesignRecord, environ: Mapping[str, str] | None = None
 ) -> dict[str, Endpoint]:
     """Client endpoints for A, B (and the launderer). A local server (127.0.0.1, localhost)
     needs no key: when the named variable is unset, no Authorization header is sent."""
@@ -141,7 +142,7 @@ def endpoints_for(
 
 
 def _row(
-    design: Mapping[str, Any],
+    design: DesignRecord,
     slot: Slot,
     stage: str,
     model: str,
@@ -174,7 +175,7 @@ def _row(
 
 
 def response_record(
-    design: Mapping[str, Any], work: Work, completion: Completion, model: str
+    design: DesignRecord, work: Work, completion: Completion, model: str
 ) -> JsonObject:
     """The ``responses.jsonl`` row for one finished request (answer or explicit failure)."""
     usage = completion.usage
@@ -223,7 +224,7 @@ class DrawCollisions:
     counted: set[int] = field(default_factory=set)
 
     @classmethod
-    def for_design(cls, design: Mapping[str, Any], state: SlotState) -> DrawCollisions:
+    def for_design(cls, design: DesignRecord, state: SlotState) -> DrawCollisions:
         twins: dict[tuple[int, int], tuple[int, int]] = {}
         if design["protocol"] == "triangle":
             for entry in design["arrangement"]:
@@ -256,7 +257,7 @@ class DrawCollisions:
         )
 
 
-def identical_draws(design: Mapping[str, Any], state: SlotState) -> int:
+def identical_draws(design: DesignRecord, state: SlotState) -> int:
     """Triangle trials whose two same-model draws came back identical (whitespace aside)."""
     return DrawCollisions.for_design(design, state).identical
 
@@ -267,9 +268,7 @@ def _over(collisions: DrawCollisions) -> str:
     return f"of the {collisions.pairs} triangle trials fetched (of {collisions.trials})"
 
 
-def deterministic_endpoint_error(
-    design: Mapping[str, Any], collisions: DrawCollisions
-) -> CheckFailed:
+def deterministic_endpoint_error(design: DesignRecord, collisions: DrawCollisions) -> CheckFailed:
     doubled = ", ".join(sorted({m["model"] for m in design["models"].values()}))
     return CheckFailed(
         f"{collisions.identical} {_over(collisions)} got two identical answers from the same "
@@ -296,7 +295,7 @@ def collision_notice(collisions: DrawCollisions) -> str | None:
 # --------------------------------------------------------------------------- imported outputs
 
 
-def _variant_for(design: Mapping[str, Any], slot: Slot) -> str:
+def _variant_for(design: DesignRecord, slot: Slot) -> str:
     """Which file answers a slot: the doubled side's two triangle slots take variants 1 and 2
     in slot order; every other slot takes the candidate's first output."""
     variants: list[str] = sorted(design["source"]["files"][slot.prompt_id][slot.side])
@@ -310,7 +309,7 @@ def _variant_for(design: Mapping[str, Any], slot: Slot) -> str:
 
 
 def import_rows(
-    design: Mapping[str, Any], state: SlotState, read: Callable[[str, str, str], str]
+    design: DesignRecord, state: SlotState, read: Callable[[str, str, str], str]
 ) -> list[JsonObject]:
     """``responses.jsonl`` rows for a --from-dirs design's unanswered slots.
 
@@ -352,7 +351,7 @@ def too_long_row_error(work: Work, error: PromptTooLong) -> str:
 
 
 async def _worker(
-    design: Mapping[str, Any],
+    design: DesignRecord,
     client: ChatClient,
     queue: asyncio.Queue[Work | None],
     prompts: Mapping[str, str],
@@ -394,7 +393,7 @@ async def _worker(
 
 
 async def run_generation(
-    design: Mapping[str, Any],
+    design: DesignRecord,
     client: ChatClient,
     state: SlotState,
     append: AppendRow,
@@ -450,7 +449,7 @@ async def run_generation(
 
 
 async def _drain_or_stop(
-    design: Mapping[str, Any],
+    design: DesignRecord,
     queues: Mapping[str, asyncio.Queue[Work | None]],
     tasks: Mapping[str, list[asyncio.Task[None]]],
     guard_error: list[CheckFailed],
@@ -502,7 +501,7 @@ async def _wait_all(tasks: Sequence[asyncio.Task[None]], guard_error: list[Check
             raise guard_error[0]
 
 
-def endpoint_failure_summary(design: Mapping[str, Any], state: SlotState) -> EndpointFailed:
+def endpoint_failure_summary(design: DesignRecord, state: SlotState) -> EndpointFailed:
     """Exit-3 error for a run that ended with slots still unanswered. Prompts too long for the
     server are named by trial and prompt (never by side or slot: this is shown before judging)."""
     missing = pending_work(design, state)
@@ -536,7 +535,7 @@ def endpoint_failure_summary(design: Mapping[str, Any], state: SlotState) -> End
 # --------------------------------------------------------------------------- summary and cost
 
 
-def _role_model(design: Mapping[str, Any], role: str) -> str:
+def _role_model(design: DesignRecord, role: str) -> str:
     if role == LAUNDER:
         return str(design["normalization"]["launder"]["model"])
     return str(design["models"][role]["model"])
@@ -548,7 +547,7 @@ def _cost(price: tuple[float, float], tokens_in: float, tokens_out: float) -> fl
 
 
 def summarize(
-    design: Mapping[str, Any],
+    design: DesignRecord,
     rows: Iterable[JsonObject],
     prices: Mapping[str, tuple[float, float]],
 ) -> dict[str, dict[str, Any]]:
@@ -599,7 +598,7 @@ def summarize(
 
 
 def generation_record(
-    design: Mapping[str, Any],
+    design: DesignRecord,
     design_sha256: str,
     rows: Sequence[JsonObject],
     prices: Mapping[str, tuple[float, float]],
@@ -715,14 +714,14 @@ def session_summary(
     return line
 
 
-def check_not_deterministic(design: Mapping[str, Any], state: SlotState) -> None:
+def check_not_deterministic(design: DesignRecord, state: SlotState) -> None:
     """Raise the deterministic-endpoint stop if the rows on disk already show it."""
     collisions = DrawCollisions.for_design(design, state)
     if collisions.deterministic():
         raise deterministic_endpoint_error(design, collisions)
 
 
-def check_finished(design: Mapping[str, Any], state: SlotState) -> None:
+def check_finished(design: DesignRecord, state: SlotState) -> None:
     """Raise why the blinded view cannot be written yet (deterministic endpoint: exit 1;
     slots still unanswered: exit 3); return when every slot is answered."""
     collisions = DrawCollisions.for_design(design, state)
@@ -733,7 +732,7 @@ def check_finished(design: Mapping[str, Any], state: SlotState) -> None:
 
 
 def estimate_cost(
-    design: Mapping[str, Any], prices: Mapping[str, tuple[float, float]]
+    design: DesignRecord, prices: Mapping[str, tuple[float, float]]
 ) -> dict[str, dict[str, float]]:
     """A rough pre-run estimate per role: input tokens ~ words x 4/3 of system + prompt;
     output tokens = the design's token limit, or ``ASSUMED_OUTPUT_TOKENS`` without one."""
@@ -814,7 +813,7 @@ class StageIO:
 
 
 def generate_stage(
-    design: Mapping[str, Any],
+    design: DesignRecord,
     design_sha256: str,
     existing: Sequence[JsonObject],
     previous: Mapping[str, Any] | None,
@@ -872,7 +871,7 @@ def _keeping(append: AppendRow, appended: list[JsonObject]) -> AppendRow:
 
 
 def _import_missing(
-    design: Mapping[str, Any], state: SlotState, io: StageIO, appended: list[JsonObject]
+    design: DesignRecord, state: SlotState, io: StageIO, appended: list[JsonObject]
 ) -> None:
     """--from-dirs: append the imported outputs of every unanswered slot (no network)."""
     rows = import_rows(design, state, io.read_imported)  # every file read (and checked) first
@@ -883,7 +882,7 @@ def _import_missing(
 
 
 def _fetch_missing(
-    design: Mapping[str, Any],
+    design: DesignRecord,
     endpoints: Mapping[str, Endpoint],
     state: SlotState,
     prices: Mapping[str, tuple[float, float]],
@@ -909,7 +908,7 @@ def _fetch_missing(
 
 
 async def _fetch(
-    design: Mapping[str, Any],
+    design: DesignRecord,
     endpoints: Mapping[str, Endpoint],
     state: SlotState,
     append: AppendRow,
@@ -965,7 +964,7 @@ def _announce(
 
 
 def batch_requests(
-    design: Mapping[str, Any], design_sha256: str, state: SlotState
+    design: DesignRecord, design_sha256: str, state: SlotState
 ) -> list[tuple[str, str, dict[str, object]]]:
     """``(side, custom_id, body)`` for every slot still unanswered: the exact body a live run
     sends for it (:meth:`Endpoint.request_body`, per-slot seed included). Laundering is not
@@ -1009,7 +1008,7 @@ def _batch_failure_kind(result: BatchResult) -> CompletionKind:
     return "rejected"
 
 
-def _batch_completion(design: Mapping[str, Any], slot: Slot, result: BatchResult) -> Completion:
+def _batch_completion(design: DesignRecord, slot: Slot, result: BatchResult) -> Completion:
     seed = slot_seed(design["seed"], slot.trial, slot.slot) if result.fmt == "openai" else None
     parsed = result.completion
     if parsed is not None:
@@ -1055,7 +1054,7 @@ def _batch_completion(design: Mapping[str, Any], slot: Slot, result: BatchResult
 
 
 def batch_rows(
-    design: Mapping[str, Any],
+    design: DesignRecord,
     design_sha256: str,
     state: SlotState,
     results: Iterable[BatchResult],
@@ -1114,12 +1113,12 @@ def batch_rows(
     return found
 
 
-def _side_model(design: Mapping[str, Any], slot: Slot) -> str:
+def _side_model(design: DesignRecord, slot: Slot) -> str:
     return str(design["models"][slot.side]["model"])
 
 
 def import_batch_stage(
-    design: Mapping[str, Any],
+    design: DesignRecord,
     design_sha256: str,
     existing: Sequence[JsonObject],
     previous: Mapping[str, Any] | None,

@@ -15,11 +15,11 @@ prints nothing and imports no click; side effects come in as an ``append`` callb
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
 from blindtest import scoring
+from blindtest.artifact_types import DesignRecord
 from blindtest.bots import BOT_KINDS, BOT_NICKNAMES, bot_pick, check_bot
 from blindtest.errors import BadInput
 from blindtest.records import (
@@ -96,12 +96,12 @@ arrangement_entry = scoring.arrangement_entry
 option1_side = scoring.option1_side
 
 
-def triangle_correct(design: Mapping[str, Any], pick: Pick) -> bool:
+def triangle_correct(design: DesignRecord, pick: Pick) -> bool:
     """Whether a triangle pick found the odd response."""
     return scoring.triangle_correct(design, pick.trial, pick.pick)
 
 
-def preferred_side(design: Mapping[str, Any], pick: Pick) -> str | None:
+def preferred_side(design: DesignRecord, pick: Pick) -> str | None:
     """Preference: the side ("A"/"B") the judge preferred, or None for a tie."""
     return scoring.preferred_side(design, pick.trial, pick.pick)
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from blindtest import artifacts
+from blindtest.artifact_types import DesignRecord
 from blindtest.errors import BadInput
 from blindtest.protocols import PREFERENCE_PICKS, PROTOCOLS
 
@@ -142,7 +143,7 @@ class JudgeRun:
     """A loaded run: the view for the judge, and the design (which holds the answer key)."""
 
     run_dir: Path
-    design: JsonObject = field(repr=False)
+    design: DesignRecord = field(repr=False)
     design_sha256: str
     view: JudgeView
 
@@ -176,7 +177,7 @@ def load_judge_run(run_dir: Path) -> JudgeRun:
     )
 
 
-def trials_from_records(records: Sequence[JsonObject], design: Mapping[str, Any]) -> list[Trial]:
+def trials_from_records(records: Sequence[JsonObject], design: DesignRecord) -> list[Trial]:
     """Check trials.jsonl against the design (trials 1..N in order, option count per protocol)."""
     expected = int(design["trials"])
     count = PROTOCOLS[design["protocol"]].options
@@ -201,7 +202,7 @@ def trials_from_records(records: Sequence[JsonObject], design: Mapping[str, Any]
 
 
 def view_of(
-    design: Mapping[str, Any], trials: Sequence[Trial], design_sha256: str | None = None
+    design: DesignRecord, trials: Sequence[Trial], design_sha256: str | None = None
 ) -> JudgeView:
     judging = design["judging"]
     return JudgeView(

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from blindtest.artifact_types import DesignRecord
+
 __all__ = [
     "arrangement_entry",
     "option1_side",
@@ -20,7 +22,7 @@ __all__ = [
 ]
 
 
-def arrangement_entry(design: Mapping[str, Any], trial: int) -> Mapping[str, Any]:
+def arrangement_entry(design: DesignRecord, trial: int) -> Mapping[str, Any]:
     """The arrangement entry of ``trial`` (the design builder writes them in trial order)."""
     entry: Mapping[str, Any] = design["arrangement"][trial - 1]
     if entry["trial"] != trial:  # the schema does not force the order; the design builder does
@@ -28,17 +30,17 @@ def arrangement_entry(design: Mapping[str, Any], trial: int) -> Mapping[str, Any
     return entry
 
 
-def triangle_correct(design: Mapping[str, Any], trial: int, pick: int | str) -> bool:
+def triangle_correct(design: DesignRecord, trial: int, pick: int | str) -> bool:
     """Whether a triangle pick found the odd response."""
     return bool(pick == arrangement_entry(design, trial)["odd_position"])
 
 
-def option1_side(design: Mapping[str, Any], trial: int) -> str:
+def option1_side(design: DesignRecord, trial: int) -> str:
     """Pair and preference: the side ("A"/"B") shown as option 1 (on the left)."""
     return str(arrangement_entry(design, trial)["left"])
 
 
-def preferred_side(design: Mapping[str, Any], trial: int, pick: int | str) -> str | None:
+def preferred_side(design: DesignRecord, trial: int, pick: int | str) -> str | None:
     """Preference: the side ("A"/"B") the judge preferred, or None for a tie."""
     if pick == "tie":
         return None
@@ -46,7 +48,7 @@ def preferred_side(design: Mapping[str, Any], trial: int, pick: int | str) -> st
     return left if pick == "left" else ("B" if left == "A" else "A")
 
 
-def pair_consistent(design: Mapping[str, Any], trial: int, pick: int | str, first: str) -> bool:
+def pair_consistent(design: DesignRecord, trial: int, pick: int | str, first: str) -> bool:
     """Pair: whether the nickname given to option 1 follows the mapping ``first`` = A.
 
     A judge's nicknames are their own; ``first`` is the one taken to mean A (the judge's first
@@ -57,7 +59,7 @@ def pair_consistent(design: Mapping[str, Any], trial: int, pick: int | str, firs
 
 
 def pair_consistent_count(
-    design: Mapping[str, Any], picks: Iterable[tuple[int, int | str]], first: str
+    design: DesignRecord, picks: Iterable[tuple[int, int | str]], first: str
 ) -> int:
     """How many (trial, pick) pairs are consistent with ``first`` = A."""
     return sum(pair_consistent(design, trial, pick, first) for trial, pick in picks)

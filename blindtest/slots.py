@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.errors import BadInput
 from blindtest.normalize import truncate_match
@@ -60,7 +61,7 @@ class Work:
     source: str | None = None
 
 
-def plan_slots(design: Mapping[str, Any]) -> list[Slot]:
+def plan_slots(design: DesignRecord) -> list[Slot]:
     """Every slot the design needs, in trial then slot order."""
     protocol = protocol_of(design)
     slots = []
@@ -110,7 +111,7 @@ class SlotState:
         return row if row is not None and row["status"] == "ok" else None
 
 
-def check_rows_match_design(design: Mapping[str, Any], rows: Iterable[JsonObject]) -> None:
+def check_rows_match_design(design: DesignRecord, rows: Iterable[JsonObject]) -> None:
     """Refuse a responses file whose rows do not fit this design's slots."""
     expected = {(s.trial, s.slot): s.side for s in plan_slots(design)}
     for number, row in enumerate(rows, start=1):
@@ -127,7 +128,7 @@ def original_text(row: Mapping[str, Any]) -> str:
     return str(row.get("raw_text", row["text"]))
 
 
-def pending_work(design: Mapping[str, Any], state: SlotState) -> list[Work]:
+def pending_work(design: DesignRecord, state: SlotState) -> list[Work]:
     """What is still missing: slots without an answer, and answers not yet laundered."""
     launder = design["normalization"]["launder"] is not None
     work = []
@@ -140,9 +141,7 @@ def pending_work(design: Mapping[str, Any], state: SlotState) -> list[Work]:
     return work
 
 
-def displayed_texts(
-    design: Mapping[str, Any], state: SlotState, trial: int, n_slots: int
-) -> list[str]:
+def displayed_texts(design: DesignRecord, state: SlotState, trial: int, n_slots: int) -> list[str]:
     """The options of one trial exactly as the judge sees them, in display order."""
     launder = design["normalization"]["launder"] is not None
     rows = state.laundered if launder else state.generated
@@ -152,7 +151,7 @@ def displayed_texts(
     return texts
 
 
-def build_trials_view(design: Mapping[str, Any], state: SlotState) -> list[JsonObject]:
+def build_trials_view(design: DesignRecord, state: SlotState) -> list[JsonObject]:
     """``trials.jsonl``: trial, prompt and options, with nothing that names a side or model.
     ``--truncate-match`` needs every response of a trial, so it is applied here."""
     prompts = {p["id"]: p["text"] for p in design["prompts"]}

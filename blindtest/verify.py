@@ -18,12 +18,13 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from blindtest import artifacts
 from blindtest.analyze import AnalysisOptions, analyze_run
+from blindtest.artifact_types import DesignRecord
 from blindtest.checks import CommandRunner
 from blindtest.design import build_arrangement
 from blindtest.errors import BadInput
@@ -164,7 +165,7 @@ class _Verifier:
             return str(path)
 
 
-def _check_design(v: _Verifier) -> Mapping[str, Any] | None:
+def _check_design(v: _Verifier) -> DesignRecord | None:
     data = artifacts.read_bytes(v.run_dir / artifacts.DESIGN)
     actual = artifacts.sha256_bytes(data)
     try:
@@ -199,11 +200,10 @@ def _check_design(v: _Verifier) -> Mapping[str, Any] | None:
         design["seed"], design["trials"], [p["id"] for p in design["prompts"]], design["protocol"]
     )
     v.differ(f"{artifacts.DESIGN}/arrangement", design["arrangement"], derived)
-    checked: Mapping[str, Any] = design
-    return checked
+    return cast(DesignRecord, design)  # validated against the schema by v.read
 
 
-def _check_trials(v: _Verifier, design: Mapping[str, Any]) -> None:
+def _check_trials(v: _Verifier, design: DesignRecord) -> None:
     from blindtest.slots import SlotState, build_trials_view, pending_work
 
     responses = v.read(artifacts.RESPONSES, "responses", jsonl=True)
@@ -217,7 +217,7 @@ def _check_trials(v: _Verifier, design: Mapping[str, Any]) -> None:
     v.differ(artifacts.TRIALS, trials, build_trials_view(design, state))
 
 
-def _check_complete(v: _Verifier, design: Mapping[str, Any]) -> None:
+def _check_complete(v: _Verifier, design: DesignRecord) -> None:
     """A run is whole when every slot of the design is answered (and laundered, when the design
     launders) and the blinded view exists; anything less is listed in ``missing``."""
     from blindtest.slots import SlotState, pending_work, plan_slots
@@ -265,7 +265,7 @@ def _check_picks_file(v: _Verifier, path: Path, sha256: str) -> None:
 
 
 def _check_audit(
-    v: _Verifier, design: Mapping[str, Any], sha256: str, runner: CommandRunner | None
+    v: _Verifier, design: DesignRecord, sha256: str, runner: CommandRunner | None
 ) -> None:
     from blindtest.audit import build_audit
     from blindtest.judge import trials_from_records
@@ -292,7 +292,7 @@ def _check_audit(
     v.differ(artifacts.AUDIT, audit, recomputed)
 
 
-def _check_generation(v: _Verifier, design: Mapping[str, Any]) -> None:
+def _check_generation(v: _Verifier, design: DesignRecord) -> None:
     """Tokens, failures and cost per role recomputed from responses.jsonl and the recorded
     prices (wall time is a measurement, not a derivation)."""
     from blindtest.generate import generation_record

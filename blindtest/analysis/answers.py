@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
 from blindtest.reportfmt import format_p, pct
 from blindtest.scoring import (
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from blindtest.records import Pick
 
 
-def _answer_sides(design: Mapping[str, Any], pick: Pick, answer: Any) -> dict[str, bool] | None:
+def _answer_sides(design: DesignRecord, pick: Pick, answer: Any) -> dict[str, bool] | None:
     """A per-option answer ({"left": bool, "right": bool}, or option numbers "1"/"2") as
     {side: bool}; None for a per-comparison answer (a bare bool)."""
     if not isinstance(answer, Mapping):
@@ -36,7 +37,7 @@ def _yes_no(yes: int, n: int) -> JsonObject:
     return {"yes": yes, "no": n - yes, "n": n, "yes_rate": wilson(yes, n).to_dict() if n else None}
 
 
-def answers_summary(design: Mapping[str, Any], picks: Sequence[Pick]) -> list[JsonObject]:
+def answers_summary(design: DesignRecord, picks: Sequence[Pick]) -> list[JsonObject]:
     """Per ``--ask`` question: yes/no per side with Wilson 95% intervals and the exact McNemar
     test between sides, when the answers say which response they are about; per comparison
     (with a breakdown by the side the judge preferred) when they do not."""
@@ -102,7 +103,7 @@ def _rate(cell: Mapping[str, Any]) -> str:
     )
 
 
-def _answer_sentence(design: Mapping[str, Any], entry: Mapping[str, Any]) -> str:
+def _answer_sentence(design: DesignRecord, entry: Mapping[str, Any]) -> str:
     models = {s: design["models"][s]["model"] for s in ("A", "B")}
     parts = [f"{entry['question']!r}"]
     if "sides" in entry:

@@ -7,12 +7,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
+from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
 from blindtest.bots import BOT_KINDS
 from blindtest.reportfmt import format_p_against, pct
 from blindtest.stats import similarity_test
+from blindtest.stats.similarity import SimilarityProtocol
 
 if TYPE_CHECKING:
     from blindtest.records import Pick
@@ -81,7 +83,7 @@ def panel_noun(judges: Mapping[str, Sequence[Pick]]) -> str:
     return f"{count} judges"
 
 
-def prompts_by_trial(design: Mapping[str, Any]) -> dict[int, str]:
+def prompts_by_trial(design: DesignRecord) -> dict[int, str]:
     return {e["trial"]: e["prompt_id"] for e in design["arrangement"]}
 
 
@@ -92,7 +94,7 @@ def by_judge(picks: Sequence[Pick]) -> dict[str, list[Pick]]:
     return {judge: sorted(rows, key=lambda p: p.trial) for judge, rows in grouped.items()}
 
 
-def void_statement(design: Mapping[str, Any], judged: int) -> str:
+def void_statement(design: DesignRecord, judged: int) -> str:
     """The void statement: how many trials were judged, and nothing else about the picks."""
     return (
         f"Void: only {judged} of {design['trials']} trials were judged. A fixed design must "
@@ -102,12 +104,14 @@ def void_statement(design: Mapping[str, Any], judged: int) -> str:
     )
 
 
-def similarity_claim(design: Mapping[str, Any], correct: int, n: int) -> JsonObject | None:
+def similarity_claim(design: DesignRecord, correct: int, n: int) -> JsonObject | None:
     pd0 = design["similarity_pd0"]
     if pd0 is None or n == 0:
         return None
     alpha = design["alpha"]
-    result = similarity_test(correct, n, pd0, protocol=design["protocol"], alpha=alpha)
+    # Asked by the triangle and pair analyses only (the design refuses --similarity otherwise).
+    protocol = cast(SimilarityProtocol, design["protocol"])
+    result = similarity_test(correct, n, pd0, protocol=protocol, alpha=alpha)
     level = f"{100 * (1 - alpha):.0f}%"
     bound = f"the one-sided {level} upper bound on pd is {pct(result.pd_upper)}"
     test = f"exact test of pd >= {pct(pd0)}, {format_p_against(result.p_value, alpha)}"

@@ -4,14 +4,14 @@ The only module of the analysis that touches the file system."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from blindtest import artifacts, records
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
 from blindtest.analysis.report import build_report
 from blindtest.analysis.responses import responses_summary
+from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
 
 
@@ -50,9 +50,7 @@ def _read_picks_files(
     return picks, read_files
 
 
-def _read_responses(
-    run_dir: Path, design: Mapping[str, Any], skipped: list[str]
-) -> JsonObject | None:
+def _read_responses(run_dir: Path, design: DesignRecord, skipped: list[str]) -> JsonObject | None:
     path = run_dir / artifacts.RESPONSES
     if not path.exists():
         return None

@@ -14,6 +14,7 @@ from blindtest.analysis.common import (
     subject_of,
     void_statement,
 )
+from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
 from blindtest.reportfmt import TESTS, format_p_against, pct
 from blindtest.scoring import (
@@ -38,7 +39,7 @@ def _nicknames(picks: Sequence[Pick]) -> tuple[str, str]:
 
 
 def _pair_rows(
-    design: Mapping[str, Any], judge: str, own: Sequence[Pick], first: str
+    design: DesignRecord, judge: str, own: Sequence[Pick], first: str
 ) -> list[JsonObject]:
     prompt_of = prompts_by_trial(design)
     rows = []
@@ -90,7 +91,7 @@ def _pair_sentence(
 
 
 def analyze_pair(
-    design: Mapping[str, Any], picks: Sequence[Pick]
+    design: DesignRecord, picks: Sequence[Pick]
 ) -> tuple[JsonObject, int, list[JsonObject]]:
     judges = by_judge(picks)
     if len(judges) > 1:
@@ -131,7 +132,7 @@ def analyze_pair(
 
 
 def analyze_pair_panel(
-    design: Mapping[str, Any], judges: Mapping[str, Sequence[Pick]]
+    design: DesignRecord, judges: Mapping[str, Sequence[Pick]]
 ) -> tuple[JsonObject, int, list[JsonObject]]:
     """Several pair judges: each keeps their own nicknames, so each is tested on their own;
     the panel's p-value is the Holm-adjusted smallest (does any judge see a difference?)."""

@@ -13,6 +13,7 @@ from blindtest.analysis.common import (
     prompts_by_trial,
     void_statement,
 )
+from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
 from blindtest.reportfmt import TESTS, format_p, pct
 from blindtest.scoring import (
@@ -31,9 +32,7 @@ if TYPE_CHECKING:
     from blindtest.records import Pick
 
 
-def _agreement(
-    design: Mapping[str, Any], judges: Mapping[str, Sequence[Pick]]
-) -> JsonObject | None:
+def _agreement(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> JsonObject | None:
     if len(judges) < 2:
         return None
     names = sorted(judges)
@@ -59,7 +58,7 @@ def _agreement(
     }
 
 
-def _majority(design: Mapping[str, Any], judges: Mapping[str, Sequence[Pick]]) -> dict[int, str]:
+def _majority(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> dict[int, str]:
     """Per trial, the side most judges preferred ("tie" when split or tied)."""
     votes: dict[int, Counter[str]] = defaultdict(Counter)
     for own in judges.values():
@@ -73,7 +72,7 @@ def _majority(design: Mapping[str, Any], judges: Mapping[str, Sequence[Pick]]) -
     return outcome
 
 
-def _by_tag(design: Mapping[str, Any], outcome: Mapping[int, str]) -> JsonObject:
+def _by_tag(design: DesignRecord, outcome: Mapping[int, str]) -> JsonObject:
     tags = {p["id"]: p.get("tags", []) for p in design["prompts"]}
     prompt_of = prompts_by_trial(design)
     table: dict[str, Counter[str]] = defaultdict(Counter)
@@ -84,7 +83,7 @@ def _by_tag(design: Mapping[str, Any], outcome: Mapping[int, str]) -> JsonObject
 
 
 def analyze_preference(
-    design: Mapping[str, Any], picks: Sequence[Pick], options: AnalysisOptions
+    design: DesignRecord, picks: Sequence[Pick], options: AnalysisOptions
 ) -> tuple[JsonObject, int, list[JsonObject]]:
     judges = by_judge(picks)
     outcome = _majority(design, judges)

@@ -21,6 +21,7 @@ from blindtest.analysis.responses import appendix, cost_line, responses_sentence
 from blindtest.analysis.tells import audit_summary
 from blindtest.analysis.triangle import analyze_triangle
 from blindtest.analysis.wording import channels, next_step, notes, screen_summary, torn_why
+from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject, schema_tag
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 
 Analysis = Callable[
-    [Mapping[str, Any], Sequence["Pick"], AnalysisOptions], tuple[JsonObject, int, list[JsonObject]]
+    [DesignRecord, Sequence["Pick"], AnalysisOptions], tuple[JsonObject, int, list[JsonObject]]
 ]
 
 #: The analysis of each protocol: (report fields, exit code, e-values).
@@ -58,7 +59,7 @@ VOID_KEYS = (
 )
 
 
-def _judged(design: Mapping[str, Any], picks: Sequence[Pick]) -> dict[str, int]:
+def _judged(design: DesignRecord, picks: Sequence[Pick]) -> dict[str, int]:
     return {judge: len(own) for judge, own in sorted(by_judge(picks).items())}
 
 
@@ -70,7 +71,7 @@ REVEALED_VOID = (
 
 
 def build_report(
-    design: Mapping[str, Any],
+    design: DesignRecord,
     design_sha256: str,
     picks: Sequence[Pick],
     *,

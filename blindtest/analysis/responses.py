@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
 from blindtest.protocols import protocol_of
 from blindtest.reportfmt import count
@@ -24,7 +25,7 @@ def _slot_kind(row: Mapping[str, Any] | None) -> str:
     return str(kind) if row["status"] == "ok" else "failed"
 
 
-def _marked_trials(design: Mapping[str, Any], kinds: Mapping[tuple[int, int], str]) -> list[int]:
+def _marked_trials(design: DesignRecord, kinds: Mapping[tuple[int, int], str]) -> list[int]:
     """Trials where a refusal or cut-off singles one side out: pair and preference, the two
     sides differ in being refused or cut; triangle, the odd response alone differs from the
     two (alike) doubled ones. Such a trial can be told apart without reading the content."""
@@ -44,7 +45,7 @@ def _marked_trials(design: Mapping[str, Any], kinds: Mapping[tuple[int, int], st
 
 
 def responses_summary(
-    design: Mapping[str, Any], rows: Sequence[JsonObject], torn_line: int | None
+    design: DesignRecord, rows: Sequence[JsonObject], torn_line: int | None
 ) -> JsonObject:
     """What responses.jsonl holds against what the design needs: answered slots, refusals and
     truncations per side, trials a refusal gives away, and the model each server said answered."""
@@ -86,7 +87,7 @@ def responses_summary(
     }
 
 
-def responses_sentences(design: Mapping[str, Any], summary: Mapping[str, Any]) -> list[str]:
+def responses_sentences(design: DesignRecord, summary: Mapping[str, Any]) -> list[str]:
     """Refusals, truncations and served models, in words (revealed only after judging)."""
     out = []
     sides = summary["per_side"]

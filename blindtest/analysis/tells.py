@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from blindtest.analysis.common import EXPLAINS_SHARE
+from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
 from blindtest.protocols import protocol_of
 from blindtest.reportfmt import format_p
@@ -29,7 +30,7 @@ def _matching(bot: Mapping[str, Any], fields: Mapping[str, Any]) -> int:
 
 
 def _length_preference(
-    design: Mapping[str, Any], bot: Mapping[str, Any], fields: Mapping[str, Any]
+    design: DesignRecord, bot: Mapping[str, Any], fields: Mapping[str, Any]
 ) -> list[str]:
     """Preference: did the judges simply prefer the longer response? (Spec 001: reviewers
     systematically prefer longer output.)"""
@@ -65,7 +66,7 @@ def _whose(fields: Mapping[str, Any]) -> str:
 
 
 def _bot_sentence(
-    design: Mapping[str, Any], kind: str, bot: Mapping[str, Any], fields: Mapping[str, Any]
+    design: DesignRecord, kind: str, bot: Mapping[str, Any], fields: Mapping[str, Any]
 ) -> str | None:
     """Triangle and pair: does a bot that cannot read come close to the judge? Every clause
     follows the numbers: a judge whose picks match the bot's is never said to have missed the
@@ -134,7 +135,7 @@ def census_summary(audit: Mapping[str, Any]) -> JsonObject | None:
 
 
 def audit_summary(
-    design: Mapping[str, Any], audit: Mapping[str, Any] | None, fields: Mapping[str, Any]
+    design: DesignRecord, audit: Mapping[str, Any] | None, fields: Mapping[str, Any]
 ) -> JsonObject | None:
     """The bots' scores beside the judge's, and what they explain (spec 000, "Tells")."""
     if audit is None:

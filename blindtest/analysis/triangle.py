@@ -14,6 +14,7 @@ from blindtest.analysis.common import (
     subject_of,
     void_statement,
 )
+from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.reportfmt import TESTS, format_p, format_p_against, pct
 from blindtest.scoring import (
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from blindtest.records import Pick
 
 
-def _triangle_rows(design: Mapping[str, Any], picks: Sequence[Pick]) -> list[JsonObject]:
+def _triangle_rows(design: DesignRecord, picks: Sequence[Pick]) -> list[JsonObject]:
     models = design["models"]
     prompt_of = prompts_by_trial(design)
     rows = []
@@ -86,9 +87,7 @@ def _triangle_statement(
     )
 
 
-def _sequential(
-    design: Mapping[str, Any], rows: Sequence[JsonObject]
-) -> tuple[Any, list[JsonObject]]:
+def _sequential(design: DesignRecord, rows: Sequence[JsonObject]) -> tuple[Any, list[JsonObject]]:
     outcomes = [bool(r["correct"]) for r in rows]
     result = e_process(outcomes, alpha=design["alpha"])
     values = [
@@ -104,7 +103,7 @@ def _sequential(
 
 
 def analyze_triangle(
-    design: Mapping[str, Any], picks: Sequence[Pick]
+    design: DesignRecord, picks: Sequence[Pick]
 ) -> tuple[JsonObject, int, list[JsonObject]]:
     judges = by_judge(picks)
     if len(judges) > 1:
@@ -169,7 +168,7 @@ def analyze_triangle(
 
 
 def analyze_triangle_panel(
-    design: Mapping[str, Any], judges: Mapping[str, Sequence[Pick]]
+    design: DesignRecord, judges: Mapping[str, Sequence[Pick]]
 ) -> tuple[JsonObject, int, list[JsonObject]]:
     """Several judges on the same trials: randomization p-value, beta-binomial effect size."""
     incomplete = [j for j, own in judges.items() if len(own) < design["trials"]]

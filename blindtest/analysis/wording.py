@@ -10,12 +10,13 @@ from typing import Any
 
 from blindtest import artifacts
 from blindtest.analysis.tells import CENSUS_FIGURES
+from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
 from blindtest.endpoints import DEFAULT_BASE_URL, is_loopback
 from blindtest.reportfmt import count, format_p, format_p_against, pct
 
 
-def channels(design: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+def channels(design: DesignRecord) -> tuple[list[str], list[str]]:
     """(open, closed) channels, as the report states them."""
     norm = design["normalization"]
     closed = ["position (seeded, balanced)", "latency (all responses prefetched)"]
@@ -39,7 +40,7 @@ def channels(design: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     return opened, closed
 
 
-def notes(design: Mapping[str, Any]) -> list[str]:
+def notes(design: DesignRecord) -> list[str]:
     """Sentences every reader of this run must see."""
     out = []
     launder = design["normalization"]["launder"]
@@ -105,7 +106,7 @@ def _size_sentence(fields: Mapping[str, Any]) -> str | None:
     )
 
 
-def _preference_lead(design: Mapping[str, Any], fields: Mapping[str, Any]) -> tuple[str, str]:
+def _preference_lead(design: DesignRecord, fields: Mapping[str, Any]) -> tuple[str, str]:
     """(headline, size): the winner's (or the leader's) rate first."""
     wins, losses, ties = fields["wins"], fields["losses"], fields["ties"]
     untied = wins + losses
@@ -131,7 +132,7 @@ def _preference_lead(design: Mapping[str, Any], fields: Mapping[str, Any]) -> tu
     )
 
 
-def _revealed_void_summary(design: Mapping[str, Any], fields: Mapping[str, Any]) -> JsonObject:
+def _revealed_void_summary(design: DesignRecord, fields: Mapping[str, Any]) -> JsonObject:
     """A void run shown with --reveal-void: the figures so far, each said not to be valid."""
     judged = min((fields.get("judged") or {}).values(), default=fields.get("n") or 0)
     headline = (
@@ -154,7 +155,7 @@ def _revealed_void_summary(design: Mapping[str, Any], fields: Mapping[str, Any])
     return {"verdict": headline, "sure": sure, "size": size}
 
 
-def screen_summary(design: Mapping[str, Any], fields: Mapping[str, Any]) -> JsonObject:
+def screen_summary(design: DesignRecord, fields: Mapping[str, Any]) -> JsonObject:
     """The result screen's first three lines, in order: the verdict in one sentence, how sure,
     how big. Wording lives here with the statement, so the two never disagree."""
     verdict = fields["verdict"]
@@ -197,7 +198,7 @@ def screen_summary(design: Mapping[str, Any], fields: Mapping[str, Any]) -> Json
     return {"verdict": headline + ".", "sure": sure, "size": size_text}
 
 
-def _same_design_args(design: Mapping[str, Any]) -> list[str]:
+def _same_design_args(design: DesignRecord) -> list[str]:
     """bt-design arguments that rebuild this design's sides, protocol, size and seed."""
     protocol = design["protocol"]
     args = ["NEW-RUN", *(["--demo"] if design["demo"] else ["--prompts", "PROMPTS"])]
@@ -224,7 +225,7 @@ def _same_design_args(design: Mapping[str, Any]) -> list[str]:
     return [*args, "--trials", str(design["trials"]), "--seed", str(design["seed"])]
 
 
-def next_step(design: Mapping[str, Any], fields: Mapping[str, Any]) -> JsonObject | None:
+def next_step(design: DesignRecord, fields: Mapping[str, Any]) -> JsonObject | None:
     """What to run next, as a stage and its arguments (the screen turns it into a command that
     works from where it is run): close the channel a bot explains, or plan a bigger design
     when a null is wide."""
