@@ -110,7 +110,7 @@ class _ResponseRequired(TypedDict):
     status: Literal["ok", "failed"]
     text: str | None
     finish_reason: str | None
-    usage: UsageRecord
+    usage: UsageRecord | None
     latency_ms: float | None
     attempts: int
 

@@ -525,7 +525,7 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_json(path: Path, record: JsonObject, name: str, *, force: bool = False) -> bytes:
+def write_json(path: Path, record: Mapping[str, Any], name: str, *, force: bool = False) -> bytes:
     """Validate, then atomically write a JSON artifact. Returns the exact bytes written."""
     validate(record, name, path.name)
     claim_output(path, name, force=force)
@@ -534,7 +534,9 @@ def write_json(path: Path, record: JsonObject, name: str, *, force: bool = False
     return data
 
 
-def write_jsonl(path: Path, records: Iterable[JsonObject], name: str, *, force: bool) -> None:
+def write_jsonl(
+    path: Path, records: Iterable[Mapping[str, Any]], name: str, *, force: bool
+) -> None:
     """Validate every record, then atomically write a whole JSONL file."""
     lines = []
     for number, record in enumerate(records, start=1):
@@ -565,7 +567,7 @@ class JsonlAppender:
         except OSError as error:
             raise cannot_write(path, error) from None
 
-    def append(self, record: JsonObject) -> None:
+    def append(self, record: Mapping[str, Any]) -> None:
         validate(record, self.name, self.path.name)
         line = dump_line(record)
         try:
@@ -755,7 +757,7 @@ def design_difference(recorded: Mapping[str, Any], wanted: Mapping[str, Any]) ->
     return _first_difference(strip, want, "")
 
 
-def write_design(run_dir: Path, design: JsonObject, *, force: bool = False) -> str:
+def write_design(run_dir: Path, design: Mapping[str, Any], *, force: bool = False) -> str:
     """Write ``design.json`` and ``design.sha256`` (the hex SHA-256 of its exact bytes).
 
     The same design again (provenance aside) writes nothing and returns the recorded hash, so a

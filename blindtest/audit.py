@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from blindtest.artifact_types import DesignRecord
+from blindtest.artifact_types import AuditRecord, DesignRecord
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.bots import bot_pick
 from blindtest.census import aggregate_census
@@ -177,7 +177,7 @@ def build_audit(
     trials: Sequence[Trial],
     responses: Sequence[JsonObject] | None,
     runner: CommandRunner | None = None,
-) -> JsonObject:
+) -> AuditRecord:
     """The ``audit.json`` document."""
     state = SlotState.from_rows(responses) if responses is not None else None
     return {

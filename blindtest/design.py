@@ -23,9 +23,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
+from blindtest.artifact_types import ArrangementEntry, DesignJudging, DesignRecord, ProtocolName
 from blindtest.artifacts import schema_tag, sha256_text
 from blindtest.endpoints import DEFAULT_BASE_URL as DEFAULT_BASE_URL  # re-exported for old imports
 from blindtest.errors import BadInput
@@ -303,11 +304,11 @@ def balanced_sides(n: int, rng: DesignRng) -> list[str]:
 
 def build_arrangement(
     seed: str, trials: int, prompt_ids: Sequence[str], protocol: str
-) -> list[dict[str, Any]]:
+) -> list[ArrangementEntry]:
     """The trial arrangement; see the module docstring for the exact derivation."""
     order = list(range(len(prompt_ids)))
     DesignRng(seed, "prompts").shuffle(order)
-    arrangement: list[dict[str, Any]] = [
+    arrangement: list[ArrangementEntry] = [
         {"trial": t, "prompt_id": prompt_ids[order[t - 1]]} for t in range(1, trials + 1)
     ]
     if protocol == "triangle":
@@ -350,10 +351,10 @@ def prompt_record(prompt: Prompt) -> dict[str, Any]:
 
 def build_design(
     prompts: Sequence[Prompt], options: DesignOptions, provenance: dict[str, Any]
-) -> dict[str, Any]:
+) -> DesignRecord:
     """The design document (not yet serialized). Same arguments give an equal document."""
     check_options(options, len(prompts))
-    judging = {
+    judging: DesignJudging = {
         "question": options.question or DEFAULT_QUESTIONS[options.protocol],
         "extra_questions": list(options.extra_questions),
         "require_reason": (
@@ -364,7 +365,7 @@ def build_design(
     }
     return {
         "schema": schema_tag("design"),
-        "protocol": options.protocol,
+        "protocol": cast(ProtocolName, options.protocol),  # check_options refused any other
         "trials": options.trials,
         "seed": options.seed,
         "rng": RNG_VERSION,

@@ -24,7 +24,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from blindtest.artifact_types import DesignRecord
+from blindtest.artifact_types import DesignRecord, GenerationRecord, TrialRecord
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.batch import BatchResult, custom_id, parse_custom_id
 from blindtest.client import (
@@ -604,14 +604,14 @@ def generation_record(
     prices: Mapping[str, tuple[float, float]],
     wall_seconds: float,
     sessions: Sequence[JsonObject] | None = None,
-) -> JsonObject:
+) -> GenerationRecord:
     """``generation.json``: totals over every row, and whether every slot is answered.
 
     ``sessions`` is the ledger (one entry per bt-generate run that fetched something: its
     wall time, requests and rows), a measurement carried from the file as ``wall_seconds`` is.
     """
     state = SlotState.from_rows(rows)
-    record: JsonObject = {
+    record: GenerationRecord = {
         "schema": schema_tag("generation"),
         "design_sha256": design_sha256,
         "complete": not pending_work(design, state),
@@ -806,7 +806,7 @@ class StageIO:
     final)`` redraws a progress display."""
 
     open_responses: Callable[[], AbstractContextManager[AppendRow]]
-    write_generation: Callable[[JsonObject], bool]
+    write_generation: Callable[[GenerationRecord], bool]
     read_imported: Callable[[str, str, str], str]
     say: Callable[[str], None] = field(default=lambda _: None)
     on_progress: Callable[[Progress, bool], None] | None = None
@@ -820,7 +820,7 @@ def generate_stage(
     given_prices: Mapping[str, tuple[float, float]],
     options: FetchOptions,
     io: StageIO,
-) -> list[JsonObject]:
+) -> list[TrialRecord]:
     """bt-generate's work: fetch (or import) every slot still missing, record the session in
     ``generation.json``, and return the blinded view (``trials.jsonl``) once every slot is
     answered.
@@ -1127,7 +1127,7 @@ def import_batch_stage(
     io: StageIO,
     *,
     skip_answered: bool = False,
-) -> tuple[BatchImport, list[JsonObject] | None]:
+) -> tuple[BatchImport, list[TrialRecord] | None]:
     """bt-generate --batch-import's work: check every result (:func:`batch_rows`), append
     the rows, record the session in ``generation.json`` (no wall time: a batch is not timed
     here), and return what was found with the blinded view once every slot is answered

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from blindtest import scoring
-from blindtest.artifact_types import DesignRecord
+from blindtest.artifact_types import DesignRecord, PickRecord
 from blindtest.bots import BOT_KINDS, BOT_NICKNAMES, bot_pick, check_bot
 from blindtest.errors import BadInput
 from blindtest.records import (
@@ -88,7 +88,7 @@ __all__ = [
     "view_of",
 ]
 
-Append = Callable[[JsonObject], None]
+Append = Callable[[PickRecord], None]
 
 # --------------------------------------------------------------------------- scoring
 

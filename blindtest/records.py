@@ -24,10 +24,10 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from blindtest import artifacts
-from blindtest.artifact_types import DesignRecord
+from blindtest.artifact_types import DesignRecord, PickRecord
 from blindtest.errors import BadInput
 from blindtest.protocols import PREFERENCE_PICKS, PROTOCOLS
 
@@ -259,7 +259,7 @@ class Pick:
         """What a record fills: one judge's word on one trial, in one pass."""
         return (self.judge, self.trial, self.pass_number or 1)
 
-    def to_record(self) -> JsonObject:
+    def to_record(self) -> PickRecord:
         record: JsonObject = {
             "schema": artifacts.schema_tag("picks"),
             "trial": self.trial,
@@ -280,7 +280,7 @@ class Pick:
         }
         record.update({key: value for key, value in optional.items() if value is not None})
         record.update({key: value for key, value in self.extra.items() if key not in record})
-        return record
+        return cast(PickRecord, record)  # the optional fields above, then what ``extra`` kept
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any], line: int | None = None) -> Pick:

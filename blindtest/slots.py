@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from blindtest.artifact_types import DesignRecord
+from blindtest.artifact_types import DesignRecord, TrialRecord
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.errors import BadInput
 from blindtest.normalize import truncate_match
@@ -151,7 +151,7 @@ def displayed_texts(design: DesignRecord, state: SlotState, trial: int, n_slots:
     return texts
 
 
-def build_trials_view(design: DesignRecord, state: SlotState) -> list[JsonObject]:
+def build_trials_view(design: DesignRecord, state: SlotState) -> list[TrialRecord]:
     """``trials.jsonl``: trial, prompt and options, with nothing that names a side or model.
     ``--truncate-match`` needs every response of a trial, so it is applied here."""
     prompts = {p["id"]: p["text"] for p in design["prompts"]}

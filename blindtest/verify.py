@@ -280,7 +280,7 @@ def _check_audit(
     except BadInput as error:
         v.result.differences.append(Difference(artifacts.TRIALS, "the design's trials", str(error)))
         return
-    recomputed = build_audit(design, sha256, views, responses, runner)
+    recomputed: Mapping[str, Any] = build_audit(design, sha256, views, responses, runner)
     commands = any("command" in p.get("check", {}) for p in design["prompts"])
     if commands and runner is None:
         # Shell-command checks run only when allowed; compare everything else.

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from blindtest import artifacts
+from blindtest.artifact_types import GenerationRecord, TrialRecord
 from blindtest.artifacts import JsonObject
 from blindtest.errors import BadInput, EndpointFailed
 from blindtest.hints import stage_command
@@ -169,7 +170,7 @@ def _io(run_dir: Path, quiet: bool) -> Any:
         with artifacts.JsonlAppender(path, "responses") as out:
             yield out.append
 
-    def write_generation(record: JsonObject) -> bool:
+    def write_generation(record: GenerationRecord) -> bool:
         target = run_dir / artifacts.GENERATION
         if target.exists() and artifacts.read_json(target, "generation") == record:
             return False
@@ -186,7 +187,7 @@ def _previous(run_dir: Path) -> JsonObject | None:
     return artifacts.read_json(path, "generation") if path.exists() else None
 
 
-def _finish(run_dir: Path, trials: list[JsonObject] | None, say: Say) -> int:
+def _finish(run_dir: Path, trials: list[TrialRecord] | None, say: Say) -> int:
     """Write the blinded view when every slot is answered; else say what is missing and
     return how many slots a batch could still answer (laundering is done live)."""
     from blindtest.slots import LAUNDER, SlotState, pending_work
@@ -254,7 +255,7 @@ def submit(
         endpoints[side].check_key(side)
     record_path = run_dir / artifacts.BATCHES
     responses = run_dir / artifacts.RESPONSES
-    trials: list[list[JsonObject] | None] = [None]
+    trials: list[list[TrialRecord] | None] = [None]
 
     def rows() -> list[JsonObject]:
         return artifacts.read_jsonl(responses, "responses", missing_ok=True).records
@@ -304,7 +305,7 @@ def submit(
         )
 
 
-def _trials_if_complete(run_dir: Path) -> list[JsonObject] | None:
+def _trials_if_complete(run_dir: Path) -> list[TrialRecord] | None:
     from blindtest.slots import SlotState, build_trials_view, pending_work
 
     loaded = artifacts.load_design(run_dir)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,7 @@ def audit(
     if quiet:
         return
     if document["responses_missing"]:
-        expected = document["responses_missing"] + document["responses_seen"]
+        expected = document["responses_missing"] + (document["responses_seen"] or 0)
         click.echo(
             f"{artifacts.RESPONSES} answers {expected - document['responses_missing']} of "
             f"{expected} slots: the census and checks leave {document['responses_missing']} "
@@ -99,7 +100,7 @@ def audit(
     )
 
 
-def _show(document: dict[str, Any]) -> None:
+def _show(document: Mapping[str, Any]) -> None:
     for kind, bot in document["bots"].items():
         if bot.get("applicable", True):
             p = f", p = {bot['p_value']:.2g}" if bot["p_value"] is not None else ""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from blindtest import artifacts
+from blindtest.artifact_types import GenerationRecord
 from blindtest.artifacts import JsonObject
 from blindtest.cli import _batch, _common
 from blindtest.cli._common import (
@@ -126,7 +127,7 @@ def _previous(run_dir: Path) -> dict[str, Any] | None:
     return artifacts.read_json(path, "generation")
 
 
-def _write_generation(run_dir: Path, record: JsonObject) -> bool:
+def _write_generation(run_dir: Path, record: GenerationRecord) -> bool:
     """Write generation.json unless it already holds exactly these bytes (a rerun that
     fetches nothing changes nothing); return whether it was written."""
     path = run_dir / artifacts.GENERATION
