@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from blindtest import scoring
-from blindtest.artifact_types import DesignRecord, PickRecord
+from blindtest.artifact_types import DesignRecord
 from blindtest.bots import BOT_KINDS, BOT_NICKNAMES, bot_pick, check_bot
 from blindtest.errors import BadInput
 from blindtest.records import (
@@ -88,7 +88,7 @@ __all__ = [
     "view_of",
 ]
 
-Append = Callable[[PickRecord], None]
+Append = Callable[[JsonObject], None]
 
 # --------------------------------------------------------------------------- scoring
 
@@ -242,7 +242,7 @@ class Recorder:
         problem = self._checker.check(pick)
         if problem is not None:
             raise BadInput(problem)
-        self._append(pick.to_record())
+        self._append(dict(pick.to_record()))
         self._checker.accept(pick)
         self._note(pick)
         return self.done

@@ -9,17 +9,19 @@ length bot is always right; in pair and preference runs side A writes more than 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from blindtest import artifacts
+from blindtest.artifact_types import ArrangementEntry
 from blindtest.design import DesignOptions, ModelSpec, build_design
 from blindtest.prompts import Prompt
 
 PROVENANCE: dict[str, Any] = {"blindtest": "test", "python": "3", "packages": {}, "git": None}
 
-Texts = Callable[[int, dict[str, Any]], Sequence[str]]
+#: (trial, its arrangement entry) -> the options; tests pass functions of a plain dict too.
+Texts = Callable[[int, Any], Sequence[str]]
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -29,7 +31,7 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
-def short_texts(trial: int, entry: dict[str, Any]) -> list[str]:
+def short_texts(trial: int, entry: Mapping[str, Any]) -> list[str]:
     """Options whose lengths give the answer away (so bots and tests can know it)."""
     if "odd_position" in entry:
         texts = [f"Answer {trial}: a short reply." for _ in range(3)]
@@ -82,7 +84,7 @@ def make_run(
     return run_dir
 
 
-def answer_key(run_dir: Path) -> list[dict[str, Any]]:
+def answer_key(run_dir: Path) -> list[ArrangementEntry]:
     """The arrangement, for tests that need to know which picks are right."""
     return list(artifacts.load_design(run_dir).design["arrangement"])
 

@@ -25,6 +25,7 @@ import mpmath
 from click.testing import CliRunner, Result
 
 from blindtest import artifacts
+from blindtest.artifact_types import DesignRecord
 from blindtest.design import DesignOptions, ModelSpec, build_design
 from blindtest.generate import generation_record
 from blindtest.prompts import Prompt
@@ -85,7 +86,7 @@ def make_design(
     model_b: str = "model-b",
     temperature: float = 1.0,
     **options: Any,
-) -> dict[str, Any]:
+) -> DesignRecord:
     """A design document; ``options`` go to ``DesignOptions`` (sequential, alpha, demo, ...)."""
     return build_design(
         prompts if prompts is not None else numbered_prompts(trials),
@@ -108,7 +109,7 @@ def write_design_run(root: Path, design: Mapping[str, Any], name: str = "run") -
     return run_dir
 
 
-def load(run_dir: Path) -> dict[str, Any]:
+def load(run_dir: Path) -> DesignRecord:
     return artifacts.load_design(run_dir).design
 
 

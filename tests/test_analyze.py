@@ -101,7 +101,7 @@ def pc_quadpack(dprime: float) -> float:
     knee = dprime * _SHIFT / _SQRT3
     left = integrate.quad(integrand, 0, knee, epsabs=0, epsrel=1e-13, limit=200)[0]
     right = integrate.quad(integrand, knee, knee + 14, epsabs=0, epsrel=1e-13, limit=200)[0]
-    return 2 * (left + right)
+    return float(2 * (left + right))
 
 
 def test_quadpack_psychometric_function_agrees_with_mpmath() -> None:

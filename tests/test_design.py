@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,7 +18,7 @@ from blindtest.design import DesignOptions, ModelSpec, build_arrangement, build_
 from blindtest.errors import BadInput
 from blindtest.prompts import Prompt
 
-PROVENANCE = {"blindtest": "test", "python": "3", "packages": {}, "git": None}
+PROVENANCE: dict[str, Any] = {"blindtest": "test", "python": "3", "packages": {}, "git": None}
 
 
 def make_prompts(n: int) -> list[Prompt]:
@@ -43,11 +45,11 @@ def test_same_inputs_give_byte_identical_design() -> None:
     assert first != other
 
 
-def rederive(seed: str, trials: int, prompt_ids: list[str], protocol: str) -> list[tuple]:
+def rederive(seed: str, trials: int, prompt_ids: list[str], protocol: str) -> list[tuple[Any, ...]]:
     """An independent re-derivation written from the docstrings of rng.py and design.py only,
     the way a sceptical user would do it, without importing the code under test."""
 
-    def words(label: str):
+    def words(label: str) -> Iterator[int]:
         block = 0
         while True:
             digest = hashlib.sha256(
@@ -62,13 +64,13 @@ def rederive(seed: str, trials: int, prompt_ids: list[str], protocol: str) -> li
                 yield int.from_bytes(digest[8 * i : 8 * i + 8], "big")
             block += 1
 
-    def below(stream, n: int) -> int:
+    def below(stream: Iterator[int], n: int) -> int:
         for word in stream:
             if word < 2**64 - 2**64 % n:
                 return word % n
         raise AssertionError
 
-    def shuffle(stream, xs: list) -> None:
+    def shuffle(stream: Iterator[int], xs: list[Any]) -> None:
         for i in range(len(xs) - 1, 0, -1):
             j = below(stream, i + 1)
             xs[i], xs[j] = xs[j], xs[i]
@@ -99,7 +101,7 @@ def test_arrangement_rederives_independently_from_the_documentation(protocol: st
                 if protocol == "triangle"
                 else ("prompt_id", "left")
             )
-            assert [tuple(a[k] for k in keys) for a in ours] == rederive(
+            assert [tuple(dict(a)[k] for k in keys) for a in ours] == rederive(
                 seed, trials, ids, protocol
             )
 
@@ -125,7 +127,7 @@ def test_pair_and_preference_sides_balanced(n: int) -> None:
 
 
 def test_odd_extra_doubled_side_is_decided_by_the_seed_evenly() -> None:
-    extras = Counter()
+    extras: Counter[str] = Counter()
     for seed in range(2000):
         doubled = Counter(
             a["doubled"] for a in build_arrangement(str(seed), 5, list("abcde"), "triangle")
@@ -154,7 +156,7 @@ def test_odd_position_is_independent_of_the_doubled_side() -> None:
 
 def test_prompt_draw_is_uniform_across_positions() -> None:
     # Every prompt is equally likely to land in trial 1: the draw does not favour file order.
-    firsts = Counter()
+    firsts: Counter[str] = Counter()
     for seed in range(3000):
         firsts[
             build_arrangement(str(seed), 3, [f"q{i}" for i in range(6)], "pair")[0]["prompt_id"]
@@ -231,7 +233,7 @@ def test_balance_holds_for_any_seed_and_trial_count(seed: str, n: int, extra: in
     pair = build_arrangement(seed, n, ids, "pair")
     assert len({a["prompt_id"] for a in triangle}) == n
     for arrangement, key in ((triangle, "doubled"), (pair, "left")):
-        counts = Counter(a[key] for a in arrangement)
+        counts = Counter(dict(a)[key] for a in arrangement)
         assert abs(counts["A"] - counts["B"]) == n % 2
     assert all(a["odd_position"] in (1, 2, 3) for a in triangle)
     assert build_arrangement(seed, n, ids, "triangle") == triangle

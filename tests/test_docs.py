@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from blindtest.cli import STAGES, cli, run
+from blindtest.cli import STAGES, cli
+from blindtest.cli.run import run
 
 from conftest import Invoke
 
@@ -29,7 +30,7 @@ def test_every_command_has_help_with_an_example(invoke: Invoke, command: object)
 def test_umbrella_group_lists_every_stage(invoke: Invoke) -> None:
     result = invoke("--help")
     for command in COMMANDS:
-        assert command.name in result.stdout
+        assert str(command.name) in result.stdout
     assert set(cli.commands) == {c.name for c in COMMANDS}
 
 

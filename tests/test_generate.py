@@ -9,12 +9,13 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import pytest
 
 from blindtest import artifacts
+from blindtest.artifact_types import DesignRecord
 from blindtest.generate import identical_draws
 from blindtest.normalize import count_words
 from blindtest.simulator import Simulator
@@ -31,7 +32,7 @@ def make_design(
     *extra: str,
     trials: int = 6,
     prompts: list[str] | None = None,
-) -> dict[str, Any]:
+) -> DesignRecord:
     prompt_path = tmp_path / "prompts.txt"
     prompt_path.write_text("\n".join(prompts or numbered_prompts(max(trials, 6))) + "\n")
     result = invoke(
@@ -54,14 +55,15 @@ def make_design(
         *extra,
     )
     assert result.exit_code == 0, result.stderr
-    return orjson.loads((run / "design.json").read_bytes())
+    design: DesignRecord = orjson.loads((run / "design.json").read_bytes())
+    return design
 
 
 def rows(run: Path) -> list[dict[str, Any]]:
     return artifacts.read_jsonl(run / "responses.jsonl", "responses").records
 
 
-def requests_per_slot(simulator: Simulator) -> Counter[tuple[int, int]]:
+def requests_per_slot(simulator: Simulator) -> Counter[int]:
     """How many requests each (trial, slot) caused, identified by its per-slot seed."""
     return Counter(request.json().get("seed") for request in simulator.requests)
 
@@ -346,13 +348,14 @@ def test_prices_give_cost_per_role_in_generation_json(
 
 
 def test_identical_same_model_draws_are_counted() -> None:
-    design: dict[str, Any] = {
+    partial = {
         "protocol": "triangle",
         "arrangement": [
             {"trial": 1, "prompt_id": "p", "doubled": "A", "odd_position": 3},
             {"trial": 2, "prompt_id": "q", "doubled": "B", "odd_position": 1},
         ],
     }
+    design = cast(DesignRecord, partial)  # only what the count reads
     row = {"status": "ok", "side": "A"}
     state = SlotState.from_rows(
         [
@@ -370,18 +373,19 @@ def test_identical_same_model_draws_are_counted() -> None:
 def test_openai_api_gets_max_completion_tokens_and_others_max_tokens() -> None:
     from blindtest.generate import endpoints_for
 
-    def design_for(url: str) -> dict[str, Any]:
+    def design_for(url: str) -> DesignRecord:
         spec = {
             "model": "m",
             "base_url": url,
             "key_env": "K",
             "params": {"temperature": 1.0, "max_tokens": 100},
         }
-        return {
+        partial = {
             "source": {"kind": "endpoints"},
             "models": {"A": spec, "B": spec},
             "normalization": {"launder": None},
         }
+        return cast(DesignRecord, partial)
 
     openai = endpoints_for(design_for("https://api.openai.com/v1"), {"K": "x"})
     local = endpoints_for(design_for("http://localhost:11434/v1"), {})

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import stat
+import sys
 from pathlib import Path
 
 import pytest
 
 from blindtest import artifacts
 from blindtest.cli import _common
+from blindtest.errors import BadInput
 
 from report_runs import cli, load, make_run, read_report, triangle_picks, write_picks
 
@@ -149,7 +152,7 @@ def test_i10_01_claim_output_refuses_an_input_by_inode(tmp_path: Path) -> None:
     source.write_bytes(artifacts.dump_json({"schema": "blindtest/report@1"}))
     link = tmp_path / "report-link.json"
     os.link(source, link)
-    with pytest.raises(artifacts.BadInput, match="is an input of this command"):
+    with pytest.raises(BadInput, match="is an input of this command"):
         artifacts.claim_output(link, "report", force=True, inputs=[source])
 
 
@@ -181,7 +184,7 @@ def test_i10_08_a_full_disk_is_bad_input_and_leaves_nothing_behind(
     def full(_: int) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(artifacts.os, "fsync", full)
+    monkeypatch.setattr(os, "fsync", full)  # the os module artifacts uses
     run = tmp_path / "run"
     result = cli("design", run, "--demo", "--seed", "1")
     assert result.exit_code == 2, result.output
@@ -221,13 +224,13 @@ def test_i9_10_every_file_of_a_run_gets_the_same_mode(tmp_path: Path, umask: int
 
 
 def test_i9_10_error_lines_are_wrapped_to_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_common.sys.stderr, "isatty", lambda: True, raising=False)
-    monkeypatch.setattr(_common.shutil, "get_terminal_size", lambda: os.terminal_size((40, 24)))
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda: os.terminal_size((40, 24)))
     line = "bt-analyze: error: " + "word " * 30
     wrapped = _common._wrapped(line.strip())
     assert all(len(row) < 40 for row in wrapped.splitlines())
     assert " ".join(wrapped.split()) == " ".join(line.split())
-    monkeypatch.setattr(_common.sys.stderr, "isatty", lambda: False, raising=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
     assert _common._wrapped(line) == line
 
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
 from test_generate import make_design, rows
 
 import blindtest.generate as generate
+from blindtest.artifact_types import DesignRecord
 from blindtest.generate import DrawCollisions
 from blindtest.simulator import Simulator
 from blindtest.slots import SlotState
@@ -22,8 +22,8 @@ from blindtest.slots import SlotState
 from conftest import Invoke
 
 
-def triangle(trials: int) -> dict[str, Any]:
-    return {
+def triangle(trials: int) -> DesignRecord:
+    return {  # type: ignore[typeddict-item]  # only what the guard reads
         "protocol": "triangle",
         "arrangement": [
             {"trial": t, "prompt_id": f"p{t}", "doubled": "A", "odd_position": 3}

@@ -47,7 +47,7 @@ def test_i10_07_float_trial_number_refused_by_check_and_schema(
     error = one_line_error(invoke("judge", run_dir, "--check", path))
     assert "p.jsonl:3: trial 3.0 must be a whole number written without a decimal point" in error
     # The schema says integer, and says how it must be written.
-    trial_number = artifacts.validator("picks").schema  # loaded through the registry
+    trial_number: Any = artifacts.validator("picks").schema  # loaded through the registry
     assert trial_number["properties"]["trial"]["$ref"].endswith("/$defs/trialNumber")
     common = artifacts._registry().contents("https://blindtest.invalid/schemas/common.schema.json")
     assert common["$defs"]["trialNumber"]["type"] == "integer"

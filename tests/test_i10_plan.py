@@ -68,7 +68,7 @@ def test_i10_10_chance_is_answered_at_once(invoke: Invoke) -> None:
 @pytest.mark.parametrize("alpha", [0.01, 0.05, 0.2])
 def test_i10_10_block_search_agrees_with_the_exact_rows(protocol: str, alpha: float) -> None:
     ns = np.arange(1, 401, dtype=np.int64)
-    fast = plan._difference_power(ns, protocol, alpha, 0.7)  # type: ignore[arg-type]
+    fast = plan._difference_power(ns, protocol, alpha, 0.7)
     exact = [power_row(int(n), protocol=protocol, alpha=alpha, pcs=[0.7]).power[0.7] for n in ns]  # type: ignore[arg-type]
     assert fast.tolist() == pytest.approx(exact, rel=1e-12, abs=1e-15)
     found = plan.find_smallest_n(

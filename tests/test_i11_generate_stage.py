@@ -5,7 +5,7 @@ options, reads the design, and writes what the call returns."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ class Memory:
 
     def __init__(self) -> None:
         self.responses: list[JsonObject] = []
-        self.generation: list[JsonObject] = []
+        self.generation: list[Mapping[str, Any]] = []
         self.said: list[str] = []
         self.opened = 0
 
@@ -37,7 +37,7 @@ class Memory:
         self.opened += 1
         yield self.responses.append
 
-    def write_generation(self, record: JsonObject) -> bool:
+    def write_generation(self, record: Mapping[str, Any]) -> bool:
         self.generation.append(record)
         return True
 
@@ -89,7 +89,7 @@ def test_i11_05_a_missing_key_is_refused_before_anything_is_opened(
     run = tmp_path / "run"
     make_design(invoke, run, simulator, tmp_path, trials=6)
     loaded = artifacts.load_design(run)
-    design = dict(loaded.design)
+    design = loaded.design.copy()
     remote = {"base_url": "https://api.example.com/v1", "key_env": "BT_I11_UNSET_KEY"}
     design["models"] = {side: {**spec, **remote} for side, spec in design["models"].items()}
     monkeypatch.delenv("BT_I11_UNSET_KEY", raising=False)

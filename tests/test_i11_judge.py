@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
@@ -189,7 +189,9 @@ class SwapJudge:
     remaining trial at its first turn, and answers each trial twice (the second time with
     the options' positions swapped, its pick mapped back to the trial's order)."""
 
-    def __init__(self, run: JudgeRun, key: list[dict[str, Any]], *, stop_at: int = 0) -> None:
+    def __init__(
+        self, run: JudgeRun, key: Sequence[Mapping[str, Any]], *, stop_at: int = 0
+    ) -> None:
         self.run = run
         self.key = key
         self.pool = ThreadPoolExecutor(max_workers=4)

@@ -15,6 +15,7 @@ from scipy import stats as scipy_stats
 from blindtest import artifacts
 from blindtest import judge as judging
 from blindtest.analyze import VOID_KEYS, build_report
+from blindtest.artifact_types import DesignRecord
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
 from blindtest.render import format_summary, render_html
@@ -103,7 +104,7 @@ def test_i9_01_void_line_names_the_picks_file_of_a_second_judge(tmp_path: Path) 
 # --------------------------------------------------------------------------- 9.5 --ask answers
 
 
-def _picks_with_answers(design: dict[str, Any], answers: list[Any]) -> list[judging.Pick]:
+def _picks_with_answers(design: DesignRecord, answers: list[Any]) -> list[judging.Pick]:
     outcome = balanced_outcomes(design, 12, 8)
     records = preference_picks(design, outcome)
     return [

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -27,7 +28,7 @@ EVERY_ARTIFACT = [
 ]
 
 
-def report_of(run: Path) -> dict[str, object]:
+def report_of(run: Path) -> dict[str, Any]:
     return artifacts.read_json(run / artifacts.REPORT, "report")
 
 

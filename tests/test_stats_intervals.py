@@ -83,8 +83,8 @@ def test_wilson_lower_bound_of_four_out_of_four_is_spec_0_5101() -> None:
 def test_edge_counts_pin_the_matching_bound() -> None:
     # k = 0 and k = n: that side of both intervals is the boundary itself.
     for method in ("clopper-pearson", "wilson"):
-        zero = proportion_interval(0, 20, method=method)  # type: ignore[arg-type]
-        full = proportion_interval(20, 20, method=method)  # type: ignore[arg-type]
+        zero = proportion_interval(0, 20, method=method)
+        full = proportion_interval(20, 20, method=method)
         assert zero.lo == 0.0
         assert zero.hi > 0.0
         assert full.hi == 1.0

@@ -20,7 +20,7 @@ from blindtest.stats import (
 )
 from blindtest.stats.judges import _LogLik
 
-PICKS = {
+PICKS: dict[str, list[int | None]] = {
     "alice": [1, 2, 3, 1, 2, 3],
     "bob": [1, 1, 3, 2, 2, None],
     "carol": [2, 2, 3, 1, 3, 3],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,7 @@ def test_all_is_sorted_and_complete() -> None:
 
 
 def test_every_result_is_frozen_slotted_and_json_ready() -> None:
-    results = [
+    results: list[Any] = [
         stats.triangle_test(14, 20),
         stats.triangle_test(20, 20),
         stats.pair_test(0, 12),
@@ -60,7 +61,7 @@ def test_every_result_is_frozen_slotted_and_json_ready() -> None:
             "SimilarityPowerRow",
             "RejectionRegion",
         }
-        params = result.__dataclass_params__  # type: ignore[attr-defined]
+        params = result.__dataclass_params__
         assert params.frozen, name
         assert not hasattr(result, "__dict__"), name
         payload = json.loads(json.dumps(result.to_dict(), allow_nan=False))

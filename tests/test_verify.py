@@ -79,7 +79,7 @@ def edit_json(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
     path.write_bytes(artifacts.dump_json(document))
 
 
-def edit_lines(path: Path, change: Callable[[list[dict[str, Any]]], None]) -> None:
+def edit_lines(path: Path, change: Callable[[list[dict[str, Any]]], object]) -> None:
     records = [orjson.loads(line) for line in path.read_bytes().splitlines()]
     change(records)
     path.write_bytes(b"".join(artifacts.dump_line(r) for r in records))

@@ -25,6 +25,7 @@ from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import schema_tag
 from blindtest.client import ChatClient, Completion, Endpoint
 from blindtest.generate import DrawCollisions, run_generation
@@ -35,9 +36,9 @@ SIZES = (3_000, 30_000)
 MAX_RATIO = 2.0
 
 
-def triangle_design(trials: int) -> dict[str, Any]:
+def triangle_design(trials: int) -> DesignRecord:
     """The parts of a triangle design that fetching reads, with a balanced arrangement."""
-    return {
+    return {  # type: ignore[typeddict-item]  # the parts fetching reads
         "protocol": "triangle",
         "seed": "bench",
         "system": None,
@@ -102,7 +103,7 @@ def per_response_guard(trials: int) -> tuple[float, float]:
     design = triangle_design(trials)
     state = SlotState({}, {})
     collisions = DrawCollisions.for_design(design, state)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "schema": schema_tag("responses"),
             "trial": slot.trial,

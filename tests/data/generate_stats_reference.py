@@ -48,12 +48,12 @@ TINY = mp.mpf("1e-290")  # values below this are left out (not normal doubles)
 
 def num(x: object) -> str:
     """A float literal with 20 significant digits (parses to the nearest double)."""
-    value = mp.mpf(x)  # type: ignore[arg-type]
+    value = mp.mpf(x)
     if value == 0:
         return "0.0"
     if mp.isinf(value):
         return "math.inf"
-    return mp.nstr(value, 20, min_fixed=-4, max_fixed=6, strip_zeros=False)
+    return str(mp.nstr(value, 20, min_fixed=-4, max_fixed=6, strip_zeros=False))
 
 
 # --- exact binomial ---
@@ -374,7 +374,18 @@ def triangle_tables() -> None:
         check = pc_triangle_ennis(mp.mpf(d)) - pc_triangle(mp.mpf(d))
         assert abs(check) < mp.mpf("1e-30"), (d, check)
     assert abs(pc_triangle(mp.mpf(0)) - mp.mpf(1) / 3) < mp.mpf("1e-45")
-    d_values = ("0.0001", "0.001", "0.01", "0.05", "0.1", "0.25", "0.5", "0.75", "1", "1.25")
+    d_values: tuple[str, ...] = (
+        "0.0001",
+        "0.001",
+        "0.01",
+        "0.05",
+        "0.1",
+        "0.25",
+        "0.5",
+        "0.75",
+        "1",
+        "1.25",
+    )
     d_values += ("1.5", "2", "2.5", "3", "3.5", "4", "5", "6", "7", "8", "10", "12")
     pc_rows = [(d, num(pc_triangle(mp.mpf(d)))) for d in d_values]
     pcs = [0.3334, 0.34, 0.35, 0.37, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8]
@@ -476,7 +487,9 @@ def power_tables() -> None:
             lower_tail(hi, n, THIRD + 2 * pd / 3) if hi is not None else Fraction(0)
             for pd in (Fraction(0), Fraction(1, 10))
         ]
-        similarity_rows.append((str(n), opt(hi), *(num(to_mp(x)) for x in (size, *powers))))
+        similarity_rows.append(
+            (str(n), opt(hi), *(num(to_mp(Fraction(x))) for x in (size, *powers)))
+        )
     pair_similarity_rows = []
     pc_hi = HALF + pd0 / 2
     for n in (10, 20, 50, 80, 100, 150, 200, 300):
@@ -530,7 +543,7 @@ def sequential_tables() -> None:
     cases: dict[int, list[int]] = {0: [0]}
     for n, k in grid():
         cases.setdefault(n, []).append(k)
-    log_rows = []
+    log_rows: list[tuple[str, ...]] = []
     for n, ks in cases.items():
         values = log_e_values(n, ks)
         log_rows.extend((str(n), str(k), num(values[k])) for k in ks)
