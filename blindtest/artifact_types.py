@@ -177,9 +177,15 @@ class PickRecord(_PickRequired, _PickOptional):
 # --------------------------------------------------------------------------- audit.schema.json
 
 
-class _AuditRequired(TypedDict):
+class _Stamped(TypedDict):
+    """What every derived document starts with: its schema tag and the design it was made
+    from (audit, generation, report)."""
+
     schema: str
     design_sha256: str
+
+
+class _AuditRequired(_Stamped):
     protocol: ProtocolName
     bots: dict[str, Any]
     census: dict[str, Any]
@@ -197,9 +203,7 @@ class AuditRecord(_AuditRequired, total=False):
 # --------------------------------------------------------------------------- generation.schema.json
 
 
-class _GenerationRequired(TypedDict):
-    schema: str
-    design_sha256: str
+class _GenerationRequired(_Stamped):
     complete: bool
     roles: dict[str, Any]
     prices: dict[str, Any]
@@ -216,9 +220,7 @@ class GenerationRecord(_GenerationRequired, total=False):
 # --------------------------------------------------------------------------- report.schema.json
 
 
-class _ReportRequired(TypedDict):
-    schema: str
-    design_sha256: str
+class _ReportRequired(_Stamped):
     inputs: dict[str, str]
     protocol: ProtocolName
     n: int
