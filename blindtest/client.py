@@ -27,7 +27,7 @@ import random
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -138,6 +138,8 @@ class Endpoint:
     top_p: float | None = None
     max_tokens: int | None = None
     max_tokens_field: TokenField = "max_tokens"
+    #: Body fields set last (a side's ``--a-param``; ``None`` removes the field).
+    extra: Mapping[str, object] | None = field(default=None, hash=False, compare=True)
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.base_url)
@@ -190,6 +192,7 @@ class Endpoint:
             max_tokens=self.max_tokens,
             token_field=self.max_tokens_field,
             seed=seed,
+            extra=self.extra,
         )
 
     def check_key(self, side: str) -> None:

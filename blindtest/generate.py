@@ -48,6 +48,7 @@ from blindtest.normalize import (
     strip_formatting,
 )
 from blindtest.retry import DEFAULT_POLICY, RetryPolicy
+from blindtest.sides import SIDES, fill_template, side_system
 from blindtest.slots import (
     LAUNDER,
     Slot,
@@ -87,9 +88,10 @@ class Progress:
     started: float = field(default_factory=time.monotonic)
 
 
-def system_prompt(design: Mapping[str, Any]) -> str | None:
-    """The system prompt both sides get: the design's, plus the length-band instruction."""
-    parts = [design.get("system")]
+def system_prompt(design: Mapping[str, Any], side: str | None = None) -> str | None:
+    """The system prompt a side gets: its own or the design's shared one, plus the
+    length-band instruction (``side`` None: the shared one)."""
+    parts = [design.get("system") if side is None else side_system(design, side)]
     band = design["normalization"]["length_band"]
     if band is not None:
         parts.append(band["instruction"])
@@ -97,12 +99,17 @@ def system_prompt(design: Mapping[str, Any]) -> str | None:
     return text or None
 
 
-def messages_for(design: Mapping[str, Any], prompt_text: str) -> list[ChatMessage]:
+def messages_for(
+    design: Mapping[str, Any], prompt_text: str, side: str | None = None
+) -> list[ChatMessage]:
+    """What ``side`` is sent for a prompt: its system prompt, then the prompt (through the
+    side's template, when it has one)."""
     messages: list[ChatMessage] = []
-    system = system_prompt(design)
+    system = system_prompt(design, side)
     if system is not None:
         messages.append({"role": "system", "content": system})
-    messages.append({"role": "user", "content": prompt_text})
+    template = None if side is None else design["models"][side].get("template")
+    messages.append({"role": "user", "content": fill_template(template, prompt_text)})
     return messages
 
 
@@ -133,6 +140,7 @@ def endpoints_for(
             top_p=spec.get("top_p"),
             max_tokens=spec.get("max_tokens"),
             max_tokens_field=token_field_for(spec["base_url"]),
+            extra=spec.get("extra_params") or None,
         )
     return endpoints
 
@@ -368,7 +376,7 @@ async def _worker(
             messages: list[ChatMessage] = launder_messages(work.source or "")  # type: ignore[assignment]
             seed = None
         else:
-            messages = messages_for(design, prompts[work.slot.prompt_id])
+            messages = messages_for(design, prompts[work.slot.prompt_id], work.slot.side)
             seed = slot_seed(design["seed"], work.slot.trial, work.slot.slot)
         # "a per-slot seed where the server accepts one": the client asks again without it
         # when the server refuses it (the row then records seed null).
@@ -738,7 +746,7 @@ def estimate_cost(
     """A rough pre-run estimate per role: input tokens ~ words x 4/3 of system + prompt;
     output tokens = the design's token limit, or ``ASSUMED_OUTPUT_TOKENS`` without one."""
     prompts = {p["id"]: p["text"] for p in design["prompts"]}
-    system_words = count_words(system_prompt(design) or "")
+    system_words = {side: count_words(system_prompt(design, side) or "") for side in SIDES}
     estimate: dict[str, dict[str, float]] = {}
     imported = design["source"]["kind"] == "dirs"
     for slot in plan_slots(design):
@@ -750,7 +758,7 @@ def estimate_cost(
             if role == LAUNDER:
                 words_in = output * 0.75 + 80
             else:
-                words_in = system_words + count_words(prompts[slot.prompt_id])
+                words_in = system_words[slot.side] + count_words(prompts[slot.prompt_id])
             entry = estimate.setdefault(role, {"input_tokens": 0.0, "output_tokens": 0.0})
             entry["input_tokens"] += words_in * 4 / 3
             entry["output_tokens"] += output
@@ -981,7 +989,7 @@ def batch_requests(
         slot = work.slot
         seed = slot_seed(design["seed"], slot.trial, slot.slot)
         body = endpoints[slot.side].request_body(
-            messages_for(design, prompts[slot.prompt_id]), seed=seed
+            messages_for(design, prompts[slot.prompt_id], slot.side), seed=seed
         )
         requests.append((slot.side, custom_id(design_sha256, slot.trial, slot.slot), body))
     return requests

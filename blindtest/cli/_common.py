@@ -345,7 +345,45 @@ design_options = grouped(
         help="Sampling temperature for both sides.",
     ),
     click.option("--max-tokens", type=click.IntRange(min=1), help="Token limit per response."),
-    click.option("--system", metavar="TEXT", help="System prompt, the same for both sides."),
+    click.option("--system", metavar="TEXT|@FILE", help="System prompt, the same for both sides."),
+    *(
+        option
+        for side in ("a", "b")
+        for option in (
+            click.option(
+                f"--{side}-system",
+                metavar="TEXT|@FILE",
+                help=f"System prompt for side {side.upper()} only.",
+            ),
+            click.option(
+                f"--{side}-template",
+                metavar="TEXT",
+                help=f"Side {side.upper()}'s user message, with {{prompt}} where the prompt goes.",
+            ),
+            click.option(
+                f"--{side}-temperature",
+                type=float,
+                help=f"Temperature for side {side.upper()} only.",
+            ),
+            click.option(
+                f"--{side}-max-tokens",
+                type=click.IntRange(min=1),
+                help=f"Token limit for side {side.upper()} only.",
+            ),
+            click.option(
+                f"--{side}-param",
+                metavar="KEY=VALUE",
+                multiple=True,
+                help=f"Extra request field for side {side.upper()} (JSON value; null removes "
+                "it; repeatable).",
+            ),
+            click.option(
+                f"--{side}-label",
+                metavar="NAME",
+                help=f"What the report calls side {side.upper()} [default: the model].",
+            ),
+        )
+    ),
     click.option(
         "--protocol",
         type=click.Choice(PROTOCOLS),
