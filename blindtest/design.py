@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from blindtest.artifacts import schema_tag, sha256_text
+from blindtest.artifacts import schema_tag
 from blindtest.endpoints import DEFAULT_BASE_URL as DEFAULT_BASE_URL  # re-exported for old imports
 from blindtest.errors import BadInput
 from blindtest.normalize import (
@@ -35,7 +35,7 @@ from blindtest.normalize import (
     length_band_instruction,
     parse_length_band,
 )
-from blindtest.prompts import Prompt, demo_prompts, load_prompts
+from blindtest.prompts import Prompt, demo_prompts, load_prompts, prompt_sha256
 from blindtest.rng import RNG_VERSION, DesignRng, fresh_seed
 from blindtest.sides import check_template, effective_temperature, parse_param, read_text_option
 
@@ -360,11 +360,10 @@ def _models(options: DesignOptions) -> dict[str, Any]:
 
 
 def prompt_record(prompt: Prompt) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "id": prompt.id,
-        "text": prompt.text,
-        "sha256": sha256_text(prompt.text),
-    }
+    record: dict[str, Any] = {"id": prompt.id, "text": prompt.text}
+    if prompt.history:  # a conversation: ``text`` is its last (user) turn
+        record["messages"] = prompt.messages()
+    record["sha256"] = prompt_sha256(record)
     if prompt.tags:
         record["tags"] = list(prompt.tags)
     if prompt.reference is not None:

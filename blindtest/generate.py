@@ -100,14 +100,20 @@ def system_prompt(design: Mapping[str, Any], side: str | None = None) -> str | N
 
 
 def messages_for(
-    design: Mapping[str, Any], prompt_text: str, side: str | None = None
+    design: Mapping[str, Any], prompt_text: str, side: str | None = None, prompt_id: str = ""
 ) -> list[ChatMessage]:
-    """What ``side`` is sent for a prompt: its system prompt, then the prompt (through the
-    side's template, when it has one)."""
+    """What ``side`` is sent for a prompt: its system prompt, a conversation's earlier turns
+    (when ``prompt_id`` names one), then the prompt (through the side's template, when it has
+    one): the side answers the last turn."""
     messages: list[ChatMessage] = []
     system = system_prompt(design, side)
     if system is not None:
         messages.append({"role": "system", "content": system})
+    record = (
+        next((p for p in design["prompts"] if p["id"] == prompt_id), None) if prompt_id else None
+    )
+    for turn in (record or {}).get("messages", [])[:-1]:
+        messages.append({"role": turn["role"], "content": turn["content"]})
     template = None if side is None else design["models"][side].get("template")
     messages.append({"role": "user", "content": fill_template(template, prompt_text)})
     return messages
@@ -376,7 +382,8 @@ async def _worker(
             messages: list[ChatMessage] = launder_messages(work.source or "")  # type: ignore[assignment]
             seed = None
         else:
-            messages = messages_for(design, prompts[work.slot.prompt_id], work.slot.side)
+            slot = work.slot
+            messages = messages_for(design, prompts[slot.prompt_id], slot.side, slot.prompt_id)
             seed = slot_seed(design["seed"], work.slot.trial, work.slot.slot)
         # "a per-slot seed where the server accepts one": the client asks again without it
         # when the server refuses it (the row then records seed null).
@@ -989,7 +996,7 @@ def batch_requests(
         slot = work.slot
         seed = slot_seed(design["seed"], slot.trial, slot.slot)
         body = endpoints[slot.side].request_body(
-            messages_for(design, prompts[slot.prompt_id], slot.side), seed=seed
+            messages_for(design, prompts[slot.prompt_id], slot.side, slot.prompt_id), seed=seed
         )
         requests.append((slot.side, custom_id(design_sha256, slot.trial, slot.slot), body))
     return requests

@@ -162,14 +162,18 @@ def displayed_texts(
 def build_trials_view(design: Mapping[str, Any], state: SlotState) -> list[JsonObject]:
     """``trials.jsonl``: trial, prompt and options, with nothing that names a side or model.
     ``--truncate-match`` needs every response of a trial, so it is applied here."""
-    prompts = {p["id"]: p["text"] for p in design["prompts"]}
+    prompts = {p["id"]: p for p in design["prompts"]}
     n_slots = 3 if design["protocol"] == "triangle" else 2
-    return [
-        {
+    rows: list[JsonObject] = []
+    for entry in design["arrangement"]:
+        prompt = prompts[entry["prompt_id"]]
+        row: JsonObject = {
             "schema": schema_tag("trials"),
             "trial": entry["trial"],
-            "prompt": prompts[entry["prompt_id"]],
+            "prompt": prompt["text"],
             "options": displayed_texts(design, state, entry["trial"], n_slots),
         }
-        for entry in design["arrangement"]
-    ]
+        if "messages" in prompt:  # a conversation: the judge sees every turn (issue 12)
+            row["history"] = [dict(turn) for turn in prompt["messages"][:-1]]
+        rows.append(row)
+    return rows

@@ -28,6 +28,7 @@ from blindtest.checks import CommandRunner
 from blindtest.design import build_arrangement
 from blindtest.errors import BadInput
 from blindtest.normalize import NORMALIZERS_VERSION
+from blindtest.prompts import prompt_sha256
 
 #: Relative tolerance for floats recomputed on another machine (libm and scipy may differ in
 #: the last bits); exact everywhere else.
@@ -179,7 +180,7 @@ def _check_design(v: _Verifier) -> Mapping[str, Any] | None:
         return None
     v.note("prompt hashes")
     for index, prompt in enumerate(design["prompts"]):
-        text_hash = artifacts.sha256_text(prompt["text"])
+        text_hash = prompt_sha256(prompt)  # a conversation's covers every turn (issue 12)
         if text_hash != prompt["sha256"]:
             v.result.differences.append(
                 Difference(
