@@ -36,6 +36,7 @@ import aiohttp
 import orjson
 
 from blindtest import __version__
+from blindtest.endpoints import proxy_for
 from blindtest.errors import (
     AuthFailed,
     BadInput,
@@ -140,6 +141,9 @@ class Endpoint:
     max_tokens_field: TokenField = "max_tokens"
     #: Body fields set last (a side's ``--a-param``; ``None`` removes the field).
     extra: Mapping[str, object] | None = field(default=None, hash=False, compare=True)
+    #: Extra headers as (header NAME, environment variable): the value is read when a
+    #: request is sent, never stored (``--a-header-env NAME:ENVVAR``).
+    header_env: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.base_url)
@@ -196,8 +200,10 @@ class Endpoint:
         )
 
     def check_key(self, side: str) -> None:
-        """Raise :class:`BadInput` now if the named key variable is unset (nothing is read out)."""
+        """Raise :class:`BadInput` now if the named key variable (or a header's variable) is
+        unset (nothing is read out)."""
         _read_key(side, self)
+        _read_headers(side, self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +272,19 @@ def _read_key(side: str, endpoint: Endpoint) -> str | None:
             f"export it with the API key for {endpoint.model}"
         )
     return key
+
+
+def _read_headers(side: str, endpoint: Endpoint) -> dict[str, str]:
+    headers = {}
+    for name, env in endpoint.header_env:
+        value = os.environ.get(env, "")
+        if not value:
+            raise BadInput(
+                f"side {side}: environment variable {env} (for the {name} header) is not set; "
+                "export it, or drop the --header-env option"
+            )
+        headers[name] = value
+    return headers
 
 
 def _scrub(text: str, key: str | None) -> str:
@@ -487,6 +506,8 @@ class _Lane:
     limit: _AdaptiveLimit
     pace: _Pace
     tally: _Tally
+    #: The proxy this side's requests go through (``HTTPS_PROXY``...; None: direct).
+    proxy: str | None = None
 
     @property
     def where(self) -> str:
@@ -530,12 +551,19 @@ class ChatClient:
         rng: SupportsRandom | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         clock: Callable[[], float] = time.time,
+        side_concurrency: Mapping[str, int] | None = None,
+        side_rpm: Mapping[str, float] | None = None,
     ) -> None:
         _bad(not endpoints, "no endpoints given")
-        _bad(concurrency < 1, f"--concurrency must be >= 1, got {concurrency}")
-        _bad(
-            rpm is not None and not (rpm > 0 and math.isfinite(rpm)), f"rpm must be > 0, got {rpm}"
-        )
+        self._ceilings = {side: concurrency for side in endpoints} | dict(side_concurrency or {})
+        self._rpms = {side: rpm for side in endpoints} | dict(side_rpm or {})
+        for side, ceiling in self._ceilings.items():
+            _bad(ceiling < 1, f"--concurrency must be >= 1, got {ceiling} (side {side})")
+        for side, cap in self._rpms.items():
+            _bad(
+                cap is not None and not (cap > 0 and math.isfinite(cap)),
+                f"rpm must be > 0, got {cap} (side {side})",
+            )
         _bad(not (timeout > 0), f"--timeout must be > 0 seconds, got {timeout}")
         _bad(not (connect_timeout > 0), f"connect timeout must be > 0, got {connect_timeout}")
         self._endpoints = dict(endpoints)
@@ -577,12 +605,16 @@ class ChatClient:
         for side, endpoint in self._endpoints.items():
             if side in self._lanes:
                 continue
-            connector = aiohttp.TCPConnector(limit=self._concurrency, limit_per_host=0)
+            ceiling = self._ceilings[side]
+            connector = aiohttp.TCPConnector(limit=ceiling, limit_per_host=0)
+            # trust_env stays off: aiohttp would read ~/.netrc; the proxy is chosen here.
             session = aiohttp.ClientSession(
                 connector=connector, timeout=self._timeouts, raise_for_status=False
             )
-            limit, pace = _AdaptiveLimit(self._concurrency), _Pace(self._rpm)
-            self._lanes[side] = _Lane(side, endpoint, session, limit, pace, self._tallies[side])
+            limit, pace = _AdaptiveLimit(ceiling), _Pace(self._rpms[side])
+            self._lanes[side] = _Lane(
+                side, endpoint, session, limit, pace, self._tallies[side], proxy_for(endpoint.url)
+            )
 
     async def aclose(self) -> None:
         """Close every session; idempotent."""
@@ -613,7 +645,11 @@ class ChatClient:
     def concurrency(self, side: str) -> int:
         """The current concurrency limit of one side (shrinks on 429, grows back)."""
         lane = self._lanes.get(side)
-        return lane.limit.limit if lane else self._concurrency
+        return lane.limit.limit if lane else self._ceilings[side]
+
+    def ceiling(self, side: str) -> int:
+        """The most requests ``side`` may have in flight (``--a-concurrency`` or the shared)."""
+        return self._ceilings[side]
 
     async def complete(
         self, side: str, messages: Sequence[ChatMessage], *, seed: int | None = None
@@ -686,6 +722,7 @@ class ChatClient:
         }
         if key is not None:
             headers["Authorization"] = f"Bearer {key}"
+        headers.update(_read_headers(lane.side, endpoint))
         lane.tally.requests += 1
         lane.tally.retries += attempt > 1
         started = time.perf_counter()
@@ -693,7 +730,7 @@ class ChatClient:
             # aiohttp warns that a large bytes body may block the loop; a stream does not.
             data = io.BytesIO(body) if len(body) > _LARGE_BODY else body
             async with lane.session.post(
-                endpoint.url, data=data, headers=headers, allow_redirects=False
+                endpoint.url, data=data, headers=headers, allow_redirects=False, proxy=lane.proxy
             ) as response:
                 payload = await response.read()
         except (aiohttp.ClientError, asyncio.TimeoutError, TimeoutError, OSError) as error:
@@ -861,6 +898,7 @@ class BatchClient:
             headers = {"User-Agent": f"blindtest/{__version__}"}
             if key is not None:
                 headers["Authorization"] = f"Bearer {key}"
+            headers.update(_read_headers("batch", self._endpoint))
             data: aiohttp.FormData | bytes | None = None
             if file is not None:
                 data = aiohttp.FormData()
@@ -871,7 +909,12 @@ class BatchClient:
                 headers["Content-Type"] = "application/json"
             try:
                 async with self._session.request(
-                    method, self._url(path), data=data, headers=headers, allow_redirects=False
+                    method,
+                    self._url(path),
+                    data=data,
+                    headers=headers,
+                    allow_redirects=False,
+                    proxy=proxy_for(self._url(path)),
                 ) as response:
                     payload = await response.read()
                     status, reason = response.status, response.reason or ""

@@ -21,7 +21,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from blindtest.artifacts import JsonObject, schema_tag
@@ -456,7 +456,7 @@ async def run_generation(
     tasks = {
         role: [
             asyncio.create_task(_worker(design, client, queue, prompts, append, on_result))
-            for _ in range(concurrency)
+            for _ in range(max(concurrency, client.ceiling(role)))
         ]
         for role, queue in queues.items()
     }
@@ -810,6 +810,11 @@ class FetchOptions:
     timeout: float = DEFAULT_TIMEOUT
     rpm: float | None = None
     max_retries: int = DEFAULT_POLICY.max_retries
+    #: Issue 12, per side: ``--a-concurrency``, ``--a-rpm`` (the shared ones for the rest),
+    #: and ``--a-header-env NAME:ENVVAR`` headers (values read when sending, never written).
+    side_concurrency: Mapping[str, int] = field(default_factory=dict)
+    side_rpm: Mapping[str, float] = field(default_factory=dict)
+    header_env: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -849,7 +854,10 @@ def generate_stage(
     unanswered raises (:func:`check_finished`); a triangle with some identical draws says so.
     """
     check_rows_match_design(design, existing)
-    endpoints = endpoints_for(design)
+    endpoints = {
+        role: replace(endpoint, header_env=options.header_env.get(role, ()))
+        for role, endpoint in endpoints_for(design).items()
+    }
     for role, endpoint in endpoints.items():
         endpoint.check_key(role)
     prices = recorded_prices(previous, design_sha256) | dict(given_prices)
@@ -939,6 +947,8 @@ async def _fetch(
         rpm=options.rpm,
         timeout=options.timeout,
         policy=policy,
+        side_concurrency=options.side_concurrency,
+        side_rpm=options.side_rpm,
     ) as client:
 
         def update(final: bool = False) -> None:

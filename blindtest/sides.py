@@ -82,6 +82,24 @@ def parse_param(option: str, item: str) -> tuple[str, Any]:
     return key, value
 
 
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def parse_header_env(option: str, item: str) -> tuple[str, str]:
+    """``NAME:ENVVAR`` -> (header name, variable name); the value is never taken here."""
+    name, sep, env = item.partition(":")
+    name, env = name.strip(), env.strip()
+    if not sep or not _HEADER_NAME.match(name) or not _ENV_NAME.match(env):
+        raise BadInput(
+            f"{option}: {item!r} is not NAME:ENVVAR (a header name and the NAME of the "
+            f"environment variable holding its value), e.g. {option} OpenAI-Organization:ORG_ID"
+        )
+    if name.lower() in ("authorization", "content-type", "content-length", "host"):
+        raise BadInput(f"{option}: blindtest sets the {name} header itself")
+    return name, env
+
+
 # --------------------------------------------------------------------------- reading a design
 
 

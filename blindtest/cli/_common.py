@@ -295,6 +295,29 @@ timeout_option = click.option(
 )
 
 
+def _side_transport(side: str) -> list[Callable[[F], F]]:
+    upper = side.upper()
+    return [
+        click.option(
+            f"--{side}-concurrency",
+            type=click.IntRange(min=1),
+            help=f"Requests in flight for side {upper} only.",
+        ),
+        click.option(
+            f"--{side}-rpm",
+            type=click.FloatRange(min=0, min_open=True),
+            help=f"Requests started per minute for side {upper} only.",
+        ),
+        click.option(
+            f"--{side}-header-env",
+            metavar="NAME:ENVVAR",
+            multiple=True,
+            help=f"Send header NAME on side {upper}'s requests, its value read from ENVVAR "
+            "(never written; repeatable).",
+        ),
+    ]
+
+
 def grouped(*decorators: Callable[[F], F]) -> Callable[[F], F]:
     """Several option decorators as one, the options listed in the order given."""
 
@@ -305,6 +328,9 @@ def grouped(*decorators: Callable[[F], F]) -> Callable[[F], F]:
 
     return apply
 
+
+#: Issue 12: per-side transport, for bt-generate and `blindtest run`.
+side_transport_options = grouped(*_side_transport("a"), *_side_transport("b"))
 
 price_options = grouped(
     click.option("--price-a", metavar="IN,OUT", help="Side A price, dollars per million tokens."),

@@ -54,6 +54,7 @@ def _check_numbers(timeout: float, rpm: float | None) -> None:
     type=click.FloatRange(min=0, min_open=True),
     help="Cap on requests started per minute, per endpoint.",
 )
+@_common.side_transport_options
 @click.option("--price-a", metavar="IN,OUT", help="Side A price, dollars per million tokens.")
 @click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens.")
 @click.option("--price-launder", metavar="IN,OUT", help="Laundering model price.")
@@ -70,6 +71,12 @@ def generate(
     price_b: str | None,
     price_launder: str | None,
     quiet: bool,
+    a_concurrency: int | None = None,
+    b_concurrency: int | None = None,
+    a_rpm: float | None = None,
+    b_rpm: float | None = None,
+    a_header_env: tuple[str, ...] = (),
+    b_header_env: tuple[str, ...] = (),
     **batch: Any,
 ) -> None:
     """Fetch every response before any judging; a rerun fetches only what is missing.
@@ -83,6 +90,13 @@ def generate(
     from blindtest.outputs import imported_text
 
     _check_numbers(timeout, rpm)
+    for option, value in (("--a-rpm", a_rpm), ("--b-rpm", b_rpm)):
+        if value is not None and not math.isfinite(value):
+            raise BadInput(f"{option}: expected a finite number of requests per minute > 0")
+    headers = {
+        "A": lib_header_env("--a-header-env", a_header_env),
+        "B": lib_header_env("--b-header-env", b_header_env),
+    }
     given = lib.parse_prices({"A": price_a, "B": price_b, "launder": price_launder})
     if _batch.wanted(batch):
         _batch.dispatch(run_dir, batch, given, quiet, timeout)
@@ -106,7 +120,15 @@ def generate(
         say=(lambda _: None) if quiet else (lambda text: click.echo(text, err=True)),
         on_progress=_ProgressLine() if not quiet and sys.stderr.isatty() else None,
     )
-    options = lib.FetchOptions(concurrency, timeout, rpm, max_retries)
+    options = lib.FetchOptions(
+        concurrency,
+        timeout,
+        rpm,
+        max_retries,
+        side_concurrency={s: n for s, n in (("A", a_concurrency), ("B", b_concurrency)) if n},
+        side_rpm={s: r for s, r in (("A", a_rpm), ("B", b_rpm)) if r},
+        header_env=headers,
+    )
     previous = _previous(run_dir)
     trials = lib.generate_stage(
         loaded.design, loaded.sha256, existing, previous, given, options, io
@@ -116,6 +138,12 @@ def generate(
         f"wrote {run_dir / artifacts.TRIALS}: {len(trials)} blinded trials; "
         f"next: {stage_command('judge', run_dir)}"
     )
+
+
+def lib_header_env(option: str, given: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    from blindtest.sides import parse_header_env
+
+    return tuple(parse_header_env(option, item) for item in given)
 
 
 def _previous(run_dir: Path) -> dict[str, Any] | None:
