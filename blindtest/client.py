@@ -59,6 +59,7 @@ from blindtest.wire import (
     TokenField,
     Usage,
     names_param,
+    parameter_fix,
     parse_completion,
     parse_error,
     prompt_too_long,
@@ -235,6 +236,8 @@ class Completion:
     response_id: str | None = None
     error: str | None = None
     seed: int | None = None
+    #: The model's reasoning, kept apart from ``text`` (never shown to a judge).
+    reasoning: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -311,6 +314,7 @@ def _failure(
     hint_env: str | None = None,
     timeouts: aiohttp.ClientTimeout,
     key: str | None,
+    side: str = "",
 ) -> EndpointFailed:
     """Translate one failed attempt (an aiohttp/OS error, a timeout, or an HTTP status) into
     the :mod:`blindtest.errors` class that names it, with a one-line message."""
@@ -323,7 +327,12 @@ def _failure(
         return _transport_failure(error, timeouts, make)
     assert status is not None
     body = said if said is not None else ServerError("")
-    failure = _status_failure(status, reason, body, location, hint_env, make)
+    fix = parameter_fix(status, body, side)
+    if fix is not None:
+        words = body.message.rstrip().removesuffix(".")
+        failure: EndpointFailed = make(EndpointRejected, f"HTTP {status}: {words}; {fix}")
+    else:
+        failure = _status_failure(status, reason, body, location, hint_env, make)
     failure.status, failure.code, failure.type = status, body.code, body.type
     failure.param = body.param
     failure.server_message = _scrub(body.message, key)
@@ -752,6 +761,7 @@ class ChatClient:
             hint_env=endpoint.key_env,
             timeouts=self._timeouts,
             key=key,
+            side=lane.side,
         )
         return _Attempt(status, response.headers, latency_ms, failure=failure, said=said)
 
@@ -794,6 +804,7 @@ class ChatClient:
                 truncated=parsed.truncated,
                 response_id=parsed.response_id,
                 seed=seed,
+                reasoning=parsed.reasoning,
             )
         lane.tally.failures += 1
         if isinstance(failure, _FATAL):

@@ -77,7 +77,8 @@ def _bypassed(host: str, port: int | None, no_proxy: str) -> bool:
 def proxy_for(url: str, environ: Mapping[str, str] | None = None) -> str | None:
     """The proxy a request to ``url`` goes through, or None (direct): never for a local
     endpoint, nor a host ``NO_PROXY`` names. A proxy given without a scheme is taken as
-    ``http://`` (as the openai SDK does); a SOCKS proxy is refused (BadInput naming the variable)."""
+    ``http://`` (as the openai SDK does); a SOCKS proxy is refused (BadInput naming the
+    variable)."""
     if is_loopback(url):
         return None
     proxies = _proxies(os.environ if environ is None else environ)

@@ -213,6 +213,8 @@ def response_record(
         )
     raw = completion.text if completion.text else (completion.refusal or "")
     row = _row(design, work.slot, work.stage, model, completion.kind, measured, raw)
+    if completion.reasoning is not None:  # recorded apart; the judge never sees it
+        row["reasoning"] = completion.reasoning
     return row | {"truncated": completion.truncated, "refusal": completion.refusal}
 
 
@@ -1055,6 +1057,7 @@ def _batch_completion(design: Mapping[str, Any], slot: Slot, result: BatchResult
             response_id=parsed.response_id,
             error=error,
             seed=seed,
+            reasoning=parsed.reasoning,
         )
     kind = _batch_failure_kind(result)
     said = (result.said or ServerError("failed")).message
