@@ -48,7 +48,7 @@ from blindtest.normalize import (
     strip_formatting,
 )
 from blindtest.retry import DEFAULT_POLICY, RetryPolicy
-from blindtest.sides import SIDES, fill_template, side_system
+from blindtest.sides import SIDES, fill_template, parse_header_env, side_system
 from blindtest.slots import (
     LAUNDER,
     Slot,
@@ -817,6 +817,27 @@ class FetchOptions:
     side_concurrency: Mapping[str, int] = field(default_factory=dict)
     side_rpm: Mapping[str, float] = field(default_factory=dict)
     header_env: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+
+
+def side_transport(given: dict[str, Any]) -> dict[str, Any]:
+    """``FetchOptions`` keywords from the per-side transport options, popped from ``given``
+    (``a_concurrency``, ``b_rpm``, ``a_header_env``...; None or empty: not given)."""
+    found: dict[str, Any] = {"side_concurrency": {}, "side_rpm": {}, "header_env": {}}
+    for side in SIDES:
+        lower = side.lower()
+        concurrency = given.pop(f"{lower}_concurrency", None)
+        rpm = given.pop(f"{lower}_rpm", None)
+        headers = given.pop(f"{lower}_header_env", ()) or ()
+        if concurrency is not None:
+            found["side_concurrency"][side] = concurrency
+        if rpm is not None:
+            if not (math.isfinite(rpm) and rpm > 0):
+                raise BadInput(f"--{lower}-rpm: expected a finite number > 0, got {rpm}")
+            found["side_rpm"][side] = rpm
+        found["header_env"][side] = tuple(
+            parse_header_env(f"--{lower}-header-env", item) for item in headers
+        )
+    return found
 
 
 @dataclass(frozen=True, slots=True)

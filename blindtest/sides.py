@@ -192,3 +192,15 @@ def sides_summary(design: Mapping[str, Any]) -> str:
     else:
         what = "different models" + (f", different {_join(others)}" if others else "")
     return f"{labels} ({what})"
+
+
+def identity_terms(design: Mapping[str, Any]) -> list[str]:
+    """Every name that would tell a judge which side wrote a text: both sides' model names
+    and labels (for identity stripping), longest first, without repeats."""
+    terms = {
+        str(value)
+        for side in SIDES
+        for value in (design["models"][side]["model"], design["models"][side].get("label"))
+        if value
+    }
+    return sorted(terms, key=lambda term: (-len(term), term))

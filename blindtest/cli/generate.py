@@ -71,12 +71,6 @@ def generate(
     price_b: str | None,
     price_launder: str | None,
     quiet: bool,
-    a_concurrency: int | None = None,
-    b_concurrency: int | None = None,
-    a_rpm: float | None = None,
-    b_rpm: float | None = None,
-    a_header_env: tuple[str, ...] = (),
-    b_header_env: tuple[str, ...] = (),
     **batch: Any,
 ) -> None:
     """Fetch every response before any judging; a rerun fetches only what is missing.
@@ -90,13 +84,7 @@ def generate(
     from blindtest.outputs import imported_text
 
     _check_numbers(timeout, rpm)
-    for option, value in (("--a-rpm", a_rpm), ("--b-rpm", b_rpm)):
-        if value is not None and not math.isfinite(value):
-            raise BadInput(f"{option}: expected a finite number of requests per minute > 0")
-    headers = {
-        "A": lib_header_env("--a-header-env", a_header_env),
-        "B": lib_header_env("--b-header-env", b_header_env),
-    }
+    sides = lib.side_transport(batch)  # --a-concurrency, --b-rpm, --a-header-env...
     given = lib.parse_prices({"A": price_a, "B": price_b, "launder": price_launder})
     if _batch.wanted(batch):
         _batch.dispatch(run_dir, batch, given, quiet, timeout)
@@ -120,15 +108,7 @@ def generate(
         say=(lambda _: None) if quiet else (lambda text: click.echo(text, err=True)),
         on_progress=_ProgressLine() if not quiet and sys.stderr.isatty() else None,
     )
-    options = lib.FetchOptions(
-        concurrency,
-        timeout,
-        rpm,
-        max_retries,
-        side_concurrency={s: n for s, n in (("A", a_concurrency), ("B", b_concurrency)) if n},
-        side_rpm={s: r for s, r in (("A", a_rpm), ("B", b_rpm)) if r},
-        header_env=headers,
-    )
+    options = lib.FetchOptions(concurrency, timeout, rpm, max_retries, **sides)
     previous = _previous(run_dir)
     trials = lib.generate_stage(
         loaded.design, loaded.sha256, existing, previous, given, options, io
@@ -138,12 +118,6 @@ def generate(
         f"wrote {run_dir / artifacts.TRIALS}: {len(trials)} blinded trials; "
         f"next: {stage_command('judge', run_dir)}"
     )
-
-
-def lib_header_env(option: str, given: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    from blindtest.sides import parse_header_env
-
-    return tuple(parse_header_env(option, item) for item in given)
 
 
 def _previous(run_dir: Path) -> dict[str, Any] | None:
