@@ -217,3 +217,36 @@ def test_i12_02_same_model_two_templates_is_valid_and_temperature_zero_is_per_si
     # A side whose temperature is removed (server default) is not at temperature 0.
     removed = ["--temperature", "0", "--a-param", "temperature=null", "--b-temperature", "0.7"]
     assert invoke("design", tmp_path / "r", *same, *removed).exit_code == 0
+
+
+def test_i12_02_identity_terms_name_models_and_labels() -> None:
+    from blindtest.sides import identity_terms
+
+    design = {
+        "models": {
+            "A": {"model": "gpt-x", "label": "prompt v2"},
+            "B": {"model": "gpt-x"},
+        }
+    }
+    assert identity_terms(design) == ["prompt v2", "gpt-x"]
+
+
+def test_i12_01_the_suggested_next_design_keeps_each_sides_configuration(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    from blindtest.analysis.wording import _same_design_args
+
+    run = tmp_path / "run"
+    extra = ["--a-system", "Be brief.", "--b-label", "v2", "--b-param", "top_p=0.9"]
+    extra += ["--a-temperature", "0.5", "--b-param", "reasoning_effort=high"]
+    args = _design_args(simulator, tmp_path)
+    assert invoke("design", run, "--a", "m", "--b", "m", *args, *extra).exit_code == 0
+    design = orjson.loads((run / artifacts.DESIGN).read_bytes())
+    words = _same_design_args(design)
+    pairs = set(zip(words, words[1:], strict=False))
+    assert ("--a-system", "Be brief.") in pairs
+    assert ("--b-label", "v2") in pairs
+    assert ("--b-param", "top_p=0.9") in pairs
+    assert ("--b-param", "reasoning_effort=high") in pairs
+    assert ("--a-temperature", "0.5") in pairs
+    assert "--temperature" not in words
