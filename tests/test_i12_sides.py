@@ -3,6 +3,7 @@ extra parameters, label), recorded in the hashed design, sent per side, shown af
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -243,7 +244,7 @@ def test_i12_01_the_suggested_next_design_keeps_each_sides_configuration(
     assert invoke("design", run, "--a", "m", "--b", "m", *args, *extra).exit_code == 0
     design = orjson.loads((run / artifacts.DESIGN).read_bytes())
     words = _same_design_args(design)
-    pairs = set(zip(words, words[1:], strict=False))
+    pairs = set(itertools.pairwise(words))
     assert ("--a-system", "Be brief.") in pairs
     assert ("--b-label", "v2") in pairs
     assert ("--b-param", "top_p=0.9") in pairs
