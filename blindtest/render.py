@@ -6,6 +6,7 @@ Formatting only: every number and sentence comes from the report; nothing is com
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 import textwrap
@@ -391,6 +392,10 @@ def format_summary(
     return _finish(lines, width)
 
 
+#: A side's system prompt or template is cut to this on the screen.
+_SHOWN_CHARS = 240
+
+
 def _sides_lines(report: Mapping[str, Any]) -> list[str]:
     """Each side's full configuration (issue 12), after the reveal."""
     sides = report.get("sides")
@@ -399,15 +404,24 @@ def _sides_lines(report: Mapping[str, Any]) -> list[str]:
     lines = ["", f"Sides, after the reveal: {sides['summary']}"]
     for side in ("A", "B"):
         config = sides[side]
-        lines.append(f"  {side} {config['label']}: model {config['model']}")
-        for name in ("dir", "base_url", "key_env", "system", "template"):
+        lines.append(f"  {side} {config['label']}")
+        for name in ("model", "dir", "base_url", "key_env", "system", "template"):
             if config.get(name) is not None:
                 value = str(config[name]).replace("\n", " / ")
+                if len(value) > _SHOWN_CHARS:  # report.json holds it whole
+                    value = f"{value[:_SHOWN_CHARS]}... ({len(value)} characters in report.json)"
                 lines.append(f"    {name}: {value}")
         params = {**(config.get("params") or {}), **(config.get("extra_params") or {})}
-        shown = ", ".join(f"{k}={v}" for k, v in params.items() if v is not None)
+        shown = ", ".join(
+            f"{k}={v if isinstance(v, str) else json.dumps(v)}"
+            for k, v in params.items()
+            if v is not None
+        )
+        removed = [k for k, v in (config.get("extra_params") or {}).items() if v is None]
         if shown:
             lines.append(f"    parameters: {shown}")
+        if removed:
+            lines.append(f"    not sent: {', '.join(removed)}")
     return lines
 
 
