@@ -127,18 +127,30 @@ class ResponseRow(_ResponseRequired, total=False):
     seed: int | None
     prompt_id: str
     served_model: str | None
+    reasoning: str
 
 
 # --------------------------------------------------------------------------- trials.schema.json
 
 
-class TrialRecord(TypedDict):
-    """One line of ``trials.jsonl``: the blinded view (no model, no side)."""
+class HistoryTurn(TypedDict):
+    """A conversation's earlier turn, as the judge sees it (issue 12)."""
 
+    role: str
+    content: str
+
+
+class _TrialRequired(TypedDict):
     schema: str
     trial: int
     prompt: str
     options: list[str]
+
+
+class TrialRecord(_TrialRequired, total=False):
+    """One line of ``trials.jsonl``: the blinded view (no model, no side)."""
+
+    history: list[HistoryTurn]
 
 
 # --------------------------------------------------------------------------- picks.schema.json
@@ -249,3 +261,4 @@ class ReportRecord(_ReportRequired, total=False):
     answers: list[dict[str, Any]]
     summary: dict[str, Any]
     next: dict[str, Any] | None
+    sides: dict[str, Any]

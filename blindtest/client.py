@@ -27,7 +27,7 @@ import random
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -36,6 +36,7 @@ import aiohttp
 import orjson
 
 from blindtest import __version__
+from blindtest.endpoints import proxy_for
 from blindtest.errors import (
     AuthFailed,
     BadInput,
@@ -58,6 +59,7 @@ from blindtest.wire import (
     TokenField,
     Usage,
     names_param,
+    parameter_fix,
     parse_completion,
     parse_error,
     prompt_too_long,
@@ -138,6 +140,11 @@ class Endpoint:
     top_p: float | None = None
     max_tokens: int | None = None
     max_tokens_field: TokenField = "max_tokens"
+    #: Body fields set last (a side's ``--a-param``; ``None`` removes the field).
+    extra: Mapping[str, object] | None = field(default=None, hash=False, compare=True)
+    #: Extra headers as (header NAME, environment variable): the value is read when a
+    #: request is sent, never stored (``--a-header-env NAME:ENVVAR``).
+    header_env: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.base_url)
@@ -190,11 +197,14 @@ class Endpoint:
             max_tokens=self.max_tokens,
             token_field=self.max_tokens_field,
             seed=seed,
+            extra=self.extra,
         )
 
     def check_key(self, side: str) -> None:
-        """Raise :class:`BadInput` now if the named key variable is unset (nothing is read out)."""
+        """Raise :class:`BadInput` now if the named key variable (or a header's variable) is
+        unset (nothing is read out)."""
         _read_key(side, self)
+        _read_headers(side, self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +236,8 @@ class Completion:
     response_id: str | None = None
     error: str | None = None
     seed: int | None = None
+    #: The model's reasoning, kept apart from ``text`` (never shown to a judge).
+    reasoning: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -265,6 +277,19 @@ def _read_key(side: str, endpoint: Endpoint) -> str | None:
     return key
 
 
+def _read_headers(side: str, endpoint: Endpoint) -> dict[str, str]:
+    headers = {}
+    for name, env in endpoint.header_env:
+        value = os.environ.get(env, "")
+        if not value:
+            raise BadInput(
+                f"side {side}: environment variable {env} (for the {name} header) is not set; "
+                "export it, or drop the --header-env option"
+            )
+        headers[name] = value
+    return headers
+
+
 def _scrub(text: str, key: str | None) -> str:
     """One line, bounded, and without the key even if a server echoed it back."""
     if key:
@@ -289,6 +314,7 @@ def _failure(
     hint_env: str | None = None,
     timeouts: aiohttp.ClientTimeout,
     key: str | None,
+    side: str = "",
 ) -> EndpointFailed:
     """Translate one failed attempt (an aiohttp/OS error, a timeout, or an HTTP status) into
     the :mod:`blindtest.errors` class that names it, with a one-line message."""
@@ -301,7 +327,12 @@ def _failure(
         return _transport_failure(error, timeouts, make)
     assert status is not None
     body = said if said is not None else ServerError("")
-    failure = _status_failure(status, reason, body, location, hint_env, make)
+    fix = parameter_fix(status, body, side)
+    if fix is not None:
+        words = body.message.rstrip().removesuffix(".")
+        failure: EndpointFailed = make(EndpointRejected, f"HTTP {status}: {words}; {fix}")
+    else:
+        failure = _status_failure(status, reason, body, location, hint_env, make)
     failure.status, failure.code, failure.type = status, body.code, body.type
     failure.param = body.param
     failure.server_message = _scrub(body.message, key)
@@ -484,6 +515,8 @@ class _Lane:
     limit: _AdaptiveLimit
     pace: _Pace
     tally: _Tally
+    #: The proxy this side's requests go through (``HTTPS_PROXY``...; None: direct).
+    proxy: str | None = None
 
     @property
     def where(self) -> str:
@@ -527,12 +560,19 @@ class ChatClient:
         rng: SupportsRandom | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         clock: Callable[[], float] = time.time,
+        side_concurrency: Mapping[str, int] | None = None,
+        side_rpm: Mapping[str, float] | None = None,
     ) -> None:
         _bad(not endpoints, "no endpoints given")
-        _bad(concurrency < 1, f"--concurrency must be >= 1, got {concurrency}")
-        _bad(
-            rpm is not None and not (rpm > 0 and math.isfinite(rpm)), f"rpm must be > 0, got {rpm}"
-        )
+        self._ceilings = {side: concurrency for side in endpoints} | dict(side_concurrency or {})
+        self._rpms = {side: rpm for side in endpoints} | dict(side_rpm or {})
+        for side, ceiling in self._ceilings.items():
+            _bad(ceiling < 1, f"--concurrency must be >= 1, got {ceiling} (side {side})")
+        for side, cap in self._rpms.items():
+            _bad(
+                cap is not None and not (cap > 0 and math.isfinite(cap)),
+                f"rpm must be > 0, got {cap} (side {side})",
+            )
         _bad(not (timeout > 0), f"--timeout must be > 0 seconds, got {timeout}")
         _bad(not (connect_timeout > 0), f"connect timeout must be > 0, got {connect_timeout}")
         self._endpoints = dict(endpoints)
@@ -574,12 +614,16 @@ class ChatClient:
         for side, endpoint in self._endpoints.items():
             if side in self._lanes:
                 continue
-            connector = aiohttp.TCPConnector(limit=self._concurrency, limit_per_host=0)
+            ceiling = self._ceilings[side]
+            connector = aiohttp.TCPConnector(limit=ceiling, limit_per_host=0)
+            # trust_env stays off: aiohttp would read ~/.netrc; the proxy is chosen here.
             session = aiohttp.ClientSession(
                 connector=connector, timeout=self._timeouts, raise_for_status=False
             )
-            limit, pace = _AdaptiveLimit(self._concurrency), _Pace(self._rpm)
-            self._lanes[side] = _Lane(side, endpoint, session, limit, pace, self._tallies[side])
+            limit, pace = _AdaptiveLimit(ceiling), _Pace(self._rpms[side])
+            self._lanes[side] = _Lane(
+                side, endpoint, session, limit, pace, self._tallies[side], proxy_for(endpoint.url)
+            )
 
     async def aclose(self) -> None:
         """Close every session; idempotent."""
@@ -610,7 +654,11 @@ class ChatClient:
     def concurrency(self, side: str) -> int:
         """The current concurrency limit of one side (shrinks on 429, grows back)."""
         lane = self._lanes.get(side)
-        return lane.limit.limit if lane else self._concurrency
+        return lane.limit.limit if lane else self._ceilings[side]
+
+    def ceiling(self, side: str) -> int:
+        """The most requests ``side`` may have in flight (``--a-concurrency`` or the shared)."""
+        return self._ceilings[side]
 
     async def complete(
         self, side: str, messages: Sequence[ChatMessage], *, seed: int | None = None
@@ -683,6 +731,7 @@ class ChatClient:
         }
         if key is not None:
             headers["Authorization"] = f"Bearer {key}"
+        headers.update(_read_headers(lane.side, endpoint))
         lane.tally.requests += 1
         lane.tally.retries += attempt > 1
         started = time.perf_counter()
@@ -690,7 +739,7 @@ class ChatClient:
             # aiohttp warns that a large bytes body may block the loop; a stream does not.
             data = io.BytesIO(body) if len(body) > _LARGE_BODY else body
             async with lane.session.post(
-                endpoint.url, data=data, headers=headers, allow_redirects=False
+                endpoint.url, data=data, headers=headers, allow_redirects=False, proxy=lane.proxy
             ) as response:
                 payload = await response.read()
         except (aiohttp.ClientError, asyncio.TimeoutError, TimeoutError, OSError) as error:
@@ -712,6 +761,7 @@ class ChatClient:
             hint_env=endpoint.key_env,
             timeouts=self._timeouts,
             key=key,
+            side=lane.side,
         )
         return _Attempt(status, response.headers, latency_ms, failure=failure, said=said)
 
@@ -754,6 +804,7 @@ class ChatClient:
                 truncated=parsed.truncated,
                 response_id=parsed.response_id,
                 seed=seed,
+                reasoning=parsed.reasoning,
             )
         lane.tally.failures += 1
         if isinstance(failure, _FATAL):
@@ -858,6 +909,7 @@ class BatchClient:
             headers = {"User-Agent": f"blindtest/{__version__}"}
             if key is not None:
                 headers["Authorization"] = f"Bearer {key}"
+            headers.update(_read_headers("batch", self._endpoint))
             data: aiohttp.FormData | bytes | None = None
             if file is not None:
                 data = aiohttp.FormData()
@@ -868,7 +920,12 @@ class BatchClient:
                 headers["Content-Type"] = "application/json"
             try:
                 async with self._session.request(
-                    method, self._url(path), data=data, headers=headers, allow_redirects=False
+                    method,
+                    self._url(path),
+                    data=data,
+                    headers=headers,
+                    allow_redirects=False,
+                    proxy=proxy_for(self._url(path)),
                 ) as response:
                     payload = await response.read()
                     status, reason = response.status, response.reason or ""

@@ -27,7 +27,7 @@ from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from blindtest.artifact_types import ArrangementEntry, DesignJudging, DesignRecord, ProtocolName
-from blindtest.artifacts import schema_tag, sha256_text
+from blindtest.artifacts import schema_tag
 from blindtest.endpoints import DEFAULT_BASE_URL as DEFAULT_BASE_URL  # re-exported for old imports
 from blindtest.errors import BadInput
 from blindtest.normalize import (
@@ -36,8 +36,9 @@ from blindtest.normalize import (
     length_band_instruction,
     parse_length_band,
 )
-from blindtest.prompts import Prompt, demo_prompts, load_prompts
+from blindtest.prompts import Prompt, demo_prompts, load_prompts, prompt_sha256
 from blindtest.rng import RNG_VERSION, DesignRng, fresh_seed
+from blindtest.sides import check_template, effective_temperature, parse_param, read_text_option
 
 PROTOCOLS = ("triangle", "pair", "preference")
 SIDES = ("A", "B")
@@ -60,17 +61,35 @@ class ModelSpec:
     temperature: float = 1.0
     max_tokens: int | None = None
     top_p: float | None = None
+    #: Issue 12: what the report calls the side (None: the model name).
+    label: str | None = None
+    #: The side's own system prompt (None: the design's shared one).
+    system: str | None = None
+    #: A user-message template with ``{prompt}`` (None: the prompt itself).
+    template: str | None = None
+    #: Request-body fields set last, in the order given (a None value removes the field).
+    extra_params: tuple[tuple[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
         if self.top_p is not None:
             params["top_p"] = self.top_p
-        return {
+        record: dict[str, Any] = {
             "model": self.model,
             "base_url": parse_url("base_url", self.base_url).rstrip("/"),
             "key_env": self.key_env,
             "params": params,
         }
+        # Optional fields only when given, so a design without them hashes as before.
+        if self.label is not None and self.label != self.model:
+            record["label"] = self.label
+        if self.system is not None:
+            record["system"] = self.system
+        if self.template is not None:
+            record["template"] = self.template
+        if self.extra_params:
+            record["extra_params"] = dict(self.extra_params)
+        return record
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +278,14 @@ def _check_model(side: str, spec: ModelSpec) -> None:
             "the NAME of the variable that holds the key, never the key itself"
         )
     if not 0 <= spec.temperature <= 2:
-        raise BadInput(f"--temperature must be in [0, 2], got {spec.temperature}")
+        raise BadInput(
+            f"--temperature must be in [0, 2], got {spec.temperature} (side {side}; "
+            f"--{lower}-temperature sets this side only)"
+        )
+    if spec.template is not None:
+        check_template(f"--{lower}-template", spec.template)
+    if spec.label is not None and not spec.label.strip():
+        raise BadInput(f"--{lower}-label is empty; give a name such as 'prompt v2'")
     if spec.top_p is not None and not 0 < spec.top_p <= 1:
         raise BadInput(f"--top-p must be in (0, 1], got {spec.top_p}")
 
@@ -273,7 +299,7 @@ def _check_endpoints(options: DesignOptions) -> None:
 
 def _check_triangle_temperature(options: DesignOptions) -> None:
     for side, spec in zip(SIDES, (options.a, options.b), strict=True):
-        if spec.temperature == 0:
+        if effective_temperature(spec.to_dict()) == 0:
             raise BadInput(
                 f"the triangle test is refused at temperature 0 (side {side}): the two "
                 "same-model responses would be identical and the odd one found without "
@@ -335,11 +361,10 @@ def _models(options: DesignOptions) -> dict[str, Any]:
 
 
 def prompt_record(prompt: Prompt) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "id": prompt.id,
-        "text": prompt.text,
-        "sha256": sha256_text(prompt.text),
-    }
+    record: dict[str, Any] = {"id": prompt.id, "text": prompt.text}
+    if prompt.history:  # a conversation: ``text`` is its last (user) turn
+        record["messages"] = prompt.messages()
+    record["sha256"] = prompt_sha256(record)
     if prompt.tags:
         record["tags"] = list(prompt.tags)
     if prompt.reference is not None:
@@ -421,6 +446,19 @@ class DesignRequest:
     require_reason: bool | None = None
     from_dirs: tuple[Path, Path] | None = None
     reference: Path | None = None
+    # Issue 12: per-side options (None / empty: the shared option, or the default).
+    a_system: str | None = None
+    b_system: str | None = None
+    a_template: str | None = None
+    b_template: str | None = None
+    a_temperature: float | None = None
+    b_temperature: float | None = None
+    a_max_tokens: int | None = None
+    b_max_tokens: int | None = None
+    a_param: tuple[str, ...] = ()
+    b_param: tuple[str, ...] = ()
+    a_label: str | None = None
+    b_label: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -459,8 +497,7 @@ def resolve_request(request: DesignRequest) -> ResolvedDesign:
         prompts = _load_prompts(r.prompts_file, r.demo)
 
     def side(side: str, model: str, url: str | None, key_env: str | None) -> ModelSpec:
-        key_env = key_env or default_key_env(side)
-        return ModelSpec(model, url or DEFAULT_BASE_URL, key_env, r.temperature, r.max_tokens)
+        return _side_spec(r, side, model, url or DEFAULT_BASE_URL, key_env or default_key_env(side))
 
     options = DesignOptions(
         a=side("A", model_a, a_url, r.a_key_env),
@@ -472,7 +509,7 @@ def resolve_request(request: DesignRequest) -> ResolvedDesign:
         sequential=r.sequential,
         similarity_pd0=r.similarity_pd0,
         demo=r.demo,
-        system=r.system,
+        system=read_text_option("--system", r.system) if r.system is not None else None,
         normalization=_normalization(r),
         question=r.question,
         extra_questions=r.extra_questions,
@@ -480,6 +517,33 @@ def resolve_request(request: DesignRequest) -> ResolvedDesign:
         source=source,
     )
     return ResolvedDesign(prompts, options, dropped)
+
+
+def _side_spec(r: DesignRequest, side: str, model: str, url: str, key_env: str) -> ModelSpec:
+    """One side's configuration: its own options where given, else the shared ones."""
+    lower = side.lower()
+
+    def own(name: str) -> Any:
+        return getattr(r, f"{lower}_{name}")
+
+    temperature = own("temperature")
+    max_tokens = own("max_tokens")
+    system = own("system")
+    params: dict[str, Any] = {}
+    for item in own("param"):
+        key, value = parse_param(f"--{lower}-param", item)
+        params[key] = value
+    return ModelSpec(
+        model,
+        url,
+        key_env,
+        temperature=r.temperature if temperature is None else temperature,
+        max_tokens=r.max_tokens if max_tokens is None else max_tokens,
+        label=own("label"),
+        system=None if system is None else read_text_option(f"--{lower}-system", system),
+        template=own("template"),
+        extra_params=tuple(params.items()),
+    )
 
 
 def _load_prompts(prompts_file: Path | None, demo: bool) -> list[Prompt]:

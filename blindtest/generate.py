@@ -21,7 +21,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from blindtest.artifact_types import DesignRecord, GenerationRecord, TrialRecord
@@ -49,6 +49,7 @@ from blindtest.normalize import (
     strip_formatting,
 )
 from blindtest.retry import DEFAULT_POLICY, RetryPolicy
+from blindtest.sides import SIDES, fill_template, parse_header_env, side_system
 from blindtest.slots import (
     LAUNDER,
     Slot,
@@ -88,9 +89,10 @@ class Progress:
     started: float = field(default_factory=time.monotonic)
 
 
-def system_prompt(design: DesignRecord) -> str | None:
-    """The system prompt both sides get: the design's, plus the length-band instruction."""
-    parts = [design.get("system")]
+def system_prompt(design: DesignRecord, side: str | None = None) -> str | None:
+    """The system prompt a side gets: its own or the design's shared one, plus the
+    length-band instruction (``side`` None: the shared one)."""
+    parts = [design.get("system") if side is None else side_system(design, side)]
     band = design["normalization"]["length_band"]
     if band is not None:
         parts.append(band["instruction"])
@@ -98,12 +100,23 @@ def system_prompt(design: DesignRecord) -> str | None:
     return text or None
 
 
-def messages_for(design: DesignRecord, prompt_text: str) -> list[ChatMessage]:
+def messages_for(
+    design: DesignRecord, prompt_text: str, side: str | None = None, prompt_id: str = ""
+) -> list[ChatMessage]:
+    """What ``side`` is sent for a prompt: its system prompt, a conversation's earlier turns
+    (when ``prompt_id`` names one), then the prompt (through the side's template, when it has
+    one): the side answers the last turn."""
     messages: list[ChatMessage] = []
-    system = system_prompt(design)
+    system = system_prompt(design, side)
     if system is not None:
         messages.append({"role": "system", "content": system})
-    messages.append({"role": "user", "content": prompt_text})
+    record = (
+        next((p for p in design["prompts"] if p["id"] == prompt_id), None) if prompt_id else None
+    )
+    for turn in (record or {}).get("messages", [])[:-1]:
+        messages.append({"role": turn["role"], "content": turn["content"]})
+    template = None if side is None else design["models"][side].get("template")
+    messages.append({"role": "user", "content": fill_template(template, prompt_text)})
     return messages
 
 
@@ -134,6 +147,7 @@ def endpoints_for(
             top_p=spec.get("top_p"),
             max_tokens=spec.get("max_tokens"),
             max_tokens_field=token_field_for(spec["base_url"]),
+            extra=spec.get("extra_params") or None,
         )
     return endpoints
 
@@ -200,6 +214,8 @@ def response_record(
         )
     raw = completion.text if completion.text else (completion.refusal or "")
     row = _row(design, work.slot, work.stage, model, completion.kind, measured, raw)
+    if completion.reasoning is not None:  # recorded apart; the judge never sees it
+        row["reasoning"] = completion.reasoning
     return row | {"truncated": completion.truncated, "refusal": completion.refusal}
 
 
@@ -367,7 +383,8 @@ async def _worker(
             messages: list[ChatMessage] = launder_messages(work.source or "")  # type: ignore[assignment]
             seed = None
         else:
-            messages = messages_for(design, prompts[work.slot.prompt_id])
+            slot = work.slot
+            messages = messages_for(design, prompts[slot.prompt_id], slot.side, slot.prompt_id)
             seed = slot_seed(design["seed"], work.slot.trial, work.slot.slot)
         # "a per-slot seed where the server accepts one": the client asks again without it
         # when the server refuses it (the row then records seed null).
@@ -440,7 +457,7 @@ async def run_generation(
     tasks = {
         role: [
             asyncio.create_task(_worker(design, client, queue, prompts, append, on_result))
-            for _ in range(concurrency)
+            for _ in range(max(concurrency, client.ceiling(role)))
         ]
         for role, queue in queues.items()
     }
@@ -737,7 +754,7 @@ def estimate_cost(
     """A rough pre-run estimate per role: input tokens ~ words x 4/3 of system + prompt;
     output tokens = the design's token limit, or ``ASSUMED_OUTPUT_TOKENS`` without one."""
     prompts = {p["id"]: p["text"] for p in design["prompts"]}
-    system_words = count_words(system_prompt(design) or "")
+    system_words = {side: count_words(system_prompt(design, side) or "") for side in SIDES}
     estimate: dict[str, dict[str, float]] = {}
     imported = design["source"]["kind"] == "dirs"
     for slot in plan_slots(design):
@@ -749,7 +766,7 @@ def estimate_cost(
             if role == LAUNDER:
                 words_in = output * 0.75 + 80
             else:
-                words_in = system_words + count_words(prompts[slot.prompt_id])
+                words_in = system_words[slot.side] + count_words(prompts[slot.prompt_id])
             entry = estimate.setdefault(role, {"input_tokens": 0.0, "output_tokens": 0.0})
             entry["input_tokens"] += words_in * 4 / 3
             entry["output_tokens"] += output
@@ -794,6 +811,32 @@ class FetchOptions:
     timeout: float = DEFAULT_TIMEOUT
     rpm: float | None = None
     max_retries: int = DEFAULT_POLICY.max_retries
+    #: Issue 12, per side: ``--a-concurrency``, ``--a-rpm`` (the shared ones for the rest),
+    #: and ``--a-header-env NAME:ENVVAR`` headers (values read when sending, never written).
+    side_concurrency: Mapping[str, int] = field(default_factory=dict)
+    side_rpm: Mapping[str, float] = field(default_factory=dict)
+    header_env: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+
+
+def side_transport(given: dict[str, Any]) -> dict[str, Any]:
+    """``FetchOptions`` keywords from the per-side transport options, popped from ``given``
+    (``a_concurrency``, ``b_rpm``, ``a_header_env``...; None or empty: not given)."""
+    found: dict[str, Any] = {"side_concurrency": {}, "side_rpm": {}, "header_env": {}}
+    for side in SIDES:
+        lower = side.lower()
+        concurrency = given.pop(f"{lower}_concurrency", None)
+        rpm = given.pop(f"{lower}_rpm", None)
+        headers = given.pop(f"{lower}_header_env", ()) or ()
+        if concurrency is not None:
+            found["side_concurrency"][side] = concurrency
+        if rpm is not None:
+            if not (math.isfinite(rpm) and rpm > 0):
+                raise BadInput(f"--{lower}-rpm: expected a finite number > 0, got {rpm}")
+            found["side_rpm"][side] = rpm
+        found["header_env"][side] = tuple(
+            parse_header_env(f"--{lower}-header-env", item) for item in headers
+        )
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -833,7 +876,10 @@ def generate_stage(
     unanswered raises (:func:`check_finished`); a triangle with some identical draws says so.
     """
     check_rows_match_design(design, existing)
-    endpoints = endpoints_for(design)
+    endpoints = {
+        role: replace(endpoint, header_env=options.header_env.get(role, ()))
+        for role, endpoint in endpoints_for(design).items()
+    }
     for role, endpoint in endpoints.items():
         endpoint.check_key(role)
     prices = recorded_prices(previous, design_sha256) | dict(given_prices)
@@ -923,6 +969,8 @@ async def _fetch(
         rpm=options.rpm,
         timeout=options.timeout,
         policy=policy,
+        side_concurrency=options.side_concurrency,
+        side_rpm=options.side_rpm,
     ) as client:
 
         def update(final: bool = False) -> None:
@@ -980,7 +1028,7 @@ def batch_requests(
         slot = work.slot
         seed = slot_seed(design["seed"], slot.trial, slot.slot)
         body = endpoints[slot.side].request_body(
-            messages_for(design, prompts[slot.prompt_id]), seed=seed
+            messages_for(design, prompts[slot.prompt_id], slot.side, slot.prompt_id), seed=seed
         )
         requests.append((slot.side, custom_id(design_sha256, slot.trial, slot.slot), body))
     return requests
@@ -1029,6 +1077,7 @@ def _batch_completion(design: DesignRecord, slot: Slot, result: BatchResult) -> 
             response_id=parsed.response_id,
             error=error,
             seed=seed,
+            reasoning=parsed.reasoning,
         )
     kind = _batch_failure_kind(result)
     said = (result.said or ServerError("failed")).message

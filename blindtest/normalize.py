@@ -584,3 +584,33 @@ def strip_formatting(text: str) -> str:
         emit(_flatten_line(line.body), line.end)
         i += 1
     return "".join(out)
+
+
+# --------------------------------------------------------------------------- reasoning (issue 12)
+
+#: Reasoning models that think in the answer (DeepSeek-R1, Qwen3 through Ollama, llama.cpp,
+#: vLLM without a reasoning parser) open it with ``<think>...</think>``; some chat templates
+#: put the opening tag in the prompt, so the answer holds only the closing one.
+_THINK_BLOCK = re.compile(r"^\s*<(think|thinking|reasoning)>(.*?)</\1>", re.DOTALL)
+_THINK_CLOSE = re.compile(r"^(?!\s*<)(.*?)</(think|thinking)>", re.DOTALL)
+
+
+def split_reasoning(text: str) -> tuple[str, str | None]:
+    """``(answer, reasoning)``: leading ``<think>`` blocks taken out of ``text`` (never shown
+    to a judge), the reasoning joined, or None when there was none. Only blocks at the start
+    count, so an answer that talks about the tags is left alone."""
+    thoughts: list[str] = []
+    while True:
+        found = _THINK_BLOCK.match(text)
+        if found is None:
+            break
+        thoughts.append(found.group(2).strip())
+        text = text[found.end() :]
+    if not thoughts:
+        found = _THINK_CLOSE.match(text)
+        if found is not None and "<" + found.group(2) + ">" not in found.group(1):
+            thoughts.append(found.group(1).strip())
+            text = text[found.end() :]
+    if not thoughts:
+        return text, None
+    return text.lstrip(), "\n\n".join(t for t in thoughts if t) or None

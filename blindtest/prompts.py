@@ -4,7 +4,12 @@ Accepted formats:
 
 * ``.txt``: one prompt per line; blank lines and lines starting with ``#`` are ignored.
 * ``.jsonl``: one object per line, ``{"prompt": "...", "id": "...", "tags": [...],
-  "reference": "...", "check": {...}}``; only ``prompt`` is required.
+  "reference": "...", "check": {...}}``; only ``prompt`` is required. Instead of ``prompt``, a
+  record may carry ``messages``: a conversation, a list of ``{"role": "user" | "assistant",
+  "content": "..."}`` ending with a user turn; the sides answer that last turn, and the judge
+  sees every turn (issue 12).
+
+A conversation's hash and its duplicate check cover every turn (role and text).
 
 Prompts get ids ``p001``, ``p002``, ... in file order unless the JSONL gives one. Two prompts
 that are equal after Unicode NFC normalization, dropping zero-width characters (U+200B..U+200D,
@@ -16,6 +21,7 @@ refused outright. A ``.txt`` file whose lines are JSON objects is refused with a
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -27,7 +33,9 @@ import orjson
 
 from blindtest.errors import BadInput
 
-_ALLOWED_FIELDS = ("check", "id", "prompt", "reference", "tags")
+_ALLOWED_FIELDS = ("check", "id", "messages", "prompt", "reference", "tags")
+#: Roles a conversation's turns may have (system prompts are side options: --system).
+ROLES = ("user", "assistant")
 _CHECK_KINDS = ("command", "equals", "regex")
 _WHITESPACE = re.compile(r"\s+")
 _ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
@@ -44,6 +52,30 @@ class Prompt:
     check: dict[str, str] | None = field(default=None)
     #: True when the id was given by position (p001, ...), not written in the file.
     generated_id: bool = False
+    #: A conversation's turns before the last user turn (``text``), as (role, content).
+    history: tuple[tuple[str, str], ...] = ()
+
+    def messages(self) -> list[dict[str, str]]:
+        """The whole conversation, the last user turn included."""
+        turns = [{"role": role, "content": content} for role, content in self.history]
+        return [*turns, {"role": "user", "content": self.text}]
+
+
+def conversation_sha256(messages: list[dict[str, str]]) -> str:
+    """SHA-256 of a conversation: its turns as compact JSON (keys sorted), UTF-8."""
+    data = orjson.dumps(
+        [{"role": m["role"], "content": m["content"]} for m in messages],
+        option=orjson.OPT_SORT_KEYS,
+    )
+    return hashlib.sha256(data).hexdigest()
+
+
+def prompt_sha256(record: dict[str, Any]) -> str:
+    """The hash a design records for a prompt record: over the whole conversation when it has
+    ``messages``, else over the text (UTF-8)."""
+    if "messages" in record:
+        return conversation_sha256(record["messages"])
+    return hashlib.sha256(record["text"].encode("utf-8")).hexdigest()
 
 
 def _normalized(text: str) -> str:
@@ -142,20 +174,57 @@ def _jsonl_record(line: str, number: int, where: str) -> Prompt:
         raise BadInput(
             f"{here}: unknown field {unknown[0]!r}; allowed: {', '.join(_ALLOWED_FIELDS)}"
         )
-    text = _string_field(record, "prompt", here)
-    if text is None:
-        raise BadInput(f'{here}: missing "prompt"')
+    history: list[tuple[str, str]] = []
+    if "messages" in record:
+        if "prompt" in record:
+            raise BadInput(f'{here}: give "prompt" or "messages", not both')
+        history, text = _conversation(record["messages"], here)
+    else:
+        given = _string_field(record, "prompt", here)
+        if given is None:
+            raise BadInput(f'{here}: missing "prompt" (or "messages", a conversation)')
+        text = given
     tags = record.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) and t for t in tags):
         raise BadInput(f'{here}: "tags" must be a list of non-empty strings')
     return Prompt(
         id=_string_field(record, "id", here) or "",
-        text=text.strip(),
+        text=text.strip() if not history else text,
         line=number,
         tags=tuple(tags),
         reference=_string_field(record, "reference", here),
         check=_check_field(record, here),
+        history=tuple(history),
     )
+
+
+def _conversation(messages: Any, here: str) -> tuple[list[tuple[str, str]], str]:
+    """A conversation checked (a list of {role, content}, roles user/assistant, no empty
+    content, ending with a user turn): the earlier turns as (role, content), and the last
+    turn's text."""
+    if not isinstance(messages, list) or not messages:
+        raise BadInput(f'{here}: "messages" must be a non-empty list of {{"role", "content"}}')
+    turns: list[tuple[str, str]] = []
+    for index, turn in enumerate(messages, start=1):
+        if not isinstance(turn, dict) or set(turn) != {"role", "content"}:
+            raise BadInput(
+                f'{here}: turn {index} must be an object with exactly "role" and "content"'
+            )
+        role, content = turn["role"], turn["content"]
+        if role not in ROLES:
+            raise BadInput(
+                f"{here}: turn {index} has unknown role {role!r}; use user or assistant "
+                "(a system prompt is a side option: --system, --a-system)"
+            )
+        if not isinstance(content, str) or not content.strip():
+            raise BadInput(f"{here}: turn {index} ({role}) has empty content")
+        turns.append((role, content))
+    if turns[-1][0] != "user":
+        raise BadInput(
+            f"{here}: the conversation ends with an {turns[-1][0]} turn; the last turn must be "
+            "the user's (the sides answer it)"
+        )
+    return turns[:-1], turns[-1][1]
 
 
 def parse_jsonl(text: str, where: str) -> list[Prompt]:
@@ -173,6 +242,7 @@ def parse_jsonl(text: str, where: str) -> list[Prompt]:
                 reference=prompt.reference,
                 check=prompt.check,
                 generated_id=True,
+                history=prompt.history,
             )
         prompts.append(prompt)
     return prompts
@@ -183,12 +253,15 @@ def check_unique(prompts: list[Prompt], where: str) -> None:
     seen_text: dict[str, Prompt] = {}
     seen_id: dict[str, Prompt] = {}
     for prompt in prompts:
-        if "\x00" in prompt.text:
+        if any("\x00" in text for text in (prompt.text, *(t for _, t in prompt.history))):
             raise BadInput(
                 f"{where}: line {prompt.line} holds a NUL byte (\\x00); remove it "
                 "(servers and terminals cut text at a NUL)"
             )
         key = _normalized(prompt.text)
+        if prompt.history:  # a conversation: every turn, with its role, is compared
+            key = "\x00".join(f"{role}:{_normalized(text)}" for role, text in prompt.history)
+            key += f"\x00user:{_normalized(prompt.text)}"
         if key in seen_text:
             first = seen_text[key]
             how = (

@@ -118,6 +118,8 @@ class Trial:
     number: int
     prompt: str
     options: tuple[str, ...]
+    #: A conversation's turns before ``prompt``, as (role, content) (issue 12).
+    history: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +199,8 @@ def trials_from_records(records: Sequence[JsonObject], design: DesignRecord) -> 
                 f"{artifacts.TRIALS}:{number}: {len(record['options'])} options, but a "
                 f"{design['protocol']} trial shows {count}"
             )
-        trials.append(Trial(number, record["prompt"], tuple(record["options"])))
+        history = tuple((t["role"], t["content"]) for t in record.get("history", ()))
+        trials.append(Trial(number, record["prompt"], tuple(record["options"]), history))
     return trials
 
 

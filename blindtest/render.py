@@ -6,6 +6,7 @@ Formatting only: every number and sentence comes from the report; nothing is com
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 import textwrap
@@ -242,6 +243,12 @@ def _checks_lines(report: Mapping[str, Any]) -> list[str]:
     return [line + extra + not_run, ""]
 
 
+def _label(report: Mapping[str, Any], side: str, model: str) -> str:
+    """What the report calls a side: its label (issue 12), else the model."""
+    config = (report.get("sides") or {}).get(side) or {}
+    return str(config.get("label") or model)
+
+
 def _per_trial_lines(report: Mapping[str, Any]) -> list[str]:
     rows = report.get("per_trial") or []
     if not rows:
@@ -254,7 +261,7 @@ def _per_trial_lines(report: Mapping[str, Any]) -> list[str]:
                 str(r["trial"]),
                 r["prompt_id"],
                 r["judge"],
-                f"{r['doubled']} {r['doubled_model']}",
+                f"{r['doubled']} {_label(report, r['doubled'], r['doubled_model'])}",
                 str(r["odd_position"]),
                 str(r["pick"]),
                 "yes" if r["correct"] else "no",
@@ -268,7 +275,7 @@ def _per_trial_lines(report: Mapping[str, Any]) -> list[str]:
                 str(r["trial"]),
                 r["prompt_id"],
                 r["judge"],
-                f"{r['option1_side']} {r['option1_model']}",
+                f"{r['option1_side']} {_label(report, r['option1_side'], r['option1_model'])}",
                 str(r["pick"]),
                 "yes" if r["consistent"] else "no",
             ]
@@ -316,6 +323,9 @@ def _header(report: Mapping[str, Any]) -> list[str]:
     judges = ", ".join(clean(j) for j in report.get("judges") or []) or "none"
     models = report.get("models")
     sides = f", {clean(models['A'])} (A) vs {clean(models['B'])} (B)" if models else ""
+    summary = (report.get("sides") or {}).get("summary")
+    if models and summary and summary != f"{models['A']} vs {models['B']} (different models)":
+        sides = f", {clean(summary)}"
     return [
         f"blindtest: {report['protocol']} test{sides}, {report['trials_planned']} trials, "
         f"judged by: {judges}",
@@ -375,10 +385,44 @@ def format_summary(
     lines += _reading_lines(report)
     if per_trial:
         lines += ["", *_per_trial_lines(report)]
+    lines += _sides_lines(report)
     appendix = _appendix_lines(report)
     if appendix:
         lines += ["", *appendix]
     return _finish(lines, width)
+
+
+#: A side's system prompt or template is cut to this on the screen.
+_SHOWN_CHARS = 240
+
+
+def _sides_lines(report: Mapping[str, Any]) -> list[str]:
+    """Each side's full configuration (issue 12), after the reveal."""
+    sides = report.get("sides")
+    if not sides:
+        return []
+    lines = ["", f"Sides, after the reveal: {sides['summary']}"]
+    for side in ("A", "B"):
+        config = sides[side]
+        lines.append(f"  {side} {config['label']}")
+        for name in ("model", "dir", "base_url", "key_env", "system", "template"):
+            if config.get(name) is not None:
+                value = str(config[name]).replace("\n", " / ")
+                if len(value) > _SHOWN_CHARS:  # report.json holds it whole
+                    value = f"{value[:_SHOWN_CHARS]}... ({len(value)} characters in report.json)"
+                lines.append(f"    {name}: {value}")
+        params = {**(config.get("params") or {}), **(config.get("extra_params") or {})}
+        shown = ", ".join(
+            f"{k}={v if isinstance(v, str) else json.dumps(v)}"
+            for k, v in params.items()
+            if v is not None
+        )
+        removed = [k for k, v in (config.get("extra_params") or {}).items() if v is None]
+        if shown:
+            lines.append(f"    parameters: {shown}")
+        if removed:
+            lines.append(f"    not sent: {', '.join(removed)}")
+    return lines
 
 
 def _finish(lines: Sequence[str], width: int | None) -> str:

@@ -154,14 +154,21 @@ def displayed_texts(design: DesignRecord, state: SlotState, trial: int, n_slots:
 def build_trials_view(design: DesignRecord, state: SlotState) -> list[TrialRecord]:
     """``trials.jsonl``: trial, prompt and options, with nothing that names a side or model.
     ``--truncate-match`` needs every response of a trial, so it is applied here."""
-    prompts = {p["id"]: p["text"] for p in design["prompts"]}
+    prompts = {p["id"]: p for p in design["prompts"]}
     n_slots = protocol_of(design).options
-    return [
-        {
+    rows: list[TrialRecord] = []
+    for entry in design["arrangement"]:
+        prompt = prompts[entry["prompt_id"]]
+        row: TrialRecord = {
             "schema": schema_tag("trials"),
             "trial": entry["trial"],
-            "prompt": prompts[entry["prompt_id"]],
+            "prompt": prompt["text"],
             "options": displayed_texts(design, state, entry["trial"], n_slots),
         }
-        for entry in design["arrangement"]
-    ]
+        if "messages" in prompt:  # a conversation: the judge sees every turn (issue 12)
+            row["history"] = [
+                {"role": turn["role"], "content": turn["content"]}
+                for turn in prompt["messages"][:-1]
+            ]
+        rows.append(row)
+    return rows

@@ -29,6 +29,7 @@ from blindtest.checks import CommandRunner
 from blindtest.design import build_arrangement
 from blindtest.errors import BadInput
 from blindtest.normalize import NORMALIZERS_VERSION
+from blindtest.prompts import prompt_sha256
 
 #: Relative tolerance for floats recomputed on another machine (libm and scipy may differ in
 #: the last bits); exact everywhere else.
@@ -109,6 +110,11 @@ def diff(recorded: Any, recomputed: Any, where: str = "") -> Iterator[Difference
         yield Difference(where or "/", recorded, recomputed)
 
 
+#: report.json keys added after reports were already written (issue 12: ``sides``); an older
+#: report without one still verifies, a newer one is checked in full.
+LATER_REPORT_KEYS = ("sides",)
+
+
 class _Verifier:
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
@@ -180,7 +186,7 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
         return None
     v.note("prompt hashes")
     for index, prompt in enumerate(design["prompts"]):
-        text_hash = artifacts.sha256_text(prompt["text"])
+        text_hash = prompt_sha256(prompt)  # a conversation's covers every turn (issue 12)
         if text_hash != prompt["sha256"]:
             v.result.differences.append(
                 Difference(
@@ -339,7 +345,11 @@ def _check_report(v: _Verifier, name: str, sha256: str) -> None:
         v.result.differences.append(Difference(name, "recomputable", str(error)))
         return
     v.note(f"{name} from its inputs")
-    v.differ(name, report, result.report)
+    recomputed = dict(result.report)
+    for key in LATER_REPORT_KEYS:  # a report written before the key existed lacks it
+        if key not in report:
+            recomputed.pop(key, None)
+    v.differ(name, report, recomputed)
     if result.e_values:
         recorded = v.read(e_values.name, "e_values", jsonl=True)
         v.note(e_values.name)

@@ -22,6 +22,8 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from blindtest.normalize import split_reasoning
+
 __all__ = [
     "CUT_OFF",
     "USABLE_KINDS",
@@ -71,10 +73,12 @@ def request_body(
     max_tokens: int | None = None,
     token_field: TokenField = "max_tokens",
     seed: int | None = None,
+    extra: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
     """The JSON body for one chat completion: model, messages, then only the sampling
     parameters that are set (``None`` leaves the server's default), in the order temperature,
-    top_p, the token cap under ``token_field``, seed. One choice per request: never ``n``."""
+    top_p, the token cap under ``token_field``, seed. One choice per request: never ``n``.
+    ``extra`` (a side's ``--a-param``) is applied last: a field set to ``None`` is removed."""
     if not messages:
         raise ValueError("a chat completion needs at least one message")
     body: dict[str, object] = {
@@ -89,6 +93,11 @@ def request_body(
         body[token_field] = max_tokens
     if seed is not None:
         body["seed"] = seed
+    for name, value in (extra or {}).items():
+        if value is None:
+            body.pop(name, None)
+        else:
+            body[name] = value
     return body
 
 
@@ -137,6 +146,9 @@ class ParsedCompletion:
     refusal: str | None = None
     response_id: str | None = None
     detail: str = ""
+    #: The model's reasoning (``reasoning_content``, ``reasoning``, leading ``<think>``
+    #: blocks): kept out of ``text``, so never shown to a judge (issue 12).
+    reasoning: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -243,6 +255,7 @@ def parse_completion(payload: bytes, content_type: str = "application/json") -> 
         text = _content_text(message.get("content"))
     except (TypeError, KeyError, AttributeError):
         return ParsedCompletion("malformed", detail=f"not a chat completion: {_snippet(payload)}")
+    text, reasoning = _reasoning(message, text)
     refusal = message.get("refusal")
     refusal = refusal if isinstance(refusal, str) and refusal else None
     finish = choice.get("finish_reason")
@@ -266,7 +279,24 @@ def parse_completion(payload: bytes, content_type: str = "application/json") -> 
         refusal=refusal,
         response_id=rid if isinstance(rid, str) else None,
         detail="the answer had no content and no refusal" if kind == "no_content" else "",
+        reasoning=reasoning,
     )
+
+
+def _reasoning(message: Mapping[str, object], text: str | None) -> tuple[str | None, str | None]:
+    """The answer without its reasoning, and the reasoning: a ``reasoning_content`` field
+    (DeepSeek, vLLM, llama.cpp), a ``reasoning`` field (OpenRouter, Ollama), leading
+    ``<think>`` blocks in the content."""
+    parts = [
+        value
+        for value in (message.get("reasoning_content"), message.get("reasoning"))
+        if isinstance(value, str) and value.strip()
+    ]
+    if text:
+        text, inline = split_reasoning(text)
+        if inline:
+            parts.append(inline)
+    return text, "\n\n".join(parts) if parts else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -322,6 +352,50 @@ def parse_error(payload: bytes, content_type: str = "application/json") -> Serve
         if isinstance(data.get("message"), str):
             return _error_fields(data, _snippet(payload))
     return ServerError(_snippet(payload))
+
+
+# Reasoning models (issue 12): a 400 naming a sampling parameter the model does not take.
+# Structure first (OpenAI: param "temperature", code "unsupported_value"; param "max_tokens",
+# code "unsupported_parameter"), the server's wording second.
+_UNSUPPORTED_CODES = frozenset({"unsupported_value", "unsupported_parameter", "invalid_value"})
+_NOT_FIXABLE = frozenset({"model", "messages", "seed", "stream", "n"})
+_TOKEN_FIELDS = ("max_completion_tokens", "max_tokens")
+
+
+def _rejected_param(body: ServerError) -> str | None:
+    if body.param and body.param not in _NOT_FIXABLE and body.code in _UNSUPPORTED_CODES:
+        return body.param
+    words = body.message.lower()
+    if "unsupported" not in words and "not supported" not in words:
+        return None
+    if "temperature" in words:
+        return "temperature"
+    return next((f for f in _TOKEN_FIELDS if f in words), None)
+
+
+def parameter_fix(status: int, body: ServerError, side: str) -> str | None:
+    """For a 400 that refuses a sampling parameter, the one option to change (``side`` A or
+    B): ``--a-temperature 1`` when only the default temperature is accepted,
+    ``--a-param max_tokens=null`` for a refused token field, ``--a-param NAME=null`` for any
+    other refused parameter; None when the error is something else."""
+    if status not in (400, 422) or side not in ("A", "B"):
+        return None
+    param = _rejected_param(body)
+    if param is None:
+        return None
+    lower = side.lower()
+    if param == "temperature":
+        return (
+            f"this model takes only its default temperature: design again with "
+            f"--{lower}-temperature 1 (or --{lower}-param temperature=null to send none)"
+        )
+    if param in _TOKEN_FIELDS:
+        other = next(f for f in _TOKEN_FIELDS if f != param)
+        return (
+            f"this model refuses {param}: design again with --{lower}-param {param}=null "
+            f"(and --{lower}-param {other}=N for a limit)"
+        )
+    return f"this model refuses {param}: design again with --{lower}-param {param}=null"
 
 
 # Recognising "this prompt does not fit": by status, code or type first, wording second.

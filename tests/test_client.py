@@ -14,7 +14,6 @@ import logging
 import pickle
 import re
 import socket
-import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -751,16 +750,18 @@ def test_only_the_client_opens_outgoing_connections() -> None:
     assert offenders == []
 
 
-def test_timing_of_a_whole_run_is_not_inflated_by_the_client(
+def test_a_whole_run_keeps_the_concurrency_it_was_given(
     simulator: Simulator, sim_endpoint: MakeEndpoint
 ) -> None:
-    """64 slots at 20 ms latency and concurrency 16: four waves, so about 80 ms of waiting."""
-    simulator.config.latency = 0.02
+    """64 slots at concurrency 16: the server sees 16 requests at once, never more. (The
+    run's speed is measured by ``make bench`` against the openai SDK, not asserted here:
+    wall-clock limits fail on a loaded machine.)"""
+    simulator.config.latency = 0.2  # long enough that 16 started together overlap at the server
 
-    async def go() -> float:
+    async def go() -> None:
         async with ChatClient({"A": sim_endpoint()}, concurrency=16) as client:
-            started = time.perf_counter()
             await asyncio.gather(*(client.complete("A", MESSAGES, seed=i) for i in range(64)))
-            return time.perf_counter() - started
 
-    assert asyncio.run(go()) < 0.6  # generous: the same loop serves nothing else, but CI is slow
+    asyncio.run(go())
+    assert len(simulator.requests) == 64
+    assert simulator.max_in_flight == {"sim-large": 16}

@@ -24,7 +24,7 @@ SHARED = (
     "artifacts", "errors", "slots", "wire", "endpoints", "hints", "rng", "normalize", "census",
     "prompts", "outputs", "checks", "retry", "client", "render", "scoring", "protocols",
     "records", "artifact_types", "bots", "terminal", "report", "provenance", "flow", "batch",
-    "openai_wire", "llm_judge", "reportfmt", "batch_run",
+    "openai_wire", "llm_judge", "reportfmt", "batch_run", "sides",
 )  # fmt: skip
 #: Modules and packages that belong to a stage (they import each other freely). The terminal
 #: session is a judge the driver (``judges``) asks, so it sits in the judge stage.

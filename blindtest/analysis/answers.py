@@ -13,6 +13,7 @@ from blindtest.scoring import (
     option1_side,
     preferred_side,
 )
+from blindtest.sides import side_label
 from blindtest.stats import (
     mcnemar_exact,
     wilson,
@@ -104,7 +105,7 @@ def _rate(cell: Mapping[str, Any]) -> str:
 
 
 def _answer_sentence(design: DesignRecord, entry: Mapping[str, Any]) -> str:
-    models = {s: design["models"][s]["model"] for s in ("A", "B")}
+    models = {s: side_label(design, s) for s in ("A", "B")}  # a label, else the model
     parts = [f"{entry['question']!r}"]
     if "sides" in entry:
         parts.append(

@@ -20,6 +20,7 @@ from blindtest.scoring import (
     option1_side,
     preferred_side,
 )
+from blindtest.sides import side_label
 from blindtest.stats import (
     cohen_kappa,
     fleiss_kappa,
@@ -151,7 +152,7 @@ def analyze_preference(
             1,
             [],
         )
-    a, b = (design["models"][s]["model"] for s in ("A", "B"))
+    a, b = (side_label(design, s) for s in ("A", "B"))  # a label, else the model
     verdict = {"better": f"A ({a}) preferred", "worse": f"B ({b}) preferred"}.get(
         result.verdict, "inconclusive"
     )

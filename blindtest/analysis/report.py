@@ -23,6 +23,7 @@ from blindtest.analysis.triangle import analyze_triangle
 from blindtest.analysis.wording import channels, next_step, notes, screen_summary, torn_why
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject, schema_tag
+from blindtest.sides import SIDES, side_config, sides_summary
 
 if TYPE_CHECKING:
     from blindtest.records import Pick
@@ -151,6 +152,11 @@ def build_report(
     report["responses_sentences"] = (
         responses_sentences(design, responses) if responses is not None else []
     )
+    # Issue 12: each side's full configuration, shown after the reveal.
+    report["sides"] = {
+        "summary": sides_summary(design),
+        **{side: side_config(design, side) for side in SIDES},
+    }
     if void:
         report["notes"] = [REVEALED_VOID, *report["notes"]]
     incomplete = responses is not None and not responses["complete"] and not void

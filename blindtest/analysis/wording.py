@@ -8,12 +8,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from blindtest import artifacts
 from blindtest.analysis.tells import CENSUS_FIGURES
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
 from blindtest.endpoints import DEFAULT_BASE_URL, is_loopback
 from blindtest.reportfmt import count, format_p, format_p_against, pct
+from blindtest.sides import parse_param
 
 
 def channels(design: DesignRecord) -> tuple[list[str], list[str]]:
@@ -198,6 +201,38 @@ def screen_summary(design: DesignRecord, fields: Mapping[str, Any]) -> JsonObjec
     return {"verdict": headline + ".", "sure": sure, "size": size_text}
 
 
+def _side_args(design: DesignRecord) -> list[str]:
+    """Sampling options (shared when the sides agree) and each side's own configuration."""
+    args: list[str] = []
+    params = {s: design["models"][s].get("params") or {} for s in ("A", "B")}
+    for name, option, default in (
+        ("temperature", "temperature", 1.0),
+        ("max_tokens", "max-tokens", None),
+    ):
+        a, b = params["A"].get(name), params["B"].get(name)
+        values = [("", a)] if a == b else [("a-", a), ("b-", b)]
+        for prefix, value in values:
+            if value not in (None, default):
+                args += [
+                    f"--{prefix}{option}",
+                    f"{value:g}" if isinstance(value, float) else str(value),
+                ]
+    shared_system = design.get("system")
+    if shared_system:
+        args += ["--system", shared_system]
+    for side in ("A", "B"):
+        spec, lower = design["models"][side], side.lower()
+        for name in ("system", "template", "label"):
+            if spec.get(name) is not None:
+                args += [f"--{lower}-{name}", spec[name]]
+        for key, value in (spec.get("extra_params") or {}).items():
+            shown = orjson.dumps(value).decode()
+            if isinstance(value, str) and parse_param("", f"k={value}")[1] == value:
+                shown = value  # reads back as the same string
+            args += [f"--{lower}-param", f"{key}={shown}"]
+    return args
+
+
 def _same_design_args(design: DesignRecord) -> list[str]:
     """bt-design arguments that rebuild this design's sides, protocol, size and seed."""
     protocol = design["protocol"]
@@ -211,11 +246,7 @@ def _same_design_args(design: DesignRecord) -> list[str]:
             args += [f"--{side.lower()}-url", spec["base_url"]]
     if protocol != "triangle":
         args += ["--protocol", protocol]
-    params = design["models"]["A"].get("params") or {}
-    if params.get("temperature") not in (None, 1.0):
-        args += ["--temperature", f"{params['temperature']:g}"]
-    if params.get("max_tokens") is not None:
-        args += ["--max-tokens", str(params["max_tokens"])]
+    args += _side_args(design)
     if design["alpha"] != 0.05:
         args += ["--alpha", f"{design['alpha']:g}"]
     if design["sequential"]:

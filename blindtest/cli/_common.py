@@ -295,6 +295,29 @@ timeout_option = click.option(
 )
 
 
+def _side_transport(side: str) -> list[Callable[[F], F]]:
+    upper = side.upper()
+    return [
+        click.option(
+            f"--{side}-concurrency",
+            type=click.IntRange(min=1),
+            help=f"Requests in flight for side {upper} only.",
+        ),
+        click.option(
+            f"--{side}-rpm",
+            type=click.FloatRange(min=0, min_open=True),
+            help=f"Requests started per minute for side {upper} only.",
+        ),
+        click.option(
+            f"--{side}-header-env",
+            metavar="NAME:ENVVAR",
+            multiple=True,
+            help=f"Send header NAME on side {upper}'s requests, its value read from ENVVAR "
+            "(never written; repeatable).",
+        ),
+    ]
+
+
 def grouped(*decorators: Callable[[F], F]) -> Callable[[F], F]:
     """Several option decorators as one, the options listed in the order given."""
 
@@ -305,6 +328,9 @@ def grouped(*decorators: Callable[[F], F]) -> Callable[[F], F]:
 
     return apply
 
+
+#: Issue 12: per-side transport, for bt-generate and `blindtest run`.
+side_transport_options = grouped(*_side_transport("a"), *_side_transport("b"))
 
 price_options = grouped(
     click.option("--price-a", metavar="IN,OUT", help="Side A price, dollars per million tokens."),
@@ -345,7 +371,45 @@ design_options = grouped(
         help="Sampling temperature for both sides.",
     ),
     click.option("--max-tokens", type=click.IntRange(min=1), help="Token limit per response."),
-    click.option("--system", metavar="TEXT", help="System prompt, the same for both sides."),
+    click.option("--system", metavar="TEXT|@FILE", help="System prompt, the same for both sides."),
+    *(
+        option
+        for side in ("a", "b")
+        for option in (
+            click.option(
+                f"--{side}-system",
+                metavar="TEXT|@FILE",
+                help=f"System prompt for side {side.upper()} only.",
+            ),
+            click.option(
+                f"--{side}-template",
+                metavar="TEXT",
+                help=f"Side {side.upper()}'s user message, with {{prompt}} where the prompt goes.",
+            ),
+            click.option(
+                f"--{side}-temperature",
+                type=float,
+                help=f"Temperature for side {side.upper()} only.",
+            ),
+            click.option(
+                f"--{side}-max-tokens",
+                type=click.IntRange(min=1),
+                help=f"Token limit for side {side.upper()} only.",
+            ),
+            click.option(
+                f"--{side}-param",
+                metavar="KEY=VALUE",
+                multiple=True,
+                help=f"Extra request field for side {side.upper()} (JSON value; null removes "
+                "it; repeatable).",
+            ),
+            click.option(
+                f"--{side}-label",
+                metavar="NAME",
+                help=f"What the report calls side {side.upper()} [default: the model].",
+            ),
+        )
+    ),
     click.option(
         "--protocol",
         type=click.Choice(PROTOCOLS),

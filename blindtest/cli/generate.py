@@ -55,6 +55,7 @@ def _check_numbers(timeout: float, rpm: float | None) -> None:
     type=click.FloatRange(min=0, min_open=True),
     help="Cap on requests started per minute, per endpoint.",
 )
+@_common.side_transport_options
 @click.option("--price-a", metavar="IN,OUT", help="Side A price, dollars per million tokens.")
 @click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens.")
 @click.option("--price-launder", metavar="IN,OUT", help="Laundering model price.")
@@ -84,6 +85,7 @@ def generate(
     from blindtest.outputs import imported_text
 
     _check_numbers(timeout, rpm)
+    sides = lib.side_transport(batch)  # --a-concurrency, --b-rpm, --a-header-env...
     given = lib.parse_prices({"A": price_a, "B": price_b, "launder": price_launder})
     if _batch.wanted(batch):
         _batch.dispatch(run_dir, batch, given, quiet, timeout)
@@ -107,7 +109,7 @@ def generate(
         say=(lambda _: None) if quiet else (lambda text: click.echo(text, err=True)),
         on_progress=_ProgressLine() if not quiet and sys.stderr.isatty() else None,
     )
-    options = lib.FetchOptions(concurrency, timeout, rpm, max_retries)
+    options = lib.FetchOptions(concurrency, timeout, rpm, max_retries, **sides)
     previous = _previous(run_dir)
     trials = lib.generate_stage(
         loaded.design, loaded.sha256, existing, previous, given, options, io

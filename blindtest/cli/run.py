@@ -58,6 +58,7 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 )
 @click.option("--judge-id", help="Name written on every pick (default: your user name).")
 @concurrency_option
+@_common.side_transport_options
 @_common.timeout_option
 @_common.price_options
 @_common.prompt_source_options
@@ -75,6 +76,12 @@ def run(
     timeout: float,
     price_a: str | None,
     price_b: str | None,
+    a_concurrency: int | None,
+    b_concurrency: int | None,
+    a_rpm: float | None,
+    b_rpm: float | None,
+    a_header_env: tuple[str, ...],
+    b_header_env: tuple[str, ...],
     **design_options: Any,
 ) -> int:
     """Design, generate, judge, audit and analyze in one go; the same command resumes.
@@ -96,6 +103,12 @@ def run(
             timeout=timeout,
             price_a=price_a,
             price_b=price_b,
+            a_concurrency=a_concurrency,
+            b_concurrency=b_concurrency,
+            a_rpm=a_rpm,
+            b_rpm=b_rpm,
+            a_header_env=a_header_env,
+            b_header_env=b_header_env,
         )
         bot = judge_kind.startswith("bot:")
         name = (judge_id or "").strip() or (judge_kind if bot else default_judge_id())

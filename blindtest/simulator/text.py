@@ -205,6 +205,21 @@ def _launder(text: str, sampler: _Sampler) -> str:
     return " ".join(out) if out else "There is nothing to rewrite."
 
 
+_BRIEF = re.compile(r"\b(brief|briefly|concise|concisely|short|terse|plain)\b", re.IGNORECASE)
+_DETAILED = re.compile(r"\b(detailed|thorough|markdown|headings|bullets?)\b", re.IGNORECASE)
+
+
+def _style(model: str, system: str) -> bool:
+    """True for the large model's style. A system prompt moves any model's style, so two
+    system prompts on one model can be told apart: "be brief" writes small, "be detailed"
+    writes large."""
+    if _BRIEF.search(system):
+        return False
+    if _DETAILED.search(system):
+        return True
+    return model == "sim-large"
+
+
 def compose(
     model: str,
     messages: Sequence[Mapping[str, Any]],
@@ -225,7 +240,7 @@ def compose(
         return _launder(prompt, sampler())
     bands = (_BAND.search(str(m.get("content", ""))) for m in messages)
     band = next((found for found in bands if found is not None), None)
-    large = model == "sim-large"
+    large = _style(model, _prompt_text(messages, "system"))
     s = sampler()
     writer = _Writer(s, _keywords(prompt))
     if band is None:

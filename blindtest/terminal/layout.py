@@ -174,6 +174,31 @@ def pad(text: str, width: int) -> str:
     return text + " " * max(0, width - display_width(text))
 
 
+#: Rows an earlier turn of a conversation is folded to (the last turn is shown whole).
+FOLDED_TURN_ROWS = 3
+
+
+def history_rows(trial: Trial, width: int, code_width: int, bar: str, more: str) -> list[str]:
+    """A conversation's earlier turns, compactly: each under its role, folded to
+    ``FOLDED_TURN_ROWS`` rows (issue 12). Nothing for a single prompt."""
+    if not trial.history:
+        return []
+    turns = len(trial.history)
+    rows = [f"Conversation: {turns} earlier turn{'s' if turns != 1 else ''}, then the prompt"]
+    for role, content in trial.history:
+        body = render_text(content, width - 12, code_width - 12, more)
+        if len(body) > FOLDED_TURN_ROWS:
+            body = [
+                *body[: FOLDED_TURN_ROWS - 1],
+                fit(body[FOLDED_TURN_ROWS - 1], width - 14) + f" {more}",
+            ]
+        for index, line in enumerate(body or [""]):
+            label = f"{role}:" if index == 0 else ""
+            rows.append(f"  {bar} {label:<11}{line}".rstrip())
+    rows.append("")
+    return rows
+
+
 def trial_layout(
     view: JudgeView, trial: Trial, width: int, style: Style
 ) -> tuple[list[str], list[int]]:
@@ -186,6 +211,7 @@ def trial_layout(
     sep = glyphs.sep
     header = fit(f"trial {trial.number} of {view.total} {sep} {view.question}", width)
     rows = [style.bold(header), ""]
+    rows += history_rows(trial, prose_width, text_width, glyphs.bar, glyphs.more)
     rows.append(style.bold("Prompt"))
     for line in render_text(trial.prompt, prose_width, text_width, glyphs.more):
         rows.append(f"  {glyphs.bar} {line}".rstrip())
