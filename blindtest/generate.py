@@ -510,7 +510,7 @@ def endpoint_failure_summary(design: DesignRecord, state: SlotState) -> Endpoint
     n_long = 0
     for work in missing:
         rows = state.laundered if work.stage == LAUNDER else state.generated
-        row = rows.get((work.slot.trial, work.slot.slot)) or {}
+        row: Mapping[str, Any] = rows.get((work.slot.trial, work.slot.slot)) or {}
         if row.get("kind") == "too_long":
             too_long[work.slot.trial] = work.slot.prompt_id
             n_long += 1
