@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict
 
 __all__ = [
+    "AnalysisFields",
     "ArrangementEntry",
     "AuditRecord",
     "DesignJudging",
@@ -24,6 +25,7 @@ __all__ = [
     "GenerationRecord",
     "IntervalRecord",
     "PickRecord",
+    "ProtocolFields",
     "ProtocolName",
     "ReportRecord",
     "ResponseRow",
@@ -232,17 +234,13 @@ class GenerationRecord(_GenerationRequired, total=False):
 # --------------------------------------------------------------------------- report.schema.json
 
 
-class _ReportRequired(_Stamped):
-    inputs: dict[str, str]
-    protocol: ProtocolName
-    n: int
-    verdict: str
-    statement: str
+class ProtocolFields(TypedDict, total=False):
+    """The part of ``report.json`` a protocol's analysis computes (``analysis/triangle.py``,
+    ``pair.py``, ``preference.py``), splatted into the report; ``AnalysisFields`` adds what every
+    analysis must say."""
 
-
-class ReportRecord(_ReportRequired, total=False):
-    """``report.json``."""
-
+    judges: list[str]
+    test: str
     correct: int | None
     wins: int | None
     losses: int | None
@@ -251,14 +249,59 @@ class ReportRecord(_ReportRequired, total=False):
     pc: IntervalRecord
     pd: IntervalRecord
     dprime: IntervalRecord
+    per_trial: list[dict[str, Any]]
+    similarity: dict[str, Any] | None
+    sequential_result: dict[str, Any]
+    per_judge: dict[str, Any]
+    pooled: dict[str, Any]
+    nicknames: list[str]
+    preference: dict[str, Any]
+    position_bias: dict[str, Any] | None
+    agreement: dict[str, Any] | None
+    by_tag: dict[str, Any]
+    gates_failed: list[str]
+    warnings: list[str]
+
+
+class _Verdict(TypedDict):
+    n: int
+    verdict: str
+    statement: str
+
+
+class AnalysisFields(_Verdict, ProtocolFields):
+    """What a protocol's analysis returns: how many trials, the verdict and its statement, and
+    any ``ProtocolFields``."""
+
+
+class _ReportRequired(_Stamped, _Verdict):
+    inputs: dict[str, str]
+    protocol: ProtocolName
+
+
+class ReportRecord(_ReportRequired, ProtocolFields, total=False):
+    """``report.json``: the protocol's ``ProtocolFields`` and what ``build_report`` adds."""
+
+    missing: list[str]
+    alpha: float
+    sequential: bool
+    trials_planned: int
+    models: dict[str, str]
     audit: dict[str, Any] | None
     channels_open: list[str]
-    per_trial: list[dict[str, Any]]
+    channels_closed: list[str]
+    notes: list[str]
+    appendix: dict[str, Any] | None
+    cost: str | None
     e_values: str | None
     judged: dict[str, int]
     reading: dict[str, Any] | None
     responses: dict[str, Any] | None
+    responses_sentences: list[str]
+    picks_verdict: str
+    picks_files: list[str]
     answers: list[dict[str, Any]]
+    analysis_options: dict[str, Any]
     summary: dict[str, Any]
     next: dict[str, Any] | None
     sides: dict[str, Any]

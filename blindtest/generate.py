@@ -22,9 +22,15 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal, TypedDict, cast
 
-from blindtest.artifact_types import DesignRecord, GenerationRecord, TrialRecord
+from blindtest.artifact_types import (
+    DesignRecord,
+    GenerationRecord,
+    ResponseRow,
+    TrialRecord,
+    UsageRecord,
+)
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.batch import BatchResult, custom_id, parse_custom_id
 from blindtest.client import (
@@ -155,32 +161,55 @@ def endpoints_for(
 # --------------------------------------------------------------------------- records
 
 
+class _MeasuredRequired(TypedDict):
+    finish_reason: str | None
+    usage: UsageRecord | None
+    latency_ms: float | None
+    attempts: int
+    seed: int | None
+
+
+class _Measured(_MeasuredRequired, total=False):
+    """How a request went: the ``ResponseRow`` keys ``_row`` takes from the caller."""
+
+    served_model: str | None
+
+
 def _row(
     design: DesignRecord,
     slot: Slot,
     stage: str,
     model: str,
     kind: str,
-    measured: JsonObject,
+    measured: _Measured,
     raw: str | None,
     error: str | None = None,
-) -> JsonObject:
+) -> ResponseRow:
     """One ``responses.jsonl`` row: the slot, what asked and how it went (``measured``), then
     the answer ``raw`` as normalized (the original kept in ``raw_text`` when that changed
     it), or, with ``raw`` None, an explicit failure."""
-    row: JsonObject = {
+    row: ResponseRow = {
         "schema": schema_tag("responses"),
         "trial": slot.trial,
         "slot": slot.slot,
         "side": slot.side,
         "prompt_id": slot.prompt_id,
-        "stage": stage,
+        # Work.stage is "generate" or LAUNDER.
+        "stage": cast(Literal["generate", "launder"], stage),
         "model": model,
         "kind": kind,
-        **measured,
+        "finish_reason": measured["finish_reason"],
+        "usage": measured["usage"],
+        "latency_ms": measured["latency_ms"],
+        "attempts": measured["attempts"],
+        "seed": measured["seed"],
+        "status": "failed",
+        "text": None,
     }
+    if "served_model" in measured:
+        row["served_model"] = measured["served_model"]
     if raw is None:
-        return row | {"status": "failed", "text": None, "error": error or "failed"}
+        return row | {"error": error or "failed"}
     text = strip_formatting(raw) if design["normalization"]["strip_formatting"] else raw
     row |= {"status": "ok", "text": text}
     if text != raw:
@@ -190,10 +219,10 @@ def _row(
 
 def response_record(
     design: DesignRecord, work: Work, completion: Completion, model: str
-) -> JsonObject:
+) -> ResponseRow:
     """The ``responses.jsonl`` row for one finished request (answer or explicit failure)."""
     usage = completion.usage
-    measured: JsonObject = {
+    measured: _Measured = {
         "finish_reason": completion.finish_reason,
         "usage": None
         if usage is None
@@ -326,14 +355,14 @@ def _variant_for(design: DesignRecord, slot: Slot) -> str:
 
 def import_rows(
     design: DesignRecord, state: SlotState, read: Callable[[str, str, str], str]
-) -> list[JsonObject]:
+) -> list[ResponseRow]:
     """``responses.jsonl`` rows for a --from-dirs design's unanswered slots.
 
     ``read(side, item, variant)`` returns a file's text (``outputs.imported_text`` refuses a
     file that changed since the design).
     """
     # Nothing was asked: no tokens, latency, attempts or seed to record.
-    measured: JsonObject = {
+    measured: _Measured = {
         "finish_reason": None,
         "usage": None,
         "latency_ms": None,
@@ -353,7 +382,7 @@ def import_rows(
 # --------------------------------------------------------------------------- fetching
 
 
-AppendRow = Callable[[JsonObject], None]
+AppendRow = Callable[[ResponseRow], None]
 
 
 def too_long_row_error(work: Work, error: PromptTooLong) -> str:
@@ -372,7 +401,7 @@ async def _worker(
     queue: asyncio.Queue[Work | None],
     prompts: Mapping[str, str],
     append: AppendRow,
-    on_result: Callable[[Work, JsonObject], None],
+    on_result: Callable[[Work, ResponseRow], None],
 ) -> None:
     while True:
         work = await queue.get()
@@ -434,7 +463,7 @@ async def run_generation(
     if collisions.deterministic():
         raise deterministic_endpoint_error(design, collisions)  # no more money on it
 
-    def on_result(work: Work, row: JsonObject) -> None:
+    def on_result(work: Work, row: ResponseRow) -> None:
         state.record(row)
         key = (work.slot.trial, work.slot.slot)
         counts.done += 1
@@ -527,7 +556,7 @@ def endpoint_failure_summary(design: DesignRecord, state: SlotState) -> Endpoint
     n_long = 0
     for work in missing:
         rows = state.laundered if work.stage == LAUNDER else state.generated
-        row = rows.get((work.slot.trial, work.slot.slot)) or {}
+        row: Mapping[str, Any] = rows.get((work.slot.trial, work.slot.slot)) or {}
         if row.get("kind") == "too_long":
             too_long[work.slot.trial] = work.slot.prompt_id
             n_long += 1
@@ -565,7 +594,7 @@ def _cost(price: tuple[float, float], tokens_in: float, tokens_out: float) -> fl
 
 def summarize(
     design: DesignRecord,
-    rows: Iterable[JsonObject],
+    rows: Iterable[Mapping[str, Any]],
     prices: Mapping[str, tuple[float, float]],
 ) -> dict[str, dict[str, Any]]:
     """Per-role totals over every row in ``responses.jsonl`` (all runs, resumed ones too)."""
@@ -617,7 +646,7 @@ def summarize(
 def generation_record(
     design: DesignRecord,
     design_sha256: str,
-    rows: Sequence[JsonObject],
+    rows: Sequence[Mapping[str, Any]],
     prices: Mapping[str, tuple[float, float]],
     wall_seconds: float,
     sessions: Sequence[JsonObject] | None = None,
@@ -644,7 +673,7 @@ def generation_record(
     return record
 
 
-def session_entry(rows: Sequence[JsonObject], wall_seconds: float) -> JsonObject:
+def session_entry(rows: Sequence[Mapping[str, Any]], wall_seconds: float) -> JsonObject:
     """One ledger entry: the rows a session appended, the HTTP requests behind them."""
     return {
         "wall_seconds": round(wall_seconds, 3),
@@ -656,7 +685,7 @@ def session_entry(rows: Sequence[JsonObject], wall_seconds: float) -> JsonObject
 def ledger(
     previous: Mapping[str, Any] | None,
     design_sha256: str,
-    earlier_rows: Sequence[JsonObject],
+    earlier_rows: Sequence[Mapping[str, Any]],
     session: JsonObject | None,
 ) -> tuple[list[JsonObject] | None, float]:
     """The sessions and total wall time after this session (``None``: it fetched nothing).
@@ -705,7 +734,7 @@ def _said_prices(
 
 
 def session_summary(
-    fetched: Sequence[JsonObject],
+    fetched: Sequence[Mapping[str, Any]],
     total_rows: int,
     previous: Mapping[str, Any] | None,
     sessions: Sequence[JsonObject] | None,
@@ -884,7 +913,7 @@ def generate_stage(
         endpoint.check_key(role)
     prices = recorded_prices(previous, design_sha256) | dict(given_prices)
     state = SlotState.from_rows(existing)
-    appended: list[JsonObject] = []
+    appended: list[ResponseRow] = []
     if design["source"]["kind"] == "dirs":
         _import_missing(design, state, io, appended)
     started = time.monotonic()
@@ -906,10 +935,10 @@ def generate_stage(
     return build_trials_view(design, state)
 
 
-def _keeping(append: AppendRow, appended: list[JsonObject]) -> AppendRow:
+def _keeping(append: AppendRow, appended: list[ResponseRow]) -> AppendRow:
     """``append``, also keeping each row this session appended (in file order)."""
 
-    def both(row: JsonObject) -> None:
+    def both(row: ResponseRow) -> None:
         append(row)
         appended.append(row)
 
@@ -917,7 +946,7 @@ def _keeping(append: AppendRow, appended: list[JsonObject]) -> AppendRow:
 
 
 def _import_missing(
-    design: DesignRecord, state: SlotState, io: StageIO, appended: list[JsonObject]
+    design: DesignRecord, state: SlotState, io: StageIO, appended: list[ResponseRow]
 ) -> None:
     """--from-dirs: append the imported outputs of every unanswered slot (no network)."""
     rows = import_rows(design, state, io.read_imported)  # every file read (and checked) first
@@ -935,7 +964,7 @@ def _fetch_missing(
     on_disk: int,
     options: FetchOptions,
     io: StageIO,
-    appended: list[JsonObject],
+    appended: list[ResponseRow],
 ) -> BaseException | None:
     """Fetch every pending slot; return the error that stopped the run early, if one did."""
     pending = len(pending_work(design, state))
@@ -1040,7 +1069,7 @@ class BatchImport:
     (``not_run``: the batch expired or was cancelled first), and with ``skip_answered`` the
     results for slots already answered (``skipped``)."""
 
-    rows: list[JsonObject] = field(default_factory=list)
+    rows: list[ResponseRow] = field(default_factory=list)
     not_run: int = 0
     skipped: int = 0
 

@@ -13,6 +13,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from blindtest.artifact_types import ReportRecord
 from blindtest.hints import stage_command
 from blindtest.reportfmt import format_p, pct
 
@@ -54,7 +55,7 @@ def _dprime_text(dprime: Mapping[str, Any]) -> str:
     return f"{_num(est)}  (95% interval {_num(lo)} {upper})"
 
 
-def _technical_lines(report: Mapping[str, Any]) -> list[str]:
+def _technical_lines(report: ReportRecord) -> list[str]:
     """The figures a statistician checks, after everything a person needs."""
     protocol = report["protocol"]
     if report["verdict"] in ("void", "unusable") or not report.get("n"):
@@ -92,7 +93,7 @@ def _technical_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _panel_lines(report: Mapping[str, Any]) -> list[str]:
+def _panel_lines(report: ReportRecord) -> list[str]:
     """Preference diagnostics: position bias (one line, whichever says most), agreement,
     breakdown by tag, other warnings."""
     lines = []
@@ -125,7 +126,7 @@ def _panel_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _bot_scores(report: Mapping[str, Any], bots: Mapping[str, Any]) -> list[str]:
+def _bot_scores(report: ReportRecord, bots: Mapping[str, Any]) -> list[str]:
     if report["protocol"] == "preference":
         length = bots.get("length")
         if not length:
@@ -162,7 +163,7 @@ def _census_lines(census: Mapping[str, Any] | None) -> list[str]:
     return ["  Census of the responses as shown:", *["  " + r for r in _table(rows)]]
 
 
-def _audit_lines(report: Mapping[str, Any]) -> list[str]:
+def _audit_lines(report: ReportRecord) -> list[str]:
     audit = report.get("audit")
     responses = report.get("responses_sentences") or []
     if not audit:
@@ -177,7 +178,7 @@ def _audit_lines(report: Mapping[str, Any]) -> list[str]:
     return lines + responses
 
 
-def _next_lines(report: Mapping[str, Any]) -> list[str]:
+def _next_lines(report: ReportRecord) -> list[str]:
     step = report.get("next")
     if not step:
         return []
@@ -190,14 +191,14 @@ def _next_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _answers_lines(report: Mapping[str, Any]) -> list[str]:
+def _answers_lines(report: ReportRecord) -> list[str]:
     answers = report.get("answers") or []
     if not answers:
         return []
     return ["Answers to the extra questions:", *[f"  {clean(a['statement'])}" for a in answers]]
 
 
-def _reading_lines(report: Mapping[str, Any]) -> list[str]:
+def _reading_lines(report: ReportRecord) -> list[str]:
     """Every input the report was computed from, with what was read from it."""
     reading = report.get("reading")
     if not reading:
@@ -218,12 +219,12 @@ def _reading_lines(report: Mapping[str, Any]) -> list[str]:
     return ["Read: " + "; ".join(read) + "."]
 
 
-def _skipped_lines(report: Mapping[str, Any]) -> list[str]:
+def _skipped_lines(report: ReportRecord) -> list[str]:
     skipped = (report.get("reading") or {}).get("skipped") or []
     return [f"Skipped: {clean(s)}." for s in skipped]
 
 
-def _checks_lines(report: Mapping[str, Any]) -> list[str]:
+def _checks_lines(report: ReportRecord) -> list[str]:
     checks = (report.get("audit") or {}).get("checks")
     if not checks:
         return []
@@ -243,13 +244,13 @@ def _checks_lines(report: Mapping[str, Any]) -> list[str]:
     return [line + extra + not_run, ""]
 
 
-def _label(report: Mapping[str, Any], side: str, model: str) -> str:
+def _label(report: ReportRecord, side: str, model: str) -> str:
     """What the report calls a side: its label (issue 12), else the model."""
     config = (report.get("sides") or {}).get(side) or {}
     return str(config.get("label") or model)
 
 
-def _per_trial_lines(report: Mapping[str, Any]) -> list[str]:
+def _per_trial_lines(report: ReportRecord) -> list[str]:
     rows = report.get("per_trial") or []
     if not rows:
         return []
@@ -298,7 +299,7 @@ def _per_trial_lines(report: Mapping[str, Any]) -> list[str]:
     return ["Revealed, per trial:", *_table(table)]
 
 
-def _appendix_lines(report: Mapping[str, Any]) -> list[str]:
+def _appendix_lines(report: ReportRecord) -> list[str]:
     appendix = report.get("appendix")
     if not appendix:
         return []
@@ -319,7 +320,7 @@ def _appendix_lines(report: Mapping[str, Any]) -> list[str]:
     return ["Appendix, after the reveal (latency was never shown to the judge):", *_table(table)]
 
 
-def _header(report: Mapping[str, Any]) -> list[str]:
+def _header(report: ReportRecord) -> list[str]:
     judges = ", ".join(clean(j) for j in report.get("judges") or []) or "none"
     models = report.get("models")
     sides = f", {clean(models['A'])} (A) vs {clean(models['B'])} (B)" if models else ""
@@ -334,7 +335,7 @@ def _header(report: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _result_lines(report: Mapping[str, Any]) -> list[str]:
+def _result_lines(report: ReportRecord) -> list[str]:
     summary = report.get("summary")
     if not summary:
         return [clean(report["statement"])]
@@ -347,7 +348,7 @@ def _result_lines(report: Mapping[str, Any]) -> list[str]:
 
 
 def format_summary(
-    report: Mapping[str, Any], *, per_trial: bool = True, width: int | None = None
+    report: ReportRecord, *, per_trial: bool = True, width: int | None = None
 ) -> str:
     """The result screen, in the order a person needs it: the verdict in one sentence, how
     sure, how big, what a bot can explain, what to run next; technical figures, notes and the
@@ -362,8 +363,8 @@ def format_summary(
     lines += [*loud, *([""] if loud else [])]
     lines += _skipped_lines(report)
     lines += [*_checks_lines(report), *_result_lines(report)]
-    if report.get("cost"):
-        lines.append(report["cost"])
+    if cost := report.get("cost"):
+        lines.append(cost)
     channels = [
         "Channels open (differences the judge could have used): "
         + "; ".join(report["channels_open"]),
@@ -443,7 +444,7 @@ def _wrap(line: str, width: int) -> str:
     return textwrap.fill(line.strip(), width, initial_indent=indent, subsequent_indent=indent)
 
 
-def render_html(report: Mapping[str, Any]) -> str:
+def render_html(report: ReportRecord) -> str:
     """A standalone HTML page of the same summary (no scripts, no external resources)."""
     body = html.escape(format_summary(report))
     title = html.escape(f"blindtest report {report['design_sha256'][:12]}")

@@ -18,9 +18,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from blindtest.artifact_types import DesignRecord, TrialRecord
+from blindtest.artifact_types import DesignRecord, ResponseRow, TrialRecord
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.errors import BadInput
 from blindtest.normalize import truncate_match
@@ -87,25 +87,28 @@ def _key(row: Mapping[str, Any]) -> tuple[int, int]:
 class SlotState:
     """The latest row per slot and stage, from ``responses.jsonl``."""
 
-    generated: dict[tuple[int, int], JsonObject]
-    laundered: dict[tuple[int, int], JsonObject]
+    generated: dict[tuple[int, int], ResponseRow]
+    laundered: dict[tuple[int, int], ResponseRow]
 
     @classmethod
-    def from_rows(cls, rows: Iterable[JsonObject]) -> SlotState:
+    def from_rows(cls, rows: Iterable[Mapping[str, Any]]) -> SlotState:
+        """From the rows of a validated ``responses.jsonl``."""
         state = cls({}, {})
         for row in rows:
             state.record(row)
         return state
 
-    def record(self, row: JsonObject) -> None:
+    def record(self, row: Mapping[str, Any]) -> None:
         """Take one more row (in file order): an answered slot stays answered, so a later
-        failure row cannot undo it."""
-        target = self.laundered if row.get("stage") == LAUNDER else self.generated
-        previous = target.get(_key(row))
+        failure row cannot undo it. ``row`` is a ``ResponseRow``, as built or as read from a
+        validated file (plain JSON, hence the cast)."""
+        typed = cast(ResponseRow, row)
+        target = self.laundered if typed.get("stage") == LAUNDER else self.generated
+        previous = target.get(_key(typed))
         if previous is None or previous["status"] != "ok":
-            target[_key(row)] = row
+            target[_key(typed)] = typed
 
-    def answered(self, slot: Slot, stage: str) -> JsonObject | None:
+    def answered(self, slot: Slot, stage: str) -> ResponseRow | None:
         rows = self.laundered if stage == LAUNDER else self.generated
         row = rows.get((slot.trial, slot.slot))
         return row if row is not None and row["status"] == "ok" else None
@@ -145,7 +148,8 @@ def displayed_texts(design: DesignRecord, state: SlotState, trial: int, n_slots:
     """The options of one trial exactly as the judge sees them, in display order."""
     launder = design["normalization"]["launder"] is not None
     rows = state.laundered if launder else state.generated
-    texts = [rows[(trial, slot)]["text"] for slot in range(1, n_slots + 1)]
+    # An answered slot's row is an ok row, whose text is a string.
+    texts = [cast(str, rows[(trial, slot)]["text"]) for slot in range(1, n_slots + 1)]
     if design["normalization"]["truncate_match"]:
         texts = truncate_match(texts)
     return texts

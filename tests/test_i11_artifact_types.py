@@ -89,3 +89,45 @@ def test_i11_03_mypy_strict_catches_a_misspelt_key(tmp_path: Path) -> None:
     assert status == 1
     assert '"DesignJudging" has no key "questoin"' in out
     assert '"PickRecord" has no key "corection"' in out
+
+
+def test_i11_03_mypy_strict_catches_a_misspelt_report_key(tmp_path: Path) -> None:
+    """build_report-like code: a protocol's fields, the report built from them, a key set later,
+    one read by the result screen; each misspelling is a mypy error. (``.get`` with an unknown
+    key is not one: mypy types it ``object``.)"""
+    api = pytest.importorskip("mypy.api")
+    code = textwrap.dedent(
+        """
+        from blindtest.artifact_types import AnalysisFields, ReportRecord
+
+        def analysis(n: int) -> AnalysisFields:
+            return {"n": n, "verdict": "void", "statement": "s.", "p_valeu": None}
+
+        def report(fields: AnalysisFields) -> ReportRecord:
+            built: ReportRecord = {
+                "schema": "blindtest/report@1",
+                "design_sha256": "0" * 64,
+                "inputs": {},
+                "protocol": "triangle",
+                "n": fields["n"],
+                "verdict": fields["verdict"],
+                "statement": fields["statement"],
+                "chanels_closed": [],
+            }
+            built["picks_verdcit"] = built["verdict"]
+            return built
+
+        def screen(report: ReportRecord) -> list[str]:
+            return report["chanels_open"]
+        """
+    )
+    source = tmp_path / "misspelt_report.py"
+    source.write_text(code, encoding="utf-8")
+    out, _, status = api.run(
+        ["--strict", "--no-incremental", "--cache-dir", str(tmp_path / "cache"), str(source)]
+    )
+    assert status == 1
+    assert 'Extra key "p_valeu" for TypedDict "AnalysisFields"' in out
+    assert 'Extra key "chanels_closed" for TypedDict "ReportRecord"' in out
+    assert '"ReportRecord" has no key "picks_verdcit"' in out
+    assert '"ReportRecord" has no key "chanels_open"' in out

@@ -8,13 +8,13 @@ docstring and in the README's statistics section.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from blindtest import artifacts
 from blindtest import judge as judging
 from blindtest.analyze import build_report
+from blindtest.artifact_types import ReportRecord
 from blindtest.reportfmt import pct
 
 from data.pair_pd_reference import PAIR_PD
@@ -31,7 +31,7 @@ from report_runs import (
 REFERENCE = {(n, k): (estimate, lo, hi, p) for n, k, estimate, lo, hi, p in PAIR_PD}
 
 
-def pair_report(n: int, consistent: int) -> dict[str, Any]:
+def pair_report(n: int, consistent: int) -> ReportRecord:
     design = make_design("pair", n)
     picks = [judging.Pick.from_record(r) for r in pair_picks(design, consistent)]
     return build_report(design, "0" * 64, picks, inputs={}).report
@@ -45,7 +45,9 @@ def test_i11_06_pair_report_pd_is_the_folded_clopper_pearson_interval(n: int, k:
     assert report["pd"] == pytest.approx({"estimate": estimate, "lo": lo, "hi": hi}, rel=1e-9)
     assert report["p_value"] == pytest.approx(p, rel=1e-9)
     # The interval and the verdict never disagree: pd's lower end is above 0 iff p <= alpha.
-    assert (report["pd"]["lo"] > 0) == (report["verdict"] == "distinguished")
+    pd_lo = report["pd"]["lo"]
+    assert pd_lo is not None
+    assert (pd_lo > 0) == (report["verdict"] == "distinguished")
 
 
 def test_i11_06_a_pair_null_prints_the_reference_upper_bound(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import pytest
@@ -15,7 +15,7 @@ from scipy import stats as scipy_stats
 from blindtest import artifacts
 from blindtest import judge as judging
 from blindtest.analyze import VOID_KEYS, build_report
-from blindtest.artifact_types import DesignRecord
+from blindtest.artifact_types import DesignRecord, ReportRecord
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
 from blindtest.render import format_summary, render_html
@@ -126,21 +126,21 @@ def test_i9_05_per_option_answers_get_wilson_per_side_and_exact_mcnemar(tmp_path
         answers.append({"left": left, "right": right})
     picks = _picks_with_answers(design, answers)
     report = build_report(design, "0" * 64, picks, inputs={}).report
-    (entry,) = report["answers"]
-    assert entry["about"] == "each response"
-    assert (entry["sides"]["A"]["yes"], entry["sides"]["B"]["yes"]) == (9, 3)
+    (asked,) = report["answers"]
+    assert asked["about"] == "each response"
+    assert (asked["sides"]["A"]["yes"], asked["sides"]["B"]["yes"]) == (9, 3)
     for side, k in (("A", 9), ("B", 3)):
         lo, hi = wilson(k, 20)  # mpmath, see report_runs
-        rate = entry["sides"][side]["yes_rate"]
+        rate = asked["sides"][side]["yes_rate"]
         assert math.isclose(rate["lo"], lo, rel_tol=1e-9)
         assert math.isclose(rate["hi"], hi, rel_tol=1e-9)
-    paired = entry["paired"]
+    paired = asked["paired"]
     assert (paired["yes_a_no_b"], paired["yes_b_no_a"]) == (7, 1)
     # scipy.stats.binomtest(7, 8, 0.5).pvalue == 0.0703125 (= 2 * 9/256, by hand)
     assert math.isclose(paired["p_value"], scipy_stats.binomtest(7, 8, 0.5).pvalue, rel_tol=1e-12)
     assert math.isclose(paired["p_value"], 18 / 256, rel_tol=1e-12)
-    assert "exact McNemar" in entry["statement"]
-    assert "asked of each response" in entry["statement"]
+    assert "exact McNemar" in asked["statement"]
+    assert "asked of each response" in asked["statement"]
 
 
 def test_i9_05_per_comparison_answers_are_tallied_and_say_they_cannot_be_split(
@@ -230,10 +230,14 @@ def test_i9_04_control_characters_from_files_are_neutralised(tmp_path: Path) -> 
     result = cli("analyze", run, "--html", tmp_path / "r.html")
     assert result.exit_code == 0, result.stderr
     page = (tmp_path / "r.html").read_text()
-    for text in (result.stdout, page, format_summary(read_report(run), width=80)):
+    for text in (
+        result.stdout,
+        page,
+        format_summary(cast(ReportRecord, read_report(run)), width=80),
+    ):
         assert "\x1b" not in text
         assert "\r" not in text
-    assert "\\x1b[D" in render_html(read_report(run))
+    assert "\\x1b[D" in render_html(cast(ReportRecord, read_report(run)))
 
 
 def test_i9_01_a_void_bot_run_is_finished_by_a_command_that_works(tmp_path: Path) -> None:

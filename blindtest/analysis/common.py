@@ -9,11 +9,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
-from blindtest.artifact_types import DesignRecord
+from blindtest.artifact_types import DesignRecord, IntervalRecord, ReportRecord
 from blindtest.artifacts import JsonObject
 from blindtest.bots import BOT_KINDS
 from blindtest.reportfmt import format_p_against, pct
-from blindtest.stats import similarity_test
+from blindtest.stats import Interval, similarity_test
 from blindtest.stats.similarity import SimilarityProtocol
 
 if TYPE_CHECKING:
@@ -38,9 +38,14 @@ class AnalysisOptions:
 
 @dataclass(frozen=True, slots=True)
 class AnalysisResult:
-    report: JsonObject
+    report: ReportRecord
     exit_code: int
     e_values: list[JsonObject] = field(default_factory=list)
+
+
+def interval(value: Interval) -> IntervalRecord:
+    """``value.to_dict()`` as report.json's interval (stats/ does not know the artifact types)."""
+    return cast(IntervalRecord, value.to_dict())
 
 
 def judge_kind(pick: Pick) -> str | None:

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 from blindtest.analysis.common import (
     by_judge,
+    interval,
     panel_noun,
     prompts_by_trial,
     similarity_claim,
     subject_of,
     void_statement,
 )
-from blindtest.artifact_types import DesignRecord
+from blindtest.artifact_types import AnalysisFields, DesignRecord, ProtocolFields
 from blindtest.artifacts import JsonObject
 from blindtest.reportfmt import TESTS, format_p_against, pct
 from blindtest.scoring import (
@@ -92,7 +93,7 @@ def _pair_sentence(
 
 def analyze_pair(
     design: DesignRecord, picks: Sequence[Pick]
-) -> tuple[JsonObject, int, list[JsonObject]]:
+) -> tuple[AnalysisFields, int, list[JsonObject]]:
     judges = by_judge(picks)
     if len(judges) > 1:
         return analyze_pair_panel(design, judges)
@@ -101,21 +102,20 @@ def analyze_pair(
     rows = _pair_rows(design, judge, own, first)
     k, n = sum(r["consistent"] for r in rows), len(rows)
     result = pair_test(k, n)
-    fields: JsonObject = {
+    fields: ProtocolFields = {
         "judges": [judge],
         "test": TESTS["pair"],
-        "n": n,
         "correct": k,
         "p_value": result.p_value,
-        "pc": result.pc.to_dict(),
-        "dprime": result.dprime.to_dict(),
-        "pd": result.pd.to_dict(),
+        "pc": interval(result.pc),
+        "dprime": interval(result.dprime),
+        "pd": interval(result.pd),
         "nicknames": [first, second],
         "per_trial": rows,
         "similarity": similarity_claim(design, k, n),
     }
     if n < design["trials"]:
-        return fields | {"verdict": "void", "statement": void_statement(design, n)}, 1, []
+        return {**fields, "n": n, "verdict": "void", "statement": void_statement(design, n)}, 1, []
     significant = result.p_value <= design["alpha"]
     statement = _pair_sentence(
         subject_of(own, judge),
@@ -128,12 +128,12 @@ def analyze_pair(
     if fields["similarity"] is not None:
         statement += " " + fields["similarity"]["statement"]
     verdict = "distinguished" if significant else "not distinguished"
-    return fields | {"verdict": verdict, "statement": statement}, 0, []
+    return {**fields, "n": n, "verdict": verdict, "statement": statement}, 0, []
 
 
 def analyze_pair_panel(
     design: DesignRecord, judges: Mapping[str, Sequence[Pick]]
-) -> tuple[JsonObject, int, list[JsonObject]]:
+) -> tuple[AnalysisFields, int, list[JsonObject]]:
     """Several pair judges: each keeps their own nicknames, so each is tested on their own;
     the panel's p-value is the Holm-adjusted smallest (does any judge see a difference?)."""
     results, rows, sentences = {}, [], []
@@ -147,10 +147,9 @@ def analyze_pair_panel(
             _pair_sentence(f"Judge {judge!r}", first, own_rows, results[judge], design["alpha"])
         )
     adjusted = holm([r.p_value for r in results.values()])
-    fields: JsonObject = {
+    fields: ProtocolFields = {
         "judges": sorted(judges),
         "test": TESTS["pair_panel"],
-        "n": len(rows),
         "correct": None,
         "p_value": min(adjusted),
         "per_judge": {
@@ -162,8 +161,12 @@ def analyze_pair_panel(
     short = [j for j, own in judges.items() if len(own) < design["trials"]]
     if short:
         return (
-            fields
-            | {"verdict": "void", "statement": void_statement(design, len(judges[short[0]]))},
+            {
+                **fields,
+                "n": len(rows),
+                "verdict": "void",
+                "statement": void_statement(design, len(judges[short[0]])),
+            },
             1,
             [],
         )
@@ -177,4 +180,5 @@ def analyze_pair_panel(
         f"{format_p_against(min(adjusted), design['alpha'])})."
     )
     verdict = "distinguished" if significant else "not distinguished"
-    return fields | {"verdict": verdict, "statement": " ".join([lead, *sentences])}, 0, []
+    statement = " ".join([lead, *sentences])
+    return {**fields, "n": len(rows), "verdict": verdict, "statement": statement}, 0, []

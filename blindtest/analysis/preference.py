@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 from blindtest.analysis.common import (
     AnalysisOptions,
     by_judge,
+    interval,
     prompts_by_trial,
     void_statement,
 )
-from blindtest.artifact_types import DesignRecord
+from blindtest.artifact_types import AnalysisFields, DesignRecord, ProtocolFields
 from blindtest.artifacts import JsonObject
 from blindtest.reportfmt import TESTS, format_p, pct
 from blindtest.scoring import (
@@ -85,7 +86,7 @@ def _by_tag(design: DesignRecord, outcome: Mapping[int, str]) -> JsonObject:
 
 def analyze_preference(
     design: DesignRecord, picks: Sequence[Pick], options: AnalysisOptions
-) -> tuple[JsonObject, int, list[JsonObject]]:
+) -> tuple[AnalysisFields, int, list[JsonObject]]:
     judges = by_judge(picks)
     outcome = _majority(design, judges)
     wins_a = sum(1 for s in outcome.values() if s == "A")
@@ -122,15 +123,14 @@ def analyze_preference(
         for own in judges.values()
         for p in own
     ]
-    fields: JsonObject = {
+    fields: ProtocolFields = {
         "judges": sorted(judges),
         "test": TESTS["preference"],
-        "n": len(outcome),
         "wins": wins_a,
         "losses": wins_b,
         "ties": ties,
         "p_value": result.p_value,
-        "pc": result.win_rate.to_dict(),
+        "pc": interval(result.win_rate),
         "preference": result.to_dict(),
         "position_bias": bias.to_dict() if bias else None,
         "agreement": agreement,
@@ -142,13 +142,23 @@ def analyze_preference(
     incomplete = len(outcome) < design["trials"]
     if incomplete:
         return (
-            fields | {"verdict": "void", "statement": void_statement(design, len(outcome))},
+            {
+                **fields,
+                "n": len(outcome),
+                "verdict": "void",
+                "statement": void_statement(design, len(outcome)),
+            },
             1,
             [],
         )
     if problems:
         return (
-            fields | {"verdict": "unusable", "statement": "Not a result: " + " ".join(problems)},
+            {
+                **fields,
+                "n": len(outcome),
+                "verdict": "unusable",
+                "statement": "Not a result: " + " ".join(problems),
+            },
             1,
             [],
         )
@@ -174,7 +184,7 @@ def analyze_preference(
             statement += f" The tie rate ({pct(ties / len(outcome))}) is itself a finding."
     else:
         statement += f"Verdict: {verdict} (interval and exact test agree, margin {result.margin})."
-    return fields | {"verdict": verdict, "statement": statement}, 0, []
+    return {**fields, "n": len(outcome), "verdict": verdict, "statement": statement}, 0, []
 
 
 def _gate_problems(bias: Any, agreement: JsonObject | None, options: AnalysisOptions) -> list[str]:

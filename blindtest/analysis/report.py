@@ -5,7 +5,7 @@ file."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from blindtest import artifacts
 from blindtest.analysis.answers import answers_summary
@@ -21,7 +21,7 @@ from blindtest.analysis.responses import appendix, cost_line, responses_sentence
 from blindtest.analysis.tells import audit_summary
 from blindtest.analysis.triangle import analyze_triangle
 from blindtest.analysis.wording import channels, next_step, notes, screen_summary, torn_why
-from blindtest.artifact_types import DesignRecord
+from blindtest.artifact_types import AnalysisFields, DesignRecord, ReportRecord
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.sides import SIDES, side_config, sides_summary
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 Analysis = Callable[
-    [DesignRecord, Sequence["Pick"], AnalysisOptions], tuple[JsonObject, int, list[JsonObject]]
+    [DesignRecord, Sequence["Pick"], AnalysisOptions], tuple[AnalysisFields, int, list[JsonObject]]
 ]
 
 #: The analysis of each protocol: (report fields, exit code, e-values).
@@ -94,7 +94,7 @@ def build_report(
     options = options or AnalysisOptions()
     protocol = design["protocol"]
     if not picks:
-        fields: JsonObject = {
+        fields: AnalysisFields = {
             "judges": [],
             "n": 0,
             "p_value": None,
@@ -116,7 +116,7 @@ def build_report(
                 " trials were judged.", " trials were judged." + why, 1
             )
     opened, closed = channels(design)
-    report: JsonObject = {
+    report: ReportRecord = {
         "schema": schema_tag("report"),
         "design_sha256": design_sha256,
         "inputs": dict(inputs),
@@ -127,7 +127,9 @@ def build_report(
         "trials_planned": design["trials"],
         "models": {side: spec["model"] for side, spec in design["models"].items()},
         "correct": None,
-        **fields,
+        "n": fields["n"],
+        "verdict": fields["verdict"],
+        "statement": fields["statement"],
         "judged": judged,
         "audit": audit_summary(design, audit, fields),
         "channels_open": opened,
@@ -145,8 +147,12 @@ def build_report(
             "reveal_void": options.reveal_void,
         },
     }
+    # The protocol's figures (over "correct": None), none of them a key set above. mypy's update()
+    # wants every report key declared by the argument's type; AnalysisFields declares its own.
+    report.update(fields)  # type: ignore[typeddict-item]
     if void and not options.reveal_void:
-        report = {key: report[key] for key in VOID_KEYS if key in report}
+        whole = dict(report)
+        report = cast(ReportRecord, {key: whole[key] for key in VOID_KEYS if key in whole})
         report["n"] = min(judged.values(), default=0)
         return AnalysisResult(report=report, exit_code=1, e_values=[])
     report["responses_sentences"] = (

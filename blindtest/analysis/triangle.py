@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 from blindtest.analysis.common import (
     by_judge,
+    interval,
     panel_noun,
     prompts_by_trial,
     similarity_claim,
     subject_of,
     void_statement,
 )
-from blindtest.artifact_types import DesignRecord
+from blindtest.artifact_types import AnalysisFields, DesignRecord, ProtocolFields
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.reportfmt import TESTS, format_p, format_p_against, pct
 from blindtest.scoring import (
@@ -104,7 +105,7 @@ def _sequential(design: DesignRecord, rows: Sequence[JsonObject]) -> tuple[Any, 
 
 def analyze_triangle(
     design: DesignRecord, picks: Sequence[Pick]
-) -> tuple[JsonObject, int, list[JsonObject]]:
+) -> tuple[AnalysisFields, int, list[JsonObject]]:
     judges = by_judge(picks)
     if len(judges) > 1:
         return analyze_triangle_panel(design, judges)
@@ -113,15 +114,14 @@ def analyze_triangle(
     correct, n = sum(r["correct"] for r in rows), len(rows)
     subject = subject_of(own, judge)
     result = triangle_test(correct, n)
-    fields: JsonObject = {
+    fields: ProtocolFields = {
         "judges": [judge],
         "test": TESTS["triangle"],
-        "n": n,
         "correct": correct,
         "p_value": result.p_value,
-        "pc": result.pc.to_dict(),
-        "pd": result.pd.to_dict(),
-        "dprime": result.dprime.to_dict(),
+        "pc": interval(result.pc),
+        "pd": interval(result.pd),
+        "dprime": interval(result.dprime),
         "per_trial": rows,
         "similarity": similarity_claim(design, correct, n),
     }
@@ -138,24 +138,29 @@ def analyze_triangle(
                 "anytime_valid_p": seq.p_value,
                 "intervals_adjusted_for_stopping": False,
             },
-            "verdict": "distinguished" if crossed else "not distinguished",
-            "statement": _triangle_statement(
-                subject, result, crossed, f"anytime-valid {format_p(seq.p_value)}"
-            )
-            + (
-                f" The sequential e-value crossed {seq.threshold:g} at trial {seq.crossed_at}."
-                if crossed
-                else f" The e-value reached {seq.statistic:.2f}, short of {seq.threshold:g}."
-            )
-            + " (Intervals are fixed-n intervals, not adjusted for stopping.)",
         }
-        return fields, 0, values
+        return (
+            {
+                **fields,
+                "n": n,
+                "verdict": "distinguished" if crossed else "not distinguished",
+                "statement": _triangle_statement(
+                    subject, result, crossed, f"anytime-valid {format_p(seq.p_value)}"
+                )
+                + (
+                    f" The sequential e-value crossed {seq.threshold:g} at trial {seq.crossed_at}."
+                    if crossed
+                    else f" The e-value reached {seq.statistic:.2f}, short of {seq.threshold:g}."
+                )
+                + " (Intervals are fixed-n intervals, not adjusted for stopping.)",
+            },
+            0,
+            values,
+        )
     if n < design["trials"]:
-        fields |= {"verdict": "void", "statement": void_statement(design, n)}
-        return fields, 1, []
+        return {**fields, "n": n, "verdict": "void", "statement": void_statement(design, n)}, 1, []
     significant = result.p_value <= design["alpha"]
-    fields["verdict"] = "distinguished" if significant else "not distinguished"
-    fields["statement"] = _triangle_statement(
+    statement = _triangle_statement(
         subject,
         result,
         significant,
@@ -163,18 +168,19 @@ def analyze_triangle(
         one_sided_bound=fields["similarity"] is not None,
     )
     if fields["similarity"] is not None:
-        fields["statement"] += " " + fields["similarity"]["statement"]
-    return fields, 0, []
+        statement += " " + fields["similarity"]["statement"]
+    verdict = "distinguished" if significant else "not distinguished"
+    return {**fields, "n": n, "verdict": verdict, "statement": statement}, 0, []
 
 
 def analyze_triangle_panel(
     design: DesignRecord, judges: Mapping[str, Sequence[Pick]]
-) -> tuple[JsonObject, int, list[JsonObject]]:
+) -> tuple[AnalysisFields, int, list[JsonObject]]:
     """Several judges on the same trials: randomization p-value, beta-binomial effect size."""
     incomplete = [j for j, own in judges.items() if len(own) < design["trials"]]
     if incomplete and not design["sequential"]:
         judged = min(len(judges[j]) for j in incomplete)
-        fields = {
+        void: AnalysisFields = {
             "judges": sorted(judges),
             "n": 0,
             "correct": 0,
@@ -183,7 +189,7 @@ def analyze_triangle_panel(
             "verdict": "void",
             "statement": void_statement(design, judged) + f" (judge {incomplete[0]!r})",
         }
-        return fields, 1, []
+        return void, 1, []
     odd = [e["odd_position"] for e in design["arrangement"]]
     table: dict[str, list[int | None]] = {}
     for judge, own in judges.items():
@@ -208,14 +214,14 @@ def analyze_triangle_panel(
         else f"This is a bound, not an equivalence: if a difference exists, the average judge "
         f"sees it on at most {pct(pooled.pd.hi)} of these prompts."
     )
-    fields = {
+    fields: AnalysisFields = {
         "judges": sorted(judges),
         "test": TESTS["panel"],
         "n": n,
         "correct": correct,
         "p_value": panel.p_value,
-        "pc": pooled.pc.to_dict(),
-        "pd": pooled.pd.to_dict(),
+        "pc": interval(pooled.pc),
+        "pd": interval(pooled.pd),
         "dprime": {"estimate": None, "lo": None, "hi": None},
         "per_trial": sorted(rows, key=lambda r: (r["trial"], r["judge"])),
         "per_judge": {j: r.to_dict() for j, r in panel.per_judge.items()},

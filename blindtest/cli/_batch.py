@@ -6,7 +6,7 @@ FILE..., --batch. Resolves files and prints; the work is in :mod:`blindtest.batc
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -166,7 +166,7 @@ def _io(run_dir: Path, quiet: bool) -> Any:
     path = run_dir / artifacts.RESPONSES
 
     @contextmanager
-    def open_responses() -> Iterator[Callable[[JsonObject], None]]:
+    def open_responses() -> Iterator[Callable[[Mapping[str, Any]], None]]:
         with artifacts.JsonlAppender(path, "responses") as out:
             yield out.append
 

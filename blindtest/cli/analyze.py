@@ -5,11 +5,11 @@ from __future__ import annotations
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
 from blindtest import artifacts
+from blindtest.artifact_types import ReportRecord
 from blindtest.cli import _common
 from blindtest.cli._common import command, force_option, json_option, quiet_option, run_argument
 
@@ -103,7 +103,7 @@ def analyze(
 
 
 def _print(
-    report: dict[str, Any], run_dir: Path, *, as_json: bool, quiet: bool, brief: bool, reveal: bool
+    report: ReportRecord, run_dir: Path, *, as_json: bool, quiet: bool, brief: bool, reveal: bool
 ) -> None:
     """A void analysis prints one line unless revealed; the rest print the result screen."""
     from blindtest.analyze import void_line

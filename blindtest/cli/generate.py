@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,7 +14,6 @@ import click
 
 from blindtest import artifacts
 from blindtest.artifact_types import GenerationRecord
-from blindtest.artifacts import JsonObject
 from blindtest.cli import _batch, _common
 from blindtest.cli._common import (
     command,
@@ -95,7 +94,7 @@ def generate(
     existing = artifacts.read_jsonl(path, "responses", missing_ok=True).records
 
     @contextmanager
-    def open_responses() -> Iterator[Callable[[JsonObject], None]]:
+    def open_responses() -> Iterator[Callable[[Mapping[str, Any]], None]]:
         with artifacts.JsonlAppender(path, "responses") as out:
             yield out.append
 
