@@ -323,6 +323,9 @@ class PicksFile:
     corrections: int = 0
     #: Records of a later pass (an LLM judge's position swap): kept, not scored as picks.
     later_passes: tuple[Pick, ...] = ()
+    #: Failure rows (``"failed": true``: an LLM judge that got no valid verdict): never picks;
+    #: the trial stays to be judged.
+    failures: tuple[JsonObject, ...] = ()
 
     @property
     def judges(self) -> tuple[str, ...]:
@@ -536,9 +539,12 @@ def read_picks(path: Path, view: JudgeView, *, missing_ok: bool = False) -> Pick
     if missing_ok and not path.exists():
         return PicksFile(path=path, picks=())
     contents = artifacts.read_jsonl(path, "picks")
+    rows = list(zip(contents.records, contents.lines, strict=True))
+    failures = tuple(record for record, _ in rows if record.get("failed") is True)
     picks = [
         Pick.from_record(record, line=number)
-        for record, number in zip(contents.records, contents.lines, strict=True)
+        for record, number in rows
+        if record.get("failed") is not True
     ]
     kept = check_picks(picks, view, path.name)
     return PicksFile(
@@ -547,6 +553,7 @@ def read_picks(path: Path, view: JudgeView, *, missing_ok: bool = False) -> Pick
         torn_line=contents.torn_line,
         corrections=sum(p.correction for p in picks),
         later_passes=tuple(p for p in kept if (p.pass_number or 1) > 1),
+        failures=failures,
     )
 
 
@@ -715,6 +722,21 @@ class Recorder:
         """Whether ``trial`` may be judged again: only the last pick made through this
         recorder, and only while the session goes on."""
         return trial == self._last and not self.done
+
+    def record_failure(self, trial: int, details: Mapping[str, Any]) -> None:
+        """Append a failure row for ``trial`` (``"failed": true``, ``"pick": "failed"``): the
+        judge got no answer; readers skip the row and the trial stays to be judged."""
+        row: JsonObject = {
+            "schema": artifacts.schema_tag("picks"),
+            "trial": trial,
+            "judge": self.judge,
+            "pick": "failed",
+            "failed": True,
+            "judge_kind": self.kind,
+            "design_sha256": self._run.design_sha256,
+        }
+        row.update({key: value for key, value in details.items() if key not in row})
+        self._append(row)
 
     def record(self, pick: Pick) -> bool:
         """Stamp the pick with this judge's kind and the design hash, check it, append it.

@@ -16,11 +16,11 @@ blinded trial and counts, nothing else. Library code: no click, no file opened h
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from blindtest.errors import BadInput
 from blindtest.judge import (
@@ -69,8 +69,17 @@ class Stop:
     """The judge stops for now; what was recorded stays."""
 
 
-#: A judge's answer to a turn: its records for the trial, or take back, or stop.
-Answer = tuple[Pick, ...] | TakeBack | Stop
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The judge could not answer this trial (a model's verdicts stayed malformed, its endpoint
+    failed after retries): ``record`` is written as a failure row, the trial stays unjudged
+    and a rerun asks it again."""
+
+    record: Mapping[str, Any]
+
+
+#: A judge's answer to a turn: its records for the trial, or take back, or stop, or failed.
+Answer = tuple[Pick, ...] | TakeBack | Stop | Failed
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +184,10 @@ def drive(judge: Judge, recorder: Recorder, remaining: Sequence[Trial]) -> Judgi
             answer = judge.judge(turn)
             if isinstance(answer, Stop):
                 return state.result("quit")
+            if isinstance(answer, Failed):
+                recorder.record_failure(turn.trial.number, answer.record)
+                state.remaining.pop(0)
+                continue
             if isinstance(answer, TakeBack):
                 if turn.undoable is None:
                     raise ValueError("TakeBack with nothing to take back (Turn.undoable)")

@@ -71,10 +71,12 @@ def request_body(
     max_tokens: int | None = None,
     token_field: TokenField = "max_tokens",
     seed: int | None = None,
+    response_format: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
     """The JSON body for one chat completion: model, messages, then only the sampling
     parameters that are set (``None`` leaves the server's default), in the order temperature,
-    top_p, the token cap under ``token_field``, seed. One choice per request: never ``n``."""
+    top_p, the token cap under ``token_field``, seed, and last ``response_format`` (an LLM
+    judge's JSON schema). One choice per request: never ``n``."""
     if not messages:
         raise ValueError("a chat completion needs at least one message")
     body: dict[str, object] = {
@@ -89,6 +91,8 @@ def request_body(
         body[token_field] = max_tokens
     if seed is not None:
         body["seed"] = seed
+    if response_format is not None:
+        body["response_format"] = dict(response_format)
     return body
 
 
