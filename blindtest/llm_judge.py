@@ -387,9 +387,11 @@ class LlmJudge:
         )
         cost = self._cost(led.prompt_tokens, led.completion_tokens)
         money = f", ${cost:.4f}" if cost is not None else ""
+        earlier = result.judged - result.judged_now
+        before = f" ({result.judged} of {self.run.view.total} in all)" if earlier else ""
         return (
-            f"The LLM judge {self.options.model} judged {result.judged_now - self.failed} of "
-            f"{self.run.view.total} trials{failed if self.failed else ''} into {out}"
+            f"The LLM judge {self.options.model} judged {result.judged_now} of "
+            f"{self.run.view.total} trials{before}{failed if self.failed else ''} into {out}"
             f"{tokens}{money}. Run {analyze_command} to see the result."
         )
 
@@ -612,6 +614,7 @@ class LlmJudge:
             except EndpointRejected as error:
                 if not _refuses_response_format(error):
                     raise
+                self.ledger.requests += error.attempts or 1
                 self._plain = True  # this endpoint takes no response_format: plain text
         return await client.complete("judge", messages)
 

@@ -27,10 +27,12 @@ SHARED = (
     "artifacts", "errors", "slots", "wire", "endpoints", "hints", "rng", "normalize", "census",
     "prompts", "outputs", "checks", "retry", "client", "render", "scoring", "protocols",
     "records", "bots", "session", "terminal", "report", "provenance", "flow", "batch",
-    "openai_wire", "llm_judge", "reportfmt", "batch_run",
+    "openai_wire", "reportfmt", "batch_run", "judge_prompts", "judge_diagnostics",
 )  # fmt: skip
 #: Packages that belong to a stage (their modules import each other freely).
-STAGE_PACKAGES = {"analysis": "analyze", "judging": "judge", "judges": "judge"}
+STAGE_PACKAGES = {
+    "analysis": "analyze", "judging": "judge", "judges": "judge", "llm_judge": "judge",
+}  # fmt: skip
 #: A tool of its own: it imports nothing of blindtest's but itself.
 TOOLS = ("simulator",)
 

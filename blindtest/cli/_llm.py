@@ -201,3 +201,19 @@ def prepared(run: JudgeRun, options: LlmOptions, show: int | None) -> bool:
         return True
     check_run(options, run)
     return False
+
+
+def resume_args(kind: str, llm: dict[str, Any], ctx: click.Context) -> list[str | Path]:
+    """What a rerun of this LLM judge needs on its command line: the kind and the options
+    given (never --show-prompt)."""
+    args: list[str | Path] = ["--judge", kind]
+    for flag in given(ctx, llm):
+        name = flag[2:].replace("-", "_")
+        value = llm[name]
+        if name == "show_prompt":
+            continue
+        if isinstance(value, bool):
+            args.append(flag if value else "--no-" + flag[2:])
+        else:
+            args += [flag, value if isinstance(value, Path) else str(value)]
+    return args

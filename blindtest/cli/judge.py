@@ -97,10 +97,11 @@ def _judge(
 @click.option(
     "--judge",
     "kind",
-    metavar="KIND",
+    metavar=f"[{'|'.join(JUDGE_KINDS)}]",
     default="human",
     show_default=True,
-    help=f"Who judges: {', '.join(JUDGE_KINDS)}, or llm:MODEL (a model, see --judge-url).",
+    help="Who judges: a person in this terminal, a mechanical judge, or llm:MODEL (a model "
+    "through --judge-url).",
 )
 @click.option(
     "--judge-id",
@@ -168,6 +169,8 @@ def judge(
     if problem is not None:
         raise BadInput(f"--judge-id: {problem}")
     resume: list[str | Path] = [run_dir]
+    if llm_options is not None:
+        resume += _llm.resume_args(kind, llm, ctx)
     if judge_id is not None:
         resume += ["--judge-id", name]
     if out is not None:

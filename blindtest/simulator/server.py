@@ -290,7 +290,7 @@ class Simulator:
         denied = self._auth_error(request)
         if denied is not None:
             return denied
-        data = [{"id": m, "object": "model", "created": 0, "owned_by": "blindtest"} for m in SERVED]
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "blindtest"} for m in MODELS]
         return _json(orjson.dumps({"object": "list", "data": data}))
 
     async def _stats(self, request: web.Request) -> web.Response:
