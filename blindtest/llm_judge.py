@@ -22,7 +22,7 @@ import re
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -409,8 +409,7 @@ class LlmJudge:
             if asked.verdict is None:
                 return self._failure(trial, asked)
             verdict = asked.verdict
-            pick = self._pick(trial, int(verdict["odd"]), verdict, asked)
-            return (pick,)
+            return (self._flag(self._pick(trial, int(verdict["odd"]), verdict, asked)),)
         lock = self._pair_lock
         assert lock is not None
         async with lock:
@@ -427,22 +426,20 @@ class LlmJudge:
         self._nicknames = self._nicknames or names
         self._history.append((turn, asked.raw))
         pick = self._pick(trial, str(verdict["output_1"]), verdict, asked)
-        pick_names = Pick(
-            trial=pick.trial, judge=pick.judge, pick=pick.pick, nicknames=self._nicknames
-        )
-        return (
-            Pick(
-                trial=pick.trial,
-                judge=pick.judge,
-                pick=pick.pick,
-                reason=pick.reason,
-                confidence=pick.confidence,
-                at=pick.at,
-                nicknames=pick_names.nicknames,
-                judge_kind="llm",
-                extra=pick.extra,
-            ),
-        )
+        return (replace(self._flag(pick), nicknames=self._nicknames),)
+
+    def _flag(self, pick: Pick) -> Pick:
+        """Triangle and pair: a low-confidence or leaking verdict is flagged for human review;
+        it still counts (these protocols have no tie to count it as, and a trial left out
+        would leave a fixed design unfinished); the report lists them."""
+        rules = []
+        if pick.confidence is not None and pick.confidence < self.options.min_confidence:
+            rules.append("low_confidence")
+        if pick.extra.get("identity_leakage"):
+            rules.append("identity_leakage")
+        if not rules:
+            return pick
+        return replace(pick, extra={**pick.extra, "flagged": rules})
 
     def _check_nicknames(self, verdict: dict[str, Any]) -> str:
         names = tuple(verdict["nicknames"])
@@ -486,6 +483,9 @@ class LlmJudge:
                 extra["position_consistent"] = consistent
             if rules:
                 extra["flagged"] = rules
+            excluded = self._excluded(rules)
+            if number == 1 and excluded:
+                extra["excluded"] = excluded
             records.append(
                 Pick(
                     trial=record.trial,
@@ -500,6 +500,15 @@ class LlmJudge:
                 )
             )
         return tuple(records)
+
+    def _excluded(self, rules: Sequence[str]) -> str | None:
+        """Why a comparison is left out of the aggregate: leakage (spec 003), or an
+        inconsistent swap under ``--inconsistent exclude``."""
+        if "identity_leakage" in rules:
+            return "identity_leakage"
+        if "position_inconsistent" in rules and self.options.inconsistent == "exclude":
+            return "position_inconsistent"
+        return None
 
     def _rule(
         self, picks: Sequence[str], consistent: bool | None, asked: Sequence[_Asked]
@@ -532,6 +541,7 @@ class LlmJudge:
         extra: dict[str, Any] = {
             "comparison_id": f"{(self.run.design_sha256 or '')[:12]}-{trial.number}",
             "judge_model": self.options.model,
+            "judge_origin": self.options.endpoint().origin,
             "verdict": verdict.get("preference", verdict.get("odd", verdict.get("output_1"))),
             "key_differentiators": list(verdict.get("key_differentiators") or []),
             "identity_leakage": bool(verdict["identity_leakage_detected"]),

@@ -362,6 +362,7 @@ def format_summary(
     for block in (
         _answers_lines(report),
         _panel_lines(report),
+        list((report.get("llm_judges") or {}).get("lines") or []),
         _audit_lines(report),
         channels,
         _next_lines(report),

@@ -11,6 +11,7 @@ from typing import Any
 from blindtest import artifacts
 from blindtest import judge as judging
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
+from blindtest.analysis.judges import kept_picks, llm_section
 from blindtest.analysis.report import build_report
 from blindtest.analysis.responses import responses_summary
 from blindtest.artifacts import JsonObject
@@ -25,12 +26,18 @@ def input_name(run_dir: Path, path: Path) -> str:
 
 
 def _read_picks_files(
-    run_dir: Path, paths: Sequence[Path], view: judging.JudgeView, skipped: list[str]
+    run_dir: Path,
+    paths: Sequence[Path],
+    view: judging.JudgeView,
+    skipped: list[str],
+    files: list[judging.PicksFile] | None = None,
 ) -> tuple[list[judging.Pick], list[JsonObject]]:
     picks: list[judging.Pick] = []
     read_files: list[JsonObject] = []
     for path in paths:
         read = judging.read_picks(path, view)
+        if files is not None:
+            files.append(read)
         picks.extend(read.picks)
         name = input_name(run_dir, path)
         read_files.append(
@@ -110,7 +117,10 @@ def analyze_run(
         view = judging.view_of(loaded.design, blank, loaded.sha256)
     paths = list(picks_paths) or [run_dir / artifacts.PICKS]
     skipped: list[str] = []
-    picks, read_files = _read_picks_files(run_dir, paths, view, skipped)
+    files: list[judging.PicksFile] = []
+    picks, read_files = _read_picks_files(run_dir, paths, view, skipped, files)
+    machine = llm_section(loaded.design, view, files)
+    picks = kept_picks(picks)
     inputs = {artifacts.DESIGN: loaded.sha256}
     for path in paths:
         inputs[input_name(run_dir, path)] = artifacts.sha256_file(path)
@@ -136,6 +146,8 @@ def analyze_run(
         responses=responses,
     )
     result.report["picks_files"] = [input_name(run_dir, p) for p in paths]
+    if machine is not None and "per_trial" in result.report:  # never in a void report
+        result.report["llm_judges"] = machine
     return result
 
 

@@ -7,7 +7,8 @@ times the same request was asked, for the model that fails its first answers).
 - ``sim-judge-fair``: judges the content, whatever its position or length, with some noise.
 - ``sim-judge-malformed``: fair, but its first two answers to every request are not JSON, and
   some comparisons never get valid JSON.
-- ``sim-judge-leaky``: fair, but names a model in its justification and flags leakage.
+- ``sim-judge-leaky``: fair, but for about a third of the inputs names a model in its
+  justification and flags leakage.
 - ``sim-judge-unsure``: fair, with confidence 0.4.
 
 The prompt is read by its section headers (``## OUTPUT A`` ... ``## INPUT CONTEXT``), which
@@ -52,6 +53,11 @@ def _sections(text: str) -> dict[str, str]:
     return parts
 
 
+def _input(prompt: str) -> str:
+    """The input the outputs answer (the same on both passes of a swap)."""
+    return _sections(prompt).get("INPUT CONTEXT", "")
+
+
 def _score(text: str) -> int:
     """A content score that knows nothing of position or length."""
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
@@ -72,7 +78,7 @@ def _odd_one(outputs: Sequence[str]) -> int:
     return next(i for i in range(3) if i not in closest) + 1
 
 
-def _common(model: str) -> dict[str, Any]:
+def _common(model: str, prompt: str) -> dict[str, Any]:
     common: dict[str, Any] = {
         "confidence": 0.4 if model == "sim-judge-unsure" else 0.9,
         "justification": "The preferred output answers the input more accurately.",
@@ -80,7 +86,8 @@ def _common(model: str) -> dict[str, Any]:
         "identity_leakage_detected": False,
         "identity_leakage_details": "None detected.",
     }
-    if model == "sim-judge-leaky":
+    leaks = int(hashlib.sha256(_input(prompt).encode()).hexdigest(), 16) % 3 == 0
+    if model == "sim-judge-leaky" and leaks:
         common["justification"] = "Output 1 reads like sim-large, which answers more accurately."
         common["identity_leakage_detected"] = True
         common["identity_leakage_details"] = "The wording is typical of sim-large."
@@ -109,7 +116,7 @@ def verdict(model: str, prompt: str, draw: random.Random) -> dict[str, Any]:
     """The verdict of judge ``model`` for one judge prompt."""
     parts = _sections(prompt)
     noisy = draw.random() < 0.1
-    common = _common(model)
+    common = _common(model, prompt)
     if "OUTPUT A" in parts:
         a, b = parts["OUTPUT A"], parts.get("OUTPUT B", "")
         choice = "A" if _better(model, a, b, noisy) else "B"

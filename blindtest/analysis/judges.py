@@ -1,0 +1,97 @@
+"""The machine judges' part of a report (issue 13 items 2, 5, 8): per LLM judge its diagnostics
+(:mod:`blindtest.judge_diagnostics`), the comparisons left out of the aggregate (leakage, an
+inconsistent swap under ``--inconsistent exclude``) and the lines the result screen prints.
+
+Pure: picks files already read come in; nothing is opened here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from blindtest.judge import JudgeView, Pick, PicksFile
+from blindtest.judge_diagnostics import JudgeDiagnostics, Share, diagnose
+
+__all__ = ["kept_picks", "llm_section"]
+
+
+def _excluded(pick: Pick) -> bool:
+    return pick.kind == "llm" and bool(pick.extra.get("excluded"))
+
+
+def kept_picks(picks: Sequence[Pick]) -> list[Pick]:
+    """The picks the main test counts: an LLM judge's excluded preference comparisons count
+    as ties, which the preference test leaves out of the win rate and the position check
+    (the trial stays judged, so a fixed design is still finished)."""
+    return [replace(p, pick="tie") if _excluded(p) else p for p in picks]
+
+
+def _percent(share: Share | None) -> str:
+    if share is None or share.estimate is None:
+        return "n/a"
+    return f"{share.estimate:.0%} of {share.n}"
+
+
+def _lines(found: JudgeDiagnostics, protocol: str) -> list[str]:
+    name = found.model or found.judge
+    chance = "1/3" if protocol == "triangle" else "50%"
+    lines = [f"LLM judge {name} ({found.comparisons} comparisons judged):"]
+    if found.first is not None:
+        lines.append(
+            f"  chose the first position in {_percent(found.first)} verdicts, the longer output "
+            f"in {_percent(found.longer)}, the one with more markdown in "
+            f"{_percent(found.markdown)} (chance {chance})"
+        )
+    if found.consistent is not None:
+        lines.append(
+            f"  position swap: both passes agreed in {_percent(found.consistent)} comparisons"
+        )
+    lines.append(
+        f"  {found.low_confidence} below --min-confidence (counted as ties, flagged for human "
+        f"review); {len(found.leakage)} with identity leakage; {found.excluded} excluded from "
+        "the test"
+    )
+    for leak in found.leakage[:5]:
+        lines.append(f"    leakage in trial {leak['trial']}: {leak['details']}")
+    money = f", ${found.cost:.4f}" if found.cost is not None else ""
+    lines.append(
+        f"  {found.requests} requests ({found.retries} retries), {found.failures} failure rows "
+        f"({found.still_failed} trials still unjudged), {found.tokens} tokens{money}"
+    )
+    lines += [f"  WARNING: {w}" for w in found.warnings]
+    return lines
+
+
+def llm_section(
+    design: Mapping[str, Any], view: JudgeView, files: Sequence[PicksFile]
+) -> dict[str, Any] | None:
+    """``report["llm_judges"]``: each LLM judge's diagnostics and screen lines, or None when
+    no LLM judge is in the files."""
+    records: dict[str, list[dict[str, Any]]] = {}
+    failures: dict[str, list[dict[str, Any]]] = {}
+    for file in files:
+        for pick in (*file.picks, *file.later_passes):
+            if pick.kind == "llm":
+                records.setdefault(pick.judge, []).append(pick.to_record())
+        for row in file.failures:
+            if row.get("judge_kind") == "llm":
+                failures.setdefault(str(row["judge"]), []).append(dict(row))
+    if not records and not failures:
+        return None
+    options = {t.number: t.options for t in view.trials}
+    judges = []
+    lines: list[str] = []
+    for judge in sorted({*records, *failures}):
+        found = diagnose(
+            judge,
+            view.protocol,
+            records.get(judge, []),
+            failures.get(judge, []),
+            options,
+            design["models"],
+        )
+        judges.append(found.to_dict())
+        lines += _lines(found, view.protocol)
+    return {"judges": judges, "lines": lines}
