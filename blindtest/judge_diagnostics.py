@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from scipy import stats
 
 __all__ = [
+    "POSITION_ALPHA",
     "POSITION_MARGIN",
     "JudgeDiagnostics",
     "Share",
@@ -28,6 +29,8 @@ __all__ = [
 
 #: Spec 003: "If position bias exceeds 5%, add position randomization to your harness."
 POSITION_MARGIN = 0.05
+#: ... and the gap must be more than chance would make (exact two-sided binomial p below this).
+POSITION_ALPHA = 0.05
 
 _MARK = re.compile(r"^\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|>\s)|\*\*|__|`|\|", re.MULTILINE)
 
@@ -202,11 +205,15 @@ def _warnings(
     warnings = []
     if first is not None and first.estimate is not None:
         gap = first.estimate - first.chance
-        if abs(gap) > POSITION_MARGIN:
+        p = first.p_value
+        # Spec 003's 5 points, and not a sampling accident: 40 verdicts of a fair judge miss
+        # 50% by more than 5 points about half the time.
+        if abs(gap) > POSITION_MARGIN and p is not None and p < POSITION_ALPHA:
             warnings.append(
                 f"position bias: chose the first output shown in {first.estimate:.0%} of "
                 f"{first.n} verdicts, {abs(gap) * 100:.0f} points from {first.chance:.0%} "
-                f"(spec 003's limit: {POSITION_MARGIN * 100:.0f} points)"
+                f"(spec 003's limit: {POSITION_MARGIN * 100:.0f} points; exact two-sided "
+                f"p = {p:.2g})"
             )
     family = [s for s, spec in sides.items() if model and _same_family(model, spec)]
     if family:

@@ -1,0 +1,204 @@
+"""Issue 13 items 2, 5, 8, 12: each simulator judge's behaviour is detected and disclosed in the
+report, end to end through bt-judge and bt-analyze; the diagnostics against hand-computed
+reference values."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from test_i13_llm_judge import llm, make_run, records
+
+from blindtest.judge_diagnostics import Share, diagnose, markdown_marks, model_family
+from blindtest.simulator import Simulator
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BLINDTEST_JUDGE_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+
+def judged_report(
+    invoke: Any, simulator: Simulator, run: Path, model: str, *extra: Any
+) -> tuple[dict[str, Any], str]:
+    out = run / f"picks-{model}.jsonl"
+    judged = llm(invoke, run, model, "--out", out, *extra, url=simulator.base_url)
+    assert judged.exit_code == 0, judged.output
+    analyzed = invoke("analyze", run, "--picks", out, "--force")
+    assert analyzed.exit_code in (0, 1), analyzed.output
+    report = orjson.loads((run / "report.json").read_bytes())
+    assert "llm_judges" in report
+    (found,) = report["llm_judges"]["judges"]
+    return found, analyzed.stdout
+
+
+@pytest.fixture
+def preference_run(invoke: Any, simulator: Simulator, tmp_path: Path) -> Path:
+    return make_run(invoke, simulator.base_url, tmp_path / "run", "preference", trials=20)
+
+
+def test_i13_12_always_first_judge_detected_position_bias_and_inconsistent_swaps(
+    invoke: Any, simulator: Simulator, preference_run: Path
+) -> None:
+    found, screen = judged_report(invoke, simulator, preference_run, "sim-judge-first")
+    assert found["p_first"]["k"] == found["p_first"]["n"] == 40
+    assert found["swap_consistency"]["k"] == 0
+    assert "WARNING: position bias: chose the first output shown in 100% of 40 verdicts" in screen
+    assert "position swap: both passes agreed in 0% of 20 comparisons" in screen
+    # Position-inconsistent comparisons count as ties (the default --inconsistent tie).
+    report = orjson.loads((preference_run / "report.json").read_bytes())
+    assert report["ties"] == 20
+
+
+def test_i13_12_always_longer_judge_detected(
+    invoke: Any, simulator: Simulator, preference_run: Path
+) -> None:
+    found, screen = judged_report(invoke, simulator, preference_run, "sim-judge-longer")
+    assert found["p_longer"]["k"] == found["p_longer"]["n"] > 30
+    assert found["swap_consistency"]["k"] == 20
+    assert "the longer output in 100% of" in screen
+    assert "position bias" not in screen
+
+
+def test_i13_12_fair_judge_with_noise_shows_no_position_warning(
+    invoke: Any, simulator: Simulator, preference_run: Path
+) -> None:
+    found, screen = judged_report(invoke, simulator, preference_run, "sim-judge-fair")
+    assert found["p_first"]["p_value"] > 0.05  # within what chance makes
+    assert 0.6 <= found["swap_consistency"]["estimate"] < 1.0  # noise: a few disagree
+    assert "position bias" not in screen
+
+
+def test_i13_12_low_confidence_judge_counted_as_ties_and_flagged(
+    invoke: Any, simulator: Simulator, preference_run: Path
+) -> None:
+    found, screen = judged_report(invoke, simulator, preference_run, "sim-judge-unsure")
+    assert found["low_confidence"] == 20
+    assert "20 below --min-confidence (counted as ties, flagged for human review)" in screen
+    rows = records(preference_run / "picks-sim-judge-unsure.jsonl")
+    assert all("low_confidence" in r["flagged"] for r in rows if r["pass"] == 1)
+
+
+def test_i13_12_leaking_judge_excluded_and_listed(
+    invoke: Any, simulator: Simulator, preference_run: Path
+) -> None:
+    found, screen = judged_report(invoke, simulator, preference_run, "sim-judge-leaky")
+    leaks = found["leakage"]
+    assert leaks
+    assert found["excluded"] == len(leaks)
+    assert all("sim-large" in leak["details"] for leak in leaks)
+    assert f"{len(leaks)} with identity leakage; {len(leaks)} excluded from the test" in screen
+    assert f"leakage in trial {leaks[0]['trial']}:" in screen
+    report = orjson.loads((preference_run / "report.json").read_bytes())
+    assert report["ties"] >= len(leaks)
+
+
+def test_i13_12_malformed_judge_failures_and_retries_in_the_report(
+    invoke: Any, simulator: Simulator, preference_run: Path
+) -> None:
+    out = preference_run / "picks-bad.jsonl"
+    judged = llm(
+        invoke, preference_run, "sim-judge-malformed", "--out", out, url=simulator.base_url
+    )
+    assert judged.exit_code == 3
+    analyzed = invoke("analyze", preference_run, "--picks", out, "--force")
+    report = orjson.loads((preference_run / "report.json").read_bytes())
+    if "llm_judges" in report:  # a design left unfinished by failures reveals nothing
+        (found,) = report["llm_judges"]["judges"]
+        assert found["failures"] > 0
+        assert found["retries"] > 0
+    else:
+        assert analyzed.exit_code == 1
+        assert report["verdict"] == "void"
+
+
+def test_i13_02_inconsistent_exclude_is_recorded_on_the_comparison(
+    invoke: Any, simulator: Simulator, preference_run: Path
+) -> None:
+    found, _ = judged_report(
+        invoke, simulator, preference_run, "sim-judge-first", "--inconsistent", "exclude"
+    )
+    assert found["excluded"] == 20
+    rows = records(preference_run / "picks-sim-judge-first.jsonl")
+    assert {r["excluded"] for r in rows if r["pass"] == 1} == {"position_inconsistent"}
+
+
+def test_i13_08_judge_sharing_family_and_endpoint_with_a_side_is_warned(
+    invoke: Any, simulator: Simulator, preference_run: Path
+) -> None:
+    _, screen = judged_report(invoke, simulator, preference_run, "sim-judge-fair")
+    assert "is of the same family (sim) as side A (sim-large) and B (sim-small)" in screen
+    assert f"same endpoint (http://127.0.0.1:{simulator.port}) as side A and B" in screen
+
+
+# --------------------------------------------------------------------------- reference values
+
+
+def test_i13_08_share_p_value_matches_exact_enumeration() -> None:
+    # Two-sided exact binomial by the minimum-likelihood rule, enumerated with Fractions:
+    # P(X = j) for X ~ Bin(12, 1/2), summed over j with P(X = j) <= P(X = 9).
+    from math import comb
+
+    n, k = 12, 9
+    probs = [Fraction(comb(n, j), 2**n) for j in range(n + 1)]
+    expected = sum(p for p in probs if p <= probs[k])
+    share = Share(k, n, 0.5)
+    assert share.estimate == pytest.approx(0.75)
+    assert share.p_value == pytest.approx(float(expected), rel=1e-12)  # 0.14599609375
+    assert float(expected) == pytest.approx(0.14599609375, rel=1e-12)
+    assert Share(0, 0, 0.5).p_value is None
+
+
+def test_i13_08_diagnose_counts_by_hand() -> None:
+    options = {1: ("short one", "a much longer answer here\n- with\n- bullets"), 2: ("x y", "z")}
+    rows = [
+        {"trial": 1, "pass": 1, "verdict": "A", "pass_pick": "left", "position_consistent": False,
+         "attempts": 2, "tokens": {"prompt": 10, "completion": 5}, "cost": 0.5},
+        {"trial": 1, "pass": 2, "verdict": "A", "pass_pick": "right", "attempts": 1,
+         "tokens": {"prompt": 10, "completion": 5}, "cost": 0.25},
+        {"trial": 2, "pass": 1, "verdict": "B", "pass_pick": "right", "position_consistent": True,
+         "flagged": ["low_confidence"], "identity_leakage": True,
+         "identity_leakage_details": "names X", "attempts": 1},
+        {"trial": 2, "pass": 2, "verdict": "A", "pass_pick": "right", "attempts": 1},
+    ]  # fmt: skip
+    failure = [{"trial": 3, "attempts": 4}]
+    found = diagnose("j", "preference", rows, failure, options, {"A": {"model": "gpt-4o"}})
+    assert (found.first.k, found.first.n) == (3, 4)  # A, A, B, A
+    # longer: trial 1 option 2 is longer (picked once of two), trial 2 option 1 (never picked)
+    assert (found.longer.k, found.longer.n) == (1, 4)
+    assert (found.markdown.k, found.markdown.n) == (1, 2)  # trial 2 has no markdown either side
+    assert (found.consistent.k, found.consistent.n) == (1, 2)
+    assert found.low_confidence == 1
+    assert found.leakage == ({"trial": 2, "details": "names X"},)
+    assert (found.requests, found.retries, found.failures, found.still_failed) == (9, 4, 1, 1)
+    assert found.tokens == 30
+    assert found.cost == pytest.approx(0.75)
+    # 3 of 4 is 25 points from 50% but p = 0.625: no warning (see POSITION_ALPHA).
+    assert found.warnings == ()
+    many = [{"trial": 1, "verdict": "A", "judge_model": "gpt-4o-mini"}] * 29 + [
+        {"trial": 1, "verdict": "B"}
+    ] * 11
+    warned = diagnose("j", "preference", many, [], {}, {"A": {"model": "gpt-4o"}})
+    # 29 of 40 = 72.5%; exact two-sided p = 0.0064 (scipy.stats.binomtest(29, 40)).
+    assert warned.warnings[0].startswith(
+        "position bias: chose the first output shown in 72% of 40 verdicts, 22 points from 50%"
+    )
+    assert "same family (gpt) as side A (gpt-4o)" in warned.warnings[1]
+
+
+@pytest.mark.parametrize(
+    ("model", "family"),
+    [("gpt-4o", "gpt"), ("meta-llama/Llama-3-8B", "llama"), ("claude-3-5-sonnet", "claude"),
+     ("sim-judge-fair", "sim")],
+)  # fmt: skip
+def test_i13_08_model_family(model: str, family: str) -> None:
+    assert model_family(model) == family
+
+
+def test_i13_08_markdown_marks() -> None:
+    assert markdown_marks("# Title\n- a\n- b\n1. c\n**bold** and `code`") == 8
+    assert markdown_marks("plain text") == 0
