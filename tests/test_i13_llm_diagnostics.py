@@ -4,6 +4,7 @@ reference values."""
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,13 @@ import orjson
 import pytest
 from test_i13_llm_judge import llm, make_run, records
 
-from blindtest.judge_diagnostics import Share, diagnose, markdown_marks, model_family
+from blindtest.judge_diagnostics import (
+    Share,
+    diagnose,
+    kappa_interval,
+    markdown_marks,
+    model_family,
+)
 from blindtest.simulator import Simulator
 
 
@@ -202,3 +209,66 @@ def test_i13_08_model_family(model: str, family: str) -> None:
 def test_i13_08_markdown_marks() -> None:
     assert markdown_marks("# Title\n- a\n- b\n1. c\n**bold** and `code`") == 8
     assert markdown_marks("plain text") == 0
+
+
+# --------------------------------------------------------------------------- 9: machine vs person
+
+
+def test_i13_09_kappa_interval_matches_the_textbook_table_and_mpmath() -> None:
+    # Wikipedia's "Cohen's kappa" worked example: 50 items, yes/yes 20, yes/no 5, no/yes 10,
+    # no/no 15: po = 0.7, pe = 0.5, kappa = 0.4. Interval with Cohen's (1960) SE, by mpmath 1.3
+    # at 30 digits: se = sqrt(0.7*0.3/(50*0.25)) = 0.129614813968157;
+    # z = sqrt(2)*erfinv(0.95); bounds 0.145959632759553 and 0.654040367240447.
+    first = ["yes"] * 25 + ["no"] * 25
+    second = ["yes"] * 20 + ["no"] * 5 + ["yes"] * 10 + ["no"] * 15
+    kappa, lo, hi, po, pe = kappa_interval(first, second)
+    assert (po, pe) == (pytest.approx(0.7), pytest.approx(0.5))
+    assert kappa == pytest.approx(0.4, rel=1e-12)
+    assert lo == pytest.approx(0.145959632759553, rel=1e-9)
+    assert hi == pytest.approx(0.654040367240447, rel=1e-9)
+    # Every label the same on both sides: chance agreement is perfect, kappa undefined.
+    assert math.isnan(kappa_interval(["a"] * 3, ["a"] * 3)[0])
+    with pytest.raises(ValueError, match="confidence_level must be in"):
+        kappa_interval(["a"], ["b"], 1.0)
+
+
+def test_i13_09_llm_judge_against_a_person_reports_agreement_and_kappa(
+    invoke: Any, simulator: Simulator, preference_run: Path
+) -> None:
+    machine = preference_run / "picks-llm.jsonl"
+    assert llm(invoke, preference_run, "sim-judge-fair", "--out", machine,
+               url=simulator.base_url).exit_code == 0  # fmt: skip
+    person = preference_run / "picks-alice.jsonl"
+    flip = {"left": "right", "right": "left", "tie": "left"}
+    with person.open("wb") as out:
+        for row in records(machine):
+            if row["pass"] != 1:
+                continue
+            pick = flip[row["pick"]] if row["trial"] % 4 == 0 else row["pick"]
+            out.write(
+                orjson.dumps(
+                    {
+                        "schema": "blindtest/picks@1",
+                        "trial": row["trial"],
+                        "judge": "alice",
+                        "pick": pick,
+                        "judge_kind": "human",
+                    }
+                )
+            )
+            out.write(b"\n")  # fmt: skip
+    # Pooled, they are refused (bots and LLM judges never join people) ...
+    pooled = invoke("analyze", preference_run, "--picks", person, "--picks", machine)
+    assert pooled.exit_code == 2
+    # ... compared, they are reported side by side.
+    result = invoke("analyze", preference_run, "--picks", person, "--against", machine, "--force")
+    assert result.exit_code in (0, 1), result.output
+    report = orjson.loads((preference_run / "report.json").read_bytes())
+    (pair,) = report["machine_vs_person"]["pairs"]
+    assert (pair["machine"], pair["person"], pair["n"], pair["agreed"]) == (
+        "sim-judge-fair", "alice", 20, 15,
+    )  # fmt: skip
+    assert pair["kappa"]["lo"] < pair["kappa"]["estimate"] < pair["kappa"]["hi"]
+    assert "sim-judge-fair vs alice: the same pick on 15 of 20 trials both judged; kappa" in (
+        result.stdout
+    )

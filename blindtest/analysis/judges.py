@@ -12,9 +12,9 @@ from dataclasses import replace
 from typing import Any
 
 from blindtest.judge import JudgeView, Pick, PicksFile
-from blindtest.judge_diagnostics import JudgeDiagnostics, Share, diagnose
+from blindtest.judge_diagnostics import JudgeDiagnostics, Share, diagnose, machine_vs_person
 
-__all__ = ["kept_picks", "llm_section"]
+__all__ = ["agreement_section", "kept_picks", "llm_section"]
 
 
 def _excluded(pick: Pick) -> bool:
@@ -95,3 +95,46 @@ def llm_section(
         judges.append(found.to_dict())
         lines += _lines(found, view.protocol)
     return {"judges": judges, "lines": lines}
+
+
+def _by_judge(files: Sequence[PicksFile]) -> dict[str, dict[int, Any]]:
+    found: dict[str, dict[int, Any]] = {}
+    for file in files:
+        for pick in file.picks:
+            found.setdefault(pick.judge, {})[pick.trial] = pick.pick
+    return found
+
+
+def agreement_section(
+    files: Sequence[PicksFile], others: Sequence[PicksFile], protocol: str
+) -> dict[str, Any]:
+    """``report["machine_vs_person"]``: each judge of ``others`` (``--against``) against each
+    judge of the analysed files, on the trials both judged (same pick, Cohen's kappa with a
+    95% interval); never pooled into the test. Pair picks are nicknames each judge chose, so
+    they are not compared."""
+    if protocol == "pair":
+        return {"pairs": [], "lines": ["--against: pair picks are nicknames each judge chose; "
+                                       "they are not compared"]}  # fmt: skip
+    pairs = []
+    lines = []
+    ours, theirs = _by_judge(files), _by_judge(others)
+    for machine, picks in theirs.items():
+        for person, own in ours.items():
+            if machine == person:
+                continue
+            found = machine_vs_person(machine, person, picks, own)
+            if found is None:
+                continue
+            pairs.append(found.to_dict())
+            kappa = found.to_dict()["kappa"]
+            shown = (
+                f"kappa {kappa['estimate']:.2f} (95% interval {kappa['lo']:.2f} to "
+                f"{kappa['hi']:.2f})"
+                if kappa["estimate"] is not None
+                else "kappa undefined (one label throughout)"
+            )
+            lines.append(
+                f"{machine} vs {person}: the same pick on {found.agreed} of {found.n} trials "
+                f"both judged; {shown}"
+            )
+    return {"pairs": pairs, "lines": lines}

@@ -11,7 +11,7 @@ from typing import Any
 from blindtest import artifacts
 from blindtest import judge as judging
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
-from blindtest.analysis.judges import kept_picks, llm_section
+from blindtest.analysis.judges import agreement_section, kept_picks, llm_section
 from blindtest.analysis.report import build_report
 from blindtest.analysis.responses import responses_summary
 from blindtest.artifacts import JsonObject
@@ -101,6 +101,7 @@ def analyze_run(
     options: AnalysisOptions | None = None,
     *,
     e_values_path: Path | None = None,
+    against: Sequence[Path] = (),
 ) -> AnalysisResult:
     """Load what the run directory holds (through ``artifacts``) and build the report.
 
@@ -148,6 +149,9 @@ def analyze_run(
     result.report["picks_files"] = [input_name(run_dir, p) for p in paths]
     if machine is not None and "per_trial" in result.report:  # never in a void report
         result.report["llm_judges"] = machine
+    if against and "per_trial" in result.report:
+        others = [judging.read_picks(path, view) for path in against]
+        result.report["machine_vs_person"] = agreement_section(files, others, view.protocol)
     return result
 
 

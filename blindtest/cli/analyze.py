@@ -49,6 +49,14 @@ from blindtest.cli._common import command, force_option, json_option, quiet_opti
     show_default=True,
     help="Preference: left-share deviation from 1/2 that fails the run.",
 )
+@click.option(
+    "--against",
+    "against_files",
+    multiple=True,
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Another judge kind's picks (an LLM judge's, or people's): their agreement and kappa "
+    "with each judge of --picks is reported, never pooled.",
+)
 @click.option("--brief", is_flag=True, help="Leave the per-trial table out of the summary.")
 @click.option(
     "--reveal-void",
@@ -67,6 +75,7 @@ def analyze(
     html_path: Path | None,
     min_kappa: float,
     position_margin: float,
+    against_files: tuple[Path, ...],
     brief: bool,
     reveal_void: bool,
     as_json: bool,
@@ -92,7 +101,9 @@ def analyze(
     picks = list(picks_files) or [run_dir / artifacts.PICKS]
     names = [input_name(run_dir, path) for path in picks]
     artifacts.claim_report(run_dir, picks, names, report_path, e_values_path, html_path, force)
-    result = analyze_run(run_dir, list(picks_files), options, e_values_path=e_values_path)
+    result = analyze_run(
+        run_dir, list(picks_files), options, e_values_path=e_values_path, against=against_files
+    )
     if result.e_values:
         artifacts.write_jsonl(e_values_path, result.e_values, "e_values", force=True)
     artifacts.write_json(report_path, result.report, "report", force=True)  # claimed above
