@@ -272,3 +272,53 @@ def test_i13_09_llm_judge_against_a_person_reports_agreement_and_kappa(
     assert "sim-judge-fair vs alice: the same pick on 15 of 20 trials both judged; kappa" in (
         result.stdout
     )
+
+
+# --------------------------------------------------------------------------- 11: export
+
+
+def test_i13_11_export_preferences_keeps_confident_consistent_leak_free_verdicts(
+    invoke: Any, simulator: Simulator, preference_run: Path, tmp_path: Path
+) -> None:
+    machine = preference_run / "picks-leaky.jsonl"
+    assert llm(invoke, preference_run, "sim-judge-leaky", "--out", machine,
+               url=simulator.base_url).exit_code == 0  # fmt: skip
+    out = tmp_path / "prefs.jsonl"
+    result = invoke(
+        "analyze", preference_run, "--picks", machine, "--export-preferences", out, "--quiet"
+    )
+    assert result.exit_code in (0, 1), result.output
+    rows = records(out)
+    picks = [r for r in records(machine) if r["pass"] == 1]
+    leaking = sum(bool(r.get("identity_leakage")) for r in picks)
+    assert 0 < len(rows) <= len(picks) - leaking
+    trials = {t["prompt"]: t["options"] for t in records(preference_run / "trials.jsonl")}
+    for row in rows:
+        assert set(row) == {"prompt", "chosen", "rejected", "judge", "confidence", "reason"}
+        assert sorted([row["chosen"], row["rejected"]]) == sorted(trials[row["prompt"]])
+        assert row["confidence"] > 0.8
+    assert f"{out}: {len(rows)} preference pairs kept; " in result.stderr
+    assert "identity leakage" in result.stderr
+    again = invoke("analyze", preference_run, "--picks", machine, "--export-preferences", out,
+                   "--force", "--export-min-confidence", "0.95", "--quiet")  # fmt: skip
+    assert again.exit_code in (0, 1)
+    assert records(out) == []
+    assert "confidence not above 0.95" in again.stderr
+
+
+def test_i13_11_export_refused_for_other_protocols_and_existing_files(
+    invoke: Any, simulator: Simulator, tmp_path: Path, preference_run: Path
+) -> None:
+    tri = make_run(invoke, simulator.base_url, tmp_path / "tri", "triangle", trials=4)
+    assert invoke("judge", tri, "--judge", "bot:random", "--quiet").exit_code == 0
+    out = tmp_path / "prefs.jsonl"
+    refused = invoke("analyze", tri, "--export-preferences", out)
+    assert refused.exit_code == 2
+    assert "needs a preference run; this run is triangle" in refused.stderr
+    assert not out.exists()
+    assert not (tri / "report.json").exists()
+    out.write_text("x\n")
+    assert llm(invoke, preference_run, "sim-judge-fair", url=simulator.base_url).exit_code == 0
+    exists = invoke("analyze", preference_run, "--export-preferences", out)
+    assert exists.exit_code == 2
+    assert "already exists; use --force" in exists.stderr

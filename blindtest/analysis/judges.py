@@ -14,7 +14,7 @@ from typing import Any
 from blindtest.judge import JudgeView, Pick, PicksFile
 from blindtest.judge_diagnostics import JudgeDiagnostics, Share, diagnose, machine_vs_person
 
-__all__ = ["agreement_section", "kept_picks", "llm_section"]
+__all__ = ["agreement_section", "kept_picks", "llm_section", "preference_rows"]
 
 
 def _excluded(pick: Pick) -> bool:
@@ -138,3 +138,43 @@ def agreement_section(
                 f"both judged; {shown}"
             )
     return {"pairs": pairs, "lines": lines}
+
+
+def preference_rows(
+    view: JudgeView, files: Sequence[PicksFile], min_confidence: float
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Preference data for DPO-style trainers (TRL's prompt/chosen/rejected layout): one row
+    per pick above ``min_confidence``, without leakage, consistent across the swap, not a tie;
+    and how many were dropped, by reason (issue 13 item 11; spec 003's RLHF advice)."""
+    rows: list[dict[str, Any]] = []
+    dropped: dict[str, int] = {}
+
+    def drop(reason: str) -> None:
+        dropped[reason] = dropped.get(reason, 0) + 1
+
+    trials = {t.number: t for t in view.trials}
+    for file in files:
+        for pick in file.picks:
+            extra = pick.extra
+            if pick.pick not in ("left", "right"):
+                drop("tie")
+            elif extra.get("identity_leakage") or extra.get("excluded") == "identity_leakage":
+                drop("identity leakage")
+            elif extra.get("position_consistent") is False:
+                drop("inconsistent across the swap")
+            elif pick.confidence is None or not pick.confidence > min_confidence:
+                drop(f"confidence not above {min_confidence:g}")
+            else:
+                trial = trials[pick.trial]
+                chosen = 0 if pick.pick == "left" else 1
+                rows.append(
+                    {
+                        "prompt": trial.prompt,
+                        "chosen": trial.options[chosen],
+                        "rejected": trial.options[1 - chosen],
+                        "judge": pick.judge,
+                        "confidence": pick.confidence,
+                        "reason": pick.reason,
+                    }
+                )
+    return rows, dropped

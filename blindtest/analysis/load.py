@@ -11,10 +11,16 @@ from typing import Any
 from blindtest import artifacts
 from blindtest import judge as judging
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
-from blindtest.analysis.judges import agreement_section, kept_picks, llm_section
+from blindtest.analysis.judges import (
+    agreement_section,
+    kept_picks,
+    llm_section,
+    preference_rows,
+)
 from blindtest.analysis.report import build_report
 from blindtest.analysis.responses import responses_summary
 from blindtest.artifacts import JsonObject
+from blindtest.errors import BadInput
 
 
 def input_name(run_dir: Path, path: Path) -> str:
@@ -157,3 +163,16 @@ def analyze_run(
 
 def _optional_json(path: Path, name: str) -> JsonObject | None:
     return artifacts.read_json(path, name) if path.exists() else None
+
+
+def export_rows(
+    run_dir: Path, picks_paths: Sequence[Path], min_confidence: float
+) -> tuple[list[JsonObject], dict[str, int]]:
+    """``--export-preferences``: the rows and the dropped counts (preference runs only)."""
+    run = judging.load_judge_run(run_dir)
+    if run.view.protocol != "preference":
+        raise BadInput(
+            f"--export-preferences needs a preference run; this run is {run.view.protocol}"
+        )
+    files = [judging.read_picks(path, run.view) for path in picks_paths]
+    return preference_rows(run.view, files, min_confidence)
