@@ -364,6 +364,7 @@ def format_summary(
         _panel_lines(report),
         list((report.get("llm_judges") or {}).get("lines") or []),
         list((report.get("machine_vs_person") or {}).get("lines") or []),
+        list((report.get("style_check") or {}).get("lines") or []),
         _audit_lines(report),
         channels,
         _next_lines(report),

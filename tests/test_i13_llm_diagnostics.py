@@ -322,3 +322,54 @@ def test_i13_11_export_refused_for_other_protocols_and_existing_files(
     exists = invoke("analyze", preference_run, "--export-preferences", out)
     assert exists.exit_code == 2
     assert "already exists; use --force" in exists.stderr
+
+
+# --------------------------------------------------------------------------- 10: style check
+
+
+def test_i13_10_style_check_is_the_maximum_likelihood_fit_checked_with_mpmath() -> None:
+    import mpmath
+
+    from blindtest.judge_diagnostics import style_check
+
+    rng = __import__("random").Random(13)
+    choices = []
+    for _ in range(60):
+        a = " ".join(["w"] * rng.randint(10, 200)) + "\n- x" * rng.randint(0, 3)
+        b = " ".join(["w"] * rng.randint(10, 200)) + "\n- x" * rng.randint(0, 3)
+        choices.append((a, b, rng.random() < 0.5 + 0.2 * (len(a) > len(b))))
+    found = style_check(choices, ridge=0.0)
+    assert found is not None
+    assert found.converged
+    # Independent check at 30 digits: the score equations sum (y - p) x = 0 hold at the fit,
+    # and McFadden's R^2 recomputed from the log-likelihoods.
+    mpmath.mp.dps = 30
+    beta = [mpmath.mpf(found.intercept), mpmath.mpf(found.length), mpmath.mpf(found.markdown)]
+    score = [mpmath.mpf(0)] * 3
+    ll = mpmath.mpf(0)
+    ys = []
+    for a, b, chosen in choices:
+        x = [1, mpmath.mpf(len(a.split()) - len(b.split())) / 100,
+             a.count("\n- ") - b.count("\n- ")]  # fmt: skip
+        z = sum(bi * xi for bi, xi in zip(beta, x, strict=False))
+        p = 1 / (1 + mpmath.exp(-z))
+        y = 1 if chosen else 0
+        ys.append(y)
+        score = [s + (y - p) * xi for s, xi in zip(score, x, strict=False)]
+        ll += y * z - mpmath.log(1 + mpmath.exp(z))
+    assert all(abs(s) < 1e-6 for s in score)
+    share = mpmath.mpf(sum(ys)) / len(ys)
+    null = len(ys) * (share * mpmath.log(share) + (1 - share) * mpmath.log(1 - share))
+    assert found.statistic == pytest.approx(float(1 - ll / null), rel=1e-9)
+
+
+def test_i13_10_style_check_in_the_report_labelled_secondary(
+    invoke: Any, simulator: Simulator, preference_run: Path
+) -> None:
+    found, screen = judged_report(invoke, simulator, preference_run, "sim-judge-longer")
+    report = orjson.loads((preference_run / "report.json").read_bytes())
+    assert report["style_check"]["mcfadden_r2"] > 0.9  # length explains an always-longer judge
+    assert "Style check (secondary, descriptive): the length and markdown differences explain" in (
+        screen
+    )
+    assert found["p_longer"]["estimate"] == 1.0

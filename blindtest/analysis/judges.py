@@ -7,14 +7,21 @@ Pure: picks files already read come in; nothing is opened here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from blindtest.judge import JudgeView, Pick, PicksFile
-from blindtest.judge_diagnostics import JudgeDiagnostics, Share, diagnose, machine_vs_person
+from blindtest.judge_diagnostics import (
+    JudgeDiagnostics,
+    Share,
+    diagnose,
+    machine_vs_person,
+    style_check,
+)
 
-__all__ = ["agreement_section", "kept_picks", "llm_section", "preference_rows"]
+__all__ = ["agreement_section", "kept_picks", "llm_section", "preference_rows", "style_section"]
 
 
 def _excluded(pick: Pick) -> bool:
@@ -178,3 +185,26 @@ def preference_rows(
                     }
                 )
     return rows, dropped
+
+
+def style_section(view: JudgeView, picks: Sequence[Pick]) -> dict[str, Any] | None:
+    """``report["style_check"]`` for a preference run: the style model over the untied picks
+    analysed (see :func:`blindtest.judge_diagnostics.style_check`), and its screen lines."""
+    if view.protocol != "preference":
+        return None
+    options = {t.number: t.options for t in view.trials}
+    choices = [
+        (options[p.trial][0], options[p.trial][1], p.pick == "left")
+        for p in picks
+        if p.pick in ("left", "right") and len(options.get(p.trial, ())) == 2
+    ]
+    found = style_check(choices)
+    if found is None:
+        return None
+    line = (
+        f"Style check (secondary, descriptive): the length and markdown differences explain "
+        f"{found.statistic:.0%} of the picks' log-likelihood (McFadden R^2, logistic model, "
+        f"{found.n} untied picks); odds of picking an output x{math.exp(found.length):.2f} per "
+        f"100 words longer, x{math.exp(found.markdown):.2f} per markdown mark more"
+    )
+    return {**found.to_dict(), "lines": [line]}

@@ -16,6 +16,7 @@ from blindtest.analysis.judges import (
     kept_picks,
     llm_section,
     preference_rows,
+    style_section,
 )
 from blindtest.analysis.report import build_report
 from blindtest.analysis.responses import responses_summary
@@ -155,6 +156,9 @@ def analyze_run(
     result.report["picks_files"] = [input_name(run_dir, p) for p in paths]
     if machine is not None and "per_trial" in result.report:  # never in a void report
         result.report["llm_judges"] = machine
+    style = style_section(view, picks) if "per_trial" in result.report else None
+    if style is not None:
+        result.report["style_check"] = style
     if against and "per_trial" in result.report:
         others = [judging.read_picks(path, view) for path in against]
         result.report["machine_vs_person"] = agreement_section(files, others, view.protocol)
