@@ -564,9 +564,16 @@ def load_picks(run_dir: Path, picks_path: Path | None = None) -> tuple[JudgeRun,
     return run, read_picks(path, run.view)
 
 
-def remaining_trials(view: JudgeView, picks: Iterable[Pick], judge: str) -> list[Trial]:
-    """The trials ``judge`` has not judged yet, in design order; the first is the resume point."""
-    done = {p.trial for p in picks if p.judge == judge}
+def remaining_trials(
+    view: JudgeView, picks: Iterable[Pick], judge: str, later: Iterable[Pick] = ()
+) -> list[Trial]:
+    """The trials ``judge`` has not judged yet, in design order; the first is the resume point.
+
+    A trial whose record says ``"pass": 1`` but whose pass 2 is not in ``later`` (a process
+    killed between the two appends of an LLM judge's position swap) is not done either."""
+    own = [p for p in picks if p.judge == judge]
+    second = {p.trial for p in later if p.judge == judge}
+    done = {p.trial for p in own if p.pass_number != 1 or p.trial in second}
     return [trial for trial in view.trials if trial.number not in done]
 
 

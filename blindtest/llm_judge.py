@@ -311,6 +311,11 @@ class LlmJudge:
         self._client: ChatClient | None = None
         self._futures: dict[int, concurrent.futures.Future[Answer]] = {}
         self._nicknames = judge_nicknames(setup.earlier.picks, setup.judge_id)
+        # Trials whose pass 1 is stored without its pass 2 (killed between the two appends):
+        # only pass 2 is written for them.
+        mine = [p for p in setup.earlier.picks if p.judge == setup.judge_id]
+        seconds = {p.trial for p in setup.earlier.later_passes if p.judge == setup.judge_id}
+        self._half_done = {p.trial for p in mine if p.pass_number == 1} - seconds
         self._history: list[tuple[ChatMessage, str]] = []
         self._pair_lock: asyncio.Lock | None = None
 
@@ -469,8 +474,11 @@ class LlmJudge:
         ]
         consistent = len(set(picks)) == 1 if self.options.swap else None
         records: list[Pick] = []
+        half_done = trial.number in self._half_done
         for number, (one, swapped, own) in enumerate(zip(asked, passes, picks, strict=True), 1):
             assert one.verdict is not None
+            if half_done and number == 1:
+                continue
             verdict = one.verdict
             rules: list[str] = []
             pick = own

@@ -320,3 +320,22 @@ def test_i13_13_blindtest_run_with_an_llm_judge(
     assert result.exit_code == 0, result.output
     assert (tmp_path / "r" / "report.json").exists()
     assert "sim-judge-fair" in result.stdout
+
+
+def test_i13_03_killed_between_the_two_passes_rerun_writes_only_pass_2(
+    invoke: Any, simulator: Simulator, tmp_path: Path
+) -> None:
+    run = make_run(invoke, simulator.base_url, tmp_path / "run", "preference", trials=6)
+    picks = run / "picks.jsonl"
+    assert llm(invoke, run, "sim-judge-fair", url=simulator.base_url).exit_code == 0
+    lines = picks.read_bytes().splitlines(keepends=True)
+    # As if killed after trial 3's pass 1 was appended: its pass 2 and the later trials lost.
+    assert orjson.loads(lines[4])["trial"] == 3
+    picks.write_bytes(b"".join(lines[:5]))
+    simulator.reset()
+    again = llm(invoke, run, "sim-judge-fair", url=simulator.base_url)
+    assert again.exit_code == 0, again.output
+    assert len(judge_requests(simulator)) == 2 * 4  # trials 3 (both passes asked), 4, 5, 6
+    rows = records(picks)
+    assert [(r["trial"], r["pass"]) for r in rows] == [(t, p) for t in range(1, 7) for p in (1, 2)]
+    assert invoke("analyze", run).exit_code in (0, 1)

@@ -81,7 +81,11 @@ def _judge(
             earlier=(*existing.picks, *existing.later_passes),
             kind=kind.records_as,
         )
-        ended = drive(judge, recorder, remaining_trials(run.view, existing.picks, judge_id))
+        ended = drive(
+            judge,
+            recorder,
+            remaining_trials(run.view, existing.picks, judge_id, existing.later_passes),
+        )
     if not quiet:
         click.echo(judge.closing(ended, out, _analyze_command(run.run_dir, out)))
     failed = getattr(judge, "failed", 0)
