@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -131,13 +132,18 @@ def extract_json(text: str) -> object:
     raise ValueError("no JSON object in the answer")
 
 
+@cache
+def _validator(protocol: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(VERDICT_SCHEMAS[protocol])
+
+
 def validate_verdict(protocol: str, text: str) -> tuple[dict[str, Any] | None, str]:
     """The verdict in ``text`` and "", or None and why it is not one."""
     try:
         value = extract_json(text)
     except ValueError as error:
         return None, str(error)
-    validator = jsonschema.Draft202012Validator(VERDICT_SCHEMAS[protocol])
+    validator = _validator(protocol)
     problem = jsonschema.exceptions.best_match(validator.iter_errors(value))
     if problem is not None:
         where = "/" + "/".join(str(p) for p in problem.absolute_path)
