@@ -245,6 +245,13 @@ class JudgeKind:
     default_id: str | None = None
 
     @property
+    def sync_each_pick(self) -> bool:
+        """A person's pick is fsynced as it is made (it cannot be asked again); a bot's or a
+        model's is written without (a kill -9 keeps what was written; only an OS crash could
+        lose the last few, which a rerun asks again)."""
+        return self.records_as not in ("bot", "llm")
+
+    @property
     def mechanical(self) -> bool:
         """A bot: its picks never share a file with a person's, and a rerun is cheap (no
         fsync per pick)."""

@@ -73,7 +73,7 @@ def _judge(
         artifacts.write_jsonl(out, [], "picks", force=True)
         existing = read_picks(out, run.view, missing_ok=True)
     judge = kind.make(JudgeSetup(run, judge_id, existing, resume))
-    with artifacts.JsonlAppender(out, "picks", fsync=not kind.mechanical) as appender:
+    with artifacts.JsonlAppender(out, "picks", fsync=kind.sync_each_pick) as appender:
         recorder = Recorder(
             run,
             judge_id,
