@@ -818,7 +818,9 @@ def bot_pick(kind: str, protocol: str, trial: Trial, rng: RandBelow) -> Pick:
 # --------------------------------------------------------------------------- the output file
 
 
-def plan_output(existing: PicksFile, judge: str, *, bot: bool, force: bool) -> bool:
+def plan_output(
+    existing: PicksFile, judge: str, *, bot: bool, force: bool, kind: str | None = None
+) -> bool:
     """Decide what happens to an existing picks file before anything is written.
 
     Returns True when the file must be restarted empty (``--force``), False to append to it
@@ -828,6 +830,16 @@ def plan_output(existing: PicksFile, judge: str, *, bot: bool, force: bool) -> b
     that holds another judge's picks, which it would delete.
     """
     path = existing.path
+    pool = PICK_KINDS[kind].pool if kind in PICK_KINDS else None
+    strangers = [
+        p.judge for p in existing.picks if pool is not None and (pool == "llm") != (p.kind == "llm")
+    ]
+    if strangers:  # an LLM judge's picks never share a file with a person's or a bot's
+        raise BadInput(
+            f"{path} holds picks by {', '.join(dict.fromkeys(strangers))}, another kind of "
+            f"judge; an LLM judge's picks never share a file with a person's or a bot's: use "
+            f"--out FILE for judge {judge!r}"
+        )
     others = [p.judge for p in existing.picks if (p.kind == "bot") != bot]
     if others:  # bots are never pooled with people, not even in one file
         held = "a person's" if bot else "a bot's"

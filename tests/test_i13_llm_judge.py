@@ -339,3 +339,17 @@ def test_i13_03_killed_between_the_two_passes_rerun_writes_only_pass_2(
     rows = records(picks)
     assert [(r["trial"], r["pass"]) for r in rows] == [(t, p) for t in range(1, 7) for p in (1, 2)]
     assert invoke("analyze", run).exit_code in (0, 1)
+
+
+def test_i13_04_llm_picks_never_join_a_file_of_another_kind_of_judge(
+    invoke: Any, simulator: Simulator, tmp_path: Path
+) -> None:
+    run = make_run(invoke, simulator.base_url, tmp_path / "run", "preference", trials=4)
+    assert invoke("judge", run, "--judge", "bot:random", "--quiet").exit_code == 0
+    before = (run / "picks.jsonl").read_bytes()
+    requests = len(simulator.requests)
+    result = llm(invoke, run, "sim-judge-fair", url=simulator.base_url)
+    assert result.exit_code == 2
+    assert "an LLM judge's picks never share a file with a person's or a bot's" in result.stderr
+    assert (run / "picks.jsonl").read_bytes() == before
+    assert len(simulator.requests) == requests

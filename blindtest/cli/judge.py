@@ -69,7 +69,7 @@ def _judge(
 ) -> None:
     kind.check(run.view.protocol)
     existing = read_picks(out, run.view, missing_ok=True)
-    if plan_output(existing, judge_id, bot=kind.mechanical, force=force):
+    if plan_output(existing, judge_id, bot=kind.mechanical, force=force, kind=kind.records_as):
         artifacts.write_jsonl(out, [], "picks", force=True)
         existing = read_picks(out, run.view, missing_ok=True)
     judge = kind.make(JudgeSetup(run, judge_id, existing, resume))
