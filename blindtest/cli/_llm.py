@@ -92,7 +92,8 @@ _OPTIONS = [
         type=float,
         default=0.7,
         show_default=True,
-        help="A verdict less confident than this counts as a tie and is flagged.",
+        help="A verdict less confident than this is flagged for review (preference: and "
+        "counts as a tie).",
     ),
     click.option(
         "--judge-context-tokens",

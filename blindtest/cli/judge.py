@@ -139,7 +139,7 @@ def judge(
     quiet: bool,
     **llm: Any,
 ) -> None:
-    """Judge the blinded trials of RUN, in this terminal or with a mechanical judge.
+    """Judge the blinded trials of RUN: in this terminal, by a mechanical judge, or by a model.
 
     A person resumes where they stopped: rerun the same command. --force restarts the file.
 
