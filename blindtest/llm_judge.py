@@ -322,7 +322,12 @@ class LlmJudge:
         mine = [p for p in setup.earlier.picks if p.judge == setup.judge_id]
         seconds = {p.trial for p in setup.earlier.later_passes if p.judge == setup.judge_id}
         self._half_done = {p.trial for p in mine if p.pass_number == 1} - seconds
-        self._history: list[tuple[ChatMessage, str]] = []
+        # A pair judge resumed: its earlier answers go back into the conversation.
+        self._history: list[tuple[ChatMessage, str]] = [
+            (prompts.pair_turn(p.trial, *_shown(setup.run, p.trial)), str(p.extra["raw_response"]))
+            for p in sorted(setup.earlier.picks, key=lambda p: p.trial)
+            if self.protocol == "pair" and p.judge == setup.judge_id and "raw_response" in p.extra
+        ]
         self._pair_lock: asyncio.Lock | None = None
 
     @property
@@ -641,6 +646,11 @@ class LlmJudge:
                 self.ledger.requests += error.attempts or 1
                 self._plain = True  # this endpoint takes no response_format: plain text
         return await client.complete("judge", messages)
+
+
+def _shown(run: JudgeRun, number: int) -> tuple[str, tuple[str, ...]]:
+    trial = run.view.trials[number - 1]
+    return trial.prompt, trial.options
 
 
 def _side(preference: str, swapped: bool) -> str:

@@ -353,3 +353,17 @@ def test_i13_04_llm_picks_never_join_a_file_of_another_kind_of_judge(
     assert "an LLM judge's picks never share a file with a person's or a bot's" in result.stderr
     assert (run / "picks.jsonl").read_bytes() == before
     assert len(simulator.requests) == requests
+
+
+def test_i13_01_pair_judge_resumed_keeps_its_earlier_answers_in_the_conversation(
+    invoke: Any, simulator: Simulator, tmp_path: Path
+) -> None:
+    run = make_run(invoke, simulator.base_url, tmp_path / "pair", "pair", trials=6)
+    assert llm(invoke, run, "sim-judge-fair", url=simulator.base_url).exit_code == 0
+    picks = run / "picks.jsonl"
+    picks.write_bytes(b"".join(picks.read_bytes().splitlines(keepends=True)[:3]))
+    simulator.reset()
+    assert llm(invoke, run, "sim-judge-fair", url=simulator.base_url).exit_code == 0
+    bodies = judge_requests(simulator)
+    assert [[m["role"] for m in b["messages"]].count("assistant") for b in bodies] == [3, 4, 5]
+    assert {tuple(r["nicknames"]) for r in records(picks)} == {("Ash", "Birch")}
