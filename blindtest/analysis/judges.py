@@ -55,10 +55,15 @@ def _lines(found: JudgeDiagnostics, protocol: str) -> list[str]:
         lines.append(
             f"  position swap: both passes agreed in {_percent(found.consistent)} comparisons"
         )
+    counted = "counted as ties, " if protocol == "preference" else ""
+    leaked = (
+        f"{found.excluded} excluded from the test"
+        if protocol == "preference"
+        else "flagged for review, still counted (no tie to count them as)"
+    )
     lines.append(
-        f"  {found.low_confidence} below --min-confidence (counted as ties, flagged for human "
-        f"review); {len(found.leakage)} with identity leakage; {found.excluded} excluded from "
-        "the test"
+        f"  {found.low_confidence} below --min-confidence ({counted}flagged for human "
+        f"review); {len(found.leakage)} with identity leakage; {leaked}"
     )
     for leak in found.leakage[:5]:
         lines.append(f"    leakage in trial {leak['trial']}: {leak['details']}")
