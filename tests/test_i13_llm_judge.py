@@ -367,3 +367,28 @@ def test_i13_01_pair_judge_resumed_keeps_its_earlier_answers_in_the_conversation
     bodies = judge_requests(simulator)
     assert [[m["role"] for m in b["messages"]].count("assistant") for b in bodies] == [3, 4, 5]
     assert {tuple(r["nicknames"]) for r in records(picks)} == {("Ash", "Birch")}
+
+
+def test_i13_03_transport_errors_use_bt_generates_retry_policy(
+    invoke: Any, simulator: Simulator, tmp_path: Path
+) -> None:
+    run = make_run(invoke, simulator.base_url, tmp_path / "run", "triangle", trials=4)
+    simulator.inject("429", times=2, model="sim-judge-fair")
+    simulator.inject("500", times=1, model="sim-judge-fair")
+    judged = llm(invoke, run, "sim-judge-fair", "--concurrency", 1, url=simulator.base_url)
+    assert judged.exit_code == 0, judged.output
+    rows = records(run / "picks.jsonl")
+    assert sum(r["attempts"] for r in rows) == 4 + 3  # the three faults were retried
+    assert "7 requests (3 retries)" in judged.stdout
+    simulator.reset()
+    simulator.inject("500", times=12, model="sim-judge-fair")
+    again = llm(
+        invoke, run, "sim-judge-fair", "--max-retries", 2, "--out", tmp_path / "x.jsonl",
+        "--concurrency", 1, url=simulator.base_url,
+    )  # fmt: skip
+    # Every request answers 500: each comparison gives up after 1 + 2 retries, a failure row.
+    assert again.exit_code == 3
+    failed = [r for r in records(tmp_path / "x.jsonl") if r.get("failed")]
+    assert sorted(r["trial"] for r in failed) == [1, 2, 3, 4]
+    assert all(r["attempts"] == 3 and "HTTP 500" in r["error"] for r in failed)
+    assert len(judge_requests(simulator)) == 12
