@@ -213,7 +213,7 @@ def test_i13_03_malformed_json_judge_records_failures_exits_3_and_rerun_asks_onl
 def test_i13_03_kill_9_mid_run_then_rerun_asks_only_what_is_missing(
     invoke: Any, tmp_path: Path
 ) -> None:
-    with running(SimulatorConfig(latency=0.05)) as sim:
+    with running(SimulatorConfig(latency=0.1)) as sim:
         run = make_run(invoke, sim.base_url, tmp_path / "run", "preference", trials=20)
         command = [
             sys.executable, "-m", "blindtest", "judge", str(run), "--judge",
