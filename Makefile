@@ -9,10 +9,11 @@ DEMO_RUN ?= demo-run
 PYTEST_WORKERS ?= 2
 SCRIPTS := blindtest bt-design bt-generate bt-judge bt-audit bt-analyze bt-verify bt-plan
 
-.PHONY: help venv test test-fast lint fmt docs demo bench schemas golden check clean
+.PHONY: help venv test test-fast lint fmt docs demo demo-llm bench schemas golden check clean
 
 help:
 	@echo "make demo    run blindtest on the bundled demo prompts against the local simulator"
+	@echo "make demo-llm  the same chain judged by a simulated LLM judge (spec 003)"
 	@echo "make test    create $(VENV), install, run the test suite and smoke-run every command"
 	@echo "make test-fast  the inner loop: the suite without the pseudo-terminal tests"
 	@echo "make lint    ruff check, ruff format --check, mypy, schema copy check"
@@ -59,6 +60,11 @@ schemas:
 demo: $(STAMP)
 	$(BIN)/python -m blindtest.cli.demo "$(DEMO_RUN)"
 
+# The chain judged by a simulated LLM judge (spec 003's prompt, position swap, diagnostics).
+DEMO_LLM_RUN ?= demo-llm-run
+demo-llm: $(STAMP)
+	$(BIN)/python -m blindtest.cli.demo_llm "$(DEMO_LLM_RUN)"
+
 # Regenerate examples/run against the simulator; review the diff before committing.
 golden: $(STAMP)
 	$(MAKE) -C examples golden PY=../$(BIN)/python
@@ -66,6 +72,7 @@ golden: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python tests/benchmarks/bench_generate.py
+	$(BIN)/python tests/benchmarks/bench_llm_judge.py
 
 check: lint test
 

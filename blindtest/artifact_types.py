@@ -179,6 +179,26 @@ _PickOptional = TypedDict(
         "design_sha256": str,
         "correction": bool,
         "pass": int,
+        # An LLM judge's records (issue 13).
+        "failed": bool,
+        "error": str,
+        "comparison_id": str,
+        "judge_model": str,
+        "judge_origin": str,
+        "excluded": str,
+        "position_mapping": "dict[str, Any]",
+        "verdict": "str | int",
+        "pass_pick": "int | str",
+        "key_differentiators": "list[str]",
+        "identity_leakage": bool,
+        "identity_leakage_details": "str | None",
+        "tie_reason": "str | None",
+        "position_consistent": bool,
+        "flagged": "list[str]",
+        "raw_response": str,
+        "attempts": int,
+        "tokens": "dict[str, Any]",
+        "cost": float,
     },
     total=False,
 )
@@ -305,3 +325,6 @@ class ReportRecord(_ReportRequired, ProtocolFields, total=False):
     summary: dict[str, Any]
     next: dict[str, Any] | None
     sides: dict[str, Any]
+    llm_judges: dict[str, Any] | None
+    style_check: dict[str, Any] | None
+    machine_vs_person: dict[str, Any] | None

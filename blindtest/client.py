@@ -185,7 +185,11 @@ class Endpoint:
         return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
 
     def request_body(
-        self, messages: Sequence[ChatMessage], *, seed: int | None = None
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        seed: int | None = None,
+        response_format: Mapping[str, object] | None = None,
     ) -> dict[str, object]:
         """The chat-completions body for ``messages`` at this endpoint's model and sampling
         parameters (:func:`blindtest.wire.request_body`)."""
@@ -198,6 +202,7 @@ class Endpoint:
             token_field=self.max_tokens_field,
             seed=seed,
             extra=self.extra,
+            response_format=response_format,
         )
 
     def check_key(self, side: str) -> None:
@@ -661,7 +666,12 @@ class ChatClient:
         return self._ceilings[side]
 
     async def complete(
-        self, side: str, messages: Sequence[ChatMessage], *, seed: int | None = None
+        self,
+        side: str,
+        messages: Sequence[ChatMessage],
+        *,
+        seed: int | None = None,
+        response_format: Mapping[str, object] | None = None,
     ) -> Completion:
         """Ask ``side``'s model once for one completion of ``messages``, retrying transient
         failures. Returns a :class:`Completion` for every per-slot outcome; raises
@@ -680,7 +690,8 @@ class ChatClient:
             raise RuntimeError("ChatClient is not open: use 'async with ChatClient(...)'")
         if side in self._seedless:
             seed = None
-        body = orjson.dumps(lane.endpoint.request_body(messages, seed=seed))
+        shape = response_format
+        body = orjson.dumps(lane.endpoint.request_body(messages, seed=seed, response_format=shape))
         attempt = 0
         while True:
             attempt += 1
@@ -689,7 +700,7 @@ class ChatClient:
                 _log.info("%s; asking again without seed", self._reason(lane, result, attempt))
                 self._seedless.add(side)
                 seed = None
-                body = orjson.dumps(lane.endpoint.request_body(messages))
+                body = orjson.dumps(lane.endpoint.request_body(messages, response_format=shape))
                 continue
             retryable = self._retryable(result)
             if retryable and attempt <= self._policy.max_retries:

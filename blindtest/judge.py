@@ -15,11 +15,13 @@ prints nothing and imports no click; side effects come in as an ``append`` callb
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from blindtest import scoring
 from blindtest.artifact_types import DesignRecord
+from blindtest.artifacts import schema_tag
 from blindtest.bots import BOT_KINDS, BOT_NICKNAMES, bot_pick, check_bot
 from blindtest.errors import BadInput
 from blindtest.records import (
@@ -223,6 +225,21 @@ class Recorder:
         recorder, and only while the session goes on."""
         return trial == self._last and not self.done
 
+    def record_failure(self, trial: int, details: Mapping[str, Any]) -> None:
+        """Append a failure row for ``trial`` (``"failed": true``, ``"pick": "failed"``): the
+        judge got no answer; readers skip the row and the trial stays to be judged."""
+        row: JsonObject = {
+            "schema": schema_tag("picks"),
+            "trial": trial,
+            "judge": self.judge,
+            "pick": "failed",
+            "failed": True,
+            "judge_kind": self.kind,
+            "design_sha256": self._run.design_sha256,
+        }
+        row.update({key: value for key, value in details.items() if key not in row})
+        self._append(row)
+
     def record(self, pick: Pick) -> bool:
         """Stamp the pick with this judge's kind and the design hash, check it, append it.
 
@@ -251,7 +268,9 @@ class Recorder:
 # --------------------------------------------------------------------------- the output file
 
 
-def plan_output(existing: PicksFile, judge: str, *, bot: bool, force: bool) -> bool:
+def plan_output(
+    existing: PicksFile, judge: str, *, bot: bool, force: bool, kind: str | None = None
+) -> bool:
     """Decide what happens to an existing picks file before anything is written.
 
     Returns True when the file must be restarted empty (``--force``), False to append to it
@@ -261,6 +280,16 @@ def plan_output(existing: PicksFile, judge: str, *, bot: bool, force: bool) -> b
     that holds another judge's picks, which it would delete.
     """
     path = existing.path
+    pool = PICK_KINDS[kind].pool if kind in PICK_KINDS else None
+    strangers = [
+        p.judge for p in existing.picks if pool is not None and (pool == "llm") != (p.kind == "llm")
+    ]
+    if strangers:  # an LLM judge's picks never share a file with a person's or a bot's
+        raise BadInput(
+            f"{path} holds picks by {', '.join(dict.fromkeys(strangers))}, another kind of "
+            f"judge; an LLM judge's picks never share a file with a person's or a bot's: use "
+            f"--out FILE for judge {judge!r}"
+        )
     others = [p.judge for p in existing.picks if (p.kind == "bot") != bot]
     if others:  # bots are never pooled with people, not even in one file
         held = "a person's" if bot else "a bot's"

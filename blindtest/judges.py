@@ -16,11 +16,11 @@ blinded trial and counts, nothing else. Library code: no click, no file opened h
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from blindtest.bots import BOT_KINDS, bot_pick, check_bot
 from blindtest.errors import BadInput
@@ -68,8 +68,17 @@ class Stop:
     """The judge stops for now; what was recorded stays."""
 
 
-#: A judge's answer to a turn: its records for the trial, or take back, or stop.
-Answer = tuple[Pick, ...] | TakeBack | Stop
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The judge could not answer this trial (a model's verdicts stayed malformed, its endpoint
+    failed after retries): ``record`` is written as a failure row, the trial stays unjudged
+    and a rerun asks it again."""
+
+    record: Mapping[str, Any]
+
+
+#: A judge's answer to a turn: its records for the trial, or take back, or stop, or failed.
+Answer = tuple[Pick, ...] | TakeBack | Stop | Failed
 
 
 class Judge(Protocol):
@@ -155,6 +164,10 @@ def drive(judge: Judge, recorder: Recorder, remaining: Sequence[Trial]) -> Judgi
             answer = judge.judge(turn)
             if isinstance(answer, Stop):
                 return state.result("quit")
+            if isinstance(answer, Failed):
+                recorder.record_failure(turn.trial.number, answer.record)
+                state.remaining.pop(0)
+                continue
             if isinstance(answer, TakeBack):
                 if turn.undoable is None:
                     raise ValueError("TakeBack with nothing to take back (Turn.undoable)")
@@ -210,6 +223,13 @@ class JudgeKind:
     make: Callable[[JudgeSetup], Judge] = field(repr=False)
     check: Callable[[str], None] = field(default=lambda protocol: None, repr=False)
     default_id: str | None = None
+
+    @property
+    def sync_each_pick(self) -> bool:
+        """A person's pick is fsynced as it is made (it cannot be asked again); a bot's or a
+        model's is written without (a kill -9 keeps what was written; only an OS crash could
+        lose the last few, which a rerun asks again)."""
+        return self.records_as not in ("bot", "llm")
 
     @property
     def mechanical(self) -> bool:

@@ -322,6 +322,9 @@ class PicksFile:
     corrections: int = 0
     #: Records of a later pass (an LLM judge's position swap): kept, not scored as picks.
     later_passes: tuple[Pick, ...] = ()
+    #: Failure rows (``"failed": true``: an LLM judge that got no valid verdict): never picks;
+    #: the trial stays to be judged.
+    failures: tuple[JsonObject, ...] = ()
 
     @property
     def judges(self) -> tuple[str, ...]:
@@ -535,9 +538,12 @@ def read_picks(path: Path, view: JudgeView, *, missing_ok: bool = False) -> Pick
     if missing_ok and not path.exists():
         return PicksFile(path=path, picks=())
     contents = artifacts.read_jsonl(path, "picks")
+    rows = list(zip(contents.records, contents.lines, strict=True))
+    failures = tuple(record for record, _ in rows if record.get("failed") is True)
     picks = [
         Pick.from_record(record, line=number)
-        for record, number in zip(contents.records, contents.lines, strict=True)
+        for record, number in rows
+        if record.get("failed") is not True
     ]
     kept = check_picks(picks, view, path.name)
     return PicksFile(
@@ -546,6 +552,7 @@ def read_picks(path: Path, view: JudgeView, *, missing_ok: bool = False) -> Pick
         torn_line=contents.torn_line,
         corrections=sum(p.correction for p in picks),
         later_passes=tuple(p for p in kept if (p.pass_number or 1) > 1),
+        failures=failures,
     )
 
 
@@ -556,9 +563,16 @@ def load_picks(run_dir: Path, picks_path: Path | None = None) -> tuple[JudgeRun,
     return run, read_picks(path, run.view)
 
 
-def remaining_trials(view: JudgeView, picks: Iterable[Pick], judge: str) -> list[Trial]:
-    """The trials ``judge`` has not judged yet, in design order; the first is the resume point."""
-    done = {p.trial for p in picks if p.judge == judge}
+def remaining_trials(
+    view: JudgeView, picks: Iterable[Pick], judge: str, later: Iterable[Pick] = ()
+) -> list[Trial]:
+    """The trials ``judge`` has not judged yet, in design order; the first is the resume point.
+
+    A trial whose record says ``"pass": 1`` but whose pass 2 is not in ``later`` (a process
+    killed between the two appends of an LLM judge's position swap) is not done either."""
+    own = [p for p in picks if p.judge == judge]
+    second = {p.trial for p in later if p.judge == judge}
+    done = {p.trial for p in own if p.pass_number != 1 or p.trial in second}
     return [trial for trial in view.trials if trial.number not in done]
 
 

@@ -347,6 +347,11 @@ def _result_lines(report: ReportRecord) -> list[str]:
     return lines
 
 
+def _section_lines(section: Mapping[str, Any] | None) -> list[str]:
+    """The screen lines an optional report section carries (LLM judges, style check...)."""
+    return [str(line) for line in (section or {}).get("lines") or []]
+
+
 def format_summary(
     report: ReportRecord, *, per_trial: bool = True, width: int | None = None
 ) -> str:
@@ -373,6 +378,9 @@ def format_summary(
     for block in (
         _answers_lines(report),
         _panel_lines(report),
+        _section_lines(report.get("llm_judges")),
+        _section_lines(report.get("machine_vs_person")),
+        _section_lines(report.get("style_check")),
         _audit_lines(report),
         channels,
         _next_lines(report),

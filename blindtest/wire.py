@@ -74,11 +74,13 @@ def request_body(
     token_field: TokenField = "max_tokens",
     seed: int | None = None,
     extra: Mapping[str, object] | None = None,
+    response_format: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
     """The JSON body for one chat completion: model, messages, then only the sampling
     parameters that are set (``None`` leaves the server's default), in the order temperature,
-    top_p, the token cap under ``token_field``, seed. One choice per request: never ``n``.
-    ``extra`` (a side's ``--a-param``) is applied last: a field set to ``None`` is removed."""
+    top_p, the token cap under ``token_field``, seed, then ``response_format`` (an LLM
+    judge's JSON schema). One choice per request: never ``n``. ``extra`` (a side's
+    ``--a-param``) is applied last: a field set to ``None`` is removed."""
     if not messages:
         raise ValueError("a chat completion needs at least one message")
     body: dict[str, object] = {
@@ -93,6 +95,8 @@ def request_body(
         body[token_field] = max_tokens
     if seed is not None:
         body["seed"] = seed
+    if response_format is not None:
+        body["response_format"] = dict(response_format)
     for name, value in (extra or {}).items():
         if value is None:
             body.pop(name, None)

@@ -66,6 +66,26 @@ def _example(name: str, spec: dict[str, Any]) -> Any:
         "design_sha256": "ab" * 32,
         "correction": True,
         "pass": 2,
+        # issue 13: the LLM judge's optional fields
+        "failed": False,
+        "error": "no valid verdict after 4 answers",
+        "comparison_id": "abababababab-2",
+        "judge_model": "gpt-x",
+        "judge_origin": "https://api.example.com",
+        "excluded": "identity_leakage",
+        "position_mapping": {"A": "right", "B": "left"},
+        "verdict": "A",
+        "pass_pick": "right",
+        "key_differentiators": ["accuracy"],
+        "identity_leakage": True,
+        "identity_leakage_details": "names a model",
+        "tie_reason": None,
+        "position_consistent": False,
+        "flagged": ["identity_leakage"],
+        "raw_response": "{}",
+        "attempts": 2,
+        "tokens": {"prompt": 10, "completion": 5},
+        "cost": 0.001,
     }
     assert name in examples, f"schemas/picks.schema.json gained {name!r}: add it to this test"
     return examples[name]

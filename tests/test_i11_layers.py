@@ -24,11 +24,15 @@ SHARED = (
     "artifacts", "errors", "slots", "wire", "endpoints", "hints", "rng", "normalize", "census",
     "prompts", "outputs", "checks", "retry", "client", "render", "scoring", "protocols",
     "records", "artifact_types", "bots", "terminal", "report", "provenance", "flow", "batch",
-    "openai_wire", "llm_judge", "reportfmt", "batch_run", "sides",
+    "openai_wire", "reportfmt", "batch_run", "sides", "judge_prompts", "judge_diagnostics",
 )  # fmt: skip
 #: Modules and packages that belong to a stage (they import each other freely). The terminal
-#: session is a judge the driver (``judges``) asks, so it sits in the judge stage.
-STAGE_PACKAGES = {"analysis": "analyze", "judging": "judge", "judges": "judge", "session": "judge"}
+#: session is a judge the driver (``judges``) asks, so it sits in the judge stage; so does the
+#: LLM judge.
+STAGE_PACKAGES = {
+    "analysis": "analyze", "judging": "judge", "judges": "judge", "session": "judge",
+    "llm_judge": "judge",
+}  # fmt: skip
 #: A tool of its own: it imports nothing of blindtest's but itself.
 TOOLS = ("simulator",)
 

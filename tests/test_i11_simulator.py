@@ -15,7 +15,16 @@ PACKAGE = Path(simulator.__file__).parent
 
 def test_i11_05_the_simulator_is_a_package_of_faults_text_server_and_command_line() -> None:
     modules = {path.stem for path in PACKAGE.glob("*.py")}
-    assert modules == {"__init__", "__main__", "batches", "command", "faults", "server", "text"}
+    assert modules == {
+        "__init__",
+        "__main__",
+        "batches",
+        "command",
+        "faults",
+        "judging",
+        "server",
+        "text",
+    }
 
 
 def test_i11_05_the_public_names_are_still_importable_from_blindtest_simulator() -> None:

@@ -9,10 +9,18 @@ from pathlib import Path
 
 from blindtest import artifacts, records
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
+from blindtest.analysis.judges import (
+    agreement_section,
+    kept_picks,
+    llm_section,
+    preference_rows,
+    style_section,
+)
 from blindtest.analysis.report import build_report
 from blindtest.analysis.responses import responses_summary
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
+from blindtest.errors import BadInput
 
 
 def input_name(run_dir: Path, path: Path) -> str:
@@ -24,12 +32,18 @@ def input_name(run_dir: Path, path: Path) -> str:
 
 
 def _read_picks_files(
-    run_dir: Path, paths: Sequence[Path], view: records.JudgeView, skipped: list[str]
+    run_dir: Path,
+    paths: Sequence[Path],
+    view: records.JudgeView,
+    skipped: list[str],
+    files: list[records.PicksFile] | None = None,
 ) -> tuple[list[records.Pick], list[JsonObject]]:
     picks: list[records.Pick] = []
     read_files: list[JsonObject] = []
     for path in paths:
         read = records.read_picks(path, view)
+        if files is not None:
+            files.append(read)
         picks.extend(read.picks)
         name = input_name(run_dir, path)
         read_files.append(
@@ -91,6 +105,7 @@ def analyze_run(
     options: AnalysisOptions | None = None,
     *,
     e_values_path: Path | None = None,
+    against: Sequence[Path] = (),
 ) -> AnalysisResult:
     """Load what the run directory holds (through ``artifacts``) and build the report.
 
@@ -107,7 +122,10 @@ def analyze_run(
         view = records.view_of(loaded.design, blank, loaded.sha256)
     paths = list(picks_paths) or [run_dir / artifacts.PICKS]
     skipped: list[str] = []
-    picks, read_files = _read_picks_files(run_dir, paths, view, skipped)
+    files: list[records.PicksFile] = []
+    picks, read_files = _read_picks_files(run_dir, paths, view, skipped, files)
+    machine = llm_section(loaded.design, view, files)
+    picks = kept_picks(picks)
     inputs = {artifacts.DESIGN: loaded.sha256}
     for path in paths:
         inputs[input_name(run_dir, path)] = artifacts.sha256_file(path)
@@ -133,8 +151,29 @@ def analyze_run(
         responses=responses,
     )
     result.report["picks_files"] = [input_name(run_dir, p) for p in paths]
+    if machine is not None and "per_trial" in result.report:  # never in a void report
+        result.report["llm_judges"] = machine
+    style = style_section(view, picks) if "per_trial" in result.report else None
+    if style is not None:
+        result.report["style_check"] = style
+    if against and "per_trial" in result.report:
+        others = [records.read_picks(path, view) for path in against]
+        result.report["machine_vs_person"] = agreement_section(files, others, view.protocol)
     return result
 
 
 def _optional_json(path: Path, name: str) -> JsonObject | None:
     return artifacts.read_json(path, name) if path.exists() else None
+
+
+def export_rows(
+    run_dir: Path, picks_paths: Sequence[Path], min_confidence: float
+) -> tuple[list[JsonObject], dict[str, int]]:
+    """``--export-preferences``: the rows and the dropped counts (preference runs only)."""
+    run = records.load_judge_run(run_dir)
+    if run.view.protocol != "preference":
+        raise BadInput(
+            f"--export-preferences needs a preference run; this run is {run.view.protocol}"
+        )
+    files = [records.read_picks(path, run.view) for path in picks_paths]
+    return preference_rows(run.view, files, min_confidence)

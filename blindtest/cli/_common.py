@@ -236,7 +236,7 @@ def locks_output(callback: F) -> F:
 
     @functools.wraps(callback)
     def locked(*args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("check_file") is not None:  # --check only reads
+        if kwargs.get("check_file") is not None or kwargs.get("show_prompt") is not None:
             return callback(*args, **kwargs)
         run_dir: Path = kwargs["run_dir"]
         out: Path = kwargs.get("out") or run_dir / artifacts.PICKS

@@ -10,7 +10,7 @@ import click
 
 from blindtest import artifacts
 from blindtest.artifact_types import ReportRecord
-from blindtest.cli import _common
+from blindtest.cli import _common, _export
 from blindtest.cli._common import command, force_option, json_option, quiet_option, run_argument
 
 
@@ -49,6 +49,15 @@ from blindtest.cli._common import command, force_option, json_option, quiet_opti
     show_default=True,
     help="Preference: left-share deviation from 1/2 that fails the run.",
 )
+@click.option(
+    "--against",
+    "against_files",
+    multiple=True,
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Another judge kind's picks (an LLM judge's, or people's): their agreement and kappa "
+    "with each judge of --picks is reported, never pooled.",
+)
+@_export.options
 @click.option("--brief", is_flag=True, help="Leave the per-trial table out of the summary.")
 @click.option(
     "--reveal-void",
@@ -67,6 +76,9 @@ def analyze(
     html_path: Path | None,
     min_kappa: float,
     position_margin: float,
+    against_files: tuple[Path, ...],
+    export_path: Path | None,
+    export_min_confidence: float,
     brief: bool,
     reveal_void: bool,
     as_json: bool,
@@ -81,7 +93,7 @@ def analyze(
       bt-analyze run --picks run/picks-alice.jsonl --picks run/picks-bob.jsonl --force
       bt-analyze run --picks run/picks-bot.jsonl --out run/report-bot.json
     """
-    from blindtest.analyze import AnalysisOptions, analyze_run, input_name
+    from blindtest.analyze import AnalysisOptions, analyze_run, export_rows, input_name
     from blindtest.render import render_html
 
     report_path = out_path or run_dir / artifacts.REPORT
@@ -92,12 +104,18 @@ def analyze(
     picks = list(picks_files) or [run_dir / artifacts.PICKS]
     names = [input_name(run_dir, path) for path in picks]
     artifacts.claim_report(run_dir, picks, names, report_path, e_values_path, html_path, force)
-    result = analyze_run(run_dir, list(picks_files), options, e_values_path=e_values_path)
+    _export.check(export_path, run_dir, picks, force)
+    exported = export_rows(run_dir, picks, export_min_confidence) if export_path else None
+    result = analyze_run(
+        run_dir, list(picks_files), options, e_values_path=e_values_path, against=against_files
+    )
     if result.e_values:
         artifacts.write_jsonl(e_values_path, result.e_values, "e_values", force=True)
     artifacts.write_json(report_path, result.report, "report", force=True)  # claimed above
     if html_path is not None:
         artifacts.write_bytes_atomic(html_path, render_html(result.report).encode())
+    if export_path is not None and exported is not None:
+        _export.write(export_path, *exported)
     _print(result.report, run_dir, as_json=as_json, quiet=quiet, brief=brief, reveal=reveal_void)
     return result.exit_code  # run_main, the one error mapper, exits with it
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import getpass
 from pathlib import Path
+from typing import Any
 
 import click
 
 from blindtest import artifacts
-from blindtest.cli import _common
+from blindtest.cli import _common, _llm
 from blindtest.cli._common import command, force_option, quiet_option, run_argument
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, EndpointFailed
 from blindtest.hints import stage_command
 from blindtest.judge import (
     JudgeRun,
@@ -28,7 +29,7 @@ from blindtest.judge import (
     read_picks,
     remaining_trials,
 )
-from blindtest.judges import JUDGE_KINDS, JudgeKind, JudgeSetup, drive, judge_kind
+from blindtest.judges import JUDGE_KINDS, JudgeKind, JudgeSetup, drive
 
 
 def default_judge_id() -> str:
@@ -68,11 +69,11 @@ def _judge(
 ) -> None:
     kind.check(run.view.protocol)
     existing = read_picks(out, run.view, missing_ok=True)
-    if plan_output(existing, judge_id, bot=kind.mechanical, force=force):
+    if plan_output(existing, judge_id, bot=kind.mechanical, force=force, kind=kind.records_as):
         artifacts.write_jsonl(out, [], "picks", force=True)
         existing = read_picks(out, run.view, missing_ok=True)
     judge = kind.make(JudgeSetup(run, judge_id, existing, resume))
-    with artifacts.JsonlAppender(out, "picks", fsync=not kind.mechanical) as appender:
+    with artifacts.JsonlAppender(out, "picks", fsync=kind.sync_each_pick) as appender:
         recorder = Recorder(
             run,
             judge_id,
@@ -80,9 +81,19 @@ def _judge(
             earlier=(*existing.picks, *existing.later_passes),
             kind=kind.records_as,
         )
-        ended = drive(judge, recorder, remaining_trials(run.view, existing.picks, judge_id))
+        ended = drive(
+            judge,
+            recorder,
+            remaining_trials(run.view, existing.picks, judge_id, existing.later_passes),
+        )
     if not quiet:
         click.echo(judge.closing(ended, out, _analyze_command(run.run_dir, out)))
+    failed = getattr(judge, "failed", 0)
+    if failed:
+        raise EndpointFailed(
+            f"{_count(failed, 'comparison')} failed and recorded as failure rows in {out}; "
+            f"rerun {resume} to ask only those"
+        )
 
 
 @command("judge")
@@ -90,10 +101,11 @@ def _judge(
 @click.option(
     "--judge",
     "kind",
-    type=click.Choice(JUDGE_KINDS),
+    metavar=f"[{'|'.join(JUDGE_KINDS)}]",
     default="human",
     show_default=True,
-    help="Who judges: a person in this terminal, or a mechanical judge.",
+    help="Who judges: a person in this terminal, a mechanical judge, or llm:MODEL (a model "
+    "through --judge-url).",
 )
 @click.option(
     "--judge-id",
@@ -113,6 +125,7 @@ def _judge(
     default=None,
     help="Only validate FILE, an external judge's picks, against the design and trials.",
 )
+@_llm.options
 @force_option
 @quiet_option
 @_common.locks_output
@@ -124,8 +137,9 @@ def judge(
     check_file: Path | None,
     force: bool,
     quiet: bool,
+    **llm: Any,
 ) -> None:
-    """Judge the blinded trials of RUN, in this terminal or with a mechanical judge.
+    """Judge the blinded trials of RUN: in this terminal, by a mechanical judge, or by a model.
 
     A person resumes where they stopped: rerun the same command. --force restarts the file.
 
@@ -134,6 +148,7 @@ def judge(
       bt-judge runs/demo
       bt-judge runs/demo --judge bot:length --out runs/demo/picks-length.jsonl
       bt-judge runs/demo --check their-picks.jsonl
+      bt-judge runs/demo --judge llm:gpt-4o --out runs/demo/picks-gpt-4o.jsonl
     """
     ctx = click.get_current_context()
     if check_file is not None:
@@ -147,8 +162,10 @@ def judge(
             raise BadInput(f"--check only validates a file; drop {', '.join(given)}")
         _check_only(run_dir, check_file, quiet)
         return
+    chosen, llm_options = _llm.choose(ctx, kind, llm)
     run = load_judge_run(run_dir)
-    chosen = judge_kind(kind)
+    if llm_options is not None and _llm.prepared(run, llm_options, llm["show_prompt"]):
+        return
     name = (judge_id if judge_id is not None else "").strip()
     if not name:
         name = chosen.default_id or default_judge_id()
@@ -156,6 +173,8 @@ def judge(
     if problem is not None:
         raise BadInput(f"--judge-id: {problem}")
     resume: list[str | Path] = [run_dir]
+    if llm_options is not None:
+        resume += _llm.resume_args(kind, llm, ctx)
     if judge_id is not None:
         resume += ["--judge-id", name]
     if out is not None:

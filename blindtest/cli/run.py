@@ -53,10 +53,12 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
     "judge_kind",
     default="human",
     show_default=True,
-    type=click.Choice(JUDGE_KINDS),
-    help="Who judges: you, in this terminal, or a mechanical judge.",
+    metavar="KIND",
+    help=f"Who judges: {', '.join(JUDGE_KINDS)}, or llm:MODEL (a model judges).",
 )
 @click.option("--judge-id", help="Name written on every pick (default: your user name).")
+@click.option("--judge-url", metavar="URL", help="llm:MODEL: the judge model's base URL.")
+@click.option("--judge-key-env", metavar="NAME", help="llm:MODEL: variable holding its key.")
 @concurrency_option
 @_common.side_transport_options
 @_common.timeout_option
@@ -72,6 +74,8 @@ def run(
     run_dir: Path | None,
     judge_kind: str,
     judge_id: str | None,
+    judge_url: str | None,
+    judge_key_env: str | None,
     concurrency: int,
     timeout: float,
     price_a: str | None,
@@ -111,10 +115,14 @@ def run(
             b_header_env=b_header_env,
         )
         bot = judge_kind.startswith("bot:")
-        name = (judge_id or "").strip() or (judge_kind if bot else default_judge_id())
+        model = judge_kind.removeprefix("llm:") if judge_kind.startswith("llm:") else None
+        name = (judge_id or "").strip() or (judge_kind if bot else model or default_judge_id())
         if not judging_state(run_dir, name).done:
             restart = bot and name in picks_judges(run_dir)  # a bot cut short starts over
-            ctx.invoke(judge, run_dir=run_dir, kind=judge_kind, judge_id=judge_id, force=restart)
+            llm = {"judge_url": judge_url, "judge_key_env": judge_key_env} if model else {}
+            ctx.invoke(
+                judge, run_dir=run_dir, kind=judge_kind, judge_id=judge_id, force=restart, **llm
+            )
         state = judging_state(run_dir, name)
         if not state.done:
             say(f"{state.judged} of {state.total} judged; continue with: {resume}")

@@ -68,6 +68,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="K",
         help="the next K batches expire half done",
     )
+    parser.add_argument(
+        "--refuse-response-format",
+        action="store_true",
+        help="answer requests with response_format by a 400 naming it (no structured output)",
+    )
     args = parser.parse_args(argv)
     key = None
     if args.require_key_env:
@@ -88,6 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         batch_delay=args.batch_delay,
         batch_fail_every=args.batch_fail_every,
         batch_expire_next=args.batch_expire_next,
+        refuse_response_format=args.refuse_response_format,
     )
     try:
         asyncio.run(_serve_forever(Simulator(config, port=args.port)))

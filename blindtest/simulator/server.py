@@ -27,10 +27,13 @@ from aiohttp import web
 
 from blindtest.simulator.batches import BatchStore
 from blindtest.simulator.faults import FAULTS, HTML_PAGE, Fault, FaultKind, FaultMix, error_body
+from blindtest.simulator.judging import JUDGE_MODELS, judge_text
 from blindtest.simulator.text import DIRECTIVE, WORD, compose, seeded_random
 
 HOST = "127.0.0.1"
 MODELS = ("sim-large", "sim-small", "sim-launder")
+#: Every model served: the three writers and the judges (:mod:`blindtest.simulator.judging`).
+SERVED = (*MODELS, *JUDGE_MODELS)
 
 
 @dataclass(slots=True)
@@ -45,6 +48,8 @@ class SimulatorConfig:
     ``temperature`` (answer as at 0), as some servers do, so a prompt always gets one text.
     ``batch_delay``, ``batch_fail_every``, ``batch_expire_next``: the Batch API's processing
     time, its partial failures and expiring batches (:mod:`blindtest.simulator.batches`).
+    ``refuse_response_format``: answer a request with ``response_format`` by a 400 naming it,
+    as servers without structured output do.
     """
 
     latency: float = 0.0
@@ -56,6 +61,7 @@ class SimulatorConfig:
     batch_delay: float = 0.0
     batch_fail_every: int | None = None
     batch_expire_next: int = 0
+    refuse_response_format: bool = False
 
 
 @dataclass(slots=True)
@@ -334,7 +340,7 @@ class Simulator:
             return 400, error_body(400, *problem)
         if self.config.serve_as is not None:
             body["model"] = self.config.serve_as
-        if body["model"] not in MODELS:
+        if body["model"] not in SERVED:
             text = f"The model `{body['model']}` does not exist or you do not have access to it."
             return 404, error_body(404, text)
         slot = self._slot(body["model"], body)
@@ -361,12 +367,14 @@ class Simulator:
         if denied is not None:
             return denied
         problem = _check_body(body)
+        if problem is None and self.config.refuse_response_format and "response_format" in body:
+            problem = ("Unrecognized request argument supplied: response_format", "response_format")
         if problem is not None:
             return _json(error_body(400, *problem), 400)
         if self.config.serve_as is not None:
             body["model"] = self.config.serve_as
         model = body["model"]
-        if model not in MODELS:
+        if model not in SERVED:
             text = f"The model `{model}` does not exist or you do not have access to it."
             return _json(error_body(404, text), 404)
         slot = self._slot(model, body)
@@ -532,6 +540,9 @@ class Simulator:
         return orjson.dumps(document), kind != "no_content"
 
     def _text(self, body: dict[str, Any]) -> tuple[str, str]:
+        if body["model"] in JUDGE_MODELS:
+            nth = self._slot(body["model"], body).received - 1
+            return judge_text(body["model"], body["messages"], body, nth), "stop"
         temperature = body.get("temperature")
         temperature = 1.0 if temperature is None else float(temperature)
         if self.config.deterministic:

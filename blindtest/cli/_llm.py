@@ -1,0 +1,220 @@
+"""bt-judge's options for ``--judge llm:MODEL`` (they arrive in the command as ``**llm``), and
+turning them into the judge kind; the judge itself is :mod:`blindtest.llm_judge`."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from blindtest import judge_prompts
+from blindtest.errors import BadInput
+from blindtest.judge import JudgeRun
+from blindtest.judges import JudgeKind, judge_kind
+from blindtest.llm_judge import (
+    DEFAULT_URL,
+    LlmOptions,
+    check_run,
+    llm_kind,
+    parse_price,
+    resolve_key_env,
+    show_prompt,
+)
+from blindtest.retry import DEFAULT_POLICY
+
+_OPTIONS = [
+    click.option("--judge-url", metavar="URL", help=f"LLM judge base URL [default: {DEFAULT_URL}]"),
+    click.option(
+        "--judge-key-env",
+        metavar="NAME",
+        help="Variable holding the LLM judge's key [default: BLINDTEST_JUDGE_KEY, then "
+        "OPENAI_API_KEY].",
+    ),
+    click.option(
+        "--judge-temperature",
+        type=click.FloatRange(0, 2),
+        default=0.0,
+        show_default=True,
+        help="LLM judge sampling temperature.",
+    ),
+    click.option(
+        "--judge-template",
+        metavar="FILE",
+        type=click.Path(path_type=Path, exists=True, dir_okay=False),
+        help="Preference prompt with spec 003's [PLACEHOLDERS] instead of the bundled one.",
+    ),
+    click.option(
+        "--concurrency",
+        type=click.IntRange(min=1),
+        default=8,
+        show_default=True,
+        help="LLM judge: requests in flight.",
+    ),
+    click.option(
+        "--rpm",
+        type=click.FloatRange(min=0, min_open=True),
+        help="LLM judge: cap on requests started per minute.",
+    ),
+    click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=120.0,
+        show_default=True,
+        help="LLM judge: seconds to wait for a connection and for each read.",
+    ),
+    click.option(
+        "--max-retries",
+        type=click.IntRange(min=0),
+        default=DEFAULT_POLICY.max_retries,
+        show_default=True,
+        help="LLM judge: retries per request on 429, 5xx, timeouts, resets.",
+    ),
+    click.option("--price", metavar="IN,OUT", help="LLM judge price, dollars per million tokens."),
+    click.option(
+        "--swap/--no-swap",
+        default=True,
+        show_default=True,
+        help="Preference: judge every comparison twice, positions exchanged.",
+    ),
+    click.option(
+        "--inconsistent",
+        type=click.Choice(["tie", "exclude"]),
+        default="tie",
+        show_default=True,
+        help="Preference: a comparison whose two passes disagree counts as a tie, or is excluded.",
+    ),
+    click.option(
+        "--min-confidence",
+        type=float,
+        default=0.7,
+        show_default=True,
+        help="A verdict less confident than this is flagged for review (preference: and "
+        "counts as a tie).",
+    ),
+    click.option(
+        "--judge-context-tokens",
+        type=click.IntRange(min=1),
+        default=128_000,
+        show_default=True,
+        help="Pair: the judge model's context window (the whole transcript must fit).",
+    ),
+    click.option(
+        "--show-prompt",
+        metavar="N",
+        type=click.IntRange(min=1),
+        help="Print the prompt the LLM judge gets for trial N, call nothing, write nothing.",
+    ),
+]
+
+_NAMES = [
+    "judge_url",
+    "judge_key_env",
+    "judge_temperature",
+    "judge_template",
+    "concurrency",
+    "rpm",
+    "timeout",
+    "max_retries",
+    "price",
+    "swap",
+    "inconsistent",
+    "min_confidence",
+    "judge_context_tokens",
+    "show_prompt",
+]
+
+
+def options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The LLM judge's options, as one group."""
+    for option in reversed(_OPTIONS):
+        command = option(command)
+    return command
+
+
+def given(ctx: click.Context, llm: dict[str, Any]) -> list[str]:
+    """The LLM options given on the command line (refused for a judge that is not an LLM)."""
+    source = click.core.ParameterSource.COMMANDLINE
+    return [
+        "--" + name.replace("_", "-")
+        for name in _NAMES
+        if name in llm and ctx.get_parameter_source(name) is source
+    ]
+
+
+def build(kind: str, llm: dict[str, Any]) -> tuple[JudgeKind, LlmOptions]:
+    """The ``llm:MODEL`` judge kind from the options (all checked here: exit 2, nothing
+    written, no call)."""
+    model = kind.removeprefix("llm:").strip()
+    if not model:
+        raise BadInput("--judge llm:MODEL: name the judge model, e.g. --judge llm:gpt-4o")
+    confidence = llm["min_confidence"]
+    if not (math.isfinite(confidence) and 0.0 <= confidence <= 1.0):
+        raise BadInput(f"--min-confidence: expected a number in [0, 1], got {confidence}")
+    template = None
+    if llm["judge_template"] is not None:
+        path: Path = llm["judge_template"]
+        try:
+            text = path.read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise BadInput(f"--judge-template {path}: cannot read it ({error})") from None
+        template = judge_prompts.parse_template(text, str(path))
+    options = LlmOptions(
+        model=model,
+        base_url=llm["judge_url"] or DEFAULT_URL,
+        key_env=resolve_key_env(llm["judge_key_env"], os.environ),
+        temperature=llm["judge_temperature"],
+        concurrency=llm["concurrency"],
+        rpm=llm["rpm"],
+        timeout=llm["timeout"],
+        max_retries=llm["max_retries"],
+        price=parse_price(llm["price"]),
+        template=template,
+        swap=llm["swap"],
+        min_confidence=confidence,
+        inconsistent=llm["inconsistent"],
+        context_tokens=llm["judge_context_tokens"],
+    )
+    options.endpoint()  # the URL and model are checked now
+    return llm_kind(options), options
+
+
+def choose(
+    ctx: click.Context, kind: str, llm: dict[str, Any]
+) -> tuple[JudgeKind, LlmOptions | None]:
+    """The ``--judge`` kind; an LLM's options are refused for any other judge."""
+    if kind.startswith("llm:"):
+        return build(kind, llm)
+    named = given(ctx, llm)
+    if named:
+        raise BadInput(f"{', '.join(named)}: only for --judge llm:MODEL")
+    return judge_kind(kind), None
+
+
+def prepared(run: JudgeRun, options: LlmOptions, show: int | None) -> bool:
+    """Check the run for the LLM judge (exit 2 before any call); with ``--show-prompt N``
+    print trial N's prompt and return True (nothing else happens)."""
+    if show is not None:
+        click.echo(show_prompt(run, options, show))
+        return True
+    check_run(options, run)
+    return False
+
+
+def resume_args(kind: str, llm: dict[str, Any], ctx: click.Context) -> list[str | Path]:
+    """What a rerun of this LLM judge needs on its command line: the kind and the options
+    given (never --show-prompt)."""
+    args: list[str | Path] = ["--judge", kind]
+    for flag in given(ctx, llm):
+        name = flag[2:].replace("-", "_")
+        value = llm[name]
+        if name == "show_prompt":
+            continue
+        if isinstance(value, bool):
+            args.append(flag if value else "--no-" + flag[2:])
+        else:
+            args += [flag, value if isinstance(value, Path) else str(value)]
+    return args

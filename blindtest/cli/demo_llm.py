@@ -1,0 +1,64 @@
+"""``make demo-llm``: the whole chain judged by a simulated LLM judge (issue 13).
+
+Starts the simulator on a free 127.0.0.1 port, then runs design (preference, bundled prompts)
+-> generate -> ``bt-judge --judge llm:sim-judge-fair`` (spec 003's prompt, position swap) ->
+audit -> analyze through the real commands. The report ends with the judge's diagnostics:
+position, length and markdown preferences, swap consistency, leakage, retries and tokens.
+Simulated models and a simulated judge: it shows how an LLM judge is run and checked, and says
+nothing about real models. The directory must not exist yet (each demo is a fresh run).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from blindtest.cli import cli
+from blindtest.cli._common import exit_mapped, say
+from blindtest.errors import BadInput
+from blindtest.simulator import running
+
+DEMO_DIR = Path("demo-llm-run")
+JUDGE = "llm:sim-judge-fair"
+
+
+def _stage(*args: str) -> int:
+    code = cli.main(list(args), prog_name="blindtest", standalone_mode=False)
+    return code if isinstance(code, int) else 0
+
+
+def run_demo(run_dir: Path) -> int:
+    if run_dir.exists():
+        raise BadInput(f"{run_dir} already exists; remove it or name another: make demo-llm "
+                       "DEMO_LLM_RUN=DIR")  # fmt: skip
+    with running() as simulator:
+        url = simulator.base_url
+        say(f"simulator serving sim-large, sim-small and the judge sim-judge-fair on {url}\n")
+        _stage(
+            "design", str(run_dir), "--demo", "--protocol", "preference", "--a", "sim-large",
+            "--b", "sim-small", "--a-url", url, "--b-url", url, "--seed", "demo-llm",
+        )  # fmt: skip
+        _stage("generate", str(run_dir), "--quiet")
+        say(f"\nthe judge is {JUDGE}; the prompt it gets for trial 1:")
+        say(f"  bt-judge {run_dir} --judge {JUDGE} --show-prompt 1\n")
+        _stage("judge", str(run_dir), "--judge", JUDGE, "--judge-url", url)
+    _stage("audit", str(run_dir), "--quiet", "--force")
+    click.echo("", err=True)
+    return _stage("analyze", str(run_dir))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in ("-h", "--help"):
+        click.echo("usage: python -m blindtest.cli.demo_llm [DIR]   (make demo-llm)\n")
+        click.echo((__doc__ or "").strip())
+        return 0
+    if len(args) > 1 or (args and (args[0].startswith("-") or not args[0].strip())):
+        raise BadInput("usage: python -m blindtest.cli.demo_llm [DIR]")
+    return run_demo(Path(args[0]) if args else DEMO_DIR)
+
+
+if __name__ == "__main__":
+    exit_mapped("make demo-llm", lambda: main(sys.argv[1:]))

@@ -1,0 +1,453 @@
+"""Diagnostics of one machine judge (issue 13 item 8; spec 003's position-bias check): how often
+it chose the first position, the longer output, the output with more markdown; how often its two
+passes of the position swap agreed; its low-confidence and leakage verdicts; failures, retries,
+tokens and cost; and the warnings spec 003 asks for.
+
+Pure: records and texts in, a frozen result out. No file, no network, no click. Read only
+after judging (it needs the options' texts and, for the warnings, the design's models).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from scipy import stats
+
+__all__ = [
+    "POSITION_ALPHA",
+    "POSITION_MARGIN",
+    "AgreementResult",
+    "JudgeDiagnostics",
+    "Share",
+    "StyleCheckResult",
+    "diagnose",
+    "kappa_interval",
+    "machine_vs_person",
+    "markdown_marks",
+    "model_family",
+    "style_check",
+]
+
+#: Spec 003: "If position bias exceeds 5%, add position randomization to your harness."
+POSITION_MARGIN = 0.05
+#: ... and the gap must be more than chance would make (exact two-sided binomial p below this).
+POSITION_ALPHA = 0.05
+
+_MARK = re.compile(r"^\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|>\s)|\*\*|__|`|\|", re.MULTILINE)
+
+
+def markdown_marks(text: str) -> int:
+    """Markdown marks in ``text``: heading, bullet, numbered and quote lines, bold, code, table
+    bars."""
+    return len(_MARK.findall(text))
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def model_family(model: str) -> str:
+    """The family a model name belongs to: its first word, lower-cased, after any vendor path
+    (``gpt-4o``: gpt; ``meta-llama/Llama-3-8B``: llama; ``claude-3-5``: claude)."""
+    name = model.rsplit("/", 1)[-1].lower()
+    found = re.match(r"[a-z]+", name)
+    return found.group(0) if found else name
+
+
+def _origin(url: str | None) -> str | None:
+    if not url:
+        return None
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname}:{parts.port or ''}" if parts.hostname else None
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """``k`` of ``n`` verdicts, against ``chance``; ``p_value`` the exact two-sided binomial
+    test (scipy.stats.binomtest), None when n is 0."""
+
+    k: int
+    n: int
+    chance: float
+
+    @property
+    def estimate(self) -> float | None:
+        return self.k / self.n if self.n else None
+
+    @property
+    def p_value(self) -> float | None:
+        if not self.n:
+            return None
+        return float(stats.binomtest(self.k, self.n, self.chance).pvalue)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "k": self.k,
+            "n": self.n,
+            "chance": self.chance,
+            "estimate": self.estimate,
+            "p_value": self.p_value,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeDiagnostics:
+    """One machine judge's diagnostics (see the module docstring)."""
+
+    judge: str
+    model: str | None
+    protocol: str
+    comparisons: int
+    first: Share | None
+    longer: Share | None
+    markdown: Share | None
+    consistent: Share | None
+    low_confidence: int
+    leakage: tuple[dict[str, Any], ...]
+    excluded: int
+    failures: int
+    still_failed: int
+    requests: int
+    retries: int
+    tokens: int
+    cost: float | None
+    warnings: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        def share(s: Share | None) -> dict[str, Any] | None:
+            return s.to_dict() if s is not None else None
+
+        return {
+            "judge": self.judge,
+            "model": self.model,
+            "comparisons": self.comparisons,
+            "p_first": share(self.first),
+            "p_longer": share(self.longer),
+            "p_more_markdown": share(self.markdown),
+            "swap_consistency": share(self.consistent),
+            "low_confidence": self.low_confidence,
+            "leakage": list(self.leakage),
+            "excluded": self.excluded,
+            "failures": self.failures,
+            "still_failed": self.still_failed,
+            "requests": self.requests,
+            "retries": self.retries,
+            "tokens": self.tokens,
+            "cost": self.cost,
+            "warnings": list(self.warnings),
+        }
+
+
+def _chosen(protocol: str, record: Mapping[str, Any]) -> int | None:
+    """The option index (0-based, trial order) this record chose, None for a tie."""
+    if protocol == "triangle":
+        pick = record.get("pick")
+        return pick - 1 if isinstance(pick, int) else None
+    own = record.get("pass_pick", record.get("pick"))
+    return {"left": 0, "right": 1}.get(str(own))
+
+
+def _first_shown(protocol: str, record: Mapping[str, Any]) -> bool | None:
+    """Whether this record's raw verdict named the first output shown (None: a tie)."""
+    verdict = record.get("verdict")
+    if protocol == "triangle":
+        return bool(verdict == 1) if isinstance(verdict, int) else None
+    if verdict in ("A", "B"):
+        return bool(verdict == "A")
+    return None
+
+
+def _extreme(values: Sequence[int]) -> int | None:
+    """The index of the largest value when it is the only largest, else None."""
+    top = max(values)
+    return values.index(top) if values.count(top) == 1 else None
+
+
+def _tally(
+    protocol: str, records: Sequence[Mapping[str, Any]], options: Mapping[int, Sequence[str]]
+) -> tuple[Share, Share, Share]:
+    count = 3 if protocol == "triangle" else 2
+    chance = 1 / count
+    first = [0, 0]
+    longer = [0, 0]
+    marked = [0, 0]
+    for record in records:
+        shown_first = _first_shown(protocol, record)
+        if shown_first is not None:
+            first[0] += shown_first
+            first[1] += 1
+        chosen = _chosen(protocol, record)
+        texts = options.get(int(record["trial"]), ())
+        if chosen is None or len(texts) != count:
+            continue
+        for tally, measure in ((longer, _words), (marked, markdown_marks)):
+            top = _extreme([measure(t) for t in texts])
+            if top is not None:
+                tally[0] += top == chosen
+                tally[1] += 1
+    return (
+        Share(first[0], first[1], chance),
+        Share(longer[0], longer[1], chance),
+        Share(marked[0], marked[1], chance),
+    )
+
+
+def _same_family(model: str, spec: Mapping[str, Any]) -> bool:
+    other = str(spec.get("model") or "")
+    return bool(other) and model_family(model) == model_family(other)
+
+
+def _warnings(
+    first: Share | None,
+    model: str | None,
+    judge_origin: str | None,
+    sides: Mapping[str, Mapping[str, Any]],
+) -> list[str]:
+    warnings = []
+    if first is not None and first.estimate is not None:
+        gap = first.estimate - first.chance
+        p = first.p_value
+        # Spec 003's 5 points, and not a sampling accident: 40 verdicts of a fair judge miss
+        # 50% by more than 5 points about half the time.
+        if abs(gap) > POSITION_MARGIN and p is not None and p < POSITION_ALPHA:
+            warnings.append(
+                f"position bias: chose the first output shown in {first.estimate:.0%} of "
+                f"{first.n} verdicts, {abs(gap) * 100:.0f} points from {first.chance:.0%} "
+                f"(spec 003's limit: {POSITION_MARGIN * 100:.0f} points; exact two-sided "
+                f"p = {p:.2g})"
+            )
+    family = [s for s, spec in sides.items() if model and _same_family(model, spec)]
+    if family:
+        listed = " and ".join(f"{s} ({sides[s].get('model')})" for s in family)
+        warnings.append(
+            f"the judge model {model} is of the same family ({model_family(str(model))}) as "
+            f"side {listed}: a judge may favour its own family"
+        )
+    shared = [s for s, spec in sides.items() if judge_origin and _origin(spec.get("base_url"))
+              == _origin(judge_origin)]  # fmt: skip
+    if shared:
+        warnings.append(
+            f"the judge is served by the same endpoint ({_origin(judge_origin)}) as side "
+            f"{' and '.join(shared)}"
+        )
+    return warnings
+
+
+def diagnose(
+    judge: str,
+    protocol: str,
+    records: Sequence[Mapping[str, Any]],
+    failures: Sequence[Mapping[str, Any]],
+    options: Mapping[int, Sequence[str]],
+    sides: Mapping[str, Mapping[str, Any]],
+) -> JudgeDiagnostics:
+    """Diagnostics of one machine judge from its records (every pass), its failure rows, the
+    trials' option texts by trial number and the design's sides (``models``)."""
+    records = list(records)
+    passes_one = [r for r in records if r.get("pass", 1) == 1]
+    model = next((str(r["judge_model"]) for r in records if r.get("judge_model")), None)
+    origin = next((str(r["judge_origin"]) for r in records if r.get("judge_origin")), None)
+    first = longer = marked = None
+    if protocol in ("preference", "triangle"):
+        first, longer, marked = _tally(protocol, records, options)
+    flagged = [set(r.get("flagged") or ()) for r in passes_one]
+    checked = [r["position_consistent"] for r in passes_one if "position_consistent" in r]
+    consistent = Share(sum(checked), len(checked), 1.0) if checked else None
+    leaks = []
+    for record in passes_one:
+        trial = int(record["trial"])
+        shown = [r for r in records if int(r["trial"]) == trial and r.get("identity_leakage")]
+        if shown:
+            leaks.append(
+                {"trial": trial, "details": str(shown[0].get("identity_leakage_details") or "")}
+            )
+    judged = {int(r["trial"]) for r in passes_one}
+    attempts = sum(int(r.get("attempts") or 1) for r in records)
+    failed_attempts = sum(int(f.get("attempts") or 0) for f in failures)
+    tokens = sum(
+        int((r.get("tokens") or {}).get("prompt", 0))
+        + int((r.get("tokens") or {}).get("completion", 0))
+        for r in records
+    )
+    costs = [float(r["cost"]) for r in records if r.get("cost") is not None]
+    return JudgeDiagnostics(
+        judge=judge,
+        model=model,
+        protocol=protocol,
+        comparisons=len(passes_one),
+        first=first,
+        longer=longer,
+        markdown=marked,
+        consistent=consistent,
+        low_confidence=sum("low_confidence" in f for f in flagged),
+        leakage=tuple(leaks),
+        excluded=sum(bool(r.get("excluded")) for r in passes_one),
+        failures=len(failures),
+        still_failed=len({int(f["trial"]) for f in failures} - judged),
+        requests=attempts + failed_attempts,
+        retries=attempts - len(records) + max(0, failed_attempts - len(failures)),
+        tokens=tokens,
+        cost=sum(costs) if costs else None,
+        warnings=tuple(_warnings(first, model, origin, sides)),
+    )
+
+
+# --------------------------------------------------------------------------- machine vs person
+
+
+@dataclass(frozen=True, slots=True)
+class AgreementResult:
+    """How often a machine judge and a person gave the same pick on the trials both judged,
+    and Cohen's kappa with a large-sample interval (issue 13 item 9, spec 003's advice to
+    calibrate the judge on human labels)."""
+
+    machine: str
+    person: str
+    n: int
+    agreed: int
+    statistic: float
+    lo: float
+    hi: float
+    confidence_level: float
+
+    def to_dict(self) -> dict[str, Any]:
+        def num(x: float) -> float | None:
+            return None if math.isnan(x) else x
+
+        return {
+            "machine": self.machine,
+            "person": self.person,
+            "n": self.n,
+            "agreed": self.agreed,
+            "kappa": {"estimate": num(self.statistic), "lo": num(self.lo), "hi": num(self.hi)},
+            "confidence_level": self.confidence_level,
+        }
+
+
+def kappa_interval(
+    first: Sequence[Any], second: Sequence[Any], confidence_level: float = 0.95
+) -> tuple[float, float, float, float, float]:
+    """Cohen's kappa and its interval kappa +- z * SE, with Cohen's (1960) large-sample
+    standard error SE = sqrt(po (1 - po) / (n (1 - pe)^2)), clipped to [-1, 1].
+
+    Returns (kappa, lo, hi, po, pe); kappa and its bounds are NaN when pe = 1 (every label the
+    same: agreement by chance is already perfect)."""
+    if len(first) != len(second) or not first:
+        raise ValueError(f"need two equal, non-empty label lists, got {len(first)}, {len(second)}")
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
+    n = len(first)
+    po = sum(a == b for a, b in zip(first, second, strict=True)) / n
+    labels = set(first) | set(second)
+    pe = sum((list(first).count(c) / n) * (list(second).count(c) / n) for c in labels)
+    if pe >= 1.0:
+        return math.nan, math.nan, math.nan, po, pe
+    kappa = (po - pe) / (1 - pe)
+    se = math.sqrt(po * (1 - po) / (n * (1 - pe) ** 2))
+    z = float(stats.norm.ppf(0.5 + confidence_level / 2))
+    return kappa, max(-1.0, kappa - z * se), min(1.0, kappa + z * se), po, pe
+
+
+def machine_vs_person(
+    machine: str,
+    person: str,
+    machine_picks: Mapping[int, Any],
+    person_picks: Mapping[int, Any],
+    confidence_level: float = 0.95,
+) -> AgreementResult | None:
+    """Agreement on the trials both judged (picks by trial number), or None when none."""
+    trials = sorted(set(machine_picks) & set(person_picks))
+    if not trials:
+        return None
+    first = [machine_picks[t] for t in trials]
+    second = [person_picks[t] for t in trials]
+    kappa, lo, hi, _, _ = kappa_interval(first, second, confidence_level)
+    agreed = sum(a == b for a, b in zip(first, second, strict=True))
+    return AgreementResult(machine, person, len(trials), agreed, kappa, lo, hi, confidence_level)
+
+
+# --------------------------------------------------------------------------- style check
+
+
+@dataclass(frozen=True, slots=True)
+class StyleCheckResult:
+    """A logistic model of choosing the left output on the length difference (left minus
+    right, in hundreds of words) and the markdown difference (in marks), with an intercept
+    (position). ``statistic`` is McFadden's pseudo-R^2, 1 - LL(model)/LL(intercept only): the
+    share of the verdicts' log-likelihood those differences explain. Secondary, descriptive
+    (the idea behind arena-hard's style control and AlpacaEval's length control)."""
+
+    n: int
+    intercept: float
+    length: float
+    markdown: float
+    statistic: float
+    converged: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "coefficients": {
+                "intercept": self.intercept,
+                "length_per_100_words": self.length,
+                "markdown_per_mark": self.markdown,
+            },
+            "mcfadden_r2": self.statistic,
+            "converged": self.converged,
+        }
+
+
+def _log_likelihood(beta: Any, x: Any, y: Any) -> float:
+    import numpy as np
+
+    z = x @ beta
+    return float(np.sum(y * z - np.logaddexp(0.0, z)))
+
+
+def style_check(
+    choices: Sequence[tuple[str, str, bool]], *, ridge: float = 1e-6
+) -> StyleCheckResult | None:
+    """Fit the style model on ``(left text, right text, left chosen)`` of untied verdicts;
+    None with fewer than 10 or when every verdict went one way (no model to fit). A tiny
+    ridge keeps the fit finite when a difference separates the verdicts perfectly."""
+    import numpy as np
+    from scipy import optimize
+
+    if len(choices) < 10:
+        return None
+    y = np.array([1.0 if chosen else 0.0 for _, _, chosen in choices])
+    if y.min() == y.max():
+        return None
+    x = np.array(
+        [
+            [1.0, (_words(a) - _words(b)) / 100.0, float(markdown_marks(a) - markdown_marks(b))]
+            for a, b, _ in choices
+        ]
+    )
+
+    def loss(beta: Any) -> float:
+        return -_log_likelihood(beta, x, y) + ridge * float(beta[1:] @ beta[1:])
+
+    def grad(beta: Any) -> Any:
+        p = 1.0 / (1.0 + np.exp(-(x @ beta)))
+        g = -(x.T @ (y - p))
+        g[1:] += 2 * ridge * beta[1:]
+        return g
+
+    fit = optimize.minimize(loss, np.zeros(3), jac=grad, method="BFGS", options={"gtol": 1e-10})
+    share = y.mean()
+    null = float(len(y) * (share * math.log(share) + (1 - share) * math.log(1 - share)))
+    model = _log_likelihood(fit.x, x, y)
+    return StyleCheckResult(
+        n=len(choices),
+        intercept=float(fit.x[0]),
+        length=float(fit.x[1]),
+        markdown=float(fit.x[2]),
+        statistic=1.0 - model / null,
+        converged=bool(fit.success),
+    )

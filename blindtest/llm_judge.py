@@ -1,0 +1,681 @@
+"""The LLM judge (spec 003): a model asked, through :class:`blindtest.client.ChatClient`, to
+judge the blinded trials with a strict JSON verdict; one more ``Judge`` for the driver.
+
+It owns the verdict schemas and their parsing (a fenced or bare JSON object, validated with
+jsonschema, asked again up to three times with backoff when malformed), the structured-output
+fallback (``response_format`` until the endpoint refuses it by a 400 naming it, then plain text),
+the position swap of a preference comparison (both raw verdicts kept; the pass-1 record's pick is
+the comparison's verdict after the swap and confidence rules), and what each record stores.
+
+It works ahead: at its first turn it starts every remaining comparison (pair: one at a time,
+each trial's conversation holds the judge's earlier answers) on an event loop of its own
+thread; the driver still records in trial order. It sees only the blinded view; it never
+reads the arrangement, and no key reaches a record (the client reads it per request).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import math
+import re
+import threading
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import orjson
+
+from blindtest import judge_prompts as prompts
+from blindtest.client import ChatClient, Completion, Endpoint
+from blindtest.errors import BadInput, EndpointRejected
+from blindtest.judge import JudgeRun, Pick, Trial, judge_nicknames
+from blindtest.judges import Answer, Failed, JudgeKind, JudgeSetup, JudgingResult, Turn
+from blindtest.retry import DEFAULT_POLICY, RetryPolicy
+from blindtest.wire import ChatMessage
+
+__all__ = [
+    "DEFAULT_KEY_ENVS",
+    "VERDICT_RETRIES",
+    "LlmJudge",
+    "LlmOptions",
+    "check_run",
+    "extract_json",
+    "llm_kind",
+    "parse_price",
+    "show_prompt",
+    "validate_verdict",
+]
+
+DEFAULT_KEY_ENVS = ("BLINDTEST_JUDGE_KEY", "OPENAI_API_KEY")
+DEFAULT_URL = "https://api.openai.com/v1"
+#: Spec 003: "cap retries at three attempts before logging a failure and moving on".
+VERDICT_RETRIES = 3
+_LEAK = {
+    "identity_leakage_detected": {"type": "boolean"},
+    "identity_leakage_details": {"type": "string"},
+}
+_COMMON = {
+    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+    "justification": {"type": "string"},
+    "key_differentiators": {"type": "array", "items": {"type": "string"}},
+    **_LEAK,
+}
+VERDICT_SCHEMAS: dict[str, dict[str, Any]] = {
+    "preference": {
+        "type": "object",
+        "properties": {
+            "preference": {"enum": ["A", "B", "TIE"]},
+            **_COMMON,
+            "tie_reason": {"type": ["string", "null"]},
+        },
+        "required": ["preference", "confidence", "justification", "identity_leakage_detected"],
+    },
+    "triangle": {
+        "type": "object",
+        "properties": {"odd": {"enum": [1, 2, 3]}, **_COMMON},
+        "required": ["odd", "confidence", "justification", "identity_leakage_detected"],
+    },
+    "pair": {
+        "type": "object",
+        "properties": {
+            "nicknames": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "minItems": 2,
+                "maxItems": 2,
+            },
+            "output_1": {"type": "string", "minLength": 1},
+            **_COMMON,
+        },
+        "required": [
+            "nicknames",
+            "output_1",
+            "confidence",
+            "justification",
+            "identity_leakage_detected",
+        ],
+    },
+}
+
+
+def _response_format(protocol: str) -> dict[str, object]:
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": f"{protocol}_verdict", "schema": VERDICT_SCHEMAS[protocol]},
+    }
+
+
+# --------------------------------------------------------------------------- verdicts
+
+_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+
+
+def extract_json(text: str) -> object:
+    """The JSON object in a model's answer: the whole text, a fenced block, or the outermost
+    ``{...}``; raises ValueError when there is none."""
+    candidates = [text.strip()]
+    candidates += [m.group(1) for m in _FENCE.finditer(text)]
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            return orjson.loads(candidate)
+        except orjson.JSONDecodeError:
+            continue
+    raise ValueError("no JSON object in the answer")
+
+
+@cache
+def _validator(protocol: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(VERDICT_SCHEMAS[protocol])
+
+
+def validate_verdict(protocol: str, text: str) -> tuple[dict[str, Any] | None, str]:
+    """The verdict in ``text`` and "", or None and why it is not one."""
+    try:
+        value = extract_json(text)
+    except ValueError as error:
+        return None, str(error)
+    validator = _validator(protocol)
+    problem = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    if problem is not None:
+        where = "/" + "/".join(str(p) for p in problem.absolute_path)
+        return None, f"invalid verdict at {where}: {problem.message}"
+    assert isinstance(value, dict)
+    return value, ""
+
+
+def parse_price(text: str | None) -> tuple[float, float] | None:
+    """``--price IN,OUT`` (dollars per million tokens) as two numbers, or None."""
+    if text is None:
+        return None
+    try:
+        parts = [float(p) for p in text.split(",")]
+    except ValueError:
+        parts = []
+    if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
+        raise BadInput(
+            f"--price: expected IN,OUT dollars per million tokens (two finite numbers >= 0), "
+            f"e.g. 2.5,10; got {text!r}"
+        )
+    return parts[0], parts[1]
+
+
+# --------------------------------------------------------------------------- options
+
+
+@dataclass(frozen=True, slots=True)
+class LlmOptions:
+    """What ``bt-judge --judge llm:MODEL`` was given (the key's variable name, never a key)."""
+
+    model: str
+    base_url: str = DEFAULT_URL
+    key_env: str | None = None
+    temperature: float = 0.0
+    concurrency: int = 8
+    rpm: float | None = None
+    timeout: float = 120.0
+    max_retries: int = DEFAULT_POLICY.max_retries
+    price: tuple[float, float] | None = None
+    template: prompts.JudgeTemplate | None = None
+    swap: bool = True
+    min_confidence: float = 0.7
+    inconsistent: str = "tie"
+    context_tokens: int = 128_000
+
+    def endpoint(self) -> Endpoint:
+        return Endpoint(
+            base_url=self.base_url,
+            model=self.model,
+            key_env=self.key_env,
+            temperature=self.temperature,
+        )
+
+
+def check_run(options: LlmOptions, run: JudgeRun) -> None:
+    """Everything that can be refused before the first call (exit 2, nothing written)."""
+    options.endpoint().check_key("judge")
+    protocol = run.view.protocol
+    if options.template is not None and protocol != "preference":
+        raise BadInput(f"--judge-template is for preference runs; this run is {protocol}")
+    if protocol == "pair":
+        fits, total = _pair_fit(run.view.trials, options.context_tokens)
+        if fits < total:
+            raise BadInput(
+                f"--judge-context-tokens {options.context_tokens}: the pair transcript of "
+                f"{total} trials would not fit; only {fits} fit: raise the limit (the judge "
+                "model's context window) or design fewer trials"
+            )
+
+
+_ANSWER_TOKENS = 200  # what a pair verdict adds to the transcript, generously
+
+
+def _pair_fit(trials: Sequence[Trial], limit: int) -> tuple[int, int]:
+    used = prompts.estimate_tokens(prompts.bundled("pair_system"))
+    for count, trial in enumerate(trials):
+        turn = prompts.pair_turn(trial.number, trial.prompt, trial.options)
+        used += prompts.estimate_tokens(turn["content"]) + _ANSWER_TOKENS
+        if used > limit:
+            return count, len(trials)
+    return len(trials), len(trials)
+
+
+def _mapping(swapped: bool) -> dict[str, str]:
+    return {"A": "right", "B": "left"} if swapped else {"A": "left", "B": "right"}
+
+
+def comparison_messages(
+    run: JudgeRun, options: LlmOptions, trial: Trial, swapped: bool = False
+) -> list[ChatMessage]:
+    """The messages of one (preference: one pass of one) comparison; pair: its first turn."""
+    protocol = run.view.protocol
+    if protocol == "preference":
+        first, second = trial.options if not swapped else trial.options[::-1]
+        return prompts.preference_messages(
+            options.template,
+            question=run.view.question,
+            prompt=trial.prompt,
+            output_a=first,
+            output_b=second,
+        )
+    if protocol == "triangle":
+        return prompts.triangle_messages(trial.prompt, trial.options)
+    return prompts.pair_messages([], prompts.pair_turn(trial.number, trial.prompt, trial.options))
+
+
+def show_prompt(run: JudgeRun, options: LlmOptions, number: int) -> str:
+    """The messages the judge gets for trial ``number`` (pass 1), as text; nothing is called."""
+    if not 1 <= number <= run.view.total:
+        raise BadInput(f"--show-prompt {number}: this run has trials 1..{run.view.total}")
+    messages = comparison_messages(run, options, run.view.trials[number - 1])
+    return "\n\n".join(f"--- {m['role']} ---\n{m['content']}" for m in messages)
+
+
+# --------------------------------------------------------------------------- asking
+
+
+@dataclass(slots=True)
+class _Asked:
+    """One verdict asked for: the verdict (None: failed), the last raw text, attempts, tokens."""
+
+    verdict: dict[str, Any] | None
+    raw: str
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    error: str = ""
+
+
+@dataclass
+class _Ledger:
+    requests: int = 0
+    retries: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    leaks: list[int] = field(default_factory=list)
+
+
+def _refuses_response_format(error: EndpointRejected) -> bool:
+    if error.status not in (400, 422):
+        return False
+    if getattr(error, "param", None) is not None:
+        return bool(error.param == "response_format")
+    said = getattr(error, "server_message", "") or str(error)
+    return re.search(r"\bresponse_format\b", said) is not None
+
+
+class LlmJudge:
+    """A model judging through the driver; see the module docstring."""
+
+    def __init__(
+        self,
+        setup: JudgeSetup,
+        options: LlmOptions,
+        kind: JudgeKind,
+        *,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.run = setup.run
+        self.judge_id = setup.judge_id
+        self.options = options
+        self._kind = kind
+        self.protocol = setup.run.view.protocol
+        self.failed = 0
+        self.ledger = _Ledger()
+        self._sleep = sleep
+        self._plain = False  # the endpoint refused response_format: plain text from now on
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._client: ChatClient | None = None
+        self._futures: dict[int, concurrent.futures.Future[Answer]] = {}
+        self._nicknames = judge_nicknames(setup.earlier.picks, setup.judge_id)
+        # Trials whose pass 1 is stored without its pass 2 (killed between the two appends):
+        # only pass 2 is written for them.
+        mine = [p for p in setup.earlier.picks if p.judge == setup.judge_id]
+        seconds = {p.trial for p in setup.earlier.later_passes if p.judge == setup.judge_id}
+        self._half_done = {p.trial for p in mine if p.pass_number == 1} - seconds
+        # A pair judge resumed: its earlier answers go back into the conversation.
+        self._history: list[tuple[ChatMessage, str]] = [
+            (prompts.pair_turn(p.trial, *_shown(setup.run, p.trial)), str(p.extra["raw_response"]))
+            for p in sorted(setup.earlier.picks, key=lambda p: p.trial)
+            if self.protocol == "pair" and p.judge == setup.judge_id and "raw_response" in p.extra
+        ]
+        self._pair_lock: asyncio.Lock | None = None
+
+    @property
+    def kind(self) -> JudgeKind:
+        return self._kind
+
+    # the sitting: an event loop on a thread of its own --------------------------------
+
+    @contextmanager
+    def sitting(self, progress: Callable[[], JudgingResult]) -> Iterator[None]:
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, name="llm-judge", daemon=True)
+        thread.start()
+        self._loop = loop
+        policy = RetryPolicy(max_retries=self.options.max_retries)
+        self._client = ChatClient(
+            {"judge": self.options.endpoint()},
+            concurrency=self.options.concurrency,
+            rpm=self.options.rpm,
+            timeout=self.options.timeout,
+            policy=policy,
+        )
+        self._call(self._open())
+        try:
+            yield
+        finally:
+            self._call(self._shutdown())
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join()
+            loop.close()
+
+    def _call(self, coro: Any) -> Any:
+        assert self._loop is not None
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    async def _open(self) -> None:
+        assert self._client is not None
+        self._client.open()
+        self._pair_lock = asyncio.Lock()
+
+    async def _shutdown(self) -> None:
+        current = asyncio.current_task()
+        tasks = [t for t in asyncio.all_tasks() if t is not current]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if self._client is not None:
+            await self._client.aclose()
+
+    # the driver's questions ----------------------------------------------------------
+
+    def judge(self, turn: Turn) -> Answer:
+        assert self._loop is not None
+        ahead = (turn.trial, *turn.ahead) if self.protocol != "pair" else (turn.trial,)
+        for trial in ahead:
+            if trial.number not in self._futures:
+                self._futures[trial.number] = asyncio.run_coroutine_threadsafe(
+                    self._comparison(trial), self._loop
+                )
+        answer = self._futures.pop(turn.trial.number).result()
+        if isinstance(answer, Failed):
+            self.failed += 1
+        return answer
+
+    def end(self, result: JudgingResult) -> None:
+        pass
+
+    def closing(self, result: JudgingResult, out: Path, analyze_command: str) -> str:
+        led = self.ledger
+        failed = f", {self.failed} failed (rerun the same command to ask them again)"
+        tokens = f"; {led.requests} requests ({led.retries} retries), " + (
+            f"{led.prompt_tokens + led.completion_tokens} tokens"
+        )
+        cost = self._cost(led.prompt_tokens, led.completion_tokens)
+        money = f", ${cost:.4f}" if cost is not None else ""
+        earlier = result.judged - result.judged_now
+        before = f" ({result.judged} of {self.run.view.total} in all)" if earlier else ""
+        return (
+            f"The LLM judge {self.options.model} judged {result.judged_now} of "
+            f"{self.run.view.total} trials{before}{failed if self.failed else ''} into {out}"
+            f"{tokens}{money}. Run {analyze_command} to see the result."
+        )
+
+    def _cost(self, tokens_in: int, tokens_out: int) -> float | None:
+        price = self.options.price
+        return None if price is None else (tokens_in * price[0] + tokens_out * price[1]) / 1e6
+
+    # one comparison ----------------------------------------------------------------
+
+    async def _comparison(self, trial: Trial) -> Answer:
+        if self.protocol == "preference":
+            return await self._preference(trial)
+        if self.protocol == "triangle":
+            asked = await self._ask(comparison_messages(self.run, self.options, trial), None)
+            if asked.verdict is None:
+                return self._failure(trial, asked)
+            verdict = asked.verdict
+            return (self._flag(self._pick(trial, int(verdict["odd"]), verdict, asked)),)
+        lock = self._pair_lock
+        assert lock is not None
+        async with lock:
+            return await self._pair(trial)
+
+    async def _pair(self, trial: Trial) -> Answer:
+        turn = prompts.pair_turn(trial.number, trial.prompt, trial.options)
+        messages = prompts.pair_messages(self._history, turn)
+        asked = await self._ask(messages, self._check_nicknames)
+        if asked.verdict is None:
+            return self._failure(trial, asked)
+        verdict = asked.verdict
+        names = (str(verdict["nicknames"][0]), str(verdict["nicknames"][1]))
+        self._nicknames = self._nicknames or names
+        self._history.append((turn, asked.raw))
+        pick = self._pick(trial, str(verdict["output_1"]), verdict, asked)
+        return (replace(self._flag(pick), nicknames=self._nicknames),)
+
+    def _flag(self, pick: Pick) -> Pick:
+        """Triangle and pair: a low-confidence or leaking verdict is flagged for human review;
+        it still counts (these protocols have no tie to count it as, and a trial left out
+        would leave a fixed design unfinished); the report lists them."""
+        rules = []
+        if pick.confidence is not None and pick.confidence < self.options.min_confidence:
+            rules.append("low_confidence")
+        if pick.extra.get("identity_leakage"):
+            rules.append("identity_leakage")
+        if not rules:
+            return pick
+        return replace(pick, extra={**pick.extra, "flagged": rules})
+
+    def _check_nicknames(self, verdict: dict[str, Any]) -> str:
+        names = tuple(verdict["nicknames"])
+        if len(set(names)) != 2:
+            return "the two nicknames must differ"
+        if verdict["output_1"] not in names:
+            return f"output_1 {verdict['output_1']!r} is not one of the nicknames {list(names)}"
+        if self._nicknames is not None and set(names) != set(self._nicknames):
+            return f"the nicknames changed from {list(self._nicknames)}"
+        return ""
+
+    async def _preference(self, trial: Trial) -> Answer:
+        passes = (False, True) if self.options.swap else (False,)
+        asked = await asyncio.gather(
+            *(
+                self._ask(comparison_messages(self.run, self.options, trial, swapped), None)
+                for swapped in passes
+            )
+        )
+        for one in asked:
+            if one.verdict is None:
+                return self._failure(trial, one, extra_attempts=sum(a.attempts for a in asked))
+        picks = [
+            _side(str(one.verdict["preference"]), swapped)
+            for one, swapped in zip(asked, passes, strict=True)
+            if one.verdict is not None
+        ]
+        consistent = len(set(picks)) == 1 if self.options.swap else None
+        records: list[Pick] = []
+        half_done = trial.number in self._half_done
+        for number, (one, swapped, own) in enumerate(zip(asked, passes, picks, strict=True), 1):
+            assert one.verdict is not None
+            if half_done and number == 1:
+                continue
+            verdict = one.verdict
+            rules: list[str] = []
+            pick = own
+            if number == 1:
+                pick, rules = self._rule(picks, consistent, asked)
+            record = self._pick(trial, pick, verdict, one, swapped=swapped)
+            extra = dict(record.extra)
+            extra["pass_pick"] = own
+            if consistent is not None:
+                extra["position_consistent"] = consistent
+            if rules:
+                extra["flagged"] = rules
+            excluded = self._excluded(rules)
+            if number == 1 and excluded:
+                extra["excluded"] = excluded
+            records.append(
+                Pick(
+                    trial=record.trial,
+                    judge=record.judge,
+                    pick=pick,
+                    reason=record.reason,
+                    confidence=record.confidence,
+                    at=record.at,
+                    judge_kind="llm",
+                    pass_number=number if self.options.swap else None,
+                    extra=extra,
+                )
+            )
+        return tuple(records)
+
+    def _excluded(self, rules: Sequence[str]) -> str | None:
+        """Why a comparison is left out of the aggregate: leakage (spec 003), or an
+        inconsistent swap under ``--inconsistent exclude``."""
+        if "identity_leakage" in rules:
+            return "identity_leakage"
+        if "position_inconsistent" in rules and self.options.inconsistent == "exclude":
+            return "position_inconsistent"
+        return None
+
+    def _rule(
+        self, picks: Sequence[str], consistent: bool | None, asked: Sequence[_Asked]
+    ) -> tuple[str, list[str]]:
+        """The comparison's verdict from its passes: an inconsistent pair, or a confidence
+        below ``--min-confidence`` (the lower of the passes), counts as a tie and is flagged."""
+        rules = []
+        pick = picks[0]
+        if consistent is False:
+            rules.append("position_inconsistent")
+            pick = "tie"
+        lowest = min(float(a.verdict["confidence"]) for a in asked if a.verdict is not None)
+        if lowest < self.options.min_confidence:
+            rules.append("low_confidence")
+            pick = "tie"
+        if any(a.verdict is not None and a.verdict["identity_leakage_detected"] for a in asked):
+            rules.append("identity_leakage")
+        return pick, rules
+
+    def _pick(
+        self,
+        trial: Trial,
+        pick: int | str,
+        verdict: dict[str, Any],
+        asked: _Asked,
+        *,
+        swapped: bool = False,
+    ) -> Pick:
+        cost = self._cost(asked.prompt_tokens, asked.completion_tokens)
+        extra: dict[str, Any] = {
+            "comparison_id": f"{(self.run.design_sha256 or '')[:12]}-{trial.number}",
+            "judge_model": self.options.model,
+            "judge_origin": self.options.endpoint().origin,
+            "verdict": verdict.get("preference", verdict.get("odd", verdict.get("output_1"))),
+            "key_differentiators": list(verdict.get("key_differentiators") or []),
+            "identity_leakage": bool(verdict["identity_leakage_detected"]),
+            "identity_leakage_details": verdict.get("identity_leakage_details"),
+            "raw_response": asked.raw,
+            "attempts": asked.attempts,
+            "tokens": {"prompt": asked.prompt_tokens, "completion": asked.completion_tokens},
+        }
+        if self.protocol == "preference":
+            extra["position_mapping"] = _mapping(swapped)
+            extra["tie_reason"] = verdict.get("tie_reason")
+        if cost is not None:
+            extra["cost"] = round(cost, 8)
+        return Pick(
+            trial=trial.number,
+            judge=self.judge_id,
+            pick=pick,
+            reason=str(verdict.get("justification") or "") or None,
+            confidence=float(verdict["confidence"]),
+            at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            judge_kind="llm",
+            extra={k: v for k, v in extra.items() if v is not None},
+        )
+
+    def _failure(self, trial: Trial, asked: _Asked, extra_attempts: int | None = None) -> Failed:
+        self.ledger.failures += 1
+        return Failed(
+            {
+                "comparison_id": f"{(self.run.design_sha256 or '')[:12]}-{trial.number}",
+                "judge_model": self.options.model,
+                "error": asked.error,
+                "raw_response": asked.raw,
+                "attempts": extra_attempts if extra_attempts is not None else asked.attempts,
+                "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            }
+        )
+
+    async def _ask(
+        self,
+        messages: Sequence[ChatMessage],
+        check: Callable[[dict[str, Any]], str] | None,
+    ) -> _Asked:
+        """One verdict: asked again (with backoff) up to ``VERDICT_RETRIES`` times when the
+        answer is malformed or invalid; transport retries happen inside the client."""
+        asked = _Asked(None, "")
+        for attempt in range(VERDICT_RETRIES + 1):
+            if attempt:
+                await self._sleep(min(8.0, 0.5 * 2 ** (attempt - 1)))
+            completion = await self._complete(messages)
+            asked.attempts += completion.attempts
+            self.ledger.requests += completion.attempts
+            self.ledger.retries += completion.attempts - 1 + (attempt > 0)
+            if completion.usage is not None:
+                asked.prompt_tokens += completion.usage.prompt_tokens
+                asked.completion_tokens += completion.usage.completion_tokens
+                self.ledger.prompt_tokens += completion.usage.prompt_tokens
+                self.ledger.completion_tokens += completion.usage.completion_tokens
+            if not completion.ok:
+                asked.error = completion.error or completion.kind
+                return asked  # the client already retried the transport
+            asked.raw = completion.text
+            verdict, problem = validate_verdict(self.protocol, completion.text)
+            if verdict is not None and check is not None:
+                problem = check(verdict)
+                verdict = None if problem else verdict
+            if verdict is not None:
+                asked.verdict = verdict
+                return asked
+            asked.error = f"no valid verdict after {attempt + 1} answers: {problem}"
+        return asked
+
+    async def _complete(self, messages: Sequence[ChatMessage]) -> Completion:
+        client = self._client
+        assert client is not None
+        if not self._plain:
+            try:
+                return await client.complete(
+                    "judge", messages, response_format=_response_format(self.protocol)
+                )
+            except EndpointRejected as error:
+                if not _refuses_response_format(error):
+                    raise
+                self.ledger.requests += error.attempts or 1
+                self._plain = True  # this endpoint takes no response_format: plain text
+        return await client.complete("judge", messages)
+
+
+def _shown(run: JudgeRun, number: int) -> tuple[str, tuple[str, ...]]:
+    trial = run.view.trials[number - 1]
+    return trial.prompt, trial.options
+
+
+def _side(preference: str, swapped: bool) -> str:
+    """A preference verdict ("A", "B", "TIE") in the trial's own order."""
+    if preference == "TIE":
+        return "tie"
+    return _mapping(swapped)[preference]
+
+
+def llm_kind(options: LlmOptions) -> JudgeKind:
+    """The ``--judge llm:MODEL`` kind for these options (checked before anything is written)."""
+
+    def check(protocol: str) -> None:
+        pass
+
+    def make(setup: JudgeSetup) -> LlmJudge:
+        return LlmJudge(setup, options, kind)
+
+    kind = JudgeKind(f"llm:{options.model}", "llm", make, check, default_id=options.model)
+    return kind
+
+
+def resolve_key_env(given: str | None, environ: Mapping[str, str]) -> str | None:
+    """``--judge-key-env``, else the first of :data:`DEFAULT_KEY_ENVS` that is set, else None
+    (a local server that needs no key)."""
+    if given is not None:
+        return given
+    return next((name for name in DEFAULT_KEY_ENVS if environ.get(name)), None)
