@@ -1,7 +1,9 @@
 """The prompts an LLM judge gets (spec 003's blind A/B evaluation prompt, and its triangle and
 pair forms): the bundled templates (package data ``blindtest/data/judge_*.txt``), a user's
 ``--judge-template`` checked for its square-bracket placeholders, and the messages for one
-comparison.
+comparison. ``judge_preference.txt`` is copied word for word from the product description this
+project grew from (spec 003, "the LLM-judge prompt"); the triangle and pair forms are ours, in
+its discipline.
 
 Pure: the templates are read from the package, a user's template arrives as text; no network,
 no click. Filling is one pass, so an output that itself holds ``[OUTPUT_B]`` is never filled in.
