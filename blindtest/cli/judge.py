@@ -64,14 +64,21 @@ def _analyze_command(run_dir: Path, out: Path) -> str:
 
 
 def _judge(
-    run: JudgeRun, kind: JudgeKind, judge_id: str, out: Path, force: bool, quiet: bool, resume: str
+    run: JudgeRun,
+    kind: JudgeKind,
+    judge_id: str,
+    out: Path,
+    force: bool,
+    quiet: bool,
+    resume: str,
+    options: dict[str, object],
 ) -> None:
     kind.check(run.view.protocol)
     existing = read_picks(out, run.view, missing_ok=True)
     if plan_output(existing, judge_id, bot=kind.mechanical, force=force):
         artifacts.write_jsonl(out, [], "picks", force=True)
         existing = read_picks(out, run.view, missing_ok=True)
-    judge = kind.make(JudgeSetup(run, judge_id, existing, resume))
+    judge = kind.make(JudgeSetup(run, judge_id, existing, resume, options))
     with artifacts.JsonlAppender(out, "picks", fsync=not kind.mechanical) as appender:
         recorder = Recorder(
             run,
@@ -113,6 +120,24 @@ def _judge(
     default=None,
     help="Only validate FILE, an external judge's picks, against the design and trials.",
 )
+@click.option("--web", is_flag=True, help="Judge on a local web page (the same as --judge web).")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address the judging page listens on; anything but loopback lets others judge.",
+)
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, help="Port (default: a free one)."
+)
+@click.option("--no-browser", is_flag=True, help="Print the page's link; do not open a browser.")
+@click.option(
+    "--session-cap",
+    type=click.IntRange(1),
+    default=30,
+    show_default=True,
+    help="Comparisons before the judging page shows a break screen.",
+)
 @force_option
 @quiet_option
 @_common.locks_output
@@ -122,6 +147,11 @@ def judge(
     judge_id: str | None,
     out: Path | None,
     check_file: Path | None,
+    web: bool,
+    host: str,
+    port: int,
+    no_browser: bool,
+    session_cap: int,
     force: bool,
     quiet: bool,
 ) -> None:
@@ -134,8 +164,10 @@ def judge(
       bt-judge runs/demo
       bt-judge runs/demo --judge bot:length --out runs/demo/picks-length.jsonl
       bt-judge runs/demo --check their-picks.jsonl
+      bt-judge runs/demo --web
     """
     ctx = click.get_current_context()
+    kind = _web_kind(ctx, kind, web)
     if check_file is not None:
         flags = {"kind": "--judge", "judge_id": "--judge-id", "out": "--out", "force": "--force"}
         given = [
@@ -160,6 +192,8 @@ def judge(
         resume += ["--judge-id", name]
     if out is not None:
         resume += ["--out", out]
+    if kind == "web":
+        resume += ["--web"]
     _judge(
         run,
         chosen,
@@ -168,4 +202,27 @@ def judge(
         force,
         quiet,
         stage_command("judge", *resume),
+        {
+            "host": host,
+            "port": port,
+            "open_browser": not no_browser,
+            "session_cap": session_cap,
+            "echo": click.echo,
+        },
     )
+
+
+def _web_kind(ctx: click.Context, kind: str, web: bool) -> str:
+    """--web is --judge web; the page's options need it."""
+    given = {
+        name: ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+        for name in ("kind", "host", "port", "no_browser", "session_cap")
+    }
+    if web and given["kind"] and kind != "web":
+        raise BadInput(f"--web judges on the page; drop --judge {kind}")
+    chosen = "web" if web else kind
+    if chosen != "web":
+        page = [f"--{n.replace('_', '-')}" for n in list(given)[1:] if given[n]]
+        if page:
+            raise BadInput(f"{', '.join(page)} are options of the judging page; add --web")
+    return chosen
