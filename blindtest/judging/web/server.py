@@ -166,12 +166,16 @@ class Page:
             screen = await asyncio.to_thread(reviewer.screen, 0.0)
             if screen.kind == "done":  # answered here: the server stops after the last pick
                 return self._html(self._render(reviewer, "done", screen))
-        raise web.HTTPSeeOther(f"{self._base(reviewer)}/")
+        return self._see_page(reviewer)
 
     async def _continue(self, request: web.Request) -> web.Response:
         reviewer = self._of(request)
         await asyncio.to_thread(reviewer.resume)
-        raise web.HTTPSeeOther(f"{self._base(reviewer)}/")
+        return self._see_page(reviewer)
+
+    def _see_page(self, reviewer: Reviewer) -> web.Response:
+        """303 to the reviewer's page: a reload after a pick does not send it again."""
+        return web.Response(status=303, headers={"Location": f"{self._base(reviewer)}/"})
 
     def _html(self, body: str, status: int = 200) -> web.Response:
         return web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
