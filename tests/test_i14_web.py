@@ -339,3 +339,80 @@ def test_i14_03_script_payloads_in_responses_are_shown_as_text_and_never_run(
         assert page.evaluate("window.__pwned === undefined")
         assert page.dialogs == []
         server.interrupt()
+
+
+LONG = (
+    "## A heading\n\nSome **bold** text:\n\n- first with `code`\n- second\n\n"
+    "```python\ndef f(argument_one, argument_two, argument_three, argument_four, five):\n"
+    "    return argument_one  # kept as code\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+    + "\n\n".join(f"Paragraph {i}: lorem ipsum dolor sit amet, consectetur." for i in range(40))
+)
+
+
+def test_i14_01_long_markdown_side_by_side_each_option_scrolls_and_code_is_kept(
+    tmp_path: Path, browser: Any, page: Any
+) -> None:
+    run = make_run(tmp_path, trials=2, texts=lambda t, e: [LONG, "A short one.", LONG])
+    with judge_server(run, "--judge-id", "hal") as server:
+        page.goto(server.url)
+        wait_for_trial(page, 1, 2)
+        screenshot(page, "judge-long-markdown-wide")
+        boxes = [page.locator(f"#option-{i}").bounding_box() for i in (1, 2, 3)]
+        assert boxes[0]["y"] == boxes[1]["y"] == boxes[2]["y"]  # three columns
+        assert boxes[0]["x"] < boxes[1]["x"] < boxes[2]["x"]
+        scrolls = page.evaluate(
+            "[1, 2, 3].map(i => { const e = document.getElementById('option-' + i);"
+            " return e.scrollHeight > e.clientHeight; })"
+        )
+        assert scrolls == [True, False, True]  # each long option scrolls on its own
+        page.locator("#option-1").evaluate("e => e.scrollTop = 400")
+        assert page.locator("#option-3").evaluate("e => e.scrollTop") == 0
+        assert page.locator("#option-1 pre code").inner_text().startswith("def f(argument_one")
+        assert page.locator("#option-1 table td").count() == 2
+        narrow = browser.new_page(viewport=NARROW)
+        narrow.goto(server.url)
+        wait_for_trial(narrow, 1, 2)
+        screenshot(narrow, "judge-long-markdown-narrow")
+        stacked = [narrow.locator(f"#option-{i}").bounding_box() for i in (1, 2, 3)]
+        assert stacked[0]["x"] == stacked[1]["x"] == stacked[2]["x"]
+        assert stacked[0]["y"] < stacked[1]["y"] < stacked[2]["y"]
+        width = narrow.evaluate("document.documentElement.scrollWidth")
+        assert width <= NARROW["width"]  # no sideways scrolling of the page on a phone
+        narrow.close()
+        server.interrupt()
+
+
+def test_i14_03_another_host_than_loopback_prints_a_warning(tmp_path: Path) -> None:
+    run = make_run(tmp_path, trials=2)
+    with judge_server(run, "--judge-id", "ivy", "--host", "0.0.0.0") as server:
+        assert any("anyone on the network who has the link can judge" in x for x in server.lines)
+        server.interrupt()
+    with judge_server(run, "--judge-id", "ivy") as server:
+        assert not any("warning" in x for x in server.lines)
+        assert server.url.startswith("http://127.0.0.1:")
+        server.interrupt()
+
+
+def test_i14_01_page_options_without_web_are_refused(tmp_path: Path, invoke: Any) -> None:
+    run = make_run(tmp_path, trials=2)
+    result = invoke("judge", run, "--port", "8080")
+    assert result.exit_code == 2
+    assert "--port: only for the judging page; add --web" in result.stderr
+    result = invoke("judge", run, "--web", "--judge", "bot:length")
+    assert result.exit_code == 2
+    assert "drop --judge bot:length" in result.stderr
+    assert not (run / artifacts.PICKS).exists()
+
+
+def test_i14_05_without_chromium_browser_tests_skip_naming_the_install_or_fail_in_ci(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import web_page
+
+    monkeypatch.setattr(web_page.shutil, "which", lambda name: None)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="apt-get install -y chromium"):
+        web_page.chromium_path()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="apt-get install -y chromium"):
+        web_page.chromium_path()

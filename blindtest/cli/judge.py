@@ -224,5 +224,5 @@ def _web_kind(ctx: click.Context, kind: str, web: bool) -> str:
     if chosen != "web":
         page = [f"--{n.replace('_', '-')}" for n in list(given)[1:] if given[n]]
         if page:
-            raise BadInput(f"{', '.join(page)} are options of the judging page; add --web")
+            raise BadInput(f"{', '.join(page)}: only for the judging page; add --web")
     return chosen
