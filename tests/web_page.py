@@ -82,7 +82,12 @@ class JudgeServer:
         return self.url.rstrip("/").rsplit("/", 1)[1]
 
     def finish(self, timeout: float = 30) -> tuple[int, str, str]:
-        out, err = self.proc.communicate(timeout=timeout)
+        # Read through the same buffered files the link was read from (communicate() reads
+        # the raw descriptors and would miss what those buffers already hold).
+        assert self.proc.stdout is not None
+        assert self.proc.stderr is not None
+        self.proc.wait(timeout=timeout)
+        out, err = self.proc.stdout.read(), self.proc.stderr.read()
         return self.proc.returncode, "\n".join(self.lines) + "\n" + out, err
 
     def interrupt(self) -> tuple[int, str, str]:
@@ -92,7 +97,10 @@ class JudgeServer:
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-            self.proc.communicate(timeout=30)
+            self.proc.wait(timeout=30)
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 @contextmanager

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from blindtest import judge as judging
 from blindtest.artifacts import JsonObject
+from blindtest.assignment import share_of
 from blindtest.reportfmt import format_p_against, pct
 from blindtest.stats import similarity_test
 
@@ -90,6 +91,15 @@ def by_judge(picks: Sequence[Pick]) -> dict[str, list[Pick]]:
     for pick in picks:
         grouped[pick.judge].append(pick)
     return {judge: sorted(rows, key=lambda p: p.trial) for judge, rows in grouped.items()}
+
+
+def share_size(design: Mapping[str, Any], judge: str, own: Sequence[Pick]) -> int:
+    """How many trials ``judge`` must judge: all, or the share a panel dealt it
+    (``bt-judge --web --panel --per-judge``), re-derived from the design seed."""
+    panel = next((p.extra["panel"] for p in own if isinstance(p.extra.get("panel"), dict)), None)
+    if panel is None:
+        return int(design["trials"])
+    return len(share_of(str(design["seed"]), int(design["trials"]), judge, panel))
 
 
 def void_statement(design: Mapping[str, Any], judged: int) -> str:

@@ -10,6 +10,7 @@ from blindtest.analysis.common import (
     by_judge,
     panel_noun,
     prompts_by_trial,
+    share_size,
     similarity_claim,
     subject_of,
     void_statement,
@@ -172,7 +173,7 @@ def analyze_triangle_panel(
     design: Mapping[str, Any], judges: Mapping[str, Sequence[Pick]]
 ) -> tuple[JsonObject, int, list[JsonObject]]:
     """Several judges on the same trials: randomization p-value, beta-binomial effect size."""
-    incomplete = [j for j, own in judges.items() if len(own) < design["trials"]]
+    incomplete = [j for j, own in judges.items() if len(own) < share_size(design, j, own)]
     if incomplete and not design["sequential"]:
         judged = min(len(judges[j]) for j in incomplete)
         fields = {

@@ -130,6 +130,17 @@ def _judge(
 @click.option(
     "--port", type=click.IntRange(0, 65535), default=0, help="Port (default: a free one)."
 )
+@click.option(
+    "--panel",
+    default=None,
+    help="Reviewers, comma-separated: a link each, picks in RUN/picks-<name>.jsonl.",
+)
+@click.option(
+    "--per-judge",
+    type=click.IntRange(1),
+    default=None,
+    help="With --panel: trials per reviewer, dealt from the design seed (default: all).",
+)
 @click.option("--no-browser", is_flag=True, help="Print the page's link; do not open a browser.")
 @click.option(
     "--session-cap",
@@ -150,6 +161,8 @@ def judge(
     web: bool,
     host: str,
     port: int,
+    panel: str | None,
+    per_judge: int | None,
     no_browser: bool,
     session_cap: int,
     force: bool,
@@ -178,6 +191,10 @@ def judge(
         if given:
             raise BadInput(f"--check only validates a file; drop {', '.join(given)}")
         _check_only(run_dir, check_file, quiet)
+        return
+    if _is_panel(panel, per_judge, judge_id, out):
+        assert panel is not None
+        _panel(run_dir, panel, per_judge, force, quiet, host, port, session_cap, no_browser)
         return
     run = load_judge_run(run_dir)
     chosen = judge_kind(kind)
@@ -212,11 +229,63 @@ def judge(
     )
 
 
+def _is_panel(
+    panel: str | None, per_judge: int | None, judge_id: str | None, out: Path | None
+) -> bool:
+    if per_judge is not None and panel is None:
+        raise BadInput("--per-judge deals trials to a panel; add --panel NAMES")
+    if panel is not None and (judge_id is not None or out is not None):
+        raise BadInput("--panel names the reviewers and their files; drop --judge-id/--out")
+    return panel is not None
+
+
+def _panel(
+    run_dir: Path,
+    panel: str,
+    per_judge: int | None,
+    force: bool,
+    quiet: bool,
+    host: str,
+    port: int,
+    session_cap: int,
+    no_browser: bool,
+) -> None:
+    import webbrowser
+
+    from blindtest.judging.web.panel import judge_panel, panel_names
+
+    names = panel_names(panel)
+    ended = judge_panel(
+        load_judge_run(run_dir),
+        names,
+        per_judge=per_judge,
+        force=force,
+        host=host,
+        port=port,
+        session_cap=session_cap,
+        echo=click.echo,
+        open_link=None if no_browser else webbrowser.open,
+    )
+    if quiet:
+        return
+    done = ", ".join(f"{name} {n} of {of}" for name, _, n, of in ended.seats)
+    files: list[str | Path] = []
+    for _, path, _, _ in ended.seats:
+        files += ["--picks", path]
+    if ended.complete:
+        click.echo(
+            f"The panel is closed: {done} judged. Run {stage_command('analyze', run_dir, *files)} "
+            "to see the result and the reviewers' agreement."
+        )
+    else:
+        click.echo(f"Stopped: {done} judged and saved; run the same command again to go on.")
+
+
 def _web_kind(ctx: click.Context, kind: str, web: bool) -> str:
     """--web is --judge web; the page's options need it."""
     given = {
         name: ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
-        for name in ("kind", "host", "port", "no_browser", "session_cap")
+        for name in ("kind", "host", "port", "panel", "per_judge", "no_browser", "session_cap")
     }
     if web and given["kind"] and kind != "web":
         raise BadInput(f"--web judges on the page; drop --judge {kind}")

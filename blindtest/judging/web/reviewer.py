@@ -57,6 +57,7 @@ class Reviewer:
         *,
         nicknames: tuple[str, str] | None = None,
         session_cap: int = 30,
+        total: int | None = None,
         clock: Callable[[], str] = utc_now,
     ) -> None:
         self.view = view
@@ -64,6 +65,8 @@ class Reviewer:
         self.token = token
         self.nicknames = nicknames
         self.session_cap = session_cap
+        #: How many trials this reviewer judges (a panel member's share; else all).
+        self.total = total if total is not None else view.total
         self.clock = clock
         self._cond = threading.Condition()
         self._turn: Turn | None = None
@@ -91,6 +94,7 @@ class Reviewer:
             return answer
 
     def finish(self, result: JudgingResult) -> None:
+        """The sitting is over (called again with the same result, nothing changes)."""
         with self._cond:
             self._result, self._turn = result, None
             self._changed()

@@ -195,7 +195,7 @@ class Page:
         view = reviewer.view
         if kind == "done":
             assert screen.result is not None
-            return page.message_page("Thank you", base, done_words(view, screen.result))
+            return page.message_page("Thank you", base, done_words(reviewer, screen.result))
         if kind == "waiting" or screen.turn is None:
             return page.message_page(
                 "Not judging now",
@@ -221,7 +221,7 @@ class Page:
         return page.trial_page(
             view,
             turn.trial,
-            page.Place(turn.judged + 1, view.total),
+            page.Place(min(turn.judged + 1, reviewer.total), reviewer.total),
             base,
             plain=self.plain,
             nicknames=reviewer.nicknames if view.protocol == "pair" else None,
@@ -230,16 +230,18 @@ class Page:
         )
 
 
-def done_words(view: JudgeView, result: JudgingResult) -> list[str]:
+def done_words(reviewer: Reviewer, result: JudgingResult) -> list[str]:
     """The end of a reviewer's sitting: no score, no feedback."""
     if result.status == "stopped":
         return [
             f"The session is complete after {result.judged} of {result.total} trials. Results "
             "are shown once the judging is closed and analysed."
         ]
+    if result.status == "quit":
+        return ["Judging was stopped. Your picks are saved; ask for a new link to continue."]
     return [
-        f"All {result.total} trials judged. Thank you: your picks are saved. Results are shown "
-        "once the judging is closed and analysed."
+        f"All {reviewer.total} trials judged. Thank you: your picks are saved. Results are "
+        "shown once the judging is closed and analysed."
     ]
 
 
