@@ -116,6 +116,11 @@ def test_i14_02_three_reviewers_per_judge_14_then_bt_analyze_scores_the_panel(
     report = artifacts.read_json(run / artifacts.REPORT, "report")
     assert report["verdict"] == "distinguished"
     assert sorted(report["per_judge"]) == ["alice", "bob", "carol"]
+    agree = report["reviewer_agreement"]
+    assert agree["trials_shared"] == 20
+    assert agree["rate"] == 1.0  # every reviewer picked the odd one
+    summary = invoke("analyze", run, *args, "--force")
+    assert "judges agreeing    100% of" in summary.output
 
 
 def test_i14_02_two_reviewer_panel_in_the_browser_each_sees_only_their_trials(

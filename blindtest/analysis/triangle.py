@@ -169,6 +169,29 @@ def analyze_triangle(
     return fields, 0, []
 
 
+def reviewer_agreement(table: Mapping[str, Sequence[int | None]]) -> JsonObject:
+    """How often two judges who saw the same trial picked the same position: every pair of
+    judges on every shared trial (chance is 1/3 when both guess). Spec 001: agreement near
+    chance is noise; agreement does not say whether the judges were right."""
+    pairs = same = 0
+    shared = 0
+    rows = list(table.values())
+    for t in range(len(rows[0]) if rows else 0):
+        seen = [row[t] for row in rows if row[t] is not None]
+        shared += len(seen) >= 2
+        for i, a in enumerate(seen):
+            for b in seen[i + 1 :]:
+                pairs += 1
+                same += a == b
+    return {
+        "trials_shared": shared,
+        "pairs": pairs,
+        "same": same,
+        "rate": same / pairs if pairs else None,
+        "chance": 1 / 3,
+    }
+
+
 def analyze_triangle_panel(
     design: Mapping[str, Any], judges: Mapping[str, Sequence[Pick]]
 ) -> tuple[JsonObject, int, list[JsonObject]]:
@@ -221,6 +244,7 @@ def analyze_triangle_panel(
         "dprime": {"estimate": None, "lo": None, "hi": None},
         "per_trial": sorted(rows, key=lambda r: (r["trial"], r["judge"])),
         "per_judge": {j: r.to_dict() for j, r in panel.per_judge.items()},
+        "reviewer_agreement": reviewer_agreement(table),
         "pooled": {
             "method": "randomization test over trials; chance-corrected beta-binomial",
             "randomization": panel.randomization.to_dict(),
