@@ -27,7 +27,7 @@ SHARED = (
     "artifacts", "errors", "slots", "wire", "endpoints", "hints", "rng", "normalize", "census",
     "prompts", "outputs", "checks", "retry", "client", "render", "scoring", "protocols",
     "records", "bots", "session", "terminal", "report", "provenance", "flow", "batch",
-    "openai_wire", "llm_judge", "reportfmt", "batch_run", "assignment",
+    "openai_wire", "llm_judge", "reportfmt", "batch_run", "assignment", "markup", "reportpage",
 )  # fmt: skip
 #: Packages that belong to a stage (their modules import each other freely).
 STAGE_PACKAGES = {"analysis": "analyze", "judging": "judge", "judges": "judge"}

@@ -82,7 +82,6 @@ def analyze(
       bt-analyze run --picks run/picks-bot.jsonl --out run/report-bot.json
     """
     from blindtest.analyze import AnalysisOptions, analyze_run, input_name
-    from blindtest.render import render_html
 
     report_path = out_path or run_dir / artifacts.REPORT
     options = AnalysisOptions(
@@ -97,9 +96,24 @@ def analyze(
         artifacts.write_jsonl(e_values_path, result.e_values, "e_values", force=True)
     artifacts.write_json(report_path, result.report, "report", force=True)  # claimed above
     if html_path is not None:
-        artifacts.write_bytes_atomic(html_path, render_html(result.report).encode())
+        artifacts.write_bytes_atomic(html_path, _html_page(run_dir, result).encode())
     _print(result.report, run_dir, as_json=as_json, quiet=quiet, brief=brief, reveal=reveal_void)
     return result.exit_code  # run_main, the one error mapper, exits with it
+
+
+def _html_page(run_dir: Path, result: Any) -> str:
+    """The report page, with the trials as the judge saw them when trials.jsonl is there."""
+    from blindtest.reportpage import render_report_page
+
+    trials_path = run_dir / artifacts.TRIALS
+    trials = artifacts.read_jsonl(trials_path, "trials").records if trials_path.exists() else []
+    design = artifacts.load_design(run_dir).design
+    return render_report_page(
+        result.report,
+        trials=trials,
+        e_values=result.e_values,
+        plain=bool(design["normalization"]["strip_formatting"]),
+    )
 
 
 def _print(

@@ -16,10 +16,9 @@ from importlib import resources
 from typing import Any
 
 import jinja2
-from markdown_it import MarkdownIt
-from markupsafe import Markup, escape
 
 from blindtest.judge import JudgeView, Trial
+from blindtest.markup import render_text
 from blindtest.terminal.questions import help_text, nickname_keys
 
 #: The static assets the page links, by name, with their content types.
@@ -37,22 +36,6 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-
-
-@cache
-def _markdown() -> MarkdownIt:
-    # commonmark with html=False: a raw tag or comment in a response is shown as text.
-    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable(
-        ["table", "strikethrough"]
-    )
-
-
-def render_text(text: str, *, plain: bool) -> Markup:
-    """A response as the reviewer reads it: markdown, or plain text when the design strips
-    formatting (then every character is shown as it is)."""
-    if plain:
-        return Markup('<pre class="plain">') + escape(text) + Markup("</pre>")
-    return Markup(_markdown().render(text))  # html=False: raw HTML is escaped
 
 
 def static_asset(name: str) -> bytes:
