@@ -121,3 +121,41 @@ def test_i14_04_response_payloads_in_the_report_stay_text(
     assert "<script>alert(1)</script>" in page.inner_text("#trial-1")
     assert page.locator("#trials img, #trials script, a[href^='javascript']").count() == 0
     assert page.dialogs == []
+
+
+def test_i14_04_a_sequential_report_draws_the_e_value_path_against_one_over_alpha(
+    tmp_path: Path, browser: Any, invoke: Any
+) -> None:
+    run = make_run(tmp_path, trials=40, sequential=True)
+    assert invoke("judge", run, "--judge", "bot:length").exit_code == 0
+    html = tmp_path / "seq.html"
+    result = invoke("analyze", run, "--picks", run / "picks.jsonl", "--html", html)
+    assert result.exit_code == 0, result.output
+    page = _open_offline(browser, html, {"width": 1000, "height": 800})
+    screenshot(page, "report-sequential")
+    assert page.locator("#chart-evalues svg polyline").count() == 1
+    assert "1/alpha = 20" in page.locator("#chart-evalues svg").text_content()
+    assert page.fetched == [html.as_uri()]
+
+
+def test_i14_04_bt_plan_html_draws_the_power_curves(
+    tmp_path: Path, browser: Any, invoke: Any
+) -> None:
+    html = tmp_path / "power.html"
+    result = invoke(
+        "plan", "--trials", "10,60", "--pc", "0.5,0.6,0.7", "--target-power", "0.8", "--html", html
+    )
+    assert result.exit_code == 0, result.output
+    assert "reject at" in result.output  # the table still goes to the terminal
+    assert artifacts.artifact_kind(html) == "html"
+    page = _open_offline(browser, html, {"width": 900, "height": 800})
+    screenshot(page, "plan-power")
+    assert page.locator("#chart-power svg polyline").count() == 3
+    labels = page.locator("#chart-power svg text").all_text_contents()
+    assert {"pc 0.5", "pc 0.6", "pc 0.7", "target 80%"} <= set(labels)
+    assert page.fetched == [html.as_uri()]
+    other = tmp_path / "notes.html"
+    other.write_text("<p>mine</p>")
+    refused = invoke("plan", "--html", other)
+    assert refused.exit_code == 2
+    assert other.read_text() == "<p>mine</p>"

@@ -237,3 +237,40 @@ def render_report_page(
             pct=lambda v: "n/a" if v is None else f"{float(v) * 100:.0f}%",
         )
     )
+
+
+def render_plan_page(
+    protocol: str,
+    alpha: float,
+    grid: str,
+    ns: Sequence[int],
+    curves: Sequence[tuple[str, Sequence[float]]],
+    table: str,
+    target: float | None = None,
+) -> str:
+    """``bt-plan --html``: exact power against the number of trials for each alternative."""
+    from blindtest.reportpage.charts import power_chart
+
+    chart = power_chart(
+        "chart-power",
+        f"Exact power of the {protocol} design at alpha {alpha:g}, by number of trials "
+        f"(one line per {grid})",
+        ns,
+        curves,
+        target,
+    )
+    return (
+        _environment()
+        .get_template("plan.html")
+        .render(
+            title=f"blindtest plan: {protocol}",
+            version=__version__,
+            lede=(
+                "How likely a design of each size is to detect a difference of each size. "
+                "Exact power is a sawtooth in the number of trials: a larger design can have "
+                "slightly less power than a smaller one."
+            ),
+            chart=chart,
+            table=table.splitlines(),
+        )
+    )

@@ -189,3 +189,69 @@ def e_value_chart(chart_id: str, log_e: Sequence[float], alpha: float) -> LineCh
         f"1/alpha = {1 / alpha:g}",
         x_ticks,
     )
+
+
+@dataclass
+class PowerChart:
+    """Exact power against the number of trials, one line per alternative."""
+
+    id: str
+    title: str
+    lines: list[dict[str, object]]
+    y_ticks: list[Tick]
+    x_ticks: list[Tick]
+    target_y: float | None
+    target_label: str
+    width: int = WIDTH
+    height: int = 300
+    kind: str = "power"
+
+
+def power_chart(
+    chart_id: str,
+    title: str,
+    ns: Sequence[int],
+    curves: Sequence[tuple[str, Sequence[float]]],
+    target: float | None,
+) -> PowerChart:
+    left, right, top, bottom = 50.0, float(WIDTH - 110), 16.0, 260.0
+    lo, hi = min(ns), max(ns)
+    span = max(hi - lo, 1)
+
+    def xy(n: int, p: float) -> tuple[float, float]:
+        return (
+            round(left + (right - left) * (n - lo) / span, 1),
+            round(bottom - (bottom - top) * p, 1),
+        )
+
+    lines = []
+    for k, (label, powers) in enumerate(curves):
+        pts = [xy(n, p) for n, p in zip(ns, powers, strict=True)]
+        lines.append(
+            {
+                "series": k % 3,
+                "label": label,
+                "points": " ".join(f"{x},{y}" for x, y in pts),
+                "end_x": pts[-1][0] + 6,
+                "end_y": pts[-1][1] + 4,
+            }
+        )
+    placed: list[float] = []  # labels at the line ends, kept 12 px apart
+    for line in sorted(lines, key=lambda item: float(str(item["end_y"]))):
+        y = float(str(line["end_y"]))
+        if placed and y < placed[-1] + 12:
+            y = placed[-1] + 12
+        line["end_y"] = y
+        placed.append(y)
+    y_ticks = [Tick(xy(lo, p / 5)[1], f"{p * 20}%") for p in range(6)]
+    step = max(1, round(span / 5))
+    x_ticks = [Tick(xy(n, 0)[0], str(n)) for n in range(lo, hi + 1, step)]
+    return PowerChart(
+        chart_id,
+        title,
+        lines,
+        y_ticks,
+        x_ticks,
+        None if target is None else xy(lo, target)[1],
+        "" if target is None else f"target {target:.0%}",
+    )
