@@ -118,10 +118,22 @@ def chromium() -> Iterator[Any]:
     sync_playwright = playwright_sync()
     with sync_playwright() as p:
         launched = p.chromium.launch(executable_path=path, args=["--no-sandbox"])
+        # Generous waits: the suite shares two cores; a wait is for an event, not a clock.
+        launched.new_context = _patient(launched.new_context)
+        launched.new_page = _patient(launched.new_page)
         try:
             yield launched
         finally:
             launched.close()
+
+
+def _patient(make: Any) -> Any:
+    def made(*args: Any, **kwargs: Any) -> Any:
+        thing = make(*args, **kwargs)
+        thing.set_default_timeout(120_000)
+        return thing
+
+    return made
 
 
 def screenshot(page: Any, name: str) -> Path:

@@ -100,7 +100,7 @@ def _judge(
     type=click.Choice(JUDGE_KINDS),
     default="human",
     show_default=True,
-    help="Who judges: a person in this terminal, or a mechanical judge.",
+    help="Who judges: a person in this terminal (human) or on a page (web), or a bot.",
 )
 @click.option(
     "--judge-id",
@@ -168,7 +168,7 @@ def judge(
     force: bool,
     quiet: bool,
 ) -> None:
-    """Judge the blinded trials of RUN, in this terminal or with a mechanical judge.
+    """Judge the blinded trials of RUN: in this terminal, on a web page, or by a bot.
 
     A person resumes where they stopped: rerun the same command. --force restarts the file.
 
