@@ -416,3 +416,22 @@ def test_i14_05_without_chromium_browser_tests_skip_naming_the_install_or_fail_i
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="apt-get install -y chromium"):
         web_page.chromium_path()
+
+
+def test_i14_01_the_page_works_without_javascript(tmp_path: Path, browser: Any) -> None:
+    """Plain forms: with scripts off, the buttons still judge (the keys need the page's own
+    script, served by bt-judge; nothing is fetched from elsewhere)."""
+    run = make_run(tmp_path, trials=3)
+    odd = odd_positions(run)
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    with judge_server(run, "--judge-id", "noscript") as server:
+        page.goto(server.url)
+        for n in range(1, 4):
+            assert progress(page) == f"trial {n} of 3"
+            page.click(f"button[data-key='{odd[n - 1]}']")
+        assert "All 3 trials judged" in page.inner_text("#message")
+        code, _, err = server.finish()
+    context.close()
+    assert code == 0, err
+    assert [p["pick"] for p in picks_of(run / artifacts.PICKS)] == odd
