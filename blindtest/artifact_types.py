@@ -199,6 +199,8 @@ _PickOptional = TypedDict(
         "attempts": int,
         "tokens": "dict[str, Any]",
         "cost": float,
+        # A web panel's pick (issue 14).
+        "panel": "dict[str, Any]",
     },
     total=False,
 )
@@ -281,6 +283,7 @@ class ProtocolFields(TypedDict, total=False):
     by_tag: dict[str, Any]
     gates_failed: list[str]
     warnings: list[str]
+    reviewer_agreement: dict[str, Any] | None
 
 
 class _Verdict(TypedDict):

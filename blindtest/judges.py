@@ -211,6 +211,8 @@ class JudgeSetup:
     judge_id: str
     earlier: PicksFile
     resume_command: str = "the same command"
+    #: Options of one kind of judge, from the command line (the judging page's --port ...).
+    options: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +238,19 @@ class JudgeKind:
         """A bot: its picks never share a file with a person's, and a rerun is cheap (no
         fsync per pick)."""
         return self.records_as == "bot"
+
+
+def _web(setup: JudgeSetup) -> Judge:
+    from blindtest.judging.web.server import WebJudge, options_of
+
+    return WebJudge(
+        setup.run.view,
+        setup.judge_id,
+        plain=bool(setup.run.design["normalization"]["strip_formatting"]),
+        earlier_nicknames=judge_nicknames(setup.earlier.picks, setup.judge_id),
+        resume_command=setup.resume_command,
+        **options_of(setup.options),  # type: ignore[arg-type]
+    )
 
 
 def _human(setup: JudgeSetup) -> Judge:
@@ -299,7 +314,11 @@ def _bot(name: str) -> JudgeKind:
 #: more entry here; the driver does not change.
 KINDS: dict[str, JudgeKind] = {
     kind.name: kind
-    for kind in (JudgeKind("human", "human", _human), *(_bot(name) for name in BOT_KINDS))
+    for kind in (
+        JudgeKind("human", "human", _human),
+        JudgeKind("web", "human", _web),
+        *(_bot(name) for name in BOT_KINDS),
+    )
 }
 JUDGE_KINDS = tuple(KINDS)
 

@@ -73,6 +73,12 @@ def _technical_lines(report: ReportRecord) -> list[str]:
         return ["Technical figures:", f"  {report['n']} judgements over all judges"]
     unit = "correct" if protocol == "triangle" else "consistent with one mapping"
     lines = ["Technical figures:", f"  {report['correct']} of {report['n']} {unit}"]
+    agree = report.get("reviewer_agreement")
+    if agree and agree.get("pairs"):
+        lines.append(
+            f"  judges agreeing    {pct(agree['rate'])} of {agree['pairs']} pairs of picks on "
+            f"{agree['trials_shared']} shared trials (1/3 if both guess)"
+        )
     pc, pd, dprime = report.get("pc"), report.get("pd"), report.get("dprime")
     if pc:
         lines.append(

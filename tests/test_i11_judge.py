@@ -86,6 +86,7 @@ def _example(name: str, spec: dict[str, Any]) -> Any:
         "attempts": 2,
         "tokens": {"prompt": 10, "completion": 5},
         "cost": 0.001,
+        "panel": {"reviewers": ["alice", "bob"], "per_judge": 14},
     }
     assert name in examples, f"schemas/picks.schema.json gained {name!r}: add it to this test"
     return examples[name]
@@ -395,15 +396,18 @@ def test_i11_01_stopping_mid_correction_keeps_the_earlier_pick(tmp_path: Path) -
 
 
 def test_i11_01_judge_kinds_come_from_the_registry(invoke: Any) -> None:
-    assert JUDGE_KINDS == tuple(KINDS) == ("human", "bot:length", "bot:duplicate", "bot:random")
+    assert tuple(KINDS) == JUDGE_KINDS
+    assert JUDGE_KINDS == ("human", "web", "bot:length", "bot:duplicate", "bot:random")
     assert {kind.records_as for kind in KINDS.values()} <= set(judge.PICK_KINDS)
-    assert [kind.name for kind in KINDS.values() if kind.mechanical] == list(JUDGE_KINDS[1:])
+    assert [kind.name for kind in KINDS.values() if kind.mechanical] == list(JUDGE_KINDS[2:])
     assert judge_kind("bot:length").default_id == "bot:length"
     assert judge_kind("human").default_id is None
-    with pytest.raises(BadInput, match="unknown judge 'bot:nope'; use one of human, bot:length"):
+    with pytest.raises(
+        BadInput, match="unknown judge 'bot:nope'; use one of human, web, bot:length"
+    ):
         judge_kind("bot:nope")
     shown = invoke("judge", "--help").output
-    assert "[human|bot:length|bot:duplicate|bot:random]" in shown
+    assert "[human|web|bot:length|bot:duplicate|bot:random]" in shown
 
 
 def test_i11_01_the_cli_chooses_a_judge_without_testing_kind_prefixes() -> None:

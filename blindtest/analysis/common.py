@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 from blindtest.artifact_types import DesignRecord, IntervalRecord, ReportRecord
 from blindtest.artifacts import JsonObject
+from blindtest.assignment import share_of
 from blindtest.bots import BOT_KINDS
 from blindtest.reportfmt import format_p_against, pct
 from blindtest.stats import Interval, similarity_test
@@ -97,6 +98,15 @@ def by_judge(picks: Sequence[Pick]) -> dict[str, list[Pick]]:
     for pick in picks:
         grouped[pick.judge].append(pick)
     return {judge: sorted(rows, key=lambda p: p.trial) for judge, rows in grouped.items()}
+
+
+def share_size(design: DesignRecord, judge: str, own: Sequence[Pick]) -> int:
+    """How many trials ``judge`` must judge: all, or the share a panel dealt it
+    (``bt-judge --web --panel --per-judge``), re-derived from the design seed."""
+    panel = next((p.extra["panel"] for p in own if isinstance(p.extra.get("panel"), dict)), None)
+    if panel is None:
+        return int(design["trials"])
+    return len(share_of(str(design["seed"]), int(design["trials"]), judge, panel))
 
 
 def void_statement(design: DesignRecord, judged: int) -> str:

@@ -177,3 +177,19 @@ def export_rows(
         )
     files = [records.read_picks(path, run.view) for path in picks_paths]
     return preference_rows(run.view, files, min_confidence)
+
+
+def report_page(run_dir: Path, result: AnalysisResult) -> str:
+    """``bt-analyze --html``: the report page, with the trials as the judge saw them when
+    trials.jsonl is there."""
+    from blindtest.reportpage import render_report_page
+
+    trials_path = run_dir / artifacts.TRIALS
+    trials = artifacts.read_jsonl(trials_path, "trials").records if trials_path.exists() else []
+    design = artifacts.load_design(run_dir).design
+    return render_report_page(
+        result.report,
+        trials=trials,
+        e_values=result.e_values,
+        plain=bool(design["normalization"]["strip_formatting"]),
+    )

@@ -11,6 +11,7 @@ from blindtest.analysis.common import (
     interval,
     panel_noun,
     prompts_by_trial,
+    share_size,
     similarity_claim,
     subject_of,
     void_statement,
@@ -173,11 +174,34 @@ def analyze_triangle(
     return {**fields, "n": n, "verdict": verdict, "statement": statement}, 0, []
 
 
+def reviewer_agreement(table: Mapping[str, Sequence[int | None]]) -> JsonObject:
+    """How often two judges who saw the same trial picked the same position: every pair of
+    judges on every shared trial (chance is 1/3 when both guess). Spec 001: agreement near
+    chance is noise; agreement does not say whether the judges were right."""
+    pairs = same = 0
+    shared = 0
+    rows = list(table.values())
+    for t in range(len(rows[0]) if rows else 0):
+        seen = [row[t] for row in rows if row[t] is not None]
+        shared += len(seen) >= 2
+        for i, a in enumerate(seen):
+            for b in seen[i + 1 :]:
+                pairs += 1
+                same += a == b
+    return {
+        "trials_shared": shared,
+        "pairs": pairs,
+        "same": same,
+        "rate": same / pairs if pairs else None,
+        "chance": 1 / 3,
+    }
+
+
 def analyze_triangle_panel(
     design: DesignRecord, judges: Mapping[str, Sequence[Pick]]
 ) -> tuple[AnalysisFields, int, list[JsonObject]]:
     """Several judges on the same trials: randomization p-value, beta-binomial effect size."""
-    incomplete = [j for j, own in judges.items() if len(own) < design["trials"]]
+    incomplete = [j for j, own in judges.items() if len(own) < share_size(design, j, own)]
     if incomplete and not design["sequential"]:
         judged = min(len(judges[j]) for j in incomplete)
         void: AnalysisFields = {
@@ -225,6 +249,7 @@ def analyze_triangle_panel(
         "dprime": {"estimate": None, "lo": None, "hi": None},
         "per_trial": sorted(rows, key=lambda r: (r["trial"], r["judge"])),
         "per_judge": {j: r.to_dict() for j, r in panel.per_judge.items()},
+        "reviewer_agreement": reviewer_agreement(table),
         "pooled": {
             "method": "randomization test over trials; chance-corrected beta-binomial",
             "randomization": panel.randomization.to_dict(),

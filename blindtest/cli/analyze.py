@@ -93,8 +93,7 @@ def analyze(
       bt-analyze run --picks run/picks-alice.jsonl --picks run/picks-bob.jsonl --force
       bt-analyze run --picks run/picks-bot.jsonl --out run/report-bot.json
     """
-    from blindtest.analyze import AnalysisOptions, analyze_run, export_rows, input_name
-    from blindtest.render import render_html
+    from blindtest.analyze import AnalysisOptions, analyze_run, export_rows, input_name, report_page
 
     report_path = out_path or run_dir / artifacts.REPORT
     options = AnalysisOptions(
@@ -113,7 +112,7 @@ def analyze(
         artifacts.write_jsonl(e_values_path, result.e_values, "e_values", force=True)
     artifacts.write_json(report_path, result.report, "report", force=True)  # claimed above
     if html_path is not None:
-        artifacts.write_bytes_atomic(html_path, render_html(result.report).encode())
+        artifacts.write_bytes_atomic(html_path, report_page(run_dir, result).encode())
     if export_path is not None and exported is not None:
         _export.write(export_path, *exported)
     _print(result.report, run_dir, as_json=as_json, quiet=quiet, brief=brief, reveal=reveal_void)

@@ -65,14 +65,21 @@ def _analyze_command(run_dir: Path, out: Path) -> str:
 
 
 def _judge(
-    run: JudgeRun, kind: JudgeKind, judge_id: str, out: Path, force: bool, quiet: bool, resume: str
+    run: JudgeRun,
+    kind: JudgeKind,
+    judge_id: str,
+    out: Path,
+    force: bool,
+    quiet: bool,
+    resume: str,
+    options: dict[str, object],
 ) -> None:
     kind.check(run.view.protocol)
     existing = read_picks(out, run.view, missing_ok=True)
     if plan_output(existing, judge_id, bot=kind.mechanical, force=force, kind=kind.records_as):
         artifacts.write_jsonl(out, [], "picks", force=True)
         existing = read_picks(out, run.view, missing_ok=True)
-    judge = kind.make(JudgeSetup(run, judge_id, existing, resume))
+    judge = kind.make(JudgeSetup(run, judge_id, existing, resume, options))
     with artifacts.JsonlAppender(out, "picks", fsync=kind.sync_each_pick) as appender:
         recorder = Recorder(
             run,
@@ -104,8 +111,8 @@ def _judge(
     metavar=f"[{'|'.join(JUDGE_KINDS)}]",
     default="human",
     show_default=True,
-    help="Who judges: a person in this terminal, a mechanical judge, or llm:MODEL (a model "
-    "through --judge-url).",
+    help="Who judges: a person in this terminal (human) or on a page (web), a mechanical "
+    "judge (bot:...), or llm:MODEL (a model through --judge-url).",
 )
 @click.option(
     "--judge-id",
@@ -126,6 +133,35 @@ def _judge(
     help="Only validate FILE, an external judge's picks, against the design and trials.",
 )
 @_llm.options
+@click.option("--web", is_flag=True, help="Judge on a local web page (the same as --judge web).")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address the judging page listens on; anything but loopback lets others judge.",
+)
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, help="Port (default: a free one)."
+)
+@click.option(
+    "--panel",
+    default=None,
+    help="Reviewers, comma-separated: a link each, picks in RUN/picks-<name>.jsonl.",
+)
+@click.option(
+    "--per-judge",
+    type=click.IntRange(1),
+    default=None,
+    help="With --panel: trials per reviewer, dealt from the design seed (default: all).",
+)
+@click.option("--no-browser", is_flag=True, help="Print the page's link; do not open a browser.")
+@click.option(
+    "--session-cap",
+    type=click.IntRange(1),
+    default=30,
+    show_default=True,
+    help="Comparisons before the judging page shows a break screen.",
+)
 @force_option
 @quiet_option
 @_common.locks_output
@@ -135,11 +171,18 @@ def judge(
     judge_id: str | None,
     out: Path | None,
     check_file: Path | None,
+    web: bool,
+    host: str,
+    port: int,
+    panel: str | None,
+    per_judge: int | None,
+    no_browser: bool,
+    session_cap: int,
     force: bool,
     quiet: bool,
     **llm: Any,
 ) -> None:
-    """Judge the blinded trials of RUN: in this terminal, by a mechanical judge, or by a model.
+    """Judge the blinded trials of RUN: in this terminal, on a web page, by a bot, or by a model.
 
     A person resumes where they stopped: rerun the same command. --force restarts the file.
 
@@ -149,8 +192,10 @@ def judge(
       bt-judge runs/demo --judge bot:length --out runs/demo/picks-length.jsonl
       bt-judge runs/demo --check their-picks.jsonl
       bt-judge runs/demo --judge llm:gpt-4o --out runs/demo/picks-gpt-4o.jsonl
+      bt-judge runs/demo --web
     """
     ctx = click.get_current_context()
+    kind = _web_kind(ctx, kind, web)
     if check_file is not None:
         flags = {"kind": "--judge", "judge_id": "--judge-id", "out": "--out", "force": "--force"}
         given = [
@@ -162,16 +207,15 @@ def judge(
             raise BadInput(f"--check only validates a file; drop {', '.join(given)}")
         _check_only(run_dir, check_file, quiet)
         return
+    if _is_panel(panel, per_judge, judge_id, out):
+        assert panel is not None
+        _panel(run_dir, panel, per_judge, force, quiet, host, port, session_cap, no_browser)
+        return
     chosen, llm_options = _llm.choose(ctx, kind, llm)
     run = load_judge_run(run_dir)
     if llm_options is not None and _llm.prepared(run, llm_options, llm["show_prompt"]):
         return
-    name = (judge_id if judge_id is not None else "").strip()
-    if not name:
-        name = chosen.default_id or default_judge_id()
-    problem = judge_id_problem(name)
-    if problem is not None:
-        raise BadInput(f"--judge-id: {problem}")
+    name = _judge_name(judge_id, chosen)
     resume: list[str | Path] = [run_dir]
     if llm_options is not None:
         resume += _llm.resume_args(kind, llm, ctx)
@@ -179,6 +223,8 @@ def judge(
         resume += ["--judge-id", name]
     if out is not None:
         resume += ["--out", out]
+    if kind == "web":
+        resume += ["--web"]
     _judge(
         run,
         chosen,
@@ -187,4 +233,90 @@ def judge(
         force,
         quiet,
         stage_command("judge", *resume),
+        {
+            "host": host,
+            "port": port,
+            "open_browser": not no_browser,
+            "session_cap": session_cap,
+            "echo": click.echo,
+        },
     )
+
+
+def _judge_name(judge_id: str | None, chosen: JudgeKind) -> str:
+    """--judge-id, else the kind's own id (a bot's kind), else the user's name; checked."""
+    name = (judge_id if judge_id is not None else "").strip()
+    if not name:
+        name = chosen.default_id or default_judge_id()
+    problem = judge_id_problem(name)
+    if problem is not None:
+        raise BadInput(f"--judge-id: {problem}")
+    return name
+
+
+def _is_panel(
+    panel: str | None, per_judge: int | None, judge_id: str | None, out: Path | None
+) -> bool:
+    if per_judge is not None and panel is None:
+        raise BadInput("--per-judge deals trials to a panel; add --panel NAMES")
+    if panel is not None and (judge_id is not None or out is not None):
+        raise BadInput("--panel names the reviewers and their files; drop --judge-id/--out")
+    return panel is not None
+
+
+def _panel(
+    run_dir: Path,
+    panel: str,
+    per_judge: int | None,
+    force: bool,
+    quiet: bool,
+    host: str,
+    port: int,
+    session_cap: int,
+    no_browser: bool,
+) -> None:
+    import webbrowser
+
+    from blindtest.judging.web.panel import judge_panel, panel_names
+
+    names = panel_names(panel)
+    ended = judge_panel(
+        load_judge_run(run_dir),
+        names,
+        per_judge=per_judge,
+        force=force,
+        host=host,
+        port=port,
+        session_cap=session_cap,
+        echo=click.echo,
+        open_link=None if no_browser else webbrowser.open,
+    )
+    if quiet:
+        return
+    done = ", ".join(f"{name} {n} of {of}" for name, _, n, of in ended.seats)
+    files: list[str | Path] = []
+    for _, path, _, _ in ended.seats:
+        files += ["--picks", path]
+    if ended.complete:
+        click.echo(
+            f"The panel is closed: {done} judged. Run {stage_command('analyze', run_dir, *files)} "
+            "to see the result and the reviewers' agreement."
+        )
+    else:
+        click.echo(f"Stopped: {done} judged and saved; run the same command again to go on.")
+
+
+def _web_kind(ctx: click.Context, kind: str, web: bool) -> str:
+    """--web is --judge web; the page's options need it."""
+    given = {
+        name: ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+        for name in ("kind", "host", "port", "panel", "per_judge", "no_browser", "session_cap")
+    }
+    if web and given["kind"] and kind != "web":
+        raise BadInput(f"--web judges on the page; drop --judge {kind}")
+    chosen = "web" if web else kind
+    if chosen != "web":
+        page = [f"--{n.replace('_', '-')}" for n in list(given)[1:] if given[n]]
+        if page:
+            raise BadInput(f"{', '.join(page)}: only for the judging page; add --web")
+    return chosen

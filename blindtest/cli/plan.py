@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
+from typing import Any
 
 import click
 import orjson
@@ -89,6 +91,13 @@ def _width() -> int:
     metavar="PD0",
     help="Plan a similarity claim (pd < PD0) instead of a difference test.",
 )
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the power curves as a standalone HTML page.",
+)
 @json_option
 def plan(
     protocol: str,
@@ -98,6 +107,7 @@ def plan(
     alpha: float,
     target_power: float | None,
     similarity_pd0: float | None,
+    html_path: Path | None,
     as_json: bool,
 ) -> None:
     """Print what a design can detect: critical count, achieved alpha, exact power.
@@ -107,6 +117,7 @@ def plan(
       bt-plan --trials 20,23,30 --pc 0.6,0.7
       bt-plan --target-power 0.9 --pd 0.4
       bt-plan --similarity 0.3 --trials 30,60,100 --json
+      bt-plan --trials 10,60 --pc 0.5,0.6,0.7 --html power.html
     """
     from blindtest.plan import DEFAULT_TRIALS, build_plan, build_similarity_plan, format_plan
 
@@ -131,7 +142,41 @@ def plan(
             )
     except ValueError as error:
         raise BadInput(str(error)) from None
+    if html_path is not None:
+        _write_page(html_path, result, trials, pcs, pds, alpha, target_power, similarity_pd0)
     if as_json:
         click.echo(orjson.dumps(list(result.rows), option=orjson.OPT_INDENT_2).decode())
     else:
         click.echo(format_plan(result, width=_width()))
+
+
+def _write_page(
+    path: Path,
+    result: Any,
+    trials: list[int],
+    pcs: list[str] | None,
+    pds: list[str] | None,
+    alpha: float,
+    target: float | None,
+    similarity_pd0: float | None,
+) -> None:
+    """The power curves from the smallest to the largest --trials, every n (at most 400)."""
+    from blindtest import artifacts
+    from blindtest.plan import build_plan, format_plan
+    from blindtest.reportpage import render_plan_page
+
+    if similarity_pd0 is not None:
+        raise BadInput("--html draws difference power curves; drop --similarity or --html")
+    artifacts.claim_output(path, artifacts.HTML, force=True)
+    lo, hi = min(trials), max(trials)
+    step = max(1, (hi - lo) // 400 + 1)
+    ns = sorted({*range(lo, hi + 1, step), hi})
+    dense = build_plan(result.protocol, ns, alpha=alpha, pcs=pcs, pds=pds)
+    curves = [
+        (f"{dense.grid} {v.text}", [row["power"][v.text] for row in dense.rows])
+        for v in dense.values
+    ]
+    page = render_plan_page(
+        result.protocol, alpha, dense.grid, ns, curves, format_plan(result, width=100), target
+    )
+    artifacts.write_bytes_atomic(path, page.encode())

@@ -1,0 +1,101 @@
+"""What a reviewer sees on the judging page, rendered from templates. Pure: no socket, no file
+written; the templates and static assets are package data read through ``importlib.resources``.
+
+It must never render anything that depends on the arrangement: it gets a ``JudgeView`` (the
+blinded trials and the question), the trial shown and where the reviewer stands. Response text
+is untrusted: markdown is rendered with raw HTML off (it is escaped, never executed), links
+whose scheme markdown-it refuses (``javascript:``, ``vbscript:``, ``file:``, ``data:``) stay
+text, and every other string goes through Jinja2's autoescape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jinja2
+
+from blindtest.judge import JudgeView, Trial
+from blindtest.markup import render_text
+from blindtest.terminal.questions import help_text, nickname_keys
+
+#: The static assets the page links, by name, with their content types.
+STATIC = {"page.css": "text/css; charset=utf-8", "keys.js": "text/javascript; charset=utf-8"}
+
+PROTOCOL_TITLES = {"triangle": "triangle test", "pair": "pair test", "preference": "preference"}
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("blindtest.judging.web", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def static_asset(name: str) -> bytes:
+    """The bytes of one of the page's own assets (``STATIC``)."""
+    if name not in STATIC:
+        raise KeyError(name)
+    return resources.files("blindtest.judging.web").joinpath("static").joinpath(name).read_bytes()
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a reviewer stands: ``number`` of this sitting's trials shown, out of ``total``."""
+
+    number: int
+    total: int
+
+
+def _render(template: str, **context: Any) -> str:
+    return _environment().get_template(template).render(**context)
+
+
+def _option_labels(protocol: str, count: int) -> list[str]:
+    if protocol == "preference":
+        return ["Left (L)", "Right (R)"]
+    return [f"Option {i}" for i in range(1, count + 1)]
+
+
+def trial_page(
+    view: JudgeView,
+    trial: Trial,
+    place: Place,
+    base: str,
+    *,
+    plain: bool,
+    nicknames: tuple[str, str] | None,
+    error: str = "",
+    form: dict[str, str] | None = None,
+) -> str:
+    """One trial: the prompt, the options side by side, the question and its answers."""
+    keys = nickname_keys(nicknames) if nicknames else (None, None)
+    return _render(
+        "trial.html",
+        title=f"trial {place.number} of {place.total}",
+        base=base,
+        view=view,
+        protocol=view.protocol,
+        protocol_title=PROTOCOL_TITLES[view.protocol],
+        trial=trial,
+        place=place,
+        prompt=render_text(trial.prompt, plain=plain),
+        options=[render_text(text, plain=plain) for text in trial.options],
+        labels=_option_labels(view.protocol, len(trial.options)),
+        nicknames=nicknames,
+        nickname_keys=keys,
+        error=error,
+        form=form or {},
+        help=help_text(view.protocol, view.sequential)[:2],
+    )
+
+
+def message_page(title: str, base: str, paragraphs: list[str], *, button: str = "") -> str:
+    """A page of words only: the break screen, the end of a sitting, a stopped server."""
+    return _render("message.html", title=title, base=base, paragraphs=paragraphs, button=button)

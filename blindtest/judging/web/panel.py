@@ -1,0 +1,270 @@
+"""A panel of reviewers on one judging page: ``bt-judge RUN --web --panel alice,bob,carol``.
+
+Each reviewer gets a link with a random token of its own, judges the trials assigned to it
+into ``RUN/picks-<name>.jsonl`` (the same recorder, appender and driver as one judge, one
+driver thread per reviewer) and sees its own trials only. ``--per-judge N`` gives each
+reviewer N trials, dealt from the design seed (``DesignRng(seed, "panel")``) so that every
+trial gets at least two reviewers whenever the panel has the N x reviewers >= 2 x trials
+slots it needs (spec 001: spread the work, check agreement); anyone holding the design can
+re-derive the assignment with ``blindtest.assignment.assign``; every pick carries
+``panel`` (the reviewers and N) so the analysis can. Nothing is analysed here: results come from
+bt-analyze once the panel is closed.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from blindtest import artifacts
+from blindtest.assignment import assign, coverage
+from blindtest.errors import BadInput, Interrupted
+from blindtest.judge import (
+    JudgeRun,
+    Pick,
+    Recorder,
+    judge_id_problem,
+    judge_nicknames,
+    plan_output,
+    read_picks,
+    remaining_trials,
+)
+from blindtest.judges import KINDS, Answer, JudgeKind, JudgingResult, Stop, Turn, drive
+from blindtest.judging.web.reviewer import Reviewer
+from blindtest.judging.web.server import (
+    LOOPBACK,
+    Echo,
+    Page,
+    ServerThread,
+    is_loopback_host,
+    listen,
+    new_token,
+    url_of,
+)
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+
+
+def panel_names(text: str) -> tuple[str, ...]:
+    """The reviewers of ``--panel a,b,c``: at least two, distinct, usable in a file name."""
+    names = tuple(name.strip() for name in text.split(","))
+    for name in names:
+        if not _NAME.match(name) or judge_id_problem(name) is not None:
+            raise BadInput(
+                f"--panel: {name!r} is not a reviewer name; use letters, digits, '.', '_' "
+                "or '-' (it names the file RUN/picks-<name>.jsonl)"
+            )
+    seen = {name.lower() for name in names}
+    if len(seen) != len(names):
+        raise BadInput("--panel: a reviewer is named twice; give each a name of its own")
+    if len(names) < 2:
+        raise BadInput("--panel: name two or more reviewers, e.g. --panel alice,bob")
+    return names
+
+
+def picks_path(run_dir: Path, name: str) -> Path:
+    return run_dir / f"picks-{name}.jsonl"
+
+
+class PanelJudge:
+    """One reviewer of the panel as a ``Judge``: the page (shared by the panel) is served by
+    ``judge_panel``, so the sitting holds nothing of its own."""
+
+    def __init__(self, reviewer: Reviewer, panel: Mapping[str, object]) -> None:
+        self.reviewer = reviewer
+        self.panel = dict(panel)
+
+    @property
+    def kind(self) -> JudgeKind:
+        return KINDS["web"]
+
+    @contextmanager
+    def sitting(self, progress: Callable[[], JudgingResult]) -> Iterator[None]:
+        yield
+
+    def judge(self, turn: Turn) -> Answer:
+        pick = self.reviewer.ask(turn)
+        if pick is None:
+            return Stop()
+        # The panel a pick was made in: the analysis re-derives this reviewer's share from it.
+        return (replace(pick, extra={**pick.extra, "panel": self.panel}),)
+
+    def end(self, result: JudgingResult) -> None:
+        self.reviewer.finish(result)
+
+    def closing(self, result: JudgingResult, out: Path, analyze_command: str) -> str:
+        return ""
+
+
+@dataclass
+class Seat:
+    """One reviewer's place in the panel: the page state, the file, what is left to judge."""
+
+    reviewer: Reviewer
+    out: Path
+    assigned: tuple[int, ...]
+    earlier: tuple[Pick, ...] = ()
+    result: JudgingResult | None = None
+    failed: BaseException | None = None
+    judged: int = 0
+    thread: threading.Thread | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class PanelResult:
+    """How each reviewer's sitting ended: (name, picks file, judged, assigned)."""
+
+    seats: tuple[tuple[str, Path, int, int], ...]
+    complete: bool
+
+
+def judge_panel(
+    run: JudgeRun,
+    names: Sequence[str],
+    *,
+    per_judge: int | None,
+    force: bool,
+    host: str = LOOPBACK,
+    port: int = 0,
+    session_cap: int = 30,
+    echo: Echo = print,
+    open_link: Callable[[str], object] | None = None,
+) -> PanelResult:
+    """Serve the page for every reviewer until each has judged its trials (or Ctrl-C)."""
+    view = run.view
+    if view.sequential:
+        raise BadInput(
+            "--panel: a sequential design stops on one judge's evidence; judge it with one "
+            "reviewer (bt-judge RUN --web)"
+        )
+    assignment = assign(run.seed, view.total, names, per_judge)
+    plain = bool(run.design["normalization"]["strip_formatting"])
+    inputs = [run.run_dir / artifacts.DESIGN, run.run_dir / artifacts.TRIALS]
+    with ExitStack() as stack:
+        seats = []
+        for name in names:
+            out = picks_path(run.run_dir, name)
+            artifacts.claim_output(out, "picks", force=True, inputs=inputs, same_inputs=True)
+            stack.enter_context(artifacts.file_lock(out, "bt-judge --panel"))
+            existing = read_picks(out, view, missing_ok=True)
+            if plan_output(existing, name, bot=False, force=force):
+                artifacts.write_jsonl(out, [], "picks", force=True)
+                existing = read_picks(out, view, missing_ok=True)
+            reviewer = Reviewer(
+                view,
+                name,
+                new_token(),
+                nicknames=judge_nicknames(existing.picks, name),
+                session_cap=session_cap,
+                total=len(assignment[name]),
+            )
+            seat = Seat(reviewer, out, assignment[name], (*existing.picks, *existing.later_passes))
+            seats.append(seat)
+        sock = listen(host, port)
+        server = ServerThread(Page([s.reviewer for s in seats], plain=plain).app(), sock)
+        server.start()
+        stack.callback(server.stop)
+        _announce(seats, host, server.port, assignment, view.total, echo, open_link)
+        marker = {"reviewers": list(names), "per_judge": per_judge}
+        for seat in seats:
+            seat.thread = threading.Thread(
+                target=_sit,
+                args=(run, seat, marker),
+                name=f"bt-judge-{seat.reviewer.judge_id}",
+            )
+            seat.thread.start()
+        try:
+            _wait(seats)
+        except KeyboardInterrupt:
+            for seat in seats:
+                seat.reviewer.stop()
+            _wait(seats)
+            raise Interrupted(
+                f"interrupted; {_saved(seats)}; rerun the same command to go on"
+            ) from None
+        for seat in seats:
+            if seat.failed is not None:
+                raise seat.failed
+        result = PanelResult(
+            tuple((s.reviewer.judge_id, s.out, s.judged, len(s.assigned)) for s in seats),
+            complete=all(s.judged >= len(s.assigned) for s in seats),
+        )
+    return result
+
+
+def _announce(
+    seats: Sequence[Seat],
+    host: str,
+    port: int,
+    assignment: Mapping[str, Sequence[int]],
+    total: int,
+    echo: Echo,
+    open_link: Callable[[str], object] | None,
+) -> None:
+    if not is_loopback_host(host):
+        echo(
+            f"warning: serving on {host}, not 127.0.0.1: anyone on the network who has a "
+            "link can judge as that reviewer"
+        )
+    counts = coverage(assignment, total)
+    fewest = min(counts.values())
+    for seat in seats:
+        name = seat.reviewer.judge_id
+        url = url_of(host, port, seat.reviewer.token)
+        echo(f"{name} ({len(seat.assigned)} trials): open {url}")
+        if open_link is not None:
+            open_link(url)
+    if fewest < 2:
+        alone = sum(1 for n in counts.values() if n < 2)
+        echo(
+            f"note: {alone} of {total} trials get fewer than two reviewers; agreement needs "
+            "a larger --per-judge or more reviewers"
+        )
+    echo(
+        f"Every trial gets {fewest} or more reviewers. Send each reviewer their own link; "
+        "leave this running until all are done (Ctrl-C stops; picks are kept)."
+    )
+
+
+def _sit(run: JudgeRun, seat: Seat, panel: Mapping[str, object]) -> None:
+    name = seat.reviewer.judge_id
+    judged = {p.trial for p in seat.earlier if p.judge == name and p.trial in seat.assigned}
+    try:
+        with artifacts.JsonlAppender(seat.out, "picks") as appender:
+
+            def append(record: dict[str, Any]) -> None:
+                appender.append(record)
+                judged.add(int(record["trial"]))
+
+            recorder = Recorder(run, name, append, earlier=seat.earlier)
+            remaining = [
+                t
+                for t in remaining_trials(run.view, seat.earlier, name)
+                if t.number in seat.assigned
+            ]
+            seat.result = drive(PanelJudge(seat.reviewer, panel), recorder, remaining)
+            seat.reviewer.finish(seat.result)
+    except BaseException as err:  # handed to the main thread
+        seat.failed = err
+        seat.reviewer.stop()
+    finally:
+        seat.judged = len(judged)
+
+
+def _wait(seats: Sequence[Seat]) -> None:
+    for seat in seats:
+        assert seat.thread is not None
+        while seat.thread.is_alive():
+            seat.thread.join(0.2)  # short joins: Ctrl-C reaches the main thread
+
+
+def _saved(seats: Sequence[Seat]) -> str:
+    return (
+        ", ".join(f"{s.reviewer.judge_id} {s.judged} of {len(s.assigned)}" for s in seats)
+        + " judged and saved"
+    )

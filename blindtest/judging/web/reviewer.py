@@ -1,0 +1,213 @@
+"""One reviewer on the judging page: the trial the driver asks now, the answer the page
+sends, the break screen and the end. Shared between the driver's thread (``WebJudge.judge``
+waits here for an answer) and the server's thread (a POST hands one in); a condition variable
+guards it. No socket here.
+
+A pick is taken once: a POST that names a trial other than the one asked now, or arrives
+while an answer for it is already on its way to the picks file, changes nothing (a
+double-clicked button, a resent form, a stale tab). What a reviewer may send is checked here
+into a ``Pick``; the recorder checks it again against the design.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from blindtest.judges import JudgingResult, Turn
+from blindtest.protocols import PREFERENCE_PICKS
+from blindtest.records import JudgeView, Pick, clean_text
+from blindtest.terminal.questions import nickname_problem
+
+#: How long a page request waits for the driver to draw the next trial before it says so.
+READY_WAIT = 10.0
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """An answer the page must ask again for, with the reason shown above the form."""
+
+    message: str
+    form: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Screen:
+    """What a reviewer's page shows now: a trial, the break screen, the end, or a wait."""
+
+    kind: str  # "trial" | "break" | "done" | "waiting"
+    turn: Turn | None = None
+    result: JudgingResult | None = None
+    judged_now: int = 0
+
+
+class Reviewer:
+    """The state one reviewer's page and one driver share."""
+
+    def __init__(
+        self,
+        view: JudgeView,
+        judge_id: str,
+        token: str,
+        *,
+        nicknames: tuple[str, str] | None = None,
+        session_cap: int = 30,
+        total: int | None = None,
+        clock: Callable[[], str] = utc_now,
+    ) -> None:
+        self.view = view
+        self.judge_id = judge_id
+        self.token = token
+        self.nicknames = nicknames
+        self.session_cap = session_cap
+        #: How many trials this reviewer judges (a panel member's share; else all).
+        self.total = total if total is not None else view.total
+        self.clock = clock
+        self._cond = threading.Condition()
+        self._turn: Turn | None = None
+        self._answer: Pick | None = None
+        self._result: JudgingResult | None = None
+        self._on_break = False
+        self._break_at = 0
+        self._version = 0  # grows each time the screen changes
+        self._stopped = False
+
+    # ------------------------------------------------------------------ the driver's side
+
+    def ask(self, turn: Turn, interrupted: Callable[[], None] = lambda: None) -> Pick | None:
+        """Show ``turn`` and wait for the reviewer's pick (None when the server stops)."""
+        with self._cond:
+            self._turn, self._answer = turn, None
+            judged = turn.judged_now
+            if judged and judged % self.session_cap == 0 and self._break_at != judged:
+                self._break_at, self._on_break = judged, True
+            self._changed()
+            while self._answer is None and not self._stopped:
+                self._cond.wait(0.2)  # short waits: Ctrl-C reaches the main thread
+                interrupted()
+            answer, self._turn, self._answer = self._answer, None, None
+            return answer
+
+    def finish(self, result: JudgingResult) -> None:
+        """The sitting is over (called again with the same result, nothing changes)."""
+        with self._cond:
+            self._result, self._turn = result, None
+            self._changed()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._changed()
+
+    def _changed(self) -> None:
+        self._version += 1
+        self._cond.notify_all()
+
+    # ------------------------------------------------------------------ the page's side
+
+    def screen(self, wait: float = READY_WAIT) -> Screen:
+        """What the page shows now; waits up to ``wait`` seconds for the driver between trials."""
+        with self._cond:
+            self._cond.wait_for(
+                lambda: self._turn is not None or self._result is not None or self._stopped,
+                timeout=wait,
+            )
+            if self._result is not None:
+                return Screen("done", result=self._result)
+            if self._turn is None:
+                return Screen("waiting")
+            if self._on_break:
+                return Screen("break", turn=self._turn, judged_now=self._break_at)
+            return Screen("trial", turn=self._turn)
+
+    def resume(self) -> None:
+        """The reviewer leaves the break screen."""
+        with self._cond:
+            self._on_break = False
+            self._changed()
+
+    def submit(self, form: Mapping[str, str]) -> Refused | int | None:
+        """Take the pick a form sends. Returns the screen version to wait past once the pick
+        is handed to the driver, None when the form changes nothing (not the trial asked
+        now, or already answered), or ``Refused`` when the form must be filled again."""
+        with self._cond:
+            turn = self._turn
+            if turn is None or self._answer is not None or self._on_break:
+                return None
+            if form.get("trial", "") != str(turn.trial.number):
+                return None
+            made = self._pick(turn, form)
+            if isinstance(made, Refused):
+                return made
+            self._answer = made
+            self._changed()
+            return self._version
+
+    def wait_past(self, version: int, wait: float = READY_WAIT) -> None:
+        """Wait until the driver has taken the answer and drawn what comes next."""
+        with self._cond:
+            self._cond.wait_for(
+                lambda: (
+                    self._version > version
+                    and (self._turn is not None or self._result is not None or self._stopped)
+                ),
+                timeout=wait,
+            )
+
+    # ------------------------------------------------------------------ reading a form
+
+    def _pick(self, turn: Turn, form: Mapping[str, str]) -> Pick | Refused:
+        protocol = self.view.protocol
+        value: int | str
+        reason = answers = None
+        raw = form.get("pick", "")
+        if protocol == "triangle":
+            if raw not in ("1", "2", "3"):
+                return Refused("Pick option 1, 2 or 3.", form)
+            value = int(raw)
+        elif protocol == "pair":
+            named = self._pair(raw, form)
+            if isinstance(named, Refused):
+                return named
+            value = named
+        else:
+            if raw not in PREFERENCE_PICKS:
+                return Refused("Choose left, right or tie.", form)
+            value = raw
+            reason = clean_text(form.get("reason", "")).strip()
+            if self.view.require_reason and not reason:
+                return Refused("Give a one-line reason for your choice.", form)
+            answers = {}
+            for i, question in enumerate(self.view.extra_questions, start=1):
+                said = form.get(f"q{i}", "")
+                if said not in ("yes", "no"):
+                    return Refused(f"Answer yes or no: {question}", form)
+                answers[question] = said == "yes"
+        return Pick(
+            trial=turn.trial.number,
+            judge=self.judge_id,
+            pick=value,
+            reason=reason or None,
+            at=self.clock(),
+            nicknames=self.nicknames if protocol == "pair" else None,
+            answers=answers or None,
+        )
+
+    def _pair(self, raw: str, form: Mapping[str, str]) -> str | Refused:
+        if raw not in ("1", "2"):
+            return Refused("Say which nickname option 1 carries.", form)
+        nicknames = self.nicknames
+        if nicknames is None:
+            first = clean_text(form.get("nick1", "")).strip()
+            second = clean_text(form.get("nick2", "")).strip()
+            problem = nickname_problem(first, None) or nickname_problem(second, first)
+            if problem is not None:
+                return Refused(f"Nicknames: {problem}.", form)
+            nicknames = self.nicknames = (first, second)
+        return nicknames[int(raw) - 1]

@@ -1,0 +1,257 @@
+"""Inline SVG charts for the HTML report, as data a Jinja template draws (no plotting
+library, no script, nothing fetched): an interval chart (estimates with 95% intervals against
+a reference line: Pc / pd against chance, a forest plot of judges and the pooled estimate,
+the bots beside the judge), grouped bars (the formatting census, preference by tag) and a
+line chart (the sequential e-value path against 1/alpha). Pure geometry."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+WIDTH = 640
+LABEL_W = 150
+ROW_H = 26
+PAD = 28
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    label: str
+    estimate: float | None
+    lo: float | None
+    hi: float | None
+    kind: str = "judge"  # judge | pooled | bot
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    x: float
+    text: str
+
+
+@dataclass
+class IntervalChart:
+    """Rows of an estimate with its interval on a common axis, with a reference line."""
+
+    id: str
+    title: str
+    rows: list[dict[str, object]]
+    ticks: list[Tick]
+    ref_x: float | None
+    ref_label: str
+    width: int = WIDTH
+    height: int = 0
+    kind: str = "interval"
+
+
+def interval_chart(
+    chart_id: str,
+    title: str,
+    rows: Sequence[Row],
+    *,
+    lo: float,
+    hi: float,
+    ref: float | None,
+    ref_label: str,
+    percent: bool = True,
+) -> IntervalChart:
+    left, right = float(LABEL_W + 10), float(WIDTH - 20)
+
+    def x(value: float) -> float:
+        value = min(max(value, lo), hi)
+        return round(left + (value - lo) / (hi - lo) * (right - left), 1)
+
+    drawn: list[dict[str, object]] = []
+    for i, row in enumerate(rows):
+        y = PAD + i * ROW_H + ROW_H / 2
+        drawn.append(
+            {
+                "label": row.label,
+                "kind": row.kind,
+                "y": y,
+                "x": None if row.estimate is None else x(row.estimate),
+                "x_lo": None if row.lo is None else x(row.lo),
+                "x_hi": None if row.hi is None else x(row.hi),
+                "text": _fmt(row.estimate, percent),
+                "interval": f"{_fmt(row.lo, percent)} to {_fmt(row.hi, percent)}",
+            }
+        )
+    steps = 5
+    ticks = [
+        Tick(x(lo + (hi - lo) * k / steps), _fmt(lo + (hi - lo) * k / steps, percent))
+        for k in range(steps + 1)
+    ]
+    return IntervalChart(
+        id=chart_id,
+        title=title,
+        rows=drawn,
+        ticks=ticks,
+        ref_x=None if ref is None else x(ref),
+        ref_label=ref_label,
+        height=PAD + len(rows) * ROW_H + 30,
+    )
+
+
+def _fmt(value: float | None, percent: bool) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value * 100:.0f}%" if percent else f"{value:.2f}"
+
+
+@dataclass
+class BarChart:
+    """Groups of bars (one bar per series in each group), each group scaled to its largest
+    value so metrics of different sizes share one chart; the value is written on the bar."""
+
+    id: str
+    title: str
+    series: list[str]
+    groups: list[dict[str, object]] = field(default_factory=list)
+    width: int = WIDTH
+    height: int = 0
+    kind: str = "bars"
+
+
+def bar_chart(
+    chart_id: str, title: str, series: Sequence[str], groups: Sequence[tuple[str, Sequence[float]]]
+) -> BarChart:
+    bar_h = 14
+    group_h = bar_h * len(series) + 10
+    left, right = float(LABEL_W + 10), float(WIDTH - 70)
+    drawn = []
+    for i, (label, values) in enumerate(groups):
+        top = PAD + i * group_h
+        biggest = max((abs(v) for v in values), default=0.0) or 1.0
+        bars = [
+            {
+                "series": k,
+                "y": top + k * bar_h,
+                "w": round((right - left) * abs(v) / biggest, 1),
+                "text": f"{v:.2f}".rstrip("0").rstrip(".") if v != int(v) else str(int(v)),
+            }
+            for k, v in enumerate(values)
+        ]
+        drawn.append({"label": label, "y": top + group_h / 2 - 2, "bars": bars})
+    return BarChart(
+        chart_id,
+        title,
+        list(series),
+        drawn,
+        height=PAD + len(groups) * group_h + 10,
+    )
+
+
+@dataclass
+class LineChart:
+    """A path of values over trials on a log scale, with a threshold line."""
+
+    id: str
+    title: str
+    points: str
+    dots: list[dict[str, float]]
+    ticks: list[Tick]
+    threshold_y: float
+    threshold_label: str
+    x_ticks: list[Tick]
+    width: int = WIDTH
+    height: int = 260
+    kind: str = "line"
+
+
+def e_value_chart(chart_id: str, log_e: Sequence[float], alpha: float) -> LineChart:
+    """log10 E over the trials against log10(1/alpha)."""
+    values = [v / math.log(10) for v in log_e]  # natural log in e_values.jsonl
+    threshold = math.log10(1 / alpha)
+    lo = min(0.0, *values, -1.0)
+    hi = max(threshold + 0.5, *values)
+    left, right, top, bottom = 60.0, float(WIDTH - 20), 20.0, 220.0
+    n = max(len(values), 1)
+
+    def xy(i: int, v: float) -> tuple[float, float]:
+        x = left + (right - left) * (i + 1) / n
+        y = bottom - (bottom - top) * (v - lo) / (hi - lo)
+        return round(x, 1), round(y, 1)
+
+    pts = [xy(i, v) for i, v in enumerate(values)]
+    ticks = []
+    for k in range(math.floor(lo), math.ceil(hi) + 1):
+        ticks.append(Tick(xy(0, k)[1], f"{10.0**k:g}"))
+    x_ticks = [Tick(xy(i - 1, 0)[0], str(i)) for i in sorted({1, max(1, n // 2), n})]
+    return LineChart(
+        chart_id,
+        "Sequential e-value path (log scale) against the stopping line 1/alpha",
+        " ".join(f"{x},{y}" for x, y in pts),
+        [{"x": x, "y": y} for x, y in pts],
+        ticks,
+        xy(0, threshold)[1],
+        f"1/alpha = {1 / alpha:g}",
+        x_ticks,
+    )
+
+
+@dataclass
+class PowerChart:
+    """Exact power against the number of trials, one line per alternative."""
+
+    id: str
+    title: str
+    lines: list[dict[str, object]]
+    y_ticks: list[Tick]
+    x_ticks: list[Tick]
+    target_y: float | None
+    target_label: str
+    width: int = WIDTH
+    height: int = 300
+    kind: str = "power"
+
+
+def power_chart(
+    chart_id: str,
+    title: str,
+    ns: Sequence[int],
+    curves: Sequence[tuple[str, Sequence[float]]],
+    target: float | None,
+) -> PowerChart:
+    left, right, top, bottom = 50.0, float(WIDTH - 110), 16.0, 260.0
+    lo, hi = min(ns), max(ns)
+    span = max(hi - lo, 1)
+
+    def xy(n: int, p: float) -> tuple[float, float]:
+        return (
+            round(left + (right - left) * (n - lo) / span, 1),
+            round(bottom - (bottom - top) * p, 1),
+        )
+
+    lines = []
+    for k, (label, powers) in enumerate(curves):
+        pts = [xy(n, p) for n, p in zip(ns, powers, strict=True)]
+        lines.append(
+            {
+                "series": k % 3,
+                "label": label,
+                "points": " ".join(f"{x},{y}" for x, y in pts),
+                "end_x": pts[-1][0] + 6,
+                "end_y": pts[-1][1] + 4,
+            }
+        )
+    placed: list[float] = []  # labels at the line ends, kept 12 px apart
+    for line in sorted(lines, key=lambda item: float(str(item["end_y"]))):
+        y = float(str(line["end_y"]))
+        if placed and y < placed[-1] + 12:
+            y = placed[-1] + 12
+        line["end_y"] = y
+        placed.append(y)
+    y_ticks = [Tick(xy(lo, p / 5)[1], f"{p * 20}%") for p in range(6)]
+    step = max(1, round(span / 5))
+    x_ticks = [Tick(xy(n, 0)[0], str(n)) for n in range(lo, hi + 1, step)]
+    return PowerChart(
+        chart_id,
+        title,
+        lines,
+        y_ticks,
+        x_ticks,
+        None if target is None else xy(lo, target)[1],
+        "" if target is None else f"target {target:.0%}",
+    )
