@@ -25,12 +25,15 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
-from referencing import Registry, Resource
+
+if TYPE_CHECKING:
+    # jsonschema and referencing load only when a file is validated (start-up, issue 15 item 7).
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+    from referencing import Registry
 
 from blindtest.artifact_types import DesignRecord
 from blindtest.errors import BadInput, BlindtestError
@@ -141,6 +144,8 @@ def dump_line(obj: Any) -> bytes:
 
 @cache
 def _registry() -> Registry[Any]:
+    from referencing import Registry, Resource
+
     registry: Registry[Any] = Registry()
     for entry in resources.files("blindtest").joinpath("schemas").iterdir():
         if entry.name.endswith(".schema.json"):
@@ -152,6 +157,8 @@ def _registry() -> Registry[Any]:
 @cache
 def validator(name: str) -> Draft202012Validator:
     """The cached validator for ``schemas/<name>.schema.json``."""
+    from jsonschema import Draft202012Validator
+
     schema = _registry().contents(f"{_SCHEMA_BASE}{name}.schema.json")
     return Draft202012Validator(
         schema, registry=_registry(), format_checker=Draft202012Validator.FORMAT_CHECKER
@@ -181,6 +188,8 @@ def validate(record: Any, name: str, where: str) -> None:
     if not isinstance(record, dict):
         raise BadInput(f"{where}: expected a JSON object, found {type(record).__name__}")
     _check_tag(record, name, where)
+    from jsonschema.exceptions import best_match
+
     error = best_match(validator(name).iter_errors(record))
     if error is not None:
         raise BadInput(f"{where}: {_pointer(error)}: {error.message}")
