@@ -183,80 +183,105 @@ def _check_tag(record: Mapping[str, Any], name: str, where: str) -> None:
         )
 
 
-#: Numbers the schemas compare against (minimum, maximum, exclusive bounds: 0, 0.5, 1, 2, 3),
-#: and the longest string a schema constrains by value (a SHA-256 in hex, 64 characters).
-_BOUNDS = (0, 0.5, 1, 2, 3)
-_SHORT_STRING = 64
 #: The JSON Schema keywords `_shape` is known to be exact for (tests/test_i15_validation.py
 #: checks every schema uses only these, so a new keyword makes someone revisit `_shape`).
 SHAPE_KEYWORDS = frozenset(
     {
-        "$schema",
-        "$id",
-        "$ref",
-        "$defs",
-        "title",
-        "description",
-        "type",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "const",
-        "enum",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minItems",
-        "maxItems",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "oneOf",
-        "anyOf",
-        "allOf",
-        "not",
-        "if",
-        "then",
-        "else",
-        "patternProperties",
-        "propertyNames",
-        "minProperties",
-        "maxProperties",
-        "default",
-        "examples",
-        "deprecated",
+        "$schema", "$id", "$ref", "$defs", "title", "description", "type", "properties",
+        "required", "additionalProperties", "items", "const", "enum", "minimum", "maximum",
+        "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "minLength", "maxLength",
+        "pattern", "oneOf", "anyOf", "allOf", "not", "if", "then", "else", "patternProperties",
+        "propertyNames", "minProperties", "maxProperties", "default", "examples", "deprecated",
     }
-)
+)  # fmt: skip
 _VALID_SHAPES: dict[str, set[Any]] = {}
 _MAX_SHAPES = 50_000
 
 
-def _number_shape(value: float) -> Any:
-    if value in _BOUNDS or value == -1:
-        return value
-    position = sum(value > bound for bound in _BOUNDS)
-    return ("n", position, value < 0, float(value).is_integer())
+@dataclass(frozen=True, slots=True)
+class _ShapeRules:
+    """What the schemas can tell apart: enum/const strings, patterns, length and number bounds."""
+
+    strings: frozenset[str]
+    patterns: tuple[re.Pattern[str], ...]
+    lengths: tuple[int, ...]
+    numbers: frozenset[float]
+    bounds: tuple[float, ...]
 
 
-def _shape(value: Any) -> Any:
-    """What decides whether a record is valid under our schemas, without the free values:
-    keys, types (bool apart from int), strings up to 64 characters and numbers at the
-    schemas' bounds as they are, other numbers by the interval between bounds they fall in,
-    longer strings by the only patterns a long string meets (a URL, a ``{prompt}`` template).
-    Two records of one shape are both valid or both invalid."""
+def _keyword_values(node: Any) -> Iterator[tuple[str, Any]]:
+    if isinstance(node, list):
+        for item in node:
+            yield from _keyword_values(item)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield key, value
+            yield from _keyword_values(value)
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) in (int, float)
+
+
+@cache
+def _shape_rules() -> _ShapeRules:
+    pairs = [
+        pair
+        for entry in resources.files("blindtest").joinpath("schemas").iterdir()
+        if entry.name.endswith(".schema.json")
+        for pair in _keyword_values(orjson.loads(entry.read_bytes()))
+    ]
+    named = [
+        item
+        for key, value in pairs
+        if key in ("enum", "const")
+        for item in (value if key == "enum" and isinstance(value, list) else [value])
+    ]
+    bounds = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+    numbers = {item for item in named if _is_number(item)}
+    numbers |= {value for key, value in pairs if key in bounds and _is_number(value)}
+    lengths = {
+        value + (key == "maxLength")
+        for key, value in pairs
+        if key in ("minLength", "maxLength") and type(value) is int
+    }
+    patterns = {value for key, value in pairs if key == "pattern" and isinstance(value, str)}
+    return _ShapeRules(
+        strings=frozenset(item for item in named if isinstance(item, str)),
+        patterns=tuple(re.compile(pattern) for pattern in sorted(patterns)),
+        lengths=tuple(sorted(lengths)),
+        numbers=frozenset(numbers | {0, -1}),
+        bounds=tuple(sorted(numbers | {0})),
+    )
+
+
+def _shape(value: Any, rules: _ShapeRules) -> Any:
+    """What decides whether a record is valid under our schemas, without its free values: keys,
+    types (bool apart from int), strings a schema names (enum, const) as they are and any other
+    string by which schema patterns it matches and its length band, numbers a schema names as
+    they are and others by the interval between the schemas' bounds they fall in. Two records
+    of one shape are both valid or both invalid."""
     kind = type(value)
     if kind is str:
-        if len(value) <= _SHORT_STRING:
+        if value in rules.strings:
             return value
-        return ("s", value.startswith(("http://", "https://")), "{prompt}" in value)
+        return (
+            str,
+            sum(len(value) >= length for length in rules.lengths),
+            tuple(pattern.search(value) is not None for pattern in rules.patterns),
+        )
     if kind is dict:
-        return (dict, tuple((key, _shape(item)) for key, item in value.items()))
+        return (dict, tuple((key, _shape(item, rules)) for key, item in value.items()))
     if kind is list:
-        return (list, tuple(_shape(item) for item in value))
+        return (list, tuple(_shape(item, rules) for item in value))
     if kind is int or kind is float:
-        return (kind, _number_shape(value))
+        if value in rules.numbers:
+            return (kind, value)
+        return (
+            kind,
+            sum(value > bound for bound in rules.bounds),
+            float(value).is_integer(),
+        )
     return (kind, value)  # bool, None
 
 
@@ -270,7 +295,7 @@ def validate(record: Any, name: str, where: str) -> None:
         raise BadInput(f"{where}: expected a JSON object, found {type(record).__name__}")
     _check_tag(record, name, where)
     seen = _VALID_SHAPES.setdefault(name, set())
-    shape = _shape(record)
+    shape = _shape(record, _shape_rules())
     if shape in seen:
         return
     from jsonschema.exceptions import best_match
