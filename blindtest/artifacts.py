@@ -11,6 +11,7 @@ Every file it writes gets the same mode (0666 less the umask), and an OS error w
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import errno
 import fcntl
@@ -267,19 +268,19 @@ def _shape(value: Any, rules: _ShapeRules) -> Any:
             return value
         return (
             str,
-            sum(len(value) >= length for length in rules.lengths),
-            tuple(pattern.search(value) is not None for pattern in rules.patterns),
+            bisect.bisect_right(rules.lengths, len(value)),
+            tuple([pattern.search(value) is not None for pattern in rules.patterns]),
         )
     if kind is dict:
-        return (dict, tuple((key, _shape(item, rules)) for key, item in value.items()))
+        return (dict, tuple([(key, _shape(item, rules)) for key, item in value.items()]))
     if kind is list:
-        return (list, tuple(_shape(item, rules) for item in value))
+        return (list, tuple([_shape(item, rules) for item in value]))
     if kind is int or kind is float:
         if value in rules.numbers:
             return (kind, value)
         return (
             kind,
-            sum(value > bound for bound in rules.bounds),
+            bisect.bisect_left(rules.bounds, value),
             float(value).is_integer(),
         )
     return (kind, value)  # bool, None
