@@ -58,7 +58,7 @@ def _stage_argv(stage: str, run: Path, trials: int, prompts: Path, url: str) -> 
 def run_pipeline(trials: int, workdir: Path, url: str) -> dict[str, float]:
     """Seconds per stage, and ``generate_peak_mib``."""
     prompts = workdir / f"prompts-{trials}.txt"
-    _prompts(prompts, min(trials, 5_000))
+    _prompts(prompts, trials)
     run = workdir / f"run-{trials}"
     env = dict(os.environ, OPENAI_API_KEY="sk-bench", BLINDTEST_A_KEY="sk-bench")
     env["BLINDTEST_B_KEY"] = "sk-bench"
