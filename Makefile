@@ -71,6 +71,9 @@ golden: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python tests/benchmarks/bench_startup.py
+	$(BIN)/python tests/benchmarks/bench_process.py
+	$(BIN)/python tests/benchmarks/bench_pipeline.py
 	$(BIN)/python tests/benchmarks/bench_generate.py
 	$(BIN)/python tests/benchmarks/bench_llm_judge.py
 

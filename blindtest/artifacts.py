@@ -11,6 +11,7 @@ Every file it writes gets the same mode (0666 less the umask), and an OS error w
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import errno
 import fcntl
@@ -25,12 +26,15 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
-from referencing import Registry, Resource
+
+if TYPE_CHECKING:
+    # jsonschema and referencing load only when a file is validated (start-up, issue 15 item 7).
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+    from referencing import Registry
 
 from blindtest.artifact_types import DesignRecord
 from blindtest.errors import BadInput, BlindtestError
@@ -141,6 +145,8 @@ def dump_line(obj: Any) -> bytes:
 
 @cache
 def _registry() -> Registry[Any]:
+    from referencing import Registry, Resource
+
     registry: Registry[Any] = Registry()
     for entry in resources.files("blindtest").joinpath("schemas").iterdir():
         if entry.name.endswith(".schema.json"):
@@ -152,6 +158,8 @@ def _registry() -> Registry[Any]:
 @cache
 def validator(name: str) -> Draft202012Validator:
     """The cached validator for ``schemas/<name>.schema.json``."""
+    from jsonschema import Draft202012Validator
+
     schema = _registry().contents(f"{_SCHEMA_BASE}{name}.schema.json")
     return Draft202012Validator(
         schema, registry=_registry(), format_checker=Draft202012Validator.FORMAT_CHECKER
@@ -176,14 +184,129 @@ def _check_tag(record: Mapping[str, Any], name: str, where: str) -> None:
         )
 
 
+#: The JSON Schema keywords `_shape` is known to be exact for (tests/test_i15_validation.py
+#: checks every schema uses only these, so a new keyword makes someone revisit `_shape`).
+SHAPE_KEYWORDS = frozenset(
+    {
+        "$schema", "$id", "$ref", "$defs", "title", "description", "type", "properties",
+        "required", "additionalProperties", "items", "const", "enum", "minimum", "maximum",
+        "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "minLength", "maxLength",
+        "pattern", "oneOf", "anyOf", "allOf", "not", "if", "then", "else", "patternProperties",
+        "propertyNames", "minProperties", "maxProperties", "default", "examples", "deprecated",
+    }
+)  # fmt: skip
+_VALID_SHAPES: dict[str, set[Any]] = {}
+_MAX_SHAPES = 50_000
+
+
+@dataclass(frozen=True, slots=True)
+class _ShapeRules:
+    """What the schemas can tell apart: enum/const strings, patterns, length and number bounds."""
+
+    strings: frozenset[str]
+    patterns: tuple[re.Pattern[str], ...]
+    lengths: tuple[int, ...]
+    numbers: frozenset[float]
+    bounds: tuple[float, ...]
+
+
+def _keyword_values(node: Any) -> Iterator[tuple[str, Any]]:
+    if isinstance(node, list):
+        for item in node:
+            yield from _keyword_values(item)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield key, value
+            yield from _keyword_values(value)
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) in (int, float)
+
+
+@cache
+def _shape_rules() -> _ShapeRules:
+    pairs = [
+        pair
+        for entry in resources.files("blindtest").joinpath("schemas").iterdir()
+        if entry.name.endswith(".schema.json")
+        for pair in _keyword_values(orjson.loads(entry.read_bytes()))
+    ]
+    named = [
+        item
+        for key, value in pairs
+        if key in ("enum", "const")
+        for item in (value if key == "enum" and isinstance(value, list) else [value])
+    ]
+    bounds = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+    numbers = {item for item in named if _is_number(item)}
+    numbers |= {value for key, value in pairs if key in bounds and _is_number(value)}
+    lengths = {
+        value + (key == "maxLength")
+        for key, value in pairs
+        if key in ("minLength", "maxLength") and type(value) is int
+    }
+    patterns = {value for key, value in pairs if key == "pattern" and isinstance(value, str)}
+    return _ShapeRules(
+        strings=frozenset(item for item in named if isinstance(item, str)),
+        patterns=tuple(re.compile(pattern) for pattern in sorted(patterns)),
+        lengths=tuple(sorted(lengths)),
+        numbers=frozenset(numbers | {0, -1}),
+        bounds=tuple(sorted(numbers | {0})),
+    )
+
+
+def _shape(value: Any, rules: _ShapeRules) -> Any:
+    """What decides whether a record is valid under our schemas, without its free values: keys,
+    types (bool apart from int), strings a schema names (enum, const) as they are and any other
+    string by which schema patterns it matches and its length band, numbers a schema names as
+    they are and others by the interval between the schemas' bounds they fall in. Two records
+    of one shape are both valid or both invalid."""
+    kind = type(value)
+    if kind is str:
+        if value in rules.strings:
+            return value
+        return (
+            str,
+            bisect.bisect_right(rules.lengths, len(value)),
+            tuple([pattern.search(value) is not None for pattern in rules.patterns]),
+        )
+    if kind is dict:
+        return (dict, tuple([(key, _shape(item, rules)) for key, item in value.items()]))
+    if kind is list:
+        return (list, tuple([_shape(item, rules) for item in value]))
+    if kind is int or kind is float:
+        if value in rules.numbers:
+            return (kind, value)
+        return (
+            kind,
+            bisect.bisect_left(rules.bounds, value),
+            float(value).is_integer(),
+        )
+    return (kind, value)  # bool, None
+
+
 def validate(record: Any, name: str, where: str) -> None:
-    """Raise ``BadInput`` naming ``where`` and the JSON pointer of the most relevant error."""
+    """Raise ``BadInput`` naming ``where`` and the JSON pointer of the most relevant error.
+
+    A record of a shape (`_shape`) already found valid is not walked again: a 90,000-row
+    responses.jsonl costs one schema walk per distinct shape (a few hundred), not per row
+    (issue 15: 0.7 ms per row was most of bt-audit's and bt-verify's time)."""
     if not isinstance(record, dict):
         raise BadInput(f"{where}: expected a JSON object, found {type(record).__name__}")
     _check_tag(record, name, where)
+    seen = _VALID_SHAPES.setdefault(name, set())
+    shape = _shape(record, _shape_rules())
+    if shape in seen:
+        return
+    from jsonschema.exceptions import best_match
+
     error = best_match(validator(name).iter_errors(record))
     if error is not None:
         raise BadInput(f"{where}: {_pointer(error)}: {error.message}")
+    if len(seen) >= _MAX_SHAPES:
+        seen.clear()
+    seen.add(shape)
 
 
 # --------------------------------------------------------------------------- writing
@@ -551,14 +674,25 @@ class JsonlAppender:
 
     A line is written with a single ``write(2)`` on an ``O_APPEND`` descriptor, so a crash can
     leave at most one torn final line, which ``read_jsonl`` reports and ``repair_torn_tail``
-    removes. ``fsync=True`` makes each record durable before ``append`` returns.
+    removes. Every line is in the kernel when ``append`` returns, so a killed process (kill -9)
+    loses nothing written. ``fsync=True`` makes each record durable before ``append`` returns;
+    ``grouped=True`` syncs in groups instead: when ``SYNC_ROWS`` rows or ``SYNC_SECONDS`` have
+    passed since the last sync, and on close. A power loss then can cost the rows of the last
+    group (asked again by a rerun), never a torn or duplicated row (a torn tail is cut on the
+    next open; a row is the whole record or nothing).
     """
 
-    def __init__(self, path: Path, name: str, *, fsync: bool = True) -> None:
+    SYNC_ROWS = 500
+    SYNC_SECONDS = 0.1
+
+    def __init__(self, path: Path, name: str, *, fsync: bool = True, grouped: bool = False) -> None:
         self.path = path
         self.name = name
         self._fsync = fsync
+        self._group_rows = self.SYNC_ROWS if grouped else 1
         self._fd = -1
+        self._unsynced = 0
+        self._synced_at = time.monotonic()
         claim_output(path, name, force=False, same_inputs=True)  # append only to our own kind
         make_dir(path.parent)
         repair_torn_tail(path)
@@ -574,15 +708,32 @@ class JsonlAppender:
             written = os.write(self._fd, line)
             if written != len(line):  # a short write on a regular file is a disk error
                 raise OSError(errno.ENOSPC, f"short write: {written} of {len(line)} bytes")
-            if self._fsync:
-                os.fsync(self._fd)
+            self._unsynced += 1
+            if self._fsync and (
+                self._unsynced >= self._group_rows
+                or time.monotonic() - self._synced_at >= self.SYNC_SECONDS
+            ):
+                self.sync()
         except OSError as error:
             raise cannot_write(self.path, error) from None
 
+    def sync(self) -> None:
+        """Make every appended row durable now."""
+        if self._fd >= 0 and self._unsynced:
+            os.fsync(self._fd)
+        self._unsynced = 0
+        self._synced_at = time.monotonic()
+
     def close(self) -> None:
         if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+            try:
+                if self._fsync:
+                    self.sync()
+            except OSError as error:
+                raise cannot_write(self.path, error) from None
+            finally:
+                os.close(self._fd)
+                self._fd = -1
 
     def __enter__(self) -> JsonlAppender:
         return self

@@ -155,7 +155,12 @@ def duplicate_bot(options: Sequence[str], rng: RandBelow) -> BotPick:
     """
     _check_options(options, 3, "triangle")
     pairs = {(1, 2): 3, (1, 3): 2, (2, 3): 1}
-    scores = {pair: similarity(options[pair[0] - 1], options[pair[1] - 1]) for pair in pairs}
+    # Each option's words once, not once per pair it is in (issue 15: the bot's cost at scale).
+    words = [_tokens(option) for option in options]
+    scores = {
+        pair: difflib.SequenceMatcher(None, words[pair[0] - 1], words[pair[1] - 1]).ratio()
+        for pair in pairs
+    }
     best = max(scores.values())
     above = [pair for pair, score in scores.items() if score >= DUPLICATE_THRESHOLD]
     if not above or len(above) == len(pairs):

@@ -29,11 +29,13 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-import aiohttp
 import orjson
+
+if TYPE_CHECKING:
+    import aiohttp
 
 from blindtest import __version__
 from blindtest.endpoints import proxy_for
@@ -379,6 +381,8 @@ def _transport_failure(
     make: Callable[[type[EndpointFailed], str], EndpointFailed],
 ) -> EndpointFailed:
     """The transport half of :func:`_failure` (split out only to keep each branch list short)."""
+    import aiohttp  # deferred: start-up (issue 15 item 7)
+
     if isinstance(error, aiohttp.InvalidURL):
         return make(EndpointRejected, "invalid URL; check the base URL")
     if isinstance(error, (aiohttp.ClientConnectorCertificateError, aiohttp.ClientSSLError)):
@@ -568,6 +572,8 @@ class ChatClient:
         side_concurrency: Mapping[str, int] | None = None,
         side_rpm: Mapping[str, float] | None = None,
     ) -> None:
+        import aiohttp  # deferred: start-up (issue 15 item 7)
+
         _bad(not endpoints, "no endpoints given")
         self._ceilings = {side: concurrency for side in endpoints} | dict(side_concurrency or {})
         self._rpms = {side: rpm for side in endpoints} | dict(side_rpm or {})
@@ -616,6 +622,8 @@ class ChatClient:
 
     def open(self) -> None:
         """Create one session and connection pool per endpoint (needs a running loop)."""
+        import aiohttp  # deferred: start-up (issue 15 item 7)
+
         for side, endpoint in self._endpoints.items():
             if side in self._lanes:
                 continue
@@ -733,6 +741,8 @@ class ChatClient:
         return result
 
     async def _send(self, lane: _Lane, body: bytes, attempt: int) -> _Attempt:
+        import aiohttp  # deferred: start-up (issue 15 item 7)
+
         endpoint = lane.endpoint
         key = _read_key(lane.side, endpoint)
         headers = {
@@ -868,6 +878,8 @@ class BatchClient:
         policy: RetryPolicy = DEFAULT_POLICY,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
+        import aiohttp  # deferred: start-up (issue 15 item 7)
+
         self._endpoint = endpoint
         self._timeouts = aiohttp.ClientTimeout(
             total=None,
@@ -889,6 +901,8 @@ class BatchClient:
         return self._endpoint.origin
 
     async def __aenter__(self) -> BatchClient:
+        import aiohttp  # deferred: start-up (issue 15 item 7)
+
         self._session = aiohttp.ClientSession(timeout=self._timeouts, raise_for_status=False)
         return self
 
@@ -911,6 +925,8 @@ class BatchClient:
         form: bool = False,
         file: tuple[str, bytes] | None = None,
     ) -> bytes:
+        import aiohttp  # deferred: start-up (issue 15 item 7)
+
         assert self._session is not None, "use 'async with BatchClient(...)'"
         where = f"batch API ({what} at {self._endpoint.origin})"
         attempt = 0

@@ -106,6 +106,24 @@ def system_prompt(design: DesignRecord, side: str | None = None) -> str | None:
     return text or None
 
 
+#: The prompts list last indexed by id, its length, and the index: one dict lookup per request
+#: instead of a scan of every prompt (issue 15: that scan made bt-generate quadratic).
+_PROMPT_INDEX: list[tuple[Any, int, dict[str, Any]]] = []
+
+
+def _prompt_by_id(prompts: Sequence[Any], prompt_id: str) -> Any:
+    if (
+        not _PROMPT_INDEX
+        or _PROMPT_INDEX[0][0] is not prompts
+        or _PROMPT_INDEX[0][1] != len(prompts)
+    ):
+        index: dict[str, Any] = {}
+        for prompt in prompts:
+            index.setdefault(prompt["id"], prompt)  # the first of a repeated id, as before
+        _PROMPT_INDEX[:] = [(prompts, len(prompts), index)]
+    return _PROMPT_INDEX[0][2].get(prompt_id)
+
+
 def messages_for(
     design: DesignRecord, prompt_text: str, side: str | None = None, prompt_id: str = ""
 ) -> list[ChatMessage]:
@@ -116,9 +134,7 @@ def messages_for(
     system = system_prompt(design, side)
     if system is not None:
         messages.append({"role": "system", "content": system})
-    record = (
-        next((p for p in design["prompts"] if p["id"] == prompt_id), None) if prompt_id else None
-    )
+    record = _prompt_by_id(design["prompts"], prompt_id) if prompt_id else None
     for turn in (record or {}).get("messages", [])[:-1]:
         messages.append({"role": turn["role"], "content": turn["content"]})
     template = None if side is None else design["models"][side].get("template")

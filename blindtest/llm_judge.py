@@ -26,10 +26,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import orjson
+
+if TYPE_CHECKING:
+    import jsonschema
 
 from blindtest import judge_prompts as prompts
 from blindtest.client import ChatClient, Completion, Endpoint
@@ -134,6 +136,8 @@ def extract_json(text: str) -> object:
 
 @cache
 def _validator(protocol: str) -> jsonschema.Draft202012Validator:
+    import jsonschema  # deferred: start-up (issue 15 item 7)
+
     return jsonschema.Draft202012Validator(VERDICT_SCHEMAS[protocol])
 
 
@@ -144,7 +148,9 @@ def validate_verdict(protocol: str, text: str) -> tuple[dict[str, Any] | None, s
     except ValueError as error:
         return None, str(error)
     validator = _validator(protocol)
-    problem = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    from jsonschema.exceptions import best_match
+
+    problem = best_match(validator.iter_errors(value))
     if problem is not None:
         where = "/" + "/".join(str(p) for p in problem.absolute_path)
         return None, f"invalid verdict at {where}: {problem.message}"

@@ -17,6 +17,9 @@ def test_all_is_sorted_and_complete() -> None:
     assert exported == sorted(
         exported, key=lambda name: (not name.isupper(), not name[0].isupper(), name)
     )
+    # The package loads its submodules lazily (start-up, issue 15 item 7): resolve every name.
+    for name in exported:
+        getattr(stats_package, name)
     public = {name for name in vars(stats_package) if not name.startswith("_")}
     modules = {
         "agreement",
@@ -31,6 +34,9 @@ def test_all_is_sorted_and_complete() -> None:
         "similarity",
         "triangle",
         "annotations",
+        "importlib",
+        "TYPE_CHECKING",
+        "Any",
     }
     assert public - modules == set(exported)
 

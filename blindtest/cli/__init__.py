@@ -1,81 +1,76 @@
-"""The click layer: ``blindtest <stage>`` and ``bt-<stage>`` register the same command objects."""
+"""The click layer: ``blindtest <stage>`` and ``bt-<stage>`` register the same command objects.
+
+Each ``bt-<stage>`` script imports only its own command module; the umbrella group
+(`_group`), which imports them all, loads on first use of ``cli`` (start-up, issue 15 item 7).
+"""
 
 from __future__ import annotations
 
-import click
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from blindtest import __version__
-from blindtest.cli._common import BlindtestGroup
-from blindtest.cli.analyze import analyze
-from blindtest.cli.audit import audit
-from blindtest.cli.design import design
-from blindtest.cli.generate import generate
-from blindtest.cli.judge import judge
-from blindtest.cli.plan import plan
-from blindtest.cli.run import run
-from blindtest.cli.verify import verify
+if TYPE_CHECKING:
+    from blindtest.cli._group import PIPELINE_ORDER, STAGES, PipelineGroup, cli
 
-STAGES = (design, generate, judge, audit, analyze, verify, plan)
-#: ``blindtest --help`` lists the commands in the order a run uses them, not alphabetically.
-PIPELINE_ORDER = tuple(stage.name or "" for stage in (*STAGES, run))
+_GROUP_NAMES = ("PIPELINE_ORDER", "STAGES", "PipelineGroup", "cli")
 
 
-class PipelineGroup(BlindtestGroup):
-    """The umbrella group: commands in pipeline order, each with its whole one-line summary
-    (click would cut it at 45 characters), wrapped at word boundaries to the terminal."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        known = [name for name in PIPELINE_ORDER if name in self.commands]
-        return known + sorted(set(self.commands) - set(known))
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = []
-        for name in self.list_commands(ctx):
-            command = self.get_command(ctx, name)
-            if command is not None and not command.hidden:
-                rows.append((name, command.get_short_help_str(limit=10_000)))
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(rows)
+def __getattr__(name: str) -> Any:
+    if name not in _GROUP_NAMES:
+        raise AttributeError(f"module 'blindtest.cli' has no attribute {name!r}")
+    return getattr(importlib.import_module("blindtest.cli._group"), name)
 
 
-@click.group("blindtest", cls=PipelineGroup)
-@click.version_option(__version__, "--version", prog_name="blindtest")
-def cli() -> None:
-    """Blinded trials between two language models: can anyone tell them apart, on my prompts?"""
-
-
-for _stage in (*STAGES, run):
-    cli.add_command(_stage)
+def _run(stage: str) -> None:
+    module = importlib.import_module(f"blindtest.cli.{stage}")
+    getattr(module, stage).main(prog_name=f"bt-{stage}")
 
 
 def main() -> None:
+    from blindtest.cli._group import cli
+
     cli.main()
 
 
 def design_main() -> None:
-    design.main(prog_name="bt-design")
+    _run("design")
 
 
 def generate_main() -> None:
-    generate.main(prog_name="bt-generate")
+    _run("generate")
 
 
 def judge_main() -> None:
-    judge.main(prog_name="bt-judge")
+    _run("judge")
 
 
 def audit_main() -> None:
-    audit.main(prog_name="bt-audit")
+    _run("audit")
 
 
 def analyze_main() -> None:
-    analyze.main(prog_name="bt-analyze")
+    _run("analyze")
 
 
 def verify_main() -> None:
-    verify.main(prog_name="bt-verify")
+    _run("verify")
 
 
 def plan_main() -> None:
-    plan.main(prog_name="bt-plan")
+    _run("plan")
+
+
+__all__ = [
+    "PIPELINE_ORDER",
+    "STAGES",
+    "PipelineGroup",
+    "analyze_main",
+    "audit_main",
+    "cli",
+    "design_main",
+    "generate_main",
+    "judge_main",
+    "main",
+    "plan_main",
+    "verify_main",
+]

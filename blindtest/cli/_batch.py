@@ -167,7 +167,7 @@ def _io(run_dir: Path, quiet: bool) -> Any:
 
     @contextmanager
     def open_responses() -> Iterator[Callable[[Mapping[str, Any]], None]]:
-        with artifacts.JsonlAppender(path, "responses") as out:
+        with artifacts.JsonlAppender(path, "responses", grouped=True) as out:
             yield out.append
 
     def write_generation(record: GenerationRecord) -> bool:

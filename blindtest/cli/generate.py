@@ -95,7 +95,7 @@ def generate(
 
     @contextmanager
     def open_responses() -> Iterator[Callable[[Mapping[str, Any]], None]]:
-        with artifacts.JsonlAppender(path, "responses") as out:
+        with artifacts.JsonlAppender(path, "responses", grouped=True) as out:
             yield out.append
 
     def read_imported(side: str, item: str, variant: str) -> str:

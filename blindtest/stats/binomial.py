@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special, stats
+from scipy import special
 
 from blindtest.stats.intervals import (
     INTERVAL_METHODS,
@@ -83,6 +83,8 @@ def binomial_p_value(k: int, n: int, p0: float, alternative: Alternative = "two-
     ``"greater"``: ``P(X >= k)``; ``"less"``: ``P(X <= k)``; ``"two-sided"``: R's binom.test
     convention (scipy.stats.binomtest).
     """
+    from scipy import stats  # deferred: scipy.stats costs 0.5 s at start-up
+
     _check_count("k", k, "n", n)
     _check_open("p0", p0)
     _check_choice("alternative", alternative, ALTERNATIVES)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 __all__ = [
     "Interval",
@@ -155,6 +155,8 @@ def clopper_pearson(k: int, n: int, *, confidence_level: float = 0.95) -> Interv
     with ``a = 1 - confidence_level`` (scipy.stats.beta.ppf and .isf). Each tail holds at most
     a/2.
     """
+    from scipy import stats  # deferred: scipy.stats costs 0.5 s at start-up
+
     _check_count("k", k, "n", n)
     level = _check_confidence(confidence_level)
     estimate = k / n

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
 from blindtest.stats.binomial import ALTERNATIVES, Alternative, lower_tail, upper_tail
 from blindtest.stats.intervals import (
@@ -103,6 +102,8 @@ class RejectionRegion:
 def _two_sided_p_values(n: int, p0: float) -> np.ndarray[Any, np.dtype[np.float64]]:
     """R binom.test two-sided p for every k = 0..n: the total probability of outcomes whose
     probability is at most ``pmf(k) * (1 + 1e-7)``."""
+    from scipy import stats  # deferred: scipy.stats costs 0.5 s at start-up
+
     pmf = stats.binom.pmf(np.arange(n + 1), n, p0)
     order = np.sort(pmf)
     cumulative = np.cumsum(order)

@@ -19,8 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from scipy import stats
-
 from blindtest.stats.binomial import lower_tail, upper_tail
 from blindtest.stats.intervals import (
     _check_alpha,
@@ -56,11 +54,15 @@ def pc_at_pd(pd: float, protocol: SimilarityProtocol = "triangle") -> float:
 
 def _upper_bound(k: int, n: int, alpha: float) -> float:
     """One-sided ``1 - alpha`` Clopper-Pearson upper bound (1 at k = n)."""
+    from scipy import stats  # deferred: scipy.stats costs 0.5 s at start-up
+
     return 1.0 if k == n else float(stats.beta.isf(alpha, k + 1, n - k))
 
 
 def _lower_bound(k: int, n: int, alpha: float) -> float:
     """One-sided ``1 - alpha`` Clopper-Pearson lower bound (0 at k = 0)."""
+    from scipy import stats  # deferred: scipy.stats costs 0.5 s at start-up
+
     return 0.0 if k == 0 else float(stats.beta.ppf(alpha, k, n - k + 1))
 
 

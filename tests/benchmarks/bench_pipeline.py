@@ -1,0 +1,125 @@
+"""Benchmark (issue 15 item 6): the whole pipeline at 3,000 and 30,000 triangle trials.
+
+A triangle design of N trials (3N slots) goes through ``bt-design``, ``bt-generate`` (against the
+simulator in its own process at 0 ms latency, ``--concurrency 32``), ``bt-judge --judge
+bot:length``, ``bt-audit``, ``bt-analyze`` and ``bt-verify``, each timed as the whole process a
+user starts, and bt-generate's peak memory taken from ``resource.getrusage(RUSAGE_CHILDREN)``.
+Targets: each stage at 30,000 trials at most 12x its time at 3,000 (linear); bt-audit,
+bt-analyze and bt-verify within 30 s each at 30,000; bt-generate's peak memory at 30,000 within
+1.5x of its peak at 3,000. Exits 1 if a target is missed.
+
+Run with ``python tests/benchmarks/bench_pipeline.py [--sizes 3000,30000] [--keep DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench_generate import Server  # tests/benchmarks/, the script's own directory
+
+BIN = Path(sys.executable).parent
+STAGES = ("design", "generate", "judge", "audit", "analyze", "verify")
+LINEAR = 12.0
+TIME_LIMIT = 30.0
+MEMORY_RATIO = 1.5
+
+
+def _prompts(path: Path, count: int) -> None:
+    path.write_text("".join(f"Explain topic number {i} in two sentences.\n" for i in range(count)))
+
+
+def _child_peak_kib() -> int:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+
+
+def _stage_argv(stage: str, run: Path, trials: int, prompts: Path, url: str) -> list[str]:
+    command = str(BIN / f"bt-{stage}")
+    if stage == "design":
+        return [
+            command, str(run), "--prompts", str(prompts), "--a", "sim-large", "--b", "sim-small",
+            "--a-url", url, "--b-url", url, "--trials", str(trials), "--seed", "bench", "-q",
+        ]  # fmt: skip
+    if stage == "generate":
+        return [command, str(run), "--concurrency", "32", "-q"]
+    if stage == "judge":
+        return [command, str(run), "--judge", "bot:length", "-q"]
+    return [command, str(run), "-q"]
+
+
+def run_pipeline(trials: int, workdir: Path, url: str) -> dict[str, float]:
+    """Seconds per stage, and ``generate_peak_mib``."""
+    prompts = workdir / f"prompts-{trials}.txt"
+    _prompts(prompts, trials)
+    run = workdir / f"run-{trials}"
+    env = dict(os.environ, OPENAI_API_KEY="sk-bench", BLINDTEST_A_KEY="sk-bench")
+    env["BLINDTEST_B_KEY"] = "sk-bench"
+    result: dict[str, float] = {}
+    for stage in STAGES:
+        argv = _stage_argv(stage, run, trials, prompts, url)
+        if stage == "generate":
+            # A child's peak is only seen by getrusage after it exits, and RUSAGE_CHILDREN keeps
+            # the largest of all children: measure generate in a wrapper process of its own.
+            argv = [sys.executable, __file__, "--peak-of", *argv]
+        start = time.perf_counter()
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+        result[stage] = time.perf_counter() - start
+        if done.returncode not in (0, 1):
+            sys.exit(f"bt-{stage} at {trials} trials exited {done.returncode}: {done.stderr}")
+        if stage == "generate":
+            result["generate_peak_mib"] = float(done.stdout.strip().splitlines()[-1]) / 1024
+    return result
+
+
+def _peak_of(argv: list[str]) -> int:
+    done = subprocess.run(argv, check=False, stdout=subprocess.DEVNULL)
+    print(_child_peak_kib())
+    return done.returncode
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--peak-of":
+        return _peak_of(sys.argv[2:])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="3000,30000")
+    parser.add_argument("--keep", type=Path, help="keep the run directories here")
+    options = parser.parse_args()
+    sizes = [int(size) for size in options.sizes.split(",")]
+    server = Server("--latency-ms", "0")
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            workdir = options.keep or Path(scratch)
+            workdir.mkdir(parents=True, exist_ok=True)
+            results = {size: run_pipeline(size, workdir, server.base_url) for size in sizes}
+    finally:
+        server.close()
+    print(f"pipeline, triangle, simulator at 0 ms, --concurrency 32; sizes {sizes}")
+    print(f"{'stage':<10}" + "".join(f"{size:>10}" for size in sizes) + "     ratio")
+    missed: list[str] = []
+    small, large = sizes[0], sizes[-1]
+    for key in (*STAGES, "generate_peak_mib"):
+        values = [results[size][key] for size in sizes]
+        ratio = values[-1] / values[0]
+        unit = " MiB" if key.endswith("mib") else " s"
+        cells = "".join(f"{value:>10.1f}" for value in values)
+        print(f"{key:<10}{cells}{ratio:>9.1f}x{unit}")
+        limit = MEMORY_RATIO if key.endswith("mib") else LINEAR * large / small / 10
+        if len(sizes) > 1 and ratio > limit:
+            missed.append(f"{key} grows {ratio:.1f}x (limit {limit:.1f}x)")
+        if key in ("audit", "analyze", "verify") and values[-1] > TIME_LIMIT:
+            missed.append(f"bt-{key} took {values[-1]:.1f} s at {large} trials")
+    for line in missed:
+        print("missed: " + line, file=sys.stderr)
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
