@@ -16,6 +16,7 @@ import click
 from blindtest import artifacts
 from blindtest.artifact_types import GenerationRecord, TrialRecord
 from blindtest.artifacts import JsonObject
+from blindtest.cli._common import grouped
 from blindtest.errors import BadInput, EndpointFailed
 from blindtest.hints import stage_command
 
@@ -23,13 +24,6 @@ if TYPE_CHECKING:
     from blindtest.batch import BatchResult
 
 Say = Callable[[str], None]
-
-
-def options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """bt-generate's batch options (they arrive in the command as ``**batch``)."""
-    for option in reversed(_OPTIONS):
-        command = option(command)
-    return command
 
 
 _OPTIONS = [
@@ -72,6 +66,8 @@ _OPTIONS = [
         help="Seconds between polls of a submitted batch (--batch).",
     ),
 ]
+#: bt-generate's batch options, as one group (they arrive as ``**batch``).
+options = grouped(*_OPTIONS)
 
 
 def wanted(batch: dict[str, Any]) -> bool:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,7 @@ import click
 import orjson
 
 from blindtest import artifacts
+from blindtest.cli._common import grouped
 from blindtest.errors import BadInput
 
 _OPTIONS = [
@@ -30,12 +31,8 @@ _OPTIONS = [
         help="Keep only verdicts more confident than this in --export-preferences.",
     ),
 ]
-
-
-def options(command: Callable[..., Any]) -> Callable[..., Any]:
-    for option in reversed(_OPTIONS):
-        command = option(command)
-    return command
+#: bt-analyze's preference-export options, as one group.
+options = grouped(*_OPTIONS)
 
 
 def check(path: Path | None, run_dir: Path, picks: Sequence[Path], force: bool) -> None:

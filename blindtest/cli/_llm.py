@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
 from blindtest import judge_prompts
+from blindtest.cli._common import grouped
 from blindtest.errors import BadInput
 from blindtest.judge import JudgeRun
 from blindtest.judges import JudgeKind, judge_kind
@@ -109,6 +109,8 @@ _OPTIONS = [
         help="Print the prompt the LLM judge gets for trial N, call nothing, write nothing.",
     ),
 ]
+#: The LLM judge's options, as one group.
+options = grouped(*_OPTIONS)
 
 _NAMES = [
     "judge_url",
@@ -126,13 +128,6 @@ _NAMES = [
     "judge_context_tokens",
     "show_prompt",
 ]
-
-
-def options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The LLM judge's options, as one group."""
-    for option in reversed(_OPTIONS):
-        command = option(command)
-    return command
 
 
 def given(ctx: click.Context, llm: dict[str, Any]) -> list[str]:
