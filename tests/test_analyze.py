@@ -608,8 +608,8 @@ def test_position_bias_fails_the_run_with_exit_1_and_the_reason(tmp_path: Path) 
     assert result.exit_code == 1
     assert report["verdict"] == "unusable"
     reason = (
-        "position bias: judges chose left 20 of 20 times (100%, exact two-sided p = 0.000002); "
-        "they responded to position, so every win rate here is void."
+        "position bias: the judge chose left 20 of 20 times (100%, exact two-sided "
+        "p = 0.000002); it responded to position, so every win rate here is void."
     )
     assert report["gates_failed"] == [reason]
     assert result.stderr == f"bt-analyze: Not a result: {reason}\n"

@@ -101,7 +101,7 @@ def analyze_preference(
         else None
     )
     agreement = _agreement(design, judges)
-    problems = _gate_problems(bias, agreement, options)
+    problems = _gate_problems(bias, agreement, options, judges=len(judges))
     warnings = []
     if bias is not None and bias.exceeds_margin and not bias.significant:
         warnings.append(
@@ -187,15 +187,18 @@ def analyze_preference(
     return {**fields, "n": len(outcome), "verdict": verdict, "statement": statement}, 0, []
 
 
-def _gate_problems(bias: Any, agreement: JsonObject | None, options: AnalysisOptions) -> list[str]:
+def _gate_problems(
+    bias: Any, agreement: JsonObject | None, options: AnalysisOptions, *, judges: int = 2
+) -> list[str]:
     """Spec 002's gates. Position bias fails the run when the exact test finds it (a margin
     alone would fail an unbiased judge a third of the time at n = 10); agreement fails it
     when kappa is below ``min_kappa``."""
     problems = []
+    who, pronoun = ("the judge", "it") if judges == 1 else ("judges", "they")
     if bias is not None and bias.significant:
         problems.append(
-            f"position bias: judges chose left {bias.left} of {bias.n} times "
-            f"({pct(bias.statistic)}, exact two-sided {format_p(bias.p_value)}); they "
+            f"position bias: {who} chose left {bias.left} of {bias.n} times "
+            f"({pct(bias.statistic)}, exact two-sided {format_p(bias.p_value)}); {pronoun} "
             "responded to position, so every win rate here is void."
         )
     kappa = (agreement or {}).get("kappa", {}).get("statistic")

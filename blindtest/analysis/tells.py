@@ -43,7 +43,7 @@ def _length_preference(
     share = followed / len(votes)
     if p_value <= design["alpha"] and share >= EXPLAINS_SHARE:
         return [
-            f"The judges preferred the longer response in {followed} of {len(votes)} untied "
+            f"{_who(fields)} preferred the longer response in {followed} of {len(votes)} untied "
             f"comparisons ({format_p(p_value)}). Reviewers systematically prefer longer output, "
             "so this preference may be a preference for length."
         ]
@@ -56,9 +56,13 @@ def _length_preference(
         )
         return [
             f"Length separates the models (the longer answer was A's in {bot['correct']} of "
-            f"{bot['n']} trials), and the judges preferred the longer response {how}."
+            f"{bot['n']} trials), and {_who(fields).lower()} preferred the longer response {how}."
         ]
     return []
+
+
+def _who(fields: Mapping[str, Any]) -> str:
+    return "The judge" if len(fields.get("judges") or []) == 1 else "The judges"
 
 
 def _whose(fields: Mapping[str, Any]) -> str:

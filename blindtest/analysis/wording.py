@@ -267,7 +267,10 @@ def next_step(design: DesignRecord, fields: Mapping[str, Any]) -> JsonObject | N
     explained = " ".join(audit.get("sentences") or [])
     add: list[str] = []
     why: list[str] = []
-    if census and fields["verdict"] != "not distinguished":
+    # Only a positive result has something a channel could explain: a null or an
+    # inconclusive preference is not "explained by formatting".
+    positive = fields["verdict"] not in ("not distinguished", "inconclusive", "void", "unusable")
+    if census and positive:
         words = sorted(c["mean_words"] for c in census.values() if c["mean_words"] is not None)
         length_open = norm["length_band"] is None and not norm["truncate_match"]
         if length_open and words and "length" in explained:
