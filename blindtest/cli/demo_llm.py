@@ -5,19 +5,27 @@ Starts the simulator on a free 127.0.0.1 port, then runs design (preference, bun
 audit -> analyze through the real commands. The report ends with the judge's diagnostics:
 position, length and markdown preferences, swap consistency, leakage, retries and tokens.
 Simulated models and a simulated judge: it shows how an LLM judge is run and checked, and says
-nothing about real models. The directory must not exist yet (each demo is a fresh run).
+nothing about real models.
+
+Like ``make demo`` it never deletes anything: run again on the same directory, it resumes (the
+simulator comes back on the port the design records, generation and the judge ask only what is
+missing) and shows the report again. A directory holding anything but this demo is refused.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
 import click
 
+from blindtest import artifacts
+from blindtest.chain import check_demo_dir
 from blindtest.cli import cli
 from blindtest.cli._common import exit_mapped, say
 from blindtest.errors import BadInput
+from blindtest.hints import stage_command
 from blindtest.simulator import running
 
 DEMO_DIR = Path("demo-llm-run")
@@ -30,23 +38,38 @@ def _stage(*args: str) -> int:
 
 
 def run_demo(run_dir: Path) -> int:
-    if run_dir.exists():
-        raise BadInput(f"{run_dir} already exists; remove it or name another: make demo-llm "
-                       "DEMO_LLM_RUN=DIR")  # fmt: skip
-    with running() as simulator:
-        url = simulator.base_url
-        say(f"simulator serving sim-large, sim-small and the judge sim-judge-fair on {url}\n")
-        _stage(
-            "design", str(run_dir), "--demo", "--protocol", "preference", "--a", "sim-large",
-            "--b", "sim-small", "--a-url", url, "--b-url", url, "--seed", "demo-llm",
-        )  # fmt: skip
-        _stage("generate", str(run_dir), "--quiet")
-        say(f"\nthe judge is {JUDGE}; the prompt it gets for trial 1:")
-        say(f"  bt-judge {run_dir} --judge {JUDGE} --show-prompt 1\n")
-        _stage("judge", str(run_dir), "--judge", JUDGE, "--judge-url", url)
-    _stage("audit", str(run_dir), "--quiet", "--force")
-    click.echo("", err=True)
-    return _stage("analyze", str(run_dir))
+    port = check_demo_dir(run_dir)
+    with artifacts.run_lock(run_dir, "make demo-llm"):
+        if port:
+            say(f"resuming the demo in {run_dir}/ (nothing is deleted)")
+        with contextlib.ExitStack() as stack:
+            try:
+                simulator = stack.enter_context(running(port=port))
+            except OSError as error:
+                raise BadInput(
+                    f"cannot start the simulator on port {port}, which {run_dir}/design.json "
+                    f"records: {error.strerror or error}; stop what uses it and run again"
+                ) from None
+            url = simulator.base_url
+            say(f"simulator serving sim-large, sim-small and the judge sim-judge-fair on {url}\n")
+            try:
+                _stage(
+                    "design", str(run_dir), "--demo", "--protocol", "preference", "--a",
+                    "sim-large", "--b", "sim-small", "--a-url", url, "--b-url", url, "--seed",
+                    "demo-llm",
+                )  # fmt: skip
+            except artifacts.DesignDiffers as error:
+                raise BadInput(
+                    f"{run_dir} holds a different design ({error.difference}); the demo "
+                    "resumes only its own run: give it another directory"
+                ) from None
+            _stage("generate", str(run_dir), "--quiet")
+            show = stage_command("judge", run_dir, "--judge", JUDGE, "--show-prompt", "1")
+            say(f"\nthe judge is {JUDGE}; the prompt it gets for trial 1:\n  {show}\n")
+            _stage("judge", str(run_dir), "--judge", JUDGE, "--judge-url", url)
+        _stage("audit", str(run_dir), "--quiet", "--force")
+        click.echo("", err=True)
+        return _stage("analyze", str(run_dir))
 
 
 def main(argv: list[str] | None = None) -> int:
