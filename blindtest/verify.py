@@ -202,8 +202,12 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
             )
         )
     v.note("arrangement from the seed")
-    derived = build_arrangement(
-        design["seed"], design["trials"], [p["id"] for p in design["prompts"]], design["protocol"]
+    derived = build_arrangement(  # hidden controls (issue 13 item 7) are part of it
+        design["seed"],
+        design["trials"],
+        [p["id"] for p in design["prompts"]],
+        design["protocol"],
+        design.get("controls", 0),
     )
     v.differ(f"{artifacts.DESIGN}/arrangement", design["arrangement"], derived)
     return cast(DesignRecord, design)  # validated against the schema by v.read
