@@ -128,8 +128,8 @@ def statement(result: ControlResult, alpha: float = 0.05) -> str:
     else:
         text += "no position preference shown at this size; "
     text += (
-        f"{pct(found['share_non_tie'])} of the verdicts preferred one of two outputs of one "
-        "model, the rate of preferences where there is nothing to find."
+        f"{pct(found['share_non_tie'])} of the {'verdicts' if llm else 'picks'} preferred one "
+        "of two outputs of one model, the rate of preferences where there is nothing to find."
     )
     return text
 
