@@ -5,8 +5,10 @@ indistinguishable before judging, left out of the A-vs-B test and reported per j
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +146,58 @@ def test_i13_07_arrangement_is_deterministic_interleaved_and_balanced() -> None:
     sides = Counter(e["control"] for e in odd if "control" in e)
     assert sum(sides.values()) == 3
     assert abs(sides["A"] - sides["B"]) == 1
+
+
+def _rederive(seed: str, total: int, ids: list[str], k: int) -> list[tuple[str, str, str]]:
+    """(prompt, left, control or "") per trial, from the README's Randomization paragraph only."""
+
+    def words(label: str) -> Iterator[int]:
+        block = 0
+        while True:
+            digest = hashlib.sha256(
+                b"blindtest/rng@1\x00" + seed.encode() + b"\x00" + label.encode() + b"\x00"
+                + str(block).encode()
+            ).digest()  # fmt: skip
+            for i in range(4):
+                yield int.from_bytes(digest[8 * i : 8 * i + 8], "big")
+            block += 1
+
+    def below(stream: Iterator[int], n: int) -> int:
+        for word in stream:
+            if word < 2**64 - 2**64 % n:
+                return word % n
+        raise AssertionError
+
+    def shuffle(stream: Iterator[int], xs: list[Any]) -> None:
+        for i in range(len(xs) - 1, 0, -1):
+            j = below(stream, i + 1)
+            xs[i], xs[j] = xs[j], xs[i]
+
+    def balanced(label: str, n: int) -> list[str]:
+        stream = words(label)
+        sides = ["A", "B"] * (n // 2) + (["AB"[below(stream, 2)]] if n % 2 else [])
+        shuffle(stream, sides)
+        return sides
+
+    order = list(range(len(ids)))
+    shuffle(words("prompts"), order)
+    numbers = list(range(1, total + 1))
+    shuffle(words("controls"), numbers)
+    control = dict(zip(sorted(numbers[:k]), balanced("control_sides", k), strict=True))
+    left = iter(balanced("left", total - k))
+    return [
+        (ids[order[t - 1]], control[t] if t in control else next(left), control.get(t, ""))
+        for t in range(1, total + 1)
+    ]
+
+
+def test_i13_07_arrangement_rederives_from_the_readme_alone() -> None:
+    ids = [f"p{i}" for i in range(1, 41)]
+    for seed in ["golden", "naïve seed ✓", *map(str, range(30))]:
+        for real, k in ((1, 1), (6, 2), (20, 5), (15, 15), (7, 0)):
+            ours = build_arrangement(seed, real + k, ids, "preference", k)
+            shown = [(e["prompt_id"], e["left"], e.get("control", "")) for e in ours]
+            assert shown == _rederive(seed, real + k, ids, k)
 
 
 def test_i13_07_design_records_k_and_the_total_and_prints_it(
@@ -391,3 +445,31 @@ def test_i13_07_blindtest_run_forwards_controls(
     # A printed design command for the next run gives the real trials and the controls.
     commands = [line for line in result.output.splitlines() if "bt-design NEW-RUN" in line]
     assert all("--trials 6 --controls 2" in line for line in commands)
+
+
+def test_i13_07_judging_page_and_view_are_the_same_for_a_control_and_a_real_trial(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    from dataclasses import fields, replace
+
+    from blindtest.judging.web.page import Place, trial_page
+    from blindtest.records import load_judge_run
+
+    run = made(invoke, tmp_path / "run", simulator.base_url, "--controls", "4")
+    judged = load_judge_run(run)
+    view = judged.view  # what the terminal session, the web page and every judge get
+    assert {f.name for f in fields(view)} == {
+        "protocol", "trials", "question", "extra_questions", "require_reason", "sequential",
+        "design_sha256",
+    }  # fmt: skip
+    controls = {e["trial"] for e in judged.design["arrangement"] if "control" in e}
+    control = next(t for t in view.trials if t.number in controls)
+    real = next(t for t in view.trials if t.number not in controls)
+
+    def page(trial: Any) -> str:
+        return trial_page(view, trial, Place(3, 14), "/t/x/", plain=False, nicknames=None)
+
+    # The page is a function of the trial's number and texts alone: a control page with a real
+    # trial's texts is that trial's page with the control's number.
+    swapped = replace(control, prompt=real.prompt, options=real.options, history=real.history)
+    assert page(swapped) == page(replace(real, number=control.number))
