@@ -473,3 +473,38 @@ def test_i13_07_judging_page_and_view_are_the_same_for_a_control_and_a_real_tria
     # trial's texts is that trial's page with the control's number.
     swapped = replace(control, prompt=real.prompt, options=real.options, history=real.history)
     assert page(swapped) == page(replace(real, number=control.number))
+
+
+def test_i13_07_controls_with_identical_outputs_are_named_after_judging(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    from blindtest.simulator.server import SimulatorConfig, running
+
+    with running(SimulatorConfig(deterministic=True)) as sim:
+        run = made(invoke, tmp_path / "run", sim.base_url, "--controls", "2")
+        assert invoke("judge", run, "--judge", "bot:random").exit_code == 0
+    invoke("analyze", run)
+    section = load(run / artifacts.REPORT)["controls"]
+    assert section["identical_outputs"] == [t["trial"] for t in section["trials"]]
+    assert "2 control(s) showed two identical outputs" in section["lines"][1]
+
+
+def test_i13_07_schema_takes_control_on_preference_entries_only(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    from blindtest.errors import BadInput
+
+    run = tmp_path / "run"
+    assert design(invoke, run, simulator.base_url, "--controls", "2").exit_code == 0
+    recorded = load(run / artifacts.DESIGN)
+    artifacts.validate(recorded, "design", artifacts.DESIGN)
+    bad_side = orjson.loads(orjson.dumps(recorded))
+    next(e for e in bad_side["arrangement"] if "control" in e)["control"] = "C"
+    triangle = orjson.loads(orjson.dumps(recorded))
+    triangle["protocol"] = "triangle"
+    for entry in triangle["arrangement"]:
+        entry.pop("left")
+        entry.update({"doubled": "A", "odd_position": 1})
+    for broken in (bad_side, triangle):
+        with pytest.raises(BadInput):
+            artifacts.validate(broken, "design", artifacts.DESIGN)

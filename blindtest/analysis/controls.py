@@ -135,10 +135,15 @@ def statement(result: ControlResult, alpha: float = 0.05) -> str:
 
 
 def controls_section(
-    design: DesignRecord, files: Sequence[PicksFile], alpha: float = 0.05
+    design: DesignRecord,
+    files: Sequence[PicksFile],
+    alpha: float = 0.05,
+    shown: Mapping[int, Sequence[str]] | None = None,
 ) -> JsonObject | None:
     """``report["controls"]``: the control trials (after the reveal), each judge's results with
-    its sentence, and the screen lines; None for a design without controls."""
+    its sentence, and the screen lines; None for a design without controls. ``shown`` (the
+    options as the judge saw them, by trial) lets it count controls whose two outputs were
+    identical, which a judge could spot without reading."""
     controls = control_trials(design)
     if not controls:
         return None
@@ -147,6 +152,15 @@ def controls_section(
         f"Hidden controls: {len(controls)} of the {design['trials']} comparisons showed one model "
         "on both sides (left out of the test above):"
     ]
+    identical = sorted(
+        t for t in controls if len(set((shown or {}).get(t, ()))) == 1 and (shown or {}).get(t)
+    )
+    if identical:
+        lines.append(
+            f"  {len(identical)} control(s) showed two identical outputs (trial "
+            f"{', '.join(map(str, identical))}): the endpoint answered the same twice, so a judge "
+            "could tell those controls by the identical pair without reading."
+        )
     for result in control_results(files, controls).values():
         sentence = statement(result, alpha)
         judges.append({**result.to_dict(), "statement": sentence})
@@ -156,5 +170,6 @@ def controls_section(
     return {
         "trials": [{"trial": t, "side": side} for t, side in sorted(controls.items())],
         "judges": judges,
+        "identical_outputs": identical,
         "lines": lines,
     }

@@ -173,8 +173,9 @@ def analyze_run(
     if machine is not None and "per_trial" in result.report:  # never in a void report
         result.report["llm_judges"] = machine
     if controls and "per_trial" in result.report:
+        shown = {t.number: t.options for t in view.trials}
         result.report["controls"] = controls_section(
-            loaded.design, all_files, loaded.design["alpha"]
+            loaded.design, all_files, loaded.design["alpha"], shown
         )
     style = style_section(view, picks) if "per_trial" in result.report else None
     if style is not None:
