@@ -18,7 +18,7 @@ from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
 from blindtest.judge_diagnostics import ControlResult, control_result
 from blindtest.records import Pick, PicksFile
-from blindtest.reportfmt import format_p, pct
+from blindtest.reportfmt import count, format_p, pct
 
 __all__ = [
     "control_results",
@@ -100,11 +100,11 @@ def statement(result: ControlResult, alpha: float = 0.05) -> str:
     """The plain sentence for one judge's control results."""
     found = result.to_dict()
     llm = result.kind == "llm"
+    comparisons = count(result.controls, "control comparison")
     what = (
-        f"{result.verdicts} verdicts (both passes of the swap) on {result.controls} control "
-        "comparisons"
+        f"{count(result.verdicts, 'verdict')} (both passes of the swap) on {comparisons}"
         if llm
-        else f"{result.controls} control comparisons"
+        else comparisons
     )
     chose = "chose the first output shown" if llm else "picked the left output"
     text = (
@@ -150,7 +150,8 @@ def controls_section(
     judges = []
     lines = [
         f"Hidden controls: {len(controls)} of the {design['trials']} comparisons showed one model "
-        "on both sides (left out of the test above):"
+        "on both sides (left out of the test above; their outputs count as their side's in the "
+        "census and the appendix):"
     ]
     identical = sorted(
         t for t in controls if len(set((shown or {}).get(t, ()))) == 1 and (shown or {}).get(t)
