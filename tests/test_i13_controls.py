@@ -367,6 +367,16 @@ def test_i13_07_a_person_who_always_picks_left_is_told_so_in_a_plain_sentence(
         "4 times and declared no tie 4 times: left in 100% of the 4 untied"
     )
     assert found["statement"] in analysed.stdout
+    # Machine vs person (--against) compares the real trials only.
+    llm = run / "picks-llm.jsonl"
+    judged = invoke(
+        "judge", run, "--judge", "llm:sim-judge-fair", "--judge-url", simulator.base_url,
+        "--out", llm,
+    )  # fmt: skip
+    assert judged.exit_code == 0, judged.output
+    invoke("analyze", run, "--against", llm, "--force")
+    pairs = load(run / artifacts.REPORT)["machine_vs_person"]["pairs"]
+    assert [p["n"] for p in pairs] == [10]
 
 
 def test_i13_07_unfinished_run_with_controls_is_void_and_reveals_nothing(
