@@ -387,6 +387,7 @@ def build_arrangement(
     arrangement: list[ArrangementEntry] = [
         {"trial": t, "prompt_id": prompt_ids[order[t - 1]]} for t in range(1, trials + 1)
     ]
+    controls = min(controls, trials)  # a design cannot hold more (bt-verify may be handed one)
     if controls:
         numbers = list(range(1, trials + 1))
         DesignRng(seed, "controls").shuffle(numbers)

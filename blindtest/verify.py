@@ -210,6 +210,9 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
         design.get("controls", 0),
     )
     v.differ(f"{artifacts.DESIGN}/arrangement", design["arrangement"], derived)
+    if "controls" in design:  # the count recorded is the count the arrangement marks
+        marked = sum("control" in e for e in design["arrangement"])
+        v.differ(f"{artifacts.DESIGN}/controls", design["controls"], marked)
     return cast(DesignRecord, design)  # validated against the schema by v.read
 
 

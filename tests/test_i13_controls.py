@@ -435,6 +435,16 @@ def test_i13_07_verify_fails_when_the_arrangements_controls_are_tampered(
     result = invoke("verify", run)
     assert result.exit_code == 1
     assert "design.json/arrangement" in result.output
+    # A recorded count that the arrangement does not bear out, even one above the trials.
+    recorded["controls"] = 99
+    (run / artifacts.DESIGN).write_bytes(artifacts.dump_json(recorded))
+    hashed = artifacts.sha256_file(run / artifacts.DESIGN)
+    now = (run / artifacts.DESIGN_HASH).read_text()
+    (run / artifacts.DESIGN_HASH).write_text(now.replace(now.split()[0], hashed))
+    result = invoke("verify", run)
+    assert result.exit_code == 1
+    assert "design.json/controls" in result.output
+    assert "design.sha256" not in result.output.replace("checked  design.sha256", "")
 
 
 def test_i13_07_blindtest_run_forwards_controls(
