@@ -425,7 +425,7 @@ design_options = grouped(
         type=int,
         default=0,
         metavar="K",
-        help="Preference: K hidden control trials (one model on both sides) among the trials.",
+        help="Preference: add K hidden controls (one model on both sides) among the trials.",
     ),
     click.option("--seed", type=str, help="Arrangement seed (default: fresh, recorded)."),
     alpha_option,
