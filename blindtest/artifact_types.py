@@ -71,16 +71,16 @@ class _ArrangementRequired(TypedDict):
 
 
 class ArrangementEntry(_ArrangementRequired, total=False):
-    """One item of ``arrangement``: ``doubled`` and ``odd_position`` (triangle) or ``left``."""
+    """One item of ``arrangement``: ``doubled`` and ``odd_position`` (triangle) or ``left``;
+    ``control`` (preference) marks a hidden control, both outputs drawn from that side."""
 
     doubled: str
     odd_position: int
     left: str
+    control: str
 
 
-class DesignRecord(TypedDict):
-    """``design.json``; every property is required."""
-
+class _DesignRequired(TypedDict):
     schema: str
     protocol: ProtocolName
     trials: int
@@ -98,6 +98,12 @@ class DesignRecord(TypedDict):
     prompts: list[dict[str, Any]]
     arrangement: list[ArrangementEntry]
     provenance: dict[str, Any]
+
+
+class DesignRecord(_DesignRequired, total=False):
+    """``design.json``: ``controls`` (issue 13 item 7) is the one optional property."""
+
+    controls: int
 
 
 # --------------------------------------------------------------------------- responses.schema.json
@@ -329,5 +335,6 @@ class ReportRecord(_ReportRequired, ProtocolFields, total=False):
     next: dict[str, Any] | None
     sides: dict[str, Any]
     llm_judges: dict[str, Any] | None
+    controls: dict[str, Any] | None
     style_check: dict[str, Any] | None
     machine_vs_person: dict[str, Any] | None

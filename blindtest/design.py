@@ -13,6 +13,13 @@ The arrangement is a pure function of (seed, trials, prompts, protocol), drawn f
    position is uniform on 1..3 and independent of everything else.
 4. pair and preference, ``"left"``: the same balanced construction as step 2 for the side
    shown on the left.
+5. preference with ``--controls K`` (issue 13 item 7): the design's ``trials`` counts every
+   comparison shown, ``K`` of them hidden controls (the same model on both sides). Steps 1 and
+   4 run over all trials and the real ones as before (with ``K = 0`` the arrangement is exactly
+   the old one); then ``"controls"``: the trial numbers 1..trials are shuffled and the first
+   ``K`` become controls, and ``"control_sides"``: a balanced list of ``K`` sides (as in step 2)
+   says whose two independent draws each control shows. A control entry carries ``control``
+   (the side) and ``left`` equal to it; the ``"left"`` sides go, in order, to the real trials.
 """
 
 from __future__ import annotations
@@ -151,6 +158,8 @@ class DesignOptions:
     require_reason: bool | None = None
     #: ``outputs.DirsSource.record()`` for --from-dirs designs; None for endpoints.
     source: dict[str, Any] | None = None
+    #: Hidden control trials added to ``trials`` (preference only; issue 13 item 7).
+    controls: int = 0
 
 
 def check_options(options: DesignOptions, distinct_prompts: int) -> None:
@@ -174,10 +183,50 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
             f"--ask is for the preference protocol only (a {options.protocol} judge answers no "
             "questions about each response); drop --ask or use --protocol preference"
         )
+    _check_controls(options, distinct_prompts)
     if distinct_prompts < options.trials:
         raise BadInput(
             f"found {distinct_prompts} distinct prompts, need {options.trials} (each prompt is "
             f"used in one trial only); add prompts or use --trials {distinct_prompts}"
+        )
+
+
+def _check_controls(options: DesignOptions, distinct_prompts: int) -> None:
+    """--controls K: preference only, 0 <= K <= --trials, two independent draws possible,
+    a prompt of its own for every control."""
+    k = options.controls
+    if k < 0:
+        raise BadInput(f"--controls must be 0 or more, got {k}")
+    if k == 0:
+        return
+    if options.protocol != "preference":
+        raise BadInput(
+            f"--controls is for preference designs only (a {options.protocol} trial already "
+            "compares the two models); drop --controls or use --protocol preference"
+        )
+    if k > options.trials:
+        raise BadInput(
+            f"--controls {k} is more than the {options.trials} real trials; controls measure "
+            f"the judge, the trials measure the models: use --controls {options.trials} or fewer"
+        )
+    if options.source is not None:
+        raise BadInput(
+            "--controls needs two independent draws of one model per control; --from-dirs "
+            "supplies one output per item and side: drop --controls"
+        )
+    for side, spec in zip(SIDES, (options.a, options.b), strict=True):
+        if effective_temperature(spec.to_dict()) == 0:
+            raise BadInput(
+                f"--controls is refused at temperature 0 (side {side}): a control's two draws "
+                "of one model would be identical and the control seen at a glance; use a "
+                "temperature above 0 or drop --controls"
+            )
+    total = options.trials + k
+    if distinct_prompts < total:
+        raise BadInput(
+            f"found {distinct_prompts} distinct prompts, need {options.trials} + {k} controls "
+            f"= {total} (each prompt is used in one trial only, controls included); add "
+            "prompts or lower --trials or --controls"
         )
 
 
@@ -329,14 +378,31 @@ def balanced_sides(n: int, rng: DesignRng) -> list[str]:
 
 
 def build_arrangement(
-    seed: str, trials: int, prompt_ids: Sequence[str], protocol: str
+    seed: str, trials: int, prompt_ids: Sequence[str], protocol: str, controls: int = 0
 ) -> list[ArrangementEntry]:
-    """The trial arrangement; see the module docstring for the exact derivation."""
+    """The trial arrangement; see the module docstring for the exact derivation. ``trials``
+    counts every comparison shown, ``controls`` of them hidden controls."""
     order = list(range(len(prompt_ids)))
     DesignRng(seed, "prompts").shuffle(order)
     arrangement: list[ArrangementEntry] = [
         {"trial": t, "prompt_id": prompt_ids[order[t - 1]]} for t in range(1, trials + 1)
     ]
+    controls = min(controls, trials)  # a design cannot hold more (bt-verify may be handed one)
+    if controls:
+        numbers = list(range(1, trials + 1))
+        DesignRng(seed, "controls").shuffle(numbers)
+        chosen = sorted(numbers[:controls])
+        control_sides = balanced_sides(controls, DesignRng(seed, "control_sides"))
+        for number, side in zip(chosen, control_sides, strict=True):
+            arrangement[number - 1]["control"] = side
+        real = [e for e in arrangement if "control" not in e]
+        left = balanced_sides(len(real), DesignRng(seed, "left"))
+        for entry, side in zip(real, left, strict=True):
+            entry["left"] = side
+        for entry in arrangement:
+            if "control" in entry:
+                entry["left"] = entry["control"]
+        return arrangement
     if protocol == "triangle":
         doubled = balanced_sides(trials, DesignRng(seed, "doubled"))
         odd_rng = DesignRng(seed, "odd_position")
@@ -388,10 +454,11 @@ def build_design(
             else options.protocol == "preference"
         ),
     }
-    return {
+    total = options.trials + options.controls
+    record: DesignRecord = {
         "schema": schema_tag("design"),
         "protocol": cast(ProtocolName, options.protocol),  # check_options refused any other
-        "trials": options.trials,
+        "trials": total,
         "seed": options.seed,
         "rng": RNG_VERSION,
         "alpha": options.alpha,
@@ -405,10 +472,13 @@ def build_design(
         "judging": judging,
         "prompts": [prompt_record(p) for p in prompts],
         "arrangement": build_arrangement(
-            options.seed, options.trials, [p.id for p in prompts], options.protocol
+            options.seed, total, [p.id for p in prompts], options.protocol, options.controls
         ),
         "provenance": provenance,
     }
+    if options.controls:  # absent when 0, so a design without controls hashes as before
+        record["controls"] = options.controls
+    return record
 
 
 # --------------------------------------------------------------------------- the options as given
@@ -459,6 +529,8 @@ class DesignRequest:
     b_param: tuple[str, ...] = ()
     a_label: str | None = None
     b_label: str | None = None
+    #: Issue 13 item 7: hidden control trials (preference).
+    controls: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -515,6 +587,7 @@ def resolve_request(request: DesignRequest) -> ResolvedDesign:
         extra_questions=r.extra_questions,
         require_reason=r.require_reason,
         source=source,
+        controls=r.controls,
     )
     return ResolvedDesign(prompts, options, dropped)
 

@@ -22,9 +22,11 @@ __all__ = [
     "POSITION_ALPHA",
     "POSITION_MARGIN",
     "AgreementResult",
+    "ControlResult",
     "JudgeDiagnostics",
     "Share",
     "StyleCheckResult",
+    "control_result",
     "diagnose",
     "kappa_interval",
     "machine_vs_person",
@@ -294,6 +296,86 @@ def diagnose(
         tokens=tokens,
         cost=sum(costs) if costs else None,
         warnings=tuple(_warnings(first, model, origin, sides)),
+    )
+
+
+# --------------------------------------------------------------------------- hidden controls
+
+
+@dataclass(frozen=True, slots=True)
+class ControlResult:
+    """One judge on the hidden control trials (issue 13 item 7): the same model on both sides,
+    so there is nothing to find. ``verdicts`` are an LLM judge's every pass (each shows one
+    output first) or another judge's picks; ``left`` counts those naming the first (left)
+    output, ``non_tie`` those naming either; ``confident`` (LLM judges only) the non-tie
+    verdicts of comparisons not flagged below --min-confidence. The left share among the
+    untied verdicts gets an exact two-sided binomial test against 1/2 with its Clopper-Pearson
+    95% interval."""
+
+    judge: str
+    kind: str | None
+    controls: int
+    verdicts: int
+    left: int
+    non_tie: int
+    confident: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        from blindtest.stats import binomial_test
+
+        test = binomial_test(self.left, self.non_tie, 0.5) if self.non_tie else None
+        return {
+            "judge": self.judge,
+            "judge_kind": self.kind,
+            "controls": self.controls,
+            "unit": "verdicts (both passes)" if self.kind == "llm" else "picks",
+            "verdicts": self.verdicts,
+            "left": self.left,
+            "non_tie": self.non_tie,
+            "confident": self.confident,
+            "share_left": self.left / self.non_tie if self.non_tie else None,
+            "share_non_tie": self.non_tie / self.verdicts if self.verdicts else None,
+            "share_confident": (
+                self.confident / self.verdicts
+                if self.confident is not None and self.verdicts
+                else None
+            ),
+            "p_value": test.p_value if test is not None else None,
+            "interval": test.proportion.to_dict() if test is not None else None,
+        }
+
+
+def control_result(
+    judge: str, kind: str | None, records: Sequence[Mapping[str, Any]]
+) -> ControlResult:
+    """``judge``'s results on the control trials from its pick records there (an LLM judge's
+    records of every pass; another judge's last word per trial)."""
+    if kind == "llm":
+        flagged = {
+            int(r["trial"]): "low_confidence" in (r.get("flagged") or ())
+            for r in records
+            if r.get("pass", 1) == 1
+        }
+        shown = [(_first_shown("preference", r), int(r["trial"])) for r in records]
+        untied = [(first, trial) for first, trial in shown if first is not None]
+        return ControlResult(
+            judge=judge,
+            kind=kind,
+            controls=len(flagged),
+            verdicts=len(shown),
+            left=sum(first for first, _ in untied),
+            non_tie=len(untied),
+            confident=sum(not flagged.get(trial, False) for _, trial in untied),
+        )
+    picks = [str(r.get("pick")) for r in records]
+    return ControlResult(
+        judge=judge,
+        kind=kind,
+        controls=len({int(r["trial"]) for r in records}),
+        verdicts=len(picks),
+        left=picks.count("left"),
+        non_tie=sum(p in ("left", "right") for p in picks),
+        confident=None,
     )
 
 

@@ -50,6 +50,9 @@ class Protocol:
 
     def slot_sides(self, entry: Mapping[str, Any]) -> tuple[str, ...]:
         """The side ("A"/"B") at positions 1..options for one arrangement entry."""
+        control = entry.get("control")
+        if control is not None:  # a hidden control: every position from one side
+            return (str(control),) * self.options
         if self.layout_key == "doubled":
             doubled = str(entry["doubled"])
             odd = _other(doubled)

@@ -382,6 +382,7 @@ def format_summary(
         "Channels closed (made equal or hidden): " + "; ".join(report["channels_closed"]),
     ]
     for block in (
+        _section_lines(report.get("controls")),  # hidden controls, right after the verdict
         _answers_lines(report),
         _panel_lines(report),
         _section_lines(report.get("llm_judges")),

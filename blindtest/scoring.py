@@ -24,10 +24,12 @@ __all__ = [
 
 def arrangement_entry(design: DesignRecord, trial: int) -> Mapping[str, Any]:
     """The arrangement entry of ``trial`` (the design builder writes them in trial order)."""
-    entry: Mapping[str, Any] = design["arrangement"][trial - 1]
-    if entry["trial"] != trial:  # the schema does not force the order; the design builder does
-        entry = next(e for e in design["arrangement"] if e["trial"] == trial)
-    return entry
+    arrangement = design["arrangement"]
+    if 0 < trial <= len(arrangement) and arrangement[trial - 1]["trial"] == trial:
+        return arrangement[trial - 1]
+    # The schema does not force the order (the design builder does), and the analysis of a
+    # design with hidden controls sees the real trials only.
+    return next(e for e in arrangement if e["trial"] == trial)
 
 
 def triangle_correct(design: DesignRecord, trial: int, pick: int | str) -> bool:
@@ -42,9 +44,10 @@ def option1_side(design: DesignRecord, trial: int) -> str:
 
 def preferred_side(design: DesignRecord, trial: int, pick: int | str) -> str | None:
     """Preference: the side ("A"/"B") the judge preferred, or None for a tie."""
-    if pick == "tie":
+    entry = arrangement_entry(design, trial)
+    if pick == "tie" or "control" in entry:  # a hidden control shows one side twice
         return None
-    left = option1_side(design, trial)
+    left = str(entry["left"])
     return left if pick == "left" else ("B" if left == "A" else "A")
 
 

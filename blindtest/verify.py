@@ -202,10 +202,17 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
             )
         )
     v.note("arrangement from the seed")
-    derived = build_arrangement(
-        design["seed"], design["trials"], [p["id"] for p in design["prompts"]], design["protocol"]
+    derived = build_arrangement(  # hidden controls (issue 13 item 7) are part of it
+        design["seed"],
+        design["trials"],
+        [p["id"] for p in design["prompts"]],
+        design["protocol"],
+        design.get("controls", 0),
     )
     v.differ(f"{artifacts.DESIGN}/arrangement", design["arrangement"], derived)
+    if "controls" in design:  # the count recorded is the count the arrangement marks
+        marked = sum("control" in e for e in design["arrangement"])
+        v.differ(f"{artifacts.DESIGN}/controls", design["controls"], marked)
     return cast(DesignRecord, design)  # validated against the schema by v.read
 
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from blindtest.judge_diagnostics import (
+    ControlResult,
     JudgeDiagnostics,
     Share,
     diagnose,
@@ -77,10 +78,14 @@ def _lines(found: JudgeDiagnostics, protocol: str) -> list[str]:
 
 
 def llm_section(
-    design: Mapping[str, Any], view: JudgeView, files: Sequence[PicksFile]
+    design: Mapping[str, Any],
+    view: JudgeView,
+    files: Sequence[PicksFile],
+    controls: Mapping[str, ControlResult] | None = None,
 ) -> dict[str, Any] | None:
     """``report["llm_judges"]``: each LLM judge's diagnostics and screen lines, or None when
-    no LLM judge is in the files."""
+    no LLM judge is in the files. ``controls`` (hidden control trials, issue 13 item 7): each
+    judge's control results, added to its diagnostics; the files then hold the real trials."""
     records: dict[str, list[dict[str, Any]]] = {}
     failures: dict[str, list[dict[str, Any]]] = {}
     for file in files:
@@ -104,9 +109,30 @@ def llm_section(
             options,
             design["models"],
         )
-        judges.append(found.to_dict())
+        diagnostics = found.to_dict()
         lines += _lines(found, view.protocol)
+        control = (controls or {}).get(judge)
+        if control is not None:
+            diagnostics["controls"] = control.to_dict()
+            lines.append(_control_line(control))
+        judges.append(diagnostics)
     return {"judges": judges, "lines": lines}
+
+
+def _control_line(control: ControlResult) -> str:
+    shown = control.to_dict()
+    interval = shown["interval"]
+    where = (
+        f" (exact 95% interval {interval['lo']:.0%} to {interval['hi']:.0%})"
+        if interval is not None
+        else ""
+    )
+    return (
+        f"  hidden controls (one model on both sides, {control.controls} comparisons): first "
+        f"position in {_percent(Share(control.left, control.non_tie, 0.5))} untied verdicts"
+        f"{where}; non-tie in {_percent(Share(control.non_tie, control.verdicts, 1.0))} "
+        f"verdicts, {control.confident} of them not below --min-confidence"
+    )
 
 
 def _by_judge(files: Sequence[PicksFile]) -> dict[str, dict[int, Any]]:

@@ -9,6 +9,14 @@ from pathlib import Path
 
 from blindtest import artifacts, records
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
+from blindtest.analysis.controls import (
+    control_results,
+    control_trials,
+    controls_section,
+    main_design,
+    main_files,
+    without_controls,
+)
 from blindtest.analysis.judges import (
     agreement_section,
     kept_picks,
@@ -124,7 +132,18 @@ def analyze_run(
     skipped: list[str] = []
     files: list[records.PicksFile] = []
     picks, read_files = _read_picks_files(run_dir, paths, view, skipped, files)
-    machine = llm_section(loaded.design, view, files)
+    # Hidden controls (issue 13 item 7) leave the A-vs-B analysis once every trial is judged;
+    # before that the void report counts the trials as the judge saw them and says nothing.
+    options = options or AnalysisOptions()
+    controls = control_trials(loaded.design)
+    design = loaded.design
+    all_files = files
+    finished = len({p.trial for p in picks}) >= design["trials"]
+    if controls and (finished or options.reveal_void):
+        design = main_design(design)
+        picks = without_controls(picks, controls)
+        files = main_files(files, controls)
+    machine = llm_section(design, view, files, control_results(all_files, controls))
     picks = kept_picks(picks)
     inputs = {artifacts.DESIGN: loaded.sha256}
     for path in paths:
@@ -138,7 +157,7 @@ def analyze_run(
     responses = _read_responses(run_dir, loaded.design, skipped)
     audit, audit_state = _read_audit(run_dir, loaded.sha256, skipped)
     result = build_report(
-        loaded.design,
+        design,
         loaded.sha256,
         picks,
         inputs=inputs,
@@ -153,11 +172,16 @@ def analyze_run(
     result.report["picks_files"] = [input_name(run_dir, p) for p in paths]
     if machine is not None and "per_trial" in result.report:  # never in a void report
         result.report["llm_judges"] = machine
+    if controls and "per_trial" in result.report:
+        shown = {t.number: t.options for t in view.trials}
+        result.report["controls"] = controls_section(
+            loaded.design, all_files, loaded.design["alpha"], shown
+        )
     style = style_section(view, picks) if "per_trial" in result.report else None
     if style is not None:
         result.report["style_check"] = style
     if against and "per_trial" in result.report:
-        others = [records.read_picks(path, view) for path in against]
+        others = main_files([records.read_picks(path, view) for path in against], controls)
         result.report["machine_vs_person"] = agreement_section(files, others, view.protocol)
     return result
 
@@ -176,7 +200,12 @@ def export_rows(
             f"--export-preferences needs a preference run; this run is {run.view.protocol}"
         )
     files = [records.read_picks(path, run.view) for path in picks_paths]
-    return preference_rows(run.view, files, min_confidence)
+    controls = control_trials(run.design)
+    rows, dropped = preference_rows(run.view, main_files(files, controls), min_confidence)
+    hidden = sum(p.trial in controls for file in files for p in file.picks)
+    if hidden:  # a control compares one model with itself: no A-vs-B preference datum
+        dropped["hidden control trial"] = hidden
+    return rows, dropped
 
 
 def report_page(run_dir: Path, result: AnalysisResult) -> str:

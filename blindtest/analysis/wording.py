@@ -253,6 +253,11 @@ def _same_design_args(design: DesignRecord) -> list[str]:
         args.append("--sequential")
     if design["similarity_pd0"] is not None:
         args += ["--similarity", f"{design['similarity_pd0']:g}"]
+    controls = design.get("controls", 0)
+    if controls:  # hidden controls (issue 13 item 7): --trials counts the real trials
+        shown = sum("control" in e for e in design["arrangement"])
+        real = design["trials"] - shown
+        return [*args, "--trials", str(real), "--controls", str(controls), "--seed", design["seed"]]
     return [*args, "--trials", str(design["trials"]), "--seed", str(design["seed"])]
 
 

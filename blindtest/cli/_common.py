@@ -420,6 +420,13 @@ design_options = grouped(
         "better.",
     ),
     click.option("--trials", type=int, default=20, show_default=True, help="Number of trials."),
+    click.option(
+        "--controls",
+        type=int,
+        default=0,
+        metavar="K",
+        help="Preference: add K hidden controls (one model on both sides) among the trials.",
+    ),
     click.option("--seed", type=str, help="Arrangement seed (default: fresh, recorded)."),
     alpha_option,
     click.option(

@@ -51,9 +51,10 @@ def _summary(options: DesignOptions, prompts: int) -> None:
     from blindtest.plan import weak_design_note
 
     sequential = options.sequential
+    controls = f" + {options.controls} hidden controls" if options.controls else ""
     click.echo(
-        f"{options.protocol} design: {options.trials} trials from {prompts} prompts, seed "
-        f"{options.seed}, alpha {options.alpha}{', sequential' if sequential else ''}",
+        f"{options.protocol} design: {options.trials} trials{controls} from {prompts} prompts, "
+        f"seed {options.seed}, alpha {options.alpha}{', sequential' if sequential else ''}",
         err=True,
     )
     if not sequential and options.similarity_pd0 is None:

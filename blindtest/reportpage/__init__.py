@@ -231,6 +231,7 @@ def render_report_page(
             agreement=report.get("agreement") or None,
             reviewer_agreement=report.get("reviewer_agreement") or None,
             bias=report.get("position_bias") or None,
+            controls=report.get("controls") or None,
             cost=report.get("cost"),
             appendix=[(side, appendix[side]) for side in ("A", "B") if side in appendix],
             trials=_trials(report, trials, plain),
