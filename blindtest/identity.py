@@ -186,7 +186,7 @@ def design_terms(names: Iterable[str]) -> list[str]:
     out = []
     for name in names:
         for term in (name.strip(), name.strip().rsplit("/", 1)[-1]):
-            if len(term) >= MIN_TERM_CHARS and any(c.isalnum() for c in term):
+            if len(term) >= MIN_TERM_CHARS and any(c.isalnum() for c in term) and term not in out:
                 out.append(term)
     return out
 
