@@ -44,7 +44,19 @@ def design(run_dir: Path, force: bool, quiet: bool, **options: Any) -> None:
     digest = artifacts.write_design(run_dir, document, force=force)
     if not quiet:
         _summary(resolved.options, len(resolved.prompts))
+        _identity_line(document["normalization"]["identity_strip"])
         click.echo(f"{digest}  {run_dir / artifacts.DESIGN}")
+
+
+def _identity_line(record: dict[str, Any]) -> None:
+    if record["enabled"]:
+        line = (
+            f"identity stripping: {len(record['terms'])} names and phrases become "
+            f"{record['token']} for the judge"
+        )
+    else:
+        line = "identity stripping off: model names and self-identification reach the judge"
+    click.echo(line, err=True)
 
 
 def _summary(options: DesignOptions, prompts: int) -> None:
