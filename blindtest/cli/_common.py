@@ -442,8 +442,8 @@ design_options = grouped(
     click.option(
         "--strip-identity/--no-strip-identity",
         default=True,
-        help="Replace model, vendor and family names and self-identification phrases in what "
-        "the judge sees with one neutral token [default: on].",
+        help="Replace model names and self-identification in what the judge sees with one "
+        "token [default: on].",
     ),
     click.option(
         "--strip-identity-words",
