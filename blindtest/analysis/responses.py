@@ -135,9 +135,8 @@ def responses_sentences(design: DesignRecord, summary: Mapping[str, Any]) -> lis
         out.append(
             f"Identity stripping replaced {count(sum(m.values()), 'mention')} in "
             f"{count(sum(r.values()), 'response')} (side A: {count(m['A'], 'mention')} in "
-            f"{r['A']}, side B: {count(m['B'], 'mention')} in {r['B']}): the judge saw the "
-            "token where a model named itself, its family or its maker, so the token itself "
-            "was visible."
+            f"{r['A']}, side B: {count(m['B'], 'mention')} in {r['B']}): where a model named "
+            "itself, its family or its maker, the judge saw the token instead."
         )
     for side in ("A", "B"):
         asked = design["models"][side]["model"]
