@@ -344,6 +344,11 @@ def test_i13_06_end_to_end_names_never_reach_trials_counted_per_side_and_disclos
         "responses": audit["responses"],
     }
     assert any(s.startswith("Identity stripping replaced") for s in report["responses_sentences"])
+    page = tmp_path / "report.html"
+    assert invoke("analyze", run, "--html", page).exit_code in (0, 1)
+    html = page.read_text()
+    assert "model names and self-identification (identity stripping)" in html
+    assert sentence in html
     verified = verify_run(run)
     assert verified.ok, [str(d) for d in verified.differences]
 
