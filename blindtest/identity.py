@@ -15,7 +15,8 @@ Matching rules (``IDENTITY_VERSION``; change the tag when any of them change):
 * a space in a term matches any run of whitespace; an apostrophe matches ``'`` and ``’``; and
   ``I'm`` also matches ``I am``;
 * a version tail after a term goes with it: ``-4o-mini-2024-07-18``, ``-3-5-sonnet-20241022``,
-  `` 3.1 70B``, ``2.5-72B-Instruct``, `` Pro``. After a hyphen or underscore any run starting
+  `` 3.1 70B``, ``2.5-72B-Instruct``, `` Pro``, ``:8b``. After a hyphen, underscore or colon
+  (Ollama's tags) any run starting
   with a digit (or a letter then a digit: ``-V3``, ``-R1``) or a known qualifier (mini, pro,
   sonnet, instruct, ...) is taken; after a space only a short number (three digits at most
   before any point, so "GPT 2023" keeps its year) or a qualifier; with no separator only a
@@ -66,7 +67,7 @@ _LETTER_VERSION = r"[a-z]\d+(?:\.\d+)*[a-z0-9]*"
 _SHORT_NUMBER = r"\d{1,3}(?:\.\d+)*(?:[a-z][a-z0-9]*)?"
 _TAIL = (
     r"(?:"
-    rf"[-_](?:{_NUMBER}|{_LETTER_VERSION}|(?:{_QUALIFIERS})(?![a-z0-9]))"
+    rf"[-_:](?:{_NUMBER}|{_LETTER_VERSION}|(?:{_QUALIFIERS})(?![a-z0-9]))"
     rf"|[ \t](?:{_SHORT_NUMBER}|{_LETTER_VERSION}|(?:{_QUALIFIERS})(?![a-z0-9]))"
     rf"|(?<=[a-z]){_NUMBER}"
     r"|\.\d+"

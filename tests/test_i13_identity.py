@@ -65,6 +65,7 @@ def records(path: Path) -> list[dict[str, Any]]:
         ("I use gpt-4o-mini-2024-07-18 daily.", f"I use {T} daily."),
         ("claude-3-5-sonnet-20241022 answered.", f"{T} answered."),
         ("Llama 3.1 70B is open.", f"{T} is open."),
+        ("ollama runs llama3.1:8b-instruct today", f"ollama runs {T} today"),
         ("Then GPT-4o and GPT-4.", f"Then {T} and {T}."),
         ("Qwen2.5-72B-Instruct, DeepSeek-V3, Mixtral 8x7B.", f"{T}, {T}, {T}."),
         ("Gemini 1.5 Pro and Claude 3 Opus", f"{T} and {T}"),
@@ -182,14 +183,18 @@ def test_i13_06_design_records_the_final_list_on_by_default_and_the_hash_covers_
     invoke: Invoke, tmp_path: Path
 ) -> None:
     url = "http://127.0.0.1:9/v1"
-    assert _design(invoke, tmp_path / "on", url, tmp_path).exit_code == 0
+    on = _design(invoke, tmp_path / "on", url, tmp_path)
+    assert on.exit_code == 0
+    assert "become [redacted] for the judge, among them sim-large, sim-small" in on.stderr
     words = tmp_path / "words.txt"
     words.write_text("# our lab\nSimulated Labs\n")
     assert (
         _design(invoke, tmp_path / "more", url, tmp_path, "--strip-identity-words", words).exit_code
         == 0
     )
-    assert _design(invoke, tmp_path / "off", url, tmp_path, "--no-strip-identity").exit_code == 0
+    off = _design(invoke, tmp_path / "off", url, tmp_path, "--no-strip-identity")
+    assert off.exit_code == 0
+    assert "identity stripping off: model names and self-identification reach" in off.stderr
     record = {
         name: orjson.loads((tmp_path / name / "design.json").read_bytes())["normalization"][
             "identity_strip"
