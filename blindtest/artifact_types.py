@@ -136,6 +136,7 @@ class ResponseRow(_ResponseRequired, total=False):
     prompt_id: str
     served_model: str | None
     reasoning: str
+    identity_stripped: dict[str, int]
 
 
 # --------------------------------------------------------------------------- trials.schema.json
@@ -240,6 +241,7 @@ class AuditRecord(_AuditRequired, total=False):
     laundered: bool
     responses_seen: int | None
     responses_missing: int | None
+    identity_stripping: dict[str, Any]
 
 
 # --------------------------------------------------------------------------- generation.schema.json

@@ -180,7 +180,7 @@ def build_audit(
 ) -> AuditRecord:
     """The ``audit.json`` document."""
     state = SlotState.from_rows(responses) if responses is not None else None
-    return {
+    audit: AuditRecord = {
         "schema": schema_tag("audit"),
         "design_sha256": design_sha256,
         "protocol": design["protocol"],
@@ -192,6 +192,46 @@ def build_audit(
         if state is None
         else sum(1 for row in responses or () if row.get("stage") != LAUNDER),
         "responses_missing": None if state is None else missing_responses(design, state),
+    }
+    record = design["normalization"].get("identity_strip")
+    if record is not None and state is not None:
+        audit["identity_stripping"] = identity_stripping(design, state, record)
+    return audit
+
+
+def identity_stripping(
+    design: DesignRecord, state: SlotState, record: Mapping[str, Any]
+) -> JsonObject:
+    """What identity stripping replaced in the texts the judge saw (the laundered rows when
+    the design launders), per side and per term. Side-dependent: audit.json only, printed by
+    ``bt-audit --show``."""
+    rows = state.laundered if design["normalization"]["launder"] is not None else state.generated
+    mentions = {"A": 0, "B": 0}
+    touched = {"A": 0, "B": 0}
+    shown = {"A": 0, "B": 0}
+    terms: dict[str, JsonObject] = {}
+    for slot in plan_slots(design):
+        row = rows.get((slot.trial, slot.slot))
+        if row is None or row["status"] != "ok":
+            continue
+        shown[slot.side] += 1
+        counts: Mapping[str, int] = row.get("identity_stripped") or {}
+        if counts:
+            touched[slot.side] += 1
+        for term, n in counts.items():
+            mentions[slot.side] += n
+            entry = terms.setdefault(
+                term, {"mentions": {"A": 0, "B": 0}, "responses": {"A": 0, "B": 0}}
+            )
+            entry["mentions"][slot.side] += n
+            entry["responses"][slot.side] += 1
+    return {
+        "enabled": bool(record.get("enabled")),
+        "token": str(record.get("token", "")),
+        "mentions": mentions,
+        "responses": touched,
+        "shown": shown,
+        "terms": dict(sorted(terms.items())),
     }
 
 

@@ -37,6 +37,7 @@ from blindtest.artifact_types import ArrangementEntry, DesignJudging, DesignReco
 from blindtest.artifacts import schema_tag
 from blindtest.endpoints import DEFAULT_BASE_URL as DEFAULT_BASE_URL  # re-exported for old imports
 from blindtest.errors import BadInput
+from blindtest.identity import identity_config, read_terms_file
 from blindtest.normalize import (
     LAUNDER_PROMPT,
     NORMALIZERS_VERSION,
@@ -45,7 +46,13 @@ from blindtest.normalize import (
 )
 from blindtest.prompts import Prompt, demo_prompts, load_prompts, prompt_sha256
 from blindtest.rng import RNG_VERSION, DesignRng, fresh_seed
-from blindtest.sides import check_template, effective_temperature, parse_param, read_text_option
+from blindtest.sides import (
+    check_template,
+    effective_temperature,
+    identity_terms,
+    parse_param,
+    read_text_option,
+)
 
 PROTOCOLS = ("triangle", "pair", "preference")
 SIDES = ("A", "B")
@@ -114,6 +121,9 @@ class Normalization:
     length_band: tuple[int, int] | None = None
     length_band_instruction: str | None = None
     launder: LaunderSpec | None = None
+    #: Issue 13: identity stripping (on by default) and the terms of --strip-identity-words.
+    identity_strip: bool = True
+    identity_words: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         band = None
@@ -445,6 +455,7 @@ def build_design(
 ) -> DesignRecord:
     """The design document (not yet serialized). Same arguments give an equal document."""
     check_options(options, len(prompts))
+    models = _models(options)
     judging: DesignJudging = {
         "question": options.question or DEFAULT_QUESTIONS[options.protocol],
         "extra_questions": list(options.extra_questions),
@@ -466,9 +477,16 @@ def build_design(
         "similarity_pd0": options.similarity_pd0,
         "demo": options.demo,
         "source": options.source or {"kind": "endpoints"},
-        "models": _models(options),
+        "models": models,
         "system": options.system,
-        "normalization": options.normalization.to_dict(),
+        "normalization": {
+            **options.normalization.to_dict(),
+            "identity_strip": identity_config(
+                options.normalization.identity_strip,
+                options.normalization.identity_words,
+                identity_terms({"models": models}),
+            ),
+        },
         "judging": judging,
         "prompts": [prompt_record(p) for p in prompts],
         "arrangement": build_arrangement(
@@ -511,6 +529,8 @@ class DesignRequest:
     launder: str | None = None
     launder_url: str | None = None
     launder_key_env: str | None = None
+    strip_identity: bool = True
+    strip_identity_words: Path | None = None
     question: str | None = None
     extra_questions: tuple[str, ...] = ()
     require_reason: bool | None = None
@@ -653,6 +673,12 @@ def _normalization(r: DesignRequest) -> Normalization:
     if r.launder is None and (r.launder_url is not None or r.launder_key_env is not None):
         given = "--launder-url" if r.launder_url is not None else "--launder-key-env"
         raise BadInput(f"{given} goes with --launder MODEL; add --launder or drop {given}")
+    if r.strip_identity_words is not None and not r.strip_identity:
+        raise BadInput(
+            "--strip-identity-words goes with identity stripping; drop --no-strip-identity "
+            "or drop --strip-identity-words"
+        )
+    words = () if r.strip_identity_words is None else read_terms_file(r.strip_identity_words)
     band = None
     if r.length_band is not None:
         try:
@@ -675,4 +701,6 @@ def _normalization(r: DesignRequest) -> Normalization:
         length_band=band,
         length_band_instruction=length_band_instruction(*band) if band else None,
         launder=spec,
+        identity_strip=r.strip_identity,
+        identity_words=tuple(words),
     )

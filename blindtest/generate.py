@@ -48,6 +48,7 @@ from blindtest.errors import (
     EndpointFailed,
     PromptTooLong,
 )
+from blindtest.identity import strip_identity
 from blindtest.normalize import (
     count_words,
     launder_messages,
@@ -227,9 +228,13 @@ def _row(
     if raw is None:
         return row | {"error": error or "failed"}
     text = strip_formatting(raw) if design["normalization"]["strip_formatting"] else raw
+    # Issue 13: names and self-identification out of what the judge sees (old designs: none).
+    text, stripped = strip_identity(text, design["normalization"].get("identity_strip"))
     row |= {"status": "ok", "text": text}
     if text != raw:
         row["raw_text"] = raw
+    if stripped:
+        row["identity_stripped"] = stripped
     return row
 
 

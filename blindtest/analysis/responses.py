@@ -65,7 +65,7 @@ def responses_summary(
         if row is not None and row["status"] == "ok" and row.get("served_model"):
             served[slot.side][str(row["served_model"])] += 1
     complete = answered == len(slots) and (not launder or laundered == len(slots))
-    return {
+    summary: JsonObject = {
         "rows": len(rows),
         "slots": len(slots),
         "answered": answered,
@@ -85,6 +85,24 @@ def responses_summary(
         "marked_trials": _marked_trials(design, kinds),
         "served_models": {side: dict(sorted(c.items())) for side, c in served.items()},
     }
+    if design["normalization"].get("identity_strip") is not None:  # absent in older designs
+        summary["identity_stripped"] = _identity_stripped(design, state)
+    return summary
+
+
+def _identity_stripped(design: DesignRecord, state: SlotState) -> JsonObject:
+    """Mentions replaced by identity stripping in what the judge saw, and responses touched,
+    per side."""
+    rows = state.laundered if design["normalization"]["launder"] is not None else state.generated
+    mentions = {"A": 0, "B": 0}
+    touched = {"A": 0, "B": 0}
+    for slot in plan_slots(design):
+        row = rows.get((slot.trial, slot.slot))
+        counts = row.get("identity_stripped") if row is not None else None
+        if counts:
+            touched[slot.side] += 1
+            mentions[slot.side] += sum(counts.values())
+    return {"mentions": mentions, "responses": touched}
 
 
 def responses_sentences(design: DesignRecord, summary: Mapping[str, Any]) -> list[str]:
@@ -110,6 +128,15 @@ def responses_sentences(design: DesignRecord, summary: Mapping[str, Any]) -> lis
         out.append(
             f"In {count(len(marked), 'trial')} ({listed}) a refusal or a cut-off answer singled "
             f"one side out: {what}."
+        )
+    stripped = summary.get("identity_stripped")
+    if stripped and sum(stripped["mentions"].values()):
+        m, r = stripped["mentions"], stripped["responses"]
+        out.append(
+            f"Identity stripping replaced {count(sum(m.values()), 'mention')} in "
+            f"{count(sum(r.values()), 'response')} (side A: {count(m['A'], 'mention')} in "
+            f"{r['A']}, side B: {count(m['B'], 'mention')} in {r['B']}): where a model named "
+            "itself, its family or its maker, the judge saw the token instead."
         )
     for side in ("A", "B"):
         asked = design["models"][side]["model"]

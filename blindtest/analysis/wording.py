@@ -23,12 +23,18 @@ def channels(design: DesignRecord) -> tuple[list[str], list[str]]:
     """(open, closed) channels, as the report states them."""
     norm = design["normalization"]
     closed = ["position (seeded, balanced)", "latency (all responses prefetched)"]
+    identity = norm.get("identity_strip")  # absent in designs made before issue 13
+    names_open = []
+    if identity is not None and identity["enabled"]:
+        closed.append("model names and self-identification (identity stripping)")
+    elif identity is not None:
+        names_open.append("model names and self-identification (identity stripping off)")
     if norm["launder"] is not None:
-        return ["content as rewritten by the laundering model"], [
+        return ["content as rewritten by the laundering model", *names_open], [
             *closed,
             "formatting, wording and length of the originals (laundered)",
         ]
-    opened = ["content", "wording and style"]
+    opened = ["content", "wording and style", *names_open]
     if norm["strip_formatting"]:
         closed.append("formatting (stripped)")
     else:
@@ -253,6 +259,9 @@ def _same_design_args(design: DesignRecord) -> list[str]:
         args.append("--sequential")
     if design["similarity_pd0"] is not None:
         args += ["--similarity", f"{design['similarity_pd0']:g}"]
+    identity = design["normalization"].get("identity_strip")
+    if identity is not None and not identity["enabled"]:
+        args.append("--no-strip-identity")
     controls = design.get("controls", 0)
     if controls:  # hidden controls (issue 13 item 7): --trials counts the real trials
         shown = sum("control" in e for e in design["arrangement"])

@@ -446,6 +446,18 @@ design_options = grouped(
     click.option(
         "--truncate-match", is_flag=True, help="Cut responses to the shortest in a trial."
     ),
+    click.option(
+        "--strip-identity/--no-strip-identity",
+        default=True,
+        help="Replace model names and self-identification in what the judge sees with one "
+        "token [default: on].",
+    ),
+    click.option(
+        "--strip-identity-words",
+        type=click.Path(path_type=Path),
+        metavar="FILE",
+        help="More terms to strip: one a line, # comments, !TERM keeps TERM.",
+    ),
     click.option("--launder", metavar="MODEL", help="Rewrite every response with MODEL."),
     click.option(
         "--launder-url",

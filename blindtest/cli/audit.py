@@ -93,6 +93,16 @@ def audit(
         click.echo(f"no {artifacts.RESPONSES}: census without refusals or cut responses", err=True)
     if show:
         _show(document)
+    elif stripping := document.get("identity_stripping"):
+        # Side-free: the total says stripping fired, never on which side.
+        mentions = sum(stripping["mentions"].values())
+        if mentions:
+            touched = sum(stripping["responses"].values())
+            click.echo(
+                f"identity stripping replaced {mentions} mention(s) in {touched} response(s) "
+                "(per side with --show)",
+                err=True,
+            )
     click.echo(
         f"wrote {run_dir / artifacts.AUDIT}; {stage_command('analyze', run_dir)} puts the "
         "bots and the census beside the judge's result",
@@ -113,6 +123,20 @@ def _show(document: Mapping[str, Any]) -> None:
             f"{c['totals']['em_dashes']} em dashes",
             err=True,
         )
+    stripping = document.get("identity_stripping")
+    if stripping and stripping["enabled"]:
+        for side in ("A", "B"):
+            terms = ", ".join(
+                f"{term} {entry['mentions'][side]}"
+                for term, entry in stripping["terms"].items()
+                if entry["mentions"][side]
+            )
+            click.echo(
+                f"{side} identity stripping: {stripping['mentions'][side]} mention(s) in "
+                f"{stripping['responses'][side]} of {stripping['shown'][side]} responses"
+                + (f" ({terms})" if terms else ""),
+                err=True,
+            )
 
 
 def _same_design(path: Path, design_sha256: str) -> bool:

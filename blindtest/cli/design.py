@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +45,26 @@ def design(run_dir: Path, force: bool, quiet: bool, **options: Any) -> None:
     digest = artifacts.write_design(run_dir, document, force=force)
     if not quiet:
         _summary(resolved.options, len(resolved.prompts))
+        _identity_line(document)
         click.echo(f"{digest}  {run_dir / artifacts.DESIGN}")
+
+
+def _identity_line(document: Mapping[str, Any]) -> None:
+    """Stripping changes what the judge sees: say so, with the design's own terms (a model
+    served as "default" would strip that word from every answer)."""
+    from blindtest.identity import design_terms
+    from blindtest.sides import identity_terms
+
+    record = document["normalization"]["identity_strip"]
+    if record["enabled"]:
+        names = ", ".join(design_terms(identity_terms(document)))
+        line = (
+            f"identity stripping: {len(record['terms'])} names and phrases become "
+            f"{record['token']} for the judge, among them {names}"
+        )
+    else:
+        line = "identity stripping off: model names and self-identification reach the judge"
+    click.echo(line, err=True)
 
 
 def _summary(options: DesignOptions, prompts: int) -> None:

@@ -1,7 +1,8 @@
 """The simulator's text: the answers of its three models, a pure function of the request.
 
 ``sim-large`` writes longer, headed, bulleted answers with em dashes; ``sim-small`` short plain
-prose; ``sim-launder`` rewrites the last user message as neutral prose. Both writing styles
+prose; both name themselves first when a prompt asks who they are ("Who are you?").
+``sim-launder`` rewrites the last user message as neutral prose. Both writing styles
 draw from shared templates, so they overlap; a length band asked for in the messages ("120-180
 words") is met by whole sentences. At temperature 0 a prompt always gets the same text; above
 0, the ``draw`` generator picks among variants, more freely the higher the temperature.
@@ -205,6 +206,18 @@ def _launder(text: str, sampler: _Sampler) -> str:
     return " ".join(out) if out else "There is nothing to rewrite."
 
 
+#: A prompt asking who answers: the simulated models then name themselves, as real ones do
+#: (what identity stripping is for).
+_WHO = re.compile(
+    r"\b(who are you|introduce yourself|what model are you|which model are you)\b", re.IGNORECASE
+)
+#: How each model names itself: a self-identification phrase, its own name and a maker.
+_INTRODUCTIONS = {
+    "sim-large": "As an AI language model, I am sim-large, built by Simulated Labs.",
+    "sim-small": "I'm sim-small, an AI assistant.",
+}
+
+
 _BRIEF = re.compile(r"\b(brief|briefly|concise|concisely|short|terse|plain)\b", re.IGNORECASE)
 _DETAILED = re.compile(r"\b(detailed|thorough|markdown|headings|bullets?)\b", re.IGNORECASE)
 
@@ -243,9 +256,11 @@ def compose(
     large = _style(model, _prompt_text(messages, "system"))
     s = sampler()
     writer = _Writer(s, _keywords(prompt))
+    intro = _INTRODUCTIONS.get(model, "") if _WHO.search(prompt) else ""
     if band is None:
         points = s.pick([3, 4, 5, 6], [1, 2, 2, 1]) if large else s.pick([1, 2, 3], [1, 2, 1])
-        return "".join(writer.large(points) if large else writer.small(points)).strip()
+        text = "".join(writer.large(points) if large else writer.small(points)).strip()
+        return f"{intro} {text}" if intro else text
     lo, hi = sorted((int(band.group(1)), int(band.group(2))))
     # Mostly inside the band (large near the top, small near the bottom), sometimes outside,
     # so that out-of-band counting has something to count.
@@ -262,4 +277,5 @@ def compose(
     kept = units[: cut + 1]
     if len(kept) > 1 and kept[-1].rstrip().endswith(":"):
         kept.pop()  # a lead-in with nothing after it
-    return "".join(kept).strip()
+    text = "".join(kept).strip()
+    return f"{intro} {text}" if intro else text
