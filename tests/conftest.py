@@ -10,12 +10,12 @@ import pytest
 from click.testing import CliRunner, Result
 from hypothesis import settings
 
+from endpoint_fixtures import *  # noqa: F403  (simulator, sim_key, sim_endpoint, validators)
+
 # No wall-clock limits in ordinary tests (these machines are noisy): Hypothesis's default
 # 200 ms deadline per example failed a normalize property under a loaded 2-core machine.
 settings.register_profile("blindtest", deadline=None)
 settings.load_profile("blindtest")
-
-from endpoint_fixtures import *  # noqa: F403  (simulator, sim_key, sim_endpoint, validators)
 
 Invoke = Callable[..., Result]
 
