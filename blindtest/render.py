@@ -62,12 +62,17 @@ def _technical_lines(report: ReportRecord) -> list[str]:
         return []
     if protocol == "preference":
         win = report["pc"]
+        rate = (
+            f"  A's win rate  {pct(win['estimate'])}  (Wilson 95% interval {pct(win['lo'])} "
+            f"to {pct(win['hi'])})"
+            if report["wins"] + report["losses"]
+            else "  A's win rate  undefined: no untied comparison"
+        )
         return [
             "Technical figures:",
             f"  A {report['wins']} : B {report['losses']}, {report['ties']} ties (ties excluded "
             "from the win rate)",
-            f"  A's win rate  {pct(win['estimate'])}  (Wilson 95% interval {pct(win['lo'])} "
-            f"to {pct(win['hi'])})",
+            rate,
         ]
     if report.get("correct") is None:
         return ["Technical figures:", f"  {report['n']} judgements over all judges"]

@@ -56,3 +56,20 @@ def test_i13_next_step_a_preferred_side_names_the_channels_to_close() -> None:
     assert step["stage"] == "design"
     assert "--strip-formatting" in step["args"]
     assert step["why"].startswith("length and formatting can explain this result")
+
+
+def test_i13_all_ties_technical_line_says_the_win_rate_is_undefined_not_a_question_mark() -> None:
+    from blindtest.render import _technical_lines
+
+    report: Any = {
+        "protocol": "preference",
+        "verdict": "inconclusive",
+        "n": 12,
+        "wins": 0,
+        "losses": 0,
+        "ties": 12,
+        "pc": {"estimate": None, "lo": 0.0, "hi": 1.0},
+    }
+    lines = _technical_lines(report)
+    assert lines[-1] == "  A's win rate  undefined: no untied comparison"
+    assert not any("?" in line for line in lines)
