@@ -65,7 +65,7 @@ def _technical_lines(report: ReportRecord) -> list[str]:
         rate = (
             f"  A's win rate  {pct(win['estimate'])}  (Wilson 95% interval {pct(win['lo'])} "
             f"to {pct(win['hi'])})"
-            if report["wins"] + report["losses"]
+            if (report["wins"] or 0) + (report["losses"] or 0)
             else "  A's win rate  undefined: no untied comparison"
         )
         return [
