@@ -264,6 +264,23 @@ class DirPath(click.Path):
         return super().convert(value, param, ctx)
 
 
+class FilePath(click.Path):
+    """A file option's value. A value that starts with ``--`` is an option the user meant to
+    give next (``--html --force`` would otherwise write a file named ``--force``)."""
+
+    def __init__(self, *, exists: bool = False, dir_okay: bool = False) -> None:
+        super().__init__(exists=exists, dir_okay=dir_okay, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.startswith("--"):
+            self.fail(
+                f"needs a file name, but got the option {value!r}; give the file first", param, ctx
+            )
+        if isinstance(value, str) and not value.strip():
+            self.fail("is empty (an unset shell variable?); name a file", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 run_argument = click.argument("run_dir", metavar="RUN", type=DirPath())
 force_option = click.option(
     "--force", is_flag=True, help="Overwrite existing output files instead of refusing."
@@ -343,7 +360,7 @@ prompt_source_options = grouped(
     click.option(
         "--prompts",
         "prompts_file",
-        type=click.Path(path_type=Path),
+        type=FilePath(dir_okay=True),
         metavar="FILE",
         help='Prompts: .txt (one per line) or .jsonl ({"prompt": ...}).',
     ),
@@ -454,7 +471,7 @@ design_options = grouped(
     ),
     click.option(
         "--strip-identity-words",
-        type=click.Path(path_type=Path),
+        type=FilePath(dir_okay=True),
         metavar="FILE",
         help="More terms to strip: one a line, # comments, !TERM keeps TERM.",
     ),
@@ -487,13 +504,13 @@ design_options = grouped(
         "--from-dirs",
         "from_dirs",
         nargs=2,
-        type=click.Path(path_type=Path),
+        type=FilePath(dir_okay=True),
         metavar="DIR_A DIR_B",
         help="Import outputs from two candidate directories instead of calling models.",
     ),
     click.option(
         "--reference",
-        type=click.Path(path_type=Path),
+        type=FilePath(dir_okay=True),
         metavar="DIR",
         help="With --from-dirs: a directory of reference files shown as the prompts.",
     ),

@@ -11,7 +11,7 @@ import click
 import orjson
 
 from blindtest import artifacts
-from blindtest.cli._common import grouped
+from blindtest.cli._common import FilePath, grouped
 from blindtest.errors import BadInput
 
 _OPTIONS = [
@@ -19,7 +19,7 @@ _OPTIONS = [
         "--export-preferences",
         "export_path",
         metavar="FILE",
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=FilePath(),
         help="Preference: write JSONL rows {prompt, chosen, rejected, judge, confidence, "
         "reason} (TRL's DPO layout) for the confident, consistent, leak-free verdicts.",
     ),

@@ -9,7 +9,7 @@ from typing import Any
 import click
 import orjson
 
-from blindtest.cli._common import alpha_option, command, json_option
+from blindtest.cli._common import FilePath, alpha_option, command, json_option
 from blindtest.design import PROTOCOLS
 from blindtest.errors import BadInput
 
@@ -94,7 +94,7 @@ def _width() -> int:
 @click.option(
     "--html",
     "html_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FilePath(),
     default=None,
     help="Also write the power curves as a standalone HTML page.",
 )
