@@ -50,6 +50,7 @@ __all__ = [
     "extract_json",
     "llm_kind",
     "parse_price",
+    "response_format",
     "show_prompt",
     "validate_verdict",
 ]
@@ -106,7 +107,7 @@ VERDICT_SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
-def _response_format(protocol: str) -> dict[str, object]:
+def response_format(protocol: str) -> dict[str, object]:
     return {
         "type": "json_schema",
         "json_schema": {"name": f"{protocol}_verdict", "schema": VERDICT_SCHEMAS[protocol]},
@@ -205,9 +206,11 @@ class LlmOptions:
         )
 
 
-def check_run(options: LlmOptions, run: JudgeRun) -> None:
-    """Everything that can be refused before the first call (exit 2, nothing written)."""
-    options.endpoint().check_key("judge")
+def check_run(options: LlmOptions, run: JudgeRun, *, key: bool = True) -> None:
+    """Everything that can be refused before the first call (exit 2, nothing written);
+    ``key``: whether the key is needed (a batch file export or import calls nothing)."""
+    if key:
+        options.endpoint().check_key("judge")
     protocol = run.view.protocol
     if options.template is not None and protocol != "preference":
         raise BadInput(f"--judge-template is for preference runs; this run is {protocol}")
@@ -365,6 +368,9 @@ def _refuses_response_format(error: EndpointRejected) -> bool:
 
 class LlmJudge:
     """A model judging through the driver; see the module docstring."""
+
+    #: Times a malformed verdict is asked again (a batch import asks nothing: 0).
+    verdict_retries = VERDICT_RETRIES
 
     def __init__(
         self,
@@ -682,7 +688,7 @@ class LlmJudge:
         """One verdict: asked again (with backoff) up to ``VERDICT_RETRIES`` times when the
         answer is malformed or invalid; transport retries happen inside the client."""
         asked = _Asked(None, "")
-        for attempt in range(VERDICT_RETRIES + 1):
+        for attempt in range(self.verdict_retries + 1):
             if attempt:
                 await self._sleep(min(8.0, 0.5 * 2 ** (attempt - 1)))
             completion = await self._complete(messages)
@@ -714,7 +720,7 @@ class LlmJudge:
         if not self._plain:
             try:
                 return await client.complete(
-                    "judge", messages, response_format=_response_format(self.protocol)
+                    "judge", messages, response_format=response_format(self.protocol)
                 )
             except EndpointRejected as error:
                 if not _refuses_response_format(error):
