@@ -142,12 +142,51 @@ def _validator(protocol: str) -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(VERDICT_SCHEMAS[protocol])
 
 
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+#: Per property of :data:`VERDICT_SCHEMAS`: a test true only of values the schema accepts.
+_QUICK: dict[str, Callable[[object], bool]] = {
+    "preference": lambda v: v in ("A", "B", "TIE") and isinstance(v, str),
+    "odd": lambda v: isinstance(v, int) and not isinstance(v, bool) and v in (1, 2, 3),
+    "nicknames": lambda v: _strings(v) and len(v) == 2 and all(v),  # type: ignore[arg-type]
+    "output_1": lambda v: isinstance(v, str) and bool(v),
+    "confidence": lambda v: _number(v) and 0 <= v <= 1,  # type: ignore[operator]
+    "justification": lambda v: isinstance(v, str),
+    "key_differentiators": _strings,
+    "identity_leakage_detected": lambda v: isinstance(v, bool),
+    "identity_leakage_details": lambda v: isinstance(v, str),
+    "tie_reason": lambda v: v is None or isinstance(v, str),
+}
+
+
+def _quick_valid(protocol: str, value: object) -> bool:
+    """True when ``value`` certainly satisfies the protocol's verdict schema (the common case,
+    checked in microseconds); False sends it to jsonschema, which decides and explains."""
+    if not isinstance(value, dict):
+        return False
+    schema = VERDICT_SCHEMAS[protocol]
+    properties = schema["properties"]
+    if any(name not in value for name in schema["required"]):
+        return False
+    return all(_QUICK[name](item) for name, item in value.items() if name in properties)
+
+
 def validate_verdict(protocol: str, text: str) -> tuple[dict[str, Any] | None, str]:
-    """The verdict in ``text`` and "", or None and why it is not one."""
+    """The verdict in ``text`` and "", or None and why it is not one (jsonschema decides every
+    verdict the quick check is not sure of)."""
     try:
         value = extract_json(text)
     except ValueError as error:
         return None, str(error)
+    if _quick_valid(protocol, value):
+        assert isinstance(value, dict)
+        return value, ""
     validator = _validator(protocol)
     from jsonschema.exceptions import best_match
 
@@ -406,6 +445,8 @@ class LlmJudge:
             if self.protocol == "pair" and p.judge == setup.judge_id and "raw_response" in p.extra
         ]
         self._pair_lock: asyncio.Lock | None = None
+        self._all_started = False
+        self._origin = options.endpoint().origin
 
     @property
     def kind(self) -> JudgeKind:
@@ -458,12 +499,16 @@ class LlmJudge:
 
     def judge(self, turn: Turn) -> Answer:
         assert self._loop is not None
-        ahead = (turn.trial, *turn.ahead) if self.protocol != "pair" else (turn.trial,)
-        for trial in ahead:
-            if trial.number not in self._futures:
-                self._futures[trial.number] = asyncio.run_coroutine_threadsafe(
-                    self._comparison(trial), self._loop
-                )
+        if not self._all_started or turn.trial.number not in self._futures:
+            # the first turn starts every comparison (pair: one at a time); later turns only
+            # collect (walking the trials ahead on every turn was quadratic)
+            ahead = (turn.trial, *turn.ahead) if self.protocol != "pair" else (turn.trial,)
+            for trial in ahead:
+                if trial.number not in self._futures:
+                    self._futures[trial.number] = asyncio.run_coroutine_threadsafe(
+                        self._comparison(trial), self._loop
+                    )
+            self._all_started = self.protocol != "pair"
         answer = self._futures.pop(turn.trial.number).result()
         if isinstance(answer, Failed):
             self.failed += 1
@@ -642,7 +687,7 @@ class LlmJudge:
         extra: dict[str, Any] = {
             "comparison_id": f"{(self.run.design_sha256 or '')[:12]}-{trial.number}",
             "judge_model": self.options.model,
-            "judge_origin": self.options.endpoint().origin,
+            "judge_origin": self._origin,
             "verdict": verdict.get("preference", verdict.get("odd", verdict.get("output_1"))),
             "key_differentiators": list(verdict.get("key_differentiators") or []),
             "identity_leakage": bool(verdict["identity_leakage_detected"]),

@@ -92,7 +92,9 @@ def _sit(
     remaining = remaining_trials(run.view, existing.picks, judge_id, existing.later_passes)
     if only is not None:
         remaining = [trial for trial in remaining if trial.number in only]
-    with artifacts.JsonlAppender(out, "picks", fsync=kind.sync_each_pick) as appender:
+    with artifacts.JsonlAppender(
+        out, "picks", fsync=kind.sync_each_pick or kind.sync_grouped, grouped=kind.sync_grouped
+    ) as appender:
         recorder = Recorder(
             run,
             judge_id,
