@@ -58,6 +58,9 @@ class CollectIO:
     import_results: Callable[[list[BatchResult]], tuple[int, int]]
     say: Callable[[str], None] = field(default=lambda _: None)
     progress: Callable[[str, bool], None] | None = None
+    #: What ``import_results`` counts, for the closing line ("rows"; an LLM judge's
+    #: "comparisons").
+    unit: str = "rows"
 
 
 @dataclass(slots=True)
@@ -242,4 +245,4 @@ async def _import(
     if done.ended:
         # Totals over both sides only: per-side failures are for after judging.
         never = f"; {done.not_run} requests never ran" if done.not_run else ""
-        io.say(f"imported {done.imported_rows} rows{never}")
+        io.say(f"imported {done.imported_rows} {io.unit}{never}")

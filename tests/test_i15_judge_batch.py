@@ -331,3 +331,22 @@ def test_i15_judge_done_killed_at_each_stage_rerun_judges_each_once_no_batch_twi
     record = orjson.loads((run / "picks-j.batches.json").read_bytes())
     assert len(record["batches"]) == 1
     assert record["batches"][0]["imported"]
+
+
+def test_i15_judge_expired_batch_imports_whole_comparisons_and_a_rerun_submits_the_rest(
+    invoke: Invoke, simulator: Simulator, tmp_path: Path
+) -> None:
+    run = make_run(invoke, simulator.base_url, tmp_path / "run", trials=8)
+    out = run / "picks-j.jsonl"
+    simulator.config.batch_expire_next = 1
+    args = ("--batch", "--poll-interval", "0.01")
+    result = judge(invoke, run, out, *args, url=simulator.base_url)
+    assert result.exit_code == 3, result.output
+    assert "4 comparison(s) still unjudged after the batch (0 failed)" in result.stderr
+    assert "--batch-export missing.jsonl" in result.stderr
+    assert len({r["trial"] for r in lines(out) if "pick" in r}) == 4
+    again = judge(invoke, run, out, *args, url=simulator.base_url)
+    assert again.exit_code == 0, again.output
+    assert len(by_pass(out)) == 16
+    assert simulator.batches_created == 2
+    assert simulator.stats()["answered_twice"] == 0

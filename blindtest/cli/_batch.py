@@ -581,6 +581,7 @@ def judge_submit(
         import_results=import_results,
         say=say,
         progress=progress,
+        unit="comparisons",
     )
     batch_run.collect(
         work.run.design_sha256,
