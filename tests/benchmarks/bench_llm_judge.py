@@ -118,8 +118,8 @@ def main() -> int:
     met = judging / ideal <= TARGET
     print(
         f"LLM judge (medians of {ROUNDS}): {COMPARISONS} comparisons x 2 passes = "
-        f"{2 * COMPARISONS} calls at {LATENCY_MS} ms, {CONCURRENCY} in flight; ideal ceil({2 * COMPARISONS}/{CONCURRENCY})"
-        f" x {LATENCY_MS} ms = {ideal:.2f} s\n"
+        f"{2 * COMPARISONS} calls at {LATENCY_MS} ms, {CONCURRENCY} in flight; ideal "
+        f"ceil({2 * COMPARISONS}/{CONCURRENCY}) x {LATENCY_MS} ms = {ideal:.2f} s\n"
         f"  judging (stage, imports loaded): {judging:.2f} s = {judging / ideal:.3f}x the ideal"
         f" -> target <= {TARGET}x {'met' if met else 'MISSED'}\n"
         f"  whole process (bt-judge as run): {whole:.2f} s = {whole / ideal:.3f}x "
