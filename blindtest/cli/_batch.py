@@ -25,6 +25,9 @@ from blindtest.hints import stage_command
 
 if TYPE_CHECKING:
     from blindtest.batch import BatchResult
+    from blindtest.judge import JudgeRun, Trial
+    from blindtest.judges import Judge, JudgeKind, JudgingResult
+    from blindtest.llm_judge import LlmOptions
 
 Say = Callable[[str], None]
 
@@ -382,7 +385,7 @@ def judge_batch_args(ctx: click.Context, llm: dict[str, Any]) -> dict[str, Any]:
 
 #: ``sit(kind, only) -> (judge, result)``: bt-judge's sitting of ``kind`` over the trials
 #: numbered in ``only`` (cli/judge.py's, with the run, judge id and picks file bound).
-Sit = Callable[[Any, "set[int]"], "tuple[Any, Any]"]
+Sit = Callable[["JudgeKind", "set[int]"], "tuple[Judge, JudgingResult]"]
 
 
 @dataclass(frozen=True)
@@ -390,15 +393,15 @@ class JudgeBatch:
     """What a judge batch mode works on: the run, the LLM judge's options, its id and picks
     file, and the commands printed (``again``: this judge's command line without a mode)."""
 
-    run: Any  # JudgeRun
-    options: Any  # LlmOptions
+    run: JudgeRun
+    options: LlmOptions
     judge_id: str
     out: Path
     force: bool
     again: list[str | Path]
     sit: Sit
 
-    def remaining(self) -> list[Any]:
+    def remaining(self) -> list[Trial]:
         from blindtest.judge import read_picks, remaining_trials
 
         if self.force:
@@ -489,19 +492,21 @@ def judge_import(work: JudgeBatch, files: Sequence[Path], quiet: bool, say: Say)
     results = _judge_results(files)
     selection = select(work.run, work.options, work.remaining(), results)
     judge, ended = work.sit(replay_kind(work.options, selection.answers), selection.trials)
+    failed = int(getattr(judge, "failed", 0))
     if not quiet:
         click.echo(judge.closing(ended, work.out, _analyze(work)))
     left_out = selection.not_run + selection.partial
     never = f"; {left_out} results left for a later import or export" if left_out else ""
     say(
-        f"imported {len(selection.trials)} comparisons ({judge.failed} failed) from "
+        f"imported {len(selection.trials)} comparisons ({failed} failed) from "
         f"{len(files)} files{never}"
     )
     work = replace(work, force=False)
-    _judge_missing(work, say)
-    if judge.failed:
+    if not ended.stopped_early:  # a sequential design whose rule is met needs no more
+        _judge_missing(work, say)
+    if failed:
         raise EndpointFailed(
-            f"{judge.failed} comparison(s) failed and recorded as failure rows in {work.out} "
+            f"{failed} comparison(s) failed and recorded as failure rows in {work.out} "
             "(a batch asks no verdict again); export them again with "
             f"{work.command('--batch-export', 'missing.jsonl')}"
         )
@@ -569,8 +574,9 @@ def judge_submit(
         if not selection.trials:
             return 0, selection.not_run
         judge, _ = work.sit(replay_kind(work.options, selection.answers), selection.trials)
-        failed[0] += judge.failed
-        judged[0] += len(selection.trials) - judge.failed
+        now = int(getattr(judge, "failed", 0))
+        failed[0] += now
+        judged[0] += len(selection.trials) - now
         return len(selection.trials), selection.not_run + selection.partial
 
     read_record, write_record = _judge_record_io(record_path, work.options.model)
