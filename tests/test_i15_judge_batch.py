@@ -350,3 +350,97 @@ def test_i15_judge_expired_batch_imports_whole_comparisons_and_a_rerun_submits_t
     assert len(by_pass(out)) == 16
     assert simulator.batches_created == 2
     assert simulator.stats()["answered_twice"] == 0
+
+
+def test_i15_judge_export_split_into_parts_that_import_together(
+    invoke: Invoke, simulator: Simulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from blindtest import batch
+
+    run = make_run(invoke, simulator.base_url, tmp_path / "run", trials=4)
+    monkeypatch.setattr(batch, "MAX_REQUESTS", 3)
+    out = run / "picks-j.jsonl"
+    result = judge(invoke, run, out, "--batch-export", tmp_path / "in.jsonl")
+    assert result.exit_code == 0, result.output
+    parts = [tmp_path / f"in.part{n}.jsonl" for n in (1, 2, 3)]
+    assert [len(lines(p)) for p in parts] == [3, 3, 2]
+    outputs = []
+    for number, part in enumerate(parts, start=1):
+        output, _ = asyncio.run(through_batch_api(simulator, part.read_bytes()))
+        outputs.append(tmp_path / f"out{number}.jsonl")
+        outputs[-1].write_bytes(output)
+    imported = judge(invoke, run, out, "--batch-import", *outputs)
+    assert imported.exit_code == 0, imported.output
+    assert len(by_pass(out)) == 8
+
+
+def test_i15_judge_error_lines_are_failure_rows_and_exported_again(
+    invoke: Invoke, simulator: Simulator, tmp_path: Path
+) -> None:
+    run = make_run(invoke, simulator.base_url, tmp_path / "run", trials=6)
+    out = run / "picks-j.jsonl"
+    simulator.config.batch_fail_every = 4  # requests 4, 8, 12 fail with a 500
+    _, results = exported_and_answered(invoke, simulator, run, out, "errs")
+    result = judge(invoke, run, out, "--batch-import", results)
+    assert result.exit_code == 3, result.output
+    assert "imported 6 comparisons (3 failed)" in result.stderr
+    failures = [r for r in lines(out) if "error" in r]
+    assert len(failures) == 3
+    assert all("batch result: HTTP 500" in r["error"] for r in failures)
+    again = tmp_path / "again.jsonl"
+    assert judge(invoke, run, out, "--batch-export", again).exit_code == 0
+    assert len(lines(again)) == 6  # both passes of the 3 failed comparisons
+
+
+def test_i15_judge_anthropic_results_imported(
+    invoke: Invoke, simulator: Simulator, tmp_path: Path
+) -> None:
+    run = make_run(invoke, simulator.base_url, tmp_path / "run", trials=4)
+    live = judge(invoke, run, run / "picks-live.jsonl", url=simulator.base_url)
+    assert live.exit_code == 0, live.output
+    out = run / "picks-a.jsonl"
+    _, results = exported_and_answered(invoke, simulator, run, out, "oa")
+    anthropic = tmp_path / "anthropic-results.jsonl"
+    rows = []
+    for row in lines(results):  # the same answers, as Anthropic's results say them
+        body = row["response"]["body"]
+        usage = body["usage"]
+        message = {
+            "id": body["id"], "model": body["model"], "stop_reason": "end_turn",
+            "content": [{"type": "text", "text": body["choices"][0]["message"]["content"]}],
+            "usage": {"input_tokens": usage["prompt_tokens"],
+                      "output_tokens": usage["completion_tokens"]},
+        }  # fmt: skip
+        rows.append({"custom_id": row["custom_id"],
+                     "result": {"type": "succeeded", "message": message}})  # fmt: skip
+    anthropic.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    imported = judge(invoke, run, out, "--batch-import", anthropic)
+    assert imported.exit_code == 0, imported.output
+    a, b = by_pass(run / "picks-live.jsonl"), by_pass(out)
+    assert {k: (r["pick"], r["raw_response"], r["tokens"]) for k, r in a.items()} == {
+        k: (r["pick"], r["raw_response"], r["tokens"]) for k, r in b.items()
+    }
+
+
+def test_i15_02_batch_import_takes_several_files_after_one_flag(
+    invoke: Invoke, simulator: Simulator, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    made = invoke(
+        "design", run, "--demo", "--protocol", "preference", "--trials", 4, "--a", "sim-large",
+        "--b", "sim-small", "--a-url", simulator.base_url, "--b-url", simulator.base_url,
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    requests = tmp_path / "in.jsonl"
+    assert invoke("generate", run, "--batch-export", requests).exit_code == 0
+    output, _ = asyncio.run(through_batch_api(simulator, requests.read_bytes()))
+    halves = [tmp_path / "h1.jsonl", tmp_path / "h2.jsonl"]
+    rows = output.splitlines(keepends=True)
+    halves[0].write_bytes(b"".join(rows[:4]))
+    halves[1].write_bytes(b"".join(rows[4:]))
+    stray = invoke("generate", run, halves[0])
+    assert stray.exit_code == 2
+    assert "files to import follow --batch-import" in stray.stderr
+    result = invoke("generate", run, "--batch-import", *halves)
+    assert result.exit_code == 0, result.output
+    assert "imported 8 rows (0 failed) from 2 files" in result.stderr

@@ -47,8 +47,8 @@ _OPTIONS = [
         metavar="FILE",
         multiple=True,
         type=click.Path(path_type=Path, exists=True, dir_okay=False),
-        help="Import batch output and error files (OpenAI, vLLM run-batch or Anthropic); "
-        "repeatable.",
+        help="Import batch output and error files (OpenAI, vLLM run-batch or Anthropic): "
+        "--batch-import FILE [FILE]...",
     ),
     click.option(
         "--batch",
@@ -72,12 +72,34 @@ _OPTIONS = [
         help="Seconds between polls of a submitted batch (--batch).",
     ),
 ]
+#: The files after the first of ``--batch-import FILE FILE...`` (an option takes one value;
+#: the rest arrive as trailing arguments, refused without --batch-import).
+_MORE_FILES = click.argument(
+    "batch_files",
+    nargs=-1,
+    metavar="[FILE]...",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+)
 #: bt-generate's batch options, as one group (they arrive as ``**batch``).
-options = grouped(*_OPTIONS)
+options = grouped(*_OPTIONS, _MORE_FILES)
+
+
+def _merge_files(batch: dict[str, Any]) -> None:
+    """Fold the trailing files into ``batch_import`` (``--batch-import a.jsonl b.jsonl``)."""
+    more = tuple(batch.pop("batch_files", None) or ())
+    if not more:
+        return
+    if not batch["batch_import"]:
+        raise BadInput(
+            f"unexpected argument {more[0]}; files to import follow --batch-import "
+            "(--batch-import FILE [FILE]...)"
+        )
+    batch["batch_import"] = (*batch["batch_import"], *more)
 
 
 def wanted(batch: dict[str, Any]) -> bool:
     """Whether a batch mode was asked for (refusing two at once)."""
+    _merge_files(batch)
     modes = (batch["batch_export"] is not None, bool(batch["batch_import"]), batch["batch"])
     if sum(modes) > 1:
         raise BadInput("give one of --batch-export, --batch-import and --batch")
@@ -336,7 +358,7 @@ _JUDGE_OPTIONS = [
         metavar="FILE",
         multiple=True,
         type=click.Path(path_type=Path, exists=True, dir_okay=False),
-        help="LLM judge: import batch output and error files; repeatable.",
+        help="LLM judge: import batch output and error files: --batch-import FILE [FILE]...",
     ),
     click.option(
         "--batch",
@@ -361,8 +383,15 @@ _JUDGE_OPTIONS = [
     ),
 ]
 #: bt-judge's batch options, as one group (they arrive in ``**llm``; :func:`judge_batch_args`).
-judge_options = grouped(*_JUDGE_OPTIONS)
-JUDGE_NAMES = ("batch_export", "batch_import", "batch", "batch_format", "poll_interval")
+judge_options = grouped(*_JUDGE_OPTIONS, _MORE_FILES)
+JUDGE_NAMES = (
+    "batch_export",
+    "batch_import",
+    "batch",
+    "batch_format",
+    "poll_interval",
+    "batch_files",
+)
 
 
 def calls(batch: dict[str, Any]) -> bool:
@@ -375,11 +404,14 @@ def judge_batch_args(ctx: click.Context, llm: dict[str, Any]) -> dict[str, Any]:
     batch = {name: llm.pop(name) for name in JUDGE_NAMES}
     source = click.core.ParameterSource.COMMANDLINE
     named = [
-        "--" + n.replace("_", "-") for n in JUDGE_NAMES if ctx.get_parameter_source(n) is source
+        "--" + n.replace("_", "-")
+        for n in JUDGE_NAMES[:-1]  # not the trailing files: _merge_files says what they are
+        if ctx.get_parameter_source(n) is source
     ]
     kind = str(ctx.params.get("kind", ""))
     if named and not kind.startswith("llm:"):
         raise BadInput(f"{', '.join(named)}: only for --judge llm:MODEL")
+    _merge_files(batch)
     return batch
 
 
