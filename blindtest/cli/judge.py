@@ -221,6 +221,7 @@ def judge(
     """
     ctx = click.get_current_context()
     kind = _web_kind(ctx, kind, web)
+    batch = _batch.judge_batch_args(ctx, llm)
     if check_file is not None:
         flags = {"kind": "--judge", "judge_id": "--judge-id", "out": "--out", "force": "--force"}
         given = [
@@ -236,7 +237,6 @@ def judge(
         assert panel is not None
         _panel(run_dir, panel, per_judge, force, quiet, host, port, session_cap, no_browser)
         return
-    batch = _batch.judge_batch_args(ctx, llm)
     chosen, llm_options = _llm.choose(ctx, kind, llm)
     run = load_judge_run(run_dir)
     calls = _batch.calls(batch)
