@@ -213,7 +213,7 @@ def test_i15_judge_partial_import_then_the_rest_missing_printed_with_its_export(
     rest.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows[4:]))
     result = judge(invoke, run, out, "--batch-import", first)
     assert result.exit_code == 0, result.output
-    assert "imported 2 comparisons (0 failed) from 1 files; 1 results left" in result.stderr
+    assert "imported 2 comparisons (0 failed) from 1 files; 1 results left out" in result.stderr
     assert "4 comparisons still missing; export just those: " in result.stderr
     assert "--batch-export missing.jsonl" in result.stderr
     missing = tmp_path / "missing.jsonl"

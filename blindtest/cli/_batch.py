@@ -528,7 +528,11 @@ def judge_import(work: JudgeBatch, files: Sequence[Path], quiet: bool, say: Say)
     if not quiet:
         click.echo(judge.closing(ended, work.out, _analyze(work)))
     left_out = selection.not_run + selection.partial
-    never = f"; {left_out} results left for a later import or export" if left_out else ""
+    never = (
+        f"; {left_out} results left out (a pass missing from these files, or never run)"
+        if left_out
+        else ""
+    )
     say(
         f"imported {len(selection.trials)} comparisons ({failed} failed) from "
         f"{len(files)} files{never}"
