@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -445,6 +445,7 @@ class LlmJudge:
             if self.protocol == "pair" and p.judge == setup.judge_id and "raw_response" in p.extra
         ]
         self._pair_lock: asyncio.Lock | None = None
+        self._active: asyncio.Semaphore | None = None
         self._all_started = False
         self._origin = options.endpoint().origin
 
@@ -485,6 +486,7 @@ class LlmJudge:
         assert self._client is not None
         self._client.open()
         self._pair_lock = asyncio.Lock()
+        self._active = asyncio.Semaphore(2 * self.options.concurrency)
 
     async def _shutdown(self) -> None:
         current = asyncio.current_task()
@@ -500,19 +502,30 @@ class LlmJudge:
     def judge(self, turn: Turn) -> Answer:
         assert self._loop is not None
         if not self._all_started or turn.trial.number not in self._futures:
-            # the first turn starts every comparison (pair: one at a time); later turns only
-            # collect (walking the trials ahead on every turn was quadratic)
+            # the first turn starts every comparison (pair: one at a time), in one hand-over
+            # to the loop; later turns only collect (walking the trials ahead on every turn
+            # was quadratic, and one cross-thread call per comparison delayed the first)
             ahead = (turn.trial, *turn.ahead) if self.protocol != "pair" else (turn.trial,)
+            start = []
             for trial in ahead:
                 if trial.number not in self._futures:
-                    self._futures[trial.number] = asyncio.run_coroutine_threadsafe(
-                        self._comparison(trial), self._loop
-                    )
+                    self._futures[trial.number] = concurrent.futures.Future()
+                    start.append((trial, self._futures[trial.number]))
+            self._loop.call_soon_threadsafe(self._start, start)
             self._all_started = self.protocol != "pair"
         answer = self._futures.pop(turn.trial.number).result()
         if isinstance(answer, Failed):
             self.failed += 1
         return answer
+
+    def _start(
+        self, comparisons: Sequence[tuple[Trial, concurrent.futures.Future[Answer]]]
+    ) -> None:
+        """On the loop: a task per comparison, in trial order, each settling its future."""
+        assert self._loop is not None
+        for trial, future in comparisons:
+            task = self._loop.create_task(self._comparison(trial))
+            task.add_done_callback(partial(_settle, future))
 
     def end(self, result: JudgingResult) -> None:
         pass
@@ -540,18 +553,27 @@ class LlmJudge:
     # one comparison ----------------------------------------------------------------
 
     async def _comparison(self, trial: Trial) -> Answer:
-        if self.protocol == "preference":
-            return await self._preference(trial)
-        if self.protocol == "triangle":
-            asked = await self._ask(comparison_messages(self.run, self.options, trial), None)
-            if asked.verdict is None:
-                return self._failure(trial, asked)
-            verdict = asked.verdict
-            return (self._flag(self._pick(trial, int(verdict["odd"]), verdict, asked)),)
+        if self.protocol != "pair":
+            # At most twice --concurrency comparisons prepare and ask at once (enough to keep
+            # the client's slots full while some parse a verdict or back off): the first
+            # request leaves as soon as its prompt is built, not after every comparison's.
+            active = self._active
+            assert active is not None
+            async with active:
+                if self.protocol == "preference":
+                    return await self._preference(trial)
+                return await self._triangle(trial)
         lock = self._pair_lock
         assert lock is not None
         async with lock:
             return await self._pair(trial)
+
+    async def _triangle(self, trial: Trial) -> Answer:
+        asked = await self._ask(comparison_messages(self.run, self.options, trial), None)
+        if asked.verdict is None:
+            return self._failure(trial, asked)
+        verdict = asked.verdict
+        return (self._flag(self._pick(trial, int(verdict["odd"]), verdict, asked)),)
 
     async def _pair(self, trial: Trial) -> Answer:
         turn = prompts.pair_turn(trial.number, trial.prompt, trial.options)
@@ -773,6 +795,16 @@ class LlmJudge:
                 self.ledger.requests += error.attempts or 1
                 self._plain = True  # this endpoint takes no response_format: plain text
         return await client.complete("judge", messages)
+
+
+def _settle(future: concurrent.futures.Future[Answer], task: asyncio.Task[Answer]) -> None:
+    """Hand a comparison's outcome from the loop's task to the driver's future."""
+    if task.cancelled():
+        future.cancel()
+    elif task.exception() is not None:
+        future.set_exception(task.exception())
+    else:
+        future.set_result(task.result())
 
 
 def _shown(run: JudgeRun, number: int) -> tuple[str, tuple[str, ...]]:
