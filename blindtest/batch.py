@@ -9,7 +9,9 @@ answer is read into. bt-generate uses it for slots; an LLM judge can use it unch
 comparisons (its own ``part`` letter in :func:`custom_id`, e.g. ``"p"`` for a pass).
 
 custom_id. ``bt-<16 hex of the design hash>-t<trial>-<part><number>``, e.g.
-``bt-3f2a9c0d1b2e4f56-t12-s3`` (trial 12, slot 3): at most 64 characters of
+``bt-3f2a9c0d1b2e4f56-t12-s3`` (trial 12, slot 3); an LLM judge's pass adds its judge
+model and body (``bt-...-t12-p2-j<8 hex>-h<8 hex>``, :mod:`blindtest.llm_batch`): at most 64
+characters of
 ``[a-zA-Z0-9_-]``, so one id suits both OpenAI and Anthropic, and a result carries the run it
 belongs to (:func:`parse_custom_id`).
 
@@ -61,7 +63,10 @@ MAX_FILE_BYTES = 200 * 1024 * 1024
 #: Anthropic requires ``max_tokens``; a design that sets none gets this cap in that format.
 ANTHROPIC_DEFAULT_MAX_TOKENS = 4096
 
-_ID = re.compile(r"^bt-(?P<run>[0-9a-f]{16})-t(?P<trial>[1-9][0-9]*)-(?P<part>[a-z])(?P<n>[0-9]+)$")
+_ID = re.compile(
+    r"^bt-(?P<run>[0-9a-f]{16})-t(?P<trial>[1-9][0-9]*)-(?P<part>[a-z])(?P<n>[0-9]+)"
+    r"(?:-j(?P<judge>[0-9a-f]{8})-h(?P<body>[0-9a-f]{8}))?$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +78,10 @@ class CustomId:
     trial: int
     part: str
     number: int
+    #: An LLM judge's request (part ``"p"``, a pass): 8 hex of the judge model's name and
+    #: 8 hex of the request body, so a result is never imported for another judge or prompt.
+    judge: str | None = None
+    body: str | None = None
 
 
 def custom_id(design_sha256: str, trial: int, number: int, part: str = "s") -> str:
@@ -85,7 +94,14 @@ def parse_custom_id(text: object) -> CustomId | None:
     found = _ID.match(text) if isinstance(text, str) else None
     if found is None:
         return None
-    return CustomId(found["run"], int(found["trial"]), found["part"], int(found["n"]))
+    return CustomId(
+        found["run"],
+        int(found["trial"]),
+        found["part"],
+        int(found["n"]),
+        found["judge"],
+        found["body"],
+    )
 
 
 # --------------------------------------------------------------------------------------------

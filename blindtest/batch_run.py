@@ -58,6 +58,9 @@ class CollectIO:
     import_results: Callable[[list[BatchResult]], tuple[int, int]]
     say: Callable[[str], None] = field(default=lambda _: None)
     progress: Callable[[str, bool], None] | None = None
+    #: What ``import_results`` counts, for the closing line ("rows"; an LLM judge's
+    #: "comparisons").
+    unit: str = "rows"
 
 
 @dataclass(slots=True)
@@ -117,6 +120,11 @@ async def _collect(
     return done
 
 
+def _who(entry: Mapping[str, Any]) -> str:
+    """ "side A", or "judge" for an LLM judge's batch (bt-judge --batch)."""
+    return f"side {entry['side']}" if entry["side"] in ("A", "B") else str(entry["side"])
+
+
 def _open(record: JsonObject) -> list[dict[str, Any]]:
     return [entry for entry in record["batches"] if not entry["imported"]]
 
@@ -149,7 +157,7 @@ async def _submit(record: JsonObject, clients: Mapping[str, BatchClient], io: Co
                 }
             )
             io.write_record(record)
-            io.say(f"uploaded side {side}'s batch file {number}: {len(lines)} requests")
+            io.say(f"uploaded {_who({'side': side})}'s batch file {number}: {len(lines)} requests")
             _checkpoint("uploaded")
 
 
@@ -164,13 +172,13 @@ async def _create(record: JsonObject, clients: Mapping[str, BatchClient], io: Co
         found = [b for b in await client.recent() if b.get("input_file_id") == entry["file_id"]]
         if found:
             batch = found[0]
-            io.say(f"side {entry['side']}: found batch {batch['id']} already created")
+            io.say(f"{_who(entry)}: found batch {batch['id']} already created")
         else:
             metadata = {"blindtest_run": str(record["design_sha256"])[:16], "side": entry["side"]}
             batch = await client.create(entry["file_id"], metadata)
             created += 1
             _checkpoint("created, not yet recorded")
-            io.say(f"side {entry['side']}: created batch {batch['id']} (24h window)")
+            io.say(f"{_who(entry)}: created batch {batch['id']} (24h window)")
         entry["batch_id"] = str(batch["id"])
         _update(entry, batch)
         io.write_record(record)
@@ -233,8 +241,8 @@ async def _import(
         io.write_record(record)
         _checkpoint("imported")
         done.not_run += entry["requests"] - len(results)  # lines missing from the files
-        io.say(f"side {entry['side']}: batch {entry['batch_id']} {entry['status']}, imported")
+        io.say(f"{_who(entry)}: batch {entry['batch_id']} {entry['status']}, imported")
     if done.ended:
         # Totals over both sides only: per-side failures are for after judging.
         never = f"; {done.not_run} requests never ran" if done.not_run else ""
-        io.say(f"imported {done.imported_rows} rows{never}")
+        io.say(f"imported {done.imported_rows} {io.unit}{never}")

@@ -447,6 +447,9 @@ def prompt_record(prompt: Prompt) -> dict[str, Any]:
         record["reference"] = prompt.reference
     if prompt.check is not None:
         record["check"] = dict(prompt.check)
+    for name in ("criteria", "source", "constraints"):  # for an LLM judge (issue 13)
+        if getattr(prompt, name) is not None:
+            record[name] = getattr(prompt, name)
     return record
 
 

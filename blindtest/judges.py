@@ -228,10 +228,17 @@ class JudgeKind:
 
     @property
     def sync_each_pick(self) -> bool:
-        """A person's pick is fsynced as it is made (it cannot be asked again); a bot's or a
-        model's is written without (a kill -9 keeps what was written; only an OS crash could
-        lose the last few, which a rerun asks again)."""
+        """A person's pick is fsynced as it is made (it cannot be asked again); a bot's is
+        written without (a kill -9 keeps what was written; only an OS crash could lose the
+        last few, which a rerun asks again), a model's in groups (:attr:`sync_grouped`)."""
         return self.records_as not in ("bot", "llm")
+
+    @property
+    def sync_grouped(self) -> bool:
+        """A model's picks are synced in groups (every 500 picks or 100 ms, and at the end),
+        as bt-generate syncs its rows: a kill -9 loses nothing written, a power loss at most
+        the last group, which a rerun asks again (the calls cost money)."""
+        return self.records_as == "llm"
 
     @property
     def mechanical(self) -> bool:

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +50,7 @@ __all__ = [
     "extract_json",
     "llm_kind",
     "parse_price",
+    "response_format",
     "show_prompt",
     "validate_verdict",
 ]
@@ -106,7 +107,7 @@ VERDICT_SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
-def _response_format(protocol: str) -> dict[str, object]:
+def response_format(protocol: str) -> dict[str, object]:
     return {
         "type": "json_schema",
         "json_schema": {"name": f"{protocol}_verdict", "schema": VERDICT_SCHEMAS[protocol]},
@@ -141,12 +142,51 @@ def _validator(protocol: str) -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(VERDICT_SCHEMAS[protocol])
 
 
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+#: Per property of :data:`VERDICT_SCHEMAS`: a test true only of values the schema accepts.
+_QUICK: dict[str, Callable[[object], bool]] = {
+    "preference": lambda v: v in ("A", "B", "TIE") and isinstance(v, str),
+    "odd": lambda v: isinstance(v, int) and not isinstance(v, bool) and v in (1, 2, 3),
+    "nicknames": lambda v: _strings(v) and len(v) == 2 and all(v),  # type: ignore[arg-type]
+    "output_1": lambda v: isinstance(v, str) and bool(v),
+    "confidence": lambda v: _number(v) and 0 <= v <= 1,  # type: ignore[operator]
+    "justification": lambda v: isinstance(v, str),
+    "key_differentiators": _strings,
+    "identity_leakage_detected": lambda v: isinstance(v, bool),
+    "identity_leakage_details": lambda v: isinstance(v, str),
+    "tie_reason": lambda v: v is None or isinstance(v, str),
+}
+
+
+def _quick_valid(protocol: str, value: object) -> bool:
+    """True when ``value`` certainly satisfies the protocol's verdict schema (the common case,
+    checked in microseconds); False sends it to jsonschema, which decides and explains."""
+    if not isinstance(value, dict):
+        return False
+    schema = VERDICT_SCHEMAS[protocol]
+    properties = schema["properties"]
+    if any(name not in value for name in schema["required"]):
+        return False
+    return all(_QUICK[name](item) for name, item in value.items() if name in properties)
+
+
 def validate_verdict(protocol: str, text: str) -> tuple[dict[str, Any] | None, str]:
-    """The verdict in ``text`` and "", or None and why it is not one."""
+    """The verdict in ``text`` and "", or None and why it is not one (jsonschema decides every
+    verdict the quick check is not sure of)."""
     try:
         value = extract_json(text)
     except ValueError as error:
         return None, str(error)
+    if _quick_valid(protocol, value):
+        assert isinstance(value, dict)
+        return value, ""
     validator = _validator(protocol)
     from jsonschema.exceptions import best_match
 
@@ -205,12 +245,15 @@ class LlmOptions:
         )
 
 
-def check_run(options: LlmOptions, run: JudgeRun) -> None:
-    """Everything that can be refused before the first call (exit 2, nothing written)."""
-    options.endpoint().check_key("judge")
+def check_run(options: LlmOptions, run: JudgeRun, *, key: bool = True) -> None:
+    """Everything that can be refused before the first call (exit 2, nothing written);
+    ``key``: whether the key is needed (a batch file export or import calls nothing)."""
+    if key:
+        options.endpoint().check_key("judge")
     protocol = run.view.protocol
     if options.template is not None and protocol != "preference":
         raise BadInput(f"--judge-template is for preference runs; this run is {protocol}")
+    check_fields(run, options)
     if protocol == "pair":
         fits, total = _pair_fit(run.view.trials, options.context_tokens)
         if fits < total:
@@ -218,6 +261,59 @@ def check_run(options: LlmOptions, run: JudgeRun) -> None:
                 f"--judge-context-tokens {options.context_tokens}: the pair transcript of "
                 f"{total} trials would not fit; only {fits} fit: raise the limit (the judge "
                 "model's context window) or design fewer trials"
+            )
+
+
+#: A prompt record's judge field -> the spec 003 placeholder it fills.
+FIELD_PLACEHOLDERS = {
+    "criteria": "EVALUATION_CRITERIA",
+    "source": "SOURCE_MATERIAL",
+    "constraints": "CONSTRAINTS",
+}
+
+
+def prompt_fields(run: JudgeRun) -> dict[int, dict[str, str]]:
+    """Trial number -> the criteria, source and constraints its prompt record carries (the
+    prompt file's fields, kept in the design). Only the arrangement's ``prompt_id`` is read:
+    nothing here depends on which side is which."""
+    by_id = {
+        str(p["id"]): {name: str(p[name]) for name in FIELD_PLACEHOLDERS if name in p}
+        for p in run.design["prompts"]
+    }
+    return {
+        int(entry["trial"]): by_id.get(str(entry["prompt_id"]), {})
+        for entry in run.design["arrangement"]
+    }
+
+
+def check_fields(run: JudgeRun, options: LlmOptions) -> None:
+    """Preference: a field the prompt file gives for some prompts is required of every
+    judged prompt (a prompt without it would be judged by a different prompt: exit 2 naming
+    its id), and the template must show it (a ``--judge-template`` without the placeholder
+    would hide it from the judge). A field no prompt carries falls back to the defaults."""
+    if run.view.protocol != "preference":
+        return
+    text = options.template.text if options.template is not None else prompts.bundled("preference")
+    used = {m.group(1) for m in prompts.PLACEHOLDER.finditer(text)}
+    where = options.template.source if options.template is not None else "the bundled prompt"
+    fields = prompt_fields(run)
+    ids = {int(e["trial"]): str(e["prompt_id"]) for e in run.design["arrangement"]}
+    for name, placeholder in FIELD_PLACEHOLDERS.items():
+        carried = [n for n in sorted(fields) if name in fields[n]]
+        if not carried:
+            continue
+        if placeholder not in used:
+            raise BadInput(
+                f"{where}: the prompts carry {name!r} but the template has no "
+                f"[{placeholder}]; add it, or the judge never sees it"
+            )
+        lacking = sorted({ids[n] for n in fields if name not in fields[n]})
+        if lacking:
+            shown = ", ".join(lacking[:5]) + (", ..." if len(lacking) > 5 else "")
+            raise BadInput(
+                f"prompt {shown}: no {name!r}, which the prompts of {len(carried)} "
+                f'trials carry; give every prompt a {name!r} in the prompt file (e.g. "None.") '
+                "and design the run again"
             )
 
 
@@ -239,18 +335,27 @@ def _mapping(swapped: bool) -> dict[str, str]:
 
 
 def comparison_messages(
-    run: JudgeRun, options: LlmOptions, trial: Trial, swapped: bool = False
+    run: JudgeRun,
+    options: LlmOptions,
+    trial: Trial,
+    swapped: bool = False,
+    fields: Mapping[str, str] | None = None,
 ) -> list[ChatMessage]:
-    """The messages of one (preference: one pass of one) comparison; pair: its first turn."""
+    """The messages of one (preference: one pass of one) comparison; pair: its first turn.
+    ``fields``: the trial's prompt fields (:func:`prompt_fields`; looked up when None)."""
     protocol = run.view.protocol
     if protocol == "preference":
         first, second = trial.options if not swapped else trial.options[::-1]
+        given = prompt_fields(run).get(trial.number, {}) if fields is None else fields
         return prompts.preference_messages(
             options.template,
             question=run.view.question,
             prompt=trial.prompt,
             output_a=first,
             output_b=second,
+            criteria=given.get("criteria"),
+            source=given.get("source"),
+            constraints=given.get("constraints"),
         )
     if protocol == "triangle":
         return prompts.triangle_messages(trial.prompt, trial.options)
@@ -261,6 +366,7 @@ def show_prompt(run: JudgeRun, options: LlmOptions, number: int) -> str:
     """The messages the judge gets for trial ``number`` (pass 1), as text; nothing is called."""
     if not 1 <= number <= run.view.total:
         raise BadInput(f"--show-prompt {number}: this run has trials 1..{run.view.total}")
+    check_fields(run, options)
     messages = comparison_messages(run, options, run.view.trials[number - 1])
     return "\n\n".join(f"--- {m['role']} ---\n{m['content']}" for m in messages)
 
@@ -302,6 +408,9 @@ def _refuses_response_format(error: EndpointRejected) -> bool:
 class LlmJudge:
     """A model judging through the driver; see the module docstring."""
 
+    #: Times a malformed verdict is asked again (a batch import asks nothing: 0).
+    verdict_retries = VERDICT_RETRIES
+
     def __init__(
         self,
         setup: JudgeSetup,
@@ -323,6 +432,7 @@ class LlmJudge:
         self._client: ChatClient | None = None
         self._futures: dict[int, concurrent.futures.Future[Answer]] = {}
         self._nicknames = judge_nicknames(setup.earlier.picks, setup.judge_id)
+        self._fields = prompt_fields(setup.run) if self.protocol == "preference" else {}
         # Trials whose pass 1 is stored without its pass 2 (killed between the two appends):
         # only pass 2 is written for them.
         mine = [p for p in setup.earlier.picks if p.judge == setup.judge_id]
@@ -335,6 +445,9 @@ class LlmJudge:
             if self.protocol == "pair" and p.judge == setup.judge_id and "raw_response" in p.extra
         ]
         self._pair_lock: asyncio.Lock | None = None
+        self._active: asyncio.Semaphore | None = None
+        self._all_started = False
+        self._origin = options.endpoint().origin
 
     @property
     def kind(self) -> JudgeKind:
@@ -373,6 +486,7 @@ class LlmJudge:
         assert self._client is not None
         self._client.open()
         self._pair_lock = asyncio.Lock()
+        self._active = asyncio.Semaphore(2 * self.options.concurrency)
 
     async def _shutdown(self) -> None:
         current = asyncio.current_task()
@@ -387,16 +501,31 @@ class LlmJudge:
 
     def judge(self, turn: Turn) -> Answer:
         assert self._loop is not None
-        ahead = (turn.trial, *turn.ahead) if self.protocol != "pair" else (turn.trial,)
-        for trial in ahead:
-            if trial.number not in self._futures:
-                self._futures[trial.number] = asyncio.run_coroutine_threadsafe(
-                    self._comparison(trial), self._loop
-                )
+        if not self._all_started or turn.trial.number not in self._futures:
+            # the first turn starts every comparison (pair: one at a time), in one hand-over
+            # to the loop; later turns only collect (walking the trials ahead on every turn
+            # was quadratic, and one cross-thread call per comparison delayed the first)
+            ahead = (turn.trial, *turn.ahead) if self.protocol != "pair" else (turn.trial,)
+            start = []
+            for trial in ahead:
+                if trial.number not in self._futures:
+                    self._futures[trial.number] = concurrent.futures.Future()
+                    start.append((trial, self._futures[trial.number]))
+            self._loop.call_soon_threadsafe(self._start, start)
+            self._all_started = self.protocol != "pair"
         answer = self._futures.pop(turn.trial.number).result()
         if isinstance(answer, Failed):
             self.failed += 1
         return answer
+
+    def _start(
+        self, comparisons: Sequence[tuple[Trial, concurrent.futures.Future[Answer]]]
+    ) -> None:
+        """On the loop: a task per comparison, in trial order, each settling its future."""
+        assert self._loop is not None
+        for trial, future in comparisons:
+            task = self._loop.create_task(self._comparison(trial))
+            task.add_done_callback(partial(_settle, future))
 
     def end(self, result: JudgingResult) -> None:
         pass
@@ -424,18 +553,27 @@ class LlmJudge:
     # one comparison ----------------------------------------------------------------
 
     async def _comparison(self, trial: Trial) -> Answer:
-        if self.protocol == "preference":
-            return await self._preference(trial)
-        if self.protocol == "triangle":
-            asked = await self._ask(comparison_messages(self.run, self.options, trial), None)
-            if asked.verdict is None:
-                return self._failure(trial, asked)
-            verdict = asked.verdict
-            return (self._flag(self._pick(trial, int(verdict["odd"]), verdict, asked)),)
+        if self.protocol != "pair":
+            # At most twice --concurrency comparisons prepare and ask at once (enough to keep
+            # the client's slots full while some parse a verdict or back off): the first
+            # request leaves as soon as its prompt is built, not after every comparison's.
+            active = self._active
+            assert active is not None
+            async with active:
+                if self.protocol == "preference":
+                    return await self._preference(trial)
+                return await self._triangle(trial)
         lock = self._pair_lock
         assert lock is not None
         async with lock:
             return await self._pair(trial)
+
+    async def _triangle(self, trial: Trial) -> Answer:
+        asked = await self._ask(comparison_messages(self.run, self.options, trial), None)
+        if asked.verdict is None:
+            return self._failure(trial, asked)
+        verdict = asked.verdict
+        return (self._flag(self._pick(trial, int(verdict["odd"]), verdict, asked)),)
 
     async def _pair(self, trial: Trial) -> Answer:
         turn = prompts.pair_turn(trial.number, trial.prompt, trial.options)
@@ -477,7 +615,12 @@ class LlmJudge:
         passes = (False, True) if self.options.swap else (False,)
         asked = await asyncio.gather(
             *(
-                self._ask(comparison_messages(self.run, self.options, trial, swapped), None)
+                self._ask(
+                    comparison_messages(
+                        self.run, self.options, trial, swapped, self._fields.get(trial.number, {})
+                    ),
+                    None,
+                )
                 for swapped in passes
             )
         )
@@ -566,7 +709,7 @@ class LlmJudge:
         extra: dict[str, Any] = {
             "comparison_id": f"{(self.run.design_sha256 or '')[:12]}-{trial.number}",
             "judge_model": self.options.model,
-            "judge_origin": self.options.endpoint().origin,
+            "judge_origin": self._origin,
             "verdict": verdict.get("preference", verdict.get("odd", verdict.get("output_1"))),
             "key_differentiators": list(verdict.get("key_differentiators") or []),
             "identity_leakage": bool(verdict["identity_leakage_detected"]),
@@ -612,7 +755,7 @@ class LlmJudge:
         """One verdict: asked again (with backoff) up to ``VERDICT_RETRIES`` times when the
         answer is malformed or invalid; transport retries happen inside the client."""
         asked = _Asked(None, "")
-        for attempt in range(VERDICT_RETRIES + 1):
+        for attempt in range(self.verdict_retries + 1):
             if attempt:
                 await self._sleep(min(8.0, 0.5 * 2 ** (attempt - 1)))
             completion = await self._complete(messages)
@@ -644,7 +787,7 @@ class LlmJudge:
         if not self._plain:
             try:
                 return await client.complete(
-                    "judge", messages, response_format=_response_format(self.protocol)
+                    "judge", messages, response_format=response_format(self.protocol)
                 )
             except EndpointRejected as error:
                 if not _refuses_response_format(error):
@@ -652,6 +795,16 @@ class LlmJudge:
                 self.ledger.requests += error.attempts or 1
                 self._plain = True  # this endpoint takes no response_format: plain text
         return await client.complete("judge", messages)
+
+
+def _settle(future: concurrent.futures.Future[Answer], task: asyncio.Task[Answer]) -> None:
+    """Hand a comparison's outcome from the loop's task to the driver's future."""
+    if task.cancelled():
+        future.cancel()
+    elif task.exception() is not None:
+        future.set_exception(task.exception())
+    else:
+        future.set_result(task.result())
 
 
 def _shown(run: JudgeRun, number: int) -> tuple[str, tuple[str, ...]]:

@@ -4,10 +4,13 @@ Accepted formats:
 
 * ``.txt``: one prompt per line; blank lines and lines starting with ``#`` are ignored.
 * ``.jsonl``: one object per line, ``{"prompt": "...", "id": "...", "tags": [...],
-  "reference": "...", "check": {...}}``; only ``prompt`` is required. Instead of ``prompt``, a
-  record may carry ``messages``: a conversation, a list of ``{"role": "user" | "assistant",
-  "content": "..."}`` ending with a user turn; the sides answer that last turn, and the judge
-  sees every turn (issue 12).
+  "reference": "...", "check": {...}, "criteria": "...", "source": "...", "constraints":
+  "..."}``; only ``prompt`` is required. ``criteria``, ``source`` (also spelled
+  ``source_material``, after spec 003's placeholder) and ``constraints`` are what an LLM judge
+  is told about the prompt (kept in the design as ``criteria``, ``source``, ``constraints``).
+  Instead of ``prompt``, a record may carry ``messages``: a conversation, a list of
+  ``{"role": "user" | "assistant", "content": "..."}`` ending with a user turn; the sides
+  answer that last turn, and the judge sees every turn (issue 12).
 
 A conversation's hash and its duplicate check cover every turn (role and text).
 
@@ -24,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -33,7 +36,20 @@ import orjson
 
 from blindtest.errors import BadInput
 
-_ALLOWED_FIELDS = ("check", "id", "messages", "prompt", "reference", "tags")
+_ALLOWED_FIELDS = (
+    "check",
+    "constraints",
+    "criteria",
+    "id",
+    "messages",
+    "prompt",
+    "reference",
+    "source",
+    "source_material",
+    "tags",
+)
+#: What an LLM judge is told about a prompt (spec 003's placeholders), kept in the design.
+JUDGE_FIELDS = ("criteria", "source", "constraints")
 #: Roles a conversation's turns may have (system prompts are side options: --system).
 ROLES = ("user", "assistant")
 _CHECK_KINDS = ("command", "equals", "regex")
@@ -54,6 +70,10 @@ class Prompt:
     generated_id: bool = False
     #: A conversation's turns before the last user turn (``text``), as (role, content).
     history: tuple[tuple[str, str], ...] = ()
+    #: For an LLM judge (issue 13): evaluation criteria, source material, constraints.
+    criteria: str | None = None
+    source: str | None = None
+    constraints: str | None = None
 
     def messages(self) -> list[dict[str, str]]:
         """The whole conversation, the last user turn included."""
@@ -195,7 +215,18 @@ def _jsonl_record(line: str, number: int, where: str) -> Prompt:
         reference=_string_field(record, "reference", here),
         check=_check_field(record, here),
         history=tuple(history),
+        criteria=_string_field(record, "criteria", here),
+        source=_source_field(record, here),
+        constraints=_string_field(record, "constraints", here),
     )
+
+
+def _source_field(record: dict[str, Any], where: str) -> str | None:
+    """``source``, or its spelling after spec 003's placeholder, ``source_material``."""
+    if "source" in record and "source_material" in record:
+        raise BadInput(f'{where}: give "source" or "source_material" (the same field), not both')
+    name = "source_material" if "source_material" in record else "source"
+    return _string_field(record, name, where)
 
 
 def _conversation(messages: Any, here: str) -> tuple[list[tuple[str, str]], str]:
@@ -234,16 +265,7 @@ def parse_jsonl(text: str, where: str) -> list[Prompt]:
             continue
         prompt = _jsonl_record(line, number, where)
         if not prompt.id:
-            prompt = Prompt(
-                id=f"p{len(prompts) + 1:03d}",
-                text=prompt.text,
-                line=prompt.line,
-                tags=prompt.tags,
-                reference=prompt.reference,
-                check=prompt.check,
-                generated_id=True,
-                history=prompt.history,
-            )
+            prompt = replace(prompt, id=f"p{len(prompts) + 1:03d}", generated_id=True)
         prompts.append(prompt)
     return prompts
 

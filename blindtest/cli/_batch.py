@@ -1,6 +1,8 @@
 """bt-generate's batch modes, as the CLI runs them: --batch-export FILE, --batch-import
-FILE..., --batch. Resolves files and prints; the work is in :mod:`blindtest.batch` (formats),
-:mod:`blindtest.generate` (bodies, rows) and :mod:`blindtest.batch_run` (submit and collect).
+FILE..., --batch; and bt-judge's for an LLM judge (the second half; its work is in
+:mod:`blindtest.llm_batch`). Resolves files and prints; the work is in :mod:`blindtest.batch`
+(formats), :mod:`blindtest.generate` (bodies, rows) and :mod:`blindtest.batch_run` (submit
+and collect).
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +25,9 @@ from blindtest.hints import stage_command
 
 if TYPE_CHECKING:
     from blindtest.batch import BatchResult
+    from blindtest.judge import JudgeRun, Trial
+    from blindtest.judges import Judge, JudgeKind, JudgingResult
+    from blindtest.llm_judge import LlmOptions
 
 Say = Callable[[str], None]
 
@@ -41,8 +47,8 @@ _OPTIONS = [
         metavar="FILE",
         multiple=True,
         type=click.Path(path_type=Path, exists=True, dir_okay=False),
-        help="Import batch output and error files (OpenAI, vLLM run-batch or Anthropic); "
-        "repeatable.",
+        help="Import batch output and error files (OpenAI, vLLM run-batch or Anthropic): "
+        "--batch-import FILE [FILE]...",
     ),
     click.option(
         "--batch",
@@ -66,12 +72,34 @@ _OPTIONS = [
         help="Seconds between polls of a submitted batch (--batch).",
     ),
 ]
+#: The files after the first of ``--batch-import FILE FILE...`` (an option takes one value;
+#: the rest arrive as trailing arguments, refused without --batch-import).
+_MORE_FILES = click.argument(
+    "batch_files",
+    nargs=-1,
+    metavar="[FILE]...",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+)
 #: bt-generate's batch options, as one group (they arrive as ``**batch``).
-options = grouped(*_OPTIONS)
+options = grouped(*_OPTIONS, _MORE_FILES)
+
+
+def _merge_files(batch: dict[str, Any]) -> None:
+    """Fold the trailing files into ``batch_import`` (``--batch-import a.jsonl b.jsonl``)."""
+    more = tuple(batch.pop("batch_files", None) or ())
+    if not more:
+        return
+    if not batch["batch_import"]:
+        raise BadInput(
+            f"unexpected argument {more[0]}; files to import follow --batch-import "
+            "(--batch-import FILE [FILE]...)"
+        )
+    batch["batch_import"] = (*batch["batch_import"], *more)
 
 
 def wanted(batch: dict[str, Any]) -> bool:
     """Whether a batch mode was asked for (refusing two at once)."""
+    _merge_files(batch)
     modes = (batch["batch_export"] is not None, bool(batch["batch_import"]), batch["batch"])
     if sum(modes) > 1:
         raise BadInput("give one of --batch-export, --batch-import and --batch")
@@ -310,3 +338,308 @@ def _trials_if_complete(run_dir: Path) -> list[TrialRecord] | None:
     if pending_work(loaded.design, state):
         return None
     return build_trials_view(loaded.design, state)
+
+
+# --------------------------------------------------------------------------------------------
+# bt-judge --judge llm:MODEL: the same three modes for an LLM judge's comparisons
+
+_JUDGE_OPTIONS = [
+    click.option(
+        "--batch-export",
+        "batch_export",
+        metavar="FILE",
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="LLM judge: write every missing comparison (both passes) as a batch input file "
+        "instead of asking (FILE.partN over 50,000 requests or 200 MB).",
+    ),
+    click.option(
+        "--batch-import",
+        "batch_import",
+        metavar="FILE",
+        multiple=True,
+        type=click.Path(path_type=Path, exists=True, dir_okay=False),
+        help="LLM judge: import batch output and error files: --batch-import FILE [FILE]...",
+    ),
+    click.option(
+        "--batch",
+        "batch",
+        is_flag=True,
+        help="LLM judge: submit the missing comparisons to --judge-url's Batch API, wait, "
+        "and import; a rerun picks up the recorded batches.",
+    ),
+    click.option(
+        "--batch-format",
+        type=click.Choice(["openai", "anthropic"]),
+        default="openai",
+        show_default=True,
+        help="Format of --batch-export (imports tell the format by each line).",
+    ),
+    click.option(
+        "--poll-interval",
+        type=click.FloatRange(min=0),
+        default=10.0,
+        show_default=True,
+        help="Seconds between polls of a submitted batch (--batch).",
+    ),
+]
+#: bt-judge's batch options, as one group (they arrive in ``**llm``; :func:`judge_batch_args`).
+judge_options = grouped(*_JUDGE_OPTIONS, _MORE_FILES)
+JUDGE_NAMES = (
+    "batch_export",
+    "batch_import",
+    "batch",
+    "batch_format",
+    "poll_interval",
+    "batch_files",
+)
+
+
+def calls(batch: dict[str, Any]) -> bool:
+    """Whether the mode asked for calls the judge's endpoint (not a file export or import)."""
+    return not wanted(batch) or bool(batch["batch"])
+
+
+def judge_batch_args(ctx: click.Context, llm: dict[str, Any]) -> dict[str, Any]:
+    """Take bt-judge's batch options out of ``llm``; refused with a judge that is no LLM."""
+    batch = {name: llm.pop(name) for name in JUDGE_NAMES}
+    source = click.core.ParameterSource.COMMANDLINE
+    named = [
+        "--" + n.replace("_", "-")
+        for n in JUDGE_NAMES[:-1]  # not the trailing files: _merge_files says what they are
+        if ctx.get_parameter_source(n) is source
+    ]
+    kind = str(ctx.params.get("kind", ""))
+    if named and not kind.startswith("llm:"):
+        raise BadInput(f"{', '.join(named)}: only for --judge llm:MODEL")
+    _merge_files(batch)
+    return batch
+
+
+#: ``sit(kind, only) -> (judge, result)``: bt-judge's sitting of ``kind`` over the trials
+#: numbered in ``only`` (cli/judge.py's, with the run, judge id and picks file bound).
+Sit = Callable[["JudgeKind", "set[int]"], "tuple[Judge, JudgingResult]"]
+
+
+@dataclass(frozen=True)
+class JudgeBatch:
+    """What a judge batch mode works on: the run, the LLM judge's options, its id and picks
+    file, and the commands printed (``again``: this judge's command line without a mode)."""
+
+    run: JudgeRun
+    options: LlmOptions
+    judge_id: str
+    out: Path
+    force: bool
+    again: list[str | Path]
+    sit: Sit
+
+    def remaining(self) -> list[Trial]:
+        from blindtest.judge import read_picks, remaining_trials
+
+        if self.force:
+            return list(self.run.view.trials)
+        existing = read_picks(self.out, self.run.view, missing_ok=True)
+        return remaining_trials(self.run.view, existing.picks, self.judge_id, existing.later_passes)
+
+    def command(self, *args: str | Path) -> str:
+        return stage_command("judge", *self.again, *args)
+
+
+def judge_dispatch(work: JudgeBatch, batch: dict[str, Any], quiet: bool, timeout: float) -> None:
+    """Run the batch mode asked for (``wanted(batch)`` is true)."""
+    from blindtest.llm_batch import check_batchable
+
+    check_batchable(work.run.view.protocol)
+    say: Say = (lambda _: None) if quiet else (lambda text: click.echo(text, err=True))
+    if batch["batch_export"] is not None:
+        judge_export(work, batch["batch_export"], batch["batch_format"], say)
+    elif batch["batch_import"]:
+        judge_import(work, list(batch["batch_import"]), quiet, say)
+    else:
+        if batch["batch_format"] != "openai":
+            raise BadInput(
+                "--batch speaks OpenAI's Batch API; for Anthropic, --batch-export FILE "
+                "--batch-format anthropic and submit it there"
+            )
+        progress = None
+        if not quiet and sys.stderr.isatty():
+
+            def progress(line: str, final: bool) -> None:
+                click.echo(f"\r{line}   ", err=True, nl=final)
+
+        judge_submit(work, quiet, timeout, batch["poll_interval"], progress, say)
+
+
+def judge_export(work: JudgeBatch, out: Path, fmt: str, say: Say) -> None:
+    from blindtest.batch import request_lines, split_parts
+    from blindtest.llm_batch import judge_requests
+
+    requests = judge_requests(work.run, work.options, work.remaining())
+    if not requests:
+        say(f"nothing to export: the judge {work.judge_id} has judged every trial")
+        return
+    parts = split_parts(request_lines(((cid, body) for _, cid, body in requests), fmt))
+    paths = part_paths(out, len(parts))
+    for path in paths:
+        if path.is_dir() or path.name in artifacts.RUN_FILE_KINDS or path == work.out:
+            raise BadInput(f"{path}: choose another name for the batch file")
+        if path.exists() and not _ours(path, work.run.design_sha256[:16]):
+            raise BadInput(
+                f"{path} exists and is not a batch file of this run; refusing to overwrite it"
+            )
+    for path, lines in zip(paths, parts, strict=True):
+        artifacts.write_bytes_atomic(path, b"".join(lines))
+    trials = len({trial for trial, _, _ in requests})
+    names = ", ".join(str(p) for p in paths)
+    say(
+        f"wrote {names}: {len(requests)} requests ({trials} comparisons"
+        f"{', both passes' if len(requests) > trials else ''}) for the judge "
+        f"{work.options.model} in the {fmt} batch format; when the results are back: "
+        f"{work.command('--batch-import', 'RESULTS.jsonl')}"
+    )
+
+
+def _judge_results(files: Sequence[Path]) -> list[BatchResult]:
+    from blindtest.batch import read_results
+
+    results: list[BatchResult] = []
+    for file in files:  # every file read and checked before anything is written
+        results += read_results(artifacts.read_bytes(file), str(file))
+    return results
+
+
+def _judge_missing(work: JudgeBatch, say: Say) -> int:
+    left = len(work.remaining()) if not work.force else 0
+    if left:
+        say(
+            f"{left} comparisons still missing; export just those: "
+            f"{work.command('--batch-export', 'missing.jsonl')}"
+        )
+    return left
+
+
+def judge_import(work: JudgeBatch, files: Sequence[Path], quiet: bool, say: Say) -> None:
+    from blindtest.llm_batch import replay_kind, select
+
+    results = _judge_results(files)
+    selection = select(work.run, work.options, work.remaining(), results)
+    judge, ended = work.sit(replay_kind(work.options, selection.answers), selection.trials)
+    failed = int(getattr(judge, "failed", 0))
+    if not quiet:
+        click.echo(judge.closing(ended, work.out, _analyze(work)))
+    left_out = selection.not_run + selection.partial
+    never = (
+        f"; {left_out} results left out (a pass missing from these files, or never run)"
+        if left_out
+        else ""
+    )
+    say(
+        f"imported {len(selection.trials)} comparisons ({failed} failed) from "
+        f"{len(files)} files{never}"
+    )
+    work = replace(work, force=False)
+    if not ended.stopped_early:  # a sequential design whose rule is met needs no more
+        _judge_missing(work, say)
+    if failed:
+        raise EndpointFailed(
+            f"{failed} comparison(s) failed and recorded as failure rows in {work.out} "
+            "(a batch asks no verdict again); export them again with "
+            f"{work.command('--batch-export', 'missing.jsonl')}"
+        )
+
+
+def _analyze(work: JudgeBatch) -> str:
+    if work.out != work.run.run_dir / artifacts.PICKS:
+        return stage_command("analyze", work.run.run_dir, "--picks", work.out)
+    return stage_command("analyze", work.run.run_dir)
+
+
+def judge_record_path(out: Path) -> Path:
+    """Where bt-judge --batch records its batches: next to the picks file."""
+    return out.with_name(f"{out.stem}.batches.json")
+
+
+def _judge_record_io(
+    record_path: Path, model: str
+) -> tuple[Callable[[], JsonObject | None], Callable[[JsonObject], None]]:
+    """Read and write the judge's batches record (refusing one of another judge model)."""
+
+    def read_record() -> JsonObject | None:
+        if not record_path.exists():
+            return None
+        record = artifacts.read_json(record_path, "batches")
+        if record.get("judge_model", model) != model:
+            raise BadInput(
+                f"{record_path} holds the batches of the judge {record['judge_model']}; give "
+                "this judge its own --out"
+            )
+        return record
+
+    def write_record(record: JsonObject) -> None:
+        record["judge_model"] = model
+        artifacts.write_json(record_path, record, "batches", force=True)
+
+    return read_record, write_record
+
+
+def judge_submit(
+    work: JudgeBatch,
+    quiet: bool,
+    timeout: float,
+    poll_interval: float,
+    progress: Callable[[str, bool], None] | None,
+    say: Say,
+) -> None:
+    from blindtest import batch_run
+    from blindtest.llm_batch import judge_requests, replay_kind, select
+
+    if work.force:
+        raise BadInput("--batch resumes its recorded batches; --force is not for it")
+    endpoint = work.options.endpoint()
+    endpoint.check_key("judge")
+    record_path = judge_record_path(work.out)
+    failed = [0]
+    judged = [0]
+
+    def pending() -> list[tuple[str, str, dict[str, object]]]:
+        requests = judge_requests(work.run, work.options, work.remaining())
+        return [("judge", cid, body) for _, cid, body in requests]
+
+    def import_results(results: list[BatchResult]) -> tuple[int, int]:
+        selection = select(work.run, work.options, work.remaining(), results, skip_done=True)
+        if not selection.trials:
+            return 0, selection.not_run
+        judge, _ = work.sit(replay_kind(work.options, selection.answers), selection.trials)
+        now = int(getattr(judge, "failed", 0))
+        failed[0] += now
+        judged[0] += len(selection.trials) - now
+        return len(selection.trials), selection.not_run + selection.partial
+
+    read_record, write_record = _judge_record_io(record_path, work.options.model)
+    collect_io = batch_run.CollectIO(
+        read_record=read_record,
+        write_record=write_record,
+        pending=pending,
+        import_results=import_results,
+        say=say,
+        progress=progress,
+        unit="comparisons",
+    )
+    batch_run.collect(
+        work.run.design_sha256,
+        {"judge": endpoint},
+        collect_io,
+        poll_interval=poll_interval,
+        timeout=timeout,
+    )
+    if not quiet:
+        click.echo(
+            f"The LLM judge {work.options.model} judged {judged[0]} comparisons through the "
+            f"Batch API into {work.out}. Run {_analyze(work)} to see the result."
+        )
+    left = _judge_missing(work, say)
+    if left:
+        raise EndpointFailed(
+            f"{left} comparison(s) still unjudged after the batch ({failed[0]} failed); rerun "
+            f"{work.command('--batch')} to submit them again"
+        )

@@ -189,13 +189,14 @@ def choose(
     return judge_kind(kind), None
 
 
-def prepared(run: JudgeRun, options: LlmOptions, show: int | None) -> bool:
+def prepared(run: JudgeRun, options: LlmOptions, show: int | None, *, key: bool = True) -> bool:
     """Check the run for the LLM judge (exit 2 before any call); with ``--show-prompt N``
-    print trial N's prompt and return True (nothing else happens)."""
+    print trial N's prompt and return True (nothing else happens). ``key``: False when
+    nothing will be called (a batch file exported or imported)."""
     if show is not None:
         click.echo(show_prompt(run, options, show))
         return True
-    check_run(options, run)
+    check_run(options, run, key=key)
     return False
 
 

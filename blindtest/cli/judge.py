@@ -9,13 +9,14 @@ the terminal session in ``blindtest.session``.
 from __future__ import annotations
 
 import getpass
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
 import click
 
 from blindtest import artifacts
-from blindtest.cli import _common, _llm
+from blindtest.cli import _batch, _common, _llm
 from blindtest.cli._common import command, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput, EndpointFailed
 from blindtest.hints import stage_command
@@ -29,7 +30,14 @@ from blindtest.judge import (
     read_picks,
     remaining_trials,
 )
-from blindtest.judges import JUDGE_KINDS, JudgeKind, JudgeSetup, drive
+from blindtest.judges import (
+    JUDGE_KINDS,
+    Judge,
+    JudgeKind,
+    JudgeSetup,
+    JudgingResult,
+    drive,
+)
 
 
 def default_judge_id() -> str:
@@ -64,6 +72,40 @@ def _analyze_command(run_dir: Path, out: Path) -> str:
     return stage_command("analyze", run_dir)
 
 
+def _sit(
+    run: JudgeRun,
+    kind: JudgeKind,
+    judge_id: str,
+    out: Path,
+    force: bool,
+    resume: str,
+    options: Mapping[str, object],
+    only: Collection[int] | None = None,
+) -> tuple[Judge, JudgingResult]:
+    """One sitting of ``kind`` into ``out`` (``only``: just the trials numbered there)."""
+    kind.check(run.view.protocol)
+    existing = read_picks(out, run.view, missing_ok=True)
+    if plan_output(existing, judge_id, bot=kind.mechanical, force=force, kind=kind.records_as):
+        artifacts.write_jsonl(out, [], "picks", force=True)
+        existing = read_picks(out, run.view, missing_ok=True)
+    judge = kind.make(JudgeSetup(run, judge_id, existing, resume, options))
+    remaining = remaining_trials(run.view, existing.picks, judge_id, existing.later_passes)
+    if only is not None:
+        remaining = [trial for trial in remaining if trial.number in only]
+    with artifacts.JsonlAppender(
+        out, "picks", fsync=kind.sync_each_pick or kind.sync_grouped, grouped=kind.sync_grouped
+    ) as appender:
+        recorder = Recorder(
+            run,
+            judge_id,
+            appender.append,
+            earlier=(*existing.picks, *existing.later_passes),
+            kind=kind.records_as,
+        )
+        ended = drive(judge, recorder, remaining)
+    return judge, ended
+
+
 def _judge(
     run: JudgeRun,
     kind: JudgeKind,
@@ -74,25 +116,7 @@ def _judge(
     resume: str,
     options: dict[str, object],
 ) -> None:
-    kind.check(run.view.protocol)
-    existing = read_picks(out, run.view, missing_ok=True)
-    if plan_output(existing, judge_id, bot=kind.mechanical, force=force, kind=kind.records_as):
-        artifacts.write_jsonl(out, [], "picks", force=True)
-        existing = read_picks(out, run.view, missing_ok=True)
-    judge = kind.make(JudgeSetup(run, judge_id, existing, resume, options))
-    with artifacts.JsonlAppender(out, "picks", fsync=kind.sync_each_pick) as appender:
-        recorder = Recorder(
-            run,
-            judge_id,
-            appender.append,
-            earlier=(*existing.picks, *existing.later_passes),
-            kind=kind.records_as,
-        )
-        ended = drive(
-            judge,
-            recorder,
-            remaining_trials(run.view, existing.picks, judge_id, existing.later_passes),
-        )
+    judge, ended = _sit(run, kind, judge_id, out, force, resume, options)
     if not quiet:
         click.echo(judge.closing(ended, out, _analyze_command(run.run_dir, out)))
     failed = getattr(judge, "failed", 0)
@@ -133,6 +157,7 @@ def _judge(
     help="Only validate FILE, an external judge's picks, against the design and trials.",
 )
 @_llm.options
+@_batch.judge_options
 @click.option("--web", is_flag=True, help="Judge on a local web page (the same as --judge web).")
 @click.option(
     "--host",
@@ -196,6 +221,7 @@ def judge(
     """
     ctx = click.get_current_context()
     kind = _web_kind(ctx, kind, web)
+    batch = _batch.judge_batch_args(ctx, llm)
     if check_file is not None:
         flags = {"kind": "--judge", "judge_id": "--judge-id", "out": "--out", "force": "--force"}
         given = [
@@ -213,18 +239,24 @@ def judge(
         return
     chosen, llm_options = _llm.choose(ctx, kind, llm)
     run = load_judge_run(run_dir)
-    if llm_options is not None and _llm.prepared(run, llm_options, llm["show_prompt"]):
+    calls = _batch.calls(batch)
+    if llm_options is not None and _llm.prepared(run, llm_options, llm["show_prompt"], key=calls):
         return
     name = _judge_name(judge_id, chosen)
     resume: list[str | Path] = [run_dir]
     if llm_options is not None:
         resume += _llm.resume_args(kind, llm, ctx)
-    if judge_id is not None:
-        resume += ["--judge-id", name]
-    if out is not None:
-        resume += ["--out", out]
-    if kind == "web":
-        resume += ["--web"]
+    resume += _own_args(judge_id, name, out, kind)
+    if _batch.wanted(batch):
+        assert llm_options is not None
+        out_path = out if out is not None else run_dir / artifacts.PICKS
+
+        def sit(replay: JudgeKind, only: set[int]) -> tuple[Judge, JudgingResult]:
+            return _sit(run, replay, name, out_path, force, "", {}, only)
+
+        work = _batch.JudgeBatch(run, llm_options, name, out_path, force, resume, sit)
+        _batch.judge_dispatch(work, batch, quiet, llm_options.timeout)
+        return
     _judge(
         run,
         chosen,
@@ -241,6 +273,18 @@ def judge(
             "echo": click.echo,
         },
     )
+
+
+def _own_args(judge_id: str | None, name: str, out: Path | None, kind: str) -> list[str | Path]:
+    """What a rerun of this judge needs besides the run and the LLM options."""
+    args: list[str | Path] = []
+    if judge_id is not None:
+        args += ["--judge-id", name]
+    if out is not None:
+        args += ["--out", out]
+    if kind == "web":
+        args += ["--web"]
+    return args
 
 
 def _judge_name(judge_id: str | None, chosen: JudgeKind) -> str:

@@ -1,0 +1,300 @@
+"""An LLM judge through a batch file (issue 15 items 1-3 for ``bt-judge --judge llm:M``):
+the requests a live judge would send, as ``(custom_id, body)`` pairs for
+:mod:`blindtest.batch`, and the results read back checked and replayed through the live
+judge's own verdict parsing, validation, failure rows and resume logic.
+
+Export. Every comparison still missing for this judge (:func:`blindtest.records.remaining_trials`:
+failed ones included, and both passes of a trial killed between its two appends), each pass of
+the position swap a request of its own: the second pass does not depend on the first, so both
+go in one file. The body is the exact one a live call sends
+(:meth:`~blindtest.client.Endpoint.request_body` with ``response_format``). A pair judge is
+refused: each of its calls holds the judge's earlier answers.
+
+custom_id: ``bt-<16 hex of the design hash>-t<trial>-p<pass>-j<8 hex of the judge model>-h<8
+hex of the body>`` (at most 64 characters of ``[a-zA-Z0-9_-]``): a result names its run, its
+judge model, its trial and pass, and the very request it answers (a result for a prompt that
+has changed since the export, another template or temperature, matches nothing).
+
+Import. :func:`select` sorts the results: another run or judge model (foreign), no such
+comparison or a request this judge would not send now (unknown), a comparison already judged
+or answered twice in the files (already judged); any of these refuses the whole import with
+the counts (``skip_done``: a collect importing its own batch again skips the judged ones). A
+result whose request never ran (batch expired or cancelled) is left missing, and so is a trial
+whose passes are not all back. :class:`BatchReplayJudge` is the live judge with each call
+answered from the files and no verdict asked again (a batch cannot retry: a malformed verdict
+is a failure row, and the next export asks it again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from blindtest.batch import BatchResult, custom_id, parse_custom_id
+from blindtest.client import Completion, CompletionKind
+from blindtest.errors import BadInput
+from blindtest.judge import JudgeRun, Trial
+from blindtest.judges import JudgeKind, JudgeSetup
+from blindtest.llm_judge import (
+    LlmJudge,
+    LlmOptions,
+    comparison_messages,
+    prompt_fields,
+    response_format,
+)
+from blindtest.wire import ChatMessage, ServerError
+
+__all__ = [
+    "BatchReplayJudge",
+    "Selection",
+    "check_batchable",
+    "judge_requests",
+    "replay_kind",
+    "select",
+]
+
+PASS = "p"
+
+
+def check_batchable(protocol: str) -> None:
+    if protocol == "pair":
+        raise BadInput(
+            "a pair judge cannot be batched: each call holds the judge's earlier answers; "
+            "judge it live (drop the --batch option)"
+        )
+
+
+def _tag(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:8]
+
+
+def _key(messages: Sequence[Mapping[str, Any]]) -> bytes:
+    return orjson.dumps([dict(m) for m in messages])
+
+
+def _passes(run: JudgeRun, options: LlmOptions) -> tuple[tuple[int, bool], ...]:
+    if run.view.protocol == "preference" and options.swap:
+        return ((1, False), (2, True))
+    return ((1, False),)
+
+
+def judge_requests(
+    run: JudgeRun, options: LlmOptions, trials: Iterable[Trial]
+) -> list[tuple[int, str, dict[str, object]]]:
+    """``(trial, custom_id, body)`` for every pass of every trial in ``trials``."""
+    check_batchable(run.view.protocol)
+    fields = prompt_fields(run) if run.view.protocol == "preference" else {}
+    endpoint = options.endpoint()
+    shape = response_format(run.view.protocol)
+    model = _tag(options.model.encode())
+    requests = []
+    for trial in trials:
+        for number, swapped in _passes(run, options):
+            messages = comparison_messages(
+                run, options, trial, swapped, fields.get(trial.number, {})
+            )
+            body = endpoint.request_body(messages, response_format=shape)
+            cid = custom_id(run.design_sha256, trial.number, number, PASS)
+            cid += f"-j{model}-h{_tag(orjson.dumps(body, option=orjson.OPT_SORT_KEYS))}"
+            requests.append((trial.number, cid, body))
+    return requests
+
+
+@dataclass
+class Selection:
+    """What a set of results holds for this judge: the answers by request (``answers``: the
+    messages as JSON -> result) of the ``trials`` whose passes are all back, results that
+    never ran, results of trials with a pass still missing (``partial``), and with
+    ``skip_done`` the results of comparisons already judged (``skipped``)."""
+
+    answers: dict[bytes, BatchResult] = field(default_factory=dict)
+    trials: set[int] = field(default_factory=set)
+    not_run: int = 0
+    partial: int = 0
+    skipped: int = 0
+
+
+def select(
+    run: JudgeRun,
+    options: LlmOptions,
+    remaining: Sequence[Trial],
+    results: Iterable[BatchResult],
+    *,
+    skip_done: bool = False,
+) -> Selection:
+    """Sort ``results`` (see the module docstring); ``BadInput`` with the counts refuses the
+    whole import when any is foreign, unknown or already judged."""
+    expected = {cid: (trial, body) for trial, cid, body in judge_requests(run, options, remaining)}
+    sorter = _Sorter(run, options, {t.number for t in remaining}, expected)
+    selection = Selection()
+    got: dict[str, BatchResult] = {}
+    for result in results:
+        verdict = sorter.sort(result, got)
+        if verdict == "ok":
+            got[result.custom_id] = result
+        elif verdict == "done" and skip_done:
+            selection.skipped += 1
+        else:
+            sorter.counts[verdict] += 1
+    counts = sorter.counts
+    if any(counts.values()):
+        raise BadInput(
+            f"refused {sum(counts.values())} batch results ({counts['foreign']} for another run "
+            f"or judge model, {counts['unknown']} for comparisons this judge does not have, "
+            f"{counts['done']} for comparisons already judged; first: {sorter.first}); "
+            "nothing written"
+        )
+    _whole_trials(selection, got, expected, len(sorter.numbers))
+    return selection
+
+
+def _whole_trials(
+    selection: Selection,
+    got: Mapping[str, BatchResult],
+    expected: Mapping[str, tuple[int, dict[str, object]]],
+    passes: int,
+) -> None:
+    """Keep the answers of the trials whose passes all ran; count the rest."""
+    by_trial: dict[int, list[tuple[str, BatchResult]]] = {}
+    for cid_text, result in got.items():
+        by_trial.setdefault(expected[cid_text][0], []).append((cid_text, result))
+    for trial, answered in by_trial.items():
+        if any(r.not_run for _, r in answered):
+            selection.not_run += sum(r.not_run for _, r in answered)
+        elif len(answered) < passes:
+            selection.partial += len(answered)
+        else:
+            selection.trials.add(trial)
+            for cid_text, result in answered:
+                messages = expected[cid_text][1]["messages"]
+                assert isinstance(messages, list)
+                selection.answers[_key(messages)] = result
+
+
+class _Sorter:
+    """Tells one result "ok", "foreign", "unknown" or "done" (already judged), keeping the
+    first refusal's words."""
+
+    def __init__(
+        self,
+        run: JudgeRun,
+        options: LlmOptions,
+        open_trials: set[int],
+        expected: Mapping[str, tuple[int, dict[str, object]]],
+    ) -> None:
+        self.run16 = run.design_sha256[:16]
+        self.total = run.view.total
+        self.numbers = {n for n, _ in _passes(run, options)}
+        self.model = _tag(options.model.encode())
+        self.open_trials = open_trials
+        self.expected = expected
+        self.counts = {"foreign": 0, "unknown": 0, "done": 0}
+        self.first = ""
+
+    def _say(self, verdict: str, text: str) -> str:
+        self.first = self.first or text
+        return verdict
+
+    def sort(self, result: BatchResult, got: Mapping[str, BatchResult]) -> str:
+        cid = parse_custom_id(result.custom_id)
+        where = f"{result.source}:{result.line} ({result.custom_id!r}"
+        if cid is None or cid.run != self.run16:
+            return self._say("foreign", f"{where} is another run's)")
+        if cid.judge is not None and cid.judge != self.model:
+            return self._say("foreign", f"{where} is another judge model's)")
+        if cid.part != PASS or cid.judge is None or cid.number not in self.numbers:
+            return self._say("unknown", f"{where} is no comparison of this judge)")
+        if not 1 <= cid.trial <= self.total:
+            return self._say("unknown", f"{where}: this run has no trial {cid.trial})")
+        if cid.trial not in self.open_trials or result.custom_id in got:
+            return self._say("done", f"{where}: trial {cid.trial} is already judged)")
+        if result.custom_id not in self.expected:
+            return self._say(
+                "unknown",
+                f"{where} answers another request: the prompt, template or judge options "
+                "changed since the export)",
+            )
+        return "ok"
+
+
+# --------------------------------------------------------------------------- replay
+
+
+def _failure_kind(result: BatchResult) -> CompletionKind:
+    status = result.status
+    if status == 429:
+        return "rate_limited"
+    if status is None or status >= 500 or status in (408, 409):
+        return "server_error"
+    return "rejected"
+
+
+def completion_of(result: BatchResult) -> Completion:
+    """A batch result as the :class:`Completion` a live call returns (one attempt, untimed)."""
+    parsed = result.completion
+    if parsed is not None:
+        return Completion(
+            "judge",
+            parsed.kind,
+            parsed.text if parsed.ok else "",
+            parsed.finish_reason,
+            parsed.usage,
+            0.0,
+            1,
+            result.status,
+            model=parsed.model,
+            refused=parsed.kind == "refusal",
+            refusal=parsed.refusal,
+            truncated=parsed.truncated,
+            response_id=parsed.response_id,
+            error=None if parsed.ok else f"batch result: {parsed.detail}",
+        )
+    said = (result.said or ServerError("failed")).message
+    status = f"HTTP {result.status}: " if result.status is not None else ""
+    return Completion(
+        "judge",
+        _failure_kind(result),
+        "",
+        None,
+        None,
+        0.0,
+        1,
+        result.status,
+        error=f"batch result: {status}{said}",
+    )
+
+
+class BatchReplayJudge(LlmJudge):
+    """The live LLM judge, each call answered by its batch result (never asked again)."""
+
+    verdict_retries = 0
+
+    def __init__(
+        self,
+        setup: JudgeSetup,
+        options: LlmOptions,
+        kind: JudgeKind,
+        answers: Mapping[bytes, BatchResult],
+    ) -> None:
+        super().__init__(setup, options, kind)
+        self._answers = answers
+
+    async def _complete(self, messages: Sequence[ChatMessage]) -> Completion:
+        return completion_of(self._answers[_key(messages)])
+
+
+def replay_kind(options: LlmOptions, answers: Mapping[bytes, BatchResult]) -> JudgeKind:
+    """The ``llm:MODEL`` judge kind whose judge answers from ``answers``."""
+
+    def check(protocol: str) -> None:
+        check_batchable(protocol)
+
+    def make(setup: JudgeSetup) -> BatchReplayJudge:
+        return BatchReplayJudge(setup, options, kind, answers)
+
+    kind = JudgeKind(f"llm:{options.model}", "llm", make, check, default_id=options.model)
+    return kind
