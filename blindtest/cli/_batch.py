@@ -19,7 +19,7 @@ import click
 from blindtest import artifacts
 from blindtest.artifact_types import GenerationRecord, TrialRecord
 from blindtest.artifacts import JsonObject
-from blindtest.cli._common import grouped
+from blindtest.cli._common import FilePath, grouped
 from blindtest.errors import BadInput, EndpointFailed
 from blindtest.hints import stage_command
 
@@ -37,7 +37,7 @@ _OPTIONS = [
         "--batch-export",
         "batch_export",
         metavar="FILE",
-        type=click.Path(path_type=Path, dir_okay=False),
+        type=FilePath(),
         help="Write every missing slot as a batch input file instead of asking "
         "(split into FILE.partN over 50,000 requests or 200 MB).",
     ),
@@ -46,7 +46,7 @@ _OPTIONS = [
         "batch_import",
         metavar="FILE",
         multiple=True,
-        type=click.Path(path_type=Path, exists=True, dir_okay=False),
+        type=FilePath(exists=True),
         help="Import batch output and error files (OpenAI, vLLM run-batch or Anthropic): "
         "--batch-import FILE [FILE]...",
     ),
@@ -78,7 +78,7 @@ _MORE_FILES = click.argument(
     "batch_files",
     nargs=-1,
     metavar="[FILE]...",
-    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    type=FilePath(exists=True),
 )
 #: bt-generate's batch options, as one group (they arrive as ``**batch``).
 options = grouped(*_OPTIONS, _MORE_FILES)
@@ -348,7 +348,7 @@ _JUDGE_OPTIONS = [
         "--batch-export",
         "batch_export",
         metavar="FILE",
-        type=click.Path(path_type=Path, dir_okay=False),
+        type=FilePath(),
         help="LLM judge: write every missing comparison (both passes) as a batch input file "
         "instead of asking (FILE.partN over 50,000 requests or 200 MB).",
     ),
@@ -357,7 +357,7 @@ _JUDGE_OPTIONS = [
         "batch_import",
         metavar="FILE",
         multiple=True,
-        type=click.Path(path_type=Path, exists=True, dir_okay=False),
+        type=FilePath(exists=True),
         help="LLM judge: import batch output and error files: --batch-import FILE [FILE]...",
     ),
     click.option(

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from blindtest import judge_prompts
-from blindtest.cli._common import grouped
+from blindtest.cli._common import FilePath, grouped
 from blindtest.errors import BadInput
 from blindtest.judge import JudgeRun
 from blindtest.judges import JudgeKind, judge_kind
@@ -44,7 +44,7 @@ _OPTIONS = [
     click.option(
         "--judge-template",
         metavar="FILE",
-        type=click.Path(path_type=Path, exists=True, dir_okay=False),
+        type=FilePath(exists=True),
         help="Preference prompt with spec 003's [PLACEHOLDERS] instead of the bundled one.",
     ),
     click.option(

@@ -11,14 +11,7 @@ import click
 from blindtest import artifacts
 from blindtest.artifact_types import ReportRecord
 from blindtest.cli import _common, _export
-from blindtest.cli._common import (
-    FilePath,
-    command,
-    force_option,
-    json_option,
-    quiet_option,
-    run_argument,
-)
+from blindtest.cli._common import command, force_option, json_option, quiet_option, run_argument
 
 
 @command("analyze")
@@ -27,19 +20,19 @@ from blindtest.cli._common import (
     "--picks",
     "picks_files",
     multiple=True,
-    type=FilePath(),
+    type=_common.FilePath(),
     help="Picks file(s) to analyse (default RUN/picks.jsonl); repeat for several judges.",
 )
 @click.option(
     "--out",
     "out_path",
-    type=FilePath(),
+    type=_common.FilePath(),
     help="Where to write the report (default RUN/report.json), e.g. for a second judge.",
 )
 @click.option(
     "--html",
     "html_path",
-    type=FilePath(),
+    type=_common.FilePath(),
     help="Also write the summary as a standalone HTML page.",
 )
 @click.option(
@@ -60,7 +53,7 @@ from blindtest.cli._common import (
     "--against",
     "against_files",
     multiple=True,
-    type=FilePath(exists=True),
+    type=_common.FilePath(exists=True),
     help="Another judge kind's picks (an LLM judge's, or people's): their agreement and kappa "
     "with each judge of --picks is reported, never pooled.",
 )

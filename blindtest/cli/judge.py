@@ -17,7 +17,7 @@ import click
 
 from blindtest import artifacts
 from blindtest.cli import _batch, _common, _llm
-from blindtest.cli._common import command, force_option, quiet_option, run_argument
+from blindtest.cli._common import FilePath, command, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput, EndpointFailed
 from blindtest.hints import stage_command
 from blindtest.judge import (
@@ -145,14 +145,14 @@ def _judge(
 )
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FilePath(),
     default=None,
     help="Picks file to write (default: RUN/picks.jsonl); give each extra judge its own.",
 )
 @click.option(
     "--check",
     "check_file",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FilePath(),
     default=None,
     help="Only validate FILE, an external judge's picks, against the design and trials.",
 )
