@@ -69,9 +69,10 @@ class Page(HTMLParser):
         self._open.append((tag, section, mark))
 
     def handle_endtag(self, tag: str) -> None:
-        while self._open:
-            if self._open.pop()[0] == tag:
-                break
+        if all(t != tag for t, _, _ in self._open):
+            return  # an empty element (<rect/>, <br>) or a stray end tag
+        while self._open.pop()[0] != tag:
+            pass
 
     def handle_data(self, data: str) -> None:
         self._text.append(data)
@@ -263,6 +264,25 @@ def test_i13_10_report_page_shows_the_style_check_labelled_secondary(
     assert "A's win rate" in page.section("technical")
 
 
+def test_i13_12_report_page_of_a_malformed_judge_left_unfinished_reveals_nothing(
+    invoke: Any, simulator: Simulator, tmp_path: Path
+) -> None:
+    run = make_run(invoke, simulator.base_url, tmp_path / "bad", "preference", trials=12)
+    out = run / "picks-bad.jsonl"
+    judged = llm(invoke, run, "sim-judge-malformed", "--out", out, url=simulator.base_url)
+    assert judged.exit_code == 3
+    page, report, _ = _page(invoke, run, "--picks", out)
+    if report["verdict"] != "void":  # every comparison got through on a retry
+        assert "llm-judges" in page.order
+        return
+    # Void: the page says so first and shows nothing about the picks, like the screen.
+    assert page.section("verdict-block").startswith("blindtest report")
+    assert _squash(report["statement"]) in page.section("verdict-block")
+    for hidden in ("llm-judges", "bots", "trials", "technical", "estimates", "position"):
+        assert hidden not in page.order
+    assert "Read: design.json; picks-bad.jsonl" in page.section("notes")
+
+
 def _person_triangle(invoke: Any, simulator: Simulator, tmp_path: Path) -> tuple[Path, Path]:
     """A triangle run judged by a person (right but every fourth trial) and, for --against,
     by an LLM judge."""
@@ -354,6 +374,44 @@ def test_i13_08_report_page_strings_from_the_report_stay_text(
     assert html.count("&lt;script&gt;") >= 4
     page = Page(html)
     assert f"WARNING: {payload}" in page.warnings()
+
+
+def test_i13_06_report_page_marks_loud_notes_skipped_inputs_checks_and_disclosures(
+    invoke: Any, first_judge_run: Path
+) -> None:
+    invoke("analyze", first_judge_run, "--force")
+    report = orjson.loads((first_judge_run / "report.json").read_bytes())
+    report["notes"] = ["REVEALED: the judge saw the reveal before judging.", *report["notes"]]
+    report["reading"]["skipped"] = ["picks-old.jsonl: made against another design"]
+    report["audit"]["checks"] = {
+        "prompts": 20,
+        "pass": {"A": {"passed": 15, "total": 20}, "B": {"passed": 11, "total": 20}},
+        "paired": {"p_value": 0.125},
+        "not_run": 0,
+    }
+    report["responses"]["identity_stripped"] = {
+        "mentions": {"A": 3, "B": 1},
+        "responses": {"A": 2, "B": 1},
+    }
+    disclosure = (
+        "Identity stripping replaced 4 mentions in 3 responses (side A: 3 mentions in 2, side B: "
+        "1 mention in 1): where a model named itself, its family or its maker, the judge saw the "
+        "token instead."
+    )
+    refusals = "Refusals and truncations, of the responses shown: A 1 refusal and 0 cut."
+    report["responses_sentences"] = [refusals, disclosure]
+    page = Page(render_report_page(report))
+    assert page.marked["loud"] == ["REVEALED: the judge saw the reveal before judging."]
+    assert page.order.index("verdict-block") == 0
+    assert "Skipped: picks-old.jsonl: made against another design." in page.warnings()
+    top = page.section("verdict-block")
+    assert "Mechanical checks first (20 prompts): A passed 15/20, B 11/20" in top
+    assert top.index("Mechanical checks") < top.index(report["summary"]["verdict"])
+    identity = page.section("identity")
+    assert disclosure in identity
+    assert "A 3 2 B 1 1" in identity
+    assert refusals in page.section("bots")
+    assert disclosure not in page.section("bots")  # said once, in its own section
 
 
 def _open_offline(browser: Any, path: Path, width: int) -> Any:
