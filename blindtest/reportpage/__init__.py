@@ -1,10 +1,15 @@
 """The HTML report, ``bt-analyze RUN --html FILE``: one self-contained page (inline CSS and
 SVG, no script, nothing fetched) built from report.json's fields with Jinja2 templates
-(autoescape on): the verdict and its sentence at the top, the estimates with their intervals
-against chance (a forest plot of judges, the pooled estimate and the bots), the formatting
-census, preference's position bias and agreement, the breakdown by tag, the sequential
-e-value path, cost, and the per-trial table, each trial expandable to the prompt and the
-options as the judge saw them. A print stylesheet and a narrow layout for phones.
+(autoescape on). It carries every section of the result screen (blindtest.render), in the
+screen's order of importance: the verdict with how sure and how big, the estimates against
+chance (a forest plot of judges, the pooled estimate and the bots), the sequential e-value
+path, the hidden controls, position and agreement, each LLM judge's diagnostics with its
+warnings marked, the style check (secondary), what a bot can explain (scores, sentences, the
+formatting census), machine vs person, the answers to --ask questions, identity stripping,
+the channels, the next step as a command, the technical figures, cost, the per-trial table
+(each trial opening to the options as the judge saw them), the sides and the notes. Tables
+where the screen aligns columns (blindtest.reportpage.sections lays them out). A print
+stylesheet and a narrow layout for phones.
 
 It shows only what report.json holds: a void report (an unfinished fixed design) holds
 nothing about the picks, so neither does its page. Pure: the caller writes the file.
