@@ -166,11 +166,15 @@ def analyze_preference(
     verdict = {"better": f"A ({a}) preferred", "worse": f"B ({b}) preferred"}.get(
         result.verdict, "inconclusive"
     )
+    rate = (
+        f"A's win rate {pct(result.win_rate.estimate)} (Wilson 95% "
+        f"{pct(result.win_rate.lo)} to {pct(result.win_rate.hi)})"
+        if wins_a + wins_b
+        else "A's win rate undefined: no untied comparison"
+    )
     statement = (
         f"A ({a}) won {wins_a}, B ({b}) won {wins_b}, {ties} ties (ties excluded from the "
-        f"win rate). A's win rate {pct(result.win_rate.estimate)} (Wilson 95% "
-        f"{pct(result.win_rate.lo)} to {pct(result.win_rate.hi)}), exact two-sided "
-        f"{format_p(result.p_value)}. "
+        f"win rate). {rate}, exact two-sided {format_p(result.p_value)}. "
     )
     if result.verdict == "inconclusive":
         reason = (

@@ -1,10 +1,15 @@
 """The HTML report, ``bt-analyze RUN --html FILE``: one self-contained page (inline CSS and
 SVG, no script, nothing fetched) built from report.json's fields with Jinja2 templates
-(autoescape on): the verdict and its sentence at the top, the estimates with their intervals
-against chance (a forest plot of judges, the pooled estimate and the bots), the formatting
-census, preference's position bias and agreement, the breakdown by tag, the sequential
-e-value path, cost, and the per-trial table, each trial expandable to the prompt and the
-options as the judge saw them. A print stylesheet and a narrow layout for phones.
+(autoescape on). It carries every section of the result screen (blindtest.render), in the
+screen's order of importance: the verdict with how sure and how big, the estimates against
+chance (a forest plot of judges, the pooled estimate and the bots), the sequential e-value
+path, the hidden controls, position and agreement, each LLM judge's diagnostics with its
+warnings marked, the style check (secondary), what a bot can explain (scores, sentences, the
+formatting census), machine vs person, the answers to --ask questions, identity stripping,
+the channels, the next step as a command, the technical figures, cost, the per-trial table
+(each trial opening to the options as the judge saw them), the sides and the notes. Tables
+where the screen aligns columns (blindtest.reportpage.sections lays them out). A print
+stylesheet and a narrow layout for phones.
 
 It shows only what report.json holds: a void report (an unfinished fixed design) holds
 nothing about the picks, so neither does its page. Pure: the caller writes the file.
@@ -21,7 +26,9 @@ from markupsafe import Markup
 
 from blindtest import __version__
 from blindtest.markup import render_text
-from blindtest.render import clean
+from blindtest.render import _checks_lines, _reading_lines, _skipped_lines, clean
+from blindtest.reportfmt import format_p
+from blindtest.reportpage import sections
 from blindtest.reportpage.charts import Row, bar_chart, e_value_chart, interval_chart
 from blindtest.stats.intervals import clopper_pearson
 
@@ -141,10 +148,10 @@ def _num(value: Any) -> str:
     return str(value)
 
 
-def _by_tag(report: Mapping[str, Any]) -> tuple[list[list[str]], Any]:
+def _by_tag(report: Mapping[str, Any]) -> tuple[list[str], list[list[str]], Any]:
     by_tag = report.get("by_tag") or {}
     if not by_tag:
-        return [], None
+        return [], [], None
     keys = [k for k in ("A", "B", "ties") if any(k in c for c in by_tag.values())]
     table = [[tag, *[_num(c.get(k)) for k in keys]] for tag, c in by_tag.items()]
     chart = bar_chart(
@@ -153,7 +160,7 @@ def _by_tag(report: Mapping[str, Any]) -> tuple[list[list[str]], Any]:
         keys,
         [(tag, [float(c.get(k) or 0) for k in keys]) for tag, c in by_tag.items()],
     )
-    return table, chart
+    return ["tag", *keys], table, chart
 
 
 def _trials(
@@ -204,7 +211,7 @@ def render_report_page(
 ) -> str:
     """The report as one self-contained HTML page."""
     census_header, census_rows, census_chart = _census(report)
-    tag_rows, tag_chart = _by_tag(report)
+    tag_header, tag_rows, tag_chart = _by_tag(report)
     charts = _estimate_charts(report)
     e_chart = None
     if e_values:
@@ -212,7 +219,8 @@ def render_report_page(
             "chart-evalues", [float(v["log_e"]) for v in e_values], float(report["alpha"])
         )
     summary = report.get("summary") or {}
-    appendix = report.get("appendix") or {}
+    loud, notes = sections.loud_notes(report)
+    checks = _checks_lines(report)  # type: ignore[arg-type]
     return (
         _environment()
         .get_template("report.html")
@@ -233,8 +241,26 @@ def render_report_page(
             bias=report.get("position_bias") or None,
             controls=report.get("controls") or None,
             cost=report.get("cost"),
-            appendix=[(side, appendix[side]) for side in ("A", "B") if side in appendix],
+            appendix=sections.appendix(report),
+            loud=loud,
+            notes=notes,
+            skipped=_skipped_lines(report),  # type: ignore[arg-type]
+            checks=checks[0] if checks else None,
+            reading=_reading_lines(report),  # type: ignore[arg-type]
+            position=sections.position(report),
+            tag_header=tag_header,
+            llm_judges=sections.llm_judges(report),
+            style_check=sections.style_check(report),
+            bots=sections.bots(report),
+            responses_sentences=sections.responses_sentences(report),
+            machine_vs_person=sections.machine_vs_person(report),
+            answers=[str(a["statement"]) for a in report.get("answers") or []],
+            identity=sections.identity(report),
+            next_step=sections.next_step(report),
+            technical=sections.technical(report),
+            sides=sections.sides(report),
             trials=_trials(report, trials, plain),
+            format_p=format_p,
             pct=lambda v: "n/a" if v is None else f"{float(v) * 100:.0f}%",
         )
     )

@@ -1,0 +1,395 @@
+"""The report page's sections that the result screen prints as lines (blindtest.render), laid
+out as tables and marked warnings: the LLM judges' diagnostics, the hidden controls, position
+and agreement, the style check, machine vs person, what a bot can explain, identity stripping,
+the next step, the technical figures and the sides after the reveal.
+
+Every figure and sentence comes from the report record, formatted with the same helpers as the
+screen (blindtest.reportfmt); nothing is recomputed. Pure: dicts and lists for the template.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from blindtest.hints import stage_command
+from blindtest.reportfmt import format_p, pct
+
+#: The sentence of responses_sentences that discloses identity stripping.
+IDENTITY_SENTENCE = "Identity stripping replaced"
+
+
+def share(found: Mapping[str, Any] | None) -> str:
+    """``100% of 40`` as the screen says a share, ``n/a`` without one."""
+    if not found or found.get("estimate") is None:
+        return "n/a"
+    return f"{found['estimate']:.0%} of {found['n']}"
+
+
+def money(value: Any) -> str:
+    return f"${value:.4f}" if value is not None else "-"
+
+
+def llm_judges(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each LLM judge: its heading, warnings, the table of what it chose against chance, the
+    table of counts, its leaking verdicts and its hidden-control line."""
+    protocol = report["protocol"]
+    chance = "1/3" if protocol == "triangle" else "50%"
+    judges = []
+    for found in (report.get("llm_judges") or {}).get("judges") or []:
+        choices = [
+            [label, share(found.get(key)), chance, format_p((found.get(key) or {}).get("p_value"))]
+            for key, label in (
+                ("p_first", "chose the first position shown"),
+                ("p_longer", "chose the longer output"),
+                ("p_more_markdown", "chose the output with more markdown"),
+            )
+            if found.get(key) is not None
+        ]
+        judges.append(
+            {
+                "name": found.get("model") or found["judge"],
+                "judge": found["judge"],
+                "comparisons": found["comparisons"],
+                "warnings": list(found.get("warnings") or []),
+                "choices": choices,
+                "counts": _llm_counts(found, protocol),
+                "leakage": [
+                    [str(leak["trial"]), str(leak["details"])]
+                    for leak in found.get("leakage") or []
+                ],
+                "controls": control_line(found["controls"]) if found.get("controls") else None,
+            }
+        )
+    return judges
+
+
+def _llm_counts(found: Mapping[str, Any], protocol: str) -> list[list[str]]:
+    preference = protocol == "preference"
+    rows = []
+    if found.get("swap_consistency") is not None:
+        rows.append(
+            [
+                "position swap: both passes agreed",
+                f"in {share(found['swap_consistency'])} comparisons",
+            ]
+        )
+    rows += [
+        [
+            "below --min-confidence",
+            f"{found['low_confidence']} ("
+            + ("counted as ties, " if preference else "")
+            + "flagged for human review)",
+        ],
+        ["with identity leakage", str(len(found.get("leakage") or []))],
+        [
+            "excluded from the test" if preference else "leaking verdicts",
+            str(found["excluded"])
+            if preference
+            else "flagged for review, still counted (no tie to count them as)",
+        ],
+        ["requests", f"{found['requests']} ({found['retries']} retries)"],
+        [
+            "failure rows",
+            f"{found['failures']} ({found['still_failed']} trials still unjudged)",
+        ],
+        ["tokens", str(found["tokens"])],
+        ["cost", money(found.get("cost"))],
+    ]
+    return rows
+
+
+def control_line(control: Mapping[str, Any]) -> str:
+    """One judge's hidden controls, in the screen's words (blindtest.analysis.judges)."""
+    interval = control.get("interval")
+    where = (
+        f" (exact 95% interval {interval['lo']:.0%} to {interval['hi']:.0%})"
+        if interval is not None
+        else ""
+    )
+    left = {"estimate": control.get("share_left"), "n": control["non_tie"]}
+    non_tie = {"estimate": control.get("share_non_tie"), "n": control["verdicts"]}
+    return (
+        f"hidden controls (one model on both sides, {control['controls']} comparisons): first "
+        f"position in {share(left)} untied verdicts{where}; non-tie in {share(non_tie)} "
+        f"verdicts, {control['confident']} of them not below --min-confidence"
+    )
+
+
+def position(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Preference's position bias, agreement, by-tag table and warnings (the screen's panel
+    lines); None when the report has none of them."""
+    bias = report.get("position_bias")
+    agreement = report.get("agreement")
+    warnings = list(report.get("warnings") or [])
+    gates = list(report.get("gates_failed") or [])
+    one_judge = report["protocol"] == "preference" and "agreement" in report and not agreement
+    if not (bias or agreement or warnings or gates or one_judge):
+        return None
+    rows = []
+    if bias:
+        rows.append(
+            [
+                "Left chosen",
+                f"{bias['left']} of {bias['n']} untied picks ({pct(bias['statistic'])}, "
+                f"exact two-sided {format_p(bias['p_value'])})",
+            ]
+        )
+    kappa = (agreement or {}).get("kappa")
+    if agreement and kappa:
+        rows.append(
+            [
+                "Agreement",
+                f"over {agreement['n_items']} shared trials: "
+                f"{pct(agreement['percent']['statistic'])} identical, {kappa['method']} kappa "
+                f"{kappa['statistic']:.2f} ({kappa['label']}). {agreement['caveat']}",
+            ]
+        )
+    elif agreement:
+        rows.append(["Agreement", str(agreement.get("statement") or "")])
+    elif one_judge:
+        rows.append(["Agreement", "not measured (one judge)."])
+    return {"rows": rows, "gates": gates, "warnings": warnings}
+
+
+def style_check(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    found = report.get("style_check")
+    if not found:
+        return None
+    coefficients = found.get("coefficients") or {}
+    rows = [
+        ["untied picks", str(found.get("n"))],
+        ["McFadden R^2 (share of the log-likelihood explained)", pct(found.get("mcfadden_r2"))],
+        ["log-odds per 100 words longer", _coefficient(coefficients.get("length_per_100_words"))],
+        ["log-odds per markdown mark more", _coefficient(coefficients.get("markdown_per_mark"))],
+        ["intercept (log-odds of the left output)", _coefficient(coefficients.get("intercept"))],
+        ["fit converged", "yes" if found.get("converged") else "no"],
+    ]
+    return {"lines": [str(s) for s in found.get("lines") or []], "rows": rows}
+
+
+def _coefficient(value: Any) -> str:
+    return "n/a" if value is None else f"{value:+.3f}"
+
+
+def machine_vs_person(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    found = report.get("machine_vs_person")
+    if found is None:
+        return None
+    rows = []
+    for pair in found.get("pairs") or []:
+        kappa = pair.get("kappa") or {}
+        rows.append(
+            [
+                pair["machine"],
+                pair["person"],
+                str(pair["n"]),
+                f"{pair['agreed']} of {pair['n']}",
+                f"{kappa['estimate']:.2f} (95% interval {kappa['lo']:.2f} to {kappa['hi']:.2f})"
+                if kappa.get("estimate") is not None
+                else "undefined (one label throughout)",
+            ]
+        )
+    return {"rows": rows, "lines": [str(s) for s in found.get("lines") or []]}
+
+
+def bots(report: Mapping[str, Any]) -> list[list[str]]:
+    """The mechanical bots' scores: a table (header first), as the screen's score lines."""
+    found = (report.get("audit") or {}).get("bots") or {}
+    if not found:
+        return []
+    if report["protocol"] == "preference":
+        length = found.get("length")
+        if not length:
+            return []
+        return [
+            ["bot", "what it found", "p"],
+            [
+                "length",
+                f"A's answer was the longer in {length['correct']} of {length['n']} trials",
+                format_p(length["p_value"]),
+            ],
+        ]
+    names = {"length": "length bot", "duplicate": "duplicate spotter"}
+    table = [["bot", "correct", "p", "same pick as the judge"]]
+    for kind, bot in found.items():
+        same = bot.get("same_picks_as_judge")
+        table.append(
+            [
+                names.get(kind, kind),
+                f"{bot['correct']}/{bot['n']}",
+                format_p(bot["p_value"]),
+                f"{same} of {report['n']}" if same is not None else "",
+            ]
+        )
+    return table
+
+
+def identity(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Identity stripping: whether it was on (the channels), its disclosure sentence and the
+    mentions replaced per side; None for a design that records no stripping."""
+    stripped = (report.get("responses") or {}).get("identity_stripped")
+    channel = [
+        c
+        for c in (*(report.get("channels_closed") or []), *(report.get("channels_open") or []))
+        if "identity stripping" in c
+    ]
+    if stripped is None and not channel:
+        return None
+    sentences = [s for s in report.get("responses_sentences") or [] if IDENTITY_SENTENCE in s]
+    rows = []
+    if stripped:
+        rows = [
+            [side, str(stripped["mentions"].get(side, 0)), str(stripped["responses"].get(side, 0))]
+            for side in ("A", "B")
+        ]
+    return {
+        "on": any(c in (report.get("channels_closed") or []) for c in channel),
+        "channel": channel,
+        "sentences": sentences,
+        "rows": rows,
+    }
+
+
+def next_step(report: Mapping[str, Any]) -> dict[str, str] | None:
+    step = report.get("next")
+    if not step:
+        return None
+    args = [str(a) for a in step["args"]]
+    legend = ""
+    if "PROMPTS" in args:
+        legend = "(PROMPTS: your prompts file; NEW-RUN: a new run directory)"
+    elif "NEW-RUN" in args:
+        legend = "(NEW-RUN: a new run directory)"
+    return {
+        "why": str(step["why"]),
+        "command": stage_command(str(step["stage"]), *args),
+        "legend": legend,
+    }
+
+
+def technical(report: Mapping[str, Any]) -> list[list[str]]:
+    """The figures a statistician checks, as the screen's technical lines, in a table."""
+    protocol = report["protocol"]
+    if report.get("verdict") in ("void", "unusable") or not report.get("n"):
+        return []
+    if protocol == "preference":
+        win = report.get("pc") or {}
+        untied = (report.get("wins") or 0) + (report.get("losses") or 0)
+        return [
+            [
+                "comparisons",
+                f"A {report['wins']} : B {report['losses']}, {report['ties']} ties (ties "
+                "excluded from the win rate)",
+            ],
+            [
+                "A's win rate",
+                f"{pct(win.get('estimate'))} (Wilson 95% interval {pct(win.get('lo'))} to "
+                f"{pct(win.get('hi'))})"
+                if untied
+                else "undefined: no untied comparison",
+            ],
+        ]
+    if report.get("correct") is None:
+        return [["judgements", f"{report['n']} over all judges"]]
+    return _discrimination(report, protocol)
+
+
+def _discrimination(report: Mapping[str, Any], protocol: str) -> list[list[str]]:
+    unit = "correct" if protocol == "triangle" else "consistent with one mapping"
+    rows = [["trials", f"{report['correct']} of {report['n']} {unit}"]]
+    agree = report.get("reviewer_agreement")
+    if agree and agree.get("pairs"):
+        rows.append(
+            [
+                "judges agreeing",
+                f"{pct(agree['rate'])} of {agree['pairs']} pairs of picks on "
+                f"{agree['trials_shared']} shared trials (1/3 if both guess)",
+            ]
+        )
+    pc, pd, dprime = report.get("pc"), report.get("pd"), report.get("dprime")
+    if pc:
+        rows.append(["proportion correct", _interval_text(pc)])
+    if pd:
+        rows.append(["pd, visible on", _interval_text(pd) + " of these prompts"])
+    if dprime and dprime.get("lo") is not None:
+        rows.append(["d' (secondary)", _dprime(dprime)])
+    return rows
+
+
+def _interval_text(found: Mapping[str, Any]) -> str:
+    return f"{pct(found['estimate'])} (95% interval {pct(found['lo'])} to {pct(found['hi'])})"
+
+
+def _dprime(dprime: Mapping[str, Any]) -> str:
+    est, lo, hi = dprime.get("estimate"), dprime.get("lo"), dprime.get("hi")
+    if est is None:
+        return f"unbounded (every trial consistent; 95% interval from {lo:.2f})"
+    upper = "no finite upper end" if hi is None else f"to {hi:.2f}"
+    return f"{est:.2f} (95% interval {lo:.2f} {upper})"
+
+
+def appendix(report: Mapping[str, Any]) -> list[list[str]]:
+    found = report.get("appendix") or {}
+    rows = []
+    for role, e in found.items():
+        latency = e.get("mean_latency_ms")
+        rows.append(
+            [
+                role,
+                str(e["model"]),
+                str(e["responses"]),
+                f"{latency:.0f} ms" if latency is not None else "?",
+                str(e["prompt_tokens"]),
+                str(e["completion_tokens"]),
+                money(e.get("cost")),
+            ]
+        )
+    return rows
+
+
+#: A side's configuration fields, in the screen's order.
+SIDE_FIELDS = ("model", "dir", "base_url", "key_env", "system", "template")
+
+
+def sides(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Each side's full configuration after the reveal: one row per field, A and B columns."""
+    found = report.get("sides")
+    if not found:
+        return None
+    configs = [found[s] for s in ("A", "B")]
+    rows = [["label", *[str(c.get("label") or "") for c in configs]]]
+    for name in SIDE_FIELDS:
+        if any(c.get(name) is not None for c in configs):
+            rows.append([name, *["" if c.get(name) is None else str(c[name]) for c in configs]])
+    rows.append(["parameters", *[_parameters(c) for c in configs]])
+    removed = [_removed(c) for c in configs]
+    if any(removed):
+        rows.append(["not sent", *removed])
+    return {"summary": str(found.get("summary") or ""), "rows": rows}
+
+
+def _parameters(config: Mapping[str, Any]) -> str:
+    params = {**(config.get("params") or {}), **(config.get("extra_params") or {})}
+    return ", ".join(
+        f"{k}={v if isinstance(v, str) else json.dumps(v)}"
+        for k, v in params.items()
+        if v is not None
+    )
+
+
+def _removed(config: Mapping[str, Any]) -> str:
+    return ", ".join(k for k, v in (config.get("extra_params") or {}).items() if v is None)
+
+
+def responses_sentences(report: Mapping[str, Any]) -> list[str]:
+    """Refusals, truncations and served models (the identity sentence has its own section)."""
+    return [s for s in report.get("responses_sentences") or [] if IDENTITY_SENTENCE not in s]
+
+
+def loud_notes(report: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The notes every reader must see first (REVEALED, LAUNDERED), and the others."""
+    notes: Sequence[str] = report.get("notes") or []
+    loud = [n for n in notes if n.startswith(("REVEALED", "LAUNDERED"))]
+    return loud, [n for n in notes if n not in loud]
