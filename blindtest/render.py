@@ -209,7 +209,7 @@ def _answers_lines(report: ReportRecord) -> list[str]:
     return ["Answers to the extra questions:", *[f"  {clean(a['statement'])}" for a in answers]]
 
 
-def _reading_lines(report: ReportRecord) -> list[str]:
+def reading_lines(report: ReportRecord) -> list[str]:
     """Every input the report was computed from, with what was read from it."""
     reading = report.get("reading")
     if not reading:
@@ -230,12 +230,12 @@ def _reading_lines(report: ReportRecord) -> list[str]:
     return ["Read: " + "; ".join(read) + "."]
 
 
-def _skipped_lines(report: ReportRecord) -> list[str]:
+def skipped_lines(report: ReportRecord) -> list[str]:
     skipped = (report.get("reading") or {}).get("skipped") or []
     return [f"Skipped: {clean(s)}." for s in skipped]
 
 
-def _checks_lines(report: ReportRecord) -> list[str]:
+def checks_lines(report: ReportRecord) -> list[str]:
     checks = (report.get("audit") or {}).get("checks")
     if not checks:
         return []
@@ -372,13 +372,13 @@ def format_summary(
     paragraph (for pipes, files and grep)."""
     lines = _header(report)
     if report["verdict"] == "void" and not report.get("summary"):
-        lines += [clean(report["statement"]), *_skipped_lines(report), *_reading_lines(report)]
+        lines += [clean(report["statement"]), *skipped_lines(report), *reading_lines(report)]
         return _finish(lines, width)
     notes = list(report.get("notes") or [])
     loud = [n for n in notes if n.startswith(("REVEALED", "LAUNDERED"))]
     lines += [*loud, *([""] if loud else [])]
-    lines += _skipped_lines(report)
-    lines += [*_checks_lines(report), *_result_lines(report)]
+    lines += skipped_lines(report)
+    lines += [*checks_lines(report), *_result_lines(report)]
     if cost := report.get("cost"):
         lines.append(cost)
     channels = [
@@ -403,7 +403,7 @@ def format_summary(
     lines += ["", *[n for n in notes if n not in loud]]
     if report.get("missing"):
         lines.append("Not available for this report: " + ", ".join(report["missing"]) + ".")
-    lines += _reading_lines(report)
+    lines += reading_lines(report)
     if per_trial:
         lines += ["", *_per_trial_lines(report)]
     lines += _sides_lines(report)

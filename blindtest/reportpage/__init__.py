@@ -26,7 +26,7 @@ from markupsafe import Markup
 
 from blindtest import __version__
 from blindtest.markup import render_text
-from blindtest.render import _checks_lines, _reading_lines, _skipped_lines, clean
+from blindtest.render import checks_lines, clean, reading_lines, skipped_lines
 from blindtest.reportfmt import format_p
 from blindtest.reportpage import sections
 from blindtest.reportpage.charts import Row, bar_chart, e_value_chart, interval_chart
@@ -220,7 +220,7 @@ def render_report_page(
         )
     summary = report.get("summary") or {}
     loud, notes = sections.loud_notes(report)
-    checks = _checks_lines(report)  # type: ignore[arg-type]
+    checks = checks_lines(report)  # type: ignore[arg-type]
     return (
         _environment()
         .get_template("report.html")
@@ -244,9 +244,9 @@ def render_report_page(
             appendix=sections.appendix(report),
             loud=loud,
             notes=notes,
-            skipped=_skipped_lines(report),  # type: ignore[arg-type]
+            skipped=skipped_lines(report),  # type: ignore[arg-type]
             checks=checks[0] if checks else None,
-            reading=_reading_lines(report),  # type: ignore[arg-type]
+            reading=reading_lines(report),  # type: ignore[arg-type]
             position=sections.position(report),
             tag_header=tag_header,
             llm_judges=sections.llm_judges(report),
