@@ -73,3 +73,25 @@ def test_i13_all_ties_technical_line_says_the_win_rate_is_undefined_not_a_questi
     lines = _technical_lines(report)
     assert lines[-1] == "  A's win rate  undefined: no untied comparison"
     assert not any("?" in line for line in lines)
+
+
+def test_i13_void_line_of_an_llm_judge_gives_the_judge_command_that_resumes(
+    invoke: Any, simulator: Any, tmp_path: Any
+) -> None:
+    """An unfinished run judged by an LLM judge: the "finish with" line is a bt-judge command
+    for that judge (not a person's session), and says where its URL pointed."""
+    from test_i13_llm_judge import llm, make_run
+
+    run = make_run(invoke, simulator.base_url, tmp_path / "run", "preference", trials=6)
+    out = run / "picks-llm.jsonl"
+    judged = llm(invoke, run, "sim-judge-fair", "--out", out, url=simulator.base_url)
+    assert judged.exit_code == 0, judged.output
+    lines = out.read_bytes().splitlines(keepends=True)
+    out.write_bytes(b"".join(lines[:4]))  # two of six comparisons (two passes each)
+    analyzed = invoke("analyze", run, "--picks", out)
+    assert analyzed.exit_code == 1, analyzed.output
+    origin = simulator.base_url.rsplit("/", 1)[0]
+    assert (
+        f"bt-judge {run} --out {out} --judge llm:sim-judge-fair (with the "
+        f"--judge-url at {origin} it ran with)"
+    ) in analyzed.stderr.replace("\n", " ")

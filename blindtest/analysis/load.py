@@ -60,6 +60,8 @@ def _read_picks_files(
                 "picks": len(read.picks),
                 "judges": sorted({p.judge for p in read.picks}),
                 "torn_line": read.torn_line,
+                # An LLM judge's model and endpoint origin: what a "finish with" line needs.
+                **_llm_judges(read.picks),
             }
         )
         if read.torn_line is not None:
@@ -222,3 +224,12 @@ def report_page(run_dir: Path, result: AnalysisResult) -> str:
         e_values=result.e_values,
         plain=bool(design["normalization"]["strip_formatting"]),
     )
+
+
+def _llm_judges(picks: Sequence[records.Pick]) -> JsonObject:
+    found = {
+        p.judge: {"model": p.extra.get("judge_model"), "origin": p.extra.get("judge_origin")}
+        for p in picks
+        if p.kind == "llm" and p.extra.get("judge_model")
+    }
+    return {"llm_judges": found} if found else {}

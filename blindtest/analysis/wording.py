@@ -340,9 +340,17 @@ def void_line(report: Mapping[str, Any], run_dir: Path, finish: Any) -> str:
     if held is not None and held["file"] != artifacts.PICKS:
         path = Path(held["file"])
         args += ["--out", str(path if path.is_absolute() else run_dir / path)]
+    llm = ((held or {}).get("llm_judges") or {}).get(short) if short is not None else None
+    url_hint = ""
     if short is not None and short.startswith("bot:"):
         # A bot does not resume a file: it rewrites its own picks, the same ones, in full.
         args += ["--judge", short, "--force"]
+    elif llm is not None:
+        # An LLM judge resumes: the same command asks only what is missing. Its URL's path is
+        # not recorded (only the origin), so the line says where to point it.
+        args += ["--judge", f"llm:{llm['model']}"]
+        if llm.get("origin") and llm["origin"] != "https://api.openai.com":
+            url_hint = f" (with the --judge-url at {llm['origin']} it ran with)"
     elif len(judged) > 1 and short is not None:
         args += ["--judge-id", short]
     torn = next((f for f in files if f.get("torn_line")), None)
@@ -352,7 +360,7 @@ def void_line(report: Mapping[str, Any], run_dir: Path, finish: Any) -> str:
         if torn
         else ""
     )
-    return f"void: {who}{k} of {total} judged{why}; finish with: {finish(*args)}"
+    return f"void: {who}{k} of {total} judged{why}; finish with: {finish(*args)}{url_hint}"
 
 
 def torn_why(reading: Mapping[str, Any] | None, judged: int) -> str:
