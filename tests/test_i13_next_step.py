@@ -95,3 +95,13 @@ def test_i13_void_line_of_an_llm_judge_gives_the_judge_command_that_resumes(
         f"bt-judge {run} --out {out} --judge llm:sim-judge-fair (with the "
         f"--judge-url at {origin} it ran with)"
     ) in analyzed.stderr.replace("\n", " ")
+
+
+def test_i13_a_question_nobody_answered_says_so() -> None:
+    from blindtest.analysis.answers import answers_summary
+
+    design: Any = {"judging": {"extra_questions": ["Is it correct?"]}}
+    (entry,) = answers_summary(design, [])
+    assert entry["statement"] == (
+        "'Is it correct?': no answers (the judges of these picks were not asked it)."
+    )

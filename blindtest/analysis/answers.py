@@ -127,4 +127,6 @@ def _answer_sentence(design: DesignRecord, entry: Mapping[str, Any]) -> str:
             f"by A, {by['B']['yes']} of {by['B']['n']} won by B, {by['tie']['yes']} of "
             f"{by['tie']['n']} ties"
         )
+    if len(parts) == 1:  # nobody answered it (an LLM judge or a bot is not asked)
+        return f"{parts[0]}: no answers (the judges of these picks were not asked it)."
     return ": ".join(parts[:2]) + ("; " + "; ".join(parts[2:]) if len(parts) > 2 else "") + "."
