@@ -105,8 +105,11 @@ def _rate(cell: Mapping[str, Any]) -> str:
 
 
 def _answer_sentence(design: DesignRecord, entry: Mapping[str, Any]) -> str:
-    models = {s: side_label(design, s) for s in ("A", "B")}  # a label, else the model
     parts = [f"{entry['question']!r}"]
+    if "sides" not in entry and "comparisons" not in entry:
+        # Nobody answered it (an LLM judge or a bot is not asked).
+        return f"{parts[0]}: no answers (the judges of these picks were not asked it)."
+    models = {s: side_label(design, s) for s in ("A", "B")}  # a label, else the model
     if "sides" in entry:
         parts.append(
             "asked of each response: "
@@ -127,6 +130,4 @@ def _answer_sentence(design: DesignRecord, entry: Mapping[str, Any]) -> str:
             f"by A, {by['B']['yes']} of {by['B']['n']} won by B, {by['tie']['yes']} of "
             f"{by['tie']['n']} ties"
         )
-    if len(parts) == 1:  # nobody answered it (an LLM judge or a bot is not asked)
-        return f"{parts[0]}: no answers (the judges of these picks were not asked it)."
     return ": ".join(parts[:2]) + ("; " + "; ".join(parts[2:]) if len(parts) > 2 else "") + "."
