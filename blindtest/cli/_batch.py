@@ -8,23 +8,24 @@ and collect).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+import orjson
 
 from blindtest import artifacts
-from blindtest.artifact_types import GenerationRecord, TrialRecord
+from blindtest.artifact_types import DesignRecord, GenerationRecord, TrialRecord
 from blindtest.artifacts import JsonObject
 from blindtest.cli._common import FilePath, grouped
 from blindtest.errors import BadInput, EndpointFailed
 from blindtest.hints import stage_command
 
 if TYPE_CHECKING:
-    from blindtest.batch import BatchResult
+    from blindtest.batch import BatchResult, Triage
     from blindtest.judge import JudgeRun, Trial
     from blindtest.judges import Judge, JudgeKind, JudgingResult
     from blindtest.llm_judge import LlmOptions
@@ -238,25 +239,106 @@ def _finish(run_dir: Path, trials: list[TrialRecord] | None, say: Say) -> int:
     return asks
 
 
+def _said(row: Mapping[str, Any]) -> bytes:
+    """What a responses.jsonl row says the endpoint answered: status, text as returned,
+    finish reason, usage, error (not how long it took or how often it was asked)."""
+    said = {k: row.get(k) for k in ("status", "finish_reason", "usage", "error", "refusal")}
+    said["text"] = row.get("raw_text", row.get("text"))
+    return orjson.dumps(said, option=orjson.OPT_SORT_KEYS)
+
+
+def slot_triage(
+    design: DesignRecord,
+    design_sha256: str,
+    rows: Sequence[Mapping[str, Any]],
+    results: list[BatchResult],
+) -> Triage:
+    """bt-generate's results sorted against ``rows`` (:func:`blindtest.batch.triage`): a
+    result is "the same" as a stored row of its slot when the row it makes says the same."""
+    from blindtest import generate as lib
+    from blindtest.batch import parse_custom_id, triage
+    from blindtest.slots import plan_slots
+
+    slots = {(s.trial, s.slot): s for s in plan_slots(design)}
+    stored: dict[Hashable, tuple[bool, set[Hashable]]] = {}
+    for row in rows:
+        if row.get("stage", "generate") != "generate":
+            continue
+        done, contents = stored.setdefault((row["trial"], row["slot"]), (False, set()))
+        contents.add(_said(row))
+        if row["status"] == "ok" and not done:
+            stored[(row["trial"], row["slot"])] = (True, contents)
+
+    def place(result: BatchResult) -> tuple[str, Hashable, str]:
+        cid = parse_custom_id(result.custom_id)
+        where = f"{result.source}:{result.line}"
+        if cid is None or cid.run != design_sha256[:16]:
+            return "foreign", None, f"{where} ({result.custom_id!r} is not this run's)"
+        if cid.part != "s" or (cid.trial, cid.number) not in slots:
+            return "unknown", None, f"{where} (no slot {result.custom_id!r} in this design)"
+        return "ok", (cid.trial, cid.number), f"trial {cid.trial} slot {cid.number}"
+
+    def content(key: Hashable, result: BatchResult) -> Hashable:
+        return _said(lib.batch_row(design, slots[key], result))  # type: ignore[index]
+
+    def refusal(counts: Mapping[str, int], first: str) -> str:
+        return (
+            f"refused {sum(counts.values())} batch results ({counts.get('foreign', 0)} for "
+            f"another run, {counts.get('unknown', 0)} for slots this design does not have, "
+            f"{counts.get('twice', 0)} answering a slot again with a different result; "
+            f"first: {first}); nothing written"
+        )
+
+    return triage(
+        results,
+        place=place,
+        content=content,
+        stored=lambda key: stored.get(key, (False, set())),
+        refusal=refusal,
+    )
+
+
+def _import_slots(
+    run_dir: Path,
+    loaded: Any,
+    results: list[BatchResult],
+    prices: dict[str, tuple[float, float]],
+    io: Any,
+) -> tuple[Any, Triage, list[TrialRecord] | None]:
+    """Sort ``results`` against the rows on disk, import the fresh ones."""
+    from blindtest import generate as lib
+
+    existing = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
+    sorted_ = slot_triage(loaded.design, loaded.sha256, existing.records, results)
+    found, trials = lib.import_batch_stage(
+        loaded.design,
+        loaded.sha256,
+        existing.records,
+        _previous(run_dir),
+        sorted_.fresh,
+        prices,
+        io,
+    )
+    return found, sorted_, trials
+
+
 def import_files(
     run_dir: Path, files: Sequence[Path], prices: dict[str, tuple[float, float]], quiet: bool
 ) -> None:
-    from blindtest import generate as lib
     from blindtest.batch import read_results
 
     loaded, io = _io(run_dir, quiet)
     results: list[BatchResult] = []
     for file in files:  # every file read and checked before anything is written
         results += read_results(artifacts.read_bytes(file), str(file))
-    existing = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
-    found, trials = lib.import_batch_stage(
-        loaded.design, loaded.sha256, existing.records, _previous(run_dir), results, prices, io
-    )
+    found, sorted_, trials = _import_slots(run_dir, loaded, results, prices, io)
     failed = sum(row["status"] != "ok" for row in found.rows)
     never = f"; {found.not_run} requests never ran (batch expired or cancelled)"
+    skipped = sorted_.summary()
     io.say(
         f"imported {len(found.rows)} rows ({failed} failed) from {len(files)} files"
         + (never if found.not_run else "")
+        + (f"; {skipped}" if skipped else "")
     )
     _finish(run_dir, trials, io.say)
 
@@ -289,16 +371,7 @@ def submit(
         return lib.batch_requests(loaded.design, loaded.sha256, state)
 
     def import_results(results: list[BatchResult]) -> tuple[int, int]:
-        found, trials[0] = lib.import_batch_stage(
-            loaded.design,
-            loaded.sha256,
-            rows(),
-            _previous(run_dir),
-            results,
-            prices,
-            io,
-            skip_answered=True,
-        )
+        found, _, trials[0] = _import_slots(run_dir, loaded, results, prices, io)
         return len(found.rows), found.not_run
 
     def read_record() -> JsonObject | None:
