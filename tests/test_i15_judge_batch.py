@@ -151,14 +151,11 @@ def test_i15_judge_done_export_batch_import_gives_the_picks_of_a_live_run(
     for picks in ("picks-live.jsonl", "picks-batch.jsonl"):
         analysed = invoke("analyze", run, "--picks", run / picks, "--force")
         assert analysed.exit_code in (0, 1), analysed.output
-    # Everything judged: a second import of the same file is refused, nothing written.
+    # Everything judged: a second import of the same file skips every result, writes nothing.
     before = (run / "picks-batch.jsonl").read_bytes()
     again = judge(invoke, run, run / "picks-batch.jsonl", "--batch-import", results)
-    assert again.exit_code == 2
-    assert (
-        "refused 24 batch results (0 for another run or judge model, 0 for comparisons "
-        "this judge does not have, 24 for comparisons already judged" in again.stderr
-    )
+    assert again.exit_code == 0, again.output
+    assert "imported 0 comparisons (0 failed) from 1 files; 24 already imported" in again.stderr
     assert (run / "picks-batch.jsonl").read_bytes() == before
     assert (
         "nothing to export"
@@ -187,7 +184,7 @@ def test_i15_judge_done_tampered_or_foreign_output_refused_with_a_count_nothing_
     tampered.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
     cases = [
         (tampered, "refused 3 batch results (0 for another run or judge model, 3 for "
-                   "comparisons this judge does not have, 0 for comparisons already judged"),
+                   "comparisons this judge does not have, 0 answering a comparison again"),
         (foreign, "refused 8 batch results (8 for another run or judge model"),
         (another_judge, "refused 8 batch results (8 for another run or judge model"),
     ]  # fmt: skip

@@ -26,8 +26,9 @@ from blindtest.hints import stage_command
 
 if TYPE_CHECKING:
     from blindtest.batch import BatchResult, Triage
-    from blindtest.judge import JudgeRun, Trial
+    from blindtest.judge import JudgeRun, PicksFile, Trial
     from blindtest.judges import Judge, JudgeKind, JudgingResult
+    from blindtest.llm_batch import Selection
     from blindtest.llm_judge import LlmOptions
 
 Say = Callable[[str], None]
@@ -506,13 +507,35 @@ class JudgeBatch:
     again: list[str | Path]
     sit: Sit
 
-    def remaining(self) -> list[Trial]:
-        from blindtest.judge import read_picks, remaining_trials
+    def earlier(self) -> PicksFile | None:
+        """What the picks file holds (None with --force: it is started again)."""
+        from blindtest.judge import read_picks
 
-        if self.force:
+        return None if self.force else read_picks(self.out, self.run.view, missing_ok=True)
+
+    def remaining(self) -> list[Trial]:
+        from blindtest.judge import remaining_trials
+
+        existing = self.earlier()
+        if existing is None:
             return list(self.run.view.trials)
-        existing = read_picks(self.out, self.run.view, missing_ok=True)
         return remaining_trials(self.run.view, existing.picks, self.judge_id, existing.later_passes)
+
+    def stopped(self) -> bool:
+        """Whether a sequential design's stopping rule is met by this judge's picks: as a
+        live judge is asked nothing more then, nothing more is exported or submitted."""
+        from blindtest.judge import Recorder
+
+        existing = self.earlier()
+        if existing is None or not self.run.view.sequential:
+            return False
+        earlier = (*existing.picks, *existing.later_passes)
+        recorder = Recorder(self.run, self.judge_id, lambda _: None, earlier=earlier, kind="llm")
+        return recorder.stopped_early
+
+    def to_ask(self) -> list[Trial]:
+        """The trials a batch should ask: the remaining ones, none past a sequential stop."""
+        return [] if self.stopped() else self.remaining()
 
     def command(self, *args: str | Path) -> str:
         return stage_command("judge", *self.again, *args)
@@ -547,9 +570,15 @@ def judge_export(work: JudgeBatch, out: Path, fmt: str, say: Say) -> None:
     from blindtest.batch import request_lines, split_parts
     from blindtest.llm_batch import judge_requests
 
-    requests = judge_requests(work.run, work.options, work.remaining())
+    requests = judge_requests(work.run, work.options, work.to_ask())
     if not requests:
-        say(f"nothing to export: the judge {work.judge_id} has judged every trial")
+        if work.stopped():
+            say(
+                f"nothing to export: the sequential design stopped for the judge "
+                f"{work.judge_id}; its rule is met"
+            )
+        else:
+            say(f"nothing to export: the judge {work.judge_id} has judged every trial")
         return
     parts = split_parts(request_lines(((cid, body) for _, cid, body in requests), fmt))
     paths = part_paths(out, len(parts))
@@ -582,7 +611,7 @@ def _judge_results(files: Sequence[Path]) -> list[BatchResult]:
 
 
 def _judge_missing(work: JudgeBatch, say: Say) -> int:
-    left = len(work.remaining()) if not work.force else 0
+    left = len(work.to_ask()) if not work.force else 0
     if left:
         say(
             f"{left} comparisons still missing; export just those: "
@@ -592,33 +621,48 @@ def _judge_missing(work: JudgeBatch, say: Say) -> int:
 
 
 def judge_import(work: JudgeBatch, files: Sequence[Path], quiet: bool, say: Say) -> None:
-    from blindtest.llm_batch import replay_kind, select
+    from blindtest.llm_batch import replay_kind
 
     results = _judge_results(files)
-    selection = select(work.run, work.options, work.remaining(), results)
+    selection = _select(work, results)
     judge, ended = work.sit(replay_kind(work.options, selection.answers), selection.trials)
     failed = int(getattr(judge, "failed", 0))
     if not quiet:
         click.echo(judge.closing(ended, work.out, _analyze(work)))
     left_out = selection.not_run + selection.partial
-    never = (
-        f"; {left_out} results left out (a pass missing from these files, or never run)"
-        if left_out
-        else ""
-    )
-    say(
-        f"imported {len(selection.trials)} comparisons ({failed} failed) from "
-        f"{len(files)} files{never}"
-    )
+    imported = ended.judged_now + failed
+    said = [f"imported {imported} comparisons ({failed} failed) from {len(files)} files"]
+    if left_out:
+        said.append(f"{left_out} results left out (a pass missing from these files, or never run)")
+    past = len(selection.trials) - ended.judged_now - failed
+    if ended.stopped_early and past > 0:
+        said.append(f"{past} comparisons past the sequential stop not recorded")
+    if selection.skipped.summary():
+        said.append(selection.skipped.summary())
+    say("; ".join(said))
     work = replace(work, force=False)
-    if not ended.stopped_early:  # a sequential design whose rule is met needs no more
-        _judge_missing(work, say)
+    _judge_missing(work, say)
+    failed += selection.failed_before
     if failed:
         raise EndpointFailed(
             f"{failed} comparison(s) failed and recorded as failure rows in {work.out} "
             "(a batch asks no verdict again); export them again with "
             f"{work.command('--batch-export', 'missing.jsonl')}"
         )
+
+
+def _select(work: JudgeBatch, results: list[BatchResult]) -> Selection:
+    """The results sorted against the judge's picks file (:func:`blindtest.llm_batch.select`)."""
+    from blindtest.llm_batch import select
+
+    return select(
+        work.run,
+        work.options,
+        work.remaining(),
+        results,
+        earlier=work.earlier(),
+        judge_id=work.judge_id,
+    )
 
 
 def _analyze(work: JudgeBatch) -> str:
@@ -664,7 +708,7 @@ def judge_submit(
     say: Say,
 ) -> None:
     from blindtest import batch_run
-    from blindtest.llm_batch import judge_requests, replay_kind, select
+    from blindtest.llm_batch import judge_requests, replay_kind
 
     if work.force:
         raise BadInput("--batch resumes its recorded batches; --force is not for it")
@@ -675,11 +719,11 @@ def judge_submit(
     judged = [0]
 
     def pending() -> list[tuple[str, str, dict[str, object]]]:
-        requests = judge_requests(work.run, work.options, work.remaining())
+        requests = judge_requests(work.run, work.options, work.to_ask())
         return [("judge", cid, body) for _, cid, body in requests]
 
     def import_results(results: list[BatchResult]) -> tuple[int, int]:
-        selection = select(work.run, work.options, work.remaining(), results, skip_done=True)
+        selection = _select(work, results)
         if not selection.trials:
             return 0, selection.not_run
         judge, _ = work.sit(replay_kind(work.options, selection.answers), selection.trials)
