@@ -219,11 +219,12 @@ def _finish(run_dir: Path, trials: list[TrialRecord] | None, say: Say) -> int:
     from blindtest.slots import LAUNDER, SlotState, pending_work
 
     if trials is not None:
-        artifacts.write_jsonl(run_dir / artifacts.TRIALS, trials, "trials", force=True)
-        say(
-            f"wrote {run_dir / artifacts.TRIALS}: {len(trials)} blinded trials; "
-            f"next: {stage_command('judge', run_dir)}"
-        )
+        path = run_dir / artifacts.TRIALS
+        if path.exists() and path.read_bytes() == b"".join(map(artifacts.dump_line, trials)):
+            say(f"every slot is answered; {path} stands; next: {stage_command('judge', run_dir)}")
+            return 0
+        artifacts.write_jsonl(path, trials, "trials", force=True)
+        say(f"wrote {path}: {len(trials)} blinded trials; next: {stage_command('judge', run_dir)}")
         return 0
     loaded = artifacts.load_design(run_dir)
     rows = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
