@@ -314,11 +314,13 @@ class Triage:
     differs: int = 0
     repeated: int = 0
 
-    def summary(self) -> str:
-        """What was skipped, for the closing line ("" when nothing was)."""
+    def summary(self, unit: str = "") -> str:
+        """What was skipped, for the closing line ("" when nothing was); ``unit`` names what
+        is counted when the line counts something else ("results" beside "comparisons")."""
         said = []
+        unit = f" {unit}" if unit else ""
         if self.same:
-            said.append(f"{self.same} already imported, skipped")
+            said.append(f"{self.same}{unit} already imported, skipped")
         if self.differs:
             said.append(
                 f"{self.differs} already answered with a different result; the stored answers stand"

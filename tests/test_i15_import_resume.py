@@ -237,8 +237,9 @@ def test_i15_02_judge_import_killed_9_partway_then_the_same_command_completes_it
     assert len(lines(out)) == 5
     again = judge(invoke, run, out, "--batch-import", results)
     assert again.exit_code == 0, again.output
-    assert "imported 6 comparisons (0 failed) from 1 files; 4 already imported, skipped" in (
-        again.stderr
+    assert (
+        "imported 6 comparisons (0 failed) from 1 files; 4 results already imported, skipped"
+        in (again.stderr)
     )
     picks = lines(out)
     assert Counter((r["trial"], r["pass"]) for r in picks) == {
@@ -250,7 +251,10 @@ def test_i15_02_judge_import_killed_9_partway_then_the_same_command_completes_it
     before = out.read_bytes()
     third = judge(invoke, run, out, "--batch-import", results)
     assert third.exit_code == 0, third.output
-    assert "imported 0 comparisons (0 failed) from 1 files; 16 already imported" in third.stderr
+    assert (
+        "imported 0 comparisons (0 failed) from 1 files; 16 results already imported"
+        in third.stderr
+    )
     assert out.read_bytes() == before
 
 
@@ -265,8 +269,9 @@ def test_i15_02_judge_import_of_some_lines_then_the_whole_file_fills_the_rest(
     assert judge(invoke, run, out, "--batch-import", first).exit_code == 0
     whole = judge(invoke, run, out, "--batch-import", results)
     assert whole.exit_code == 0, whole.output
-    assert "imported 4 comparisons (0 failed) from 1 files; 4 already imported, skipped" in (
-        whole.stderr
+    assert (
+        "imported 4 comparisons (0 failed) from 1 files; 4 results already imported, skipped"
+        in (whole.stderr)
     )
     assert "still missing" not in whole.stderr
     reference = run / "picks-ref.jsonl"
@@ -346,8 +351,9 @@ def test_i15_02_judge_failed_comparisons_imported_again_are_not_written_twice(
     assert len(lines(out)) == 6
     assert Counter(r["trial"] for r in lines(out)) == {t: 1 for t in range(1, 7)}
     # Trials 1-3 failed in the killed run: their 6 results made those rows; skipped now.
-    assert "imported 3 comparisons (3 failed) from 1 files; 6 already imported, skipped" in (
-        again.stderr
+    assert (
+        "imported 3 comparisons (3 failed) from 1 files; 6 results already imported, skipped"
+        in (again.stderr)
     )
 
 

@@ -1,6 +1,6 @@
 """Issue 15 items 1-3 for an LLM judge: bt-judge --judge llm:M --batch-export (both passes of
 the position swap, the exact live body), --batch-import (the live judge's verdict parsing,
-failure rows and resume logic; foreign, unknown or already judged results refused with counts,
+failure rows and resume logic; foreign or unknown results refused with counts,
 nothing written) and --batch (submit and collect, resumable at every step), all through the
 simulator's Batch API and its judge models."""
 
@@ -155,7 +155,10 @@ def test_i15_judge_done_export_batch_import_gives_the_picks_of_a_live_run(
     before = (run / "picks-batch.jsonl").read_bytes()
     again = judge(invoke, run, run / "picks-batch.jsonl", "--batch-import", results)
     assert again.exit_code == 0, again.output
-    assert "imported 0 comparisons (0 failed) from 1 files; 24 already imported" in again.stderr
+    assert (
+        "imported 0 comparisons (0 failed) from 1 files; 24 results already imported"
+        in again.stderr
+    )
     assert (run / "picks-batch.jsonl").read_bytes() == before
     assert (
         "nothing to export"

@@ -638,8 +638,8 @@ def judge_import(work: JudgeBatch, files: Sequence[Path], quiet: bool, say: Say)
     past = len(selection.trials) - ended.judged_now - failed
     if ended.stopped_early and past > 0:
         said.append(f"{past} comparisons past the sequential stop not recorded")
-    if selection.skipped.summary():
-        said.append(selection.skipped.summary())
+    if selection.skipped.summary():  # results are passes: a comparison has one or two
+        said.append(selection.skipped.summary("results"))
     say("; ".join(said))
     work = replace(work, force=False)
     _judge_missing(work, say)
