@@ -28,8 +28,9 @@ top_p?}}``; a result is ``{"custom_id", "result": {"type": "succeeded", "message
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import orjson
@@ -45,6 +46,7 @@ __all__ = [
     "MAX_REQUESTS",
     "BatchResult",
     "CustomId",
+    "Triage",
     "anthropic_line",
     "custom_id",
     "openai_line",
@@ -52,6 +54,7 @@ __all__ = [
     "read_results",
     "request_lines",
     "split_parts",
+    "triage",
 ]
 
 BatchFormat = Literal["openai", "anthropic"]
@@ -292,3 +295,141 @@ def read_results(data: bytes, source: str) -> Iterator[BatchResult]:
             raise BadInput(
                 f"{source}:{number}: a batch input line, not a result (no response or result)"
             )
+
+
+# --------------------------------------------------------------------------------------------
+# Import, against what the run holds already
+
+
+@dataclass(slots=True)
+class Triage:
+    """Results sorted against what a run already holds (:func:`triage`): the ``fresh`` ones to
+    import, in file order, and the ones skipped: ``same`` (already imported with this very
+    content: an interrupted import run again), ``differs`` (the unit is already answered with
+    another result, e.g. another batch's: the stored answer stands), ``repeated`` (given twice
+    in these files with the same content: read once)."""
+
+    fresh: list[BatchResult] = field(default_factory=list)
+    same: int = 0
+    differs: int = 0
+    repeated: int = 0
+
+    def summary(self, unit: str = "") -> str:
+        """What was skipped, for the closing line ("" when nothing was); ``unit`` names what
+        is counted when the line counts something else ("results" beside "comparisons")."""
+        said = []
+        unit = f" {unit}" if unit else ""
+        if self.same:
+            said.append(f"{self.same}{unit} already imported, skipped")
+        if self.differs:
+            said.append(
+                f"{self.differs} already answered with a different result; the stored answers stand"
+            )
+        if self.repeated:
+            said.append(f"{self.repeated} given twice in these files, read once")
+        return "; ".join(said)
+
+
+#: ``place(result)``: ``("ok", key, label)`` for a result this run can take (``key`` the unit
+#: it answers, ``label`` its name for a message: "trial 3 slot 2"), else ``(category, None,
+#: why)`` with the refusal's category ("foreign", "unknown", ...) and its words.
+Place = Callable[[BatchResult], tuple[str, Hashable, str]]
+#: ``content(key, result)``: what the result says, comparable with what ``stored`` holds.
+Content = Callable[[Hashable, BatchResult], Hashable]
+#: ``stored(key)``: whether the unit is answered already, and the contents stored for it
+#: (answers and failure rows alike).
+Stored = Callable[[Hashable], tuple[bool, Collection[Hashable]]]
+
+
+def _answers(result: BatchResult) -> bool:
+    return result.completion is not None and result.completion.ok
+
+
+def triage(
+    results: Iterable[BatchResult],
+    *,
+    place: Place,
+    content: Content,
+    stored: Stored,
+    refusal: Callable[[Mapping[str, int], str], str],
+) -> Triage:
+    """Sort the results of an import (bt-generate's slots, an LLM judge's passes; the
+    ``--batch`` collect importing its own batch again after an interruption).
+
+    Refused, the whole import (``BadInput`` worded by ``refusal(counts, first)``; the counts by
+    category, "twice" among them): any result ``place`` refuses (another run, an unknown unit,
+    a request this run would not send), and a unit answered twice in these files with
+    different contents. Skipped with a count (:class:`Triage`): a result whose content is
+    stored already, one for a unit already answered (the stored answer stands: replacing it
+    could change what a judge already saw), and a repeat of a result in these files. A result
+    that never ran for an answered unit is dropped. The rest is ``fresh``.
+    """
+    refused: Counter[str] = Counter()
+    first = ""
+    placed: list[tuple[Hashable, str, BatchResult]] = []
+    for result in results:
+        category, key, label = place(result)
+        if category == "ok":
+            placed.append((key, label, result))
+        else:
+            refused[category] += 1
+            first = first or label
+    count = Counter(key for key, _, _ in placed)
+    twice, also = _answered_twice(placed, count, content)
+    if twice:
+        refused["twice"] += twice
+        first = first or also
+    if refused:
+        raise BadInput(refusal(refused, first))
+    return _sort(placed, count, content, stored)
+
+
+def _answered_twice(
+    placed: Sequence[tuple[Hashable, str, BatchResult]],
+    count: Mapping[Hashable, int],
+    content: Content,
+) -> tuple[int, str]:
+    """How many results answer a unit again with another content, and the first's words."""
+    answered: dict[Hashable, set[Hashable]] = {}
+    twice, first = 0, ""
+    for key, label, result in placed:
+        if count[key] > 1 and _answers(result):
+            seen = answered.setdefault(key, set())
+            seen.add(content(key, result))
+            if len(seen) > 1:
+                twice += 1
+                first = first or (
+                    f"{result.source}:{result.line} answers {label} again with a different result"
+                )
+    return twice, first
+
+
+def _sort(
+    placed: Sequence[tuple[Hashable, str, BatchResult]],
+    count: Mapping[Hashable, int],
+    content: Content,
+    stored: Stored,
+) -> Triage:
+    sorted_ = Triage()
+    kept: dict[Hashable, set[Hashable]] = {}
+    answered_here: set[Hashable] = set()
+    for key, _, result in placed:
+        done, contents = stored(key)
+        if result.not_run:
+            if not done:
+                sorted_.fresh.append(result)  # the importer counts it as never run
+            continue
+        said = content(key, result) if contents or count[key] > 1 else None
+        if said is not None and said in kept.get(key, ()):
+            sorted_.repeated += 1
+        elif said is not None and said in contents:
+            sorted_.same += 1
+        elif done or key in answered_here:
+            sorted_.differs += 1
+        else:
+            sorted_.fresh.append(result)
+            if said is not None:
+                kept.setdefault(key, set()).add(said)
+            if _answers(result):
+                answered_here.add(key)
+    return sorted_

@@ -9,8 +9,10 @@ happened, so the record is the state: upload the input file (``file_id``), creat
 polled, never submitted again; an upload recorded without a batch is first looked up among
 the API's recent batches by its input file (a process killed between creating a batch and
 recording it), and only created when none holds it. Results already imported are skipped
-on a second import of the same batch. An expired or cancelled batch: what finished is
-imported, the rest is reported; the next ``--batch`` submits what is still missing.
+on a second import of the same batch (the caller's ``import_results`` sorts them with
+:func:`blindtest.batch.triage`, as ``--batch-import`` does). An expired or cancelled
+batch: what finished is imported, the rest is reported; the next ``--batch`` submits what is
+still missing.
 
 Opens no file (the record, the pending requests and the import are callbacks) and no socket
 but through :class:`blindtest.client.BatchClient`. An LLM judge can drive the same loop with

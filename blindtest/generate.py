@@ -1197,9 +1197,7 @@ def batch_rows(
         if result.not_run:
             found.not_run += 1
             continue
-        completion = _batch_completion(design, slot, result)
-        row = response_record(design, Work(slot, "generate"), completion, _side_model(design, slot))
-        row["latency_ms"] = None
+        row = batch_row(design, slot, result)
         found.rows.append(row)
         if row["status"] == "ok":
             done.add(key)
@@ -1210,6 +1208,14 @@ def batch_rows(
             f"answered; first: {first_bad}); nothing written"
         )
     return found
+
+
+def batch_row(design: DesignRecord, slot: Slot, result: BatchResult) -> ResponseRow:
+    """The row a batch ``result`` for ``slot`` makes (nothing timed: ``latency_ms`` null)."""
+    completion = _batch_completion(design, slot, result)
+    row = response_record(design, Work(slot, "generate"), completion, _side_model(design, slot))
+    row["latency_ms"] = None
+    return row
 
 
 def _side_model(design: DesignRecord, slot: Slot) -> str:

@@ -15,29 +15,32 @@ hex of the body>`` (at most 64 characters of ``[a-zA-Z0-9_-]``): a result names 
 judge model, its trial and pass, and the very request it answers (a result for a prompt that
 has changed since the export, another template or temperature, matches nothing).
 
-Import. :func:`select` sorts the results: another run or judge model (foreign), no such
-comparison or a request this judge would not send now (unknown), a comparison already judged
-or answered twice in the files (already judged); any of these refuses the whole import with
-the counts (``skip_done``: a collect importing its own batch again skips the judged ones). A
-result whose request never ran (batch expired or cancelled) is left missing, and so is a trial
-whose passes are not all back. :class:`BatchReplayJudge` is the live judge with each call
-answered from the files and no verdict asked again (a batch cannot retry: a malformed verdict
-is a failure row, and the next export asks it again).
+Import. :func:`select` sorts the results with :func:`blindtest.batch.triage`, as bt-generate
+does: another run or judge model (foreign), no such comparison or a request this judge would
+not send now (unknown: a body hash that does not match), or a pass answered twice in the files
+with different results refuse the whole import with the counts. A pass already stored with the
+same raw answer and tokens, or a failed comparison whose failure row these very results made,
+is skipped with a count (an interrupted import run again), and so is a pass already judged
+with another answer (the stored verdict stands). A result whose request never ran (batch
+expired or cancelled) is left missing, and so is a trial whose passes are not all back.
+:class:`BatchReplayJudge` is the live judge with each call answered from the files and no
+verdict asked again (a batch cannot retry: a malformed verdict is a failure row, and the next
+export asks it again).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
-from blindtest.batch import BatchResult, custom_id, parse_custom_id
+from blindtest.batch import BatchResult, Triage, custom_id, parse_custom_id, triage
 from blindtest.client import Completion, CompletionKind
 from blindtest.errors import BadInput
-from blindtest.judge import JudgeRun, Trial
+from blindtest.judge import JudgeRun, PicksFile, Trial
 from blindtest.judges import JudgeKind, JudgeSetup
 from blindtest.llm_judge import (
     LlmJudge,
@@ -108,14 +111,42 @@ def judge_requests(
 class Selection:
     """What a set of results holds for this judge: the answers by request (``answers``: the
     messages as JSON -> result) of the ``trials`` whose passes are all back, results that
-    never ran, results of trials with a pass still missing (``partial``), and with
-    ``skip_done`` the results of comparisons already judged (``skipped``)."""
+    never ran, results of trials with a pass still missing (``partial``), what was skipped
+    (``skipped``: :class:`~blindtest.batch.Triage` without its fresh results) and the
+    comparisons skipped because these results already made their failure rows
+    (``failed_before``)."""
 
     answers: dict[bytes, BatchResult] = field(default_factory=dict)
     trials: set[int] = field(default_factory=set)
     not_run: int = 0
     partial: int = 0
-    skipped: int = 0
+    skipped: Triage = field(default_factory=Triage)
+    failed_before: int = 0
+
+
+def _fingerprint(result: BatchResult) -> Hashable:
+    """What a result says, as a stored pass records it: the raw text and tokens, or the
+    error of a failed request."""
+    completion = completion_of(result)
+    if completion.ok:
+        usage = completion.usage
+        tokens = (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
+        return ("ok", completion.text, tokens)
+    return ("failed", completion.error or completion.kind)
+
+
+def _stored_fingerprint(extra: Mapping[str, Any]) -> Hashable:
+    tokens = extra.get("tokens") or {}
+    return ("ok", extra.get("raw_response"), (tokens.get("prompt", 0), tokens.get("completion", 0)))
+
+
+def _made_failure(result: BatchResult, row: Mapping[str, Any]) -> bool:
+    """Whether ``result`` is what made the failure row ``row`` (a batch asks once)."""
+    completion = completion_of(result)
+    raw = row.get("raw_response") or ""
+    if completion.ok:
+        return bool(raw) and completion.text == raw
+    return not raw and row.get("error") == completion.error
 
 
 def select(
@@ -124,32 +155,91 @@ def select(
     remaining: Sequence[Trial],
     results: Iterable[BatchResult],
     *,
-    skip_done: bool = False,
+    earlier: PicksFile | None = None,
+    judge_id: str = "",
 ) -> Selection:
-    """Sort ``results`` (see the module docstring); ``BadInput`` with the counts refuses the
-    whole import when any is foreign, unknown or already judged."""
-    expected = {cid: (trial, body) for trial, cid, body in judge_requests(run, options, remaining)}
-    sorter = _Sorter(run, options, {t.number for t in remaining}, expected)
-    selection = Selection()
-    got: dict[str, BatchResult] = {}
-    for result in results:
-        verdict = sorter.sort(result, got)
-        if verdict == "ok":
-            got[result.custom_id] = result
-        elif verdict == "done" and skip_done:
-            selection.skipped += 1
-        else:
-            sorter.counts[verdict] += 1
-    counts = sorter.counts
-    if any(counts.values()):
-        raise BadInput(
-            f"refused {sum(counts.values())} batch results ({counts['foreign']} for another run "
-            f"or judge model, {counts['unknown']} for comparisons this judge does not have, "
-            f"{counts['done']} for comparisons already judged; first: {sorter.first}); "
-            "nothing written"
+    """Sort ``results`` (see the module docstring) against the picks this judge has in
+    ``earlier``; ``BadInput`` with the counts refuses the whole import when any is foreign,
+    unknown or answers a pass twice with different results."""
+    results = list(results)
+    check = _Sorter(run, options)
+    named = sorted({t for t in map(check.trial_of, results) if t is not None})
+    expected = {
+        cid: (trial, body)
+        for trial, cid, body in judge_requests(
+            run, options, [run.view.trials[n - 1] for n in named]
         )
-    _whole_trials(selection, got, expected, len(sorter.numbers))
+    }
+    check.expected = expected
+    open_trials = {t.number for t in remaining}
+    stored = _stored(earlier, judge_id, open_trials)
+    failures = _failures(earlier, judge_id, open_trials)
+    failed_before: set[int] = set()
+    for result in results:
+        trial = check.trial_of(result)
+        if trial in failures and any(_made_failure(result, row) for row in failures[trial]):
+            failed_before.add(trial)
+    again = {
+        (trial, cid.number): _fingerprint(result)
+        for result in results
+        if (cid := parse_custom_id(result.custom_id)) is not None
+        and (trial := cid.trial) in failed_before
+    }
+
+    def stored_of(key: Hashable) -> tuple[bool, Collection[Hashable]]:
+        trial, number = cast(tuple[int, int], key)
+        if trial in failed_before:  # these results made its failure row: imported already
+            return True, {again.get((trial, number))}
+        if trial in open_trials:
+            return False, ()
+        said = stored.get((trial, number))
+        return True, {said} if said is not None else set()
+
+    sorted_ = triage(
+        results,
+        place=check.place,
+        content=lambda _, result: _fingerprint(result),
+        stored=stored_of,
+        refusal=_refusal,
+    )
+    selection = Selection(skipped=sorted_, failed_before=len(failed_before))
+    got = {result.custom_id: result for result in sorted_.fresh}
+    _whole_trials(selection, got, expected, len(check.numbers))
+    sorted_.fresh = []
     return selection
+
+
+def _refusal(counts: Mapping[str, int], first: str) -> str:
+    return (
+        f"refused {sum(counts.values())} batch results ({counts.get('foreign', 0)} for another "
+        f"run or judge model, {counts.get('unknown', 0)} for comparisons this judge does not "
+        f"have, {counts.get('twice', 0)} answering a comparison again with a different result; "
+        f"first: {first}); nothing written"
+    )
+
+
+def _stored(
+    earlier: PicksFile | None, judge_id: str, open_trials: set[int]
+) -> dict[tuple[int, int], Hashable]:
+    """What each stored pass of a judged trial says, by (trial, pass)."""
+    if earlier is None:
+        return {}
+    return {
+        (p.trial, p.pass_number or 1): _stored_fingerprint(p.extra)
+        for p in (*earlier.picks, *earlier.later_passes)
+        if p.judge == judge_id and p.trial not in open_trials
+    }
+
+
+def _failures(
+    earlier: PicksFile | None, judge_id: str, open_trials: set[int]
+) -> dict[int, list[Mapping[str, Any]]]:
+    """This judge's failure rows of the trials still open, by trial."""
+    rows: dict[int, list[Mapping[str, Any]]] = {}
+    for row in earlier.failures if earlier is not None else ():
+        if row.get("judge") == judge_id and row.get("trial") in open_trials:
+            rows.setdefault(int(row["trial"]), []).append(row)
+    return rows
 
 
 def _whole_trials(
@@ -176,49 +266,44 @@ def _whole_trials(
 
 
 class _Sorter:
-    """Tells one result "ok", "foreign", "unknown" or "done" (already judged), keeping the
-    first refusal's words."""
+    """Places one result: ``("ok", (trial, pass), label)``, or "foreign" / "unknown" with the
+    refusal's words."""
 
-    def __init__(
-        self,
-        run: JudgeRun,
-        options: LlmOptions,
-        open_trials: set[int],
-        expected: Mapping[str, tuple[int, dict[str, object]]],
-    ) -> None:
+    def __init__(self, run: JudgeRun, options: LlmOptions) -> None:
         self.run16 = run.design_sha256[:16]
         self.total = run.view.total
         self.numbers = {n for n, _ in _passes(run, options)}
         self.model = _tag(options.model.encode())
-        self.open_trials = open_trials
-        self.expected = expected
-        self.counts = {"foreign": 0, "unknown": 0, "done": 0}
-        self.first = ""
+        self.expected: Mapping[str, tuple[int, dict[str, object]]] = {}
 
-    def _say(self, verdict: str, text: str) -> str:
-        self.first = self.first or text
-        return verdict
+    def trial_of(self, result: BatchResult) -> int | None:
+        """The trial a result names, when it is this run's and judge's and in range."""
+        cid = parse_custom_id(result.custom_id)
+        if cid is None or cid.run != self.run16 or cid.judge != self.model:
+            return None
+        if cid.part != PASS or not 1 <= cid.trial <= self.total:
+            return None
+        return cid.trial
 
-    def sort(self, result: BatchResult, got: Mapping[str, BatchResult]) -> str:
+    def place(self, result: BatchResult) -> tuple[str, Hashable, str]:
         cid = parse_custom_id(result.custom_id)
         where = f"{result.source}:{result.line} ({result.custom_id!r}"
         if cid is None or cid.run != self.run16:
-            return self._say("foreign", f"{where} is another run's)")
+            return "foreign", None, f"{where} is another run's)"
         if cid.judge is not None and cid.judge != self.model:
-            return self._say("foreign", f"{where} is another judge model's)")
+            return "foreign", None, f"{where} is another judge model's)"
         if cid.part != PASS or cid.judge is None or cid.number not in self.numbers:
-            return self._say("unknown", f"{where} is no comparison of this judge)")
+            return "unknown", None, f"{where} is no comparison of this judge)"
         if not 1 <= cid.trial <= self.total:
-            return self._say("unknown", f"{where}: this run has no trial {cid.trial})")
-        if cid.trial not in self.open_trials or result.custom_id in got:
-            return self._say("done", f"{where}: trial {cid.trial} is already judged)")
+            return "unknown", None, f"{where}: this run has no trial {cid.trial})"
         if result.custom_id not in self.expected:
-            return self._say(
+            return (
                 "unknown",
+                None,
                 f"{where} answers another request: the prompt, template or judge options "
                 "changed since the export)",
             )
-        return "ok"
+        return "ok", (cid.trial, cid.number), f"trial {cid.trial} pass {cid.number}"
 
 
 # --------------------------------------------------------------------------- replay

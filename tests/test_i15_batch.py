@@ -185,7 +185,7 @@ def test_i15_done_tampered_or_foreign_batch_output_refused_with_a_count_nothing_
     assert f"{inputs}:1: a batch input line, not a result" in result.stderr
 
 
-def test_i15_02_partial_import_then_the_rest_already_answered_refused_missing_exported(
+def test_i15_02_partial_import_then_the_rest_already_imported_skipped_missing_exported(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
     run = tmp_path / "run"
@@ -200,13 +200,10 @@ def test_i15_02_partial_import_then_the_rest_already_answered_refused_missing_ex
     assert "8 slots still missing; export just those:" in result.stderr
     assert "--batch-export missing.jsonl" in result.stderr
     assert not (run / artifacts.TRIALS).exists()
-    # The same file again: every result answers a slot already answered.
+    # The same file again: every result is already imported; skipped, never written twice.
     again = invoke("generate", run, "--batch-import", first)
-    assert again.exit_code == 2
-    assert (
-        "refused 10 batch results (0 for another run, 0 for slots this design does not "
-        "have, 10 for slots already answered" in again.stderr
-    )
+    assert again.exit_code == 0, again.stderr
+    assert "imported 0 rows (0 failed) from 1 files; 10 already imported, skipped" in again.stderr
     assert len(rows(run)) == 10
     # Exporting now gives just the missing slots.
     missing = tmp_path / "missing.jsonl"

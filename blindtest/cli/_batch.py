@@ -8,25 +8,27 @@ and collect).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+import orjson
 
 from blindtest import artifacts
-from blindtest.artifact_types import GenerationRecord, TrialRecord
+from blindtest.artifact_types import DesignRecord, GenerationRecord, TrialRecord
 from blindtest.artifacts import JsonObject
 from blindtest.cli._common import FilePath, grouped
 from blindtest.errors import BadInput, EndpointFailed
 from blindtest.hints import stage_command
 
 if TYPE_CHECKING:
-    from blindtest.batch import BatchResult
-    from blindtest.judge import JudgeRun, Trial
+    from blindtest.batch import BatchResult, Triage
+    from blindtest.judge import JudgeRun, PicksFile, Trial
     from blindtest.judges import Judge, JudgeKind, JudgingResult
+    from blindtest.llm_batch import Selection
     from blindtest.llm_judge import LlmOptions
 
 Say = Callable[[str], None]
@@ -217,11 +219,12 @@ def _finish(run_dir: Path, trials: list[TrialRecord] | None, say: Say) -> int:
     from blindtest.slots import LAUNDER, SlotState, pending_work
 
     if trials is not None:
-        artifacts.write_jsonl(run_dir / artifacts.TRIALS, trials, "trials", force=True)
-        say(
-            f"wrote {run_dir / artifacts.TRIALS}: {len(trials)} blinded trials; "
-            f"next: {stage_command('judge', run_dir)}"
-        )
+        path = run_dir / artifacts.TRIALS
+        if path.exists() and path.read_bytes() == b"".join(map(artifacts.dump_line, trials)):
+            say(f"every slot is answered; {path} stands; next: {stage_command('judge', run_dir)}")
+            return 0
+        artifacts.write_jsonl(path, trials, "trials", force=True)
+        say(f"wrote {path}: {len(trials)} blinded trials; next: {stage_command('judge', run_dir)}")
         return 0
     loaded = artifacts.load_design(run_dir)
     rows = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
@@ -238,25 +241,106 @@ def _finish(run_dir: Path, trials: list[TrialRecord] | None, say: Say) -> int:
     return asks
 
 
+def _said(row: Mapping[str, Any]) -> bytes:
+    """What a responses.jsonl row says the endpoint answered: status, text as returned,
+    finish reason, usage, error (not how long it took or how often it was asked)."""
+    said = {k: row.get(k) for k in ("status", "finish_reason", "usage", "error", "refusal")}
+    said["text"] = row.get("raw_text", row.get("text"))
+    return orjson.dumps(said, option=orjson.OPT_SORT_KEYS)
+
+
+def slot_triage(
+    design: DesignRecord,
+    design_sha256: str,
+    rows: Sequence[Mapping[str, Any]],
+    results: list[BatchResult],
+) -> Triage:
+    """bt-generate's results sorted against ``rows`` (:func:`blindtest.batch.triage`): a
+    result is "the same" as a stored row of its slot when the row it makes says the same."""
+    from blindtest import generate as lib
+    from blindtest.batch import parse_custom_id, triage
+    from blindtest.slots import plan_slots
+
+    slots = {(s.trial, s.slot): s for s in plan_slots(design)}
+    stored: dict[Hashable, tuple[bool, set[Hashable]]] = {}
+    for row in rows:
+        if row.get("stage", "generate") != "generate":
+            continue
+        done, contents = stored.setdefault((row["trial"], row["slot"]), (False, set()))
+        contents.add(_said(row))
+        if row["status"] == "ok" and not done:
+            stored[(row["trial"], row["slot"])] = (True, contents)
+
+    def place(result: BatchResult) -> tuple[str, Hashable, str]:
+        cid = parse_custom_id(result.custom_id)
+        where = f"{result.source}:{result.line}"
+        if cid is None or cid.run != design_sha256[:16]:
+            return "foreign", None, f"{where} ({result.custom_id!r} is not this run's)"
+        if cid.part != "s" or (cid.trial, cid.number) not in slots:
+            return "unknown", None, f"{where} (no slot {result.custom_id!r} in this design)"
+        return "ok", (cid.trial, cid.number), f"trial {cid.trial} slot {cid.number}"
+
+    def content(key: Hashable, result: BatchResult) -> Hashable:
+        return _said(lib.batch_row(design, slots[key], result))  # type: ignore[index]
+
+    def refusal(counts: Mapping[str, int], first: str) -> str:
+        return (
+            f"refused {sum(counts.values())} batch results ({counts.get('foreign', 0)} for "
+            f"another run, {counts.get('unknown', 0)} for slots this design does not have, "
+            f"{counts.get('twice', 0)} answering a slot again with a different result; "
+            f"first: {first}); nothing written"
+        )
+
+    return triage(
+        results,
+        place=place,
+        content=content,
+        stored=lambda key: stored.get(key, (False, set())),
+        refusal=refusal,
+    )
+
+
+def _import_slots(
+    run_dir: Path,
+    loaded: Any,
+    results: list[BatchResult],
+    prices: dict[str, tuple[float, float]],
+    io: Any,
+) -> tuple[Any, Triage, list[TrialRecord] | None]:
+    """Sort ``results`` against the rows on disk, import the fresh ones."""
+    from blindtest import generate as lib
+
+    existing = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
+    sorted_ = slot_triage(loaded.design, loaded.sha256, existing.records, results)
+    found, trials = lib.import_batch_stage(
+        loaded.design,
+        loaded.sha256,
+        existing.records,
+        _previous(run_dir),
+        sorted_.fresh,
+        prices,
+        io,
+    )
+    return found, sorted_, trials
+
+
 def import_files(
     run_dir: Path, files: Sequence[Path], prices: dict[str, tuple[float, float]], quiet: bool
 ) -> None:
-    from blindtest import generate as lib
     from blindtest.batch import read_results
 
     loaded, io = _io(run_dir, quiet)
     results: list[BatchResult] = []
     for file in files:  # every file read and checked before anything is written
         results += read_results(artifacts.read_bytes(file), str(file))
-    existing = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
-    found, trials = lib.import_batch_stage(
-        loaded.design, loaded.sha256, existing.records, _previous(run_dir), results, prices, io
-    )
+    found, sorted_, trials = _import_slots(run_dir, loaded, results, prices, io)
     failed = sum(row["status"] != "ok" for row in found.rows)
     never = f"; {found.not_run} requests never ran (batch expired or cancelled)"
+    skipped = sorted_.summary()
     io.say(
         f"imported {len(found.rows)} rows ({failed} failed) from {len(files)} files"
         + (never if found.not_run else "")
+        + (f"; {skipped}" if skipped else "")
     )
     _finish(run_dir, trials, io.say)
 
@@ -289,16 +373,7 @@ def submit(
         return lib.batch_requests(loaded.design, loaded.sha256, state)
 
     def import_results(results: list[BatchResult]) -> tuple[int, int]:
-        found, trials[0] = lib.import_batch_stage(
-            loaded.design,
-            loaded.sha256,
-            rows(),
-            _previous(run_dir),
-            results,
-            prices,
-            io,
-            skip_answered=True,
-        )
+        found, _, trials[0] = _import_slots(run_dir, loaded, results, prices, io)
         return len(found.rows), found.not_run
 
     def read_record() -> JsonObject | None:
@@ -433,13 +508,35 @@ class JudgeBatch:
     again: list[str | Path]
     sit: Sit
 
-    def remaining(self) -> list[Trial]:
-        from blindtest.judge import read_picks, remaining_trials
+    def earlier(self) -> PicksFile | None:
+        """What the picks file holds (None with --force: it is started again)."""
+        from blindtest.judge import read_picks
 
-        if self.force:
+        return None if self.force else read_picks(self.out, self.run.view, missing_ok=True)
+
+    def remaining(self) -> list[Trial]:
+        from blindtest.judge import remaining_trials
+
+        existing = self.earlier()
+        if existing is None:
             return list(self.run.view.trials)
-        existing = read_picks(self.out, self.run.view, missing_ok=True)
         return remaining_trials(self.run.view, existing.picks, self.judge_id, existing.later_passes)
+
+    def stopped(self) -> bool:
+        """Whether a sequential design's stopping rule is met by this judge's picks: as a
+        live judge is asked nothing more then, nothing more is exported or submitted."""
+        from blindtest.judge import Recorder
+
+        existing = self.earlier()
+        if existing is None or not self.run.view.sequential:
+            return False
+        earlier = (*existing.picks, *existing.later_passes)
+        recorder = Recorder(self.run, self.judge_id, lambda _: None, earlier=earlier, kind="llm")
+        return recorder.stopped_early
+
+    def to_ask(self) -> list[Trial]:
+        """The trials a batch should ask: the remaining ones, none past a sequential stop."""
+        return [] if self.stopped() else self.remaining()
 
     def command(self, *args: str | Path) -> str:
         return stage_command("judge", *self.again, *args)
@@ -474,9 +571,15 @@ def judge_export(work: JudgeBatch, out: Path, fmt: str, say: Say) -> None:
     from blindtest.batch import request_lines, split_parts
     from blindtest.llm_batch import judge_requests
 
-    requests = judge_requests(work.run, work.options, work.remaining())
+    requests = judge_requests(work.run, work.options, work.to_ask())
     if not requests:
-        say(f"nothing to export: the judge {work.judge_id} has judged every trial")
+        if work.stopped():
+            say(
+                f"nothing to export: the sequential design stopped for the judge "
+                f"{work.judge_id}; its rule is met"
+            )
+        else:
+            say(f"nothing to export: the judge {work.judge_id} has judged every trial")
         return
     parts = split_parts(request_lines(((cid, body) for _, cid, body in requests), fmt))
     paths = part_paths(out, len(parts))
@@ -509,7 +612,7 @@ def _judge_results(files: Sequence[Path]) -> list[BatchResult]:
 
 
 def _judge_missing(work: JudgeBatch, say: Say) -> int:
-    left = len(work.remaining()) if not work.force else 0
+    left = len(work.to_ask()) if not work.force else 0
     if left:
         say(
             f"{left} comparisons still missing; export just those: "
@@ -519,33 +622,48 @@ def _judge_missing(work: JudgeBatch, say: Say) -> int:
 
 
 def judge_import(work: JudgeBatch, files: Sequence[Path], quiet: bool, say: Say) -> None:
-    from blindtest.llm_batch import replay_kind, select
+    from blindtest.llm_batch import replay_kind
 
     results = _judge_results(files)
-    selection = select(work.run, work.options, work.remaining(), results)
+    selection = _select(work, results)
     judge, ended = work.sit(replay_kind(work.options, selection.answers), selection.trials)
     failed = int(getattr(judge, "failed", 0))
     if not quiet:
         click.echo(judge.closing(ended, work.out, _analyze(work)))
     left_out = selection.not_run + selection.partial
-    never = (
-        f"; {left_out} results left out (a pass missing from these files, or never run)"
-        if left_out
-        else ""
-    )
-    say(
-        f"imported {len(selection.trials)} comparisons ({failed} failed) from "
-        f"{len(files)} files{never}"
-    )
+    imported = ended.judged_now + failed
+    said = [f"imported {imported} comparisons ({failed} failed) from {len(files)} files"]
+    if left_out:
+        said.append(f"{left_out} results left out (a pass missing from these files, or never run)")
+    past = len(selection.trials) - ended.judged_now - failed
+    if ended.stopped_early and past > 0:
+        said.append(f"{past} comparisons past the sequential stop not recorded")
+    if selection.skipped.summary():  # results are passes: a comparison has one or two
+        said.append(selection.skipped.summary("results"))
+    say("; ".join(said))
     work = replace(work, force=False)
-    if not ended.stopped_early:  # a sequential design whose rule is met needs no more
-        _judge_missing(work, say)
+    _judge_missing(work, say)
+    failed += selection.failed_before
     if failed:
         raise EndpointFailed(
             f"{failed} comparison(s) failed and recorded as failure rows in {work.out} "
             "(a batch asks no verdict again); export them again with "
             f"{work.command('--batch-export', 'missing.jsonl')}"
         )
+
+
+def _select(work: JudgeBatch, results: list[BatchResult]) -> Selection:
+    """The results sorted against the judge's picks file (:func:`blindtest.llm_batch.select`)."""
+    from blindtest.llm_batch import select
+
+    return select(
+        work.run,
+        work.options,
+        work.remaining(),
+        results,
+        earlier=work.earlier(),
+        judge_id=work.judge_id,
+    )
 
 
 def _analyze(work: JudgeBatch) -> str:
@@ -591,7 +709,7 @@ def judge_submit(
     say: Say,
 ) -> None:
     from blindtest import batch_run
-    from blindtest.llm_batch import judge_requests, replay_kind, select
+    from blindtest.llm_batch import judge_requests, replay_kind
 
     if work.force:
         raise BadInput("--batch resumes its recorded batches; --force is not for it")
@@ -602,11 +720,11 @@ def judge_submit(
     judged = [0]
 
     def pending() -> list[tuple[str, str, dict[str, object]]]:
-        requests = judge_requests(work.run, work.options, work.remaining())
+        requests = judge_requests(work.run, work.options, work.to_ask())
         return [("judge", cid, body) for _, cid, body in requests]
 
     def import_results(results: list[BatchResult]) -> tuple[int, int]:
-        selection = select(work.run, work.options, work.remaining(), results, skip_done=True)
+        selection = _select(work, results)
         if not selection.trials:
             return 0, selection.not_run
         judge, _ = work.sit(replay_kind(work.options, selection.answers), selection.trials)
