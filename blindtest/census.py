@@ -210,6 +210,12 @@ class ModelCensus:
         }
 
 
+#: What a line needs for any count but emoji, or for `_unquote` and `mask_code_spans` to do
+#: more than strip its start: a marker, delimiter or dash character, a digit first (a numbered
+#: item), a quote, a backtick, a placeholder sentinel.
+_COUNTABLE = re.compile(r"^\s*[0-9]|[-*_+•◦▪‣=#|>`\u2013\u2014\u2015\ufdd0\ufdd1]")
+
+
 def _unquote(body: str) -> str:
     stripped = body.lstrip()
     while stripped.startswith(">"):
@@ -219,7 +225,9 @@ def _unquote(body: str) -> str:
 
 def _count_bold(masked: str) -> int:
     count = 0
-    for pattern in BOLD_PATTERNS:
+    for delimiter, pattern in zip("*_*_", BOLD_PATTERNS, strict=True):
+        if delimiter not in masked:
+            continue  # the pattern needs its delimiter (issue 15: skip the scan)
         # Replace by the content so "***x***" counts once and nested bold is still seen.
         masked, found = pattern.subn(r"\1", masked)
         count += found
@@ -256,11 +264,21 @@ def _is_refusal(text: str) -> bool:
 def take_census(text: str) -> TextCensus:
     """Count the formatting features of one response (definitions in the module docstring)."""
     counts = dict.fromkeys(FEATURES, 0)
+    # Emoji are looked for line by line only in a text that holds an emoji character at all.
+    emoji = _EMOJI_RELEVANT.search(text) is not None
     previous = ""  # the previous prose line, unquoted and masked; "" after blank or code
     for line in classify_lines(text):
         if line.kind == "code":
             counts["code_blocks"] += int(line.opens_block)
             previous = ""
+            continue
+        if _COUNTABLE.search(line.body) is None:
+            # No feature below can occur in this line, and unquoting and masking only strip
+            # its start (issue 15: a shortcut for plain prose lines).
+            body = line.body.lstrip()
+            if emoji:
+                counts["emoji"] += count_emoji(body)
+            previous = body if body.strip() else ""
             continue
         body = mask_code_spans(_unquote(line.body))
         marker = list_marker(body)
@@ -272,12 +290,18 @@ def take_census(text: str) -> TextCensus:
             counts["headings"] += 1
         if is_table_delimiter(body) and "|" in previous:
             counts["tables"] += 1
-        counts["bold"] += _count_bold(body)
-        counts["em_dashes"] += len(EM_DASH.findall(body))
-        counts["en_dashes"] += body.count("\u2013")
-        counts["emoji"] += count_emoji(body)
+        _count_inline(body, counts, emoji)
         previous = body if body.strip() else ""
     return TextCensus(words=count_words(text), refusal=_is_refusal(text), **counts)
+
+
+def _count_inline(body: str, counts: dict[Feature, int], emoji: bool) -> None:
+    counts["bold"] += _count_bold(body)
+    if "\u2014" in body or "\u2015" in body or "--" in body:
+        counts["em_dashes"] += len(EM_DASH.findall(body))
+    counts["en_dashes"] += body.count("\u2013")
+    if emoji:
+        counts["emoji"] += count_emoji(body)
 
 
 def _paragraph_text(previous: str) -> bool:
