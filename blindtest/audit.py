@@ -25,7 +25,7 @@ from typing import Any
 
 from blindtest.artifact_types import AuditRecord, DesignRecord
 from blindtest.artifacts import JsonObject, schema_tag
-from blindtest.bots import bot_pick
+from blindtest.bots import bot_pick, duplicate_pick
 from blindtest.census import aggregate_census
 from blindtest.checks import CommandRunner, evaluate
 from blindtest.normalize import outside_band
@@ -64,7 +64,11 @@ def replay_bot(design: DesignRecord, trials: Sequence[Trial], kind: str) -> Json
     if kind == "duplicate" and protocol != "triangle":
         return {"picks": [], "n": 0, "correct": 0, "p_value": None, "applicable": False}
     rng = DesignRng(design["seed"], f"bot:{kind}")
-    picks = [bot_pick(kind, protocol, trial, rng) for trial in trials]
+    if kind == "duplicate":
+        # The same picks as bt-judge's bot, without the similarity scores it records.
+        picks = [_duplicate(trial, rng) for trial in trials]
+    else:
+        picks = [bot_pick(kind, protocol, trial, rng) for trial in trials]
     correct, n, p_value = _bot_score(design, picks)
     records = []
     for pick in picks:
@@ -76,6 +80,11 @@ def replay_bot(design: DesignRecord, trials: Sequence[Trial], kind: str) -> Json
     if kind == "duplicate":
         result["fired"] = sum(1 for r in records if r.get("fired"))
     return result
+
+
+def _duplicate(trial: Trial, rng: DesignRng) -> Pick:
+    pick, fired = duplicate_pick(trial.options, rng)
+    return Pick(trial=trial.number, judge="", pick=pick, bot={"name": "duplicate", "fired": fired})
 
 
 def displayed_by_side(design: DesignRecord, trials: Sequence[Trial]) -> dict[str, list[str]]:
