@@ -119,6 +119,9 @@ class _Verifier:
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         self.result = VerifyResult()
+        # Each JSONL artifact is read and checked once, however many checks use it (issue
+        # 15: responses.jsonl was parsed four times); the checks only read the records.
+        self._lines: dict[tuple[Path, str], artifacts.JsonlContents | None] = {}
 
     def note(self, name: str) -> None:
         self.result.checked.append(name)
@@ -148,6 +151,12 @@ class _Verifier:
 
     def read_lines(self, path: Path, schema: str) -> artifacts.JsonlContents | None:
         """A JSONL artifact with its line numbers; a torn final line is noted as skipped."""
+        key = (path, schema)
+        if key not in self._lines:
+            self._lines[key] = self._read_lines(path, schema)
+        return self._lines[key]
+
+    def _read_lines(self, path: Path, schema: str) -> artifacts.JsonlContents | None:
         name = self.shown(path)
         try:
             contents = artifacts.read_jsonl(path, schema)
