@@ -849,6 +849,25 @@ def iter_lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
             yield number, line, is_last
 
 
+#: JSONL files already read inside `reading_once`, by (path, schema, size, mtime, inode).
+_READ_ONCE: dict[tuple[str, str, int, int, int], JsonlContents] | None = None
+
+
+@contextlib.contextmanager
+def reading_once() -> Iterator[None]:
+    """Inside, a JSONL artifact read again unchanged (same path, schema, size, mtime and inode)
+    gives the records read the first time, not a second parse and check: for a read-only pass
+    such as bt-verify, whose checks and recomputed report read the same inputs (issue 15).
+    The records are shared: nothing inside may change them."""
+    global _READ_ONCE
+    outer = _READ_ONCE
+    _READ_ONCE = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _READ_ONCE = outer
+
+
 def read_jsonl(path: Path, name: str, *, missing_ok: bool = False) -> JsonlContents:
     """Read and validate a JSONL artifact.
 
@@ -858,6 +877,19 @@ def read_jsonl(path: Path, name: str, *, missing_ok: bool = False) -> JsonlConte
     """
     if missing_ok and not path.exists():
         return JsonlContents(records=[])
+    if _READ_ONCE is None:
+        return _read_jsonl(path, name)
+    try:
+        stat = path.stat()
+    except OSError:
+        return _read_jsonl(path, name)  # which names the problem
+    key = (str(path.resolve()), name, stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    if key not in _READ_ONCE:
+        _READ_ONCE[key] = _read_jsonl(path, name)
+    return _READ_ONCE[key]
+
+
+def _read_jsonl(path: Path, name: str) -> JsonlContents:
     records: list[JsonObject] = []
     numbers: list[int] = []
     torn: int | None = None
