@@ -22,6 +22,7 @@ from typing import Any, Literal
 from blindtest.normalize import (
     BOLD_PATTERNS,
     EM_DASH,
+    EMPHASIS_BY_DELIMITER,
     classify_lines,
     count_words,
     is_atx_heading,
@@ -225,7 +226,7 @@ def _unquote(body: str) -> str:
 
 def _count_bold(masked: str) -> int:
     count = 0
-    for delimiter, pattern in zip("*_*_", BOLD_PATTERNS, strict=True):
+    for delimiter, pattern in EMPHASIS_BY_DELIMITER[: len(BOLD_PATTERNS)]:
         if delimiter not in masked:
             continue  # the pattern needs its delimiter (issue 15: skip the scan)
         # Replace by the content so "***x***" counts once and nested bold is still seen.

@@ -34,6 +34,7 @@ from typing import Literal
 
 __all__ = [
     "BOLD_PATTERNS",
+    "EMPHASIS_BY_DELIMITER",
     "EM_DASH",
     "LAUNDER_PROMPT",
     "LENGTH_BAND_TEMPLATE",
@@ -419,10 +420,12 @@ def _emphasis(delimiter: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w{c}\\]){d}(?![\s{c}])(.+?)(?<![\s{c}\\]){d}(?![\w{c}])")
 
 
-_EMPHASIS = tuple(_emphasis(d) for d in ("***", "___", "**", "__", "~~", "*", "_"))
+_DELIMITERS = ("***", "___", "**", "__", "~~", "*", "_")
+_EMPHASIS = tuple(_emphasis(d) for d in _DELIMITERS)
 # Shared with the census, so that it counts exactly what strip_formatting removes.
 BOLD_PATTERNS = _EMPHASIS[:4]
-_EMPHASIS_BY_CHAR = tuple(zip("*_*_~*_", _EMPHASIS, strict=True))
+#: Each pattern with the delimiter it cannot match without.
+EMPHASIS_BY_DELIMITER = tuple(zip(_DELIMITERS, _EMPHASIS, strict=True))
 
 _LINK_TARGET = r"\((?:[^()\s]|\([^()\s]*\))*(?:\s+(?:\"[^\"]*\"|'[^']*'))?\)"
 _IMAGE = re.compile(rf"!\[([^\]]*)\]{_LINK_TARGET}")
@@ -523,7 +526,7 @@ def _inline(text: str) -> str:
     if "[" in text and _LINK_DEFINITION.fullmatch(text):
         return ""
     text = _links(text)
-    for delimiter, pattern in _EMPHASIS_BY_CHAR:
+    for delimiter, pattern in EMPHASIS_BY_DELIMITER:
         if delimiter in text:
             text = pattern.sub(r"\1", text)
     # Odd spaces become plain ones first, so that "a\u00a0— b" counts as a spaced dash.
