@@ -32,7 +32,7 @@ from blindtest.normalize import outside_band
 from blindtest.records import Pick, Trial
 from blindtest.rng import DesignRng
 from blindtest.scoring import pair_consistent_count, preferred_side, triangle_correct
-from blindtest.slots import LAUNDER, SlotState, original_text, plan_slots
+from blindtest.slots import LAUNDER, Slot, SlotState, original_text, plan_slots
 from blindtest.stats import binomial_test, pair_test, triangle_test
 
 BOT_KINDS = ("length", "duplicate")
@@ -87,11 +87,14 @@ def _duplicate(trial: Trial, rng: DesignRng) -> Pick:
     return Pick(trial=trial.number, judge="", pick=pick, bot={"name": "duplicate", "fired": fired})
 
 
-def displayed_by_side(design: DesignRecord, trials: Sequence[Trial]) -> dict[str, list[str]]:
-    """The displayed texts of each side, in trial and slot order."""
+def displayed_by_side(
+    design: DesignRecord, trials: Sequence[Trial], slots: Sequence[Slot] | None = None
+) -> dict[str, list[str]]:
+    """The displayed texts of each side, in trial and slot order (``slots``: the design's
+    `plan_slots`, when the caller has them)."""
     texts: dict[str, list[str]] = {"A": [], "B": []}
     options = {t.number: t.options for t in trials}
-    for slot in plan_slots(design):
+    for slot in plan_slots(design) if slots is None else slots:
         texts[slot.side].append(options[slot.trial][slot.slot - 1])
     return texts
 
@@ -104,17 +107,21 @@ def _finish_reason(row: Mapping[str, Any] | None) -> str | None:
 
 
 def census_by_model(
-    design: DesignRecord, trials: Sequence[Trial], state: SlotState | None
+    design: DesignRecord,
+    trials: Sequence[Trial],
+    state: SlotState | None,
+    slots: Sequence[Slot] | None = None,
 ) -> JsonObject:
     """Per-model formatting census of what the judge saw."""
-    texts = displayed_by_side(design, trials)
+    slots = plan_slots(design) if slots is None else slots
+    texts = displayed_by_side(design, trials, slots)
     census: JsonObject = {}
     for side in ("A", "B"):
         reasons = None
         if state is not None:
             reasons = [
                 _finish_reason(state.generated.get((s.trial, s.slot)))
-                for s in plan_slots(design)
+                for s in slots
                 if s.side == side
             ]
         result = aggregate_census(design["models"][side]["model"], texts[side], reasons)
@@ -129,7 +136,10 @@ def census_by_model(
 
 
 def run_checks(
-    design: DesignRecord, state: SlotState, runner: CommandRunner | None
+    design: DesignRecord,
+    state: SlotState,
+    runner: CommandRunner | None,
+    slots: Sequence[Slot] | None = None,
 ) -> JsonObject | None:
     """Pass rates per model for prompts that carry a check, and McNemar's exact paired test.
 
@@ -144,7 +154,7 @@ def run_checks(
     pairs: list[tuple[bool, bool]] = []
     not_run = 0
     first_of: dict[tuple[int, str], bool] = {}
-    for slot in plan_slots(design):
+    for slot in plan_slots(design) if slots is None else slots:
         if slot.prompt_id not in checks:
             continue
         row = state.generated.get((slot.trial, slot.slot))
@@ -189,27 +199,30 @@ def build_audit(
 ) -> AuditRecord:
     """The ``audit.json`` document."""
     state = SlotState.from_rows(responses) if responses is not None else None
+    slots = plan_slots(design)  # once, not once per use (issue 15)
     return {
         "schema": schema_tag("audit"),
         "design_sha256": design_sha256,
         "protocol": design["protocol"],
         "bots": {kind: replay_bot(design, trials, kind) for kind in BOT_KINDS},
-        "census": census_by_model(design, trials, state),
-        "checks": run_checks(design, state, runner) if state is not None else None,
+        "census": census_by_model(design, trials, state, slots),
+        "checks": run_checks(design, state, runner, slots) if state is not None else None,
         "laundered": design["normalization"]["launder"] is not None,
         "responses_seen": None
         if state is None
         else sum(1 for row in responses or () if row.get("stage") != LAUNDER),
-        "responses_missing": None if state is None else missing_responses(design, state),
+        "responses_missing": None if state is None else missing_responses(design, state, slots),
     }
 
 
-def missing_responses(design: DesignRecord, state: SlotState) -> int:
+def missing_responses(
+    design: DesignRecord, state: SlotState, slots: Sequence[Slot] | None = None
+) -> int:
     """Slots of the design without an answered row: a responses file cut short, or a run
     whose failures were never fetched again. The census and checks cover only what is there,
     so the audit says how much is not."""
     return sum(
         1
-        for slot in plan_slots(design)
+        for slot in (plan_slots(design) if slots is None else slots)
         if (row := state.generated.get((slot.trial, slot.slot))) is None or row["status"] != "ok"
     )

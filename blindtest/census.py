@@ -17,6 +17,7 @@ import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Literal
 
 from blindtest.normalize import (
@@ -183,7 +184,7 @@ class ModelCensus:
 
     def total(self, feature: Feature) -> int:
         """How many times the feature occurs over all responses."""
-        return sum(text.count(feature) for text in self.texts)
+        return sum(map(attrgetter(feature), self.texts))
 
     def per_response(self, feature: Feature) -> float | None:
         """Mean occurrences per response."""
@@ -193,7 +194,7 @@ class ModelCensus:
         """Fraction of responses with the feature at least once."""
         if not self.texts:
             return None
-        return sum(1 for text in self.texts if text.count(feature)) / self.responses
+        return sum(map(bool, map(attrgetter(feature), self.texts))) / self.responses
 
     def to_dict(self) -> dict[str, Any]:
         """The audit.json form: totals and rates, not the per-response rows."""
@@ -257,9 +258,13 @@ def count_emoji(text: str) -> int:
     return count
 
 
+#: Any of the phrases, as one scan instead of one per phrase (issue 15).
+_REFUSAL = re.compile("|".join(map(re.escape, REFUSAL_PHRASES)))
+
+
 def _is_refusal(text: str) -> bool:
     folded = text.casefold().replace("\u2019", "'").replace("\u2018", "'")
-    return any(phrase in folded for phrase in REFUSAL_PHRASES)
+    return _REFUSAL.search(folded) is not None
 
 
 def take_census(text: str) -> TextCensus:
