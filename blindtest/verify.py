@@ -18,7 +18,7 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
@@ -30,6 +30,9 @@ from blindtest.design import build_arrangement
 from blindtest.errors import BadInput
 from blindtest.normalize import NORMALIZERS_VERSION
 from blindtest.prompts import prompt_sha256
+
+if TYPE_CHECKING:
+    from blindtest.slots import SlotState, Work
 
 #: Relative tolerance for floats recomputed on another machine (libm and scipy may differ in
 #: the last bits); exact everywhere else.
@@ -122,6 +125,18 @@ class _Verifier:
         # Each JSONL artifact is read and checked once, however many checks use it (issue
         # 15: responses.jsonl was parsed four times); the checks only read the records.
         self._lines: dict[tuple[Path, str], artifacts.JsonlContents | None] = {}
+        self._pending: tuple[object, SlotState, list[Work]] | None = None
+
+    def pending(
+        self, design: DesignRecord, responses: list[artifacts.JsonObject]
+    ) -> tuple[SlotState, list[Work]]:
+        """(SlotState, pending work) of the responses read, computed once for both checks."""
+        from blindtest.slots import SlotState, pending_work
+
+        if self._pending is None or self._pending[0] is not responses:
+            state = SlotState.from_rows(responses)
+            self._pending = (responses, state, pending_work(design, state))
+        return self._pending[1], self._pending[2]
 
     def note(self, name: str) -> None:
         self.result.checked.append(name)
@@ -221,14 +236,14 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
 
 
 def _check_trials(v: _Verifier, design: DesignRecord) -> None:
-    from blindtest.slots import SlotState, build_trials_view, pending_work
+    from blindtest.slots import build_trials_view
 
     responses = v.read(artifacts.RESPONSES, "responses", jsonl=True)
     trials = v.read(artifacts.TRIALS, "trials", jsonl=True)
     if responses is None or trials is None:
         return
-    state = SlotState.from_rows(responses)
-    if pending_work(design, state):
+    state, work = v.pending(design, responses)
+    if work:
         return  # incomplete: named by _check_complete
     v.note(f"{artifacts.TRIALS} from {artifacts.RESPONSES}")
     v.differ(artifacts.TRIALS, trials, build_trials_view(design, state))
@@ -237,7 +252,7 @@ def _check_trials(v: _Verifier, design: DesignRecord) -> None:
 def _check_complete(v: _Verifier, design: DesignRecord) -> None:
     """A run is whole when every slot of the design is answered (and laundered, when the design
     launders) and the blinded view exists; anything less is listed in ``missing``."""
-    from blindtest.slots import SlotState, pending_work, plan_slots
+    from blindtest.slots import plan_slots
 
     v.note("the run is whole (every slot answered, trials.jsonl present)")
     total = len(plan_slots(design))
@@ -246,7 +261,7 @@ def _check_complete(v: _Verifier, design: DesignRecord) -> None:
     else:
         responses = v.read(artifacts.RESPONSES, "responses", jsonl=True)
         if responses is not None:
-            work = pending_work(design, SlotState.from_rows(responses))
+            _, work = v.pending(design, responses)
             unanswered = sum(1 for w in work if w.stage == "generate")
             unlaundered = len(work) - unanswered
             if unanswered:
