@@ -197,6 +197,9 @@ SHAPE_KEYWORDS = frozenset(
 )  # fmt: skip
 _VALID_SHAPES: dict[str, set[Any]] = {}
 _MAX_SHAPES = 50_000
+#: The shapes of short strings already seen (`_shape`), and how long a string is to be kept.
+_STRING_SHAPES: dict[str, Any] = {}
+_SHORT = 80
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +211,8 @@ class _ShapeRules:
     lengths: tuple[int, ...]
     numbers: frozenset[float]
     bounds: tuple[float, ...]
+    #: minItems values and maxItems + 1: the list lengths at which validity can change.
+    counts: tuple[int, ...]
 
 
 def _keyword_values(node: Any) -> Iterator[tuple[str, Any]]:
@@ -247,12 +252,18 @@ def _shape_rules() -> _ShapeRules:
         if key in ("minLength", "maxLength") and type(value) is int
     }
     patterns = {value for key, value in pairs if key == "pattern" and isinstance(value, str)}
+    counts = {
+        value + (key == "maxItems")
+        for key, value in pairs
+        if key in ("minItems", "maxItems") and type(value) is int
+    }
     return _ShapeRules(
         strings=frozenset(item for item in named if isinstance(item, str)),
         patterns=tuple(re.compile(pattern) for pattern in sorted(patterns)),
         lengths=tuple(sorted(lengths)),
         numbers=frozenset(numbers | {0, -1}),
         bounds=tuple(sorted(numbers | {0})),
+        counts=tuple(sorted(counts)),
     )
 
 
@@ -260,21 +271,33 @@ def _shape(value: Any, rules: _ShapeRules) -> Any:
     """What decides whether a record is valid under our schemas, without its free values: keys,
     types (bool apart from int), strings a schema names (enum, const) as they are and any other
     string by which schema patterns it matches and its length band, numbers a schema names as
-    they are and others by the interval between the schemas' bounds they fall in. Two records
-    of one shape are both valid or both invalid."""
+    they are and others by the interval between the schemas' bounds they fall in, lists by the
+    distinct shapes of their items (in order of first appearance) and their length band. Two
+    records of one shape are both valid or both invalid: the schemas constrain a list only by
+    ``items`` (every item), ``minItems`` and ``maxItems`` (`SHAPE_KEYWORDS`)."""
     kind = type(value)
     if kind is str:
         if value in rules.strings:
             return value
-        return (
+        known = _STRING_SHAPES.get(value)
+        if known is not None:
+            return known
+        shape = (
             str,
             bisect.bisect_right(rules.lengths, len(value)),
             tuple([pattern.search(value) is not None for pattern in rules.patterns]),
         )
+        if len(value) <= _SHORT:
+            # Models, sides, stages, prompt ids recur row after row: each is searched once.
+            if len(_STRING_SHAPES) >= _MAX_SHAPES:
+                _STRING_SHAPES.clear()
+            _STRING_SHAPES[value] = shape
+        return shape
     if kind is dict:
         return (dict, tuple([(key, _shape(item, rules)) for key, item in value.items()]))
     if kind is list:
-        return (list, tuple([_shape(item, rules) for item in value]))
+        items = dict.fromkeys([_shape(item, rules) for item in value])
+        return (list, bisect.bisect_right(rules.counts, len(value)), tuple(items))
     if kind is int or kind is float:
         if value in rules.numbers:
             return (kind, value)
@@ -284,6 +307,24 @@ def _shape(value: Any, rules: _ShapeRules) -> Any:
             float(value).is_integer(),
         )
     return (kind, value)  # bool, None
+
+
+def _representative(value: Any, rules: _ShapeRules) -> Any:
+    """A small record of the same validity as ``value``: every list keeps the first item of
+    each item shape (itself reduced), padded with copies of its first item up to the shortest
+    length of the list's length band (`_shape`). 90,000 rows in one document are checked as a
+    few (issue 15: a 30,000-trial design took 30 s to check item by item)."""
+    if type(value) is dict:
+        return {key: _representative(item, rules) for key, item in value.items()}
+    if type(value) is not list:
+        return value
+    firsts: dict[Any, Any] = {}
+    for item in value:
+        firsts.setdefault(_shape(item, rules), item)
+    kept = [_representative(item, rules) for item in firsts.values()]
+    band = bisect.bisect_right(rules.counts, len(value))
+    shortest = rules.counts[band - 1] if band else 0  # <= len(value) < the next bound
+    return kept + kept[:1] * (shortest - len(kept))
 
 
 def validate(record: Any, name: str, where: str) -> None:
@@ -301,9 +342,12 @@ def validate(record: Any, name: str, where: str) -> None:
         return
     from jsonschema.exceptions import best_match
 
-    error = best_match(validator(name).iter_errors(record))
-    if error is not None:
-        raise BadInput(f"{where}: {_pointer(error)}: {error.message}")
+    checker = validator(name)
+    if not checker.is_valid(_representative(record, _shape_rules())):
+        # The same validity, but the message must point into the record as it is.
+        error = best_match(checker.iter_errors(record))
+        if error is not None:
+            raise BadInput(f"{where}: {_pointer(error)}: {error.message}")
     if len(seen) >= _MAX_SHAPES:
         seen.clear()
     seen.add(shape)
@@ -773,10 +817,23 @@ def _decode(data: bytes, where: str) -> Any:
 
 def read_json(path: Path, name: str) -> JsonObject:
     """Read and validate a JSON artifact."""
-    record = _decode(read_bytes(path), path.name)
-    validate(record, name, path.name)
+    data = read_bytes(path)
+    record = _decode(data, path.name)
+    _validate_document(record, data, name, path.name)
     result: JsonObject = record
     return result
+
+
+#: (schema name, SHA-256) of the documents already found valid in this process: a stage that
+#: reads the design (or an audit) twice checks it once (issue 15: bt-verify read it three times).
+_VALID_DOCUMENTS: set[tuple[str, str]] = set()
+
+
+def _validate_document(record: Any, data: bytes, name: str, where: str) -> None:
+    key = (name, sha256_bytes(data))
+    if key not in _VALID_DOCUMENTS:
+        validate(record, name, where)
+        _VALID_DOCUMENTS.add(key)
 
 
 def iter_lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
@@ -792,6 +849,25 @@ def iter_lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
             yield number, line, is_last
 
 
+#: JSONL files already read inside `reading_once`, by (path, schema, size, mtime, inode).
+_READ_ONCE: dict[tuple[str, str, int, int, int], JsonlContents] | None = None
+
+
+@contextlib.contextmanager
+def reading_once() -> Iterator[None]:
+    """Inside, a JSONL artifact read again unchanged (same path, schema, size, mtime and inode)
+    gives the records read the first time, not a second parse and check: for a read-only pass
+    such as bt-verify, whose checks and recomputed report read the same inputs (issue 15).
+    The records are shared: nothing inside may change them."""
+    global _READ_ONCE
+    outer = _READ_ONCE
+    _READ_ONCE = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _READ_ONCE = outer
+
+
 def read_jsonl(path: Path, name: str, *, missing_ok: bool = False) -> JsonlContents:
     """Read and validate a JSONL artifact.
 
@@ -801,6 +877,19 @@ def read_jsonl(path: Path, name: str, *, missing_ok: bool = False) -> JsonlConte
     """
     if missing_ok and not path.exists():
         return JsonlContents(records=[])
+    if _READ_ONCE is None:
+        return _read_jsonl(path, name)
+    try:
+        stat = path.stat()
+    except OSError:
+        return _read_jsonl(path, name)  # which names the problem
+    key = (str(path.resolve()), name, stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    if key not in _READ_ONCE:
+        _READ_ONCE[key] = _read_jsonl(path, name)
+    return _READ_ONCE[key]
+
+
+def _read_jsonl(path: Path, name: str) -> JsonlContents:
     records: list[JsonObject] = []
     numbers: list[int] = []
     torn: int | None = None
@@ -972,5 +1061,5 @@ def load_design(run_dir: Path) -> LoadedDesign:
             f"{recorded[:12]}...): the design was edited after it was hashed; make a new design"
         )
     design = _decode(data, DESIGN)
-    validate(design, "design", DESIGN)
+    _validate_document(design, data, "design", DESIGN)
     return LoadedDesign(design=cast(DesignRecord, design), sha256=actual)

@@ -25,14 +25,14 @@ from typing import Any
 
 from blindtest.artifact_types import AuditRecord, DesignRecord
 from blindtest.artifacts import JsonObject, schema_tag
-from blindtest.bots import bot_pick
+from blindtest.bots import bot_pick, duplicate_pick
 from blindtest.census import aggregate_census
 from blindtest.checks import CommandRunner, evaluate
 from blindtest.normalize import outside_band
 from blindtest.records import Pick, Trial
 from blindtest.rng import DesignRng
 from blindtest.scoring import pair_consistent_count, preferred_side, triangle_correct
-from blindtest.slots import LAUNDER, SlotState, original_text, plan_slots
+from blindtest.slots import LAUNDER, Slot, SlotState, original_text, plan_slots
 from blindtest.stats import binomial_test, pair_test, triangle_test
 
 BOT_KINDS = ("length", "duplicate")
@@ -64,7 +64,11 @@ def replay_bot(design: DesignRecord, trials: Sequence[Trial], kind: str) -> Json
     if kind == "duplicate" and protocol != "triangle":
         return {"picks": [], "n": 0, "correct": 0, "p_value": None, "applicable": False}
     rng = DesignRng(design["seed"], f"bot:{kind}")
-    picks = [bot_pick(kind, protocol, trial, rng) for trial in trials]
+    if kind == "duplicate":
+        # The same picks as bt-judge's bot, without the similarity scores it records.
+        picks = [_duplicate(trial, rng) for trial in trials]
+    else:
+        picks = [bot_pick(kind, protocol, trial, rng) for trial in trials]
     correct, n, p_value = _bot_score(design, picks)
     records = []
     for pick in picks:
@@ -78,11 +82,19 @@ def replay_bot(design: DesignRecord, trials: Sequence[Trial], kind: str) -> Json
     return result
 
 
-def displayed_by_side(design: DesignRecord, trials: Sequence[Trial]) -> dict[str, list[str]]:
-    """The displayed texts of each side, in trial and slot order."""
+def _duplicate(trial: Trial, rng: DesignRng) -> Pick:
+    pick, fired = duplicate_pick(trial.options, rng)
+    return Pick(trial=trial.number, judge="", pick=pick, bot={"name": "duplicate", "fired": fired})
+
+
+def displayed_by_side(
+    design: DesignRecord, trials: Sequence[Trial], slots: Sequence[Slot] | None = None
+) -> dict[str, list[str]]:
+    """The displayed texts of each side, in trial and slot order (``slots``: the design's
+    `plan_slots`, when the caller has them)."""
     texts: dict[str, list[str]] = {"A": [], "B": []}
     options = {t.number: t.options for t in trials}
-    for slot in plan_slots(design):
+    for slot in plan_slots(design) if slots is None else slots:
         texts[slot.side].append(options[slot.trial][slot.slot - 1])
     return texts
 
@@ -95,17 +107,21 @@ def _finish_reason(row: Mapping[str, Any] | None) -> str | None:
 
 
 def census_by_model(
-    design: DesignRecord, trials: Sequence[Trial], state: SlotState | None
+    design: DesignRecord,
+    trials: Sequence[Trial],
+    state: SlotState | None,
+    slots: Sequence[Slot] | None = None,
 ) -> JsonObject:
     """Per-model formatting census of what the judge saw."""
-    texts = displayed_by_side(design, trials)
+    slots = plan_slots(design) if slots is None else slots
+    texts = displayed_by_side(design, trials, slots)
     census: JsonObject = {}
     for side in ("A", "B"):
         reasons = None
         if state is not None:
             reasons = [
                 _finish_reason(state.generated.get((s.trial, s.slot)))
-                for s in plan_slots(design)
+                for s in slots
                 if s.side == side
             ]
         result = aggregate_census(design["models"][side]["model"], texts[side], reasons)
@@ -120,7 +136,10 @@ def census_by_model(
 
 
 def run_checks(
-    design: DesignRecord, state: SlotState, runner: CommandRunner | None
+    design: DesignRecord,
+    state: SlotState,
+    runner: CommandRunner | None,
+    slots: Sequence[Slot] | None = None,
 ) -> JsonObject | None:
     """Pass rates per model for prompts that carry a check, and McNemar's exact paired test.
 
@@ -135,7 +154,7 @@ def run_checks(
     pairs: list[tuple[bool, bool]] = []
     not_run = 0
     first_of: dict[tuple[int, str], bool] = {}
-    for slot in plan_slots(design):
+    for slot in plan_slots(design) if slots is None else slots:
         if slot.prompt_id not in checks:
             continue
         row = state.generated.get((slot.trial, slot.slot))
@@ -180,27 +199,28 @@ def build_audit(
 ) -> AuditRecord:
     """The ``audit.json`` document."""
     state = SlotState.from_rows(responses) if responses is not None else None
+    slots = plan_slots(design)  # once, not once per use (issue 15)
     audit: AuditRecord = {
         "schema": schema_tag("audit"),
         "design_sha256": design_sha256,
         "protocol": design["protocol"],
         "bots": {kind: replay_bot(design, trials, kind) for kind in BOT_KINDS},
-        "census": census_by_model(design, trials, state),
-        "checks": run_checks(design, state, runner) if state is not None else None,
+        "census": census_by_model(design, trials, state, slots),
+        "checks": run_checks(design, state, runner, slots) if state is not None else None,
         "laundered": design["normalization"]["launder"] is not None,
         "responses_seen": None
         if state is None
         else sum(1 for row in responses or () if row.get("stage") != LAUNDER),
-        "responses_missing": None if state is None else missing_responses(design, state),
+        "responses_missing": None if state is None else missing_responses(design, state, slots),
     }
     record = design["normalization"].get("identity_strip")
     if record is not None and state is not None:
-        audit["identity_stripping"] = identity_stripping(design, state, record)
+        audit["identity_stripping"] = identity_stripping(design, state, record, slots)
     return audit
 
 
 def identity_stripping(
-    design: DesignRecord, state: SlotState, record: Mapping[str, Any]
+    design: DesignRecord, state: SlotState, record: Mapping[str, Any], slots: Sequence[Slot]
 ) -> JsonObject:
     """What identity stripping replaced in the texts the judge saw (the laundered rows when
     the design launders), per side and per term. Side-dependent: audit.json only, printed by
@@ -210,7 +230,7 @@ def identity_stripping(
     touched = {"A": 0, "B": 0}
     shown = {"A": 0, "B": 0}
     terms: dict[str, JsonObject] = {}
-    for slot in plan_slots(design):
+    for slot in slots:
         row = rows.get((slot.trial, slot.slot))
         if row is None or row["status"] != "ok":
             continue
@@ -235,12 +255,14 @@ def identity_stripping(
     }
 
 
-def missing_responses(design: DesignRecord, state: SlotState) -> int:
+def missing_responses(
+    design: DesignRecord, state: SlotState, slots: Sequence[Slot] | None = None
+) -> int:
     """Slots of the design without an answered row: a responses file cut short, or a run
     whose failures were never fetched again. The census and checks cover only what is there,
     so the audit says how much is not."""
     return sum(
         1
-        for slot in plan_slots(design)
+        for slot in (plan_slots(design) if slots is None else slots)
         if (row := state.generated.get((slot.trial, slot.slot))) is None or row["status"] != "ok"
     )

@@ -36,6 +36,7 @@ made, `check_bot` refuses a bot the protocol has no form for (`BOT_KINDS`).
 
 from __future__ import annotations
 
+import collections
 import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ __all__ = [
     "bot_pick",
     "check_bot",
     "duplicate_bot",
+    "duplicate_pick",
     "length_bot",
     "length_pair_bot",
     "length_preference_bot",
@@ -154,20 +156,62 @@ def duplicate_bot(options: Sequence[str], rng: RandBelow) -> BotPick:
     pair, with exact ties between pairs broken by ``rng``.
     """
     _check_options(options, 3, "triangle")
-    pairs = {(1, 2): 3, (1, 3): 2, (2, 3): 1}
     # Each option's words once, not once per pair it is in (issue 15: the bot's cost at scale).
     words = [_tokens(option) for option in options]
     scores = {
         pair: difflib.SequenceMatcher(None, words[pair[0] - 1], words[pair[1] - 1]).ratio()
-        for pair in pairs
+        for pair in _PAIRS
     }
+    return _duplicate_choice(scores, rng)
+
+
+#: Each pair of triangle positions, and the position outside it.
+_PAIRS = {(1, 2): 3, (1, 3): 2, (2, 3): 1}
+
+
+def _duplicate_choice(scores: dict[tuple[int, int], float], rng: RandBelow) -> BotPick:
     best = max(scores.values())
     above = [pair for pair, score in scores.items() if score >= DUPLICATE_THRESHOLD]
-    if not above or len(above) == len(pairs):
+    if not above or len(above) == len(_PAIRS):
         return BotPick(pick=rng.randbelow(3) + 1, fired=False, similarity=best)
-    thirds = [pairs[pair] for pair in above if scores[pair] == best]
+    thirds = [_PAIRS[pair] for pair in above if scores[pair] == best]
     pick = thirds[0] if len(thirds) == 1 else thirds[rng.randbelow(len(thirds))]
     return BotPick(pick=pick, fired=True, similarity=best)
+
+
+def _ratio_bound(first: list[str], second: list[str]) -> float:
+    """An upper bound of ``SequenceMatcher(None, first, second).ratio()``, computed the same
+    way from the words the two have in common (difflib's ``quick_ratio``; matched words are
+    common words), shorter lists first checked by length alone (``real_quick_ratio``)."""
+    length = len(first) + len(second)
+    if not length:
+        return 1.0
+    bound = 2.0 * min(len(first), len(second)) / length
+    if bound < DUPLICATE_THRESHOLD:
+        return bound
+    common = collections.Counter(first) & collections.Counter(second)
+    return 2.0 * sum(common.values()) / length
+
+
+def duplicate_pick(options: Sequence[str], rng: RandBelow) -> tuple[int, bool]:
+    """`duplicate_bot`'s pick and whether it fired, without its similarity: a pair whose upper
+    bound (`_ratio_bound`) is under `DUPLICATE_THRESHOLD` can change neither, so its exact
+    ratio is not computed (issue 15: bt-audit records no similarity; most pairs stop here)."""
+    _check_options(options, 3, "triangle")
+    words = [_tokens(option) for option in options]
+    scores: dict[tuple[int, int], float] = {}
+    for pair in _PAIRS:
+        first, second = words[pair[0] - 1], words[pair[1] - 1]
+        bound = _ratio_bound(first, second)
+        # Below the threshold the bound stands in for the ratio: neither is "above", and the
+        # best score matters only among pairs that are.
+        scores[pair] = (
+            bound
+            if bound < DUPLICATE_THRESHOLD
+            else difflib.SequenceMatcher(None, first, second).ratio()
+        )
+    made = _duplicate_choice(scores, rng)
+    return made.pick, made.fired
 
 
 def random_bot(options: Sequence[str], rng: RandBelow) -> int:

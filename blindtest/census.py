@@ -17,11 +17,13 @@ import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Literal
 
 from blindtest.normalize import (
     BOLD_PATTERNS,
     EM_DASH,
+    EMPHASIS_BY_DELIMITER,
     classify_lines,
     count_words,
     is_atx_heading,
@@ -182,7 +184,7 @@ class ModelCensus:
 
     def total(self, feature: Feature) -> int:
         """How many times the feature occurs over all responses."""
-        return sum(text.count(feature) for text in self.texts)
+        return sum(map(attrgetter(feature), self.texts))
 
     def per_response(self, feature: Feature) -> float | None:
         """Mean occurrences per response."""
@@ -192,7 +194,7 @@ class ModelCensus:
         """Fraction of responses with the feature at least once."""
         if not self.texts:
             return None
-        return sum(1 for text in self.texts if text.count(feature)) / self.responses
+        return sum(map(bool, map(attrgetter(feature), self.texts))) / self.responses
 
     def to_dict(self) -> dict[str, Any]:
         """The audit.json form: totals and rates, not the per-response rows."""
@@ -210,6 +212,12 @@ class ModelCensus:
         }
 
 
+#: What a line needs for any count but emoji, or for `_unquote` and `mask_code_spans` to do
+#: more than strip its start: a marker, delimiter or dash character, a digit first (a numbered
+#: item), a quote, a backtick, a placeholder sentinel.
+_COUNTABLE = re.compile(r"^\s*[0-9]|[-*_+•◦▪‣=#|>`\u2013\u2014\u2015\ufdd0\ufdd1]")
+
+
 def _unquote(body: str) -> str:
     stripped = body.lstrip()
     while stripped.startswith(">"):
@@ -219,7 +227,9 @@ def _unquote(body: str) -> str:
 
 def _count_bold(masked: str) -> int:
     count = 0
-    for pattern in BOLD_PATTERNS:
+    for delimiter, pattern in EMPHASIS_BY_DELIMITER[: len(BOLD_PATTERNS)]:
+        if delimiter not in masked:
+            continue  # the pattern needs its delimiter (issue 15: skip the scan)
         # Replace by the content so "***x***" counts once and nested bold is still seen.
         masked, found = pattern.subn(r"\1", masked)
         count += found
@@ -248,19 +258,33 @@ def count_emoji(text: str) -> int:
     return count
 
 
+#: Any of the phrases, as one scan instead of one per phrase (issue 15).
+_REFUSAL = re.compile("|".join(map(re.escape, REFUSAL_PHRASES)))
+
+
 def _is_refusal(text: str) -> bool:
     folded = text.casefold().replace("\u2019", "'").replace("\u2018", "'")
-    return any(phrase in folded for phrase in REFUSAL_PHRASES)
+    return _REFUSAL.search(folded) is not None
 
 
 def take_census(text: str) -> TextCensus:
     """Count the formatting features of one response (definitions in the module docstring)."""
     counts = dict.fromkeys(FEATURES, 0)
+    # Emoji are looked for line by line only in a text that holds an emoji character at all.
+    emoji = _EMOJI_RELEVANT.search(text) is not None
     previous = ""  # the previous prose line, unquoted and masked; "" after blank or code
     for line in classify_lines(text):
         if line.kind == "code":
             counts["code_blocks"] += int(line.opens_block)
             previous = ""
+            continue
+        if _COUNTABLE.search(line.body) is None:
+            # No feature below can occur in this line, and unquoting and masking only strip
+            # its start (issue 15: a shortcut for plain prose lines).
+            body = line.body.lstrip()
+            if emoji:
+                counts["emoji"] += count_emoji(body)
+            previous = body if body.strip() else ""
             continue
         body = mask_code_spans(_unquote(line.body))
         marker = list_marker(body)
@@ -272,12 +296,18 @@ def take_census(text: str) -> TextCensus:
             counts["headings"] += 1
         if is_table_delimiter(body) and "|" in previous:
             counts["tables"] += 1
-        counts["bold"] += _count_bold(body)
-        counts["em_dashes"] += len(EM_DASH.findall(body))
-        counts["en_dashes"] += body.count("\u2013")
-        counts["emoji"] += count_emoji(body)
+        _count_inline(body, counts, emoji)
         previous = body if body.strip() else ""
     return TextCensus(words=count_words(text), refusal=_is_refusal(text), **counts)
+
+
+def _count_inline(body: str, counts: dict[Feature, int], emoji: bool) -> None:
+    counts["bold"] += _count_bold(body)
+    if "\u2014" in body or "\u2015" in body or "--" in body:
+        counts["em_dashes"] += len(EM_DASH.findall(body))
+    counts["en_dashes"] += body.count("\u2013")
+    if emoji:
+        counts["emoji"] += count_emoji(body)
 
 
 def _paragraph_text(previous: str) -> bool:

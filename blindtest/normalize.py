@@ -34,6 +34,7 @@ from typing import Literal
 
 __all__ = [
     "BOLD_PATTERNS",
+    "EMPHASIS_BY_DELIMITER",
     "EM_DASH",
     "LAUNDER_PROMPT",
     "LENGTH_BAND_TEMPLATE",
@@ -85,6 +86,10 @@ LAUNDER_PROMPT = (
 # --- words -------------------------------------------------------------------------------
 
 _TOKEN = re.compile(r"\S+")
+#: A word from its first letter or digit to its end: one match per word. ``[^\W_]`` is exactly
+#: ``str.isalnum`` (``\w`` is isalnum or "_"; tests/test_i15_census_speed.py checks every
+#: code point).
+_WORD_TAIL = re.compile(r"[^\W_]\S*")
 
 
 def _word_ends(text: str) -> Iterator[int]:
@@ -95,7 +100,8 @@ def _word_ends(text: str) -> Iterator[int]:
 
 def count_words(text: str) -> int:
     """Number of words: whitespace-separated tokens holding at least one letter or digit."""
-    return sum(1 for _ in _word_ends(text))
+    # One C-speed scan instead of a generator over tokens (issue 15).
+    return len(_WORD_TAIL.findall(text))
 
 
 def truncate_match(texts: Sequence[str]) -> list[str]:
@@ -199,6 +205,8 @@ _THEMATIC = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*")
 _UNDERLINE = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
 _DELIMITER = re.compile(r" {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
 _PIPE = re.compile(r"(?<!\\)\|")
+#: The first visible character of a thematic break, a bullet or a numbered item.
+_LIST_START = re.compile(r"[ \t]*[-*_+•◦▪‣0-9]")
 
 
 def _split_lines(text: str) -> list[tuple[str, str]]:
@@ -229,6 +237,8 @@ def _indent(body: str) -> int:
 
 
 def _fence_opener(body: str) -> tuple[str, int] | None:
+    if "```" not in body and "~~~" not in body:
+        return None  # the fence itself is missing: no need to peel containers
     rest = body
     while (match := _CONTAINER.match(rest)) is not None and match.end() > 0:
         rest = rest[match.end() :]
@@ -249,6 +259,8 @@ def _fence_closes(body: str, fence: tuple[str, int]) -> bool:
 
 def list_marker(body: str) -> Literal["bullet", "numbered"] | None:
     """Whether a line is a bullet or numbered list item (a thematic break is neither)."""
+    if _LIST_START.match(body) is None:
+        return None  # what all three patterns below must start with
     if _THEMATIC.fullmatch(body):
         return None
     if _BULLET.match(body):
@@ -322,7 +334,13 @@ _PLACEHOLDER = re.compile(f"{_OPEN}([0-9]+){_CLOSE}")
 _SENTINELS = str.maketrans({_OPEN: None, _CLOSE: None})
 
 
+def _unsentinel(body: str) -> str:
+    return body.translate(_SENTINELS) if _OPEN in body or _CLOSE in body else body
+
+
 def _protect(body: str) -> tuple[str, list[str]]:
+    if "`" not in body:
+        return body, []
     parts: list[str] = []
     spans: list[str] = []
     i, size = 0, len(body)
@@ -364,11 +382,15 @@ def _matching_run(body: str, start: int, length: int) -> int:
 
 
 def _restore(text: str, spans: list[str]) -> str:
+    if not spans:
+        return text  # callers remove the sentinels first: no placeholder without a span
     return _PLACEHOLDER.sub(lambda match: spans[int(match[1])], text)
 
 
 def mask_code_spans(body: str) -> str:
     """The line with every inline code span replaced by one placeholder character."""
+    if "`" not in body:
+        return _unsentinel(body)
     protected, _ = _protect(body.translate(_SENTINELS))
     return _PLACEHOLDER.sub(_OPEN, protected)
 
@@ -398,9 +420,12 @@ def _emphasis(delimiter: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w{c}\\]){d}(?![\s{c}])(.+?)(?<![\s{c}\\]){d}(?![\w{c}])")
 
 
-_EMPHASIS = tuple(_emphasis(d) for d in ("***", "___", "**", "__", "~~", "*", "_"))
+_DELIMITERS = ("***", "___", "**", "__", "~~", "*", "_")
+_EMPHASIS = tuple(_emphasis(d) for d in _DELIMITERS)
 # Shared with the census, so that it counts exactly what strip_formatting removes.
 BOLD_PATTERNS = _EMPHASIS[:4]
+#: Each pattern with the delimiter it cannot match without.
+EMPHASIS_BY_DELIMITER = tuple(zip(_DELIMITERS, _EMPHASIS, strict=True))
 
 _LINK_TARGET = r"\((?:[^()\s]|\([^()\s]*\))*(?:\s+(?:\"[^\"]*\"|'[^']*'))?\)"
 _IMAGE = re.compile(rf"!\[([^\]]*)\]{_LINK_TARGET}")
@@ -450,6 +475,18 @@ _TYPOGRAPHY = str.maketrans(
 )
 
 
+#: Characters some rule of `_flatten_once` or `_is_structural` needs (each rule's pattern
+#: cannot match without one of them), the placeholder sentinels, an ordered-list number and a
+#: run of spaces: a line without any of these flattens to itself, stripped.
+_TYPOGRAPHIC = re.compile("[" + "".join(map(chr, _TYPOGRAPHY)) + "]")
+_MARKUP = re.compile(
+    "[`*_~\\[<>#+|=\\-•◦▪‣\u2013\u2014\u2015" + _OPEN + _CLOSE
+    + "".join(map(chr, _TYPOGRAPHY))
+    + "]|[0-9][.)]|[ \t]{2}"
+)  # fmt: skip
+_PREFIX_START = frozenset("-*_>#+•◦▪‣0123456789")
+
+
 def _dash_to_comma(match: re.Match[str]) -> str:
     text, start, end = match.string, match.start(), match.end()
     before = text[start - 1] if start > 0 else ""
@@ -467,6 +504,8 @@ def _strip_prefixes(text: str) -> str:
     while True:
         before = text
         text = text.lstrip()
+        if not text or text[0] not in _PREFIX_START:
+            return text  # no rule below can match: each starts with one of these
         if _THEMATIC.fullmatch(text):
             return text
         if (quote := _QUOTE.match(text)) is not None:
@@ -482,20 +521,36 @@ def _strip_prefixes(text: str) -> str:
 
 
 def _inline(text: str) -> str:
-    if _LINK_DEFINITION.fullmatch(text):
+    # Each rule runs only when the character it cannot match without is in the text (issue
+    # 15: most lines need two or three of these rules, not fifteen).
+    if "[" in text and _LINK_DEFINITION.fullmatch(text):
         return ""
-    text = _LINE_BREAK_TAG.sub(" ", text)
-    text = _IMAGE.sub(r"\1", text)
-    text = _LINK.sub(r"\1", text)
-    text = _REFERENCE_LINK.sub(r"\1", text)
-    text = _AUTOLINK.sub(r"\1", text)
-    for pattern in _EMPHASIS:
-        text = pattern.sub(r"\1", text)
+    text = _links(text)
+    for delimiter, pattern in EMPHASIS_BY_DELIMITER:
+        if delimiter in text:
+            text = pattern.sub(r"\1", text)
     # Odd spaces become plain ones first, so that "a\u00a0— b" counts as a spaced dash.
-    text = text.translate(_TYPOGRAPHY)
-    text = EM_DASH.sub(_dash_to_comma, text)
-    text = _SPACED_EN_DASH.sub(_dash_to_comma, text).replace("\u2013", "-")
-    return _SPACES.sub(" ", text)
+    if _TYPOGRAPHIC.search(text) is not None:
+        text = text.translate(_TYPOGRAPHY)
+    if "\u2014" in text or "\u2015" in text or "--" in text:
+        text = EM_DASH.sub(_dash_to_comma, text)
+    if "\u2013" in text:
+        text = _SPACED_EN_DASH.sub(_dash_to_comma, text).replace("\u2013", "-")
+    if "  " in text or "\t" in text:
+        text = _SPACES.sub(" ", text)
+    return text
+
+
+def _links(text: str) -> str:
+    if "<" in text:
+        text = _LINE_BREAK_TAG.sub(" ", text)
+    if "[" in text:
+        text = _IMAGE.sub(r"\1", text)
+        text = _LINK.sub(r"\1", text)
+        text = _REFERENCE_LINK.sub(r"\1", text)
+    if "<" in text:
+        text = _AUTOLINK.sub(r"\1", text)
+    return text
 
 
 def _flatten_once(body: str) -> str:
@@ -504,7 +559,7 @@ def _flatten_once(body: str) -> str:
 
 
 def _is_structural(text: str) -> bool:
-    return (
+    return _MARKUP.search(text) is not None and (
         _fence_opener(text) is not None
         or _THEMATIC.fullmatch(text) is not None
         or is_setext_underline(text)
@@ -515,8 +570,12 @@ def _is_structural(text: str) -> bool:
 def _flatten_line(body: str) -> str:
     # Repeat to a fixed point: removing one layer can expose another ("**- item**"). Every
     # rule either shortens the text or replaces a non-ASCII character, so this terminates.
-    text, previous = body.translate(_SENTINELS), None
+    text, previous = _unsentinel(body), None
     while text != previous:
+        if _MARKUP.search(text) is None:
+            # No rule can match: _flatten_once would only strip the text, once and for all,
+            # and a plain line is no structure (issue 15: most prose lines end here).
+            return text.strip()
         previous, text = text, _flatten_once(text)
     # A line that flattens into markdown structure (a fence, a rule, a table delimiter) would
     # be read as that structure next time; it carried nothing but markup, so it goes.
@@ -530,9 +589,9 @@ def _table_end(lines: list[Line], start: int) -> int:
     header, delimiter = lines[start], lines[start + 1]
     if not (
         header.kind == delimiter.kind == "prose"
+        and is_table_delimiter(delimiter.body)
         and _indent(header.body) <= 3
         and _has_pipe(header.body)
-        and is_table_delimiter(delimiter.body)
     ):
         return start
     end = start + 2

@@ -18,7 +18,7 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
@@ -30,6 +30,9 @@ from blindtest.design import build_arrangement
 from blindtest.errors import BadInput
 from blindtest.normalize import NORMALIZERS_VERSION
 from blindtest.prompts import prompt_sha256
+
+if TYPE_CHECKING:
+    from blindtest.slots import SlotState, Work
 
 #: Relative tolerance for floats recomputed on another machine (libm and scipy may differ in
 #: the last bits); exact everywhere else.
@@ -119,11 +122,28 @@ class _Verifier:
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         self.result = VerifyResult()
+        # Each JSONL artifact is read and checked once, however many checks use it (issue
+        # 15: responses.jsonl was parsed four times); the checks only read the records.
+        self._lines: dict[tuple[Path, str], artifacts.JsonlContents | None] = {}
+        self._pending: tuple[object, SlotState, list[Work]] | None = None
+
+    def pending(
+        self, design: DesignRecord, responses: list[artifacts.JsonObject]
+    ) -> tuple[SlotState, list[Work]]:
+        """(SlotState, pending work) of the responses read, computed once for both checks."""
+        from blindtest.slots import SlotState, pending_work
+
+        if self._pending is None or self._pending[0] is not responses:
+            state = SlotState.from_rows(responses)
+            self._pending = (responses, state, pending_work(design, state))
+        return self._pending[1], self._pending[2]
 
     def note(self, name: str) -> None:
         self.result.checked.append(name)
 
     def differ(self, name: str, recorded: Any, recomputed: Any, limit: int = 20) -> None:
+        if type(recorded) is type(recomputed) and recorded == recomputed:
+            return  # equal values have no differing leaf (a C-speed shortcut; issue 15)
         for count, difference in enumerate(diff(recorded, recomputed)):
             if count >= limit:
                 self.result.differences.append(Difference(f"{name} (more)", "...", "..."))
@@ -148,6 +168,12 @@ class _Verifier:
 
     def read_lines(self, path: Path, schema: str) -> artifacts.JsonlContents | None:
         """A JSONL artifact with its line numbers; a torn final line is noted as skipped."""
+        key = (path, schema)
+        if key not in self._lines:
+            self._lines[key] = self._read_lines(path, schema)
+        return self._lines[key]
+
+    def _read_lines(self, path: Path, schema: str) -> artifacts.JsonlContents | None:
         name = self.shown(path)
         try:
             contents = artifacts.read_jsonl(path, schema)
@@ -217,14 +243,14 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
 
 
 def _check_trials(v: _Verifier, design: DesignRecord) -> None:
-    from blindtest.slots import SlotState, build_trials_view, pending_work
+    from blindtest.slots import build_trials_view
 
     responses = v.read(artifacts.RESPONSES, "responses", jsonl=True)
     trials = v.read(artifacts.TRIALS, "trials", jsonl=True)
     if responses is None or trials is None:
         return
-    state = SlotState.from_rows(responses)
-    if pending_work(design, state):
+    state, work = v.pending(design, responses)
+    if work:
         return  # incomplete: named by _check_complete
     v.note(f"{artifacts.TRIALS} from {artifacts.RESPONSES}")
     v.differ(artifacts.TRIALS, trials, build_trials_view(design, state))
@@ -233,7 +259,7 @@ def _check_trials(v: _Verifier, design: DesignRecord) -> None:
 def _check_complete(v: _Verifier, design: DesignRecord) -> None:
     """A run is whole when every slot of the design is answered (and laundered, when the design
     launders) and the blinded view exists; anything less is listed in ``missing``."""
-    from blindtest.slots import SlotState, pending_work, plan_slots
+    from blindtest.slots import plan_slots
 
     v.note("the run is whole (every slot answered, trials.jsonl present)")
     total = len(plan_slots(design))
@@ -242,7 +268,7 @@ def _check_complete(v: _Verifier, design: DesignRecord) -> None:
     else:
         responses = v.read(artifacts.RESPONSES, "responses", jsonl=True)
         if responses is not None:
-            work = pending_work(design, SlotState.from_rows(responses))
+            _, work = v.pending(design, responses)
             unanswered = sum(1 for w in work if w.stage == "generate")
             unlaundered = len(work) - unanswered
             if unanswered:
@@ -372,6 +398,11 @@ def verify_run(run_dir: Path, *, runner: CommandRunner | None = None) -> VerifyR
     """Recompute the run directory and list every difference (empty when it all holds)."""
     if not (run_dir / artifacts.DESIGN).exists():
         raise BadInput(f"{run_dir}: no {artifacts.DESIGN}; not a run directory")
+    with artifacts.reading_once():  # the checks and the recomputed report share each read
+        return _verify(run_dir, runner)
+
+
+def _verify(run_dir: Path, runner: CommandRunner | None) -> VerifyResult:
     v = _Verifier(run_dir)
     design = _check_design(v)
     if design is None:
