@@ -34,6 +34,24 @@ if TYPE_CHECKING:
 Say = Callable[[str], None]
 
 
+#: The two options bt-generate and bt-judge share word for word.
+_FORMAT_AND_POLL = [
+    click.option(
+        "--batch-format",
+        type=click.Choice(["openai", "anthropic"]),
+        default="openai",
+        show_default=True,
+        help="Format of --batch-export (imports tell the format by each line).",
+    ),
+    click.option(
+        "--poll-interval",
+        type=click.FloatRange(min=0),
+        default=10.0,
+        show_default=True,
+        help="Seconds between polls of a submitted batch (--batch).",
+    ),
+]
+
 _OPTIONS = [
     click.option(
         "--batch-export",
@@ -59,20 +77,7 @@ _OPTIONS = [
         help="Submit the missing slots to the endpoints' Batch API (/v1/files, /v1/batches), "
         "wait, and import; a rerun picks up the recorded batches.",
     ),
-    click.option(
-        "--batch-format",
-        type=click.Choice(["openai", "anthropic"]),
-        default="openai",
-        show_default=True,
-        help="Format of --batch-export (imports tell the format by each line).",
-    ),
-    click.option(
-        "--poll-interval",
-        type=click.FloatRange(min=0),
-        default=10.0,
-        show_default=True,
-        help="Seconds between polls of a submitted batch (--batch).",
-    ),
+    *_FORMAT_AND_POLL,
 ]
 #: The files after the first of ``--batch-import FILE FILE...`` (an option takes one value;
 #: the rest arrive as trailing arguments, refused without --batch-import).
@@ -442,20 +447,7 @@ _JUDGE_OPTIONS = [
         help="LLM judge: submit the missing comparisons to --judge-url's Batch API, wait, "
         "and import; a rerun picks up the recorded batches.",
     ),
-    click.option(
-        "--batch-format",
-        type=click.Choice(["openai", "anthropic"]),
-        default="openai",
-        show_default=True,
-        help="Format of --batch-export (imports tell the format by each line).",
-    ),
-    click.option(
-        "--poll-interval",
-        type=click.FloatRange(min=0),
-        default=10.0,
-        show_default=True,
-        help="Seconds between polls of a submitted batch (--batch).",
-    ),
+    *_FORMAT_AND_POLL,
 ]
 #: bt-judge's batch options, as one group (they arrive in ``**llm``; :func:`judge_batch_args`).
 judge_options = grouped(*_JUDGE_OPTIONS, _MORE_FILES)

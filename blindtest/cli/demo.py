@@ -17,6 +17,7 @@ import contextlib
 import os
 import shlex
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -27,7 +28,7 @@ from blindtest.cli import cli
 from blindtest.cli._common import exit_mapped, resumable, say
 from blindtest.cli.judge import default_judge_id
 from blindtest.errors import BadInput
-from blindtest.simulator import running
+from blindtest.simulator import Simulator, running
 
 DEMO_DIR = Path("demo-run")
 LENGTH_BOT = "bot:length"
@@ -56,6 +57,20 @@ def resume_command(run_dir: Path) -> str:
     return shlex.join([shown, "-m", "blindtest.cli.demo", str(run_dir)])
 
 
+@contextlib.contextmanager
+def demo_simulator(run_dir: Path, port: int) -> Iterator[Simulator]:
+    """The simulator on the port a resumed demo's design records (0: a free one)."""
+    with contextlib.ExitStack() as stack:
+        try:
+            simulator = stack.enter_context(running(port=port))
+        except OSError as error:
+            raise BadInput(
+                f"cannot start the simulator on port {port}, which {run_dir}/design.json "
+                f"records: {error.strerror or error}; stop what uses it and run again"
+            ) from None
+        yield simulator
+
+
 def run_demo(run_dir: Path) -> int:
     resume = resume_command(run_dir)
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
@@ -63,14 +78,7 @@ def run_demo(run_dir: Path) -> int:
     with artifacts.run_lock(run_dir, "make demo"), resumable(resume):
         if port:
             say(f"resuming the demo in {run_dir}/ (nothing is deleted)")
-        with contextlib.ExitStack() as stack:
-            try:
-                simulator = stack.enter_context(running(port=port))
-            except OSError as error:
-                raise BadInput(
-                    f"cannot start the simulator on port {port}, which {run_dir}/design.json "
-                    f"records: {error.strerror or error}; stop what uses it and run again"
-                ) from None
+        with demo_simulator(run_dir, port) as simulator:
             name = _judge_chain(run_dir, simulator.base_url, interactive, resume)
         if name is None:
             return 0

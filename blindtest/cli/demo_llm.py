@@ -14,7 +14,6 @@ missing) and shows the report again. A directory holding anything but this demo 
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
 
@@ -24,9 +23,9 @@ from blindtest import artifacts
 from blindtest.chain import check_demo_dir
 from blindtest.cli import cli
 from blindtest.cli._common import exit_mapped, say
+from blindtest.cli.demo import demo_simulator
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
-from blindtest.simulator import running
 
 DEMO_DIR = Path("demo-llm-run")
 JUDGE = "llm:sim-judge-fair"
@@ -42,14 +41,7 @@ def run_demo(run_dir: Path) -> int:
     with artifacts.run_lock(run_dir, "make demo-llm"):
         if port:
             say(f"resuming the demo in {run_dir}/ (nothing is deleted)")
-        with contextlib.ExitStack() as stack:
-            try:
-                simulator = stack.enter_context(running(port=port))
-            except OSError as error:
-                raise BadInput(
-                    f"cannot start the simulator on port {port}, which {run_dir}/design.json "
-                    f"records: {error.strerror or error}; stop what uses it and run again"
-                ) from None
+        with demo_simulator(run_dir, port) as simulator:
             url = simulator.base_url
             say(f"simulator serving sim-large, sim-small and the judge sim-judge-fair on {url}\n")
             try:
