@@ -46,13 +46,13 @@ def _table(rows: Sequence[Sequence[str]]) -> list[str]:
     ]
 
 
-def _dprime_text(dprime: Mapping[str, Any]) -> str:
+def dprime_text(dprime: Mapping[str, Any], gap: str = "  ") -> str:
     """d' without "inf": an unbounded estimate (every trial right) is said in words."""
     est, lo, hi = dprime.get("estimate"), dprime.get("lo"), dprime.get("hi")
     if est is None:
         return f"unbounded (every trial consistent; 95% interval from {_num(lo)})"
     upper = "no finite upper end" if hi is None else f"to {_num(hi)}"
-    return f"{_num(est)}  (95% interval {_num(lo)} {upper})"
+    return f"{_num(est)}{gap}(95% interval {_num(lo)} {upper})"
 
 
 def _technical_lines(report: ReportRecord) -> list[str]:
@@ -96,7 +96,7 @@ def _technical_lines(report: ReportRecord) -> list[str]:
             f"{pct(pd['hi'])}) of these prompts"
         )
     if dprime and dprime.get("lo") is not None:
-        lines.append(f"  d' (secondary)      {_dprime_text(dprime)}")
+        lines.append(f"  d' (secondary)      {dprime_text(dprime)}")
         lines.append(
             "  d' is the difference in units of the judge's perceptual noise, under a "
             "Thurstonian model (each response read as a noisy impression); pd assumes nothing."

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.hints import stage_command
+from blindtest.render import dprime_text
 from blindtest.reportfmt import format_p, pct
 
 #: The sentence of responses_sentences that discloses identity stripping.
@@ -314,20 +315,12 @@ def _discrimination(report: Mapping[str, Any], protocol: str) -> list[list[str]]
     if pd:
         rows.append(["pd, visible on", _interval_text(pd) + " of these prompts"])
     if dprime and dprime.get("lo") is not None:
-        rows.append(["d' (secondary)", _dprime(dprime)])
+        rows.append(["d' (secondary)", dprime_text(dprime, gap=" ")])
     return rows
 
 
 def _interval_text(found: Mapping[str, Any]) -> str:
     return f"{pct(found['estimate'])} (95% interval {pct(found['lo'])} to {pct(found['hi'])})"
-
-
-def _dprime(dprime: Mapping[str, Any]) -> str:
-    est, lo, hi = dprime.get("estimate"), dprime.get("lo"), dprime.get("hi")
-    if est is None:
-        return f"unbounded (every trial consistent; 95% interval from {lo:.2f})"
-    upper = "no finite upper end" if hi is None else f"to {hi:.2f}"
-    return f"{est:.2f} (95% interval {lo:.2f} {upper})"
 
 
 def appendix(report: Mapping[str, Any]) -> list[list[str]]:
