@@ -1185,7 +1185,7 @@ class Columns(Sequence[JsonObject]):
 
 
 #: Entries of a long list parsed at once while reading a design by parts.
-_CHUNK = 1024
+_CHUNK = 128
 
 
 def _long_list_start(line: bytes) -> str | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import sys
 import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -1206,6 +1207,25 @@ class StageIO:
     #: ``append`` of ``open_responses`` then returns each row's offset, and ``existing``
     #: comes as ``(offset, row)`` pairs); None: rows are kept in memory (small runs, tests).
     read_row: ReadRow | None = None
+
+
+def steady_heap() -> None:
+    """Keep a long run's freed memory returned to the system (glibc only; elsewhere nothing).
+
+    glibc raises its mmap and trim thresholds each time a large block is freed (a big list
+    or index outgrown while the design is read), after which the heap keeps what a long run
+    frees: bt-generate's peak was 74 MiB at 30,000 trials instead of 60 (issue 15). Fixed
+    thresholds (glibc's defaults, 128 KiB) end that adjustment."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD
+        libc.mallopt(-1, 128 * 1024)  # M_TRIM_THRESHOLD
+    except (OSError, AttributeError):
+        return
 
 
 class TrialsView:

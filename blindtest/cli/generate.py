@@ -89,6 +89,7 @@ def generate(
     if _batch.wanted(batch):
         _batch.dispatch(run_dir, batch, given, quiet, timeout)
         return
+    lib.steady_heap()  # a long run's peak memory stays near its start (issue 15)
     loaded = artifacts.load_design_lean(run_dir)  # arrangement and prompts held by column
     path = run_dir / artifacts.RESPONSES
     existing = artifacts.iter_jsonl(path, "responses", missing_ok=True)  # (offset, row)
@@ -115,10 +116,8 @@ def generate(
             loaded.design, loaded.sha256, existing, _previous(run_dir), given, options, io
         )
         count = artifacts.write_jsonl(run_dir / artifacts.TRIALS, trials, "trials", force=True)
-    io.say(
-        f"wrote {run_dir / artifacts.TRIALS}: {count} blinded trials; "
-        f"next: {stage_command('judge', run_dir)}"
-    )
+    next_ = stage_command("judge", run_dir)
+    io.say(f"wrote {run_dir / artifacts.TRIALS}: {count} blinded trials; next: {next_}")
 
 
 def _previous(run_dir: Path) -> dict[str, Any] | None:
