@@ -116,6 +116,14 @@ def main() -> int:
             missed.append(f"{key} grows {ratio:.1f}x (limit {limit:.1f}x)")
         if key in ("audit", "analyze", "verify") and values[-1] > TIME_LIMIT:
             missed.append(f"bt-{key} took {values[-1]:.1f} s at {large} trials")
+    if len(sizes) > 1:
+        peaks = [results[size]["generate_peak_mib"] for size in sizes]
+        ratio = peaks[-1] / peaks[0]
+        verdict = "met" if ratio <= MEMORY_RATIO else "MISSED"
+        print(
+            f"bt-generate peak memory {peaks[0]:.1f} MiB at {small} trials, {peaks[-1]:.1f} MiB "
+            f"at {large}: {ratio:.2f}x (target <= {MEMORY_RATIO}x): {verdict}"
+        )
     for line in missed:
         print("missed: " + line, file=sys.stderr)
     return 1 if missed else 0
