@@ -285,7 +285,7 @@ def response_record(
     return row | {"truncated": completion.truncated, "refusal": completion.refusal}
 
 
-def _same(first: int, second: int) -> bool:
+def _same(first: object, second: object) -> bool:
     """Whether two draws came back identical, whitespace aside (by digests of their texts)."""
     return first == second
 
