@@ -894,17 +894,25 @@ class LineReader:
         self._fd = -1
 
     def __call__(self, offset: int) -> JsonObject:
+        line = self._line(offset)
+        if line is None:  # the file was replaced (a torn tail cut) since it was opened
+            self.close()
+            line = self._line(offset)
+        if line is None:
+            raise BadInput(f"{self.path.name}: no whole line at byte {offset}")
+        record: JsonObject = orjson.loads(line)
+        return record
+
+    def _line(self, offset: int) -> bytes | None:
         if self._fd < 0:
             self._fd = os.open(self.path, os.O_RDONLY)
         chunk = os.pread(self._fd, 4096, offset)
         while b"\n" not in chunk:
             more = os.pread(self._fd, 1 << 16, offset + len(chunk))
             if not more:
-                break
+                return None
             chunk += more
-        line = chunk.partition(b"\n")[0]
-        record: JsonObject = orjson.loads(line)
-        return record
+        return chunk.partition(b"\n")[0]
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -106,3 +106,14 @@ def test_i15_06_an_invalid_record_midway_leaves_the_file_as_it_was(tmp_path: Pat
         artifacts.write_jsonl(path, records(), "trials", force=True)
     assert not path.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_i15_06_rows_are_read_back_after_a_torn_tail_was_cut(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"a": 2')  # a torn final line
+    with artifacts.LineReader(path) as read:
+        assert read(0) == {"a": 1}  # opened before the cut
+        artifacts.repair_torn_tail(path)  # replaces the file
+        with path.open("ab") as handle:
+            handle.write(b'{"a": 3}\n')
+        assert read(9) == {"a": 3}
