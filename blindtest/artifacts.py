@@ -21,6 +21,7 @@ import re
 import sys
 import tempfile
 import time
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -701,16 +702,36 @@ def write_json(path: Path, record: Mapping[str, Any], name: str, *, force: bool 
     return data
 
 
-def write_jsonl(
-    path: Path, records: Iterable[Mapping[str, Any]], name: str, *, force: bool
-) -> None:
-    """Validate every record, then atomically write a whole JSONL file."""
-    lines = []
-    for number, record in enumerate(records, start=1):
-        validate(record, name, f"{path.name}:{number}")
-        lines.append(dump_line(record))
+def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]], name: str, *, force: bool) -> int:
+    """Validate every record, then atomically write a whole JSONL file; return the count.
+
+    Records are written one at a time into the temporary file that replaces ``path`` (so a
+    generator of 30,000 trials is never held whole); an invalid one removes it and leaves
+    ``path`` as it was."""
     claim_output(path, name, force=force)
-    write_bytes_atomic(path, b"".join(lines))
+    make_dir(path.parent)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:
+        raise cannot_write(path, error) from None
+    count = 0
+    try:
+        os.fchmod(fd, file_mode())
+        with os.fdopen(fd, "wb", buffering=1 << 16) as handle:
+            for count, record in enumerate(records, start=1):
+                validate(record, name, f"{path.name}:{count}")
+                handle.write(dump_line(record))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        if isinstance(error, OSError):
+            raise cannot_write(path, error) from None
+        raise
+    _fsync_dir(path.parent)
+    return count
 
 
 class JsonlAppender:
@@ -735,6 +756,7 @@ class JsonlAppender:
         self._fsync = fsync
         self._group_rows = self.SYNC_ROWS if grouped else 1
         self._fd = -1
+        self._size = 0
         self._unsynced = 0
         self._synced_at = time.monotonic()
         claim_output(path, name, force=False, same_inputs=True)  # append only to our own kind
@@ -742,16 +764,25 @@ class JsonlAppender:
         repair_torn_tail(path)
         try:
             self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            self._size = os.fstat(self._fd).st_size
         except OSError as error:
             raise cannot_write(path, error) from None
 
     def append(self, record: Mapping[str, Any]) -> None:
+        """Append one record."""
+        self.add(record)
+
+    def add(self, record: Mapping[str, Any]) -> int:
+        """Append one record; return the byte offset its line starts at (the writer holds the
+        run lock, so no one else appends meanwhile)."""
         validate(record, self.name, self.path.name)
         line = dump_line(record)
         try:
+            offset = self._size
             written = os.write(self._fd, line)
             if written != len(line):  # a short write on a regular file is a disk error
                 raise OSError(errno.ENOSPC, f"short write: {written} of {len(line)} bytes")
+            self._size += written
             self._unsynced += 1
             if self._fsync and (
                 self._unsynced >= self._group_rows
@@ -760,6 +791,7 @@ class JsonlAppender:
                 self.sync()
         except OSError as error:
             raise cannot_write(self.path, error) from None
+        return offset
 
     def sync(self) -> None:
         """Make every appended row durable now."""
@@ -909,6 +941,78 @@ def _read_jsonl(path: Path, name: str) -> JsonlContents:
         records.append(record)
         numbers.append(number)
     return JsonlContents(records=records, torn_line=torn, lines=numbers)
+
+
+def iter_jsonl(
+    path: Path, name: str, *, missing_ok: bool = False
+) -> Iterator[tuple[int, JsonObject]]:
+    """``read_jsonl`` one line at a time: yield ``(byte offset, record)`` for every record,
+    holding one line in memory, with the same checks and errors (a torn final line is
+    skipped, any other bad line raises naming the file and line)."""
+    if missing_ok and not path.exists():
+        return
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise BadInput(f"{path}: is a directory, expected a file") from None
+    with handle:
+        offset = 0
+        for number, line in enumerate(handle, start=1):
+            start, offset = offset, offset + len(line)
+            body = line.removeprefix(b"\xef\xbb\xbf") if number == 1 else line
+            if not body.strip():
+                continue
+            where = f"{path.name}:{number}"
+            try:
+                record = orjson.loads(body)
+            except orjson.JSONDecodeError as error:
+                if not line.endswith(b"\n"):
+                    continue  # a torn final line
+                raise BadInput(f"{where}: not valid JSON ({error})") from None
+            validate(record, name, where)
+            yield start + len(line) - len(body), record
+
+
+class LineReader:
+    """Reads single records back from a JSONL file by the byte offset of their line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd = -1
+
+    def __call__(self, offset: int) -> JsonObject:
+        line = self._line(offset)
+        if line is None:  # the file was replaced (a torn tail cut) since it was opened
+            self.close()
+            line = self._line(offset)
+        if line is None:
+            raise BadInput(f"{self.path.name}: no whole line at byte {offset}")
+        record: JsonObject = orjson.loads(line)
+        return record
+
+    def _line(self, offset: int) -> bytes | None:
+        if self._fd < 0:
+            self._fd = os.open(self.path, os.O_RDONLY)
+        chunk = os.pread(self._fd, 4096, offset)
+        while b"\n" not in chunk:
+            more = os.pread(self._fd, 1 << 16, offset + len(chunk))
+            if not more:
+                return None
+            chunk += more
+        return chunk.partition(b"\n")[0]
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> LineReader:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def repair_torn_tail(path: Path) -> bool:
@@ -1062,4 +1166,248 @@ def load_design(run_dir: Path) -> LoadedDesign:
         )
     design = _decode(data, DESIGN)
     _validate_document(design, data, "design", DESIGN)
+    return LoadedDesign(design=cast(DesignRecord, design), sha256=actual)
+
+
+# --------------------------------------------------------------------------- the design, lean
+
+#: The lists of a design that grow with it (one entry per trial, per prompt).
+LONG_LISTS = ("arrangement", "prompts")
+#: A column keeps a table of its distinct values while it has at most this many.
+_INTERN_MAX = 256
+
+
+class _Column:
+    """One key of a list of JSON objects: a code per entry (-1: key absent) into a table of
+    values; a value that repeats is held once while the column has few distinct values."""
+
+    __slots__ = ("_seen", "codes", "values")
+
+    def __init__(self) -> None:
+        self.codes = array("i")
+        self.values: list[Any] = []
+        self._seen: dict[Any, int] | None = {}
+
+    def set(self, position: int, value: Any) -> None:
+        if len(self.codes) < position:
+            self.codes.extend(array("i", [-1]) * (position - len(self.codes)))
+        seen = self._seen
+        if seen is not None and (value is None or type(value) in (str, int, float, bool)):
+            key = (type(value), value)
+            code = seen.get(key)
+            if code is None:
+                code = seen[key] = len(self.values)
+                self.values.append(value)
+                if len(seen) > _INTERN_MAX:
+                    self._seen = None  # many distinct values: no table, one value per entry
+            self.codes.append(code)
+            return
+        self.codes.append(len(self.values))
+        self.values.append(value)
+
+
+class Columns(Sequence[JsonObject]):
+    """A long list of small JSON objects (a design's arrangement or prompts) held by column.
+
+    Reads back as a list of dicts equal to the ones appended (a fresh dict per access, keys in
+    sorted order, as ``dump_json`` writes them): at 30,000 trials this holds a few dozen bytes
+    per entry besides its strings, where a list of dicts holds several hundred (issue 15)."""
+
+    def __init__(self, entries: Iterable[Mapping[str, Any]] = ()) -> None:
+        self._size = 0
+        self._by_key: dict[str, _Column] = {}
+        self._columns: list[tuple[str, _Column]] = []
+        self._index: dict[str, dict[Any, int]] = {}
+        for entry in entries:
+            self.append(entry)
+
+    def append(self, entry: Mapping[str, Any]) -> None:
+        for key, value in entry.items():
+            column = self._by_key.get(key)
+            if column is None:
+                column = self._by_key[key] = _Column()
+                self._columns = sorted(self._by_key.items())
+            column.set(self._size, value)
+        self._size += 1
+
+    def __len__(self) -> int:
+        return self._size
+
+    def _entry(self, position: int) -> JsonObject:
+        entry: JsonObject = {}
+        for key, column in self._columns:
+            codes = column.codes
+            code = codes[position] if position < len(codes) else -1
+            if code >= 0:
+                entry[key] = column.values[code]
+        return entry
+
+    def __getitem__(self, position: Any) -> Any:
+        if isinstance(position, slice):
+            return [self._entry(i) for i in range(*position.indices(self._size))]
+        if position < 0:
+            position += self._size
+        if not 0 <= position < self._size:
+            raise IndexError(position)
+        return self._entry(position)
+
+    def __iter__(self) -> Iterator[JsonObject]:
+        for position in range(self._size):
+            yield self._entry(position)
+
+    def has_key(self, key: str) -> bool:
+        """Whether any entry has ``key``."""
+        return key in self._by_key
+
+    def value(self, position: int, key: str, default: Any = None) -> Any:
+        """One entry's value for ``key`` without building the entry."""
+        column = self._by_key.get(key)
+        if column is None or position >= len(column.codes) or column.codes[position] < 0:
+            return default
+        return column.values[column.codes[position]]
+
+    def position(self, key: str, value: Any, *, last: bool = False) -> int:
+        """The position of the first (``last``: the last) entry whose ``key`` is ``value``
+        (an index built once per key and choice); KeyError when there is none."""
+        index = self._index.get(f"{last}:{key}")
+        if index is None:
+            index = {}
+            for position in range(self._size):
+                if last:
+                    index[self.value(position, key)] = position
+                else:
+                    index.setdefault(self.value(position, key), position)
+            self._index[f"{last}:{key}"] = index
+        return index[value]
+
+
+#: Entries of a long list parsed at once while reading a design by parts.
+_CHUNK = 128
+
+
+def _long_list_start(line: bytes) -> str | None:
+    for key in LONG_LISTS:
+        if line == f'  "{key}": [\n'.encode():
+            return key
+    return None
+
+
+def _entry_ends(line: bytes) -> bool:
+    """Whether ``line`` (of a long list, as ``dump_json`` indents it) ends an entry."""
+    head = line[4:5]
+    return head == b"}" or (head == b"{" and line.rstrip(b",\n").endswith(b"}"))
+
+
+def _add_entries(target: Columns, lines: list[bytes]) -> bool:
+    """Parse whole entries (the lines of one or more) into ``target``; False if they are not
+    JSON objects laid out as expected."""
+    if not lines:
+        return True
+    try:
+        entries = orjson.loads(b"[" + b"".join(lines).rstrip().removesuffix(b",") + b"]")
+    except orjson.JSONDecodeError:
+        return False
+    for entry in entries:
+        if not isinstance(entry, dict):
+            return False
+        target.append(entry)
+    lines.clear()
+    return True
+
+
+def _lean_parts(path: Path) -> tuple[bytes, dict[str, Columns], str] | None:  # noqa: C901
+    """Read a design file as ``dump_json`` lays it out, a few lines at a time: the document
+    with its long lists left empty, the long lists' entries, and the SHA-256 of the exact
+    bytes. None when the file is laid out otherwise (the caller then reads it whole)."""
+    digest = hashlib.sha256()
+    skeleton: list[bytes] = []
+    lists: dict[str, Columns] = {}
+    current: Columns | None = None
+    pending: list[bytes] = []
+    entries = 0
+    with path.open("rb") as handle:
+        first = handle.readline()
+        if first != b"{\n":
+            return None
+        digest.update(first)
+        skeleton.append(first)
+        for line in handle:
+            digest.update(line)
+            if current is None:
+                key = _long_list_start(line)
+                if key is not None:
+                    current = lists[key] = Columns()
+                skeleton.append(line if key is None else line[:-1])
+            elif line.startswith(b"  ]"):
+                if not _add_entries(current, pending):
+                    return None
+                skeleton.append(line[2:])
+                current, entries = None, 0
+            elif not line.startswith(b"    "):
+                return None
+            else:
+                pending.append(line)
+                entries += _entry_ends(line)
+                if entries >= _CHUNK and _entry_ends(line):
+                    if not _add_entries(current, pending):
+                        return None
+                    entries = 0
+    if current is not None or set(lists) != set(LONG_LISTS):
+        return None
+    return b"".join(skeleton), lists, digest.hexdigest()
+
+
+def _validate_lean(skeleton: JsonObject, lists: Mapping[str, Columns]) -> None:
+    """Validate a design read by parts exactly as the whole would be: the document with one
+    entry of each long list, then every entry of a shape not yet seen in its place (the
+    lists' only own rule is minItems 1; everything else is per entry)."""
+    from jsonschema.exceptions import best_match
+
+    probe = dict(skeleton)
+    for key, entries in lists.items():
+        probe[key] = entries[:1]
+    validate(probe, "design", DESIGN)
+    rules = _shape_rules()
+    for key, entries in lists.items():
+        seen: set[Any] = set()
+        for position, entry in enumerate(entries):
+            shape = _shape(entry, rules)
+            if shape in seen:
+                continue
+            error = best_match(validator("design").iter_errors({**probe, key: [entry]}))
+            if error is not None:
+                where = list(error.absolute_path)
+                if len(where) > 1 and where[0] == key:
+                    where[1] = position
+                pointer = "/" + "/".join(str(part) for part in where)
+                raise BadInput(f"{DESIGN}: {pointer}: {error.message}")
+            seen.add(shape)
+
+
+def load_design_lean(run_dir: Path) -> LoadedDesign:
+    """``load_design`` for a stage that holds the design for a long run (bt-generate): the
+    same checks (hash, schema, the same errors), the file read one line at a time and its
+    arrangement and prompts held as :class:`Columns`, so a 30,000-trial design costs a few
+    MiB, not the file's size several times over. A design not laid out as ``dump_json``
+    writes it is read whole (``load_design``)."""
+    if not run_dir.is_dir():
+        raise BadInput(f"{run_dir}: not a run directory (run bt-design first)")
+    try:
+        parts = _lean_parts(run_dir / DESIGN)
+    except OSError:
+        parts = None  # load_design names the problem
+    if parts is None:
+        return load_design(run_dir)
+    skeleton_bytes, lists, actual = parts
+    recorded = read_design_hash(run_dir)
+    if actual != recorded:
+        raise BadInput(
+            f"{DESIGN} no longer matches {DESIGN_HASH} (sha256 {actual[:12]}..., recorded "
+            f"{recorded[:12]}...): the design was edited after it was hashed; make a new design"
+        )
+    skeleton = _decode(skeleton_bytes, DESIGN)
+    if not isinstance(skeleton, dict) or any(skeleton.get(key) != [] for key in LONG_LISTS):
+        return load_design(run_dir)
+    _validate_lean(skeleton, lists)
+    design = {**skeleton, **lists}
     return LoadedDesign(design=cast(DesignRecord, design), sha256=actual)

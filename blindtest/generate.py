@@ -18,8 +18,10 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypedDict, cast
@@ -31,7 +33,7 @@ from blindtest.artifact_types import (
     TrialRecord,
     UsageRecord,
 )
-from blindtest.artifacts import JsonObject, schema_tag
+from blindtest.artifacts import Columns, JsonObject, schema_tag
 from blindtest.batch import BatchResult, custom_id, parse_custom_id
 from blindtest.client import (
     DEFAULT_CONCURRENCY,
@@ -55,6 +57,7 @@ from blindtest.normalize import (
     outside_band,
     strip_formatting,
 )
+from blindtest.protocols import protocol_of
 from blindtest.retry import DEFAULT_POLICY, RetryPolicy
 from blindtest.sides import SIDES, fill_template, parse_header_env, side_system
 from blindtest.slots import (
@@ -64,6 +67,8 @@ from blindtest.slots import (
     Work,
     build_trials_view,
     check_rows_match_design,
+    iter_slots,
+    iter_trials_view,
     original_text,
     pending_work,
     plan_slots,
@@ -113,6 +118,10 @@ _PROMPT_INDEX: list[tuple[Any, int, dict[str, Any]]] = []
 
 
 def _prompt_by_id(prompts: Sequence[Any], prompt_id: str) -> Any:
+    if isinstance(prompts, Columns):  # a lean design: its own index, no dict per prompt
+        if not prompts.has_key("messages"):
+            return None  # no conversations: nothing but the text is needed
+        return prompts[prompts.position("id", prompt_id, last=True)]
     if (
         not _PROMPT_INDEX
         or _PROMPT_INDEX[0][0] is not prompts
@@ -123,6 +132,18 @@ def _prompt_by_id(prompts: Sequence[Any], prompt_id: str) -> Any:
             index.setdefault(prompt["id"], prompt)  # the first of a repeated id, as before
         _PROMPT_INDEX[:] = [(prompts, len(prompts), index)]
     return _PROMPT_INDEX[0][2].get(prompt_id)
+
+
+def prompt_texts(design: DesignRecord) -> Callable[[str], str]:
+    """A prompt's text by id (a lean design's prompts are looked up by position; a list of
+    dicts is indexed once)."""
+    prompts: Any = design["prompts"]
+    if isinstance(prompts, Columns):
+        return lambda prompt_id: str(
+            prompts.value(prompts.position("id", prompt_id, last=True), "text")
+        )
+    texts = {p["id"]: p["text"] for p in prompts}
+    return texts.__getitem__
 
 
 def messages_for(
@@ -269,8 +290,29 @@ def response_record(
     return row | {"truncated": completion.truncated, "refusal": completion.refusal}
 
 
-def _same(first: str, second: str) -> bool:
-    return " ".join(first.split()) == " ".join(second.split())
+def _same(first: object, second: object) -> bool:
+    """Whether two draws came back identical, whitespace aside (by digests of their texts)."""
+    return first == second
+
+
+def _arrangement_values(design: DesignRecord, key: str) -> Iterator[Any]:
+    arrangement: Any = design["arrangement"]
+    if isinstance(arrangement, Columns):
+        return (arrangement.value(i, key) for i in range(len(arrangement)))
+    return (entry.get(key) for entry in arrangement)
+
+
+def trial_positions(design: DesignRecord) -> Callable[[int], int | None]:
+    """A trial number's position in the arrangement (None: no such trial); trials numbered
+    1..n in order, as bt-design writes them, need no table."""
+    count = len(design["arrangement"])
+    numbers = _arrangement_values(design, "trial")
+    if all(number == position for position, number in enumerate(numbers, start=1)):
+        return lambda trial: trial - 1 if type(trial) is int and 0 < trial <= count else None
+    table: dict[int, int] = {}
+    for position, number in enumerate(_arrangement_values(design, "trial")):
+        table.setdefault(number, position)
+    return table.get
 
 
 @dataclass
@@ -278,41 +320,53 @@ class DrawCollisions:
     """Triangle trials whose two same-model draws are both fetched (``pairs``) and of those,
     the ones that came back identical, whitespace aside (``identical``).
 
-    Built once from the rows on disk, then kept up to date with :meth:`add` at O(1) per
-    response (one comparison when a trial's second twin arrives), so the guard costs the
-    event loop nothing as the run grows.
+    Fed each slot as it is first answered (:meth:`take`): the first twin of a trial leaves
+    a hash of its text until the second arrives, so the guard costs O(1) per response and a
+    few bytes per trial (``odd``: each trial's odd position, 0 outside a triangle).
     """
 
-    twins: dict[tuple[int, int], tuple[int, int]]
+    odd: bytearray
     trials: int
+    position: Callable[[int], int | None]
     pairs: int = 0
     identical: int = 0
-    counted: set[int] = field(default_factory=set)
+    first: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, design: DesignRecord) -> DrawCollisions:
+        count = len(design["arrangement"])
+        odd = bytearray(count)
+        if design["protocol"] == "triangle":
+            odd = bytearray(int(p) for p in _arrangement_values(design, "odd_position"))
+        return cls(odd, count, trial_positions(design))
 
     @classmethod
     def for_design(cls, design: DesignRecord, state: SlotState) -> DrawCollisions:
-        twins: dict[tuple[int, int], tuple[int, int]] = {}
-        if design["protocol"] == "triangle":
-            for entry in design["arrangement"]:
-                first, second = (p for p in (1, 2, 3) if p != entry["odd_position"])
-                twins[(entry["trial"], first)] = (entry["trial"], second)
-                twins[(entry["trial"], second)] = (entry["trial"], first)
-        collisions = cls(twins, len(design["arrangement"]))
-        for key in twins:
+        collisions = cls.empty(design)
+        for key in state.generated:
             collisions.add(state, key)
         return collisions
 
     def add(self, state: SlotState, key: tuple[int, int]) -> None:
-        """Count the trial of slot ``key`` once both of its twin draws are answered."""
-        other = self.twins.get(key)
-        if other is None or key[0] in self.counted:
+        """:meth:`take` the row ``state`` holds for slot ``key``, if it is an answer."""
+        row = state.generated.get(key)
+        if row is not None and row["status"] == "ok":
+            self.take(key[0], key[1], row)
+
+    def take(self, trial: int, slot: int, row: Mapping[str, Any]) -> None:
+        """Count a trial once both of its twin draws are answered (call once per slot, when
+        it is first answered)."""
+        position = self.position(trial)
+        if position is None or not self.odd[position] or slot == self.odd[position]:
             return
-        rows = [state.generated.get(key), state.generated.get(other)]
-        if any(row is None or row["status"] != "ok" for row in rows):
-            return
-        self.counted.add(key[0])
-        self.pairs += 1
-        self.identical += _same(original_text(rows[0]), original_text(rows[1]))  # type: ignore[arg-type]
+        digest = hash(" ".join(original_text(row).split()))
+        other = self.first.get(position)
+        if other is None:
+            self.first[position] = (slot, digest)
+        elif other[0] != slot:
+            del self.first[position]
+            self.pairs += 1
+            self.identical += _same(other[1], digest)
 
     def deterministic(self) -> bool:
         """Nearly every fetched pair identical, over enough pairs to tell it from chance."""
@@ -321,6 +375,160 @@ class DrawCollisions:
             and self.identical >= MIN_IDENTICAL
             and self.identical >= DETERMINISTIC_SHARE * self.pairs
         )
+
+
+#: What a ledger row reference reads back: a row of ``responses.jsonl`` (by byte offset, or
+#: by index into rows held in memory).
+ReadRow = Callable[[int], Mapping[str, Any]]
+#: Append a row and return its reference for a ``ReadRow``.
+AddRow = Callable[[ResponseRow], int]
+AppendRow = Callable[[ResponseRow], Any]
+
+
+class _StageRows(Mapping[tuple[int, int], ResponseRow]):
+    """One stage's latest row per slot, read back by reference when asked for."""
+
+    def __init__(self, ledger: Ledger, stage: str) -> None:
+        self._ledger = ledger
+        self._stage = stage
+
+    def __getitem__(self, key: tuple[int, int]) -> ResponseRow:
+        row = self._ledger.row(key[0], key[1], self._stage)
+        if row is None:
+            raise KeyError(key)
+        return row
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        refs = self._ledger.refs[self._stage]
+        for trial, slot, index in self._ledger.slot_indexes():
+            if refs[index] >= 0:
+                yield trial, slot
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class Ledger:
+    """What bt-generate keeps of ``responses.jsonl`` while it runs, in a few bytes per slot
+    (issue 15: 90,000 slots, and no row held): per slot and stage, whether it is answered
+    and a reference to the row that counts (the ok row, else the latest failure row), read
+    back by ``read_row`` when a row is needed (a launder source, the blinded view, why a slot
+    failed). Answers like ``SlotState`` (``generated``, ``laundered``, ``answered``)."""
+
+    def __init__(self, design: DesignRecord, read_row: ReadRow) -> None:
+        self.design = design
+        self.options = protocol_of(design).options
+        self.position = trial_positions(design)
+        size = len(design["arrangement"]) * self.options
+        self.refs = {stage: array("q", [-1]) * size for stage in ("generate", LAUNDER)}
+        self.ok = {stage: bytearray(size) for stage in ("generate", LAUNDER)}
+        self.read_row = read_row
+        self.generated = _StageRows(self, "generate")
+        self.laundered = _StageRows(self, LAUNDER)
+
+    def index(self, trial: int, slot: int) -> int | None:
+        position = self.position(trial)
+        if position is None or type(slot) is not int or not 0 < slot <= self.options:
+            return None
+        return position * self.options + slot - 1
+
+    def slot_indexes(self) -> Iterator[tuple[int, int, int]]:
+        numbers = _arrangement_values(self.design, "trial")
+        for position, trial in enumerate(numbers):
+            for slot in range(1, self.options + 1):
+                yield trial, slot, position * self.options + slot - 1
+
+    def record(self, row: Mapping[str, Any], ref: int) -> bool:
+        """Take one more row (in file order); True when it answers its slot for the first
+        time (a later failure row cannot undo an answer)."""
+        stage = LAUNDER if row.get("stage") == LAUNDER else "generate"
+        index = self.index(row["trial"], row["slot"])
+        if index is None or self.ok[stage][index]:
+            return False
+        self.refs[stage][index] = ref
+        if row["status"] == "ok":
+            self.ok[stage][index] = 1
+            return True
+        return False
+
+    def answered(self, slot: Slot, stage: str) -> ResponseRow | None:
+        index = self.index(slot.trial, slot.slot)
+        stage = LAUNDER if stage == LAUNDER else "generate"
+        if index is None or not self.ok[stage][index]:
+            return None
+        return cast(ResponseRow, self.read_row(self.refs[stage][index]))
+
+    def is_answered(self, slot: Slot, stage: str) -> bool:
+        index = self.index(slot.trial, slot.slot)
+        return index is not None and bool(self.ok[stage][index])
+
+    def row(self, trial: int, slot: int, stage: str) -> ResponseRow | None:
+        index = self.index(trial, slot)
+        if index is None or self.refs[stage][index] < 0:
+            return None
+        return cast(ResponseRow, self.read_row(self.refs[stage][index]))
+
+    def pending(self, answered: bytes | None = None, only: str | None = None) -> Iterator[Work]:
+        """What is still missing (``pending_work``, one slot at a time; ``only`` one stage).
+        ``answered``: the slots answered when the run began, the only ones whose laundering
+        this offers (a slot answered since has had its laundering queued by whoever
+        answered it)."""
+        launder = self.design["normalization"]["launder"] is not None and only != "generate"
+        generated, laundered = self.ok["generate"], self.ok[LAUNDER]
+        before: bytes | bytearray = generated if answered is None else answered
+        for slot in iter_slots(self.design):
+            index = self.index(slot.trial, slot.slot)
+            if index is None:
+                continue
+            if not generated[index]:
+                if only != LAUNDER:
+                    yield Work(slot, "generate")
+            elif launder and before[index] and not laundered[index]:
+                source = self.read_row(self.refs["generate"][index])
+                yield Work(slot, LAUNDER, original_text(source))
+
+    def missing(self) -> int:
+        return sum(1 for _ in self.pending())
+
+
+def check_row_fits(
+    design: DesignRecord, ledger: Ledger, row: Mapping[str, Any], number: int
+) -> None:
+    """``check_rows_match_design`` for one row (the ``number``-th of the file)."""
+    index = ledger.index(row["trial"], row["slot"])
+    side = None
+    if index is not None:
+        entry = design["arrangement"][index // ledger.options]
+        side = protocol_of(design).slot_sides(entry)[row["slot"] - 1]
+    if side is None or side != row["side"]:
+        raise BadInput(
+            f"responses.jsonl row {number} (trial {row['trial']}, slot {row['slot']}, "
+            f"side {row['side']}) does not belong to this design; use a new run directory"
+        )
+
+
+@dataclass
+class RowCounts:
+    """Rows, the HTTP requests behind them, and failure rows: what a session's summary and
+    ledger entry need of its rows."""
+
+    rows: int = 0
+    requests: int = 0
+    failed: int = 0
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        self.rows += 1
+        self.requests += int(row.get("attempts") or 0)
+        self.failed += row["status"] != "ok"
+
+    @classmethod
+    def of(cls, rows: Iterable[Mapping[str, Any]] | RowCounts) -> RowCounts:
+        if isinstance(rows, RowCounts):
+            return rows
+        counts = cls()
+        for row in rows:
+            counts.add(row)
+        return counts
 
 
 def identical_draws(design: DesignRecord, state: SlotState) -> int:
@@ -375,7 +583,7 @@ def _variant_for(design: DesignRecord, slot: Slot) -> str:
 
 
 def import_rows(
-    design: DesignRecord, state: SlotState, read: Callable[[str, str, str], str]
+    design: DesignRecord, state: SlotState | Ledger, read: Callable[[str, str, str], str]
 ) -> list[ResponseRow]:
     """``responses.jsonl`` rows for a --from-dirs design's unanswered slots.
 
@@ -391,7 +599,7 @@ def import_rows(
         "seed": None,
     }
     rows = []
-    for slot in plan_slots(design):
+    for slot in iter_slots(design):
         if state.answered(slot, "generate") is not None:
             continue
         raw = read(slot.side, slot.prompt_id, _variant_for(design, slot))
@@ -401,9 +609,6 @@ def import_rows(
 
 
 # --------------------------------------------------------------------------- fetching
-
-
-AppendRow = Callable[[ResponseRow], None]
 
 
 def too_long_row_error(work: Work, error: PromptTooLong) -> str:
@@ -419,22 +624,29 @@ def too_long_row_error(work: Work, error: PromptTooLong) -> str:
 async def _worker(
     design: DesignRecord,
     client: ChatClient,
-    queue: asyncio.Queue[Work | None],
-    prompts: Mapping[str, str],
-    append: AppendRow,
+    take: Callable[[], Work | None],
+    queue: asyncio.Queue[Work | None] | None,
+    prompt_text: Callable[[str], str],
     on_result: Callable[[Work, ResponseRow], None],
 ) -> None:
+    """Ask for work from ``take`` until it has none, then (the launder role) from ``queue``
+    until it holds the end mark."""
     while True:
-        work = await queue.get()
+        work = take()
         if work is None:
-            return
+            if queue is None:
+                return
+            work = await queue.get()
+            if work is None:
+                return
         role = LAUNDER if work.stage == LAUNDER else work.slot.side
         if work.stage == LAUNDER:
             messages: list[ChatMessage] = launder_messages(work.source or "")  # type: ignore[assignment]
             seed = None
         else:
             slot = work.slot
-            messages = messages_for(design, prompts[slot.prompt_id], slot.side, slot.prompt_id)
+            text = prompt_text(slot.prompt_id)
+            messages = messages_for(design, text, slot.side, slot.prompt_id)
             seed = slot_seed(design["seed"], work.slot.trial, work.slot.slot)
         # "a per-slot seed where the server accepts one": the client asks again without it
         # when the server refuses it (the row then records seed null).
@@ -454,76 +666,121 @@ async def _worker(
                 error=too_long_row_error(work, error),
                 seed=seed if client.sends_seed(role) else None,
             )
-        row = response_record(design, work, completion, client.endpoint(role).model)
+        on_result(work, response_record(design, work, completion, client.endpoint(role).model))
+
+
+def _memory_ledger(
+    design: DesignRecord, state: SlotState, append: AppendRow
+) -> tuple[Ledger, AddRow]:
+    """A ledger over rows held in memory (a caller that gives a ``SlotState``), kept in step
+    with ``state``."""
+    rows: list[Mapping[str, Any]] = []
+    ledger = Ledger(design, rows.__getitem__)
+    for row in [*state.generated.values(), *state.laundered.values()]:
+        rows.append(row)
+        ledger.record(row, len(rows) - 1)
+
+    def add(row: ResponseRow) -> int:
         append(row)
-        on_result(work, row)
+        state.record(row)
+        rows.append(row)
+        return len(rows) - 1
+
+    return ledger, add
+
+
+def _collisions_of(design: DesignRecord, ledger: Ledger) -> DrawCollisions:
+    collisions = DrawCollisions.empty(design)
+    for _, _, index in ledger.slot_indexes():
+        if ledger.ok["generate"][index]:
+            row = ledger.read_row(ledger.refs["generate"][index])
+            collisions.take(row["trial"], row["slot"], row)
+    return collisions
+
+
+def _role_work(ledger: Ledger, answered: bytes, role: str) -> Iterator[Work]:
+    if role == LAUNDER:
+        return ledger.pending(answered, LAUNDER)
+    return (w for w in ledger.pending(answered, "generate") if w.slot.side == role)
+
+
+def _taker(works: Iterator[Work]) -> Callable[[], Work | None]:
+    return lambda: next(works, None)
 
 
 async def run_generation(
     design: DesignRecord,
     client: ChatClient,
-    state: SlotState,
-    append: AppendRow,
+    state: SlotState | Ledger,
+    append: AppendRow | AddRow,
     *,
     concurrency: int,
     progress: Progress | None = None,
     on_update: Callable[[], None] | None = None,
-) -> SlotState:
+    collisions: DrawCollisions | None = None,
+) -> SlotState | Ledger:
     """Fetch every pending slot (and laundering), appending each row as it arrives.
 
-    One worker pool per role, so a rate-limited side never holds up the other. Raises
+    One worker pool per role, so a rate-limited side never holds up the other; each worker
+    takes the next missing slot when it is free (the work is never listed whole). Raises
     ``CheckFailed`` as soon as the deterministic-endpoint guard trips, and lets fatal
     ``EndpointFailed`` errors (bad key, unknown model) through at once; rows already appended
-    stay. Returns the updated state.
+    stay. ``state`` is a ``Ledger`` (``append`` then returns each row's reference) or a
+    ``SlotState`` (rows kept in memory). Returns the updated state.
     """
-    prompts = {p["id"]: p["text"] for p in design["prompts"]}
-    queues: dict[str, asyncio.Queue[Work | None]] = {role: asyncio.Queue() for role in client.sides}
-    collisions = DrawCollisions.for_design(design, state)
+    if isinstance(state, Ledger):
+        ledger, add = state, cast(AddRow, append)
+    else:
+        ledger, add = _memory_ledger(design, state, cast(AppendRow, append))
+    if collisions is None:
+        collisions = _collisions_of(design, ledger)
     guard_error: list[CheckFailed] = []
     counts = progress if progress is not None else Progress(total=0)
     if collisions.deterministic():
         raise deterministic_endpoint_error(design, collisions)  # no more money on it
+    roles = client.sides
+    queue: asyncio.Queue[Work | None] | None = asyncio.Queue() if LAUNDER in roles else None
 
     def on_result(work: Work, row: ResponseRow) -> None:
-        state.record(row)
-        key = (work.slot.trial, work.slot.slot)
+        newly = ledger.record(row, add(row))
         counts.done += 1
         counts.failed += row["status"] != "ok"
-        if row["status"] == "ok" and work.stage != LAUNDER:
-            if LAUNDER in queues:
-                queues[LAUNDER].put_nowait(
-                    Work(work.slot, LAUNDER, row.get("raw_text", row["text"]))
-                )
+        if newly and work.stage != LAUNDER:
+            if queue is not None:
+                queue.put_nowait(Work(work.slot, LAUNDER, row.get("raw_text", row["text"])))
                 counts.total += 1
-            collisions.add(state, key)
+            collisions.take(work.slot.trial, work.slot.slot, row)
             if not guard_error and collisions.deterministic():
                 guard_error.append(CheckFailed("deterministic endpoint"))
         if on_update is not None:
             on_update()
 
-    for work in pending_work(design, state):
-        role = LAUNDER if work.stage == LAUNDER else work.slot.side
-        queues[role].put_nowait(work)
-    tasks = {
-        role: [
-            asyncio.create_task(_worker(design, client, queue, prompts, append, on_result))
+    prompt_text = prompt_texts(design)
+    answered = bytes(ledger.ok["generate"])  # laundering of later answers is queued
+    tasks: dict[str, list[asyncio.Task[None]]] = {}
+    for role in roles:
+        take = _taker(_role_work(ledger, answered, role))
+        tasks[role] = [
+            asyncio.create_task(
+                _worker(
+                    design, client, take, queue if role == LAUNDER else None, prompt_text, on_result
+                )
+            )
             for _ in range(max(concurrency, client.ceiling(role)))
         ]
-        for role, queue in queues.items()
-    }
-    await _drain_or_stop(design, queues, tasks, guard_error, collisions)
+    await _drain_or_stop(design, queue, tasks, guard_error, collisions)
     return state
 
 
 async def _drain_or_stop(
     design: DesignRecord,
-    queues: Mapping[str, asyncio.Queue[Work | None]],
+    queue: asyncio.Queue[Work | None] | None,
     tasks: Mapping[str, list[asyncio.Task[None]]],
     guard_error: list[CheckFailed],
     collisions: DrawCollisions,
 ) -> None:
     try:
-        await _drain(queues, tasks, guard_error)
+        await _drain(queue, tasks, guard_error)
     except CheckFailed as error:
         if not guard_error or error is not guard_error[0]:
             raise
@@ -532,7 +789,7 @@ async def _drain_or_stop(
 
 
 async def _drain(
-    queues: Mapping[str, asyncio.Queue[Work | None]],
+    queue: asyncio.Queue[Work | None] | None,
     tasks: Mapping[str, list[asyncio.Task[None]]],
     guard_error: list[CheckFailed],
 ) -> None:
@@ -540,14 +797,11 @@ async def _drain(
     first error or when the deterministic guard trips."""
     everything = [t for group in tasks.values() for t in group]
     try:
-        for role in (r for r in queues if r != LAUNDER):
-            for _ in tasks[role]:
-                queues[role].put_nowait(None)
         candidates = [t for role, group in tasks.items() if role != LAUNDER for t in group]
         await _wait_all(candidates, guard_error)
-        if LAUNDER in queues:
+        if queue is not None and LAUNDER in tasks:
             for _ in tasks[LAUNDER]:
-                queues[LAUNDER].put_nowait(None)
+                queue.put_nowait(None)
             await _wait_all(tasks[LAUNDER], guard_error)
     finally:
         for task in everything:
@@ -568,10 +822,10 @@ async def _wait_all(tasks: Sequence[asyncio.Task[None]], guard_error: list[Check
             raise guard_error[0]
 
 
-def endpoint_failure_summary(design: DesignRecord, state: SlotState) -> EndpointFailed:
+def endpoint_failure_summary(design: DesignRecord, state: SlotState | Ledger) -> EndpointFailed:
     """Exit-3 error for a run that ended with slots still unanswered. Prompts too long for the
     server are named by trial and prompt (never by side or slot: this is shown before judging)."""
-    missing = pending_work(design, state)
+    missing = _missing(design, state)
     too_long: dict[int, str] = {}
     said = last_error = ""
     n_long = 0
@@ -613,34 +867,34 @@ def _cost(price: tuple[float, float], tokens_in: float, tokens_out: float) -> fl
     return (tokens_in * price[0] + tokens_out * price[1]) / 1e6
 
 
-def summarize(
-    design: DesignRecord,
-    rows: Iterable[Mapping[str, Any]],
-    prices: Mapping[str, tuple[float, float]],
-) -> dict[str, dict[str, Any]]:
-    """Per-role totals over every row in ``responses.jsonl`` (all runs, resumed ones too)."""
-    roles = ["A", "B"] + ([LAUNDER] if design["normalization"]["launder"] else [])
-    band = design["normalization"]["length_band"]
-    summary: dict[str, dict[str, Any]] = {}
-    for role in roles:
-        summary[role] = {
-            "model": _role_model(design, role),
-            "responses": 0,
-            "failures": 0,
-            "requests": 0,
-            "retries": 0,
-            "prompt_tokens": 0,
-            "completion_tokens": 0,
-            "truncated": 0,
-            "refusals": 0,
-            "outside_length_band": 0 if band and role != LAUNDER else None,
-            "mean_latency_ms": None,
-            "cost": None,
-        }
-    latencies: dict[str, list[float]] = {role: [] for role in roles}
-    for row in rows:
+class Totals:
+    """Per-role totals over rows fed one at a time (``generation.json``'s ``roles``)."""
+
+    def __init__(self, design: DesignRecord) -> None:
+        self.roles = ["A", "B"] + ([LAUNDER] if design["normalization"]["launder"] else [])
+        self.band = design["normalization"]["length_band"]
+        self.summary: dict[str, dict[str, Any]] = {}
+        for role in self.roles:
+            self.summary[role] = {
+                "model": _role_model(design, role),
+                "responses": 0,
+                "failures": 0,
+                "requests": 0,
+                "retries": 0,
+                "prompt_tokens": 0,
+                "completion_tokens": 0,
+                "truncated": 0,
+                "refusals": 0,
+                "outside_length_band": 0 if self.band and role != LAUNDER else None,
+                "mean_latency_ms": None,
+                "cost": None,
+            }
+        self.latency_sum: dict[str, float] = {role: 0 for role in self.roles}
+        self.latency_count: dict[str, int] = {role: 0 for role in self.roles}
+
+    def add(self, row: Mapping[str, Any]) -> None:
         role = LAUNDER if row.get("stage") == LAUNDER else row["side"]
-        entry = summary[role]
+        entry = self.summary[role]
         entry["requests"] += row["attempts"]
         entry["retries"] += max(0, row["attempts"] - 1)
         usage = row.get("usage") or {}
@@ -648,20 +902,40 @@ def summarize(
         entry["completion_tokens"] += usage.get("completion_tokens") or 0
         if row["status"] != "ok":
             entry["failures"] += 1
-            continue
+            return
         entry["responses"] += 1
         entry["truncated"] += bool(row.get("truncated"))
         entry["refusals"] += row.get("kind") == "refusal"
         if row.get("latency_ms") is not None:
-            latencies[role].append(row["latency_ms"])
+            self.latency_sum[role] += row["latency_ms"]  # summed in file order, as sum() does
+            self.latency_count[role] += 1
         if entry["outside_length_band"] is not None:
+            band = self.band
             entry["outside_length_band"] += outside_band(row["text"], band["lo"], band["hi"])
-    for role, entry in summary.items():
-        if latencies[role]:
-            entry["mean_latency_ms"] = round(sum(latencies[role]) / len(latencies[role]), 3)
-        if role in prices:
-            entry["cost"] = _cost(prices[role], entry["prompt_tokens"], entry["completion_tokens"])
-    return summary
+
+    def result(self, prices: Mapping[str, tuple[float, float]]) -> dict[str, dict[str, Any]]:
+        summary = {role: dict(entry) for role, entry in self.summary.items()}
+        for role, entry in summary.items():
+            if self.latency_count[role]:
+                mean = self.latency_sum[role] / self.latency_count[role]
+                entry["mean_latency_ms"] = round(mean, 3)
+            if role in prices:
+                entry["cost"] = _cost(
+                    prices[role], entry["prompt_tokens"], entry["completion_tokens"]
+                )
+        return summary
+
+
+def summarize(
+    design: DesignRecord,
+    rows: Iterable[Mapping[str, Any]],
+    prices: Mapping[str, tuple[float, float]],
+) -> dict[str, dict[str, Any]]:
+    """Per-role totals over every row in ``responses.jsonl`` (all runs, resumed ones too)."""
+    totals = Totals(design)
+    for row in rows:
+        totals.add(row)
+    return totals.result(prices)
 
 
 def generation_record(
@@ -678,35 +952,57 @@ def generation_record(
     wall time, requests and rows), a measurement carried from the file as ``wall_seconds`` is.
     """
     state = SlotState.from_rows(rows)
+    identical = identical_draws(design, state) if design["protocol"] == "triangle" else None
+    return _generation(
+        design,
+        design_sha256,
+        not pending_work(design, state),
+        summarize(design, rows, prices),
+        identical,
+        prices,
+        wall_seconds,
+        sessions,
+    )
+
+
+def _generation(
+    design: DesignRecord,
+    design_sha256: str,
+    complete: bool,
+    roles: dict[str, dict[str, Any]],
+    identical: int | None,
+    prices: Mapping[str, tuple[float, float]],
+    wall_seconds: float,
+    sessions: Sequence[JsonObject] | None,
+) -> GenerationRecord:
     record: GenerationRecord = {
         "schema": schema_tag("generation"),
         "design_sha256": design_sha256,
-        "complete": not pending_work(design, state),
+        "complete": complete,
         "wall_seconds": round(wall_seconds, 3),
         "prices": {role: {"input": p[0], "output": p[1]} for role, p in prices.items()},
-        "roles": summarize(design, rows, prices),
-        "identical_draws": identical_draws(design, state)
-        if design["protocol"] == "triangle"
-        else None,
+        "roles": roles,
+        "identical_draws": identical,
     }
     if sessions is not None:
         record["sessions"] = [dict(session) for session in sessions]
     return record
 
 
-def session_entry(rows: Sequence[Mapping[str, Any]], wall_seconds: float) -> JsonObject:
+def session_entry(rows: Sequence[Mapping[str, Any]] | RowCounts, wall_seconds: float) -> JsonObject:
     """One ledger entry: the rows a session appended, the HTTP requests behind them."""
+    counts = RowCounts.of(rows)
     return {
         "wall_seconds": round(wall_seconds, 3),
-        "requests": sum(int(row.get("attempts") or 0) for row in rows),
-        "rows": len(rows),
+        "requests": counts.requests,
+        "rows": counts.rows,
     }
 
 
 def ledger(
     previous: Mapping[str, Any] | None,
     design_sha256: str,
-    earlier_rows: Sequence[Mapping[str, Any]],
+    earlier_rows: Sequence[Mapping[str, Any]] | RowCounts,
     session: JsonObject | None,
 ) -> tuple[list[JsonObject] | None, float]:
     """The sessions and total wall time after this session (``None``: it fetched nothing).
@@ -755,7 +1051,7 @@ def _said_prices(
 
 
 def session_summary(
-    fetched: Sequence[Mapping[str, Any]],
+    fetched: Sequence[Mapping[str, Any]] | RowCounts,
     total_rows: int,
     previous: Mapping[str, Any] | None,
     sessions: Sequence[JsonObject] | None,
@@ -767,35 +1063,44 @@ def session_summary(
     (tokens, costs, timings and failures per side are in generation.json, for after judging);
     a second line for a resumed run: the ledger and the prices."""
     said_prices = _said_prices(previous, given, prices)
-    if not fetched:
+    counts = RowCounts.of(fetched)
+    if not counts.rows:
         state = "updated" if changed else "unchanged"
         return f"nothing to fetch ({total_rows} rows on disk); generation.json {state}{said_prices}"
-    requests = sum(int(row.get("attempts") or 0) for row in fetched)
-    failed = sum(row["status"] != "ok" for row in fetched)
     line = (
-        f"fetched {len(fetched)} rows ({failed} failed) in {requests} requests; per-side "
-        "figures are in generation.json, for after judging"
+        f"fetched {counts.rows} rows ({counts.failed} failed) in {counts.requests} requests; "
+        "per-side figures are in generation.json, for after judging"
     )
     if sessions is not None and len(sessions) > 1:
         line += f"\nresumed: session {len(sessions)} added to the ledger{said_prices}"
     return line
 
 
-def check_not_deterministic(design: DesignRecord, state: SlotState) -> None:
+def check_not_deterministic(
+    design: DesignRecord, state: SlotState | Ledger, collisions: DrawCollisions | None = None
+) -> None:
     """Raise the deterministic-endpoint stop if the rows on disk already show it."""
-    collisions = DrawCollisions.for_design(design, state)
+    if collisions is None:
+        assert isinstance(state, SlotState)
+        collisions = DrawCollisions.for_design(design, state)
     if collisions.deterministic():
         raise deterministic_endpoint_error(design, collisions)
 
 
-def check_finished(design: DesignRecord, state: SlotState) -> None:
+def check_finished(
+    design: DesignRecord, state: SlotState | Ledger, collisions: DrawCollisions | None = None
+) -> None:
     """Raise why the blinded view cannot be written yet (deterministic endpoint: exit 1;
     slots still unanswered: exit 3); return when every slot is answered."""
-    collisions = DrawCollisions.for_design(design, state)
-    if collisions.deterministic():
-        raise deterministic_endpoint_error(design, collisions)
-    if pending_work(design, state):
+    check_not_deterministic(design, state, collisions)
+    if _missing(design, state):
         raise endpoint_failure_summary(design, state)
+
+
+def _missing(design: DesignRecord, state: SlotState | Ledger) -> list[Work]:
+    if isinstance(state, Ledger):
+        return list(state.pending())
+    return pending_work(design, state)
 
 
 def estimate_cost(
@@ -803,11 +1108,11 @@ def estimate_cost(
 ) -> dict[str, dict[str, float]]:
     """A rough pre-run estimate per role: input tokens ~ words x 4/3 of system + prompt;
     output tokens = the design's token limit, or ``ASSUMED_OUTPUT_TOKENS`` without one."""
-    prompts = {p["id"]: p["text"] for p in design["prompts"]}
+    prompt_text = prompt_texts(design)
     system_words = {side: count_words(system_prompt(design, side) or "") for side in SIDES}
     estimate: dict[str, dict[str, float]] = {}
     imported = design["source"]["kind"] == "dirs"
-    for slot in plan_slots(design):
+    for slot in iter_slots(design):
         roles = [] if imported else [slot.side]
         roles += [LAUNDER] if design["normalization"]["launder"] else []
         for role in roles:
@@ -816,7 +1121,7 @@ def estimate_cost(
             if role == LAUNDER:
                 words_in = output * 0.75 + 80
             else:
-                words_in = system_words[slot.side] + count_words(prompts[slot.prompt_id])
+                words_in = system_words[slot.side] + count_words(prompt_text(slot.prompt_id))
             entry = estimate.setdefault(role, {"input_tokens": 0.0, "output_tokens": 0.0})
             entry["input_tokens"] += words_in * 4 / 3
             entry["output_tokens"] += output
@@ -903,29 +1208,142 @@ class StageIO:
     read_imported: Callable[[str, str, str], str]
     say: Callable[[str], None] = field(default=lambda _: None)
     on_progress: Callable[[Progress, bool], None] | None = None
+    #: Reads a row of ``responses.jsonl`` back by the byte offset its line starts at (the
+    #: ``append`` of ``open_responses`` then returns each row's offset, and ``existing``
+    #: comes as ``(offset, row)`` pairs); None: rows are kept in memory (small runs, tests).
+    read_row: ReadRow | None = None
+
+
+def steady_heap() -> None:
+    """Keep a long run's freed memory returned to the system (glibc only; elsewhere nothing).
+
+    glibc raises its mmap and trim thresholds each time a large block is freed (a big list
+    or index outgrown while the design is read), after which the heap keeps what a long run
+    frees: bt-generate's peak was 74 MiB at 30,000 trials instead of 60 (issue 15). Fixed
+    thresholds (glibc's defaults, 128 KiB) end that adjustment."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD
+        libc.mallopt(-1, 128 * 1024)  # M_TRIM_THRESHOLD
+    except (OSError, AttributeError):
+        return
+
+
+class TrialsView:
+    """``trials.jsonl`` to be written: iterated one trial at a time (each reads its rows back
+    from ``responses.jsonl``), so 30,000 trials are never held at once. Compares equal to a
+    list of the same records."""
+
+    def __init__(self, design: DesignRecord, state: SlotState | Ledger) -> None:
+        self.design = design
+        self.state = state
+
+    def __len__(self) -> int:
+        return len(self.design["arrangement"])
+
+    def __iter__(self) -> Iterator[TrialRecord]:
+        return iter_trials_view(self.design, self.state)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TrialsView | list | tuple):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _Book:
+    """What a session knows of ``responses.jsonl``: the ledger, the totals, the draw
+    collisions and the row counts (before it and in it), built from the rows on disk and kept
+    up to date as rows are appended (each fed once, none held)."""
+
+    def __init__(self, design: DesignRecord, read_row: ReadRow | None) -> None:
+        self.design = design
+        self.memory: list[Mapping[str, Any]] | None = [] if read_row is None else None
+        reader = read_row if read_row is not None else self._from_memory
+        self.ledger = Ledger(design, reader)
+        self.totals = Totals(design)
+        self.collisions = DrawCollisions.empty(design)
+        self.earlier = RowCounts()
+        self.session = RowCounts()
+
+    def _from_memory(self, ref: int) -> Mapping[str, Any]:
+        assert self.memory is not None
+        return self.memory[ref]
+
+    @classmethod
+    def open(cls, design: DesignRecord, existing: Iterable[Any], read_row: ReadRow | None) -> _Book:
+        """From the rows on disk (``(offset, row)`` pairs when ``read_row`` reads by offset),
+        each checked against the design before anything is appended."""
+        book = cls(design, read_row)
+        for number, item in enumerate(existing, start=1):
+            ref, row = (len(book.memory), item) if book.memory is not None else item
+            check_row_fits(design, book.ledger, row, number)
+            if book.memory is not None:
+                book.memory.append(row)
+            book.earlier.add(row)
+            book._take(row, ref)
+        return book
+
+    def _take(self, row: Mapping[str, Any], ref: int) -> bool:
+        self.totals.add(row)
+        newly = self.ledger.record(row, ref)
+        if newly and row.get("stage") != LAUNDER:
+            self.collisions.take(row["trial"], row["slot"], row)
+        return newly
+
+    def adder(self, append: Callable[[ResponseRow], Any]) -> AddRow:
+        """``append`` for the run: counts each row and returns its reference (the ledger
+        itself is updated by whoever records it)."""
+
+        def add(row: ResponseRow) -> int:
+            ref = append(row)
+            if self.memory is not None:
+                self.memory.append(row)
+                ref = len(self.memory) - 1
+            self.totals.add(row)
+            self.session.add(row)
+            return int(ref)
+
+        return add
+
+    def append_all(self, append: Callable[[ResponseRow], Any], rows: Iterable[ResponseRow]) -> None:
+        """Append rows and take them into the ledger (imports: no request made)."""
+        add = self.adder(append)
+        for row in rows:
+            ref = add(row)
+            newly = self.ledger.record(row, ref)
+            if newly and row.get("stage") != LAUNDER:
+                self.collisions.take(row["trial"], row["slot"], row)
 
 
 def generate_stage(
     design: DesignRecord,
     design_sha256: str,
-    existing: Sequence[JsonObject],
+    existing: Iterable[Any],
     previous: Mapping[str, Any] | None,
     given_prices: Mapping[str, tuple[float, float]],
     options: FetchOptions,
     io: StageIO,
-) -> list[TrialRecord]:
+) -> TrialsView:
     """bt-generate's work: fetch (or import) every slot still missing, record the session in
     ``generation.json``, and return the blinded view (``trials.jsonl``) once every slot is
     answered.
 
-    ``existing`` are the rows already on disk, ``previous`` the ``generation.json`` an earlier
-    session wrote (its ledger and prices). Checks everything before appending anything: rows
-    that do not fit the design and unset key variables are ``BadInput``. A run that stops
+    ``existing`` are the rows already on disk (with ``io.read_row``: ``(offset, row)``
+    pairs, read one at a time), ``previous`` the ``generation.json`` an earlier session
+    wrote (its ledger and prices). Checks everything before appending anything: rows that
+    do not fit the design and unset key variables are ``BadInput``. A run that stops
     (``EndpointFailed``, the deterministic guard's ``CheckFailed``, Ctrl-C) still records what
     it fetched in ``generation.json`` before the error goes on; a run that leaves slots
     unanswered raises (:func:`check_finished`); a triangle with some identical draws says so.
+    Memory: a few bytes per slot (:class:`Ledger`); no row is held.
     """
-    check_rows_match_design(design, existing)
+    book = _Book.open(design, existing, io.read_row)
     endpoints = {
         role: replace(endpoint, header_env=options.header_env.get(role, ()))
         for role, endpoint in endpoints_for(design).items()
@@ -933,71 +1351,60 @@ def generate_stage(
     for role, endpoint in endpoints.items():
         endpoint.check_key(role)
     prices = recorded_prices(previous, design_sha256) | dict(given_prices)
-    state = SlotState.from_rows(existing)
-    appended: list[ResponseRow] = []
     if design["source"]["kind"] == "dirs":
-        _import_missing(design, state, io, appended)
+        rows = import_rows(design, book.ledger, io.read_imported)  # every file read first
+        with io.open_responses() as append:
+            book.append_all(append, rows)
+        del rows
     started = time.monotonic()
-    stopped = _fetch_missing(design, endpoints, state, prices, len(existing), options, io, appended)
-    if stopped is not None and not appended:
+    stopped = _fetch_missing(design, endpoints, book, prices, options, io)
+    if stopped is not None and not book.session.rows:
         raise stopped
-    session = session_entry(appended, time.monotonic() - started) if appended else None
-    sessions, wall = ledger(previous, design_sha256, existing, session)
-    rows = [*existing, *appended]
-    record = generation_record(design, design_sha256, rows, prices, wall, sessions)
+    fetched = book.session
+    session = session_entry(fetched, time.monotonic() - started) if fetched.rows else None
+    sessions, wall = ledger(previous, design_sha256, book.earlier, session)
+    triangle = design["protocol"] == "triangle"
+    record = _generation(
+        design,
+        design_sha256,
+        book.ledger.missing() == 0,
+        book.totals.result(prices),
+        book.collisions.identical if triangle else None,
+        prices,
+        wall,
+        sessions,
+    )
     changed = io.write_generation(record)
-    io.say(session_summary(appended, len(rows), previous, sessions, given_prices, prices, changed))
+    total = book.earlier.rows + fetched.rows
+    io.say(session_summary(fetched, total, previous, sessions, given_prices, prices, changed))
     if stopped is not None:
         raise stopped
-    check_finished(design, state)
-    notice = collision_notice(DrawCollisions.for_design(design, state))
+    check_finished(design, book.ledger, book.collisions)
+    notice = collision_notice(book.collisions)
     if notice:
         io.say(notice)
-    return build_trials_view(design, state)
-
-
-def _keeping(append: AppendRow, appended: list[ResponseRow]) -> AppendRow:
-    """``append``, also keeping each row this session appended (in file order)."""
-
-    def both(row: ResponseRow) -> None:
-        append(row)
-        appended.append(row)
-
-    return both
-
-
-def _import_missing(
-    design: DesignRecord, state: SlotState, io: StageIO, appended: list[ResponseRow]
-) -> None:
-    """--from-dirs: append the imported outputs of every unanswered slot (no network)."""
-    rows = import_rows(design, state, io.read_imported)  # every file read (and checked) first
-    with io.open_responses() as append:
-        for row in rows:
-            _keeping(append, appended)(row)
-            state.record(row)
+    return TrialsView(design, book.ledger)
 
 
 def _fetch_missing(
     design: DesignRecord,
     endpoints: Mapping[str, Endpoint],
-    state: SlotState,
+    book: _Book,
     prices: Mapping[str, tuple[float, float]],
-    on_disk: int,
     options: FetchOptions,
     io: StageIO,
-    appended: list[ResponseRow],
 ) -> BaseException | None:
     """Fetch every pending slot; return the error that stopped the run early, if one did."""
-    pending = len(pending_work(design, state))
+    pending = book.ledger.missing()
     if not pending:
         return None
-    check_not_deterministic(design, state)  # found so on an earlier run: no more calls
-    _announce(estimate_cost(design, prices), pending, on_disk, io.say)
+    check_not_deterministic(design, book.ledger, book.collisions)  # found on an earlier run
+    _announce(estimate_cost(design, prices), pending, book.earlier.rows, io.say)
     progress = Progress(total=pending)
     try:
         with io.open_responses() as append:
-            append = _keeping(append, appended)
-            asyncio.run(_fetch(design, endpoints, state, append, options, progress, io))
+            add = book.adder(append)
+            asyncio.run(_fetch(design, endpoints, book, add, options, progress, io))
     except (EndpointFailed, CheckFailed, KeyboardInterrupt) as error:
         return error  # the ledger still records what this session fetched
     return None
@@ -1006,8 +1413,8 @@ def _fetch_missing(
 async def _fetch(
     design: DesignRecord,
     endpoints: Mapping[str, Endpoint],
-    state: SlotState,
-    append: AppendRow,
+    book: _Book,
+    add: AddRow,
     options: FetchOptions,
     progress: Progress,
     io: StageIO,
@@ -1032,11 +1439,12 @@ async def _fetch(
             await run_generation(
                 design,
                 client,
-                state,
-                append,
+                book.ledger,
+                add,
                 concurrency=options.concurrency,
                 progress=progress,
                 on_update=update,
+                collisions=book.collisions,
             )
         finally:
             update(final=True)

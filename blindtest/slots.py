@@ -16,12 +16,12 @@ Failure rows are explicit and the slot stays pending; the latest row for a slot 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from blindtest.artifact_types import DesignRecord, ResponseRow, TrialRecord
-from blindtest.artifacts import JsonObject, schema_tag
+from blindtest.artifacts import Columns, JsonObject, schema_tag
 from blindtest.errors import BadInput
 from blindtest.normalize import truncate_match
 from blindtest.protocols import protocol_of
@@ -34,6 +34,8 @@ __all__ = [
     "build_trials_view",
     "check_rows_match_design",
     "displayed_texts",
+    "iter_slots",
+    "iter_trials_view",
     "original_text",
     "pending_work",
     "plan_slots",
@@ -70,6 +72,12 @@ def plan_slots(design: DesignRecord) -> list[Slot]:
         for position, side in enumerate(sides, start=1):
             slots.append(Slot(entry["trial"], position, side, entry["prompt_id"]))
     return slots
+
+
+def iter_slots(design: DesignRecord) -> Iterator[Slot]:
+    """``plan_slots``, one trial at a time: a 90,000-slot design is never held as a list."""
+    for entry in design["arrangement"]:
+        yield from plan_slots(cast(DesignRecord, {**design, "arrangement": [entry]}))
 
 
 def slot_seed(design_seed: str, trial: int, slot: int) -> int:
@@ -144,7 +152,19 @@ def pending_work(design: DesignRecord, state: SlotState) -> list[Work]:
     return work
 
 
-def displayed_texts(design: DesignRecord, state: SlotState, trial: int, n_slots: int) -> list[str]:
+class AnsweredRows(Protocol):
+    """The latest row per slot, per stage: a ``SlotState``, or bt-generate's lean ledger."""
+
+    @property
+    def generated(self) -> Mapping[tuple[int, int], ResponseRow]: ...
+
+    @property
+    def laundered(self) -> Mapping[tuple[int, int], ResponseRow]: ...
+
+
+def displayed_texts(
+    design: DesignRecord, state: AnsweredRows, trial: int, n_slots: int
+) -> list[str]:
     """The options of one trial exactly as the judge sees them, in display order."""
     launder = design["normalization"]["launder"] is not None
     rows = state.laundered if launder else state.generated
@@ -155,14 +175,23 @@ def displayed_texts(design: DesignRecord, state: SlotState, trial: int, n_slots:
     return texts
 
 
-def build_trials_view(design: DesignRecord, state: SlotState) -> list[TrialRecord]:
-    """``trials.jsonl``: trial, prompt and options, with nothing that names a side or model.
-    ``--truncate-match`` needs every response of a trial, so it is applied here."""
-    prompts = {p["id"]: p for p in design["prompts"]}
+def _prompt_lookup(prompts: Any) -> Callable[[str], Mapping[str, Any]]:
+    if isinstance(prompts, Columns):  # a lean design (bt-generate): no dict per prompt
+        return lambda prompt_id: cast(
+            Mapping[str, Any], prompts[prompts.position("id", prompt_id, last=True)]
+        )
+    index = {p["id"]: p for p in prompts}
+    return index.__getitem__
+
+
+def iter_trials_view(design: DesignRecord, state: AnsweredRows) -> Iterator[TrialRecord]:
+    """``trials.jsonl`` one trial at a time: trial, prompt and options, with nothing that
+    names a side or model. ``--truncate-match`` needs every response of a trial, so it is
+    applied here."""
+    prompt_of = _prompt_lookup(design["prompts"])
     n_slots = protocol_of(design).options
-    rows: list[TrialRecord] = []
     for entry in design["arrangement"]:
-        prompt = prompts[entry["prompt_id"]]
+        prompt = prompt_of(entry["prompt_id"])
         row: TrialRecord = {
             "schema": schema_tag("trials"),
             "trial": entry["trial"],
@@ -174,5 +203,9 @@ def build_trials_view(design: DesignRecord, state: SlotState) -> list[TrialRecor
                 {"role": turn["role"], "content": turn["content"]}
                 for turn in prompt["messages"][:-1]
             ]
-        rows.append(row)
-    return rows
+        yield row
+
+
+def build_trials_view(design: DesignRecord, state: AnsweredRows) -> list[TrialRecord]:
+    """``trials.jsonl`` as a list (:func:`iter_trials_view`)."""
+    return list(iter_trials_view(design, state))

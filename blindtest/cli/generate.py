@@ -89,35 +89,35 @@ def generate(
     if _batch.wanted(batch):
         _batch.dispatch(run_dir, batch, given, quiet, timeout)
         return
-    loaded = artifacts.load_design(run_dir)
+    lib.steady_heap()  # a long run's peak memory stays near its start (issue 15)
+    loaded = artifacts.load_design_lean(run_dir)  # arrangement and prompts held by column
     path = run_dir / artifacts.RESPONSES
-    existing = artifacts.read_jsonl(path, "responses", missing_ok=True).records
+    existing = artifacts.iter_jsonl(path, "responses", missing_ok=True)  # (offset, row)
 
     @contextmanager
-    def open_responses() -> Iterator[Callable[[Mapping[str, Any]], None]]:
+    def open_responses() -> Iterator[Callable[[Mapping[str, Any]], int]]:
         with artifacts.JsonlAppender(path, "responses", grouped=True) as out:
-            yield out.append
+            yield out.add  # returns each row's offset
 
     def read_imported(side: str, item: str, variant: str) -> str:
         return imported_text(loaded.design["source"], side, item, variant)
 
-    io = lib.StageIO(
-        open_responses=open_responses,
-        write_generation=lambda record: _write_generation(run_dir, record),
-        read_imported=read_imported,
-        say=(lambda _: None) if quiet else (lambda text: click.echo(text, err=True)),
-        on_progress=_ProgressLine() if not quiet and sys.stderr.isatty() else None,
-    )
-    options = lib.FetchOptions(concurrency, timeout, rpm, max_retries, **sides)
-    previous = _previous(run_dir)
-    trials = lib.generate_stage(
-        loaded.design, loaded.sha256, existing, previous, given, options, io
-    )
-    artifacts.write_jsonl(run_dir / artifacts.TRIALS, trials, "trials", force=True)
-    io.say(
-        f"wrote {run_dir / artifacts.TRIALS}: {len(trials)} blinded trials; "
-        f"next: {stage_command('judge', run_dir)}"
-    )
+    with artifacts.LineReader(path) as read_row:
+        io = lib.StageIO(
+            open_responses=open_responses,
+            write_generation=lambda record: _write_generation(run_dir, record),
+            read_imported=read_imported,
+            say=(lambda _: None) if quiet else (lambda text: click.echo(text, err=True)),
+            on_progress=_ProgressLine() if not quiet and sys.stderr.isatty() else None,
+            read_row=read_row,
+        )
+        options = lib.FetchOptions(concurrency, timeout, rpm, max_retries, **sides)
+        trials = lib.generate_stage(
+            loaded.design, loaded.sha256, existing, _previous(run_dir), given, options, io
+        )
+        count = artifacts.write_jsonl(run_dir / artifacts.TRIALS, trials, "trials", force=True)
+    next_ = stage_command("judge", run_dir)
+    io.say(f"wrote {run_dir / artifacts.TRIALS}: {count} blinded trials; next: {next_}")
 
 
 def _previous(run_dir: Path) -> dict[str, Any] | None:
