@@ -8,7 +8,9 @@ same total concurrency against the same simulator (its own process), in the same
 interleaved, medians reported. Two workloads: 900 requests at 100 ms latency with 16 in flight
 per side (32 in all), and 9,000 requests at 0 ms with 64 in flight per side (128 in all).
 Targets: no slower than the SDK in either; at 900 @100 ms within 1.15x of the ideal
-ceil(900/32) x 100 ms. Exits 1 if one is missed.
+ceil(900/32) x 100 ms. Exits 1 if one is missed. Beside them, the floor (floor_client.py: a
+bare aiohttp process sending the same bodies, keeping nothing) shows how far from the ideal
+the interpreter, the server and the machine alone are.
 
 Run with ``python tests/benchmarks/bench_process.py [--rounds N]``.
 """
@@ -75,6 +77,7 @@ def workload(requests: int, latency: int, per_side: int, rounds: int) -> dict[st
             design, batch = _design(work, server.base_url, requests)
             ours: list[float] = []
             sdk: list[float] = []
+            floor: list[float] = []
             for number in range(rounds + 1):  # round 0 warms the page cache and the server
                 run = work / f"run-{number}"
                 shutil.copytree(design, run)
@@ -86,15 +89,25 @@ def workload(requests: int, latency: int, per_side: int, rounds: int) -> dict[st
                     [sys.executable, str(HERE / "sdk_baseline.py"), str(batch),
                      server.base_url, str(2 * per_side), str(out)]
                 )  # fmt: skip
+                bare = _run(
+                    [sys.executable, str(HERE / "floor_client.py"), str(batch), server.base_url,
+                     str(2 * per_side)]
+                )  # fmt: skip
                 lines = len((run / "responses.jsonl").read_bytes().splitlines())
                 assert lines == requests, f"bt-generate wrote {lines} rows, expected {requests}"
                 if number:
                     ours.append(mine)
                     sdk.append(theirs)
+                    floor.append(bare)
     finally:
         server.close()
     ideal = math.ceil(requests / (2 * per_side)) * latency / 1000
-    return {"ours": statistics.median(ours), "sdk": statistics.median(sdk), "ideal": ideal}
+    return {
+        "ours": statistics.median(ours),
+        "sdk": statistics.median(sdk),
+        "floor": statistics.median(floor),
+        "ideal": ideal,
+    }
 
 
 def main() -> int:
@@ -104,15 +117,19 @@ def main() -> int:
     missed: list[str] = []
     print(f"whole bt-generate process vs the openai SDK process, medians of {rounds} rounds")
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores")
-    print(f"{'workload':<28}{'bt-generate':>12}{'SDK':>8}{'ideal':>8}{'/SDK':>7}{'/ideal':>8}")
+    print(
+        f"{'workload':<28}{'bt-generate':>12}{'SDK':>8}{'floor':>8}{'ideal':>8}{'/SDK':>7}"
+        f"{'/ideal':>8}{'floor/ideal':>12}"
+    )
     for requests, latency, per_side in WORKLOADS:
         result = workload(requests, latency, per_side, rounds)
         to_sdk = result["ours"] / result["sdk"]
         to_ideal = result["ours"] / result["ideal"] if result["ideal"] else math.nan
         name = f"{requests} req @{latency} ms, {per_side}/side"
+        floor_ideal = result["floor"] / result["ideal"] if result["ideal"] else math.nan
         print(
-            f"{name:<28}{result['ours']:>11.2f}s{result['sdk']:>7.2f}s{result['ideal']:>7.2f}s"
-            f"{to_sdk:>7.2f}{to_ideal:>8.2f}"
+            f"{name:<28}{result['ours']:>11.2f}s{result['sdk']:>7.2f}s{result['floor']:>7.2f}s"
+            f"{result['ideal']:>7.2f}s{to_sdk:>7.2f}{to_ideal:>8.2f}{floor_ideal:>12.2f}"
         )
         verdicts = [(f"{name}: {to_sdk:.2f}x the SDK (target <= 1.00)", to_sdk <= 1.0)]
         if latency:
