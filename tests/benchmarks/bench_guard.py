@@ -78,6 +78,10 @@ class InstantClient:
     def sends_seed(self, side: str) -> bool:
         return True
 
+    def ceiling(self, side: str) -> int:
+        """No per-side limit of its own: the run's --concurrency decides."""
+        return 0
+
     async def complete(
         self, side: str, messages: Sequence[ChatMessage], *, seed: int | None = None
     ) -> Completion:
