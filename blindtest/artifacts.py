@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import orjson
 
@@ -652,12 +652,11 @@ def make_dir(directory: Path) -> list[Path]:
     return list(reversed(missing))
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so a reader sees the old file or the new one, never half.
-
-    An OS error (no such directory, read-only or full disk) is ``BadInput`` naming the path and
-    the reason, and leaves no temporary file behind.
-    """
+@contextlib.contextmanager
+def _replacing(path: Path, buffering: int = -1) -> Iterator[BinaryIO]:
+    """A temporary file beside ``path`` that replaces it, synced, when the block ends; any
+    error (an invalid record, a full disk) removes it and leaves ``path`` as it was. An OS
+    error is ``BadInput`` naming the path and the reason."""
     make_dir(path.parent)
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -665,8 +664,8 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         raise cannot_write(path, error) from None
     try:
         os.fchmod(fd, file_mode())
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        with os.fdopen(fd, "wb", buffering=buffering) as handle:
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, path)
@@ -677,6 +676,16 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
             raise cannot_write(path, error) from None
         raise
     _fsync_dir(path.parent)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so a reader sees the old file or the new one, never half.
+
+    An OS error (no such directory, read-only or full disk) is ``BadInput`` naming the path and
+    the reason, and leaves no temporary file behind.
+    """
+    with _replacing(path) as handle:
+        handle.write(data)
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -709,28 +718,11 @@ def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]], name: str, *, 
     generator of 30,000 trials is never held whole); an invalid one removes it and leaves
     ``path`` as it was."""
     claim_output(path, name, force=force)
-    make_dir(path.parent)
-    try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as error:
-        raise cannot_write(path, error) from None
     count = 0
-    try:
-        os.fchmod(fd, file_mode())
-        with os.fdopen(fd, "wb", buffering=1 << 16) as handle:
-            for count, record in enumerate(records, start=1):
-                validate(record, name, f"{path.name}:{count}")
-                handle.write(dump_line(record))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException as error:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        if isinstance(error, OSError):
-            raise cannot_write(path, error) from None
-        raise
-    _fsync_dir(path.parent)
+    with _replacing(path, buffering=1 << 16) as handle:
+        for count, record in enumerate(records, start=1):
+            validate(record, name, f"{path.name}:{count}")
+            handle.write(dump_line(record))
     return count
 
 
