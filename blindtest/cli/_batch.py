@@ -34,6 +34,22 @@ if TYPE_CHECKING:
 Say = Callable[[str], None]
 
 
+def _submit_progress(fmt: str, quiet: bool) -> Callable[[str, bool], None] | None:
+    """``--batch``'s progress line (on a terminal only); refuses a format it cannot submit."""
+    if fmt != "openai":
+        raise BadInput(
+            "--batch speaks OpenAI's Batch API; for Anthropic, --batch-export FILE "
+            "--batch-format anthropic and submit it there"
+        )
+    if quiet or not sys.stderr.isatty():
+        return None
+
+    def progress(line: str, final: bool) -> None:
+        click.echo(f"\r{line}   ", err=True, nl=final)
+
+    return progress
+
+
 #: The two options bt-generate and bt-judge share word for word.
 _FORMAT_AND_POLL = [
     click.option(
@@ -128,17 +144,7 @@ def dispatch(
     elif batch["batch_import"]:
         import_files(run_dir, list(batch["batch_import"]), prices, quiet)
     else:
-        if fmt != "openai":
-            raise BadInput(
-                "--batch speaks OpenAI's Batch API; for Anthropic, --batch-export FILE "
-                "--batch-format anthropic and submit it there"
-            )
-        progress = None
-        if not quiet and sys.stderr.isatty():
-
-            def progress(line: str, final: bool) -> None:
-                click.echo(f"\r{line}   ", err=True, nl=final)
-
+        progress = _submit_progress(fmt, quiet)
         submit(run_dir, prices, quiet, timeout, batch["poll_interval"], progress)
 
 
@@ -545,17 +551,7 @@ def judge_dispatch(work: JudgeBatch, batch: dict[str, Any], quiet: bool, timeout
     elif batch["batch_import"]:
         judge_import(work, list(batch["batch_import"]), quiet, say)
     else:
-        if batch["batch_format"] != "openai":
-            raise BadInput(
-                "--batch speaks OpenAI's Batch API; for Anthropic, --batch-export FILE "
-                "--batch-format anthropic and submit it there"
-            )
-        progress = None
-        if not quiet and sys.stderr.isatty():
-
-            def progress(line: str, final: bool) -> None:
-                click.echo(f"\r{line}   ", err=True, nl=final)
-
+        progress = _submit_progress(batch["batch_format"], quiet)
         judge_submit(work, quiet, timeout, batch["poll_interval"], progress, say)
 
 
