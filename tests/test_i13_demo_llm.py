@@ -32,6 +32,7 @@ def test_i13_13_demo_llm_runs_the_chain_and_a_rerun_resumes(tmp_path: Path) -> N
     out = first.stdout + first.stderr
     assert "LLM judge sim-judge-fair (20 comparisons judged)" in out
     assert "position swap: both passes agreed" in out
+    assert "Hidden controls: 4 of the 24 comparisons showed one model on both sides" in out
     assert "--judge llm:sim-judge-fair --show-prompt 1" in out
     kept = {
         name: (run / name).read_bytes()
@@ -41,7 +42,7 @@ def test_i13_13_demo_llm_runs_the_chain_and_a_rerun_resumes(tmp_path: Path) -> N
     again = demo_llm(run)
     assert again.returncode == 0, again.stderr
     assert f"resuming the demo in {run}/ (nothing is deleted)" in again.stderr
-    assert "judged 0 of 20 trials (20 of 20 in all)" in again.stderr + again.stdout
+    assert "judged 0 of 24 trials (24 of 24 in all)" in again.stderr + again.stdout
     assert "0 requests" in again.stderr + again.stdout
     for name, data in kept.items():
         assert (run / name).read_bytes() == data, name

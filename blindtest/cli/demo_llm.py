@@ -1,9 +1,10 @@
 """``make demo-llm``: the whole chain judged by a simulated LLM judge (issue 13).
 
-Starts the simulator on a free 127.0.0.1 port, then runs design (preference, bundled prompts)
--> generate -> ``bt-judge --judge llm:sim-judge-fair`` (spec 003's prompt, position swap) ->
-audit -> analyze through the real commands. The report ends with the judge's diagnostics:
-position, length and markdown preferences, swap consistency, leakage, retries and tokens.
+Starts the simulator on a free 127.0.0.1 port, then runs design (preference, bundled prompts,
+4 hidden control trials that measure the judge where there is nothing to find) -> generate ->
+``bt-judge --judge llm:sim-judge-fair`` (spec 003's prompt, position swap) -> audit -> analyze
+through the real commands. The report ends with the judge's diagnostics: position, length and
+markdown preferences, swap consistency, its control results, leakage, retries and tokens.
 Simulated models and a simulated judge: it shows how an LLM judge is run and checked, and says
 nothing about real models.
 
@@ -48,7 +49,7 @@ def run_demo(run_dir: Path) -> int:
                 _stage(
                     "design", str(run_dir), "--demo", "--protocol", "preference", "--a",
                     "sim-large", "--b", "sim-small", "--a-url", url, "--b-url", url, "--seed",
-                    "demo-llm",
+                    "demo-llm", "--controls", "4",
                 )  # fmt: skip
             except artifacts.DesignDiffers as error:
                 raise BadInput(
