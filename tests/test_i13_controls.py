@@ -528,3 +528,35 @@ def test_i13_07_schema_takes_control_on_preference_entries_only(
     for broken in (bad_side, triangle):
         with pytest.raises(BadInput):
             artifacts.validate(broken, "design", artifacts.DESIGN)
+
+
+def test_i13_07_llm_judge_spend_counts_the_controls_it_was_asked(
+    invoke: Any, simulator: Any, tmp_path: Path
+) -> None:
+    """The judge's requests, tokens and cost in the report are what it spent, hidden controls
+    included (a user compares them with the bill); its other diagnostics cover the real
+    trials only."""
+    from test_i13_llm_judge import judge_requests
+
+    url = simulator.base_url
+    run = tmp_path / "run"
+    made = invoke(
+        "design", run, "--demo", "--protocol", "preference", "--trials", 8, "--controls", 2,
+        "--a", "sim-large", "--b", "sim-small", "--a-url", url, "--b-url", url, "--seed", "spend",
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    judged = invoke(
+        "judge", run, "--judge", "llm:sim-judge-fair", "--judge-url", url, "--price", "1,2"
+    )
+    assert judged.exit_code == 0, judged.output
+    asked = len(judge_requests(simulator))
+    assert asked == 20  # 10 comparisons, two passes each
+    assert invoke("analyze", run).exit_code == 0
+    report = orjson.loads((run / "report.json").read_bytes())
+    (found,) = report["llm_judges"]["judges"]
+    assert found["comparisons"] == 8
+    assert found["requests"] == asked
+    picks = [orjson.loads(line) for line in (run / "picks.jsonl").read_bytes().splitlines()]
+    assert found["tokens"] == sum(p["tokens"]["prompt"] + p["tokens"]["completion"] for p in picks)
+    assert found["cost"] == pytest.approx(sum(p["cost"] for p in picks))

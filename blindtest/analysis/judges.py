@@ -77,15 +77,10 @@ def _lines(found: JudgeDiagnostics, protocol: str) -> list[str]:
     return lines
 
 
-def llm_section(
-    design: Mapping[str, Any],
-    view: JudgeView,
+def _llm_records(
     files: Sequence[PicksFile],
-    controls: Mapping[str, ControlResult] | None = None,
-) -> dict[str, Any] | None:
-    """``report["llm_judges"]``: each LLM judge's diagnostics and screen lines, or None when
-    no LLM judge is in the files. ``controls`` (hidden control trials, issue 13 item 7): each
-    judge's control results, added to its diagnostics; the files then hold the real trials."""
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+    """Each LLM judge's pick records (every pass) and failure rows in ``files``."""
     records: dict[str, list[dict[str, Any]]] = {}
     failures: dict[str, list[dict[str, Any]]] = {}
     for file in files:
@@ -95,8 +90,26 @@ def llm_section(
         for row in file.failures:
             if row.get("judge_kind") == "llm":
                 failures.setdefault(str(row["judge"]), []).append(dict(row))
+    return records, failures
+
+
+def llm_section(
+    design: Mapping[str, Any],
+    view: JudgeView,
+    files: Sequence[PicksFile],
+    controls: Mapping[str, ControlResult] | None = None,
+    *,
+    spent_in: Sequence[PicksFile] | None = None,
+) -> dict[str, Any] | None:
+    """``report["llm_judges"]``: each LLM judge's diagnostics and screen lines, or None when
+    no LLM judge is in the files. ``controls`` (hidden control trials, issue 13 item 7): each
+    judge's control results, added to its diagnostics; the files then hold the real trials,
+    and ``spent_in`` every trial judged, so requests, tokens and cost are what the judge spent
+    (controls included), not only its share of the test."""
+    records, failures = _llm_records(files)
     if not records and not failures:
         return None
+    spent_records, spent_failures = _llm_records(spent_in) if spent_in is not None else ({}, {})
     options = {t.number: t.options for t in view.trials}
     judges = []
     lines: list[str] = []
@@ -109,6 +122,22 @@ def llm_section(
             options,
             design["models"],
         )
+        if judge in spent_records or judge in spent_failures:
+            spent = diagnose(
+                judge,
+                view.protocol,
+                spent_records.get(judge, []),
+                spent_failures.get(judge, []),
+                options,
+                design["models"],
+            )
+            found = replace(
+                found,
+                requests=spent.requests,
+                retries=spent.retries,
+                tokens=spent.tokens,
+                cost=spent.cost,
+            )
         diagnostics = found.to_dict()
         lines += _lines(found, view.protocol)
         control = (controls or {}).get(judge)

@@ -145,7 +145,13 @@ def analyze_run(
         design = main_design(design)
         picks = without_controls(picks, controls)
         files = main_files(files, controls)
-    machine = llm_section(design, view, files, control_results(all_files, controls))
+    machine = llm_section(
+        design,
+        view,
+        files,
+        control_results(all_files, controls),
+        spent_in=all_files if files is not all_files else None,
+    )
     picks = kept_picks(picks)
     inputs = {artifacts.DESIGN: loaded.sha256}
     for path in paths:
