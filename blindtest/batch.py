@@ -31,12 +31,15 @@ import re
 from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
 from blindtest.errors import BadInput
 from blindtest.wire import ParsedCompletion, ServerError, parse_completion, parse_error
+
+if TYPE_CHECKING:
+    from blindtest.client import Completion, CompletionKind
 
 __all__ = [
     "ANTHROPIC_DEFAULT_MAX_TOKENS",
@@ -433,3 +436,44 @@ def _sort(
             if _answers(result):
                 answered_here.add(key)
     return sorted_
+
+
+def result_completion(result: BatchResult, role: str, *, seed: int | None = None) -> Completion:
+    """A batch result as the :class:`~blindtest.client.Completion` a live call returns (one
+    attempt, untimed): an answer read as a live answer is, a failure with the kind a live
+    call's status would give it (429 rate limited, 5xx/408/409 server error, else rejected)."""
+    from blindtest.client import Completion
+
+    parsed = result.completion
+    if parsed is not None:
+        return Completion(
+            role,
+            parsed.kind,
+            parsed.text if parsed.ok else "",
+            parsed.finish_reason,
+            parsed.usage,
+            0.0,
+            1,
+            result.status,
+            model=parsed.model,
+            refused=parsed.kind == "refusal",
+            refusal=parsed.refusal,
+            truncated=parsed.truncated,
+            response_id=parsed.response_id,
+            error=None if parsed.ok else f"batch result: {parsed.detail}",
+            seed=seed,
+            reasoning=parsed.reasoning,
+        )
+    status = result.status
+    kind: CompletionKind = (
+        "rate_limited"
+        if status == 429
+        else "server_error"
+        if status is None or status >= 500 or status in (408, 409)
+        else "rejected"
+    )
+    said = (result.said or ServerError("failed")).message
+    shown = f"HTTP {status}: " if status is not None else ""
+    return Completion(
+        role, kind, "", None, None, 0.0, 1, status, error=f"batch result: {shown}{said}", seed=seed
+    )

@@ -34,13 +34,12 @@ from blindtest.artifact_types import (
     UsageRecord,
 )
 from blindtest.artifacts import Columns, JsonObject, schema_tag
-from blindtest.batch import BatchResult, custom_id, parse_custom_id
+from blindtest.batch import BatchResult, custom_id, parse_custom_id, result_completion
 from blindtest.client import (
     DEFAULT_CONCURRENCY,
     DEFAULT_TIMEOUT,
     ChatClient,
     Completion,
-    CompletionKind,
     Endpoint,
 )
 from blindtest.endpoints import is_loopback
@@ -1503,61 +1502,20 @@ class BatchImport:
     skipped: int = 0
 
 
-def _batch_failure_kind(result: BatchResult) -> CompletionKind:
-    status, said = result.status, result.said or ServerError("")
-    if prompt_too_long(status, said):
-        return "too_long"
-    if status == 429:
-        return "rate_limited"
-    if status is None or status >= 500 or status in (408, 409):
-        return "server_error"
-    return "rejected"
-
-
 def _batch_completion(design: DesignRecord, slot: Slot, result: BatchResult) -> Completion:
     seed = slot_seed(design["seed"], slot.trial, slot.slot) if result.fmt == "openai" else None
-    parsed = result.completion
-    if parsed is not None:
-        error = None if parsed.ok else f"batch result: {parsed.detail}"
-        return Completion(
-            slot.side,
-            parsed.kind,
-            parsed.text if parsed.ok else "",
-            parsed.finish_reason,
-            parsed.usage,
-            0.0,
-            1,
-            result.status,
-            model=parsed.model,
-            refused=parsed.kind == "refusal",
-            refusal=parsed.refusal,
-            truncated=parsed.truncated,
-            response_id=parsed.response_id,
-            error=error,
-            seed=seed,
-            reasoning=parsed.reasoning,
+    completion = result_completion(result, slot.side, seed=seed)
+    said = result.said or ServerError("failed")
+    if result.completion is None and prompt_too_long(result.status, said):
+        # One prompt too long for the model is this slot's failure, as in a live run.
+        shown = f"HTTP {result.status}: " if result.status is not None else ""
+        return replace(
+            completion,
+            kind="too_long",
+            error=f"trial {slot.trial}, prompt {slot.prompt_id}: the prompt is too long for "
+            f"the server ({shown}{said.message})",
         )
-    kind = _batch_failure_kind(result)
-    said = (result.said or ServerError("failed")).message
-    status = f"HTTP {result.status}: " if result.status is not None else ""
-    error = f"batch result: {status}{said}"
-    if kind == "too_long":
-        error = (
-            f"trial {slot.trial}, prompt {slot.prompt_id}: the prompt is too long for the "
-            f"server ({status}{said})"
-        )
-    return Completion(
-        slot.side,
-        kind,
-        "",
-        None,
-        None,
-        0.0,
-        1,
-        result.status,
-        error=error,
-        seed=seed,
-    )
+    return completion
 
 
 def batch_rows(

@@ -37,8 +37,15 @@ from typing import Any, cast
 
 import orjson
 
-from blindtest.batch import BatchResult, Triage, custom_id, parse_custom_id, triage
-from blindtest.client import Completion, CompletionKind
+from blindtest.batch import (
+    BatchResult,
+    Triage,
+    custom_id,
+    parse_custom_id,
+    result_completion,
+    triage,
+)
+from blindtest.client import Completion
 from blindtest.errors import BadInput
 from blindtest.judge import JudgeRun, PicksFile, Trial
 from blindtest.judges import JudgeKind, JudgeSetup
@@ -49,7 +56,7 @@ from blindtest.llm_judge import (
     prompt_fields,
     response_format,
 )
-from blindtest.wire import ChatMessage, ServerError
+from blindtest.wire import ChatMessage
 
 __all__ = [
     "BatchReplayJudge",
@@ -309,48 +316,9 @@ class _Sorter:
 # --------------------------------------------------------------------------- replay
 
 
-def _failure_kind(result: BatchResult) -> CompletionKind:
-    status = result.status
-    if status == 429:
-        return "rate_limited"
-    if status is None or status >= 500 or status in (408, 409):
-        return "server_error"
-    return "rejected"
-
-
 def completion_of(result: BatchResult) -> Completion:
-    """A batch result as the :class:`Completion` a live call returns (one attempt, untimed)."""
-    parsed = result.completion
-    if parsed is not None:
-        return Completion(
-            "judge",
-            parsed.kind,
-            parsed.text if parsed.ok else "",
-            parsed.finish_reason,
-            parsed.usage,
-            0.0,
-            1,
-            result.status,
-            model=parsed.model,
-            refused=parsed.kind == "refusal",
-            refusal=parsed.refusal,
-            truncated=parsed.truncated,
-            response_id=parsed.response_id,
-            error=None if parsed.ok else f"batch result: {parsed.detail}",
-        )
-    said = (result.said or ServerError("failed")).message
-    status = f"HTTP {result.status}: " if result.status is not None else ""
-    return Completion(
-        "judge",
-        _failure_kind(result),
-        "",
-        None,
-        None,
-        0.0,
-        1,
-        result.status,
-        error=f"batch result: {status}{said}",
-    )
+    """A batch result as the :class:`Completion` a live judge call returns."""
+    return result_completion(result, "judge")
 
 
 class BatchReplayJudge(LlmJudge):
