@@ -19,6 +19,7 @@ Use from any test module with ``from endpoint_fixtures import *`` (``tests/conft
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,7 +29,7 @@ import orjson
 import pytest
 from jsonschema import Draft202012Validator
 
-from blindtest.client import Endpoint
+from blindtest.client import BatchClient, Endpoint
 from blindtest.simulator import Simulator, SimulatorConfig, running
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "sim_endpoint",
     "sim_key",
     "simulator",
+    "through_batch_api",
     "validator_for",
 ]
 
@@ -92,3 +94,24 @@ def sim_endpoint(simulator: Simulator, request: pytest.FixtureRequest) -> Callab
         return Endpoint(simulator.base_url, model, **options)
 
     return make
+
+
+def through_batch_api(simulator: Simulator, data: bytes) -> tuple[bytes, bytes]:
+    """A batch input file through the simulator's Batch API: upload, create the batch, poll
+    until it ends, download; its output and error files (empty when it has none)."""
+
+    async def cycle() -> tuple[bytes, bytes]:
+        async with BatchClient(Endpoint(simulator.base_url, "any")) as api:
+            uploaded = await api.upload("input.jsonl", data)
+            batch = await api.create(str(uploaded["id"]))
+            while batch["status"] not in ("completed", "expired", "failed", "cancelled"):
+                await asyncio.sleep(0.02)
+                batch = await api.retrieve(str(batch["id"]))
+            out = batch["output_file_id"]
+            err = batch["error_file_id"]
+            return (
+                await api.content(str(out)) if out else b"",
+                await api.content(str(err)) if err else b"",
+            )
+
+    return asyncio.run(cycle())

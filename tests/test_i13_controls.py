@@ -4,7 +4,6 @@ indistinguishable before judging, left out of the A-vs-B test and reported per j
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import re
 from collections import Counter
@@ -14,13 +13,13 @@ from typing import Any
 
 import orjson
 import pytest
-from test_i15_batch import _through_batch_api
 
 from blindtest import artifacts
 from blindtest.design import build_arrangement
 from blindtest.simulator import Simulator
 
 from conftest import Invoke
+from endpoint_fixtures import through_batch_api
 
 
 @pytest.fixture(autouse=True)
@@ -286,7 +285,7 @@ def test_i13_07_batch_export_and_import_with_controls_equal_a_live_run(
     assert invoke("generate", batch, "--batch-export", out).exit_code == 0
     assert len(lines(out)) == 28
     assert b"control" not in out.read_bytes().lower()
-    output, errors = asyncio.run(_through_batch_api(simulator, out.read_bytes()))
+    output, errors = through_batch_api(simulator, out.read_bytes())
     assert errors == b""
     results = tmp_path / "results.jsonl"
     results.write_bytes(output)

@@ -5,14 +5,12 @@ counted per response, per side in audit.json, and disclosed in the report after 
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from test_i15_batch import _through_batch_api
 
 from blindtest import artifacts
 from blindtest.identity import (
@@ -29,6 +27,7 @@ from blindtest.simulator import Simulator
 from blindtest.verify import verify_run
 
 from conftest import Invoke
+from endpoint_fixtures import through_batch_api
 
 T = DEFAULT_TOKEN
 CONFIG = identity_config(True, [], ["sim-large", "sim-small"])
@@ -405,7 +404,7 @@ def test_i13_06_batch_import_goes_through_the_same_stripping(
     assert invoke("generate", live, "--quiet").exit_code == 0
     exported = tmp_path / "in.jsonl"
     assert invoke("generate", batch, "--batch-export", exported).exit_code == 0
-    output, _ = asyncio.run(_through_batch_api(simulator, exported.read_bytes()))
+    output, _ = through_batch_api(simulator, exported.read_bytes())
     results = tmp_path / "out.jsonl"
     results.write_bytes(output)
     imported = invoke("generate", batch, "--batch-import", results)

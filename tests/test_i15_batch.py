@@ -3,7 +3,6 @@ through the simulator's Batch API, and Anthropic's Message Batches format."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import subprocess
@@ -19,10 +18,10 @@ from test_generate import make_design, rows
 from blindtest import artifacts
 from blindtest.batch import split_parts
 from blindtest.cli._batch import part_paths
-from blindtest.client import BatchClient, Endpoint
 from blindtest.simulator import Simulator
 
 from conftest import Invoke
+from endpoint_fixtures import through_batch_api
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -31,19 +30,6 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 def _by_slot(run: Path) -> dict[tuple[int, int], dict[str, Any]]:
     return {(r["trial"], r["slot"]): r for r in rows(run) if r["status"] == "ok"}
-
-
-async def _through_batch_api(simulator: Simulator, data: bytes) -> tuple[bytes, bytes]:
-    """Upload a batch input file to the simulator, create the batch, poll, download."""
-    async with BatchClient(Endpoint(simulator.base_url, "any")) as api:
-        uploaded = await api.upload("input.jsonl", data)
-        batch = await api.create(str(uploaded["id"]))
-        while batch["status"] not in ("completed", "expired", "failed", "cancelled"):
-            await asyncio.sleep(0.02)
-            batch = await api.retrieve(str(batch["id"]))
-        out = await api.content(str(batch["output_file_id"])) if batch["output_file_id"] else b""
-        err = await api.content(str(batch["error_file_id"])) if batch["error_file_id"] else b""
-        return out, err
 
 
 # ------------------------------------------------------------------------------ 1. export
@@ -113,7 +99,7 @@ def test_i15_done_300_slots_exported_run_through_batch_api_imported_equal_a_live
     out = tmp_path / "batch.jsonl"
     assert invoke("generate", batch, "--batch-export", out).exit_code == 0
     assert len(_lines(out)) == 300
-    output, errors = asyncio.run(_through_batch_api(simulator, out.read_bytes()))
+    output, errors = through_batch_api(simulator, out.read_bytes())
     assert errors == b""
     results = tmp_path / "results.jsonl"
     results.write_bytes(output)
@@ -144,7 +130,7 @@ def _exported_and_answered(
     make_design(invoke, run, simulator, tmp_path, *extra, trials=6)
     out = tmp_path / f"{run.name}-in.jsonl"
     assert invoke("generate", run, "--batch-export", out).exit_code == 0
-    output, _ = asyncio.run(_through_batch_api(simulator, out.read_bytes()))
+    output, _ = through_batch_api(simulator, out.read_bytes())
     results = tmp_path / f"{run.name}-out.jsonl"
     results.write_bytes(output)
     return results
@@ -515,7 +501,7 @@ def test_i15_01_export_over_the_request_limit_writes_numbered_parts_that_import_
     assert not (tmp_path / "batch.jsonl").exists()
     outputs = []
     for n, part in enumerate(parts, start=1):
-        output, _ = asyncio.run(_through_batch_api(simulator, part.read_bytes()))
+        output, _ = through_batch_api(simulator, part.read_bytes())
         (tmp_path / f"out{n}.jsonl").write_bytes(output)
         outputs += ["--batch-import", tmp_path / f"out{n}.jsonl"]
     result = invoke("generate", run, *outputs)

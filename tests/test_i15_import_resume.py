@@ -7,7 +7,6 @@ the whole import with nothing written. For bt-generate and for an LLM judge alik
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -20,10 +19,10 @@ from test_generate import make_design, rows
 from test_i15_judge_batch import exported_and_answered, judge, lines, make_run
 
 from blindtest import artifacts
-from blindtest.client import BatchClient, Endpoint
 from blindtest.simulator import Simulator
 
 from conftest import Invoke
+from endpoint_fixtures import through_batch_api
 
 #: Runs a command of the CLI and kills itself (SIGKILL, as kill -9) when it is about to
 #: append its (k+1)-th row to a JSONL artifact: an import cut short mid-way, deterministically.
@@ -51,16 +50,6 @@ def _killed(limit: int, *argv: Any) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(command, env=env, capture_output=True)
 
 
-async def _through_batch_api(simulator: Simulator, data: bytes) -> bytes:
-    async with BatchClient(Endpoint(simulator.base_url, "any")) as api:
-        uploaded = await api.upload("input.jsonl", data)
-        batch = await api.create(str(uploaded["id"]))
-        while batch["status"] not in ("completed", "expired", "failed", "cancelled"):
-            await asyncio.sleep(0.02)
-            batch = await api.retrieve(str(batch["id"]))
-        return await api.content(str(batch["output_file_id"]))
-
-
 def _slot_results(invoke: Invoke, tmp_path: Path, simulator: Simulator, run: Path) -> Path:
     """A design of 20 trials (60 slots) in ``run``, exported and answered by the simulator's
     Batch API: the results file."""
@@ -68,7 +57,7 @@ def _slot_results(invoke: Invoke, tmp_path: Path, simulator: Simulator, run: Pat
     requests = tmp_path / f"{run.name}-in.jsonl"
     assert invoke("generate", run, "--batch-export", requests).exit_code == 0
     results = tmp_path / f"{run.name}-out.jsonl"
-    results.write_bytes(asyncio.run(_through_batch_api(simulator, requests.read_bytes())))
+    results.write_bytes(through_batch_api(simulator, requests.read_bytes())[0])
     return results
 
 

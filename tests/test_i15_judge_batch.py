@@ -6,7 +6,6 @@ simulator's Batch API and its judge models."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -16,10 +15,10 @@ from typing import Any
 import orjson
 import pytest
 
-from blindtest.client import BatchClient, Endpoint
 from blindtest.simulator import Simulator
 
 from conftest import Invoke
+from endpoint_fixtures import through_batch_api
 
 JUDGE = "sim-judge-fair"
 #: What a batch-imported pick must share with the live run's.
@@ -54,19 +53,6 @@ def make_run(
     return run
 
 
-async def through_batch_api(simulator: Simulator, data: bytes) -> tuple[bytes, bytes]:
-    """Upload a batch input file to the simulator, create the batch, poll, download."""
-    async with BatchClient(Endpoint(simulator.base_url, "any")) as api:
-        uploaded = await api.upload("input.jsonl", data)
-        batch = await api.create(str(uploaded["id"]))
-        while batch["status"] not in ("completed", "expired", "failed", "cancelled"):
-            await asyncio.sleep(0.02)
-            batch = await api.retrieve(str(batch["id"]))
-        out = await api.content(str(batch["output_file_id"])) if batch["output_file_id"] else b""
-        err = await api.content(str(batch["error_file_id"])) if batch["error_file_id"] else b""
-        return out, err
-
-
 def judge(
     invoke: Invoke, run: Path, out: Path, *extra: Any, model: str = JUDGE, url: str = ""
 ) -> Any:
@@ -82,7 +68,7 @@ def exported_and_answered(
     requests = run.parent / f"{name}-in.jsonl"
     made = judge(invoke, run, out, "--batch-export", requests, model=model, url=simulator.base_url)
     assert made.exit_code == 0, made.output
-    output, errors = asyncio.run(through_batch_api(simulator, requests.read_bytes()))
+    output, errors = through_batch_api(simulator, requests.read_bytes())
     results = run.parent / f"{name}-out.jsonl"
     results.write_bytes(output + errors)
     return requests, results
@@ -366,7 +352,7 @@ def test_i15_judge_export_split_into_parts_that_import_together(
     assert [len(lines(p)) for p in parts] == [3, 3, 2]
     outputs = []
     for number, part in enumerate(parts, start=1):
-        output, _ = asyncio.run(through_batch_api(simulator, part.read_bytes()))
+        output, _ = through_batch_api(simulator, part.read_bytes())
         outputs.append(tmp_path / f"out{number}.jsonl")
         outputs[-1].write_bytes(output)
     imported = judge(invoke, run, out, "--batch-import", *outputs)
@@ -433,7 +419,7 @@ def test_i15_02_batch_import_takes_several_files_after_one_flag(
     assert made.exit_code == 0, made.output
     requests = tmp_path / "in.jsonl"
     assert invoke("generate", run, "--batch-export", requests).exit_code == 0
-    output, _ = asyncio.run(through_batch_api(simulator, requests.read_bytes()))
+    output, _ = through_batch_api(simulator, requests.read_bytes())
     halves = [tmp_path / "h1.jsonl", tmp_path / "h2.jsonl"]
     rows = output.splitlines(keepends=True)
     halves[0].write_bytes(b"".join(rows[:4]))
