@@ -22,14 +22,17 @@ def __getattr__(name: str) -> Any:
 
 
 def _run(stage: str) -> None:
+    from blindtest.cli._common import console_script
+
     module = importlib.import_module(f"blindtest.cli.{stage}")
-    getattr(module, stage).main(prog_name=f"bt-{stage}")
+    console_script(lambda: getattr(module, stage).main(prog_name=f"bt-{stage}"))
 
 
 def main() -> None:
+    from blindtest.cli._common import console_script
     from blindtest.cli._group import cli
 
-    cli.main()
+    console_script(cli.main)
 
 
 def design_main() -> None:
