@@ -1350,22 +1350,29 @@ def _lean_parts(path: Path) -> tuple[bytes, dict[str, Columns], str] | None:  # 
 
 
 def _validate_lean(skeleton: JsonObject, lists: Mapping[str, Columns]) -> None:
-    """Validate a design read by parts exactly as the whole would be: the document with one
-    entry of each long list, then every entry of a shape not yet seen in its place (the
-    lists' only own rule is minItems 1; everything else is per entry)."""
+    """Validate a design read by parts exactly as the whole would be. The lists' only own rule
+    is minItems 1; everything else is per entry, and entries of one shape (`_shape`) are valid
+    or not together. So the document holding one entry of each shape in each list is checked
+    once; only if it fails is it taken apart (the document with one entry of each list, then
+    each shape in its place) to name the first error as the whole file's check would."""
+    rules = _shape_rules()
+    firsts: dict[str, list[tuple[int, Any]]] = {}
+    for key, entries in lists.items():
+        seen: dict[Any, tuple[int, Any]] = {}
+        for position, entry in enumerate(entries):
+            seen.setdefault(_shape(entry, rules), (position, entry))
+        firsts[key] = list(seen.values())
+    every_shape = dict(skeleton) | {key: [e for _, e in found] for key, found in firsts.items()}
+    if validator("design").is_valid(every_shape):
+        return
     from jsonschema.exceptions import best_match
 
     probe = dict(skeleton)
     for key, entries in lists.items():
         probe[key] = entries[:1]
     validate(probe, "design", DESIGN)
-    rules = _shape_rules()
-    for key, entries in lists.items():
-        seen: set[Any] = set()
-        for position, entry in enumerate(entries):
-            shape = _shape(entry, rules)
-            if shape in seen:
-                continue
+    for key, found in firsts.items():
+        for position, entry in found:
             error = best_match(validator("design").iter_errors({**probe, key: [entry]}))
             if error is not None:
                 where = list(error.absolute_path)
@@ -1373,7 +1380,6 @@ def _validate_lean(skeleton: JsonObject, lists: Mapping[str, Columns]) -> None:
                     where[1] = position
                 pointer = "/" + "/".join(str(part) for part in where)
                 raise BadInput(f"{DESIGN}: {pointer}: {error.message}")
-            seen.add(shape)
 
 
 def load_design_lean(run_dir: Path) -> LoadedDesign:

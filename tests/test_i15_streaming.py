@@ -65,6 +65,32 @@ def test_i15_06_a_design_read_by_parts_is_refused_as_the_whole_one_is(
         artifacts.load_design_lean(run)
 
 
+@pytest.mark.parametrize(
+    ("spoil", "pointer"),
+    [
+        (lambda d: d["prompts"][4].update(text=""), "/prompts/4/text"),
+        (lambda d: d["arrangement"][0].update(odd_position=0), "/arrangement/0/odd_position"),
+        (lambda d: d.update(protocol="tetrahedron"), "/protocol"),
+    ],
+)
+def test_i15_06_every_misfit_of_a_design_read_by_parts_is_named_as_the_whole_check_names_it(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator, spoil: Any, pointer: str
+) -> None:
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path, trials=9)
+    design = orjson.loads((run / "design.json").read_bytes())
+    spoil(design)
+    data = artifacts.dump_json(design)
+    (run / "design.json").write_bytes(data)
+    (run / "design.sha256").write_text(artifacts.sha256_bytes(data) + "\n")
+    with pytest.raises(BadInput) as whole:
+        artifacts.load_design(run)
+    with pytest.raises(BadInput) as lean:
+        artifacts.load_design_lean(run)
+    assert str(lean.value) == str(whole.value)
+    assert f"{pointer}:" in str(lean.value)
+
+
 def test_i15_06_a_design_laid_out_otherwise_is_read_whole(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
