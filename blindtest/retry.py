@@ -12,7 +12,6 @@ delay-seconds or an HTTP-date).
 
 from __future__ import annotations
 
-import email.utils
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -120,6 +119,8 @@ def retry_after(headers: Headers | None, *, clock: Callable[[], float] = time.ti
     if raw is None:
         return None
     try:
+        import email.utils  # deferred: an HTTP date is rare, and the import is ~3 ms of start-up
+
         parsed = email.utils.parsedate_tz(raw.strip())
         if parsed is None:
             return None

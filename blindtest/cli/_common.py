@@ -25,9 +25,9 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from blindtest import artifacts
-from blindtest.design import PROTOCOLS
 from blindtest.endpoints import DEFAULT_BASE_URL
 from blindtest.errors import BlindtestError, EndpointFailed, Interrupted
+from blindtest.protocols import PROTOCOLS  # not blindtest.design: bt-generate never loads it
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -111,7 +111,8 @@ def console_script(main: Callable[[], Any]) -> NoReturn:
     (aiohttp's SSL contexts, click, jsonschema): ~40 ms of a 3 s ``bt-generate`` run (issue 15
     item 6). The exit handlers still run (logging's flush among them) and the standard streams
     are flushed. Anything unusual ends the ordinary way: another thread still running, an
-    exit code that is a message, a stream that cannot be flushed (a closed pipe). Only the
+    exit code that is a message, a stream that cannot be flushed (a closed pipe), a profiler or
+    tracer watching (it writes its results at teardown). Only the
     console scripts call this; in-process callers (tests, ``CliRunner``) never do."""
     try:
         main()
@@ -119,7 +120,8 @@ def console_script(main: Callable[[], Any]) -> NoReturn:
     except SystemExit as raised:
         ending = raised
     code = 0 if ending.code is None else ending.code
-    if not isinstance(code, int) or threading.active_count() > 1:
+    watched = sys.getprofile() is not None or sys.gettrace() is not None  # cProfile, coverage
+    if not isinstance(code, int) or threading.active_count() > 1 or watched:
         raise ending
     atexit._run_exitfuncs()
     try:
@@ -459,7 +461,7 @@ design_options = grouped(
     ),
     click.option(
         "--protocol",
-        type=click.Choice(PROTOCOLS),
+        type=click.Choice(tuple(PROTOCOLS)),
         default="triangle",
         show_default=True,
         help="triangle: the judge picks the odd one of three (two from one model); pair: the "
