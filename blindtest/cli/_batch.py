@@ -36,11 +36,9 @@ Say = Callable[[str], None]
 
 def _submit_progress(fmt: str, quiet: bool) -> Callable[[str, bool], None] | None:
     """``--batch``'s progress line (on a terminal only); refuses a format it cannot submit."""
-    if fmt != "openai":
-        raise BadInput(
-            "--batch speaks OpenAI's Batch API; for Anthropic, --batch-export FILE "
-            "--batch-format anthropic and submit it there"
-        )
+    from blindtest.batch_run import check_submittable
+
+    check_submittable(fmt)
     if quiet or not sys.stderr.isatty():
         return None
 
@@ -148,23 +146,18 @@ def dispatch(
         submit(run_dir, prices, quiet, timeout, batch["poll_interval"], progress)
 
 
-def part_paths(path: Path, parts: int) -> list[Path]:
-    """``FILE`` for one part; ``STEM.partN.SUFFIX`` for N parts (``batch.part2.jsonl``)."""
-    if parts == 1:
-        return [path]
-    return [path.with_name(f"{path.stem}.part{n}{path.suffix}") for n in range(1, parts + 1)]
+def __getattr__(name: str) -> Any:
+    # part_paths moved to blindtest.batch_run; read on first use (start-up, issue 15 item 7).
+    if name == "part_paths":
+        from blindtest.batch_run import part_paths
 
-
-def _ours(path: Path, run: str) -> bool:
-    """An earlier export of this run (so it may be replaced): its first line's custom_id."""
-    with path.open("rb") as handle:
-        first = handle.readline()
-    return f'"custom_id":"bt-{run}-'.encode() in first
+        return part_paths
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def export(run_dir: Path, out: Path, fmt: str, say: Say) -> None:
     from blindtest import generate as lib
-    from blindtest.batch import request_lines, split_parts
+    from blindtest.batch_run import write_export
     from blindtest.slots import LAUNDER, SlotState, pending_work
 
     loaded = artifacts.load_design(run_dir)
@@ -176,17 +169,7 @@ def export(run_dir: Path, out: Path, fmt: str, say: Say) -> None:
         rest = f"; launder live: {stage_command('generate', run_dir)}" if launder else ""
         say(f"nothing to export: every slot is answered{rest}")
         return
-    parts = split_parts(request_lines(((cid, body) for _, cid, body in requests), fmt))
-    paths = part_paths(out, len(parts))
-    for path in paths:
-        if path.is_dir() or path.name in artifacts.RUN_FILE_KINDS:
-            raise BadInput(f"{path}: choose another name for the batch file")
-        if path.exists() and not _ours(path, loaded.sha256[:16]):
-            raise BadInput(
-                f"{path} exists and is not a batch file of this run; refusing to overwrite it"
-            )
-    for path, lines in zip(paths, parts, strict=True):
-        artifacts.write_bytes_atomic(path, b"".join(lines))
+    paths = write_export(out, ((cid, body) for _, cid, body in requests), fmt, loaded.sha256)
     sides = {side: sum(r[0] == side for r in requests) for side in ("A", "B")}
     names = ", ".join(str(p) for p in paths)
     say(
@@ -338,12 +321,10 @@ def _import_slots(
 def import_files(
     run_dir: Path, files: Sequence[Path], prices: dict[str, tuple[float, float]], quiet: bool
 ) -> None:
-    from blindtest.batch import read_results
+    from blindtest.batch_run import read_result_files
 
     loaded, io = _io(run_dir, quiet)
-    results: list[BatchResult] = []
-    for file in files:  # every file read and checked before anything is written
-        results += read_results(artifacts.read_bytes(file), str(file))
+    results = read_result_files(files)
     found, sorted_, trials = _import_slots(run_dir, loaded, results, prices, io)
     failed = sum(row["status"] != "ok" for row in found.rows)
     never = f"; {found.not_run} requests never ran (batch expired or cancelled)"
@@ -556,7 +537,7 @@ def judge_dispatch(work: JudgeBatch, batch: dict[str, Any], quiet: bool, timeout
 
 
 def judge_export(work: JudgeBatch, out: Path, fmt: str, say: Say) -> None:
-    from blindtest.batch import request_lines, split_parts
+    from blindtest.batch_run import write_export
     from blindtest.llm_batch import judge_requests
 
     requests = judge_requests(work.run, work.options, work.to_ask())
@@ -569,17 +550,8 @@ def judge_export(work: JudgeBatch, out: Path, fmt: str, say: Say) -> None:
         else:
             say(f"nothing to export: the judge {work.judge_id} has judged every trial")
         return
-    parts = split_parts(request_lines(((cid, body) for _, cid, body in requests), fmt))
-    paths = part_paths(out, len(parts))
-    for path in paths:
-        if path.is_dir() or path.name in artifacts.RUN_FILE_KINDS or path == work.out:
-            raise BadInput(f"{path}: choose another name for the batch file")
-        if path.exists() and not _ours(path, work.run.design_sha256[:16]):
-            raise BadInput(
-                f"{path} exists and is not a batch file of this run; refusing to overwrite it"
-            )
-    for path, lines in zip(paths, parts, strict=True):
-        artifacts.write_bytes_atomic(path, b"".join(lines))
+    pairs = ((cid, body) for _, cid, body in requests)
+    paths = write_export(out, pairs, fmt, work.run.design_sha256, taken=(work.out,))
     trials = len({trial for trial, _, _ in requests})
     names = ", ".join(str(p) for p in paths)
     say(
@@ -588,15 +560,6 @@ def judge_export(work: JudgeBatch, out: Path, fmt: str, say: Say) -> None:
         f"{work.options.model} in the {fmt} batch format; when the results are back: "
         f"{work.command('--batch-import', 'RESULTS.jsonl')}"
     )
-
-
-def _judge_results(files: Sequence[Path]) -> list[BatchResult]:
-    from blindtest.batch import read_results
-
-    results: list[BatchResult] = []
-    for file in files:  # every file read and checked before anything is written
-        results += read_results(artifacts.read_bytes(file), str(file))
-    return results
 
 
 def _judge_missing(work: JudgeBatch, say: Say) -> int:
@@ -610,9 +573,10 @@ def _judge_missing(work: JudgeBatch, say: Say) -> int:
 
 
 def judge_import(work: JudgeBatch, files: Sequence[Path], quiet: bool, say: Say) -> None:
+    from blindtest.batch_run import read_result_files
     from blindtest.llm_batch import replay_kind
 
-    results = _judge_results(files)
+    results = read_result_files(files)
     selection = _select(work, results)
     judge, ended = work.sit(replay_kind(work.options, selection.answers), selection.trials)
     failed = int(getattr(judge, "failed", 0))
