@@ -32,7 +32,7 @@ SHARED = (
 #: LLM judge.
 STAGE_PACKAGES = {
     "analysis": "analyze", "judging": "judge", "judges": "judge", "session": "judge",
-    "llm_judge": "judge", "llm_batch": "judge",
+    "llm_judge": "judge", "llm_batch": "judge", "generate_batch": "generate",
 }  # fmt: skip
 #: A tool of its own: it imports nothing of blindtest's but itself.
 TOOLS = ("simulator",)
