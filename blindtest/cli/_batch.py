@@ -365,9 +365,9 @@ def _select(work: JudgeBatch, results: list[BatchResult]) -> Selection:
 
 
 def _analyze(work: JudgeBatch) -> str:
-    if work.out != work.run.run_dir / artifacts.PICKS:
-        return stage_command("analyze", work.run.run_dir, "--picks", work.out)
-    return stage_command("analyze", work.run.run_dir)
+    from blindtest.sitting import analyze_command
+
+    return analyze_command(work.run.run_dir, work.out)
 
 
 def judge_record_path(out: Path) -> Path:
