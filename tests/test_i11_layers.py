@@ -33,7 +33,7 @@ SHARED = (
 STAGE_PACKAGES = {
     "analysis": "analyze", "judging": "judge", "judges": "judge", "session": "judge",
     "llm_judge": "judge", "llm_batch": "judge", "generate_batch": "generate",
-    "sitting": "judge",
+    "sitting": "judge", "judge_batch": "judge",
 }  # fmt: skip
 #: A tool of its own: it imports nothing of blindtest's but itself.
 TOOLS = ("simulator",)

@@ -1,33 +1,31 @@
 """The batch options of bt-generate (--batch-export FILE, --batch-import FILE..., --batch) and
 of bt-judge for an LLM judge (the second half): parsed here, run by
-:mod:`blindtest.generate_batch` and (the judge's) :mod:`blindtest.llm_batch`; the files both
-share and submitting are :mod:`blindtest.batch_run`.
+:mod:`blindtest.generate_batch` and :mod:`blindtest.judge_batch` (the files both share and
+submitting are :mod:`blindtest.batch_run`).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from blindtest import artifacts
-from blindtest.artifacts import JsonObject
 from blindtest.cli._common import FilePath, grouped
-from blindtest.errors import BadInput, EndpointFailed
-from blindtest.hints import stage_command
+from blindtest.errors import BadInput
 
 if TYPE_CHECKING:
-    from blindtest.batch import BatchResult
-    from blindtest.judge import JudgeRun, PicksFile, Trial
-    from blindtest.judges import Judge, JudgeKind, JudgingResult
-    from blindtest.llm_batch import Selection
+    from blindtest.judge import JudgeRun
     from blindtest.llm_judge import LlmOptions
 
 Say = Callable[[str], None]
+
+
+def _say(quiet: bool) -> Say:
+    """A line for the user on stderr (nothing with --quiet)."""
+    return (lambda _: None) if quiet else (lambda text: click.echo(text, err=True))
 
 
 def _submit_progress(fmt: str, quiet: bool) -> Callable[[str, bool], None] | None:
@@ -133,7 +131,7 @@ def dispatch(
     """Run the batch mode asked for (:mod:`blindtest.generate_batch`)."""
     from blindtest import generate_batch as core
 
-    say: Say = (lambda _: None) if quiet else (lambda text: click.echo(text, err=True))
+    say = _say(quiet)
     fmt = batch["batch_format"]
     if batch["batch_export"] is not None:
         core.export(run_dir, batch["batch_export"], fmt, say)
@@ -142,15 +140,6 @@ def dispatch(
     else:
         progress = _submit_progress(fmt, quiet)
         core.submit(run_dir, prices, timeout, batch["poll_interval"], progress, say)
-
-
-def __getattr__(name: str) -> Any:
-    # part_paths moved to blindtest.batch_run; read on first use (start-up, issue 15 item 7).
-    if name == "part_paths":
-        from blindtest.batch_run import part_paths
-
-        return part_paths
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -215,247 +204,38 @@ def judge_batch_args(ctx: click.Context, llm: dict[str, Any]) -> dict[str, Any]:
     return batch
 
 
-#: ``sit(kind, only) -> (judge, result)``: bt-judge's sitting of ``kind`` over the trials
-#: numbered in ``only`` (cli/judge.py's, with the run, judge id and picks file bound).
-Sit = Callable[["JudgeKind", "set[int]"], "tuple[Judge, JudgingResult]"]
-
-
-@dataclass(frozen=True)
-class JudgeBatch:
-    """What a judge batch mode works on: the run, the LLM judge's options, its id and picks
-    file, and the commands printed (``again``: this judge's command line without a mode)."""
-
-    run: JudgeRun
-    options: LlmOptions
-    judge_id: str
-    out: Path
-    force: bool
-    again: list[str | Path]
-    sit: Sit
-
-    def earlier(self) -> PicksFile | None:
-        """What the picks file holds (None with --force: it is started again)."""
-        from blindtest.judge import read_picks
-
-        return None if self.force else read_picks(self.out, self.run.view, missing_ok=True)
-
-    def remaining(self) -> list[Trial]:
-        from blindtest.judge import remaining_trials
-
-        existing = self.earlier()
-        if existing is None:
-            return list(self.run.view.trials)
-        return remaining_trials(self.run.view, existing.picks, self.judge_id, existing.later_passes)
-
-    def stopped(self) -> bool:
-        """Whether a sequential design's stopping rule is met by this judge's picks: as a
-        live judge is asked nothing more then, nothing more is exported or submitted."""
-        from blindtest.judge import Recorder
-
-        existing = self.earlier()
-        if existing is None or not self.run.view.sequential:
-            return False
-        earlier = (*existing.picks, *existing.later_passes)
-        recorder = Recorder(self.run, self.judge_id, lambda _: None, earlier=earlier, kind="llm")
-        return recorder.stopped_early
-
-    def to_ask(self) -> list[Trial]:
-        """The trials a batch should ask: the remaining ones, none past a sequential stop."""
-        return [] if self.stopped() else self.remaining()
-
-    def command(self, *args: str | Path) -> str:
-        return stage_command("judge", *self.again, *args)
-
-
-def judge_dispatch(work: JudgeBatch, batch: dict[str, Any], quiet: bool, timeout: float) -> None:
-    """Run the batch mode asked for (``wanted(batch)`` is true)."""
+def judge_dispatch(
+    run: JudgeRun,
+    options: LlmOptions,
+    judge_id: str,
+    out: Path,
+    force: bool,
+    again: list[str | Path],
+    batch: dict[str, Any],
+    quiet: bool,
+) -> None:
+    """Run the batch mode asked for (``wanted(batch)`` is true; :mod:`blindtest.judge_batch`);
+    ``again`` is this judge's command line without a mode."""
+    from blindtest import judge_batch as core
     from blindtest.llm_batch import check_batchable
 
-    check_batchable(work.run.view.protocol)
-    say: Say = (lambda _: None) if quiet else (lambda text: click.echo(text, err=True))
+    work = core.JudgeBatch(run, options, judge_id, out, force, again)
+    check_batchable(run.view.protocol)
+    say = _say(quiet)
+    show: Say = (lambda _: None) if quiet else click.echo
     if batch["batch_export"] is not None:
-        judge_export(work, batch["batch_export"], batch["batch_format"], say)
+        core.export(work, batch["batch_export"], batch["batch_format"], say)
     elif batch["batch_import"]:
-        judge_import(work, list(batch["batch_import"]), quiet, say)
+        core.import_files(work, list(batch["batch_import"]), say, show)
     else:
         progress = _submit_progress(batch["batch_format"], quiet)
-        judge_submit(work, quiet, timeout, batch["poll_interval"], progress, say)
+        core.submit(work, options.timeout, batch["poll_interval"], progress, say, show)
 
 
-def judge_export(work: JudgeBatch, out: Path, fmt: str, say: Say) -> None:
-    from blindtest.batch_run import write_export
-    from blindtest.llm_batch import judge_requests
+def __getattr__(name: str) -> Any:
+    # part_paths moved to blindtest.batch_run; read on first use (start-up, issue 15 item 7).
+    if name == "part_paths":
+        from blindtest.batch_run import part_paths
 
-    requests = judge_requests(work.run, work.options, work.to_ask())
-    if not requests:
-        if work.stopped():
-            say(
-                f"nothing to export: the sequential design stopped for the judge "
-                f"{work.judge_id}; its rule is met"
-            )
-        else:
-            say(f"nothing to export: the judge {work.judge_id} has judged every trial")
-        return
-    pairs = ((cid, body) for _, cid, body in requests)
-    paths = write_export(out, pairs, fmt, work.run.design_sha256, taken=(work.out,))
-    trials = len({trial for trial, _, _ in requests})
-    names = ", ".join(str(p) for p in paths)
-    say(
-        f"wrote {names}: {len(requests)} requests ({trials} comparisons"
-        f"{', both passes' if len(requests) > trials else ''}) for the judge "
-        f"{work.options.model} in the {fmt} batch format; when the results are back: "
-        f"{work.command('--batch-import', 'RESULTS.jsonl')}"
-    )
-
-
-def _judge_missing(work: JudgeBatch, say: Say) -> int:
-    left = len(work.to_ask()) if not work.force else 0
-    if left:
-        say(
-            f"{left} comparisons still missing; export just those: "
-            f"{work.command('--batch-export', 'missing.jsonl')}"
-        )
-    return left
-
-
-def judge_import(work: JudgeBatch, files: Sequence[Path], quiet: bool, say: Say) -> None:
-    from blindtest.batch_run import read_result_files
-    from blindtest.llm_batch import replay_kind
-
-    results = read_result_files(files)
-    selection = _select(work, results)
-    judge, ended = work.sit(replay_kind(work.options, selection.answers), selection.trials)
-    failed = int(getattr(judge, "failed", 0))
-    if not quiet:
-        click.echo(judge.closing(ended, work.out, _analyze(work)))
-    left_out = selection.not_run + selection.partial
-    imported = ended.judged_now + failed
-    said = [f"imported {imported} comparisons ({failed} failed) from {len(files)} files"]
-    if left_out:
-        said.append(f"{left_out} results left out (a pass missing from these files, or never run)")
-    past = len(selection.trials) - ended.judged_now - failed
-    if ended.stopped_early and past > 0:
-        said.append(f"{past} comparisons past the sequential stop not recorded")
-    if selection.skipped.summary():  # results are passes: a comparison has one or two
-        said.append(selection.skipped.summary("results"))
-    say("; ".join(said))
-    work = replace(work, force=False)
-    _judge_missing(work, say)
-    failed += selection.failed_before
-    if failed:
-        raise EndpointFailed(
-            f"{failed} comparison(s) failed and recorded as failure rows in {work.out} "
-            "(a batch asks no verdict again); export them again with "
-            f"{work.command('--batch-export', 'missing.jsonl')}"
-        )
-
-
-def _select(work: JudgeBatch, results: list[BatchResult]) -> Selection:
-    """The results sorted against the judge's picks file (:func:`blindtest.llm_batch.select`)."""
-    from blindtest.llm_batch import select
-
-    return select(
-        work.run,
-        work.options,
-        work.remaining(),
-        results,
-        earlier=work.earlier(),
-        judge_id=work.judge_id,
-    )
-
-
-def _analyze(work: JudgeBatch) -> str:
-    from blindtest.sitting import analyze_command
-
-    return analyze_command(work.run.run_dir, work.out)
-
-
-def judge_record_path(out: Path) -> Path:
-    """Where bt-judge --batch records its batches: next to the picks file."""
-    return out.with_name(f"{out.stem}.batches.json")
-
-
-def _judge_record_io(
-    record_path: Path, model: str
-) -> tuple[Callable[[], JsonObject | None], Callable[[JsonObject], None]]:
-    """Read and write the judge's batches record (refusing one of another judge model)."""
-
-    def read_record() -> JsonObject | None:
-        if not record_path.exists():
-            return None
-        record = artifacts.read_json(record_path, "batches")
-        if record.get("judge_model", model) != model:
-            raise BadInput(
-                f"{record_path} holds the batches of the judge {record['judge_model']}; give "
-                "this judge its own --out"
-            )
-        return record
-
-    def write_record(record: JsonObject) -> None:
-        record["judge_model"] = model
-        artifacts.write_json(record_path, record, "batches", force=True)
-
-    return read_record, write_record
-
-
-def judge_submit(
-    work: JudgeBatch,
-    quiet: bool,
-    timeout: float,
-    poll_interval: float,
-    progress: Callable[[str, bool], None] | None,
-    say: Say,
-) -> None:
-    from blindtest import batch_run
-    from blindtest.llm_batch import judge_requests, replay_kind
-
-    if work.force:
-        raise BadInput("--batch resumes its recorded batches; --force is not for it")
-    endpoint = work.options.endpoint()
-    endpoint.check_key("judge")
-    record_path = judge_record_path(work.out)
-    failed = [0]
-    judged = [0]
-
-    def pending() -> list[tuple[str, str, dict[str, object]]]:
-        requests = judge_requests(work.run, work.options, work.to_ask())
-        return [("judge", cid, body) for _, cid, body in requests]
-
-    def import_results(results: list[BatchResult]) -> tuple[int, int]:
-        selection = _select(work, results)
-        if not selection.trials:
-            return 0, selection.not_run
-        judge, _ = work.sit(replay_kind(work.options, selection.answers), selection.trials)
-        now = int(getattr(judge, "failed", 0))
-        failed[0] += now
-        judged[0] += len(selection.trials) - now
-        return len(selection.trials), selection.not_run + selection.partial
-
-    read_record, write_record = _judge_record_io(record_path, work.options.model)
-    collect_io = batch_run.CollectIO(
-        read_record=read_record,
-        write_record=write_record,
-        pending=pending,
-        import_results=import_results,
-        say=say,
-        progress=progress,
-        unit="comparisons",
-    )
-    batch_run.collect(
-        work.run.design_sha256,
-        {"judge": endpoint},
-        collect_io,
-        poll_interval=poll_interval,
-        timeout=timeout,
-    )
-    if not quiet:
-        click.echo(
-            f"The LLM judge {work.options.model} judged {judged[0]} comparisons through the "
-            f"Batch API into {work.out}. Run {_analyze(work)} to see the result."
-        )
-    left = _judge_missing(work, say)
-    if left:
-        raise EndpointFailed(
-            f"{left} comparison(s) still unjudged after the batch ({failed[0]} failed); rerun "
-            f"{work.command('--batch')} to submit them again"
-        )
+        return part_paths
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

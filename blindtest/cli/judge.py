@@ -21,7 +21,7 @@ from blindtest.cli._common import FilePath, command, force_option, quiet_option,
 from blindtest.errors import BadInput, EndpointFailed
 from blindtest.hints import stage_command
 from blindtest.judge import JudgeRun, judge_id_problem, load_judge_run, load_picks
-from blindtest.judges import JUDGE_KINDS, Judge, JudgeKind, JudgingResult
+from blindtest.judges import JUDGE_KINDS, JudgeKind
 
 
 def default_judge_id() -> str:
@@ -194,12 +194,7 @@ def judge(
     if _batch.wanted(batch):
         assert llm_options is not None
         out_path = out if out is not None else run_dir / artifacts.PICKS
-
-        def sit(replay: JudgeKind, only: set[int]) -> tuple[Judge, JudgingResult]:
-            return sitting.sit(run, replay, name, out_path, force, "", {}, only)
-
-        work = _batch.JudgeBatch(run, llm_options, name, out_path, force, resume, sit)
-        _batch.judge_dispatch(work, batch, quiet, llm_options.timeout)
+        _batch.judge_dispatch(run, llm_options, name, out_path, force, resume, batch, quiet)
         return
     _judge(
         run,
