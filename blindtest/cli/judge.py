@@ -191,16 +191,16 @@ def judge(
     if llm_options is not None:
         resume += _llm.resume_args(kind, llm, ctx)
     resume += _own_args(judge_id, name, out, kind)
+    out_path = out if out is not None else run_dir / artifacts.PICKS
     if _batch.wanted(batch):
         assert llm_options is not None
-        out_path = out if out is not None else run_dir / artifacts.PICKS
         _batch.judge_dispatch(run, llm_options, name, out_path, force, resume, batch, quiet)
         return
     _judge(
         run,
         chosen,
         name,
-        out if out is not None else run_dir / artifacts.PICKS,
+        out_path,
         force,
         quiet,
         stage_command("judge", *resume),
