@@ -14,25 +14,39 @@ on a second import of the same batch (the caller's ``import_results`` sorts them
 batch: what finished is imported, the rest is reported; the next ``--batch`` submits what is
 still missing.
 
-Opens no file (the record, the pending requests and the import are callbacks) and no socket
-but through :class:`blindtest.client.BatchClient`. An LLM judge can drive the same loop with
-its own requests and import callback.
+:func:`collect` opens no file (the record, the pending requests and the import are
+callbacks) and no socket but through :class:`blindtest.client.BatchClient`. An LLM judge
+drives the same loop with its own requests and import callback.
+
+Also the file side both stages' ``--batch-export`` and ``--batch-import`` share (through
+:mod:`blindtest.artifacts`): an export's part files named, checked and written
+(:func:`write_export`), result files read (:func:`read_result_files`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from blindtest import artifacts
 from blindtest.artifacts import JsonObject, schema_tag, sha256_bytes
 from blindtest.batch import BatchResult, read_results, request_lines, split_parts
 from blindtest.client import BATCH_DONE, BatchClient, Endpoint
 from blindtest.errors import BadInput
 from blindtest.retry import DEFAULT_POLICY, RetryPolicy
 
-__all__ = ["CollectIO", "Collected", "collect"]
+__all__ = [
+    "CollectIO",
+    "Collected",
+    "check_submittable",
+    "collect",
+    "part_paths",
+    "read_result_files",
+    "write_export",
+]
 
 #: Called with the name of each step just done ("uploaded", "created, not yet recorded",
 #: "created", "polled", "downloaded", "imported"); the tests set it to kill the process there.
@@ -248,3 +262,64 @@ async def _import(
         # Totals over both sides only: per-side failures are for after judging.
         never = f"; {done.not_run} requests never ran" if done.not_run else ""
         io.say(f"imported {done.imported_rows} {io.unit}{never}")
+
+
+# --------------------------------------------------------------------------- the files
+
+
+def check_submittable(fmt: str) -> None:
+    """``--batch`` speaks OpenAI's Batch API only: refuse another ``--batch-format``."""
+    if fmt != "openai":
+        raise BadInput(
+            "--batch speaks OpenAI's Batch API; for Anthropic, --batch-export FILE "
+            "--batch-format anthropic and submit it there"
+        )
+
+
+def part_paths(path: Path, parts: int) -> list[Path]:
+    """``FILE`` for one part; ``STEM.partN.SUFFIX`` for N parts (``batch.part2.jsonl``)."""
+    if parts == 1:
+        return [path]
+    return [path.with_name(f"{path.stem}.part{n}{path.suffix}") for n in range(1, parts + 1)]
+
+
+def _ours(path: Path, run: str) -> bool:
+    """An earlier export of this run (so it may be replaced): its first line's custom_id."""
+    with path.open("rb") as handle:
+        first = handle.readline()
+    return f'"custom_id":"bt-{run}-'.encode() in first
+
+
+def write_export(
+    out: Path,
+    requests: Iterable[tuple[str, dict[str, object]]],
+    fmt: str,
+    design_sha256: str,
+    *,
+    taken: Collection[Path] = (),
+) -> list[Path]:
+    """Write ``(custom_id, body)`` pairs as batch input in format ``fmt`` to ``out`` (split
+    into ``out``'s part files over the limits) and return the paths written. Refused, nothing
+    written: a directory, a run file's name or a path in ``taken`` (the picks file), or an
+    existing file that is not an earlier export of this run."""
+    parts = split_parts(request_lines(requests, fmt))
+    paths = part_paths(out, len(parts))
+    for path in paths:
+        if path.is_dir() or path.name in artifacts.RUN_FILE_KINDS or path in taken:
+            raise BadInput(f"{path}: choose another name for the batch file")
+        if path.exists() and not _ours(path, design_sha256[:16]):
+            raise BadInput(
+                f"{path} exists and is not a batch file of this run; refusing to overwrite it"
+            )
+    for path, lines in zip(paths, parts, strict=True):
+        artifacts.write_bytes_atomic(path, b"".join(lines))
+    return paths
+
+
+def read_result_files(files: Sequence[Path]) -> list[BatchResult]:
+    """Every result of the output and error ``files``, each read and checked whole before
+    anything is written."""
+    results: list[BatchResult] = []
+    for file in files:
+        results += read_results(artifacts.read_bytes(file), str(file))
+    return results

@@ -1563,13 +1563,11 @@ def batch_requests(
 
 @dataclass
 class BatchImport:
-    """What a batch import found: the ``rows`` to append, results that never ran
-    (``not_run``: the batch expired or was cancelled first), and with ``skip_answered`` the
-    results for slots already answered (``skipped``)."""
+    """What a batch import found: the ``rows`` to append and the results that never ran
+    (``not_run``: the batch expired or was cancelled first)."""
 
     rows: list[ResponseRow] = field(default_factory=list)
     not_run: int = 0
-    skipped: int = 0
 
 
 def _batch_completion(design: DesignRecord, slot: Slot, result: BatchResult) -> Completion:
@@ -1593,8 +1591,6 @@ def batch_rows(
     design_sha256: str,
     state: SlotState,
     results: Iterable[BatchResult],
-    *,
-    skip_answered: bool = False,
 ) -> BatchImport:
     """The ``responses.jsonl`` rows for batch results, built as a live answer's are
     (:func:`response_record`: the same normalization and failure rows; ``latency_ms`` null,
@@ -1602,8 +1598,8 @@ def batch_rows(
 
     Refuses the whole import (``BadInput`` with the counts; nothing is to be written) when any
     result belongs to another run, names a slot this design does not have, or answers a slot
-    already answered (on disk, or earlier in the same files); ``skip_answered`` (a collect of
-    the run's own recorded batch, imported again after an interruption) skips those instead.
+    already answered (on disk, or earlier in the same files): the caller has already set
+    aside the results it skips (:func:`blindtest.generate_batch.slot_triage`).
     """
     expected = {(s.trial, s.slot): s for s in plan_slots(design)}
     found = BatchImport()
@@ -1624,9 +1620,6 @@ def batch_rows(
             continue
         key = (slot.trial, slot.slot)
         if state.answered(slot, "generate") is not None or key in done:
-            if skip_answered:
-                found.skipped += 1
-                continue
             answered += 1
             first_bad = first_bad or f"{where} (trial {slot.trial} slot {slot.slot} answered)"
             continue
@@ -1666,8 +1659,6 @@ def import_batch_stage(
     results: Iterable[BatchResult],
     given_prices: Mapping[str, tuple[float, float]],
     io: StageIO,
-    *,
-    skip_answered: bool = False,
 ) -> tuple[BatchImport, list[TrialRecord] | None]:
     """bt-generate --batch-import's work: check every result (:func:`batch_rows`), append
     the rows, record the session in ``generation.json`` (no wall time: a batch is not timed
@@ -1675,7 +1666,7 @@ def import_batch_stage(
     (None while some are missing: a partial import is fine, a later one fills the rest)."""
     check_rows_match_design(design, existing)
     state = SlotState.from_rows(existing)
-    found = batch_rows(design, design_sha256, state, results, skip_answered=skip_answered)
+    found = batch_rows(design, design_sha256, state, results)
     if found.rows:
         with io.open_responses() as append:
             for row in found.rows:

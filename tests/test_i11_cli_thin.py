@@ -103,9 +103,32 @@ def test_i11_05_the_stage_work_is_a_library_call_without_click(tmp_path: Path) -
         resolve_request(DesignRequest(model_a="a", model_b="b", demo=True, launder_url="x"))
 
 
-@pytest.mark.parametrize("name", ["design.py", "run.py", "analyze.py", "verify.py"])
-def test_i11_05_cli_modules_stay_short(name: str) -> None:
-    assert len((CLI / name).read_text().splitlines()) <= 150
+#: Lines a CLI module may hold: STYLE.md's "roughly 150", and more only where the click work
+#: itself is larger (the sizes when each limit was set are in the comments; the room left is
+#: for an option or two, not for logic, which belongs in the stage's core module).
+CLI_LIMITS = {
+    "design.py": 150,
+    "run.py": 150,
+    "analyze.py": 150,
+    "verify.py": 150,
+    # 159: ~20 options (per-side transport, three prices, the batch group) and the live
+    # run's progress line; the batch modes are one call into blindtest.generate_batch.
+    "generate.py": 175,
+    # 305: one command for five kinds of judge (terminal, page, panel, bots, LLM) with 14
+    # options of its own beside the LLM and batch groups; what is left is their cross-checks
+    # (--check, --web, --panel, --judge-id), the closing lines and the panel's summary. The
+    # sitting is blindtest.sitting, the batch modes blindtest.judge_batch (it was 366).
+    "judge.py": 320,
+    # 241: the batch option groups of two commands (~90 lines of declarations), the trailing
+    # files folded in, one mode at a time, LLM-only for bt-judge, and the dispatch to
+    # blindtest.generate_batch and blindtest.judge_batch (it was 751, the modes' work inside).
+    "_batch.py": 260,
+}
+
+
+@pytest.mark.parametrize(("name", "limit"), CLI_LIMITS.items(), ids=list(CLI_LIMITS))
+def test_i11_05_cli_modules_stay_short(name: str, limit: int) -> None:
+    assert len((CLI / name).read_text().splitlines()) <= limit
 
 
 def test_i11_05_demo_lives_under_cli_and_answers_help() -> None:

@@ -29,10 +29,11 @@ SHARED = (
 )  # fmt: skip
 #: Modules and packages that belong to a stage (they import each other freely). The terminal
 #: session is a judge the driver (``judges``) asks, so it sits in the judge stage; so does the
-#: LLM judge.
+#: LLM judge. Each stage's batch modes sit in that stage (they make its rows or its picks).
 STAGE_PACKAGES = {
     "analysis": "analyze", "judging": "judge", "judges": "judge", "session": "judge",
-    "llm_judge": "judge", "llm_batch": "judge",
+    "llm_judge": "judge", "llm_batch": "judge", "judge_batch": "judge", "sitting": "judge",
+    "generate_batch": "generate",
 }  # fmt: skip
 #: A tool of its own: it imports nothing of blindtest's but itself.
 TOOLS = ("simulator",)

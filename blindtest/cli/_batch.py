@@ -1,46 +1,38 @@
-"""bt-generate's batch modes, as the CLI runs them: --batch-export FILE, --batch-import
-FILE..., --batch; and bt-judge's for an LLM judge (the second half; its work is in
-:mod:`blindtest.llm_batch`). Resolves files and prints; the work is in :mod:`blindtest.batch`
-(formats), :mod:`blindtest.generate` (bodies, rows) and :mod:`blindtest.batch_run` (submit
-and collect).
+"""The batch options of bt-generate (--batch-export FILE, --batch-import FILE..., --batch) and
+of bt-judge for an LLM judge (the second half): parsed here, run by
+:mod:`blindtest.generate_batch` and :mod:`blindtest.judge_batch` (the files both share and
+submitting are :mod:`blindtest.batch_run`).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-import orjson
 
-from blindtest import artifacts
-from blindtest.artifact_types import DesignRecord, GenerationRecord, TrialRecord
-from blindtest.artifacts import JsonObject
 from blindtest.cli._common import FilePath, grouped
-from blindtest.errors import BadInput, EndpointFailed
-from blindtest.hints import stage_command
+from blindtest.errors import BadInput
 
 if TYPE_CHECKING:
-    from blindtest.batch import BatchResult, Triage
-    from blindtest.judge import JudgeRun, PicksFile, Trial
-    from blindtest.judges import Judge, JudgeKind, JudgingResult
-    from blindtest.llm_batch import Selection
+    from blindtest.judge import JudgeRun
     from blindtest.llm_judge import LlmOptions
 
 Say = Callable[[str], None]
 
 
+def _say(quiet: bool) -> Say:
+    """A line for the user on stderr (nothing with --quiet)."""
+    return (lambda _: None) if quiet else (lambda text: click.echo(text, err=True))
+
+
 def _submit_progress(fmt: str, quiet: bool) -> Callable[[str, bool], None] | None:
     """``--batch``'s progress line (on a terminal only); refuses a format it cannot submit."""
-    if fmt != "openai":
-        raise BadInput(
-            "--batch speaks OpenAI's Batch API; for Anthropic, --batch-export FILE "
-            "--batch-format anthropic and submit it there"
-        )
+    from blindtest.batch_run import check_submittable
+
+    check_submittable(fmt)
     if quiet or not sys.stderr.isatty():
         return None
 
@@ -136,294 +128,18 @@ def dispatch(
     quiet: bool,
     timeout: float,
 ) -> None:
-    """Run the batch mode asked for."""
-    say: Say = (lambda _: None) if quiet else (lambda text: click.echo(text, err=True))
+    """Run the batch mode asked for (:mod:`blindtest.generate_batch`)."""
+    from blindtest import generate_batch as core
+
+    say = _say(quiet)
     fmt = batch["batch_format"]
     if batch["batch_export"] is not None:
-        export(run_dir, batch["batch_export"], fmt, say)
+        core.export(run_dir, batch["batch_export"], fmt, say)
     elif batch["batch_import"]:
-        import_files(run_dir, list(batch["batch_import"]), prices, quiet)
+        core.import_files(run_dir, list(batch["batch_import"]), prices, say)
     else:
         progress = _submit_progress(fmt, quiet)
-        submit(run_dir, prices, quiet, timeout, batch["poll_interval"], progress)
-
-
-def part_paths(path: Path, parts: int) -> list[Path]:
-    """``FILE`` for one part; ``STEM.partN.SUFFIX`` for N parts (``batch.part2.jsonl``)."""
-    if parts == 1:
-        return [path]
-    return [path.with_name(f"{path.stem}.part{n}{path.suffix}") for n in range(1, parts + 1)]
-
-
-def _ours(path: Path, run: str) -> bool:
-    """An earlier export of this run (so it may be replaced): its first line's custom_id."""
-    with path.open("rb") as handle:
-        first = handle.readline()
-    return f'"custom_id":"bt-{run}-'.encode() in first
-
-
-def export(run_dir: Path, out: Path, fmt: str, say: Say) -> None:
-    from blindtest import generate as lib
-    from blindtest.batch import request_lines, split_parts
-    from blindtest.slots import LAUNDER, SlotState, pending_work
-
-    loaded = artifacts.load_design(run_dir)
-    rows = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
-    state = SlotState.from_rows(rows.records)
-    requests = lib.batch_requests(loaded.design, loaded.sha256, state)
-    if not requests:
-        launder = any(w.stage == LAUNDER for w in pending_work(loaded.design, state))
-        rest = f"; launder live: {stage_command('generate', run_dir)}" if launder else ""
-        say(f"nothing to export: every slot is answered{rest}")
-        return
-    parts = split_parts(request_lines(((cid, body) for _, cid, body in requests), fmt))
-    paths = part_paths(out, len(parts))
-    for path in paths:
-        if path.is_dir() or path.name in artifacts.RUN_FILE_KINDS:
-            raise BadInput(f"{path}: choose another name for the batch file")
-        if path.exists() and not _ours(path, loaded.sha256[:16]):
-            raise BadInput(
-                f"{path} exists and is not a batch file of this run; refusing to overwrite it"
-            )
-    for path, lines in zip(paths, parts, strict=True):
-        artifacts.write_bytes_atomic(path, b"".join(lines))
-    sides = {side: sum(r[0] == side for r in requests) for side in ("A", "B")}
-    names = ", ".join(str(p) for p in paths)
-    say(
-        f"wrote {names}: {len(requests)} requests in the {fmt} batch format "
-        f"({sides['A']} + {sides['B']} slots); when the results are back: "
-        f"{stage_command('generate', run_dir, '--batch-import', 'RESULTS.jsonl')}"
-    )
-
-
-def _io(run_dir: Path, quiet: bool) -> Any:
-    from blindtest import generate as lib
-
-    loaded = artifacts.load_design(run_dir)
-    path = run_dir / artifacts.RESPONSES
-
-    @contextmanager
-    def open_responses() -> Iterator[Callable[[Mapping[str, Any]], None]]:
-        with artifacts.JsonlAppender(path, "responses", grouped=True) as out:
-            yield out.append
-
-    def write_generation(record: GenerationRecord) -> bool:
-        target = run_dir / artifacts.GENERATION
-        if target.exists() and artifacts.read_json(target, "generation") == record:
-            return False
-        artifacts.write_json(target, record, "generation", force=True)
-        return True
-
-    say = (lambda _: None) if quiet else (lambda text: click.echo(text, err=True))
-    io = lib.StageIO(open_responses, write_generation, lambda *_: "", say=say)
-    return loaded, io
-
-
-def _previous(run_dir: Path) -> JsonObject | None:
-    path = run_dir / artifacts.GENERATION
-    return artifacts.read_json(path, "generation") if path.exists() else None
-
-
-def _finish(run_dir: Path, trials: list[TrialRecord] | None, say: Say) -> int:
-    """Write the blinded view when every slot is answered; else say what is missing and
-    return how many slots a batch could still answer (laundering is done live)."""
-    from blindtest.slots import LAUNDER, SlotState, pending_work
-
-    if trials is not None:
-        path = run_dir / artifacts.TRIALS
-        if path.exists() and path.read_bytes() == b"".join(map(artifacts.dump_line, trials)):
-            say(f"every slot is answered; {path} stands; next: {stage_command('judge', run_dir)}")
-            return 0
-        artifacts.write_jsonl(path, trials, "trials", force=True)
-        say(f"wrote {path}: {len(trials)} blinded trials; next: {stage_command('judge', run_dir)}")
-        return 0
-    loaded = artifacts.load_design(run_dir)
-    rows = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
-    missing = pending_work(loaded.design, SlotState.from_rows(rows.records))
-    asks = sum(w.stage != LAUNDER for w in missing)
-    if not asks:
-        say(f"{len(missing)} answers still to launder: {stage_command('generate', run_dir)}")
-        return 0
-    else:
-        say(
-            f"{asks} slots still missing; export just those: "
-            f"{stage_command('generate', run_dir, '--batch-export', 'missing.jsonl')}"
-        )
-    return asks
-
-
-def _said(row: Mapping[str, Any]) -> bytes:
-    """What a responses.jsonl row says the endpoint answered: status, text as returned,
-    finish reason, usage, error (not how long it took or how often it was asked)."""
-    said = {k: row.get(k) for k in ("status", "finish_reason", "usage", "error", "refusal")}
-    said["text"] = row.get("raw_text", row.get("text"))
-    return orjson.dumps(said, option=orjson.OPT_SORT_KEYS)
-
-
-def slot_triage(
-    design: DesignRecord,
-    design_sha256: str,
-    rows: Sequence[Mapping[str, Any]],
-    results: list[BatchResult],
-) -> Triage:
-    """bt-generate's results sorted against ``rows`` (:func:`blindtest.batch.triage`): a
-    result is "the same" as a stored row of its slot when the row it makes says the same."""
-    from blindtest import generate as lib
-    from blindtest.batch import parse_custom_id, triage
-    from blindtest.slots import plan_slots
-
-    slots = {(s.trial, s.slot): s for s in plan_slots(design)}
-    stored: dict[Hashable, tuple[bool, set[Hashable]]] = {}
-    for row in rows:
-        if row.get("stage", "generate") != "generate":
-            continue
-        done, contents = stored.setdefault((row["trial"], row["slot"]), (False, set()))
-        contents.add(_said(row))
-        if row["status"] == "ok" and not done:
-            stored[(row["trial"], row["slot"])] = (True, contents)
-
-    def place(result: BatchResult) -> tuple[str, Hashable, str]:
-        cid = parse_custom_id(result.custom_id)
-        where = f"{result.source}:{result.line}"
-        if cid is None or cid.run != design_sha256[:16]:
-            return "foreign", None, f"{where} ({result.custom_id!r} is not this run's)"
-        if cid.part != "s" or (cid.trial, cid.number) not in slots:
-            return "unknown", None, f"{where} (no slot {result.custom_id!r} in this design)"
-        return "ok", (cid.trial, cid.number), f"trial {cid.trial} slot {cid.number}"
-
-    def content(key: Hashable, result: BatchResult) -> Hashable:
-        return _said(lib.batch_row(design, slots[key], result))  # type: ignore[index]
-
-    def refusal(counts: Mapping[str, int], first: str) -> str:
-        return (
-            f"refused {sum(counts.values())} batch results ({counts.get('foreign', 0)} for "
-            f"another run, {counts.get('unknown', 0)} for slots this design does not have, "
-            f"{counts.get('twice', 0)} answering a slot again with a different result; "
-            f"first: {first}); nothing written"
-        )
-
-    return triage(
-        results,
-        place=place,
-        content=content,
-        stored=lambda key: stored.get(key, (False, set())),
-        refusal=refusal,
-    )
-
-
-def _import_slots(
-    run_dir: Path,
-    loaded: Any,
-    results: list[BatchResult],
-    prices: dict[str, tuple[float, float]],
-    io: Any,
-) -> tuple[Any, Triage, list[TrialRecord] | None]:
-    """Sort ``results`` against the rows on disk, import the fresh ones."""
-    from blindtest import generate as lib
-
-    existing = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
-    sorted_ = slot_triage(loaded.design, loaded.sha256, existing.records, results)
-    found, trials = lib.import_batch_stage(
-        loaded.design,
-        loaded.sha256,
-        existing.records,
-        _previous(run_dir),
-        sorted_.fresh,
-        prices,
-        io,
-    )
-    return found, sorted_, trials
-
-
-def import_files(
-    run_dir: Path, files: Sequence[Path], prices: dict[str, tuple[float, float]], quiet: bool
-) -> None:
-    from blindtest.batch import read_results
-
-    loaded, io = _io(run_dir, quiet)
-    results: list[BatchResult] = []
-    for file in files:  # every file read and checked before anything is written
-        results += read_results(artifacts.read_bytes(file), str(file))
-    found, sorted_, trials = _import_slots(run_dir, loaded, results, prices, io)
-    failed = sum(row["status"] != "ok" for row in found.rows)
-    never = f"; {found.not_run} requests never ran (batch expired or cancelled)"
-    skipped = sorted_.summary()
-    io.say(
-        f"imported {len(found.rows)} rows ({failed} failed) from {len(files)} files"
-        + (never if found.not_run else "")
-        + (f"; {skipped}" if skipped else "")
-    )
-    _finish(run_dir, trials, io.say)
-
-
-def submit(
-    run_dir: Path,
-    prices: dict[str, tuple[float, float]],
-    quiet: bool,
-    timeout: float,
-    poll_interval: float,
-    progress: Callable[[str, bool], None] | None,
-) -> None:
-    from blindtest import batch_run
-    from blindtest import generate as lib
-    from blindtest.slots import SlotState
-
-    loaded, io = _io(run_dir, quiet)
-    endpoints = lib.endpoints_for(loaded.design)
-    for side in ("A", "B"):
-        endpoints[side].check_key(side)
-    record_path = run_dir / artifacts.BATCHES
-    responses = run_dir / artifacts.RESPONSES
-    trials: list[list[TrialRecord] | None] = [None]
-
-    def rows() -> list[JsonObject]:
-        return artifacts.read_jsonl(responses, "responses", missing_ok=True).records
-
-    def pending() -> list[tuple[str, str, dict[str, object]]]:
-        state = SlotState.from_rows(rows())
-        return lib.batch_requests(loaded.design, loaded.sha256, state)
-
-    def import_results(results: list[BatchResult]) -> tuple[int, int]:
-        found, _, trials[0] = _import_slots(run_dir, loaded, results, prices, io)
-        return len(found.rows), found.not_run
-
-    def read_record() -> JsonObject | None:
-        return artifacts.read_json(record_path, "batches") if record_path.exists() else None
-
-    def write_record(record: JsonObject) -> None:
-        artifacts.write_json(record_path, record, "batches", force=True)
-
-    collect_io = batch_run.CollectIO(
-        read_record=read_record,
-        write_record=write_record,
-        pending=pending,
-        import_results=import_results,
-        say=io.say,
-        progress=progress,
-    )
-    sides = {side: endpoints[side] for side in ("A", "B")}
-    done = batch_run.collect(
-        loaded.sha256, sides, collect_io, poll_interval=poll_interval, timeout=timeout
-    )
-    if trials[0] is None and not done.ended:
-        trials[0] = _trials_if_complete(run_dir)
-    left = _finish(run_dir, trials[0], io.say)
-    if left:
-        raise EndpointFailed(
-            f"{left} slot(s) still unanswered after the batch; rerun "
-            f"{stage_command('generate', run_dir, '--batch')} to submit them again"
-        )
-
-
-def _trials_if_complete(run_dir: Path) -> list[TrialRecord] | None:
-    from blindtest.slots import SlotState, build_trials_view, pending_work
-
-    loaded = artifacts.load_design(run_dir)
-    rows = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
-    state = SlotState.from_rows(rows.records)
-    if pending_work(loaded.design, state):
-        return None
-    return build_trials_view(loaded.design, state)
+        core.submit(run_dir, prices, timeout, batch["poll_interval"], progress, say)
 
 
 # --------------------------------------------------------------------------------------------
@@ -488,264 +204,38 @@ def judge_batch_args(ctx: click.Context, llm: dict[str, Any]) -> dict[str, Any]:
     return batch
 
 
-#: ``sit(kind, only) -> (judge, result)``: bt-judge's sitting of ``kind`` over the trials
-#: numbered in ``only`` (cli/judge.py's, with the run, judge id and picks file bound).
-Sit = Callable[["JudgeKind", "set[int]"], "tuple[Judge, JudgingResult]"]
-
-
-@dataclass(frozen=True)
-class JudgeBatch:
-    """What a judge batch mode works on: the run, the LLM judge's options, its id and picks
-    file, and the commands printed (``again``: this judge's command line without a mode)."""
-
-    run: JudgeRun
-    options: LlmOptions
-    judge_id: str
-    out: Path
-    force: bool
-    again: list[str | Path]
-    sit: Sit
-
-    def earlier(self) -> PicksFile | None:
-        """What the picks file holds (None with --force: it is started again)."""
-        from blindtest.judge import read_picks
-
-        return None if self.force else read_picks(self.out, self.run.view, missing_ok=True)
-
-    def remaining(self) -> list[Trial]:
-        from blindtest.judge import remaining_trials
-
-        existing = self.earlier()
-        if existing is None:
-            return list(self.run.view.trials)
-        return remaining_trials(self.run.view, existing.picks, self.judge_id, existing.later_passes)
-
-    def stopped(self) -> bool:
-        """Whether a sequential design's stopping rule is met by this judge's picks: as a
-        live judge is asked nothing more then, nothing more is exported or submitted."""
-        from blindtest.judge import Recorder
-
-        existing = self.earlier()
-        if existing is None or not self.run.view.sequential:
-            return False
-        earlier = (*existing.picks, *existing.later_passes)
-        recorder = Recorder(self.run, self.judge_id, lambda _: None, earlier=earlier, kind="llm")
-        return recorder.stopped_early
-
-    def to_ask(self) -> list[Trial]:
-        """The trials a batch should ask: the remaining ones, none past a sequential stop."""
-        return [] if self.stopped() else self.remaining()
-
-    def command(self, *args: str | Path) -> str:
-        return stage_command("judge", *self.again, *args)
-
-
-def judge_dispatch(work: JudgeBatch, batch: dict[str, Any], quiet: bool, timeout: float) -> None:
-    """Run the batch mode asked for (``wanted(batch)`` is true)."""
+def judge_dispatch(
+    run: JudgeRun,
+    options: LlmOptions,
+    judge_id: str,
+    out: Path,
+    force: bool,
+    again: list[str | Path],
+    batch: dict[str, Any],
+    quiet: bool,
+) -> None:
+    """Run the batch mode asked for (``wanted(batch)`` is true; :mod:`blindtest.judge_batch`);
+    ``again`` is this judge's command line without a mode."""
+    from blindtest import judge_batch as core
     from blindtest.llm_batch import check_batchable
 
-    check_batchable(work.run.view.protocol)
-    say: Say = (lambda _: None) if quiet else (lambda text: click.echo(text, err=True))
+    work = core.JudgeBatch(run, options, judge_id, out, force, again)
+    check_batchable(run.view.protocol)
+    say = _say(quiet)
+    show: Say = (lambda _: None) if quiet else click.echo
     if batch["batch_export"] is not None:
-        judge_export(work, batch["batch_export"], batch["batch_format"], say)
+        core.export(work, batch["batch_export"], batch["batch_format"], say)
     elif batch["batch_import"]:
-        judge_import(work, list(batch["batch_import"]), quiet, say)
+        core.import_files(work, list(batch["batch_import"]), say, show)
     else:
         progress = _submit_progress(batch["batch_format"], quiet)
-        judge_submit(work, quiet, timeout, batch["poll_interval"], progress, say)
+        core.submit(work, options.timeout, batch["poll_interval"], progress, say, show)
 
 
-def judge_export(work: JudgeBatch, out: Path, fmt: str, say: Say) -> None:
-    from blindtest.batch import request_lines, split_parts
-    from blindtest.llm_batch import judge_requests
+def __getattr__(name: str) -> Any:
+    # part_paths moved to blindtest.batch_run; read on first use (start-up, issue 15 item 7).
+    if name == "part_paths":
+        from blindtest.batch_run import part_paths
 
-    requests = judge_requests(work.run, work.options, work.to_ask())
-    if not requests:
-        if work.stopped():
-            say(
-                f"nothing to export: the sequential design stopped for the judge "
-                f"{work.judge_id}; its rule is met"
-            )
-        else:
-            say(f"nothing to export: the judge {work.judge_id} has judged every trial")
-        return
-    parts = split_parts(request_lines(((cid, body) for _, cid, body in requests), fmt))
-    paths = part_paths(out, len(parts))
-    for path in paths:
-        if path.is_dir() or path.name in artifacts.RUN_FILE_KINDS or path == work.out:
-            raise BadInput(f"{path}: choose another name for the batch file")
-        if path.exists() and not _ours(path, work.run.design_sha256[:16]):
-            raise BadInput(
-                f"{path} exists and is not a batch file of this run; refusing to overwrite it"
-            )
-    for path, lines in zip(paths, parts, strict=True):
-        artifacts.write_bytes_atomic(path, b"".join(lines))
-    trials = len({trial for trial, _, _ in requests})
-    names = ", ".join(str(p) for p in paths)
-    say(
-        f"wrote {names}: {len(requests)} requests ({trials} comparisons"
-        f"{', both passes' if len(requests) > trials else ''}) for the judge "
-        f"{work.options.model} in the {fmt} batch format; when the results are back: "
-        f"{work.command('--batch-import', 'RESULTS.jsonl')}"
-    )
-
-
-def _judge_results(files: Sequence[Path]) -> list[BatchResult]:
-    from blindtest.batch import read_results
-
-    results: list[BatchResult] = []
-    for file in files:  # every file read and checked before anything is written
-        results += read_results(artifacts.read_bytes(file), str(file))
-    return results
-
-
-def _judge_missing(work: JudgeBatch, say: Say) -> int:
-    left = len(work.to_ask()) if not work.force else 0
-    if left:
-        say(
-            f"{left} comparisons still missing; export just those: "
-            f"{work.command('--batch-export', 'missing.jsonl')}"
-        )
-    return left
-
-
-def judge_import(work: JudgeBatch, files: Sequence[Path], quiet: bool, say: Say) -> None:
-    from blindtest.llm_batch import replay_kind
-
-    results = _judge_results(files)
-    selection = _select(work, results)
-    judge, ended = work.sit(replay_kind(work.options, selection.answers), selection.trials)
-    failed = int(getattr(judge, "failed", 0))
-    if not quiet:
-        click.echo(judge.closing(ended, work.out, _analyze(work)))
-    left_out = selection.not_run + selection.partial
-    imported = ended.judged_now + failed
-    said = [f"imported {imported} comparisons ({failed} failed) from {len(files)} files"]
-    if left_out:
-        said.append(f"{left_out} results left out (a pass missing from these files, or never run)")
-    past = len(selection.trials) - ended.judged_now - failed
-    if ended.stopped_early and past > 0:
-        said.append(f"{past} comparisons past the sequential stop not recorded")
-    if selection.skipped.summary():  # results are passes: a comparison has one or two
-        said.append(selection.skipped.summary("results"))
-    say("; ".join(said))
-    work = replace(work, force=False)
-    _judge_missing(work, say)
-    failed += selection.failed_before
-    if failed:
-        raise EndpointFailed(
-            f"{failed} comparison(s) failed and recorded as failure rows in {work.out} "
-            "(a batch asks no verdict again); export them again with "
-            f"{work.command('--batch-export', 'missing.jsonl')}"
-        )
-
-
-def _select(work: JudgeBatch, results: list[BatchResult]) -> Selection:
-    """The results sorted against the judge's picks file (:func:`blindtest.llm_batch.select`)."""
-    from blindtest.llm_batch import select
-
-    return select(
-        work.run,
-        work.options,
-        work.remaining(),
-        results,
-        earlier=work.earlier(),
-        judge_id=work.judge_id,
-    )
-
-
-def _analyze(work: JudgeBatch) -> str:
-    if work.out != work.run.run_dir / artifacts.PICKS:
-        return stage_command("analyze", work.run.run_dir, "--picks", work.out)
-    return stage_command("analyze", work.run.run_dir)
-
-
-def judge_record_path(out: Path) -> Path:
-    """Where bt-judge --batch records its batches: next to the picks file."""
-    return out.with_name(f"{out.stem}.batches.json")
-
-
-def _judge_record_io(
-    record_path: Path, model: str
-) -> tuple[Callable[[], JsonObject | None], Callable[[JsonObject], None]]:
-    """Read and write the judge's batches record (refusing one of another judge model)."""
-
-    def read_record() -> JsonObject | None:
-        if not record_path.exists():
-            return None
-        record = artifacts.read_json(record_path, "batches")
-        if record.get("judge_model", model) != model:
-            raise BadInput(
-                f"{record_path} holds the batches of the judge {record['judge_model']}; give "
-                "this judge its own --out"
-            )
-        return record
-
-    def write_record(record: JsonObject) -> None:
-        record["judge_model"] = model
-        artifacts.write_json(record_path, record, "batches", force=True)
-
-    return read_record, write_record
-
-
-def judge_submit(
-    work: JudgeBatch,
-    quiet: bool,
-    timeout: float,
-    poll_interval: float,
-    progress: Callable[[str, bool], None] | None,
-    say: Say,
-) -> None:
-    from blindtest import batch_run
-    from blindtest.llm_batch import judge_requests, replay_kind
-
-    if work.force:
-        raise BadInput("--batch resumes its recorded batches; --force is not for it")
-    endpoint = work.options.endpoint()
-    endpoint.check_key("judge")
-    record_path = judge_record_path(work.out)
-    failed = [0]
-    judged = [0]
-
-    def pending() -> list[tuple[str, str, dict[str, object]]]:
-        requests = judge_requests(work.run, work.options, work.to_ask())
-        return [("judge", cid, body) for _, cid, body in requests]
-
-    def import_results(results: list[BatchResult]) -> tuple[int, int]:
-        selection = _select(work, results)
-        if not selection.trials:
-            return 0, selection.not_run
-        judge, _ = work.sit(replay_kind(work.options, selection.answers), selection.trials)
-        now = int(getattr(judge, "failed", 0))
-        failed[0] += now
-        judged[0] += len(selection.trials) - now
-        return len(selection.trials), selection.not_run + selection.partial
-
-    read_record, write_record = _judge_record_io(record_path, work.options.model)
-    collect_io = batch_run.CollectIO(
-        read_record=read_record,
-        write_record=write_record,
-        pending=pending,
-        import_results=import_results,
-        say=say,
-        progress=progress,
-        unit="comparisons",
-    )
-    batch_run.collect(
-        work.run.design_sha256,
-        {"judge": endpoint},
-        collect_io,
-        poll_interval=poll_interval,
-        timeout=timeout,
-    )
-    if not quiet:
-        click.echo(
-            f"The LLM judge {work.options.model} judged {judged[0]} comparisons through the "
-            f"Batch API into {work.out}. Run {_analyze(work)} to see the result."
-        )
-    left = _judge_missing(work, say)
-    if left:
-        raise EndpointFailed(
-            f"{left} comparison(s) still unjudged after the batch ({failed[0]} failed); rerun "
-            f"{work.command('--batch')} to submit them again"
-        )
+        return part_paths
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,41 +3,25 @@ terminal or by a mechanical judge; ``--check FILE`` validates an external judge'
 
 Options and output only: the picks contract and the hidden stopping rule live in
 ``blindtest.judge``, the kinds of judge and the driver that records them in ``blindtest.judges``,
-the terminal session in ``blindtest.session``.
+one sitting into the picks file in ``blindtest.sitting``, the terminal session in
+``blindtest.session``.
 """
 
 from __future__ import annotations
 
 import getpass
-from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
 import click
 
-from blindtest import artifacts
+from blindtest import artifacts, sitting
 from blindtest.cli import _batch, _common, _llm
 from blindtest.cli._common import FilePath, command, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput, EndpointFailed
 from blindtest.hints import stage_command
-from blindtest.judge import (
-    JudgeRun,
-    Recorder,
-    judge_id_problem,
-    load_judge_run,
-    load_picks,
-    plan_output,
-    read_picks,
-    remaining_trials,
-)
-from blindtest.judges import (
-    JUDGE_KINDS,
-    Judge,
-    JudgeKind,
-    JudgeSetup,
-    JudgingResult,
-    drive,
-)
+from blindtest.judge import JudgeRun, judge_id_problem, load_judge_run, load_picks
+from blindtest.judges import JUDGE_KINDS, JudgeKind
 
 
 def default_judge_id() -> str:
@@ -66,46 +50,6 @@ def _check_only(run_dir: Path, path: Path, quiet: bool) -> None:
     )
 
 
-def _analyze_command(run_dir: Path, out: Path) -> str:
-    if out != run_dir / artifacts.PICKS:
-        return stage_command("analyze", run_dir, "--picks", out)
-    return stage_command("analyze", run_dir)
-
-
-def _sit(
-    run: JudgeRun,
-    kind: JudgeKind,
-    judge_id: str,
-    out: Path,
-    force: bool,
-    resume: str,
-    options: Mapping[str, object],
-    only: Collection[int] | None = None,
-) -> tuple[Judge, JudgingResult]:
-    """One sitting of ``kind`` into ``out`` (``only``: just the trials numbered there)."""
-    kind.check(run.view.protocol)
-    existing = read_picks(out, run.view, missing_ok=True)
-    if plan_output(existing, judge_id, bot=kind.mechanical, force=force, kind=kind.records_as):
-        artifacts.write_jsonl(out, [], "picks", force=True)
-        existing = read_picks(out, run.view, missing_ok=True)
-    judge = kind.make(JudgeSetup(run, judge_id, existing, resume, options))
-    remaining = remaining_trials(run.view, existing.picks, judge_id, existing.later_passes)
-    if only is not None:
-        remaining = [trial for trial in remaining if trial.number in only]
-    with artifacts.JsonlAppender(
-        out, "picks", fsync=kind.sync_each_pick or kind.sync_grouped, grouped=kind.sync_grouped
-    ) as appender:
-        recorder = Recorder(
-            run,
-            judge_id,
-            appender.append,
-            earlier=(*existing.picks, *existing.later_passes),
-            kind=kind.records_as,
-        )
-        ended = drive(judge, recorder, remaining)
-    return judge, ended
-
-
 def _judge(
     run: JudgeRun,
     kind: JudgeKind,
@@ -116,9 +60,9 @@ def _judge(
     resume: str,
     options: dict[str, object],
 ) -> None:
-    judge, ended = _sit(run, kind, judge_id, out, force, resume, options)
+    judge, ended = sitting.sit(run, kind, judge_id, out, force, resume, options)
     if not quiet:
-        click.echo(judge.closing(ended, out, _analyze_command(run.run_dir, out)))
+        click.echo(judge.closing(ended, out, sitting.analyze_command(run.run_dir, out)))
     failed = getattr(judge, "failed", 0)
     if failed:
         raise EndpointFailed(
@@ -247,21 +191,16 @@ def judge(
     if llm_options is not None:
         resume += _llm.resume_args(kind, llm, ctx)
     resume += _own_args(judge_id, name, out, kind)
+    out_path = out if out is not None else run_dir / artifacts.PICKS
     if _batch.wanted(batch):
         assert llm_options is not None
-        out_path = out if out is not None else run_dir / artifacts.PICKS
-
-        def sit(replay: JudgeKind, only: set[int]) -> tuple[Judge, JudgingResult]:
-            return _sit(run, replay, name, out_path, force, "", {}, only)
-
-        work = _batch.JudgeBatch(run, llm_options, name, out_path, force, resume, sit)
-        _batch.judge_dispatch(work, batch, quiet, llm_options.timeout)
+        _batch.judge_dispatch(run, llm_options, name, out_path, force, resume, batch, quiet)
         return
     _judge(
         run,
         chosen,
         name,
-        out if out is not None else run_dir / artifacts.PICKS,
+        out_path,
         force,
         quiet,
         stage_command("judge", *resume),
