@@ -1500,8 +1500,8 @@ async def _fetch(
     ) as client:
 
         def update(final: bool = False) -> None:
-            progress.retries = client.counters().retries
-            if io.on_progress is not None:
+            if io.on_progress is not None:  # no display (--quiet, not a terminal): no count
+                progress.retries = client.counters().retries
                 io.on_progress(progress, final)
 
         try:
