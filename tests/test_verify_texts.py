@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from blindtest import artifacts
-from blindtest.normalize import normalize_answer
+from blindtest.normalize import count_words, normalize_answer
 from blindtest.simulator import Simulator
 from blindtest.verify import TEXTS_CHECK, Summary, verify_run
 
@@ -275,7 +275,7 @@ def test_verify_texts_untampered_from_dirs_run_verifies(invoke: Invoke, tmp_path
     run = tmp_path / "run"
     made = invoke(
         "design", run, "--from-dirs", a, b, "--protocol", "preference", "--trials", 4,
-        "--strip-formatting", "--truncate-match",
+        "--strip-formatting", "--truncate-match", "--seed", "verify-texts",
     )  # fmt: skip
     assert made.exit_code == 0, made.output
     assert invoke("generate", run, "--quiet").exit_code == 0
@@ -284,7 +284,8 @@ def test_verify_texts_untampered_from_dirs_run_verifies(invoke: Invoke, tmp_path
     assert_verifies(run)
     # Words added past the cut change nothing the judge sees (trials.jsonl is as rebuilt), but
     # the row no longer holds its file's text.
-    rows[0]["text"] += " And more words nobody wrote."
+    longer = max(rows, key=lambda r: count_words(r["text"]))  # never the one cut to
+    longer["text"] += " And more words nobody wrote."
     write_records(run / "responses.jsonl", rows)
     result = verify_run(run)
     assert not any(d.where.startswith("trials.jsonl") for d in result.differences)
