@@ -325,11 +325,12 @@ def _check_texts(v: _Verifier, design: DesignRecord) -> None:
     if not count:
         return
     first = ", ".join(name for name, _ in bad) + (", ..." if count > len(bad) else "")
-    rows = "row's text is" if count == 1 else "rows' texts are"
+    does = "does" if count == 1 else "do"
     v.result.differences.append(
         Summary(
-            f"{artifacts.RESPONSES}: {count} of {len(records)} {rows} not the design's "
-            f"normalization of the raw answer (raw_text) recorded beside it: {first}",
+            f"{artifacts.RESPONSES}: {count} of {len(records)} rows {does} not hold the design's "
+            f"normalization of the raw answer recorded in it (text, identity_stripped from "
+            f"raw_text): {first}",
             count,
             0,
         )

@@ -103,8 +103,8 @@ def test_verify_texts_hand_edited_text_with_trials_edited_alike_fails_naming_the
     assert len(summary) == 1
     name = f"trial {target['trial']} slot {target['slot']}"
     assert str(summary[0]).startswith(
-        f"responses.jsonl: 1 of {len(rows)} row's text is not the design's normalization of "
-        "the raw answer (raw_text) recorded beside it: " + name
+        f"responses.jsonl: 1 of {len(rows)} rows does not hold the design's normalization of "
+        "the raw answer recorded in it (text, identity_stripped from raw_text): " + name
     )
     detail = [d for d in result.differences if d.where.endswith("/text")]
     assert len(detail) == 1
@@ -114,7 +114,7 @@ def test_verify_texts_hand_edited_text_with_trials_edited_alike_fails_naming_the
     shown = invoke("verify", run)
     assert shown.exit_code == 1
     assert f"checked  {TEXTS_CHECK}" in shown.stdout
-    assert f"DIFFERS  responses.jsonl: 1 of {len(rows)} row's text is not" in shown.stdout
+    assert f"DIFFERS  responses.jsonl: 1 of {len(rows)} rows does not hold" in shown.stdout
     as_json = orjson.loads(invoke("verify", run, "--json").stdout)
     assert as_json["ok"] is False
     assert as_json["differences"][0]["recorded"] == 1
@@ -159,7 +159,7 @@ def test_verify_texts_many_rows_counted_first_three_named(
     write_records(run / "responses.jsonl", rows)
     result = verify_run(run)
     summary = next(d for d in result.differences if isinstance(d, Summary))
-    assert f"5 of {len(rows)} rows' texts are not" in str(summary)
+    assert f"5 of {len(rows)} rows do not hold" in str(summary)
     named = re.findall(r"trial \d+ slot \d+", str(summary))
     assert named == [f"trial {r['trial']} slot {r['slot']}" for r in rows[:3]]
     assert str(summary).endswith(", ...")
