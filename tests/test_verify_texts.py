@@ -290,3 +290,24 @@ def test_verify_texts_untampered_from_dirs_run_verifies(invoke: Invoke, tmp_path
     result = verify_run(run)
     assert not any(d.where.startswith("trials.jsonl") for d in result.differences)
     assert any(isinstance(d, Summary) for d in result.differences)
+
+
+def test_verify_texts_run_with_failure_rows_then_finished_verifies(
+    invoke: Invoke, simulator: Simulator, tmp_path: Path
+) -> None:
+    from blindtest.simulator import FaultMix
+
+    run = tmp_path / "run"
+    design(invoke, run, simulator.base_url, tmp_path, "preference", "--strip-formatting")
+    simulator.config.mix = FaultMix({"500": 0.4}, seed=3)  # failed for good: failure rows
+    first = invoke("generate", run, "--quiet", "--max-retries", "0")
+    assert first.exit_code == 3, first.output
+    rows = records(run / "responses.jsonl")
+    assert any(r["status"] == "failed" for r in rows)
+    unfinished = verify_run(run)
+    assert unfinished.missing
+    assert not unfinished.differences, [str(d) for d in unfinished.differences]
+    simulator.config.mix = None
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    assert any(r["status"] == "failed" for r in records(run / "responses.jsonl"))
+    assert_verifies(run)
