@@ -345,10 +345,11 @@ def _check_texts(v: _Verifier, design: DesignRecord) -> None:
 def _check_complete(v: _Verifier, design: DesignRecord) -> None:
     """A run is whole when every slot of the design is answered (and laundered, when the design
     launders) and the blinded view exists; anything less is listed in ``missing``."""
-    from blindtest.slots import plan_slots
+    from blindtest.protocols import protocol_of
 
     v.note("the run is whole (every slot answered, trials.jsonl present)")
-    total = len(plan_slots(design))
+    # Every trial has the protocol's number of slots (plan_slots would build 90,000 of them).
+    total = len(design["arrangement"]) * protocol_of(design).options
     if not (v.run_dir / artifacts.RESPONSES).exists():
         v.result.missing.append(f"0 of {total} responses ({artifacts.RESPONSES} missing)")
     else:
