@@ -311,3 +311,17 @@ def test_verify_texts_run_with_failure_rows_then_finished_verifies(
     assert invoke("generate", run, "--quiet").exit_code == 0
     assert any(r["status"] == "failed" for r in records(run / "responses.jsonl"))
     assert_verifies(run)
+
+
+def test_verify_texts_design_recording_no_identity_rules_version_verifies(
+    invoke: Invoke, simulator: Simulator, tmp_path: Path
+) -> None:
+    # identity_strip.version is optional in the schema: absent means the first rules.
+    run = tmp_path / "run"
+    design(invoke, run, simulator.base_url, tmp_path, "preference")
+    document = orjson.loads((run / "design.json").read_bytes())
+    del document["normalization"]["identity_strip"]["version"]
+    artifacts.write_design(run, document, force=True)
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    assert any(r.get("identity_stripped") for r in records(run / "responses.jsonl"))
+    assert_verifies(run)
