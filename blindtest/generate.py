@@ -50,12 +50,11 @@ from blindtest.errors import (
     EndpointFailed,
     PromptTooLong,
 )
-from blindtest.identity import strip_identity
 from blindtest.normalize import (
     count_words,
     launder_messages,
+    normalize_answer,
     outside_band,
-    strip_formatting,
 )
 from blindtest.protocols import protocol_of
 from blindtest.retry import DEFAULT_POLICY, RetryPolicy
@@ -248,9 +247,9 @@ def _row(
         row["served_model"] = measured["served_model"]
     if raw is None:
         return row | {"error": error or "failed"}
-    text = strip_formatting(raw) if design["normalization"]["strip_formatting"] else raw
-    # Issue 13: names and self-identification out of what the judge sees (old designs: none).
-    text, stripped = strip_identity(text, design["normalization"].get("identity_strip"))
+    # Formatting, names and self-identification out of what the judge sees; bt-verify
+    # re-derives every row's text with the same function.
+    text, stripped = normalize_answer(design["normalization"], raw)
     row |= {"status": "ok", "text": text}
     if text != raw:
         row["raw_text"] = raw

@@ -47,3 +47,19 @@ def stage_command(stage: str, *args: str | os.PathLike[str]) -> str:
 def blindtest_command(*args: str | os.PathLike[str]) -> str:
     """The shell line that runs ``blindtest ARGS`` from the current directory."""
     return _command_line("blindtest", [], [os.fspath(arg) for arg in args])
+
+
+#: The words a suggested command holds for what the user must supply, and what each stands for
+#: (in the order the legend names them).
+PLACEHOLDERS = {
+    "PROMPTS": "your prompts file",
+    "IDENTITY-WORDS": "your --strip-identity-words file (its terms are in design.json)",
+    "NEW-RUN": "a new run directory",
+}
+
+
+def placeholder_legend(args: list[str]) -> str:
+    """The line under a suggested command that says what its placeholders stand for ("" when
+    it has none)."""
+    named = [f"{word}: {meaning}" for word, meaning in PLACEHOLDERS.items() if word in args]
+    return f"({'; '.join(named)})" if named else ""

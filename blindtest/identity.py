@@ -244,6 +244,17 @@ def identity_config(enabled: bool, extra: Sequence[str], names: Iterable[str]) -
     }
 
 
+def added_terms(record: Mapping[str, Any], names: Iterable[str]) -> list[str]:
+    """The entries of a design's ``identity_strip`` record beyond the bundled word list and
+    the sides' ``names``: what ``--strip-identity-words`` added (terms and ``!`` exceptions),
+    in the record's order; empty when it added nothing or stripping is off. (A term the bundled
+    list of this blindtest no longer holds counts as added: it was a term of the run.)"""
+    if not record.get("enabled"):
+        return []
+    without = set(final_terms(builtin_terms(), design_terms(names)))
+    return [term for term in record["terms"] if term not in without]
+
+
 def stripped_total(rows: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
     """(mentions replaced, responses touched) over rows carrying ``identity_stripped``."""
     mentions = responses = 0

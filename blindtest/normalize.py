@@ -28,9 +28,11 @@ change, because a design's normalization must mean the same thing when it is re-
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+from blindtest.identity import strip_identity
 
 __all__ = [
     "BOLD_PATTERNS",
@@ -652,6 +654,17 @@ def strip_formatting(text: str) -> str:
 #: put the opening tag in the prompt, so the answer holds only the closing one.
 _THINK_BLOCK = re.compile(r"^\s*<(think|thinking|reasoning)>(.*?)</\1>", re.DOTALL)
 _THINK_CLOSE = re.compile(r"^(?!\s*<)(.*?)</(think|thinking)>", re.DOTALL)
+
+
+def normalize_answer(normalization: Mapping[str, Any], raw: str) -> tuple[str, dict[str, int]]:
+    """The text a judge is shown for one answer ``raw`` (a candidate's answer, a --from-dirs
+    file, or the laundering model's rewrite), under a design's recorded ``normalization``: its
+    ``strip_formatting``, then its ``identity_strip`` record (absent in designs made before
+    identity stripping: nothing stripped); with the count per identity term stripped (empty
+    when none). bt-generate makes every row's ``text`` with it from the row's ``raw_text``, and
+    bt-verify re-derives every row's ``text`` with it: one definition for both."""
+    text = strip_formatting(raw) if normalization["strip_formatting"] else raw
+    return strip_identity(text, normalization.get("identity_strip"))
 
 
 def split_reasoning(text: str) -> tuple[str, str | None]:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.artifact_types import ReportRecord
-from blindtest.hints import stage_command
+from blindtest.hints import placeholder_legend, stage_command
 from blindtest.reportfmt import format_p, pct
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -195,11 +195,8 @@ def _next_lines(report: ReportRecord) -> list[str]:
         return []
     command = stage_command(step["stage"], *step["args"])
     lines = [f"Next: {step['why']}:", f"    {command}"]
-    if "PROMPTS" in step["args"]:
-        lines.append("  (PROMPTS: your prompts file; NEW-RUN: a new run directory)")
-    elif "NEW-RUN" in step["args"]:
-        lines.append("  (NEW-RUN: a new run directory)")
-    return lines
+    legend = placeholder_legend([str(a) for a in step["args"]])
+    return [*lines, f"  {legend}"] if legend else lines
 
 
 def _answers_lines(report: ReportRecord) -> list[str]:

@@ -28,7 +28,8 @@ from blindtest.artifact_types import DesignRecord
 from blindtest.checks import CommandRunner
 from blindtest.design import build_arrangement
 from blindtest.errors import BadInput
-from blindtest.normalize import NORMALIZERS_VERSION
+from blindtest.identity import IDENTITY_VERSION
+from blindtest.normalize import NORMALIZERS_VERSION, normalize_answer
 from blindtest.prompts import prompt_sha256
 
 if TYPE_CHECKING:
@@ -227,6 +228,17 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
                 f"{artifacts.DESIGN}/normalization/version", recorded_version, NORMALIZERS_VERSION
             )
         )
+    identity = design["normalization"].get("identity_strip") or {}
+    identity_version = identity.get("version", IDENTITY_VERSION)  # absent: the first rules
+    if identity_version != IDENTITY_VERSION:
+        # This blindtest strips identity terms by other rules than the one that made the run.
+        v.result.differences.append(
+            Difference(
+                f"{artifacts.DESIGN}/normalization/identity_strip/version",
+                identity_version,
+                IDENTITY_VERSION,
+            )
+        )
     v.note("arrangement from the seed")
     derived = build_arrangement(  # hidden controls (issue 13 item 7) are part of it
         design["seed"],
@@ -256,13 +268,88 @@ def _check_trials(v: _Verifier, design: DesignRecord) -> None:
     v.differ(artifacts.TRIALS, trials, build_trials_view(design, state))
 
 
+#: Rows named one by one when answer texts differ; the rest are counted.
+NAMED_TEXT_ROWS = 3
+TEXTS_CHECK = f"{artifacts.RESPONSES} texts from raw_text under the design's normalization"
+
+
+class Summary(Difference):
+    """A difference counted over many rows: ``where`` says it all (``recorded`` is how many
+    differ, ``recomputed`` how many should)."""
+
+    def __str__(self) -> str:
+        return self.where
+
+
+def _row_name(row: Mapping[str, Any], line: int) -> str:
+    launder = " launder" if row.get("stage") == "launder" else ""
+    return f"trial {row['trial']} slot {row['slot']}{launder} (line {line})"
+
+
+def _text_differences(
+    normalization: Mapping[str, Any], row: Mapping[str, Any]
+) -> list[tuple[str, Any, Any]]:
+    """(field, recorded, recomputed) for each field of one row its raw text does not give."""
+    if row["status"] != "ok":  # a failure row: text null (the schema), nothing beside it
+        return [(key, row[key], None) for key in ("raw_text", "identity_stripped") if key in row]
+    text = row["text"]
+    raw = row.get("raw_text", text)
+    derived, stripped = normalize_answer(normalization, raw)
+    found: list[tuple[str, Any, Any]] = []
+    if derived != text:
+        found.append(("text", text, derived))
+    if row.get("identity_stripped", {}) != stripped:
+        found.append(("identity_stripped", row.get("identity_stripped"), stripped or None))
+    return found
+
+
+def _check_texts(v: _Verifier, design: DesignRecord) -> None:
+    """Each row's ``text`` is the design's normalization of its own raw answer (a text edited
+    by hand, with trials.jsonl edited alike, is found here); one pass, linear in the rows."""
+    path = v.run_dir / artifacts.RESPONSES
+    contents = v.read_lines(path, "responses") if path.exists() else None
+    if contents is None:
+        return  # missing (named by _check_complete) or invalid (a difference already)
+    v.note(TEXTS_CHECK)
+    normalization = design["normalization"]
+    records = contents.records
+    lines = contents.lines or list(range(1, len(records) + 1))
+    bad: list[tuple[str, list[tuple[str, Any, Any]]]] = []
+    count = 0
+    for line, row in zip(lines, records, strict=True):
+        found = _text_differences(normalization, row)
+        if found:
+            count += 1
+            if len(bad) < NAMED_TEXT_ROWS:
+                bad.append((_row_name(row, line), found))
+    if not count:
+        return
+    first = ", ".join(name for name, _ in bad) + (", ..." if count > len(bad) else "")
+    does = "does" if count == 1 else "do"
+    v.result.differences.append(
+        Summary(
+            f"{artifacts.RESPONSES}: {count} of {len(records)} rows {does} not hold the design's "
+            f"normalization of the raw answer recorded in it (text, identity_stripped from "
+            f"raw_text): {first}",
+            count,
+            0,
+        )
+    )
+    for name, found in bad:
+        for key, recorded, recomputed in found:
+            v.result.differences.append(
+                Difference(f"{artifacts.RESPONSES} {name}/{key}", recorded, recomputed)
+            )
+
+
 def _check_complete(v: _Verifier, design: DesignRecord) -> None:
     """A run is whole when every slot of the design is answered (and laundered, when the design
     launders) and the blinded view exists; anything less is listed in ``missing``."""
-    from blindtest.slots import plan_slots
+    from blindtest.protocols import protocol_of
 
     v.note("the run is whole (every slot answered, trials.jsonl present)")
-    total = len(plan_slots(design))
+    # Every trial has the protocol's number of slots (plan_slots would build 90,000 of them).
+    total = len(design["arrangement"]) * protocol_of(design).options
     if not (v.run_dir / artifacts.RESPONSES).exists():
         v.result.missing.append(f"0 of {total} responses ({artifacts.RESPONSES} missing)")
     else:
@@ -409,6 +496,7 @@ def _verify(run_dir: Path, runner: CommandRunner | None) -> VerifyResult:
         return v.result
     sha256 = artifacts.sha256_bytes(artifacts.read_bytes(run_dir / artifacts.DESIGN))
     _check_complete(v, design)
+    _check_texts(v, design)
     _check_trials(v, design)
     _check_picks(v, sha256)
     _check_generation(v, design)

@@ -81,7 +81,8 @@ def test_i9_10_blindtest_help_lists_stages_in_pipeline_order_with_whole_descript
     assert "..." not in result.stdout.split("Commands:")[1]
     words = " ".join(result.stdout.split())
     assert (
-        "verify Recompute hashes, arrangement, blinded view, audit and report; list any difference."
+        "verify Recompute hashes, arrangement, answer texts, blinded view, audit and report; list"
+        " any difference."
     ) in words
 
 

@@ -15,8 +15,9 @@ from blindtest.analysis.tells import CENSUS_FIGURES
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
 from blindtest.endpoints import DEFAULT_BASE_URL, is_loopback
+from blindtest.identity import added_terms
 from blindtest.reportfmt import count, format_p, format_p_against, pct
-from blindtest.sides import parse_param
+from blindtest.sides import identity_terms, parse_param
 
 
 def channels(design: DesignRecord) -> tuple[list[str], list[str]]:
@@ -262,6 +263,9 @@ def _same_design_args(design: DesignRecord) -> list[str]:
     identity = design["normalization"].get("identity_strip")
     if identity is not None and not identity["enabled"]:
         args.append("--no-strip-identity")
+    elif identity is not None and added_terms(identity, identity_terms(design)):
+        # The design records the terms, not the file they came from: the user names it.
+        args += ["--strip-identity-words", "IDENTITY-WORDS"]
     controls = design.get("controls", 0)
     if controls:  # hidden controls (issue 13 item 7): --trials counts the real trials
         shown = sum("control" in e for e in design["arrangement"])

@@ -23,7 +23,13 @@ if TYPE_CHECKING:
 @json_option
 @quiet_option
 def verify(run_dir: Path, allow_commands: bool, as_json: bool, quiet: bool) -> int:
-    """Recompute hashes, arrangement, blinded view, audit and report; list any difference.
+    """Recompute hashes, arrangement, answer texts, blinded view, audit and report; list any
+    difference.
+
+    Every answer's text in responses.jsonl is re-derived from the raw answer recorded beside it
+    (raw_text) under the design's normalization (--strip-formatting, identity stripping), with
+    its identity_stripped counts. A row without raw_text is the answer as received: an edit to
+    it is found only where the normalization would have changed the edited text.
 
     Exit 0 only for a whole run that recomputes; 1 for a difference, or for a run that is
     incomplete (responses missing, trials.jsonl missing).

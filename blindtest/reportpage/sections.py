@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from blindtest.hints import stage_command
+from blindtest.hints import placeholder_legend, stage_command
 from blindtest.render import dprime_text
 from blindtest.reportfmt import format_p, pct
 
@@ -258,15 +258,10 @@ def next_step(report: Mapping[str, Any]) -> dict[str, str] | None:
     if not step:
         return None
     args = [str(a) for a in step["args"]]
-    legend = ""
-    if "PROMPTS" in args:
-        legend = "(PROMPTS: your prompts file; NEW-RUN: a new run directory)"
-    elif "NEW-RUN" in args:
-        legend = "(NEW-RUN: a new run directory)"
     return {
         "why": str(step["why"]),
         "command": stage_command(str(step["stage"]), *args),
-        "legend": legend,
+        "legend": placeholder_legend(args),
     }
 
 
