@@ -9,13 +9,13 @@ import html
 import json
 import math
 import re
-import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.artifact_types import ReportRecord
 from blindtest.hints import stage_command
 from blindtest.reportfmt import format_p, pct
+from blindtest.screen import Verbatim, wrap_lines
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -194,7 +194,7 @@ def _next_lines(report: ReportRecord) -> list[str]:
     if not step:
         return []
     command = stage_command(step["stage"], *step["args"])
-    lines = [f"Next: {step['why']}:", f"    {command}"]
+    lines = [f"Next: {step['why']}:", Verbatim(f"    {command}")]  # copied whole
     if "PROMPTS" in step["args"]:
         lines.append("  (PROMPTS: your prompts file; NEW-RUN: a new run directory)")
     elif "NEW-RUN" in step["args"]:
@@ -368,8 +368,8 @@ def format_summary(
 ) -> str:
     """The result screen, in the order a person needs it: the verdict in one sentence, how
     sure, how big, what a bot can explain, what to run next; technical figures, notes and the
-    revealed tables last. ``width`` wraps prose for a terminal; None leaves one line per
-    paragraph (for pipes, files and grep)."""
+    revealed tables last. ``width`` wraps prose between words (``screen.wrap``: tables and
+    commands stay whole); None leaves one line per paragraph (the HTML page)."""
     lines = _header(report)
     if report["verdict"] == "void" and not report.get("summary"):
         lines += [clean(report["statement"]), *skipped_lines(report), *reading_lines(report)]
@@ -447,21 +447,8 @@ def _sides_lines(report: Mapping[str, Any]) -> list[str]:
 
 
 def _finish(lines: Sequence[str], width: int | None) -> str:
-    safe = [clean(line) for line in lines]
-    if width is None:
-        return "\n".join(safe)
-    return "\n".join(_wrap(line, width) for line in safe)
-
-
-def _wrap(line: str, width: int) -> str:
-    """Wrap prose; indented lines (scores, tables) are already laid out, except the indented
-    bot sentences, which wrap under their indent."""
-    if len(line) <= width:
-        return line
-    if line.startswith("    ") or (line.startswith("  ") and "  " in line[2:]):
-        return line  # a command, a table row or score line: never broken
-    indent = "  " if line.startswith("  ") else ""
-    return textwrap.fill(line.strip(), width, initial_indent=indent, subsequent_indent=indent)
+    safe = [Verbatim(clean(x)) if isinstance(x, Verbatim) else clean(x) for x in lines]
+    return wrap_lines(safe, width)
 
 
 def render_html(report: ReportRecord) -> str:

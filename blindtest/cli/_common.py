@@ -14,7 +14,6 @@ import functools
 import os
 import shutil
 import sys
-import textwrap
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from blindtest import artifacts
+from blindtest import artifacts, screen
 from blindtest.design import PROTOCOLS
 from blindtest.endpoints import DEFAULT_BASE_URL
 from blindtest.errors import BlindtestError, EndpointFailed, Interrupted
@@ -39,19 +38,20 @@ def _debug() -> bool:
 
 def _wrapped(line: str) -> str:
     """An error line as a person reads it: wrapped at word boundaries to the terminal's width
-    when stderr is one (a pipe or a log file gets the one line whole)."""
+    when stderr is one (a pipe or a log file gets the one line whole); paths and commands are
+    never cut (``screen.wrap``)."""
     if not sys.stderr.isatty():
         return line
     width = shutil.get_terminal_size().columns
-    if len(line) < width:
-        return line
-    return textwrap.fill(
-        line,
-        width=max(width - 1, 20),
-        subsequent_indent="  ",
-        break_on_hyphens=False,
-        break_long_words=False,  # a path or command must stay whole to be copied
-    )
+    return "\n".join(screen.wrap(line, max(width - 1, 20)))
+
+
+def echo_prose(text: str, *, err: bool = False) -> None:
+    """Print sentences for a person: each line wrapped between words to the width of the
+    stream it goes to (``screen.screen_width``: the terminal, or 80 for a pipe or a file),
+    commands, paths and tables kept whole."""
+    stream = sys.stderr if err else sys.stdout
+    click.echo(screen.wrap_lines([text], screen.screen_width(stream)), err=err)
 
 
 def fail(prog: str, message: str, code: int) -> NoReturn:
