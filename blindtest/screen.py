@@ -35,14 +35,15 @@ class Verbatim(str):
 
 def screen_width(stream: TextIO | None, *, cap: int | None = PROSE_CAP) -> int:
     """The width to wrap prose written to ``stream`` at: ``COLUMNS`` when set (as the user
-    asked, uncapped); the terminal's width when ``stream`` is one, at most ``cap``; else
-    ``PIPE_WIDTH`` (a pipe or a file should read well in ``less`` and an editor too)."""
+    asked, uncapped); one less than the terminal's width when ``stream`` is one (a character in
+    the last column makes some terminals wrap at once), at most ``cap``; else ``PIPE_WIDTH``
+    (a pipe or a file should read well in ``less`` and an editor too)."""
     columns = os.environ.get("COLUMNS", "")
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
     try:
         if stream is not None and stream.isatty():
-            width = os.get_terminal_size(stream.fileno()).columns
+            width = max(os.get_terminal_size(stream.fileno()).columns - 1, 20)
             return min(width, cap) if cap else width
     except (AttributeError, OSError, ValueError):  # a stream without a descriptor (a test's)
         pass

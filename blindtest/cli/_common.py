@@ -47,11 +47,14 @@ def _wrapped(line: str) -> str:
 
 
 def echo_prose(text: str, *, err: bool = False) -> None:
-    """Print sentences for a person: each line wrapped between words to the width of the
-    stream it goes to (``screen.screen_width``: the terminal, or 80 for a pipe or a file),
-    commands, paths and tables kept whole."""
-    stream = sys.stderr if err else sys.stdout
-    click.echo(screen.wrap_lines([text], screen.screen_width(stream)), err=err)
+    """Print sentences for a person: each line wrapped between words (``screen.wrap``:
+    commands, paths and tables kept whole). On stdout to the terminal's width, or 80 into a
+    pipe or a file (``screen.screen_width``); on stderr like an error line, wrapped only on a
+    terminal, so a log keeps each message on one line."""
+    if err:
+        click.echo("\n".join(_wrapped(line) for line in text.split("\n")), err=True)
+    else:
+        click.echo(screen.wrap_lines([text], screen.screen_width(sys.stdout)))
 
 
 def fail(prog: str, message: str, code: int) -> NoReturn:

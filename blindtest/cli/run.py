@@ -19,13 +19,7 @@ import click
 from blindtest import artifacts
 from blindtest.chain import judging_state, picks_judges, recorded_seed
 from blindtest.cli import _common
-from blindtest.cli._common import (
-    DirPath,
-    command,
-    concurrency_option,
-    echo_prose,
-    resumable,
-)
+from blindtest.cli._common import DirPath, command, concurrency_option, echo_prose, resumable
 from blindtest.cli.analyze import analyze
 from blindtest.cli.audit import audit
 from blindtest.cli.design import design
