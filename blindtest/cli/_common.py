@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import shutil
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -42,8 +41,7 @@ def _wrapped(line: str) -> str:
     never cut (``screen.wrap``)."""
     if not sys.stderr.isatty():
         return line
-    width = shutil.get_terminal_size().columns
-    return "\n".join(screen.wrap(line, max(width - 1, 20)))
+    return "\n".join(screen.wrap(line, screen.screen_width(sys.stderr)))
 
 
 def echo_prose(text: str, *, err: bool = False) -> None:
