@@ -62,6 +62,10 @@ _AFTER_COMMAND = frozenset(
 )
 
 
+#: A relation and its two sides are never parted ("p = 0.70", "p < 0.000001").
+_RELATIONS = frozenset(["=", "<", ">", "<=", ">=", "!="])
+
+
 def _command_start(words: list[str], i: int) -> bool:
     word = words[i]
     following = words[i + 1] if i + 1 < len(words) else ""
@@ -73,8 +77,8 @@ def _command_start(words: list[str], i: int) -> bool:
 
 
 def _units(text: str) -> list[str]:
-    """The words of ``text``, with each command (and each backticked span) joined into one
-    unit that is never split."""
+    """The words of ``text``, with each command (and each backticked span, and each relation
+    such as ``p = 0.70``) joined into one unit that is never split."""
     words = text.split()
     units: list[str] = []
     i = 0
@@ -92,6 +96,8 @@ def _units(text: str) -> list[str]:
                 end += 1
         else:
             end = i
+        while end + 2 < len(words) and words[end + 1] in _RELATIONS:  # "p < 0.000001" whole
+            end += 2
         units.append(" ".join(words[i : end + 1]))
         i = end + 1
     return units

@@ -151,6 +151,14 @@ def test_backticked_commands_are_kept_together() -> None:
     assert flat("\n".join(lines)) == line
 
 
+def test_a_p_value_is_never_parted_from_its_number() -> None:
+    line = "  The length bot, which reads nothing but word counts, scored 19/20 (p < 0.000001)"
+    assert wrap(line, 72) == [
+        "  The length bot, which reads nothing but word counts, scored 19/20",
+        "    (p < 0.000001)",
+    ]
+
+
 def test_aligned_rows_and_verbatim_lines_are_left_as_they_are() -> None:
     row = "  A     sim-large  30         11 ms         517+2434       $0.0256  and more columns"
     assert wrap(row, 40) == [row]
