@@ -261,7 +261,31 @@ def _label(report: ReportRecord, side: str, model: str) -> str:
     return str(config.get("label") or model)
 
 
-def _per_trial_lines(report: ReportRecord) -> list[str]:
+#: A reason is cut to this in the per-trial table (report.json holds it whole), and to as
+#: little as ``_REASON_MIN`` to keep a row within the terminal.
+_REASON_CHARS, _REASON_MIN = 60, 20
+
+
+def _fit_reasons(table: list[list[str]], width: int | None) -> list[str]:
+    """The preference table with its last column (the reasons) cut to ``_REASON_CHARS``, or
+    shorter, with "...", so a row fits ``width``; a note says so when the width cut one."""
+    room = _REASON_CHARS
+    if width is not None:
+        others = max(len(line) for line in _table([row[:-1] for row in table]))
+        room = max(_REASON_MIN, min(_REASON_CHARS, width - others - 2))
+    cut_to_fit = False
+    for row in table[1:]:
+        if len(row[-1]) > room and room < _REASON_CHARS:
+            row[-1], cut_to_fit = row[-1][: room - 3] + "...", True
+        else:
+            row[-1] = row[-1][:room]
+    lines: list[str] = [Verbatim(line) for line in _table(table)]
+    if cut_to_fit:
+        lines.append("  (reasons cut to fit the terminal; report.json holds them whole)")
+    return lines
+
+
+def _per_trial_lines(report: ReportRecord, width: int | None = None) -> list[str]:
     rows = report.get("per_trial") or []
     if not rows:
         return []
@@ -303,10 +327,11 @@ def _per_trial_lines(report: ReportRecord) -> list[str]:
                 r["left"],
                 str(r["pick"]),
                 r["preferred"] or "tie",
-                clean(r.get("reason") or "")[:60],
+                clean(r.get("reason") or ""),
             ]
             for r in rows
         ]
+        return ["Revealed, per trial:", *_fit_reasons(table, width)]
     return ["Revealed, per trial:", *_table(table)]
 
 
@@ -364,12 +389,18 @@ def _section_lines(section: Mapping[str, Any] | None) -> list[str]:
 
 
 def format_summary(
-    report: ReportRecord, *, per_trial: bool = True, width: int | None = None
+    report: ReportRecord,
+    *,
+    per_trial: bool = True,
+    width: int | None = None,
+    table_width: int | None = None,
 ) -> str:
     """The result screen, in the order a person needs it: the verdict in one sentence, how
     sure, how big, what a bot can explain, what to run next; technical figures, notes and the
     revealed tables last. ``width`` wraps prose between words (``screen.wrap``: tables and
-    commands stay whole); None leaves one line per paragraph (the HTML page)."""
+    commands stay whole); None leaves one line per paragraph (the HTML page). The per-trial
+    table's reasons are cut to fit ``table_width`` (default ``width``): a wide terminal's
+    tables may be wider than its prose."""
     lines = _header(report)
     if report["verdict"] == "void" and not report.get("summary"):
         lines += [clean(report["statement"]), *skipped_lines(report), *reading_lines(report)]
@@ -405,7 +436,7 @@ def format_summary(
         lines.append("Not available for this report: " + ", ".join(report["missing"]) + ".")
     lines += reading_lines(report)
     if per_trial:
-        lines += ["", *_per_trial_lines(report)]
+        lines += ["", *_per_trial_lines(report, table_width or width)]
     lines += _sides_lines(report)
     appendix = _appendix_lines(report)
     if appendix:

@@ -16,13 +16,16 @@ import sys
 import termios
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pexpect
 import pytest
 from screen_text import flat
 
 from blindtest import artifacts, screen
+from blindtest.artifact_types import ReportRecord
 from blindtest.hints import stage_command
+from blindtest.render import format_summary
 from blindtest.screen import Verbatim, screen_width, wrap
 
 from judge_runs import strip_ansi
@@ -33,6 +36,7 @@ from report_runs import (
     make_run,
     pair_picks,
     preference_picks,
+    read_report,
     triangle_picks,
     write_picks,
 )
@@ -87,6 +91,12 @@ def _too_wide(text: str, width: int) -> list[str]:
     ]
 
 
+def _prose(text: str) -> str:
+    """The screen without its table rows (a preference table's reasons are cut to fit)."""
+    rows = [line for line in text.splitlines() if "  " not in line.strip()]
+    return "\n".join(line for line in rows if not line.startswith("  (reasons cut"))
+
+
 def test_the_result_screen_into_a_pipe_wraps_prose_at_80_between_words_keeping_every_word(
     judged_run: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -94,10 +104,10 @@ def test_the_result_screen_into_a_pipe_wraps_prose_at_80_between_words_keeping_e
     whole = _screen(judged_run, monkeypatch, "100000")  # COLUMNS asks for one line a paragraph
     assert max(len(line) for line in whole.splitlines()) > 150  # there was prose to wrap
     assert _too_wide(piped, PIPE_WIDTH) == []
-    assert flat(piped) == flat(whole)  # every word still there, in order
+    assert flat(_prose(piped)) == flat(_prose(whole))  # every word still there, in order
     assert len(piped.splitlines()) > len(whole.splitlines())
-    # no word was cut: every word of the wrapped screen is a word of the whole one
-    assert set(piped.split()) == set(whole.split())
+    # no word was cut: every word of the wrapped prose is a word of the whole one
+    assert set(_prose(piped).split()) == set(_prose(whole).split())
 
 
 def test_the_result_screen_at_80_columns_keeps_tables_and_the_next_command_whole(
@@ -105,8 +115,9 @@ def test_the_result_screen_at_80_columns_keeps_tables_and_the_next_command_whole
 ) -> None:
     narrow = _screen(judged_run, monkeypatch, "80").splitlines()
     whole = _screen(judged_run, monkeypatch, "100000").splitlines()
-    # Every table row (columns two spaces apart) is printed exactly as laid out.
-    rows = [line for line in whole if "  " in line.strip()]
+    # Every table row (columns two spaces apart) is printed exactly as laid out (the reasons
+    # of a preference table are cut to fit: the next test).
+    rows = [line for line in whole if "  " in line.strip() and "the second" not in line]
     assert rows
     assert all(row in narrow for row in rows)
     # A command the screen tells the reader to run is on a line of its own, whole.
@@ -114,6 +125,24 @@ def test_the_result_screen_at_80_columns_keeps_tables_and_the_next_command_whole
     for command in commands:
         assert command in narrow
     assert _too_wide("\n".join(narrow), 80) == []
+
+
+def test_a_preference_tables_reasons_are_cut_to_fit_the_terminal_and_said_to_be(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _judged(tmp_path, "preference")
+    narrow = _screen(run, monkeypatch, "80").splitlines()
+    rows = narrow[narrow.index("Revealed, per trial:") + 1 :][:21]
+    assert all(len(row) <= 80 for row in rows)
+    assert all(row.endswith("...") for row in rows[1:])
+    assert "  (reasons cut to fit the terminal; report.json holds them whole)" in narrow
+    reason = read_report(run)["per_trial"][0]["reason"]
+    wide = _screen(run, monkeypatch, "200").splitlines()
+    assert any(row.endswith(reason[:60]) for row in wide)  # as before: 60 characters
+    assert not any(line.startswith("  (reasons cut") for line in wide)
+    page = format_summary(cast(ReportRecord, read_report(run)))  # the HTML page's text
+    assert reason[:60] in page
+    assert "reasons cut" not in page
 
 
 def test_a_command_inside_a_sentence_stays_whole_and_moves_to_its_own_line() -> None:

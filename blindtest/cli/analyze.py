@@ -132,7 +132,8 @@ def _print(
         click.echo(artifacts.dump_json(report).decode(), nl=False)
     elif not quiet and not (void and not reveal):
         width = screen_width(sys.stdout)  # the terminal's, or 80 into a pipe or a file
-        click.echo(format_summary(report, per_trial=not brief, width=width))
+        tables = screen_width(sys.stdout, cap=None)
+        click.echo(format_summary(report, per_trial=not brief, width=width, table_width=tables))
     if void:
         line = void_line(report, run_dir, stage_command)
         if reveal:
