@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import TextIO
 
-__all__ = ["PIPE_WIDTH", "PROSE_CAP", "Verbatim", "screen_width", "wrap", "wrap_lines"]
+__all__ = ["PIPE_WIDTH", "PROSE_CAP", "Verbatim", "screen_width", "units", "wrap", "wrap_lines"]
 
 #: Where prose wraps when the output is not a terminal (a pipe into ``less``, a file): the
 #: width click's help and most tools assume.
@@ -76,11 +76,11 @@ def _command_start(words: list[str], i: int) -> bool:
     return bool(re.fullmatch(r"(?:\S*/)?python3?", word)) and following == "-m"
 
 
-def _units(text: str) -> list[str]:
+def units(text: str) -> list[str]:
     """The words of ``text``, with each command (and each backticked span, and each relation
     such as ``p = 0.70``) joined into one unit that is never split."""
     words = text.split()
-    units: list[str] = []
+    found: list[str] = []
     i = 0
     while i < len(words):
         word = words[i]
@@ -98,9 +98,9 @@ def _units(text: str) -> list[str]:
             end = i
         while end + 2 < len(words) and words[end + 1] in _RELATIONS:  # "p < 0.000001" whole
             end += 2
-        units.append(" ".join(words[i : end + 1]))
+        found.append(" ".join(words[i : end + 1]))
         i = end + 1
-    return units
+    return found
 
 
 def _aligned(line: str) -> bool:
@@ -118,7 +118,7 @@ def wrap(line: str, width: int, *, hang: int = 2) -> list[str]:
     indent = line[: len(line) - len(line.lstrip(" "))]
     lines: list[str] = []
     current = ""
-    for unit in _units(line):
+    for unit in units(line):
         prefix = indent if not lines and not current else indent + " " * hang
         if not current:
             current = prefix + unit

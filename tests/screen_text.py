@@ -7,7 +7,7 @@ as they were before wrapping (each continuation joined back to the line it conti
 
 from __future__ import annotations
 
-from blindtest.screen import PIPE_WIDTH
+from blindtest.screen import PIPE_WIDTH, units
 
 
 def flat(text: str) -> str:
@@ -28,7 +28,7 @@ def paragraphs(text: str, width: int = PIPE_WIDTH) -> list[str]:
             and first_indent is not None
             and words
             and _indent(line) == first_indent + 2
-            and len(previous) + 1 + len(words[0]) > width  # the wrap moved this word down
+            and len(previous) + 1 + len(units(line)[0]) > width  # the wrap moved it down
         )
         if continues:
             out[-1] += " " + " ".join(words)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import shutil
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -41,7 +42,8 @@ def _wrapped(line: str) -> str:
     never cut (``screen.wrap``)."""
     if not sys.stderr.isatty():
         return line
-    return "\n".join(screen.wrap(line, screen.screen_width(sys.stderr)))
+    width = min(shutil.get_terminal_size().columns - 1, screen.PROSE_CAP)
+    return "\n".join(screen.wrap(line, max(width, 20)))
 
 
 def echo_prose(text: str, *, err: bool = False) -> None:
