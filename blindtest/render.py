@@ -9,13 +9,13 @@ import html
 import json
 import math
 import re
-import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.artifact_types import ReportRecord
 from blindtest.hints import placeholder_legend, stage_command
 from blindtest.reportfmt import format_p, pct
+from blindtest.screen import Verbatim, wrap_lines
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -194,7 +194,7 @@ def _next_lines(report: ReportRecord) -> list[str]:
     if not step:
         return []
     command = stage_command(step["stage"], *step["args"])
-    lines = [f"Next: {step['why']}:", f"    {command}"]
+    lines = [f"Next: {step['why']}:", Verbatim(f"    {command}")]  # copied whole
     legend = placeholder_legend([str(a) for a in step["args"]])
     return [*lines, f"  {legend}"] if legend else lines
 
@@ -258,7 +258,31 @@ def _label(report: ReportRecord, side: str, model: str) -> str:
     return str(config.get("label") or model)
 
 
-def _per_trial_lines(report: ReportRecord) -> list[str]:
+#: A reason is cut to this in the per-trial table (report.json holds it whole), and to as
+#: little as ``_REASON_MIN`` to keep a row within the terminal.
+_REASON_CHARS, _REASON_MIN = 60, 20
+
+
+def _fit_reasons(table: list[list[str]], width: int | None) -> list[str]:
+    """The preference table with its last column (the reasons) cut to ``_REASON_CHARS``, or
+    shorter, with "...", so a row fits ``width``; a note says so when the width cut one."""
+    room = _REASON_CHARS
+    if width is not None:
+        others = max(len(line) for line in _table([row[:-1] for row in table]))
+        room = max(_REASON_MIN, min(_REASON_CHARS, width - others - 2))
+    cut_to_fit = False
+    for row in table[1:]:
+        if len(row[-1]) > room and room < _REASON_CHARS:
+            row[-1], cut_to_fit = row[-1][: room - 3] + "...", True
+        else:
+            row[-1] = row[-1][:room]
+    lines: list[str] = [Verbatim(line) for line in _table(table)]
+    if cut_to_fit:
+        lines.append("  (reasons cut to fit the terminal; report.json holds them whole)")
+    return lines
+
+
+def _per_trial_lines(report: ReportRecord, width: int | None = None) -> list[str]:
     rows = report.get("per_trial") or []
     if not rows:
         return []
@@ -300,10 +324,11 @@ def _per_trial_lines(report: ReportRecord) -> list[str]:
                 r["left"],
                 str(r["pick"]),
                 r["preferred"] or "tie",
-                clean(r.get("reason") or "")[:60],
+                clean(r.get("reason") or ""),
             ]
             for r in rows
         ]
+        return ["Revealed, per trial:", *_fit_reasons(table, width)]
     return ["Revealed, per trial:", *_table(table)]
 
 
@@ -361,12 +386,18 @@ def _section_lines(section: Mapping[str, Any] | None) -> list[str]:
 
 
 def format_summary(
-    report: ReportRecord, *, per_trial: bool = True, width: int | None = None
+    report: ReportRecord,
+    *,
+    per_trial: bool = True,
+    width: int | None = None,
+    table_width: int | None = None,
 ) -> str:
     """The result screen, in the order a person needs it: the verdict in one sentence, how
     sure, how big, what a bot can explain, what to run next; technical figures, notes and the
-    revealed tables last. ``width`` wraps prose for a terminal; None leaves one line per
-    paragraph (for pipes, files and grep)."""
+    revealed tables last. ``width`` wraps prose between words (``screen.wrap``: tables and
+    commands stay whole); None leaves one line per paragraph (the HTML page). The per-trial
+    table's reasons are cut to fit ``table_width`` (default ``width``): a wide terminal's
+    tables may be wider than its prose."""
     lines = _header(report)
     if report["verdict"] == "void" and not report.get("summary"):
         lines += [clean(report["statement"]), *skipped_lines(report), *reading_lines(report)]
@@ -402,7 +433,7 @@ def format_summary(
         lines.append("Not available for this report: " + ", ".join(report["missing"]) + ".")
     lines += reading_lines(report)
     if per_trial:
-        lines += ["", *_per_trial_lines(report)]
+        lines += ["", *_per_trial_lines(report, table_width or width)]
     lines += _sides_lines(report)
     appendix = _appendix_lines(report)
     if appendix:
@@ -444,21 +475,8 @@ def _sides_lines(report: Mapping[str, Any]) -> list[str]:
 
 
 def _finish(lines: Sequence[str], width: int | None) -> str:
-    safe = [clean(line) for line in lines]
-    if width is None:
-        return "\n".join(safe)
-    return "\n".join(_wrap(line, width) for line in safe)
-
-
-def _wrap(line: str, width: int) -> str:
-    """Wrap prose; indented lines (scores, tables) are already laid out, except the indented
-    bot sentences, which wrap under their indent."""
-    if len(line) <= width:
-        return line
-    if line.startswith("    ") or (line.startswith("  ") and "  " in line[2:]):
-        return line  # a command, a table row or score line: never broken
-    indent = "  " if line.startswith("  ") else ""
-    return textwrap.fill(line.strip(), width, initial_indent=indent, subsequent_indent=indent)
+    safe = [Verbatim(clean(x)) if isinstance(x, Verbatim) else clean(x) for x in lines]
+    return wrap_lines(safe, width)
 
 
 def render_html(report: ReportRecord) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 import pytest
 from scipy import integrate, special
+from screen_text import flat, paragraphs
 
 from blindtest import artifacts
 from blindtest import judge as judging
@@ -777,7 +778,7 @@ def test_cost_per_side_is_put_beside_the_ranking(tmp_path: Path) -> None:
     result, report = analyze(run)
     line = "Cost: A $0.00011 per response, B $0.00006 per response."
     assert report["cost"] == line
-    lines = result.stdout.splitlines()
+    lines = paragraphs(result.stdout)
     # Issue 9.9: the cost sits right under the verdict, how sure and how big.
     assert lines[lines.index("How sure: " + report["summary"]["sure"]) + 2] == line
     assert report["appendix"]["A"]["cost"] == pytest.approx(35 * 110 / 1e6, rel=RTOL)
@@ -820,10 +821,10 @@ def test_analyze_needs_only_design_and_picks_and_names_what_is_missing(tmp_path:
     assert report["appendix"] is None
     assert (
         "Not available for this report: responses.jsonl, trials.jsonl, audit.json, "
-        "generation.json." in result.stdout
+        "generation.json." in flat(result.stdout)
     )
     assert "What a bot can explain: not audited (run bt-audit, then bt-analyze again)." in (
-        result.stdout
+        flat(result.stdout)
     )
 
 
@@ -939,7 +940,7 @@ def test_a_length_bot_close_to_the_judge_largely_explains_the_discrimination(
         "The discrimination is largely explained by length: the length bot, which reads "
         "nothing but word counts, scored 15/20 against the judge's 16/20."
     )
-    assert sentence in result.stdout
+    assert sentence in flat(result.stdout)
 
 
 def test_a_length_bot_near_chance_explains_nothing(tmp_path: Path) -> None:
@@ -962,7 +963,7 @@ def test_near_duplicates_are_named_when_they_explain_the_score(tmp_path: Path) -
     assert cli("audit", run).exit_code == 0
     result, report = analyze(run)
     assert report["audit"]["bots"]["duplicate"]["correct"] == 20
-    assert "largely explained by near-duplicates: the duplicate spotter" in result.stdout
+    assert "largely explained by near-duplicates: the duplicate spotter" in flat(result.stdout)
 
 
 def design_only(root: Path, **options: Any) -> tuple[Any, dict[str, Any]]:
@@ -996,8 +997,8 @@ def test_the_summary_names_the_channels_that_were_open(
 ) -> None:
     result, report = design_only(tmp_path, normalization=normalization)
     open_prefix = "Channels open (differences the judge could have used): "
-    open_line = next(s for s in result.stdout.splitlines() if s.startswith(open_prefix))
-    closed_line = next(s for s in result.stdout.splitlines() if s.startswith("Channels closed"))
+    open_line = next(s for s in paragraphs(result.stdout) if s.startswith(open_prefix))
+    closed_line = next(s for s in paragraphs(result.stdout) if s.startswith("Channels closed"))
     assert opened in open_line
     assert closed in closed_line
     assert "position (seeded, balanced)" in closed_line
@@ -1009,16 +1010,18 @@ def test_a_laundered_run_shouts(tmp_path: Path) -> None:
     launder = LaunderSpec("sim-launder", "http://127.0.0.1:9/v1", "NO_KEY", "Rewrite plainly.")
     result, report = design_only(tmp_path, normalization=Normalization(launder=launder))
     assert report["channels_open"] == ["content as rewritten by the laundering model"]
-    assert "LAUNDERED RUN: a third model (sim-launder) rewrote every response." in result.stdout
-    assert "a null result says nothing about the originals" in result.stdout
+    assert "LAUNDERED RUN: a third model (sim-launder) rewrote every response." in flat(
+        result.stdout
+    )
+    assert "a null result says nothing about the originals" in flat(result.stdout)
 
 
 def test_a_demo_run_reminds_that_it_says_nothing_about_your_workload(tmp_path: Path) -> None:
     result, _ = design_only(tmp_path, demo=True)
-    reminder = next(s for s in result.stdout.splitlines() if s.startswith("Demo run"))
+    reminder = next(s for s in paragraphs(result.stdout) if s.startswith("Demo run"))
     assert "says nothing about your" in reminder
     plain, _ = design_only(tmp_path / "plain")
-    assert "Demo run" not in plain.stdout
+    assert "Demo run" not in flat(plain.stdout)
 
 
 def test_a_temperature_zero_pair_run_tells_the_temperature_zero_story(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from screen_text import paragraphs
 
 from blindtest import artifacts
 from blindtest.analyze import format_p
@@ -308,7 +309,7 @@ def test_the_report_shows_mechanical_checks_before_the_blind_judgement(tmp_path:
     write_picks(run / artifacts.PICKS, triangle_picks(load(run), 6))
     result = cli("analyze", run)
     assert result.exit_code == 0, result.stderr
-    lines = result.stdout.splitlines()
+    lines = paragraphs(result.stdout)
     checks = next(i for i, s in enumerate(lines) if s.startswith("Mechanical checks first"))
     score = next(i for i, s in enumerate(lines) if "6 of 12 correct" in s)
     assert checks < score

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+from screen_text import flat
 
 from blindtest import artifacts
 from blindtest.analyze import format_p_against
@@ -72,9 +73,9 @@ def test_i10_12_responses_cut_mid_file_make_the_run_incomplete(tmp_path: Path) -
     report = read_report(run)
     assert report["verdict"] == "incomplete"
     assert report["responses"]["complete"] is False
-    assert "responses.jsonl (36 of 60 answered)" in result.stdout
-    assert "The picks alone: You told them apart: 15 of 20 correct." in result.stdout
-    assert "How big: the difference was visible on about" in result.stdout  # not a null bound
+    assert "responses.jsonl (36 of 60 answered)" in flat(result.stdout)
+    assert "The picks alone: You told them apart: 15 of 20 correct." in flat(result.stdout)
+    assert "How big: the difference was visible on about" in flat(result.stdout)  # not a null bound
 
 
 def test_i10_13_two_bots_are_never_called_a_panel(tmp_path: Path) -> None:
@@ -178,13 +179,12 @@ def test_i10_23_a_served_model_other_than_the_requested_one_is_disclosed(tmp_pat
     artifacts.write_jsonl(run / artifacts.RESPONSES, rows, "responses", force=True)
     write_picks(run / artifacts.PICKS, triangle_picks(load(run), 15))
     result = cli("analyze", run)
-    assert (
-        "Side A asked for model-a, but the server said every answer came from tiny-a"
-        in result.stdout
+    assert "Side A asked for model-a, but the server said every answer came from tiny-a" in flat(
+        result.stdout
     )
     assert (
         "Side B asked for model-b; the server said the answers came from more than one model"
-        in (result.stdout)
+        in flat(result.stdout)
     )
 
 

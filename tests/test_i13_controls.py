@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 import pytest
+from screen_text import flat
 
 from blindtest import artifacts
 from blindtest.design import build_arrangement
@@ -365,7 +366,7 @@ def test_i13_07_a_person_who_always_picks_left_is_told_so_in_a_plain_sentence(
         "On 4 control comparisons (the same model on both sides) you picked the left output "
         "4 times and declared no tie 4 times: left in 100% of the 4 untied"
     )
-    assert found["statement"] in analysed.stdout
+    assert found["statement"] in flat(analysed.stdout)
     # Machine vs person (--against) compares the real trials only.
     llm = run / "picks-llm.jsonl"
     judged = invoke(

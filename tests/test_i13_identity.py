@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
+from screen_text import flat
 
 from blindtest import artifacts
 from blindtest.identity import (
@@ -324,14 +325,14 @@ def test_i13_06_end_to_end_names_never_reach_trials_counted_per_side_and_disclos
     (run / "picks.jsonl").write_bytes(b"".join(picks.splitlines(keepends=True)[:3]))
     void = invoke("analyze", run)
     assert void.exit_code == 1, void.output
-    assert "dentity stripping" not in void.output
+    assert "dentity stripping" not in flat(void.output)
     assert "identity" not in (run / "report.json").read_text()
 
     # After the verdict: disclosed, and listed among the closed channels.
     (run / "picks.jsonl").write_bytes(picks)
     analyzed = invoke("analyze", run)
     assert analyzed.exit_code in (0, 1), analyzed.output
-    out = analyzed.stdout
+    out = flat(analyzed.stdout)  # the screen's words, unwrapped
     sentence = (
         f"Identity stripping replaced {total} mentions in {len(touched)} responses (side A: "
         f"{counted['A']} mention{'s' * (counted['A'] != 1)} in {audit['responses']['A']}, "

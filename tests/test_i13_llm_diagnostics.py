@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
+from screen_text import flat
 from test_i13_llm_judge import llm, make_run, records
 
 from blindtest.judge_diagnostics import (
@@ -40,7 +41,7 @@ def judged_report(
     report = orjson.loads((run / "report.json").read_bytes())
     assert "llm_judges" in report
     (found,) = report["llm_judges"]["judges"]
-    return found, analyzed.stdout
+    return found, flat(analyzed.stdout)  # the screen's words, unwrapped
 
 
 @pytest.fixture

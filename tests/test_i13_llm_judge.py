@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 import pytest
+from screen_text import flat
 
 from blindtest.simulator import Simulator
 from blindtest.simulator.server import SimulatorConfig, running
@@ -93,7 +94,7 @@ def test_i13_01_triangle_and_pair_judges_score_like_a_person(
     assert all(p["pick"] in (1, 2, 3) for p in picks)
     report = invoke("analyze", tri)
     assert report.exit_code in (0, 1), report.output
-    assert "The LLM judge 'sim-judge-fair'" in report.stdout
+    assert "The LLM judge 'sim-judge-fair'" in flat(report.stdout)
 
     pair = make_run(invoke, simulator.base_url, tmp_path / "pair", "pair")
     assert llm(invoke, pair, "sim-judge-longer", url=simulator.base_url).exit_code == 0
@@ -103,7 +104,7 @@ def test_i13_01_triangle_and_pair_judges_score_like_a_person(
     bodies = judge_requests(simulator)
     assert [m["role"] for m in bodies[-1]["messages"]].count("assistant") == 11
     report = invoke("analyze", pair)
-    assert "the nicknames followed the models in 12 of 12 trials" in report.stdout
+    assert "the nicknames followed the models in 12 of 12 trials" in flat(report.stdout)
 
 
 def test_i13_01_pair_transcript_too_long_refused_with_the_count_that_fits(

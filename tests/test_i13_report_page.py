@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 import pytest
+from screen_text import paragraphs
 from test_i13_llm_judge import llm, make_run
 
 from blindtest.hints import stage_command
@@ -207,7 +208,7 @@ def test_i13_08_report_page_of_an_always_first_judge_carries_every_section(
         assert _squash(note) in page.section("notes")
     assert "Read: design.json; picks.jsonl (24 picks)" in page.section("notes")
     # Every warning the screen prints is on the page, marked.
-    for line in screen.splitlines():
+    for line in paragraphs(screen):  # a warning wrapped on the screen is one line here
         if "WARNING: " in line:
             assert _squash(line.strip()) in warned
 

@@ -92,10 +92,12 @@ def quit_at_9_then_finish(argv: list[str], cwd: Path, run: Path, resume: str) ->
     first.quit()
     assert first.finish() == 0
     assert_nothing_revealed(first.text)
-    lines = [line for line in first.text.splitlines() if "judged; continue with: " in line]
-    assert lines, first.text[-2000:]
-    assert lines[-1].startswith("9 of 20 judged; continue with: ")
-    printed = lines[-1].split("continue with: ", 1)[1].strip()
+    # The command follows on the same line, or on a line of its own when it does not fit
+    # there (wrapped to the terminal, never cut).
+    said = re.findall(r"^(\d+ of 20) judged; continue with:\s+(.+)$", first.text, re.M)
+    assert said, first.text[-2000:]
+    assert said[-1][0] == "9 of 20"
+    printed = said[-1][1].strip()
     assert shlex.split(printed)[-len(shlex.split(resume)) + 1 :] == shlex.split(resume)[1:]
     assert len(picks(run)) == 9
     assert not (run / artifacts.AUDIT).exists()

@@ -11,6 +11,7 @@ from typing import Any, cast
 import orjson
 import pytest
 from scipy import stats as scipy_stats
+from screen_text import flat, paragraphs
 
 from blindtest import artifacts
 from blindtest import judge as judging
@@ -69,11 +70,11 @@ def test_i9_01_reveal_void_shows_everything_and_says_so_loudly(tmp_path: Path) -
     run = audited(tmp_path, 12)
     result = cli("analyze", run, "--reveal-void")
     assert result.exit_code == 1
-    assert "length bot 20/20" in result.stdout
-    assert result.stdout.splitlines()[3].startswith("REVEALED BEFORE THE END (--reveal-void)")
+    assert "length bot 20/20" in flat(result.stdout)
+    assert paragraphs(result.stdout)[3].startswith("REVEALED BEFORE THE END (--reveal-void)")
     assert "can no longer judge this run blind" in result.stderr
-    assert "is not valid for an unfinished fixed design" in result.stdout  # p is not a result
-    assert "Next:" not in result.stdout  # the next step is to finish, named on stderr
+    assert "is not valid for an unfinished fixed design" in flat(result.stdout)  # p is not a result
+    assert "Next:" not in flat(result.stdout)  # the next step is to finish, named on stderr
     report = read_report(run)
     assert report["per_trial"]
     assert report["audit"]["bots"]["length"]["correct"] == 20
@@ -168,8 +169,8 @@ def test_i9_05_per_comparison_answers_are_tallied_and_say_they_cannot_be_split(
 def test_i9_09_result_screen_order_verdict_sure_size_bots_next_technical(tmp_path: Path) -> None:
     run = audited(tmp_path, 20)
     write_picks(run / artifacts.PICKS, triangle_picks(load(run), 19))
-    screen = cli("analyze", run, "--force").stdout
-    lines = screen.splitlines()
+    printed = cli("analyze", run, "--force").stdout
+    screen, lines = flat(printed), paragraphs(printed)
     order = [
         next(i for i, s in enumerate(lines) if s.startswith("You told them apart")),
         next(i for i, s in enumerate(lines) if s.startswith("How sure: ")),
@@ -204,8 +205,8 @@ def test_i9_09_preference_leads_with_the_winner_and_one_position_line(tmp_path: 
     design = load(run)
     write_picks(run / artifacts.PICKS, preference_picks(design, balanced_outcomes(design, 5, 22)))
     assert cli("audit", run).exit_code == 0
-    screen = cli("analyze", run).stdout
-    lines = screen.splitlines()
+    printed = cli("analyze", run).stdout
+    screen, lines = flat(printed), paragraphs(printed)
     assert lines[3].startswith("B (model-b) is preferred: it won 22 of 27 untied comparisons.")
     assert lines[5].startswith("How big: B (model-b) won 81% of untied comparisons")
     assert sum(1 for s in lines if s.startswith("Position")) == 1

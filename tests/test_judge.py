@@ -13,6 +13,7 @@ import pytest
 from click.testing import Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from screen_text import flat
 
 from blindtest import artifacts
 from blindtest.errors import BadInput
@@ -416,9 +417,9 @@ def test_cli_bot_writes_picks_and_says_what_to_run_next(tmp_path: Path, invoke: 
     run_dir = make_run(tmp_path)
     result = invoke("judge", run_dir, "--judge", "bot:length")
     assert result.exit_code == 0, result.stderr
-    assert result.stdout == (
+    assert flat(result.stdout) == (  # wrapped between words at 80 into a pipe
         f"bot:length judged 20 of 20 trials into {run_dir / 'picks.jsonl'}. "
-        f"Run {stage_command('analyze', run_dir)} to see the result.\n"
+        f"Run {stage_command('analyze', run_dir)} to see the result."
     )
     assert {p["judge"] for p in picks_of(run_dir / "picks.jsonl")} == {"bot:length"}
 
@@ -487,9 +488,9 @@ def test_cli_human_session_from_a_pipe_and_resume(tmp_path: Path, invoke: Invoke
     )
     second = invoke("judge", run_dir, "--judge-id", "alice", input="3\n1\n")
     assert second.exit_code == 0, second.stderr
-    assert "Resuming at trial 3: 2 of 4 already judged." in second.stdout
-    assert second.stdout.endswith(
-        f"All 4 trials judged. Run {stage_command('analyze', run_dir)} to see the result.\n"
+    assert "Resuming at trial 3: 2 of 4 already judged." in flat(second.stdout)
+    assert flat(second.stdout).endswith(
+        f"All 4 trials judged. Run {stage_command('analyze', run_dir)} to see the result."
     )
     picks = picks_of(run_dir / "picks.jsonl")
     assert [(p["trial"], p["pick"], p["judge"]) for p in picks] == [
@@ -500,7 +501,7 @@ def test_cli_human_session_from_a_pipe_and_resume(tmp_path: Path, invoke: Invoke
     ]
     third = invoke("judge", run_dir, "--judge-id", "alice", input="")
     assert third.exit_code == 0
-    assert "All 4 trials judged" in third.stdout
+    assert "All 4 trials judged" in flat(third.stdout)
 
 
 # --------------------------------------------------------------------------- screen layout

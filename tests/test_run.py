@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from screen_text import flat, paragraphs
 
 from blindtest import artifacts
 from blindtest.simulator import Simulator
@@ -53,11 +54,11 @@ def test_run_demo_produces_every_artifact_and_a_report_that_verifies(
     assert design["demo"] is True
     assert design["models"]["A"]["model"] == "sim-large"
     # The result screen: the score, the bots beside it, the channels and the demo reminder.
-    screen = result.stdout
+    screen = flat(result.stdout)  # the screen's words, unwrapped
     assert "of 20 correct" in screen
     assert "What a bot can explain (mechanical judges that read no content" in screen
     assert "content; wording and style; formatting; length" in screen
-    assert any(s.startswith("Demo run") for s in screen.splitlines())
+    assert any(s.startswith("Demo run") for s in paragraphs(result.stdout))
     assert "says nothing about your" in screen
     assert report["cost"] is not None
     assert report["cost"] in screen
@@ -65,7 +66,7 @@ def test_run_demo_produces_every_artifact_and_a_report_that_verifies(
     assert "largely explained by length" in screen
     verified = invoke("verify", run)
     assert verified.exit_code == 0, verified.stdout
-    assert verified.stdout.splitlines()[-1] == "verified: everything recomputes"
+    assert paragraphs(verified.stdout)[-1] == "verified: everything recomputes"
 
 
 def test_run_launders_and_the_report_shouts_it(
@@ -139,5 +140,5 @@ def test_demo_without_a_terminal_uses_the_length_bot_and_says_so(tmp_path: Path)
     picks = artifacts.read_jsonl(run / artifacts.PICKS, "picks").records
     assert {p["judge"] for p in picks} == {"bot:length"}
     assert len(picks) == 20
-    assert "Demo run" in done.stdout
-    assert "judged by: bot:length" in done.stdout
+    assert "Demo run" in flat(done.stdout)
+    assert "judged by: bot:length" in flat(done.stdout)

@@ -15,7 +15,6 @@ import functools
 import os
 import shutil
 import sys
-import textwrap
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -24,7 +23,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from blindtest import artifacts
+from blindtest import artifacts, screen
 from blindtest.endpoints import DEFAULT_BASE_URL
 from blindtest.errors import BlindtestError, EndpointFailed, Interrupted
 from blindtest.protocols import PROTOCOLS  # not blindtest.design: bt-generate never loads it
@@ -41,19 +40,23 @@ def _debug() -> bool:
 
 def _wrapped(line: str) -> str:
     """An error line as a person reads it: wrapped at word boundaries to the terminal's width
-    when stderr is one (a pipe or a log file gets the one line whole)."""
+    when stderr is one (a pipe or a log file gets the one line whole); paths and commands are
+    never cut (``screen.wrap``)."""
     if not sys.stderr.isatty():
         return line
-    width = shutil.get_terminal_size().columns
-    if len(line) < width:
-        return line
-    return textwrap.fill(
-        line,
-        width=max(width - 1, 20),
-        subsequent_indent="  ",
-        break_on_hyphens=False,
-        break_long_words=False,  # a path or command must stay whole to be copied
-    )
+    width = min(shutil.get_terminal_size().columns - 1, screen.PROSE_CAP)
+    return "\n".join(screen.wrap(line, max(width, 20)))
+
+
+def echo_prose(text: str, *, err: bool = False) -> None:
+    """Print sentences for a person: each line wrapped between words (``screen.wrap``:
+    commands, paths and tables kept whole). On stdout to the terminal's width, or 80 into a
+    pipe or a file (``screen.screen_width``); on stderr like an error line, wrapped only on a
+    terminal, so a log keeps each message on one line."""
+    if err:
+        click.echo("\n".join(_wrapped(line) for line in text.split("\n")), err=True)
+    else:
+        click.echo(screen.wrap_lines([text], screen.screen_width(sys.stdout)))
 
 
 def fail(prog: str, message: str, code: int) -> NoReturn:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -126,13 +125,15 @@ def _print(
     from blindtest.analyze import void_line
     from blindtest.hints import stage_command
     from blindtest.render import clean, format_summary
+    from blindtest.screen import screen_width
 
     void = report["verdict"] == "void"
     if as_json:
         click.echo(artifacts.dump_json(report).decode(), nl=False)
     elif not quiet and not (void and not reveal):
-        width = min(shutil.get_terminal_size().columns, 100) if sys.stdout.isatty() else None
-        click.echo(format_summary(report, per_trial=not brief, width=width))
+        width = screen_width(sys.stdout)  # the terminal's, or 80 into a pipe or a file
+        tables = screen_width(sys.stdout, cap=None)
+        click.echo(format_summary(report, per_trial=not brief, width=width, table_width=tables))
     if void:
         line = void_line(report, run_dir, stage_command)
         if reveal:
@@ -140,6 +141,6 @@ def _print(
                 " -- REVEALED with --reveal-void: whoever has seen this analysis can no longer "
                 "judge this run blind"
             )
-        click.echo(clean(line), err=True)
+        _common.echo_prose(clean(line), err=True)
     elif report["verdict"] in ("unusable", "incomplete"):
-        click.echo(clean(f"bt-analyze: {report['statement']}"), err=True)
+        _common.echo_prose(clean(f"bt-analyze: {report['statement']}"), err=True)

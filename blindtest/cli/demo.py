@@ -25,7 +25,7 @@ import click
 from blindtest import artifacts
 from blindtest.chain import check_demo_dir, judging_state, picks_judges
 from blindtest.cli import cli
-from blindtest.cli._common import exit_mapped, resumable, say
+from blindtest.cli._common import echo_prose, exit_mapped, resumable, say
 from blindtest.cli.judge import default_judge_id
 from blindtest.errors import BadInput
 from blindtest.simulator import Simulator, running
@@ -89,9 +89,10 @@ def run_demo(run_dir: Path) -> int:
         code = code or _stage("verify", str(run_dir), "--quiet")
         if code:
             return code
-    say(
+    echo_prose(
         f"\nbt-verify: every file in {run_dir}/ recomputes. Look inside: design.json, "
-        "responses.jsonl, trials.jsonl, picks.jsonl, audit.json, report.json."
+        "responses.jsonl, trials.jsonl, picks.jsonl, audit.json, report.json.",
+        err=True,
     )
     return 0
 
@@ -138,7 +139,7 @@ def _judge_chain(run_dir: Path, url: str, interactive: bool, resume: str) -> str
         _stage("judge", str(run_dir), "--judge-id", name)
     state = judging_state(run_dir, name)
     if not state.done:
-        say(f"\n{state.judged} of {state.total} judged; continue with: {resume}")
+        echo_prose(f"\n{state.judged} of {state.total} judged; continue with: {resume}", err=True)
         return None
     return name
 

@@ -62,7 +62,7 @@ def _judge(
 ) -> None:
     judge, ended = sitting.sit(run, kind, judge_id, out, force, resume, options)
     if not quiet:
-        click.echo(judge.closing(ended, out, sitting.analyze_command(run.run_dir, out)))
+        _common.echo_prose(judge.closing(ended, out, sitting.analyze_command(run.run_dir, out)))
     failed = getattr(judge, "failed", 0)
     if failed:
         raise EndpointFailed(

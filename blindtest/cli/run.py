@@ -19,7 +19,7 @@ import click
 from blindtest import artifacts
 from blindtest.chain import judging_state, picks_judges, recorded_seed
 from blindtest.cli import _common
-from blindtest.cli._common import DirPath, command, concurrency_option, resumable, say
+from blindtest.cli._common import DirPath, command, concurrency_option, echo_prose, resumable
 from blindtest.cli.analyze import analyze
 from blindtest.cli.audit import audit
 from blindtest.cli.design import design
@@ -125,7 +125,7 @@ def run(
             )
         state = judging_state(run_dir, name)
         if not state.done:
-            say(f"{state.judged} of {state.total} judged; continue with: {resume}")
+            echo_prose(f"{state.judged} of {state.total} judged; continue with: {resume}", err=True)
             return 0
         ctx.invoke(audit, run_dir=run_dir, quiet=True, force=True)
         return int(ctx.invoke(analyze, run_dir=run_dir))
