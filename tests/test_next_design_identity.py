@@ -10,6 +10,7 @@ from typing import Any, cast
 
 import orjson
 import pytest
+from screen_text import flat
 
 from blindtest.analysis.tells import CENSUS_FIGURES
 from blindtest.analysis.wording import next_step
@@ -139,8 +140,8 @@ def test_next_design_with_word_file_on_the_screen_and_the_page_and_the_command_w
     assert report["next"]["stage"] == "design", report["next"]
     args = report["next"]["args"]
     assert args[args.index("--strip-identity-words") + 1] == "IDENTITY-WORDS"
-    assert "--strip-identity-words IDENTITY-WORDS" in analyzed.stdout
-    assert LEGEND in analyzed.stdout
+    assert "--strip-identity-words IDENTITY-WORDS" in analyzed.stdout  # the command, whole
+    assert LEGEND in flat(analyzed.stdout)  # prose: wrapped to the screen
     assert LEGEND in (sections.next_step(report) or {})["legend"]
 
     # The command, placeholders filled in as the legend says, makes the same identity record.
