@@ -23,6 +23,9 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,dev,web]'
+	@# Bytecode for the checkout, as pip writes it for an installed package (under
+	@# PYTHONDONTWRITEBYTECODE every command would otherwise compile its modules first).
+	$(BIN)/python -m compileall -q blindtest
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parents[2]
 HELP_LIMIT = 0.25
 PLAN_LIMIT = 0.5
 
@@ -40,6 +41,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     rounds = parser.parse_args().rounds
+    # As pip does for an installed package: a checkout run under PYTHONDONTWRITEBYTECODE
+    # would otherwise compile blindtest's modules again in every process timed.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "blindtest")], check=True)
     baseline_argv = [sys.executable, "-c", "pass"]
     times: dict[str, list[float]] = {name: [] for name, _, _ in COMMANDS}
     baseline: list[float] = []
