@@ -382,6 +382,41 @@ def test_i11_01_the_driver_owns_take_back_a_correction_for_any_judge(tmp_path: P
         drive(Scripted(["undo"]), Recorder(run, "bob", records.append), run.view.trials)
 
 
+class SeesAhead(Scripted):
+    """A scripted judge that notes, at every turn, the trials ahead as the turn shows them."""
+
+    def __init__(self, script: list[int | str]) -> None:
+        super().__init__(script)
+        self.seen: list[tuple[int, list[int], int, int | None, int | None]] = []
+
+    def judge(self, turn: Turn) -> Answer:
+        ahead = turn.ahead
+        first = ahead[0].number if ahead else None
+        last = ahead[-1].number if ahead else None
+        numbers = [t.number for t in ahead]
+        self.seen.append((turn.trial.number, numbers, len(ahead), first, last))
+        return super().judge(turn)
+
+
+def test_i15_06_the_trials_ahead_are_the_queue_after_this_turn_through_a_take_back(
+    tmp_path: Path,
+) -> None:
+    # Turn.ahead is a view of the driver's queue, not a copy per turn (a copy per turn made a
+    # 30,000-trial sitting quadratic); it still shows exactly the trials after this one.
+    run = load_judge_run(make_run(tmp_path, trials=4))
+    judge_ = SeesAhead([1, 2, "undo", 3, 1, 2])
+    records: list[dict[str, Any]] = []
+    drive(judge_, Recorder(run, "ann", records.append), run.view.trials)
+    assert judge_.seen == [
+        (1, [2, 3, 4], 3, 2, 4),
+        (2, [3, 4], 2, 3, 4),
+        (3, [4], 1, 4, 4),  # the judge takes back trial 2 here
+        (2, [3, 4], 2, 3, 4),
+        (3, [4], 1, 4, 4),
+        (4, [], 0, None, None),
+    ]
+
+
 def test_i11_01_stopping_mid_correction_keeps_the_earlier_pick(tmp_path: Path) -> None:
     run = load_judge_run(make_run(tmp_path, trials=4))
     records: list[dict[str, Any]] = []
