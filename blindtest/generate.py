@@ -1180,6 +1180,7 @@ def estimate_cost(
     system_words = {side: count_words(system_prompt(design, side) or "") for side in SIDES}
     estimate: dict[str, dict[str, float]] = {}
     imported = design["source"]["kind"] == "dirs"
+    prompt_words: dict[str, int] = {}  # a prompt is asked in every slot of its trial
     for slot in iter_slots(design):
         roles = [] if imported else [slot.side]
         roles += [LAUNDER] if design["normalization"]["launder"] else []
@@ -1189,7 +1190,10 @@ def estimate_cost(
             if role == LAUNDER:
                 words_in = output * 0.75 + 80
             else:
-                words_in = system_words[slot.side] + count_words(prompt_text(slot.prompt_id))
+                words = prompt_words.get(slot.prompt_id)
+                if words is None:
+                    words = prompt_words[slot.prompt_id] = count_words(prompt_text(slot.prompt_id))
+                words_in = system_words[slot.side] + words
             entry = estimate.setdefault(role, {"input_tokens": 0.0, "output_tokens": 0.0})
             entry["input_tokens"] += words_in * 4 / 3
             entry["output_tokens"] += output
