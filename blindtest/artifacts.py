@@ -1388,6 +1388,86 @@ def load_design_lean(run_dir: Path) -> LoadedDesign:
     arrangement and prompts held as :class:`Columns`, so a 30,000-trial design costs a few
     MiB, not the file's size several times over. A design not laid out as ``dump_json``
     writes it is read whole (``load_design``)."""
+    return start_design_lean(run_dir, aside=False).result()
+
+
+class PendingDesign:
+    """A design read by parts (:func:`start_design_lean`) whose schema check may still be
+    running in a child process; :meth:`result` waits for it and raises its ``BadInput``.
+
+    Why a child: bt-generate's first request waits for the design's check (jsonschema's
+    import and the walk, ~50 ms) and for aiohttp's import (~90 ms, mostly certificates
+    loaded); in one interpreter they take turns on the GIL, and a thread made both slower.
+    A forked child checks on the other core while the parent imports its client. It only
+    reads what the parent already holds and reports one line through a pipe; on any trouble
+    (no fork here, other threads running, a child that dies or says nothing) the check runs
+    in this process instead, with the same outcome."""
+
+    def __init__(
+        self, loaded: LoadedDesign, parts: tuple[JsonObject, Mapping[str, Columns]] | None
+    ) -> None:
+        self._loaded = loaded
+        self._parts = parts
+        self._child: tuple[int, int] | None = None
+
+    def check_aside(self) -> None:
+        """Start the check in a forked child, where one can be."""
+        import threading
+
+        if self._parts is None or not hasattr(os, "fork") or threading.active_count() > 1:
+            return
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: check, say one line, and leave without any cleanup
+            verdict = b"?"
+            try:
+                _validate_lean(*self._parts)
+                verdict = b"ok"
+            except BadInput as error:
+                verdict = b"bad:" + str(error).encode("utf-8", errors="replace")
+            except BaseException:  # the parent checks again itself
+                pass
+            finally:
+                with contextlib.suppress(OSError):
+                    os.write(write_end, verdict)
+                os._exit(0)
+        os.close(write_end)
+        self._child = (pid, read_end)
+
+    @property
+    def design(self) -> DesignRecord:
+        """The design, for work that may start before the check's verdict (nothing written,
+        nothing sent)."""
+        return self._loaded.design
+
+    def result(self) -> LoadedDesign:
+        """The checked design; ``BadInput`` exactly as ``load_design`` words it."""
+        if self._child is not None:
+            pid, read_end = self._child
+            self._child = None
+            chunks = []
+            try:
+                while chunk := os.read(read_end, 65536):
+                    chunks.append(chunk)
+            finally:
+                os.close(read_end)
+                os.waitpid(pid, 0)
+            verdict = b"".join(chunks)
+            if verdict == b"ok":
+                self._parts = None
+            elif verdict.startswith(b"bad:"):
+                raise BadInput(verdict[4:].decode("utf-8"))
+        if self._parts is not None:
+            parts, self._parts = self._parts, None
+            _validate_lean(*parts)
+        return self._loaded
+
+
+def start_design_lean(run_dir: Path, *, aside: bool = True) -> PendingDesign:
+    """:func:`load_design_lean`, its schema check run aside (in a forked child) when
+    ``aside``: the hash is checked here; the check's verdict comes with
+    :meth:`PendingDesign.result`, which the caller asks for before it writes or sends
+    anything."""
     if not run_dir.is_dir():
         raise BadInput(f"{run_dir}: not a run directory (run bt-design first)")
     try:
@@ -1395,7 +1475,7 @@ def load_design_lean(run_dir: Path) -> LoadedDesign:
     except OSError:
         parts = None  # load_design names the problem
     if parts is None:
-        return load_design(run_dir)
+        return PendingDesign(load_design(run_dir), None)
     skeleton_bytes, lists, actual = parts
     recorded = read_design_hash(run_dir)
     if actual != recorded:
@@ -1405,7 +1485,9 @@ def load_design_lean(run_dir: Path) -> LoadedDesign:
         )
     skeleton = _decode(skeleton_bytes, DESIGN)
     if not isinstance(skeleton, dict) or any(skeleton.get(key) != [] for key in LONG_LISTS):
-        return load_design(run_dir)
-    _validate_lean(skeleton, lists)
-    design = {**skeleton, **lists}
-    return LoadedDesign(design=cast(DesignRecord, design), sha256=actual)
+        return PendingDesign(load_design(run_dir), None)
+    design = cast(DesignRecord, {**skeleton, **lists})
+    pending = PendingDesign(LoadedDesign(design=design, sha256=actual), (skeleton, lists))
+    if aside:
+        pending.check_aside()
+    return pending

@@ -25,8 +25,10 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal, TypedDict, cast
 
+from blindtest import artifacts
 from blindtest.artifact_types import (
     DesignRecord,
     GenerationRecord,
@@ -34,7 +36,7 @@ from blindtest.artifact_types import (
     TrialRecord,
     UsageRecord,
 )
-from blindtest.artifacts import Columns, JsonObject, schema_tag
+from blindtest.artifacts import Columns, JsonObject, LoadedDesign, schema_tag
 from blindtest.batch import BatchResult, custom_id, parse_custom_id, result_completion
 from blindtest.client import (
     DEFAULT_CONCURRENCY,
@@ -42,6 +44,7 @@ from blindtest.client import (
     ChatClient,
     Completion,
     Endpoint,
+    preload,
 )
 from blindtest.endpoints import is_loopback
 from blindtest.errors import (
@@ -817,8 +820,31 @@ async def run_generation(
             )
             for _ in range(max(concurrency, client.ceiling(role)))
         ]
+    # Made while the first requests are out, not when their answers arrive: the row schema's
+    # validator (jsonschema's import, ~45 ms, when the design was checked in a child) and the
+    # identity regex. After PREPARE_AFTER the first requests to a local server have left; a
+    # remote one is still connecting, the loop idle.
+    asyncio.get_running_loop().call_later(PREPARE_AFTER, _prepare_recording, design)
     await _drain_or_stop(design, queue, tasks, guard_error, collisions, recorder)
     return state
+
+
+def load_design_aside(run_dir: Path) -> LoadedDesign:
+    """The design read by parts (arrangement and prompts held by column), its schema check
+    run in a child on the other core while aiohttp is imported here (about 40 ms sooner to
+    the first request; ``artifacts.PendingDesign``); returns once the check has passed."""
+    pending = artifacts.start_design_lean(run_dir)
+    preload()
+    return pending.result()
+
+
+#: Seconds after the workers start at which what recording needs is prepared.
+PREPARE_AFTER = 0.02
+
+
+def _prepare_recording(design: DesignRecord) -> None:
+    artifacts.validator("responses")
+    normalize_answer(design["normalization"], "")
 
 
 async def _drain_or_stop(

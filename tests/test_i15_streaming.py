@@ -8,6 +8,10 @@ errors as ``load_design``), answered slots are kept in a ledger of row offsets
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +147,66 @@ def test_i15_06_rows_are_read_back_after_a_torn_tail_was_cut(tmp_path: Path) -> 
         with path.open("ab") as handle:
             handle.write(b'{"a": 3}\n')
         assert read(9) == {"a": 3}
+
+
+def _spoiled_design(invoke: Invoke, tmp_path: Path, simulator: Simulator) -> Path:
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path, trials=9)
+    design = orjson.loads((run / "design.json").read_bytes())
+    design["arrangement"][6]["odd_position"] = 4  # a misfit only the schema check finds
+    data = artifacts.dump_json(design)
+    (run / "design.json").write_bytes(data)
+    (run / "design.sha256").write_text(artifacts.sha256_bytes(data) + "\n")
+    return run
+
+
+def test_i15_06_bt_generate_checks_the_design_aside_and_refuses_it_as_before(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    # As its own process (no other thread), bt-generate checks the design in a forked child
+    # while it imports its client; a misfit is still exit 2, one line, nothing written.
+    run = _spoiled_design(invoke, tmp_path, simulator)
+    with pytest.raises(BadInput) as whole:
+        artifacts.load_design(run)
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "bt-generate"), str(run), "--quiet"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "OPENAI_API_KEY": "unused"},
+    )
+    assert done.returncode == 2, done.stderr
+    assert " ".join(done.stderr.split()) == f"bt-generate: error: {whole.value}"
+    assert sorted(p.name for p in run.iterdir()) == ["design.json", "design.sha256"]
+    assert not simulator.requests
+
+
+@pytest.mark.parametrize("child", ["checks", "dies"])
+def test_i15_06_a_design_checked_aside_gives_what_the_check_in_process_gives(
+    invoke: Invoke,
+    tmp_path: Path,
+    simulator: Simulator,
+    monkeypatch: pytest.MonkeyPatch,
+    child: str,
+) -> None:
+    run = _spoiled_design(invoke, tmp_path, simulator)
+    parent = os.getpid()
+    check = artifacts._validate_lean
+    if child == "dies":  # a child that says nothing: the parent checks itself
+
+        def dying(*parts: Any) -> None:
+            if os.getpid() != parent:
+                os._exit(9)
+            check(*parts)
+
+        monkeypatch.setattr(artifacts, "_validate_lean", dying)
+    with pytest.raises(BadInput) as inline:
+        artifacts.start_design_lean(run, aside=False).result()
+    pending = artifacts.start_design_lean(run)
+    # In a process with other threads (pytest-xdist's workers) no child is forked.
+    assert (pending._child is not None) == (threading.active_count() == 1)
+    assert pending.design["arrangement"][6]["odd_position"] == 4  # usable before the verdict
+    with pytest.raises(BadInput) as aside:
+        pending.result()
+    assert str(aside.value) == str(inline.value)
+    assert "/arrangement/6/odd_position" in str(aside.value)
