@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from blindtest.cli._common import FilePath, grouped
+from blindtest.cli._common import FilePath, echo_prose, grouped
 from blindtest.errors import BadInput
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ Say = Callable[[str], None]
 
 def _say(quiet: bool) -> Say:
     """A line for the user on stderr (nothing with --quiet)."""
-    return (lambda _: None) if quiet else (lambda text: click.echo(text, err=True))
+    return (lambda _: None) if quiet else (lambda text: echo_prose(text, err=True))
 
 
 def _submit_progress(fmt: str, quiet: bool) -> Callable[[str, bool], None] | None:

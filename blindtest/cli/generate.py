@@ -107,7 +107,7 @@ def generate(
             open_responses=open_responses,
             write_generation=lambda record: _write_generation(run_dir, record),
             read_imported=read_imported,
-            say=(lambda _: None) if quiet else (lambda text: click.echo(text, err=True)),
+            say=(lambda _: None) if quiet else (lambda text: _common.echo_prose(text, err=True)),
             on_progress=_ProgressLine() if not quiet and sys.stderr.isatty() else None,
             read_row=read_row,
         )
