@@ -61,6 +61,18 @@ def _slot_results(invoke: Invoke, tmp_path: Path, simulator: Simulator, run: Pat
     return results
 
 
+def _first_ten_imported(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator, run: Path
+) -> list[bytes]:
+    """The run's batch results, their first ten lines imported; the lines."""
+    results = _slot_results(invoke, tmp_path, simulator, run)
+    lines = results.read_bytes().splitlines(keepends=True)
+    first = tmp_path / "first.jsonl"
+    first.write_bytes(b"".join(lines[:10]))
+    assert invoke("generate", run, "--batch-import", first).exit_code == 0
+    return lines
+
+
 def _reference(invoke: Invoke, tmp_path: Path, simulator: Simulator, results: Path) -> Path:
     """The same design in another directory, imported in one go (the same design hash, so
     the same results fit)."""
@@ -135,11 +147,7 @@ def test_i15_02_generate_one_foreign_line_refuses_the_whole_import_nothing_writt
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
     run = tmp_path / "run"
-    results = _slot_results(invoke, tmp_path, simulator, run)
-    lines_ = results.read_bytes().splitlines(keepends=True)
-    first = tmp_path / "first.jsonl"
-    first.write_bytes(b"".join(lines_[:10]))
-    assert invoke("generate", run, "--batch-import", first).exit_code == 0
+    lines_ = _first_ten_imported(invoke, tmp_path, simulator, run)
     before = {name: (run / name).read_bytes() for name in (artifacts.RESPONSES, "generation.json")}
     sha = artifacts.read_design_hash(run)[:16]
     mixed = tmp_path / "mixed.jsonl"
@@ -180,11 +188,7 @@ def test_i15_02_generate_a_slot_already_answered_differently_is_skipped_the_stor
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
     run = tmp_path / "run"
-    results = _slot_results(invoke, tmp_path, simulator, run)
-    lines_ = results.read_bytes().splitlines(keepends=True)
-    first = tmp_path / "first.jsonl"
-    first.write_bytes(b"".join(lines_[:10]))
-    assert invoke("generate", run, "--batch-import", first).exit_code == 0
+    lines_ = _first_ten_imported(invoke, tmp_path, simulator, run)
     stored = {(r["trial"], r["slot"]): r["text"] for r in rows(run)}
     # Another batch's results: three slots already answered, with other texts.
     other = []
