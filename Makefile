@@ -22,7 +22,7 @@ help:
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,dev,web]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
 	@# Bytecode for the checkout, as pip writes it for an installed package (under
 	@# PYTHONDONTWRITEBYTECODE every command would otherwise compile its modules first).
 	$(BIN)/python -m compileall -q blindtest
