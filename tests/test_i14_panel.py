@@ -18,7 +18,7 @@ from blindtest.errors import BadInput
 from blindtest.judging.web.panel import panel_names
 
 from judge_runs import answer_key, make_run, picks_of
-from web_page import chromium, judge_server, screenshot
+from web_page import chromium, judge_server, screenshot, wait_for_keys
 
 
 @pytest.fixture(scope="module")
@@ -169,6 +169,7 @@ def test_i14_02_session_cap_shows_a_break_screen_then_continues(
         assert "Time for a break" in page.inner_text("#message")
         assert "judged 3 trials" in page.inner_text("#message")
         screenshot(page, "judge-break")
+        wait_for_keys(page)
         page.keyboard.press("c")
         wait_for_trial(page, 4, 5)
         page.keyboard.press(str(odd[3]))

@@ -19,7 +19,7 @@ from blindtest import artifacts
 from blindtest.design import Normalization
 
 from judge_runs import answer_key, make_run, picks_of
-from web_page import chromium, judge_server, screenshot
+from web_page import chromium, judge_server, screenshot, wait_for_keys
 
 WIDE = {"width": 1400, "height": 900}
 NARROW = {"width": 390, "height": 844}
@@ -54,6 +54,7 @@ def wait_for_trial(page: Any, n: int, total: int) -> None:
         "document.getElementById('progress').textContent === t",
         arg=f"trial {n} of {total}",
     )
+    wait_for_keys(page)
 
 
 def odd_positions(run: Path) -> list[int]:

@@ -136,6 +136,12 @@ def _patient(make: Any) -> Any:
     return made
 
 
+def wait_for_keys(page: Any) -> None:
+    """Until the page's keys.js is listening: it is deferred, and on a loaded machine the page's
+    text can be there while a key press would still do nothing."""
+    page.wait_for_selector("html[data-keys='ready']", state="attached")
+
+
 def screenshot(page: Any, name: str) -> Path:
     OUTPUT.mkdir(exist_ok=True)
     path = OUTPUT / f"{name}.png"

@@ -46,4 +46,8 @@
       }
     }
   });
+  // Said once the keys above are listening: keys.js is deferred, so on a slow machine the
+  // page can show its text before a key press would do anything (the browser tests wait
+  // for this rather than for the text).
+  document.documentElement.setAttribute("data-keys", "ready");
 })();
