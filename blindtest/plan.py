@@ -6,6 +6,7 @@ and ``str(0.6 + 0.0)`` is not always what was written.
 
 from __future__ import annotations
 
+import math
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -50,6 +51,8 @@ class PlanResult:
     rows: tuple[dict[str, Any], ...]
     smallest: dict[str, SmallestN]
     similarity_pd0: float | None = None
+    #: The expected tie rate of a preference plan (n then counts every comparison).
+    ties: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +72,13 @@ class SmallestN:
     checked_to: int
     dips: tuple[int, ...] = ()
     at_chance: bool = False
+    #: The stable n: the smallest n from which every larger n reaches the target too. It is
+    #: certain when ``stable_sure`` (every n from it up to ``stable_checked_to`` was computed
+    #: exactly, and past that a Hoeffding bound on the power stays above the target); when
+    #: the bound lies past the most bt-plan computes, it holds up to ``stable_checked_to``.
+    stable_n: int | None = None
+    stable_checked_to: int = 0
+    stable_sure: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,6 +88,9 @@ class SmallestN:
             "searched_to": self.searched_to,
             "checked_to": self.checked_to,
             "dips": list(self.dips),
+            "stable_n": self.stable_n,
+            "stable_checked_to": self.stable_checked_to,
+            "stable_sure": self.stable_sure,
         }
 
 
@@ -113,10 +126,20 @@ def build_plan(
     pcs: Sequence[str] | None = None,
     pds: Sequence[str] | None = None,
     target_power: float | None = None,
+    ties: float = 0.0,
 ) -> PlanResult:
-    """Critical count, achieved alpha and exact power at each grid value, for each n."""
+    """Critical count, achieved alpha and exact power at each grid value, for each n.
+
+    ``ties`` (preference only) is the expected share of comparisons that are ties; n then
+    counts every comparison and the win rates are among the untied ones."""
     grid, values = grid_values(protocol, pcs, pds)
     kind = cast(PowerProtocol, protocol)
+    if ties:
+        if protocol != "preference":
+            raise ValueError("--ties is for preference designs (triangle and pair have no ties)")
+        if not 0 <= ties < 1:
+            raise ValueError(f"--ties: {ties:g} is outside [0, 1)")
+        return _plan_with_ties(trials, alpha, grid, values, target_power, ties)
     rows = []
     for n in trials:
         row = power_row(n, protocol=kind, alpha=alpha, pcs=[v.value for v in values])
@@ -134,6 +157,39 @@ def build_plan(
         for v in values:
             smallest[v.text] = difference_smallest_n(target_power, kind, alpha, v.value)
     return PlanResult(protocol, alpha, grid, values, tuple(rows), smallest)
+
+
+def _plan_with_ties(
+    trials: Sequence[int],
+    alpha: float,
+    grid: str,
+    values: tuple[GridValue, ...],
+    target_power: float | None,
+    ties: float,
+) -> PlanResult:
+    """Preference rows over n comparisons of which a share ``ties`` are expected to be ties:
+    no fixed critical count (the verdict is decided on however many are untied)."""
+    ns = np.asarray(trials, dtype=np.int64)
+    nulls = _preference_power_with_ties(ns, alpha, 0.5, ties)
+    powers = {v.text: _preference_power_with_ties(ns, alpha, v.value, ties) for v in values}
+    rows = tuple(
+        {
+            "n": int(n),
+            "critical": None,
+            "lower_critical": None,
+            "achieved_alpha": float(nulls[i]),
+            "power": {text: float(power[i]) for text, power in powers.items()},
+            "ties": ties,
+        }
+        for i, n in enumerate(ns.tolist())
+    )
+    smallest: dict[str, SmallestN] = {}
+    if target_power is not None:
+        for v in values:
+            smallest[v.text] = difference_smallest_n(
+                target_power, "preference", alpha, v.value, ties
+            )
+    return PlanResult("preference", alpha, grid, values, rows, smallest, ties=ties)
 
 
 def build_similarity_plan(
@@ -272,18 +328,98 @@ def _similarity_power(ns: Ints, protocol: str, alpha: float, pd0: float, pd: flo
     return np.asarray(np.where(lo > hi, 0.0, np.clip(inside, 0.0, 1.0)), dtype=np.float64)
 
 
+#: Untied counts further than this many standard deviations from the mean carry less than
+#: 1e-30 of the probability together: the mixture over ties leaves them out.
+_TIE_SPREAD = 12.0
+
+
+def _preference_power_with_ties(ns: Ints, alpha: float, win: float, ties: float) -> Floats:
+    """P(verdict) per n comparisons when each is a tie with probability ``ties``: ties leave
+    the test, so the verdict is decided on U ~ Bin(n, 1 - ties) untied comparisons, of which
+    each goes to the side with probability ``win``. Power = sum_u P(U = u) power(u)."""
+    from scipy import stats  # deferred: scipy.stats costs 0.5 s at start-up
+
+    top = int(ns.max()) if ns.size else 0
+    untied = np.zeros(top + 1, dtype=np.float64)
+    if top:
+        untied[1:] = _difference_power(np.arange(1, top + 1, dtype=np.int64), "preference",
+                                       alpha, win)  # fmt: skip
+    out = np.empty(ns.size, dtype=np.float64)
+    kept = 1.0 - ties
+    for index, n in enumerate(ns.tolist()):
+        mean, spread = n * kept, _TIE_SPREAD * math.sqrt(n * ties * kept) + 1.0
+        lo, hi = max(0, math.floor(mean - spread)), min(n, math.ceil(mean + spread))
+        us = np.arange(lo, hi + 1)
+        out[index] = float(stats.binom.pmf(us, n, kept) @ untied[lo : hi + 1])
+    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
+
+
+def certain_power_from(
+    protocol: str, alpha: float, pc: float, target: float, ties: float = 0.0
+) -> int | None:
+    """An n from which the power at ``pc`` is certainly at or above ``target`` for every
+    larger n; None at chance.
+
+    Hoeffding bounds both sides. The critical count of n trials is at most
+    ``n p0 + a sqrt(n) + 1`` (triangle ``a = sqrt(ln(1/alpha)/2)``; two-sided at 1/2
+    ``a = sqrt(ln(2/alpha)/2)``; preference also needs its Wilson interval to exclude 1/2,
+    which is ``k > n/2 + z sqrt(n)/2``). The count at the alternative falls short of that with
+    probability at most ``exp(-2 f^2)``, ``f = delta sqrt(n) - a - 1/sqrt(n)``, which only
+    shrinks as n grows: so power >= target once ``f >= sqrt(ln(1/(1 - target))/2)``. With
+    ties, the untied count reaches ``n (1 - t) - c sqrt(n)`` with probability >= sqrt(target),
+    and that many untied comparisons have power >= sqrt(target) by the same bound.
+    """
+    if protocol == "triangle":
+        a, delta = math.sqrt(math.log(1.0 / alpha) / 2.0), pc - 1.0 / 3.0
+    else:
+        a, delta = math.sqrt(math.log(2.0 / alpha) / 2.0), abs(pc - 0.5)
+        if protocol == "preference":
+            a = max(a, -float(special.ndtri(alpha / 2.0)) / 2.0)
+    if delta <= 0:
+        return None
+
+    def untied_needed(power: float) -> float:
+        b = math.sqrt(math.log(1.0 / (1.0 - power)) / 2.0)
+        root = ((a + b) + math.sqrt((a + b) ** 2 + 4.0 * delta)) / (2.0 * delta)
+        return root * root
+
+    if ties <= 0:
+        return math.ceil(untied_needed(target))
+    share = math.sqrt(target)
+    need, c = untied_needed(share), math.sqrt(math.log(1.0 / (1.0 - share)) / 2.0)
+    kept = 1.0 - ties
+    root = (c + math.sqrt(c * c + 4.0 * kept * need)) / (2.0 * kept)
+    return math.ceil(root * root)
+
+
 def difference_smallest_n(
-    target: float, protocol: PowerProtocol, alpha: float, pc: float
+    target: float, protocol: PowerProtocol, alpha: float, pc: float, ties: float = 0.0
 ) -> SmallestN:
-    """`find_smallest_n` for the difference test of ``protocol`` at the alternative ``pc``."""
+    """`find_smallest_n` for the difference test of ``protocol`` at the alternative ``pc``
+    (preference: a win rate among untied comparisons, with ``ties`` the expected tie rate)."""
+    if ties > 0:
 
-    def block(ns: Ints) -> Floats:
-        return _difference_power(ns, protocol, alpha, pc)
+        def block(ns: Ints) -> Floats:
+            return _preference_power_with_ties(ns, alpha, pc, ties)
 
-    def exact(n: int) -> float:
-        return power_row(n, protocol=protocol, alpha=alpha, pcs=[pc]).power[pc]
+        def exact(n: int) -> float:
+            return float(block(np.array([n], dtype=np.int64))[0])
 
-    return find_smallest_n(target, block, exact=exact, at_chance=_at_chance(protocol, pc))
+    else:
+
+        def block(ns: Ints) -> Floats:
+            return _difference_power(ns, protocol, alpha, pc)
+
+        def exact(n: int) -> float:
+            return power_row(n, protocol=protocol, alpha=alpha, pcs=[pc]).power[pc]
+
+    return find_smallest_n(
+        target,
+        block,
+        exact=exact,
+        at_chance=_at_chance(protocol, pc),
+        certain_from=certain_power_from(protocol, alpha, pc, target, ties),
+    )
 
 
 def _similarity_smallest_n(
@@ -302,6 +438,10 @@ def _at_chance(protocol: str, pc: float) -> bool:
     return pc <= 1.0 / 3.0 if protocol == "triangle" else pc == 0.5
 
 
+#: The stable-n scan computes at most this many n at once (memory, not time).
+_STABLE_BLOCK = 16_384
+
+
 def find_smallest_n(
     target: float,
     powers: Callable[[Ints], Floats],
@@ -309,9 +449,12 @@ def find_smallest_n(
     exact: Callable[[int], float],
     at_chance: bool = False,
     bound: int = MAX_TRIALS,
+    certain_from: int | None = None,
 ) -> SmallestN:
     """Smallest n <= ``bound`` whose power (``powers`` over a block of n; ``exact`` for one n)
-    reaches ``target``, and the larger n up to twice the answer that fall below it again."""
+    reaches ``target``; the larger n up to twice the answer that fall below it again; and the
+    stable n, from which no larger n falls below: every n is computed up to ``certain_from``
+    (past which a bound guarantees the target), or up to twice the answer without one."""
     if at_chance:
         return SmallestN(target, None, None, 0, 0, at_chance=True)
     low, high = 1, 256
@@ -322,12 +465,37 @@ def find_smallest_n(
             n = int(ns[index])
             power = exact(n)
             if power >= target:
-                checked_to = min(bound, 2 * n)
-                rest = np.arange(n + 1, checked_to + 1, dtype=np.int64)
-                dips = rest[powers(rest) < target] if rest.size else rest
-                return SmallestN(target, n, power, n, checked_to, tuple(int(d) for d in dips))
+                return _with_stable_n(target, n, power, powers, bound, certain_from)
         low, high = high + 1, high * 4
     return SmallestN(target, None, None, bound, bound)
+
+
+def _with_stable_n(
+    target: float,
+    n: int,
+    power: float,
+    powers: Callable[[Ints], Floats],
+    bound: int,
+    certain_from: int | None,
+) -> SmallestN:
+    checked_to = min(bound, 2 * n)
+    scan_to = min(bound, max(checked_to, certain_from or 0))
+    below: list[int] = []
+    for start in range(n + 1, scan_to + 1, _STABLE_BLOCK):
+        ns = np.arange(start, min(scan_to, start + _STABLE_BLOCK - 1) + 1, dtype=np.int64)
+        below += [int(d) for d in ns[powers(ns) < target]]
+    stable = below[-1] + 1 if below else n
+    return SmallestN(
+        target,
+        n,
+        power,
+        n,
+        checked_to,
+        tuple(d for d in below if d <= checked_to),
+        stable_n=stable if stable <= scan_to else None,
+        stable_checked_to=scan_to,
+        stable_sure=certain_from is not None and certain_from <= scan_to,
+    )
 
 
 def _label(result: PlanResult, value: GridValue) -> str:
@@ -342,6 +510,8 @@ def _decision(result: PlanResult, row: dict[str, Any]) -> str:
         if result.protocol == "pair":
             return f"{row['similar_lo']}..{row['similar_hi']} consistent"
         return f"<= {row['similar_hi']} correct"
+    if row.get("ties"):
+        return "on the untied"
     if row["critical"] is None:
         return "never"
     unit = {"triangle": "correct", "pair": "consistent", "preference": "wins"}[result.protocol]
@@ -409,22 +579,37 @@ def _smallest_line(result: PlanResult, text: str, found: SmallestN) -> str:
             f"trials (the most bt-plan computes)"
         )
     line = f"smallest n reaching the target power at {target}: {found.n} (power {found.power:.3f})"
-    if not found.dips:
-        return line + f"; every n from {found.n} to {found.checked_to:,} reaches it too"
+    return f"{line}; {_stable_words(found)}"
+
+
+def _stable_words(found: SmallestN) -> str:
+    """Where the power stops dipping below the target, and how far that was checked."""
+    sure = (
+        f"computed exactly to {found.stable_checked_to:,}, and a bound holds beyond"
+        if found.stable_sure
+        else f"computed exactly to {found.stable_checked_to:,}, the most bt-plan computes"
+    )
+    if found.stable_n == found.n:
+        return f"every larger n reaches it too ({sure})"
     dips = [str(d) for d in found.dips]
-    if len(dips) == 1:
+    if not dips:
+        fall = "larger n fall below it again"
+    elif len(dips) == 1:
         fall = f"{dips[0]} falls below it again"
     elif len(dips) <= 4:
         fall = f"{', '.join(dips[:-1])} and {dips[-1]} fall below it again"
     else:
         fall = f"{len(dips)} larger n fall below it again ({', '.join(dips[:4])}, ...)"
-    steady = found.dips[-1] + 1
-    tail = (
-        f"every n from {steady:,} to {found.checked_to:,} reaches it"
-        if steady <= found.checked_to
-        else f"none is steady up to {found.checked_to:,}"
+    if found.stable_n is None:
+        return (
+            f"the power is a sawtooth in n: {fall}; it still dips at {found.stable_checked_to:,}"
+            f" ({sure}), so no n is stable"
+        )
+    where = "on" if found.stable_sure else f"to {found.stable_checked_to:,}"
+    return (
+        f"the power is a sawtooth in n: {fall}; the stable n is {found.stable_n:,}: every n "
+        f"from it {where} reaches the target ({sure})"
     )
-    return f"{line}; the power is a sawtooth in n: {fall}; {tail}"
 
 
 def _table(result: PlanResult) -> list[list[str]]:
@@ -499,6 +684,11 @@ def format_plan(result: PlanResult, width: int = 80) -> str:
             f"{result.protocol} design, exact binomial against chance {chance}, "
             f"alpha {result.alpha:g}"
         )
+        if result.ties:
+            head += (
+                f"; {result.ties:.0%} of comparisons expected to be ties: trials count every "
+                "comparison, ties leave the test, and the win rate is among the untied"
+            )
     table = _table(result)
     rows = _table_lines(table)
     if max(len(r) for r in rows) > width:
@@ -540,5 +730,12 @@ def weak_design_note(protocol: str, trials: int, alpha: float) -> str | None:
         line = f"{head} can never {verb} {who}"
     else:
         line = f"{head} {verb}s {who} only {times_in_100(power)}"
-    reach = f"; {found.n} trials reach 80% (bt-plan shows more)" if found.n else ""
-    return line + reach
+    if not found.n:
+        return line
+    steady = found.stable_n
+    reach = f"; {found.n} trials reach 80%"
+    if steady is not None and steady != found.n:
+        reach += f" and every count from {steady} on stays there"
+    if protocol == "preference":
+        return line + reach + ", if no comparison is a tie (bt-plan --ties shows more)"
+    return line + reach + " (bt-plan shows more)"

@@ -1,6 +1,6 @@
 """A plain `pip install blindtest` (no extras) runs every command: the HTML report and the
 judging page included. Every third-party module the package imports must come from a core
-dependency in pyproject.toml."""
+dependency (pyproject.toml's [project] dependencies, as the installed metadata has them)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import ast
 import importlib.metadata
 import re
 import sys
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,8 +35,11 @@ def imported_top_level_modules() -> dict[str, str]:
 
 
 def core_distributions() -> set[str]:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    names = {re.split(r"[<>=!~ \[;]", spec, maxsplit=1)[0] for spec in project["dependencies"]}
+    """What a plain `pip install blindtest` brings: the installed metadata's requirements
+    that carry no extra marker."""
+    requirements = importlib.metadata.requires("blindtest") or []
+    core = [spec for spec in requirements if "extra ==" not in spec]
+    names = {re.split(r"[<>=!~ \[;(]", spec, maxsplit=1)[0] for spec in core}
     return {name.lower().replace("_", "-") for name in names}
 
 

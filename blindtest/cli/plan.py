@@ -82,7 +82,8 @@ def _width() -> int:
 @click.option(
     "--target-power",
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    help="Also print the smallest n (up to 100,000) reaching this power at each alternative.",
+    help="Also print the smallest n (up to 100,000) reaching this power at each alternative, "
+    "and the stable n from which every larger n does.",
 )
 @click.option(
     "--similarity",
@@ -90,6 +91,14 @@ def _width() -> int:
     type=float,
     metavar="PD0",
     help="Plan a similarity claim (pd < PD0) instead of a difference test.",
+)
+@click.option(
+    "--ties",
+    type=click.FloatRange(0, 1, max_open=True),
+    default=0.0,
+    metavar="RATE",
+    help="Preference: the share of comparisons expected to be ties (ties leave the test, so "
+    "more trials are needed); trials then count every comparison.",
 )
 @click.option(
     "--html",
@@ -107,6 +116,7 @@ def plan(
     alpha: float,
     target_power: float | None,
     similarity_pd0: float | None,
+    ties: float,
     html_path: Path | None,
     as_json: bool,
 ) -> None:
@@ -118,6 +128,7 @@ def plan(
       bt-plan --target-power 0.9 --pd 0.4
       bt-plan --similarity 0.3 --trials 30,60,100 --json
       bt-plan --trials 10,60 --pc 0.5,0.6,0.7 --html power.html
+      bt-plan --protocol preference --ties 0.3 --target-power 0.8
     """
     from blindtest.plan import DEFAULT_TRIALS, build_plan, build_similarity_plan, format_plan
 
@@ -131,6 +142,8 @@ def plan(
         if similarity_pd0 is not None:
             if pcs is not None:
                 raise BadInput("with --similarity, give the true pd grid with --pd")
+            if ties:
+                raise BadInput("--ties is for preference difference plans; drop --similarity")
             if not 0 < similarity_pd0 < 1:
                 raise BadInput(f"--similarity must be in (0, 1), got {similarity_pd0}")
             result = build_similarity_plan(
@@ -138,7 +151,13 @@ def plan(
             )
         else:
             result = build_plan(
-                protocol, trials, alpha=alpha, pcs=pcs, pds=pds, target_power=target_power
+                protocol,
+                trials,
+                alpha=alpha,
+                pcs=pcs,
+                pds=pds,
+                target_power=target_power,
+                ties=ties,
             )
     except ValueError as error:
         raise BadInput(str(error)) from None
@@ -171,7 +190,7 @@ def _write_page(
     lo, hi = min(trials), max(trials)
     step = max(1, (hi - lo) // 400 + 1)
     ns = sorted({*range(lo, hi + 1, step), hi})
-    dense = build_plan(result.protocol, ns, alpha=alpha, pcs=pcs, pds=pds)
+    dense = build_plan(result.protocol, ns, alpha=alpha, pcs=pcs, pds=pds, ties=result.ties)
     curves = [
         (f"{dense.grid} {v.text}", [row["power"][v.text] for row in dense.rows])
         for v in dense.values
