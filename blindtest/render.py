@@ -129,11 +129,49 @@ def _panel_lines(report: ReportRecord) -> list[str]:
         )
     elif report["protocol"] == "preference" and report.get("agreement", "absent") is None:
         lines.append("Agreement: not measured (one judge).")
-    by_tag = report.get("by_tag")
-    if by_tag:
-        cells = [f"{tag} A {c['A']} : B {c['B']}, {c['ties']} ties" for tag, c in by_tag.items()]
-        lines.append("By task type: " + clean("; ".join(cells)) + ".")
+    lines += by_tag_lines(report)
     lines += [w for w in warnings if w not in position_warning]
+    return lines
+
+
+def by_tag_lines(report: ReportRecord) -> list[str]:
+    """The breakdown by prompt tag, and a sentence for each tag that goes the other way from
+    the whole (seed 001: a candidate that loses overall but wins on one kind of task says to
+    route by task rather than standardise)."""
+    by_tag = report.get("by_tag")
+    if not by_tag:
+        return []
+    if not any("p_holm" in c for c in by_tag.values()):  # a report made before the tests
+        cells = [f"{tag} A {c['A']} : B {c['B']}, {c['ties']} ties" for tag, c in by_tag.items()]
+        return ["By task type: " + clean("; ".join(cells)) + "."]
+    lines = [f"By task type (exact p, Holm-adjusted across {len(by_tag)} tags):"]
+    for tag, c in by_tag.items():
+        test = f"; {format_p(c['p_holm'])}" if c.get("n") else "; all ties"
+        ties = f"{c['ties']} tie{'s' if c['ties'] != 1 else ''}"
+        lines.append(f"  {clean(tag)}: A {c['A']} : B {c['B']}, {ties}{test}")
+    wins, losses = report.get("wins") or 0, report.get("losses") or 0
+    overall = "A" if wins > losses else "B" if losses > wins else None
+    alpha = report.get("alpha") or 0.05
+    for tag, c in by_tag.items():
+        ahead = c.get("ahead")
+        if overall is None or ahead is None or ahead == overall or "p_holm" not in c:
+            continue
+        count = c["A"] if ahead == "A" else c["B"]
+        said = (
+            f"On '{clean(tag)}' {ahead} is preferred ({count} of {c['n']} untied) though "
+            f"{overall} leads overall"
+        )
+        if c["p_holm"] <= alpha:
+            lines.append(
+                f"{said}, and it holds after Holm's adjustment across {len(by_tag)} tags "
+                f"({format_p(c['p_holm'])}): route by task rather than standardise on one."
+            )
+        else:
+            lines.append(
+                f"{said}; not significant after Holm's adjustment across {len(by_tag)} tags "
+                f"({format_p(c['p_holm'])}): a lead to test with more '{clean(tag)}' prompts, "
+                "not a finding."
+            )
     return lines
 
 

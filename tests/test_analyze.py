@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 import pytest
-from scipy import integrate, special
+from scipy import integrate, special, stats
 from screen_text import flat, paragraphs
 
 from blindtest import artifacts
@@ -739,8 +739,52 @@ def test_preference_results_are_broken_down_by_prompt_tag(
     # default 0.1 margin flags (see test_an_unbiased_judge_rarely_fails_the_position_gate).
     result, report = analyze(run, "--position-margin", "0.5")
     assert result.exit_code == 0, result.stderr
-    assert report["by_tag"] == expected_by_tag(run, outcome)
+    counts = {tag: {k: row[k] for k in ("A", "B", "ties")} for tag, row in report["by_tag"].items()}
+    assert counts == expected_by_tag(run, outcome)
     assert report["by_tag"]["ui"] == report["by_tag"]["frontend"]
+
+
+def test_each_tag_has_a_wilson_interval_an_exact_p_and_holm_across_tags(
+    tagged_run: tuple[Path, dict[int, str]],
+) -> None:
+    run, _ = tagged_run
+    _, report = analyze(run, "--position-margin", "0.5")
+    by_tag = report["by_tag"]
+    z = stats.norm.ppf(0.975)
+    raw = {}
+    for tag, row in by_tag.items():
+        wins, n = row["A"], row["A"] + row["B"]
+        assert row["n"] == n
+        raw[tag] = stats.binomtest(wins, n, 0.5).pvalue
+        assert row["p_value"] == pytest.approx(raw[tag], rel=1e-9)
+        # Wilson's interval by its textbook formula.
+        phat = wins / n
+        centre = (phat + z * z / (2 * n)) / (1 + z * z / n)
+        half = z / (1 + z * z / n) * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n))
+        assert row["win_rate"]["lo"] == pytest.approx(max(0.0, centre - half), abs=1e-9)
+        assert row["win_rate"]["hi"] == pytest.approx(min(1.0, centre + half), abs=1e-9)
+        assert row["ahead"] == ("A" if row["A"] > row["B"] else "B")
+    # Holm by hand over the three tags: the i-th smallest p times (m - i), running maximum.
+    ordered = sorted(raw, key=raw.__getitem__)
+    running = 0.0
+    for rank, tag in enumerate(ordered):
+        running = max(running, min(1.0, (len(raw) - rank) * raw[tag]))
+        assert by_tag[tag]["p_holm"] == pytest.approx(running, rel=1e-9)
+
+
+def test_a_tag_that_goes_the_other_way_is_said_in_words(
+    tagged_run: tuple[Path, dict[int, str]],
+) -> None:
+    run, _ = tagged_run
+    result, report = analyze(run, "--position-margin", "0.5")
+    text = " ".join(result.stdout.split())
+    overall = "A" if report["wins"] > report["losses"] else "B"
+    against = [tag for tag, row in report["by_tag"].items() if row["ahead"] not in (overall, None)]
+    assert against
+    for tag in against:
+        assert f"On '{tag}' {report['by_tag'][tag]['ahead']} is preferred" in text
+        assert f"though {overall} leads overall" in text
+        assert "Holm's adjustment across 3 tags" in text
 
 
 def test_the_summary_shows_the_breakdown_by_prompt_tag(
@@ -1064,3 +1108,15 @@ def test_no_tells_means_no_bot_sentence(tmp_path: Path) -> None:
     assert report["audit"]["sentences"] == []
     assert "length bot" in result.stdout
     assert "largely explained" not in result.stdout
+
+
+def test_the_tag_chart_draws_every_tag_on_one_scale() -> None:
+    from blindtest.reportpage.charts import bar_chart
+
+    chart = bar_chart("t", "tags", ["A", "B"], [("db", [1, 0]), ("ui", [7, 0])], one_scale=True)
+    widths = [group["bars"][0]["w"] for group in chart.groups]  # type: ignore[index]
+    assert widths[1] == pytest.approx(7 * widths[0], rel=0.01)
+    # The census keeps a scale per row: its rows are different measures.
+    census = bar_chart("c", "census", ["A", "B"], [("words", [1, 0]), ("bullets", [7, 0])])
+    first, second = (group["bars"][0]["w"] for group in census.groups)  # type: ignore[index]
+    assert first == second

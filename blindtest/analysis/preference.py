@@ -25,6 +25,7 @@ from blindtest.sides import side_label
 from blindtest.stats import (
     cohen_kappa,
     fleiss_kappa,
+    holm,
     percent_agreement,
     position_bias,
     preference_test,
@@ -75,13 +76,36 @@ def _majority(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> dic
 
 
 def _by_tag(design: DesignRecord, outcome: Mapping[int, str]) -> JsonObject:
+    """Per prompt tag: wins, losses, ties (the trial's outcome, as overall), A's win rate
+    among the untied with its Wilson interval, the exact two-sided binomial p, and that p
+    Holm-adjusted across the tags that have an untied comparison (seed 001: break the result
+    down by task type before concluding; a prompt with several tags counts in each)."""
     tags = {p["id"]: p.get("tags", []) for p in design["prompts"]}
     prompt_of = prompts_by_trial(design)
     table: dict[str, Counter[str]] = defaultdict(Counter)
     for trial, side in outcome.items():
         for tag in tags[prompt_of[trial]]:
             table[tag][side] += 1
-    return {tag: {"A": c["A"], "B": c["B"], "ties": c["tie"]} for tag, c in sorted(table.items())}
+    alpha = design["alpha"]
+    tests = {
+        tag: preference_test(c["A"], c["B"], c["tie"], alpha=alpha)
+        for tag, c in sorted(table.items())
+    }
+    tested = [tag for tag, t in tests.items() if t.n]
+    adjusted = dict(zip(tested, holm([tests[t].p_value for t in tested]), strict=True))
+    return {
+        tag: {
+            "A": t.wins,
+            "B": t.losses,
+            "ties": t.ties,
+            "n": t.n,
+            "win_rate": interval(t.win_rate),
+            "p_value": t.p_value,
+            "p_holm": adjusted.get(tag, 1.0),
+            "ahead": "A" if t.wins > t.losses else "B" if t.losses > t.wins else None,
+        }
+        for tag, t in tests.items()
+    }
 
 
 def analyze_preference(

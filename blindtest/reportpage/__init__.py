@@ -153,14 +153,34 @@ def _by_tag(report: Mapping[str, Any]) -> tuple[list[str], list[list[str]], Any]
     if not by_tag:
         return [], [], None
     keys = [k for k in ("A", "B", "ties") if any(k in c for c in by_tag.values())]
-    table = [[tag, *[_num(c.get(k)) for k in keys]] for tag, c in by_tag.items()]
+    table = [[tag, *[_num(c.get(k)) for k in keys], *_tag_test(c)] for tag, c in by_tag.items()]
     chart = bar_chart(
         "chart-tags",
-        "Breakdown by prompt tag (wins for A, wins for B, ties)",
+        "Breakdown by prompt tag (wins for A, wins for B, ties; one scale for every tag)",
         keys,
         [(tag, [float(c.get(k) or 0) for k in keys]) for tag, c in by_tag.items()],
+        one_scale=True,
     )
-    return ["tag", *keys], table, chart
+    tested = any("p_holm" in c for c in by_tag.values())
+    extra = ["A's win rate (95% Wilson)", "p", "p (Holm)"] if tested else []
+    return ["tag", *keys, *extra], table, chart
+
+
+def _tag_test(counts: Mapping[str, Any]) -> list[str]:
+    """A tag's win rate, exact p and Holm-adjusted p (nothing for reports made before them)."""
+    if "p_holm" not in counts:
+        return []
+    rate = counts.get("win_rate") or {}
+    shown = (
+        f"{rate['estimate']:.0%} ({rate['lo']:.0%}-{rate['hi']:.0%})"
+        if counts.get("n") and rate.get("estimate") is not None
+        else "all ties"
+    )
+    return [
+        shown,
+        format_p(counts["p_value"]).removeprefix("p = "),
+        format_p(counts["p_holm"]).removeprefix("p = "),
+    ]
 
 
 def _trials(

@@ -115,15 +115,24 @@ class BarChart:
 
 
 def bar_chart(
-    chart_id: str, title: str, series: Sequence[str], groups: Sequence[tuple[str, Sequence[float]]]
+    chart_id: str,
+    title: str,
+    series: Sequence[str],
+    groups: Sequence[tuple[str, Sequence[float]]],
+    *,
+    one_scale: bool = False,
 ) -> BarChart:
+    """Grouped horizontal bars. Each group is scaled to its own largest value (rows of
+    different units, as the census), or every group to one scale with ``one_scale`` (counts
+    that are compared across rows, as the tags: 1 and 7 must not draw the same width)."""
     bar_h = 14
     group_h = bar_h * len(series) + 10
     left, right = float(LABEL_W + 10), float(WIDTH - 70)
     drawn = []
+    overall = max((abs(v) for _, values in groups for v in values), default=0.0) or 1.0
     for i, (label, values) in enumerate(groups):
         top = PAD + i * group_h
-        biggest = max((abs(v) for v in values), default=0.0) or 1.0
+        biggest = overall if one_scale else max((abs(v) for v in values), default=0.0) or 1.0
         bars = [
             {
                 "series": k,
