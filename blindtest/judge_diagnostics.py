@@ -103,7 +103,7 @@ def _interval(k: int, n: int) -> Interval | None:
     return clopper_pearson(k, n) if n else None
 
 
-def _plain(interval: Interval | None) -> dict[str, float] | None:
+def _plain(interval: Interval | None) -> dict[str, float | None] | None:
     return interval.to_dict() if interval is not None else None
 
 
