@@ -275,6 +275,7 @@ class ProtocolFields(TypedDict, total=False):
     wins: int | None
     losses: int | None
     ties: int | None
+    excluded: dict[str, Any] | None
     p_value: float | None
     pc: IntervalRecord
     pd: IntervalRecord

@@ -1,7 +1,31 @@
-"""Diagnostics of one machine judge (issue 13 item 8; spec 003's position-bias check): how often
-it chose the first position, the longer output, the output with more markdown; how often its two
-passes of the position swap agreed; its low-confidence and leakage verdicts; failures, retries,
-tokens and cost; and the warnings spec 003 asks for.
+"""Diagnostics of one machine judge (spec 003's position-bias check): where its verdicts went
+by position, length and markdown, how often the two passes of its position swap agreed, its
+low-confidence and leakage verdicts, failures, retries, tokens and cost, and the warnings
+spec 003 asks for.
+
+Every share counts comparisons, never passes: the two passes of a swapped comparison show the
+same two outputs, so they are one observation, not two (counted as two, a judge that picks at
+random per comparison is flagged for length 13% of the time at 20 comparisons, not 5%).
+
+- ``position`` (preference). With the swap, a comparison is position-inconsistent when its
+  passes chose different outputs; it went with the first position when both passes named the
+  output shown first, with the second when both named the output shown second (MT-bench's
+  split: Zheng et al., 2023, "Judging LLM-as-a-judge", table 2); an inconsistency involving a
+  tie goes with neither. Without the swap each untied comparison named the first or the
+  second output. Either way the exact two-sided sign test of first against second (binomial,
+  1/2) asks whether position moved the verdicts, and ``lean`` = (first - second) /
+  comparisons is the net share of comparisons position decided, the figure spec 003's 5%
+  limit applies to: a judge that takes the first output on a share b of its passes leans b
+  with the swap and without it.
+- ``p_longer``, ``p_more_markdown``: a comparison counts for a direction when its passes
+  agree on one output (without the swap: its one untied verdict) and one output is strictly
+  the longest (has the most marks); a tie, or passes that chose different outputs, count for
+  neither and are left out of ``n``. Exact two-sided binomial test against chance (1/2;
+  triangle 1/3), Clopper-Pearson 95% interval.
+- ``swap_consistency``: the comparisons whose two passes chose the same output (a tie on
+  both is the same), with its exact 95% interval and no test (agreeing with itself less than
+  always is the finding; there is no null to reject).
+- ``p_first`` (triangle, one pass per comparison): the first position's share against 1/3.
 
 Pure: records and texts in, a frozen result out. No file, no network, no click. Read only
 after judging (it needs the options' texts and, for the warnings, the design's models).
@@ -18,12 +42,17 @@ from urllib.parse import urlsplit
 
 from scipy import stats
 
+from blindtest.stats.binomial import binomial_p_value
+from blindtest.stats.intervals import Interval, clopper_pearson
+
 __all__ = [
     "POSITION_ALPHA",
     "POSITION_MARGIN",
     "AgreementResult",
+    "Consistency",
     "ControlResult",
     "JudgeDiagnostics",
+    "PositionSplit",
     "Share",
     "StyleCheckResult",
     "control_result",
@@ -32,12 +61,14 @@ __all__ = [
     "machine_vs_person",
     "markdown_marks",
     "model_family",
+    "position_gate",
     "style_check",
 ]
 
 #: Spec 003: "If position bias exceeds 5%, add position randomization to your harness."
 POSITION_MARGIN = 0.05
-#: ... and the gap must be more than chance would make (exact two-sided binomial p below this).
+#: ... and the lean must be more than chance would make (exact two-sided p at most this, unless
+#: the design's alpha is given).
 POSITION_ALPHA = 0.05
 
 _MARK = re.compile(r"^\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|>\s)|\*\*|__|`|\|", re.MULTILINE)
@@ -68,14 +99,24 @@ def _origin(url: str | None) -> str | None:
     return f"{parts.scheme}://{parts.hostname}:{parts.port or ''}" if parts.hostname else None
 
 
+def _interval(k: int, n: int) -> Interval | None:
+    return clopper_pearson(k, n) if n else None
+
+
+def _plain(interval: Interval | None) -> dict[str, float | None] | None:
+    return interval.to_dict() if interval is not None else None
+
+
 @dataclass(frozen=True, slots=True)
 class Share:
-    """``k`` of ``n`` verdicts, against ``chance``; ``p_value`` the exact two-sided binomial
-    test (scipy.stats.binomtest), None when n is 0."""
+    """``k`` of ``n`` comparisons, against ``chance``: the exact two-sided binomial test
+    (scipy.stats.binomtest's convention) and the Clopper-Pearson 95% interval, both None when
+    n is 0. ``unit`` says what ``n`` counts."""
 
     k: int
     n: int
     chance: float
+    unit: str = "comparisons"
 
     @property
     def estimate(self) -> float | None:
@@ -83,18 +124,115 @@ class Share:
 
     @property
     def p_value(self) -> float | None:
-        if not self.n:
-            return None
-        return float(stats.binomtest(self.k, self.n, self.chance).pvalue)
+        return binomial_p_value(self.k, self.n, self.chance) if self.n else None
+
+    @property
+    def interval(self) -> Interval | None:
+        return _interval(self.k, self.n)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "k": self.k,
             "n": self.n,
+            "unit": self.unit,
             "chance": self.chance,
             "estimate": self.estimate,
+            "interval": _plain(self.interval),
             "p_value": self.p_value,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Consistency:
+    """``k`` of ``n`` swapped comparisons whose two passes chose the same output, with the
+    Clopper-Pearson 95% interval. No p-value: there is no null to test."""
+
+    k: int
+    n: int
+
+    @property
+    def estimate(self) -> float | None:
+        return self.k / self.n if self.n else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "k": self.k,
+            "n": self.n,
+            "estimate": self.estimate,
+            "interval": _plain(_interval(self.k, self.n)),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PositionSplit:
+    """Where a preference judge's comparisons went by position (see the module docstring):
+    ``first`` and ``second`` comparisons of ``comparisons``; ``inconsistent`` the
+    position-inconsistent ones of a swapped run (None without the swap)."""
+
+    swapped: bool
+    comparisons: int
+    inconsistent: int | None
+    first: int
+    second: int
+
+    @property
+    def p_value(self) -> float | None:
+        """The exact two-sided sign test of first against second (None when both are 0)."""
+        untied = self.first + self.second
+        return binomial_p_value(self.first, untied, 0.5) if untied else None
+
+    @property
+    def share_first(self) -> Interval | None:
+        """first / (first + second), with its Clopper-Pearson 95% interval."""
+        return _interval(self.first, self.first + self.second)
+
+    @property
+    def lean(self) -> float | None:
+        """The net share of comparisons position decided, (first - second) / comparisons."""
+        return (self.first - self.second) / self.comparisons if self.comparisons else None
+
+    def exceeds(self, alpha: float = POSITION_ALPHA) -> bool:
+        """Spec 003's limit: the sign test finds a lean (p <= alpha) and it is beyond 5%."""
+        p, lean = self.p_value, self.lean
+        return p is not None and lean is not None and p <= alpha and abs(lean) > POSITION_MARGIN
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "unit": (
+                "comparisons; first/second: both passes named the output shown first/second"
+                if self.swapped
+                else "comparisons (one pass each); first/second: the verdict named the output "
+                "shown first/second"
+            ),
+            "swapped": self.swapped,
+            "comparisons": self.comparisons,
+            "inconsistent": self.inconsistent,
+            "first": self.first,
+            "second": self.second,
+            "p_value": self.p_value,
+            "share_first": _plain(self.share_first),
+            "lean": self.lean,
+        }
+
+    def sentence(self) -> str:
+        """What the split says, in words (the warning and the gate start with it)."""
+        p = self.p_value
+        test = f"exact two-sided sign test p = {p:.2g}" if p is not None else "no sign test"
+        lean = self.lean or 0.0
+        net = (
+            f"position decided a net {abs(lean):.0%} of comparisons toward the "
+            f"{'first' if lean > 0 else 'second'} output"
+        )
+        if self.swapped:
+            return (
+                f"in {self.first} of {self.comparisons} comparisons both passes of the swap "
+                f"named the output shown first, in {self.second} the output shown second "
+                f"({self.inconsistent} position-inconsistent; {test}); {net}"
+            )
+        return (
+            f"of {self.comparisons} comparisons (one pass each, no swap), {self.first} named "
+            f"the output shown first and {self.second} the output shown second ({test}); {net}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,9 +244,10 @@ class JudgeDiagnostics:
     protocol: str
     comparisons: int
     first: Share | None
+    position: PositionSplit | None
     longer: Share | None
     markdown: Share | None
-    consistent: Share | None
+    consistent: Consistency | None
     low_confidence: int
     leakage: tuple[dict[str, Any], ...]
     excluded: int
@@ -118,17 +257,22 @@ class JudgeDiagnostics:
     retries: int
     tokens: int
     cost: float | None
+    alpha: float = POSITION_ALPHA
     warnings: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
-        def share(s: Share | None) -> dict[str, Any] | None:
+        def share(s: Share | Consistency | PositionSplit | None) -> dict[str, Any] | None:
             return s.to_dict() if s is not None else None
 
+        position = share(self.position)
+        if position is not None and self.position is not None:
+            position["exceeds_limit"] = self.position.exceeds(self.alpha)
         return {
             "judge": self.judge,
             "model": self.model,
             "comparisons": self.comparisons,
             "p_first": share(self.first),
+            "position": position,
             "p_longer": share(self.longer),
             "p_more_markdown": share(self.markdown),
             "swap_consistency": share(self.consistent),
@@ -170,21 +314,49 @@ def _extreme(values: Sequence[int]) -> int | None:
     return values.index(top) if values.count(top) == 1 else None
 
 
-def _tally(
-    protocol: str, records: Sequence[Mapping[str, Any]], options: Mapping[int, Sequence[str]]
-) -> tuple[Share, Share, Share]:
+def _comparisons(records: Sequence[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
+    """The records of each comparison (by trial), in pass order."""
+    grouped: dict[int, list[Mapping[str, Any]]] = {}
+    for record in records:
+        grouped.setdefault(int(record["trial"]), []).append(record)
+    return [
+        sorted(rows, key=lambda r: int(r.get("pass") or 1)) for _, rows in sorted(grouped.items())
+    ]
+
+
+def _agreed(protocol: str, passes: Sequence[Mapping[str, Any]]) -> int | None:
+    """The output every pass of a comparison chose, None for a tie or passes that disagree."""
+    chosen = {_chosen(protocol, r) for r in passes}
+    return chosen.pop() if len(chosen) == 1 else None
+
+
+def _position(
+    protocol: str, comparisons: Sequence[Sequence[Mapping[str, Any]]], swapped: bool
+) -> PositionSplit:
+    read = [c for c in comparisons if len(c) == (2 if swapped else 1)]
+    shown = [tuple(_first_shown(protocol, r) for r in c) for c in read]
+    inconsistent = sum(len({_chosen(protocol, r) for r in c}) > 1 for c in read)
+    return PositionSplit(
+        swapped=swapped,
+        comparisons=len(read),
+        inconsistent=inconsistent if swapped else None,
+        first=sum(all(s is True for s in passes) for passes in shown),
+        second=sum(all(s is False for s in passes) for passes in shown),
+    )
+
+
+def _directions(
+    protocol: str,
+    comparisons: Sequence[Sequence[Mapping[str, Any]]],
+    options: Mapping[int, Sequence[str]],
+    unit: str,
+) -> tuple[Share, Share]:
     count = 3 if protocol == "triangle" else 2
-    chance = 1 / count
-    first = [0, 0]
     longer = [0, 0]
     marked = [0, 0]
-    for record in records:
-        shown_first = _first_shown(protocol, record)
-        if shown_first is not None:
-            first[0] += shown_first
-            first[1] += 1
-        chosen = _chosen(protocol, record)
-        texts = options.get(int(record["trial"]), ())
+    for passes in comparisons:
+        chosen = _agreed(protocol, passes)
+        texts = options.get(int(passes[0]["trial"]), ())
         if chosen is None or len(texts) != count:
             continue
         for tally, measure in ((longer, _words), (marked, markdown_marks)):
@@ -193,9 +365,8 @@ def _tally(
                 tally[0] += top == chosen
                 tally[1] += 1
     return (
-        Share(first[0], first[1], chance),
-        Share(longer[0], longer[1], chance),
-        Share(marked[0], marked[1], chance),
+        Share(longer[0], longer[1], 1 / count, unit),
+        Share(marked[0], marked[1], 1 / count, unit),
     )
 
 
@@ -204,25 +375,32 @@ def _same_family(model: str, spec: Mapping[str, Any]) -> bool:
     return bool(other) and model_family(model) == model_family(other)
 
 
+def _position_warning(
+    first: Share | None, position: PositionSplit | None, alpha: float
+) -> str | None:
+    if position is not None:
+        return f"position bias: {position.sentence()}" if position.exceeds(alpha) else None
+    if first is None or first.estimate is None:
+        return None
+    gap = first.estimate - first.chance
+    p = first.p_value
+    if abs(gap) > POSITION_MARGIN and p is not None and p <= alpha:
+        return (
+            f"position bias: chose the first output shown in {first.estimate:.0%} of "
+            f"{first.n} comparisons, {abs(gap) * 100:.0f} points from {first.chance:.0%} "
+            f"(spec 003's limit: {POSITION_MARGIN * 100:.0f} points; exact two-sided "
+            f"p = {p:.2g})"
+        )
+    return None
+
+
 def _warnings(
-    first: Share | None,
+    position: str | None,
     model: str | None,
     judge_origin: str | None,
     sides: Mapping[str, Mapping[str, Any]],
 ) -> list[str]:
-    warnings = []
-    if first is not None and first.estimate is not None:
-        gap = first.estimate - first.chance
-        p = first.p_value
-        # Spec 003's 5 points, and not a sampling accident: 40 verdicts of a fair judge miss
-        # 50% by more than 5 points about half the time.
-        if abs(gap) > POSITION_MARGIN and p is not None and p < POSITION_ALPHA:
-            warnings.append(
-                f"position bias: chose the first output shown in {first.estimate:.0%} of "
-                f"{first.n} verdicts, {abs(gap) * 100:.0f} points from {first.chance:.0%} "
-                f"(spec 003's limit: {POSITION_MARGIN * 100:.0f} points; exact two-sided "
-                f"p = {p:.2g})"
-            )
+    warnings = [position] if position else []
     family = [s for s, spec in sides.items() if model and _same_family(model, spec)]
     if family:
         listed = " and ".join(f"{s} ({sides[s].get('model')})" for s in family)
@@ -240,26 +418,25 @@ def _warnings(
     return warnings
 
 
-def diagnose(
-    judge: str,
-    protocol: str,
-    records: Sequence[Mapping[str, Any]],
-    failures: Sequence[Mapping[str, Any]],
-    options: Mapping[int, Sequence[str]],
-    sides: Mapping[str, Mapping[str, Any]],
-) -> JudgeDiagnostics:
-    """Diagnostics of one machine judge from its records (every pass), its failure rows, the
-    trials' option texts by trial number and the design's sides (``models``)."""
-    records = list(records)
-    passes_one = [r for r in records if r.get("pass", 1) == 1]
-    model = next((str(r["judge_model"]) for r in records if r.get("judge_model")), None)
-    origin = next((str(r["judge_origin"]) for r in records if r.get("judge_origin")), None)
-    first = longer = marked = None
-    if protocol in ("preference", "triangle"):
-        first, longer, marked = _tally(protocol, records, options)
-    flagged = [set(r.get("flagged") or ()) for r in passes_one]
-    checked = [r["position_consistent"] for r in passes_one if "position_consistent" in r]
-    consistent = Share(sum(checked), len(checked), 1.0) if checked else None
+def position_gate(found: JudgeDiagnostics) -> str | None:
+    """The gate a preference run fails when this LLM judge's verdicts followed position beyond
+    spec 003's limit (:meth:`PositionSplit.exceeds`): whatever the swap then cancels, such a
+    judge measured nothing about the sides. None when it did not."""
+    split = found.position
+    if split is None or not split.exceeds(found.alpha):
+        return None
+    name = found.model or found.judge
+    return (
+        f"position bias: the LLM judge {name!r} answered by position: {split.sentence()}, "
+        f"beyond spec 003's limit of {POSITION_MARGIN:.0%}; it measured nothing about the "
+        "sides, so every win rate here is void"
+        + (" (the swap cancels position in the tally, not in the judge)." if split.swapped else ".")
+    )
+
+
+def _leaks(
+    passes_one: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
     leaks = []
     for record in passes_one:
         trial = int(record["trial"])
@@ -268,6 +445,46 @@ def diagnose(
             leaks.append(
                 {"trial": trial, "details": str(shown[0].get("identity_leakage_details") or "")}
             )
+    return leaks
+
+
+def diagnose(
+    judge: str,
+    protocol: str,
+    records: Sequence[Mapping[str, Any]],
+    failures: Sequence[Mapping[str, Any]],
+    options: Mapping[int, Sequence[str]],
+    sides: Mapping[str, Mapping[str, Any]],
+    *,
+    alpha: float = POSITION_ALPHA,
+) -> JudgeDiagnostics:
+    """Diagnostics of one machine judge from its records (every pass), its failure rows, the
+    trials' option texts by trial number and the design's sides (``models``); ``alpha`` the
+    position test's level (the design's)."""
+    records = list(records)
+    passes_one = [r for r in records if r.get("pass", 1) == 1]
+    model = next((str(r["judge_model"]) for r in records if r.get("judge_model")), None)
+    origin = next((str(r["judge_origin"]) for r in records if r.get("judge_origin")), None)
+    comparisons = _comparisons(records)
+    swapped = protocol == "preference" and any(len(c) > 1 for c in comparisons)
+    first = position = longer = marked = consistent = None
+    if protocol == "triangle":
+        shown = [_first_shown(protocol, c[0]) for c in comparisons]
+        read = [s for s in shown if s is not None]
+        first = Share(sum(read), len(read), 1 / 3)
+        longer, marked = _directions(protocol, comparisons, options, "comparisons")
+    elif protocol == "preference":
+        position = _position(protocol, comparisons, swapped)
+        unit = (
+            "comparisons whose two passes chose the same output"
+            if swapped
+            else "untied comparisons (one pass each)"
+        )
+        longer, marked = _directions(protocol, comparisons, options, unit)
+        if swapped:
+            both = [c for c in comparisons if len(c) == 2]
+            consistent = Consistency(sum(_agreed_or_tied(protocol, c) for c in both), len(both))
+    flagged = [set(r.get("flagged") or ()) for r in passes_one]
     judged = {int(r["trial"]) for r in passes_one}
     attempts = sum(int(r.get("attempts") or 1) for r in records)
     failed_attempts = sum(int(f.get("attempts") or 0) for f in failures)
@@ -283,11 +500,12 @@ def diagnose(
         protocol=protocol,
         comparisons=len(passes_one),
         first=first,
+        position=position,
         longer=longer,
         markdown=marked,
         consistent=consistent,
         low_confidence=sum("low_confidence" in f for f in flagged),
-        leakage=tuple(leaks),
+        leakage=tuple(_leaks(passes_one, records)),
         excluded=sum(bool(r.get("excluded")) for r in passes_one),
         failures=len(failures),
         still_failed=len({int(f["trial"]) for f in failures} - judged),
@@ -295,8 +513,14 @@ def diagnose(
         retries=attempts - len(records) + max(0, failed_attempts - len(failures)),
         tokens=tokens,
         cost=sum(costs) if costs else None,
-        warnings=tuple(_warnings(first, model, origin, sides)),
+        alpha=alpha,
+        warnings=tuple(_warnings(_position_warning(first, position, alpha), model, origin, sides)),
     )
+
+
+def _agreed_or_tied(protocol: str, passes: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a swapped comparison's passes chose the same output (a tie on both: the same)."""
+    return len({_chosen(protocol, r) for r in passes}) == 1
 
 
 # --------------------------------------------------------------------------- hidden controls

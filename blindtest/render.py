@@ -68,10 +68,16 @@ def _technical_lines(report: ReportRecord) -> list[str]:
             if (report["wins"] or 0) + (report["losses"] or 0)
             else "  A's win rate  undefined: no untied comparison"
         )
+        left_out = (report.get("excluded") or {}).get("n")
+        dropped = (
+            f"; {left_out} comparisons excluded by the LLM judge (neither wins nor ties)"
+            if left_out
+            else ""
+        )
         return [
             "Technical figures:",
             f"  A {report['wins']} : B {report['losses']}, {report['ties']} ties (ties excluded "
-            "from the win rate)",
+            f"from the win rate){dropped}",
             rate,
         ]
     if report.get("correct") is None:

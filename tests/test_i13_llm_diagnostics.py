@@ -53,20 +53,25 @@ def test_i13_12_always_first_judge_detected_position_bias_and_inconsistent_swaps
     invoke: Any, simulator: Simulator, preference_run: Path
 ) -> None:
     found, screen = judged_report(invoke, simulator, preference_run, "sim-judge-first")
-    assert found["p_first"]["k"] == found["p_first"]["n"] == 40
+    position = found["position"]
+    assert (position["comparisons"], position["inconsistent"]) == (20, 20)
+    assert (position["first"], position["second"]) == (20, 0)
     assert found["swap_consistency"]["k"] == 0
-    assert "WARNING: position bias: chose the first output shown in 100% of 40 verdicts" in screen
+    assert "WARNING: position bias: in 20 of 20 comparisons both passes of the swap named" in screen
     assert "position swap: both passes agreed in 0% of 20 comparisons" in screen
-    # Position-inconsistent comparisons count as ties (the default --inconsistent tie).
+    # Position-inconsistent comparisons still count as ties (the default --inconsistent tie),
+    # but the judge answered by position: the run says nothing.
     report = orjson.loads((preference_run / "report.json").read_bytes())
     assert report["ties"] == 20
+    assert report["verdict"] == "unusable"
+    assert report["statement"].startswith("Not a result: position bias: the LLM judge")
 
 
 def test_i13_12_always_longer_judge_detected(
     invoke: Any, simulator: Simulator, preference_run: Path
 ) -> None:
     found, screen = judged_report(invoke, simulator, preference_run, "sim-judge-longer")
-    assert found["p_longer"]["k"] == found["p_longer"]["n"] > 30
+    assert found["p_longer"]["k"] == found["p_longer"]["n"] > 15  # comparisons, not passes
     assert found["swap_consistency"]["k"] == 20
     assert "the longer output in 100% of" in screen
     assert "position bias" not in screen
@@ -76,7 +81,8 @@ def test_i13_12_fair_judge_with_noise_shows_no_position_warning(
     invoke: Any, simulator: Simulator, preference_run: Path
 ) -> None:
     found, screen = judged_report(invoke, simulator, preference_run, "sim-judge-fair")
-    assert found["p_first"]["p_value"] > 0.05  # within what chance makes
+    position = found["position"]
+    assert position["p_value"] is None or position["p_value"] > 0.05  # what chance makes
     assert 0.6 <= found["swap_consistency"]["estimate"] < 1.0  # noise: a few disagree
     assert "position bias" not in screen
 
@@ -102,7 +108,7 @@ def test_i13_12_leaking_judge_excluded_and_listed(
     assert f"{len(leaks)} with identity leakage; {len(leaks)} excluded from the test" in screen
     assert f"leakage in trial {leaks[0]['trial']}:" in screen
     report = orjson.loads((preference_run / "report.json").read_bytes())
-    assert report["ties"] >= len(leaks)
+    assert report["excluded"]["by_reason"] == {"identity_leakage": len(leaks)}
 
 
 def test_i13_12_malformed_judge_failures_and_retries_in_the_report(
@@ -175,29 +181,38 @@ def test_i13_08_diagnose_counts_by_hand() -> None:
     ]  # fmt: skip
     failure = [{"trial": 3, "attempts": 4}]
     found = diagnose("j", "preference", rows, failure, options, {"A": {"model": "gpt-4o"}})
-    assert found.first is not None
+    assert found.position is not None
     assert found.longer is not None
     assert found.markdown is not None
     assert found.consistent is not None
-    assert (found.first.k, found.first.n) == (3, 4)  # A, A, B, A
-    # longer: trial 1 option 2 is longer (picked once of two), trial 2 option 1 (never picked)
-    assert (found.longer.k, found.longer.n) == (1, 4)
-    assert (found.markdown.k, found.markdown.n) == (1, 2)  # trial 2 has no markdown either side
+    assert found.first is None  # preference: position is the split, not a per-pass share
+    # Trial 1: both passes named the first output shown (A, A): inconsistent, first.
+    # Trial 2: B then A, both the right output: consistent.
+    split = found.position
+    assert (split.comparisons, split.inconsistent, split.first, split.second) == (2, 1, 1, 0)
+    # Longer: trial 1's passes disagree (counts for neither); trial 2 chose option 2, the
+    # shorter. Markdown: trial 2 has none on either side.
+    assert (found.longer.k, found.longer.n) == (0, 1)
+    assert (found.markdown.k, found.markdown.n) == (0, 0)
     assert (found.consistent.k, found.consistent.n) == (1, 2)
     assert found.low_confidence == 1
     assert found.leakage == ({"trial": 2, "details": "names X"},)
     assert (found.requests, found.retries, found.failures, found.still_failed) == (9, 4, 1, 1)
     assert found.tokens == 30
     assert found.cost == pytest.approx(0.75)
-    # 3 of 4 is 25 points from 50% but p = 0.625: no warning (see POSITION_ALPHA).
+    # 1 first, 0 second: sign test p = 1: no warning (see POSITION_ALPHA).
     assert found.warnings == ()
-    many = [{"trial": 1, "verdict": "A", "judge_model": "gpt-4o-mini"}] * 29 + [
-        {"trial": 1, "verdict": "B"}
-    ] * 11
+    many = [
+        {"trial": t, "verdict": "A" if t <= 29 else "B", "judge_model": "gpt-4o-mini"}
+        for t in range(1, 41)
+    ]
     warned = diagnose("j", "preference", many, [], {}, {"A": {"model": "gpt-4o"}})
-    # 29 of 40 = 72.5%; exact two-sided p = 0.0064 (scipy.stats.binomtest(29, 40)).
+    # Without the swap: 29 of 40 comparisons named the first output, 11 the second; exact
+    # two-sided p = 0.0064 (scipy.stats.binomtest(29, 40)); lean (29 - 11) / 40 = 45%.
     assert warned.warnings[0].startswith(
-        "position bias: chose the first output shown in 72% of 40 verdicts, 22 points from 50%"
+        "position bias: of 40 comparisons (one pass each, no swap), 29 named the output shown "
+        "first and 11 the output shown second (exact two-sided sign test p = 0.0064); position "
+        "decided a net 45% of comparisons toward the first output"
     )
     assert "same family (gpt) as side A (gpt-4o)" in warned.warnings[1]
 

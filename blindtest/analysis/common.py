@@ -58,6 +58,17 @@ def judge_kind(pick: Pick) -> str | None:
     return "bot" if pick.bot else None
 
 
+def excluded_reason(pick: Pick) -> str | None:
+    """Why an LLM judge left this comparison out of the aggregate (``identity_leakage``, or
+    ``position_inconsistent`` under ``--inconsistent exclude``), None when it counts. An
+    excluded comparison was judged (a fixed design is still finished) but is neither a win
+    nor a tie: the report counts and lists it as excluded."""
+    if pick.kind != "llm":
+        return None
+    reason = pick.extra.get("excluded")
+    return str(reason) if reason else None
+
+
 def _kinds(picks: Sequence[Pick]) -> set[str | None]:
     return {judge_kind(p) for p in picks}
 

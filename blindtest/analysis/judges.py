@@ -1,6 +1,7 @@
 """The machine judges' part of a report (issue 13 items 2, 5, 8): per LLM judge its diagnostics
-(:mod:`blindtest.judge_diagnostics`), the comparisons left out of the aggregate (leakage, an
-inconsistent swap under ``--inconsistent exclude``) and the lines the result screen prints.
+(:mod:`blindtest.judge_diagnostics`), the position gate each one can fail, and the lines the
+result screen prints. (The comparisons left out of the aggregate, leakage or an inconsistent
+swap under ``--inconsistent exclude``, are counted by the preference analysis as excluded.)
 
 Pure: picks files already read come in; nothing is opened here.
 """
@@ -12,53 +13,90 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from blindtest.analysis.common import excluded_reason
 from blindtest.judge_diagnostics import (
+    POSITION_ALPHA,
+    Consistency,
     ControlResult,
     JudgeDiagnostics,
+    PositionSplit,
     Share,
     diagnose,
     machine_vs_person,
+    position_gate,
     style_check,
 )
 from blindtest.records import JudgeView, Pick, PicksFile
 
-__all__ = ["agreement_section", "kept_picks", "llm_section", "preference_rows", "style_section"]
+__all__ = ["agreement_section", "llm_section", "preference_rows", "style_section"]
 
 
-def _excluded(pick: Pick) -> bool:
-    return pick.kind == "llm" and bool(pick.extra.get("excluded"))
-
-
-def kept_picks(picks: Sequence[Pick]) -> list[Pick]:
-    """The picks the main test counts: an LLM judge's excluded preference comparisons count
-    as ties, which the preference test leaves out of the win rate and the position check
-    (the trial stays judged, so a fixed design is still finished)."""
-    return [replace(p, pick="tie") if _excluded(p) else p for p in picks]
-
-
-def _percent(share: Share | None) -> str:
+def _percent(share: Share | Consistency | None) -> str:
     if share is None or share.estimate is None:
         return "n/a"
     return f"{share.estimate:.0%} of {share.n}"
+
+
+def _interval_text(share: Share | Consistency | None) -> str:
+    interval = share.to_dict().get("interval") if share is not None else None
+    if not interval:
+        return ""
+    return f" (exact 95% interval {interval['lo']:.0%} to {interval['hi']:.0%})"
+
+
+def _position_line(split: PositionSplit) -> str:
+    share = split.share_first
+    between = (
+        f"; first's share of the two {share.estimate:.0%} (exact 95% interval "
+        f"{share.lo:.0%} to {share.hi:.0%})"
+        if share is not None
+        else ""
+    )
+    p = split.p_value
+    test = f", exact two-sided sign test p = {p:.2g}" if p is not None else ""
+    if split.swapped:
+        return (
+            f"  position: {split.inconsistent} of {split.comparisons} comparisons "
+            f"position-inconsistent; both passes named the output shown first in "
+            f"{split.first}, the one shown second in {split.second}{between}{test}"
+        )
+    return (
+        f"  position (no swap, one pass per comparison): of {split.comparisons} comparisons "
+        f"{split.first} named the output shown first, {split.second} the one shown second"
+        f"{between}{test}"
+    )
 
 
 def _lines(found: JudgeDiagnostics, protocol: str) -> list[str]:
     name = found.model or found.judge
     chance = "1/3" if protocol == "triangle" else "50%"
     lines = [f"LLM judge {name} ({found.comparisons} comparisons judged):"]
+    if found.position is not None:
+        lines.append(_position_line(found.position))
     if found.first is not None:
         lines.append(
-            f"  chose the first position in {_percent(found.first)} verdicts, the longer output "
-            f"in {_percent(found.longer)}, the one with more markdown in "
-            f"{_percent(found.markdown)} (chance {chance})"
+            f"  chose the first position in {_percent(found.first)} comparisons"
+            f"{_interval_text(found.first)} (chance {chance})"
+        )
+    if found.longer is not None:
+        unit = (
+            " comparisons whose passes chose the same output"
+            if found.consistent is not None
+            else " comparisons"
+        )
+        lines.append(
+            f"  chose the longer output in {_percent(found.longer)}{unit}"
+            f"{_interval_text(found.longer)}, the one with more markdown in "
+            f"{_percent(found.markdown)}{_interval_text(found.markdown)} (chance {chance})"
         )
     if found.consistent is not None:
         lines.append(
             f"  position swap: both passes agreed in {_percent(found.consistent)} comparisons"
+            f"{_interval_text(found.consistent)}"
         )
     counted = "counted as ties, " if protocol == "preference" else ""
     leaked = (
-        f"{found.excluded} excluded from the test"
+        f"{found.excluded} excluded from the test (neither counted nor ties)"
         if protocol == "preference"
         else "flagged for review, still counted (no tie to count them as)"
     )
@@ -101,18 +139,22 @@ def llm_section(
     *,
     spent_in: Sequence[PicksFile] | None = None,
 ) -> dict[str, Any] | None:
-    """``report["llm_judges"]``: each LLM judge's diagnostics and screen lines, or None when
-    no LLM judge is in the files. ``controls`` (hidden control trials, issue 13 item 7): each
-    judge's control results, added to its diagnostics; the files then hold the real trials,
-    and ``spent_in`` every trial judged, so requests, tokens and cost are what the judge spent
-    (controls included), not only its share of the test."""
+    """``report["llm_judges"]``: each LLM judge's diagnostics and screen lines, and ``gates``
+    (the position gate each judge failed, :func:`blindtest.judge_diagnostics.position_gate`,
+    tested at the design's alpha), or None when no LLM judge is in the files. ``controls``
+    (hidden control trials, issue 13 item 7): each judge's control results, added to its
+    diagnostics; the files then hold the real trials, and ``spent_in`` every trial judged, so
+    requests, tokens and cost are what the judge spent (controls included), not only its share
+    of the test."""
     records, failures = _llm_records(files)
     if not records and not failures:
         return None
     spent_records, spent_failures = _llm_records(spent_in) if spent_in is not None else ({}, {})
     options = {t.number: t.options for t in view.trials}
+    alpha = float(design.get("alpha", POSITION_ALPHA))
     judges = []
     lines: list[str] = []
+    gates: list[str] = []
     for judge in sorted({*records, *failures}):
         found = diagnose(
             judge,
@@ -121,6 +163,7 @@ def llm_section(
             failures.get(judge, []),
             options,
             design["models"],
+            alpha=alpha,
         )
         if judge in spent_records or judge in spent_failures:
             spent = diagnose(
@@ -140,12 +183,15 @@ def llm_section(
             )
         diagnostics = found.to_dict()
         lines += _lines(found, view.protocol)
+        gate = position_gate(found)
+        if gate is not None:
+            gates.append(gate)
         control = (controls or {}).get(judge)
         if control is not None:
             diagnostics["controls"] = control.to_dict()
             lines.append(_control_line(control))
         judges.append(diagnostics)
-    return {"judges": judges, "lines": lines}
+    return {"judges": judges, "lines": lines, "gates": gates}
 
 
 def _control_line(control: ControlResult) -> str:
@@ -256,7 +302,9 @@ def style_section(view: JudgeView, picks: Sequence[Pick]) -> dict[str, Any] | No
     choices = [
         (options[p.trial][0], options[p.trial][1], p.pick == "left")
         for p in picks
-        if p.pick in ("left", "right") and len(options.get(p.trial, ())) == 2
+        if p.pick in ("left", "right")
+        and len(options.get(p.trial, ())) == 2
+        and excluded_reason(p) is None
     ]
     found = style_check(choices)
     if found is None:

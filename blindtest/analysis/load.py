@@ -19,7 +19,6 @@ from blindtest.analysis.controls import (
 )
 from blindtest.analysis.judges import (
     agreement_section,
-    kept_picks,
     llm_section,
     preference_rows,
     style_section,
@@ -152,7 +151,6 @@ def analyze_run(
         control_results(all_files, controls),
         spent_in=all_files if files is not all_files else None,
     )
-    picks = kept_picks(picks)
     inputs = {artifacts.DESIGN: loaded.sha256}
     for path in paths:
         inputs[input_name(run_dir, path)] = artifacts.sha256_file(path)
@@ -176,6 +174,7 @@ def analyze_run(
         e_values_path=input_name(run_dir, e_values_path or run_dir / artifacts.E_VALUES),
         reading={"picks": read_files, "audit": audit_state, "skipped": skipped},
         responses=responses,
+        gates=machine["gates"] if machine is not None else (),
     )
     result.report["picks_files"] = [input_name(run_dir, p) for p in paths]
     if machine is not None and "per_trial" in result.report:  # never in a void report

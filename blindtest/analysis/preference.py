@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from blindtest.analysis.common import (
     AnalysisOptions,
     by_judge,
+    excluded_reason,
     interval,
     prompts_by_trial,
     void_statement,
@@ -108,16 +109,50 @@ def _by_tag(design: DesignRecord, outcome: Mapping[int, str]) -> JsonObject:
     }
 
 
+def _excluded_section(excluded: Sequence[Pick], outcome: Mapping[int, str]) -> JsonObject:
+    """``report["excluded"]``: the comparisons an LLM judge left out (never ties), by reason,
+    and the trials no judge's verdict was left for."""
+    reasons = Counter(str(excluded_reason(p)) for p in excluded)
+    listed = [
+        {"trial": p.trial, "judge": p.judge, "reason": excluded_reason(p)}
+        for p in sorted(excluded, key=lambda p: (p.trial, p.judge))
+    ]
+    return {
+        "n": len(excluded),
+        "by_reason": dict(sorted(reasons.items())),
+        "trials_left_out": sorted({p.trial for p in excluded} - set(outcome)),
+        "comparisons": listed,
+    }
+
+
+def _excluded_words(section: JsonObject) -> str:
+    reasons = {
+        "identity_leakage": "identity leakage",
+        "position_inconsistent": "position-inconsistent",
+    }
+    parts = [f"{k} {reasons.get(r, r)}" for r, k in section["by_reason"].items()]
+    return f"{section['n']} excluded ({', '.join(parts)}; neither wins nor ties)"
+
+
 def analyze_preference(
-    design: DesignRecord, picks: Sequence[Pick], options: AnalysisOptions
+    design: DesignRecord,
+    picks: Sequence[Pick],
+    options: AnalysisOptions,
+    *,
+    judge_gates: Sequence[str] = (),
 ) -> tuple[AnalysisFields, int, list[JsonObject]]:
-    judges = by_judge(picks)
+    """The preference report's fields. An LLM judge's excluded comparisons are judged (they
+    finish a fixed design) but count neither as wins nor as ties; ``judge_gates`` are the
+    gates the judges' own diagnostics failed (an LLM judge's position gate)."""
+    excluded = [p for p in picks if excluded_reason(p) is not None]
+    counted = [p for p in picks if excluded_reason(p) is None]
+    judges = by_judge(counted)
     outcome = _majority(design, judges)
     wins_a = sum(1 for s in outcome.values() if s == "A")
     wins_b = sum(1 for s in outcome.values() if s == "B")
     ties = sum(1 for s in outcome.values() if s == "tie")
     result = preference_test(wins_a, wins_b, ties, alpha=design["alpha"])
-    non_tie = [p for p in picks if p.pick != "tie"]
+    non_tie = [p for p in counted if p.pick != "tie"]
     left = sum(1 for p in non_tie if p.pick == "left")
     bias = (
         position_bias(left, len(non_tie), alpha=design["alpha"], margin=options.position_margin)
@@ -125,7 +160,17 @@ def analyze_preference(
         else None
     )
     agreement = _agreement(design, judges)
-    problems = _gate_problems(bias, agreement, options, judges=len(judges))
+    problems = _gate_problems(bias, agreement, options, judges=len(by_judge(picks)))
+    if judge_gates:
+        # A judge's own position gate names it and counts its comparisons (both passes of a
+        # swap read together); it replaces the pooled left-share sentence, which says less.
+        problems = [*judge_gates, *(g for g in problems if not g.startswith("position bias"))]
+    dropped = _excluded_section(excluded, outcome) if excluded else None
+    if dropped is not None and not outcome:
+        problems.append(
+            f"excluded: every comparison was left out of the test ({_excluded_words(dropped)}); "
+            "nothing was measured."
+        )
     warnings = []
     if bias is not None and bias.exceeds_margin and not bias.significant:
         warnings.append(
@@ -147,12 +192,26 @@ def analyze_preference(
         for own in judges.values()
         for p in own
     ]
+    rows += [
+        {
+            "trial": p.trial,
+            "prompt_id": prompt_of[p.trial],
+            "judge": p.judge,
+            "left": option1_side(design, p.trial),
+            "pick": p.pick,
+            "preferred": None,
+            "excluded": excluded_reason(p),
+            "reason": p.reason,
+        }
+        for p in excluded
+    ]
     fields: ProtocolFields = {
         "judges": sorted(judges),
         "test": TESTS["preference"],
         "wins": wins_a,
         "losses": wins_b,
         "ties": ties,
+        "excluded": dropped,
         "p_value": result.p_value,
         "pc": interval(result.win_rate),
         "preference": result.to_dict(),
@@ -163,14 +222,14 @@ def analyze_preference(
         "warnings": warnings,
         "per_trial": sorted(rows, key=lambda r: (r["trial"], r["judge"])),
     }
-    incomplete = len(outcome) < design["trials"]
-    if incomplete:
+    judged = len(set(outcome) | {p.trial for p in excluded})
+    if judged < design["trials"]:
         return (
             {
                 **fields,
                 "n": len(outcome),
                 "verdict": "void",
-                "statement": void_statement(design, len(outcome)),
+                "statement": void_statement(design, judged),
             },
             1,
             [],
@@ -196,9 +255,10 @@ def analyze_preference(
         if wins_a + wins_b
         else "A's win rate undefined: no untied comparison"
     )
+    left_out = f"; {_excluded_words(dropped)}" if dropped is not None else ""
     statement = (
         f"A ({a}) won {wins_a}, B ({b}) won {wins_b}, {ties} ties (ties excluded from the "
-        f"win rate). {rate}, exact two-sided {format_p(result.p_value)}. "
+        f"win rate){left_out}. {rate}, exact two-sided {format_p(result.p_value)}. "
     )
     if result.verdict == "inconclusive":
         reason = (

@@ -30,14 +30,19 @@ if TYPE_CHECKING:
 
 
 Analysis = Callable[
-    [DesignRecord, Sequence["Pick"], AnalysisOptions], tuple[AnalysisFields, int, list[JsonObject]]
+    [DesignRecord, Sequence["Pick"], AnalysisOptions, Sequence[str]],
+    tuple[AnalysisFields, int, list[JsonObject]],
 ]
 
-#: The analysis of each protocol: (report fields, exit code, e-values).
+#: The analysis of each protocol: (report fields, exit code, e-values). The fourth argument
+#: holds the gates the judges' own diagnostics failed (an LLM judge's position gate, preference
+#: only: the other protocols have no such gate yet).
 ANALYSES: Mapping[str, Analysis] = {
-    "triangle": lambda design, picks, _: analyze_triangle(design, picks),
-    "pair": lambda design, picks, _: analyze_pair(design, picks),
-    "preference": analyze_preference,
+    "triangle": lambda design, picks, _, __: analyze_triangle(design, picks),
+    "pair": lambda design, picks, _, __: analyze_pair(design, picks),
+    "preference": lambda design, picks, options, gates: analyze_preference(
+        design, picks, options, judge_gates=gates
+    ),
 }
 
 #: What a void report keeps: nothing about the picks beyond how many there are.
@@ -84,12 +89,15 @@ def build_report(
     e_values_path: str | None = None,
     reading: Mapping[str, Any] | None = None,
     responses: Mapping[str, Any] | None = None,
+    gates: Sequence[str] = (),
 ) -> AnalysisResult:
     """Everything ``report.json`` holds; ``exit_code`` 1 when the run measured nothing.
 
     An unfinished fixed design (verdict ``void``) keeps only ``VOID_KEYS`` unless
     ``options.reveal_void``: no bots, census, per-trial sides, p-value or intervals.
     ``responses`` is ``responses_summary``'s; an incomplete one makes the run incomplete.
+    ``gates``: the gates the judges' diagnostics failed (``llm_section``'s), which make the
+    run say nothing (verdict ``unusable``, exit 1).
     """
     options = options or AnalysisOptions()
     protocol = design["protocol"]
@@ -105,7 +113,7 @@ def build_report(
         code = 1
         values: list[JsonObject] = []
     else:
-        fields, code, values = ANALYSES[protocol](design, picks, options)
+        fields, code, values = ANALYSES[protocol](design, picks, options, gates)
     judged = _judged(design, picks)
     void = fields["verdict"] == "void"
     if void:

@@ -122,15 +122,20 @@ def _preference_lead(design: DesignRecord, fields: Mapping[str, Any]) -> tuple[s
     untied = wins + losses
     models = design["models"]
     rate = fields["pc"]
+    left_out = (fields.get("excluded") or {}).get("n") or 0
+    dropped = (
+        f"; {count(left_out, 'comparison')} excluded, neither wins nor ties" if left_out else ""
+    )
     if untied == 0:
-        return f"Every comparison was a tie ({ties}): no side is preferred.", ""
+        every = "Every comparison counted" if left_out else "Every comparison"
+        return f"{every} was a tie ({ties}{dropped}): no side is preferred.", ""
     lead, won = ("A", wins) if wins >= losses else ("B", losses)
     lo, hi = (rate["lo"], rate["hi"]) if lead == "A" else (1 - rate["hi"], 1 - rate["lo"])
     who = f"{lead} ({models[lead]['model']})"
     share = won / untied
     size = (
         f"{who} won {pct(share)} of untied comparisons (Wilson 95% interval {pct(lo)} to "
-        f"{pct(hi)}); {count(ties, 'tie')}, excluded from the rate."
+        f"{pct(hi)}); {count(ties, 'tie')}, excluded from the rate{dropped}."
     )
     verdict = str(fields.get("picks_verdict", fields["verdict"]))
     if verdict.endswith("preferred"):

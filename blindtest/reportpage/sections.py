@@ -32,15 +32,47 @@ def money(value: Any) -> str:
     return f"${value:.4f}" if value is not None else "-"
 
 
+def _interval(found: Mapping[str, Any] | None) -> str:
+    interval = (found or {}).get("interval")
+    return f"{interval['lo']:.0%} to {interval['hi']:.0%}" if interval else "-"
+
+
+def position_row(position: Mapping[str, Any]) -> list[str]:
+    """The position split in one table row: what each count means, the share of the first
+    among first and second, its exact interval and the sign test."""
+    if position.get("swapped"):
+        what = (
+            f"position: {position['inconsistent']} of {position['comparisons']} comparisons "
+            f"position-inconsistent; both passes named the output shown first in "
+            f"{position['first']}, the one shown second in {position['second']}"
+        )
+    else:
+        what = (
+            f"position (no swap): of {position['comparisons']} comparisons {position['first']} "
+            f"named the output shown first, {position['second']} the one shown second"
+        )
+    first = position.get("share_first")
+    shown = f"{first['estimate']:.0%} first" if first else "n/a"
+    return [what, shown, _interval({"interval": first}), "50%", format_p(position["p_value"])]
+
+
 def llm_judges(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Each LLM judge: its heading, warnings, the table of what it chose against chance, the
-    table of counts, its leaking verdicts and its hidden-control line."""
+    """Each LLM judge: its heading, warnings, the table of what it chose against chance (each
+    share over comparisons, never passes), the table of counts, its leaking verdicts and its
+    hidden-control line."""
     protocol = report["protocol"]
     chance = "1/3" if protocol == "triangle" else "50%"
     judges = []
     for found in (report.get("llm_judges") or {}).get("judges") or []:
-        choices = [
-            [label, share(found.get(key)), chance, format_p((found.get(key) or {}).get("p_value"))]
+        choices = [position_row(found["position"])] if found.get("position") else []
+        choices += [
+            [
+                label,
+                share(found.get(key)),
+                _interval(found.get(key)),
+                chance,
+                format_p((found.get(key) or {}).get("p_value")),
+            ]
             for key, label in (
                 ("p_first", "chose the first position shown"),
                 ("p_longer", "chose the longer output"),
@@ -73,7 +105,8 @@ def _llm_counts(found: Mapping[str, Any], protocol: str) -> list[list[str]]:
         rows.append(
             [
                 "position swap: both passes agreed",
-                f"in {share(found['swap_consistency'])} comparisons",
+                f"in {share(found['swap_consistency'])} comparisons (exact 95% interval "
+                f"{_interval(found['swap_consistency'])})",
             ]
         )
     rows += [
@@ -85,7 +118,9 @@ def _llm_counts(found: Mapping[str, Any], protocol: str) -> list[list[str]]:
         ],
         ["with identity leakage", str(len(found.get("leakage") or []))],
         [
-            "excluded from the test" if preference else "leaking verdicts",
+            "excluded from the test (neither counted nor ties)"
+            if preference
+            else "leaking verdicts",
             str(found["excluded"])
             if preference
             else "flagged for review, still counted (no tie to count them as)",
@@ -273,11 +308,17 @@ def technical(report: Mapping[str, Any]) -> list[list[str]]:
     if protocol == "preference":
         win = report.get("pc") or {}
         untied = (report.get("wins") or 0) + (report.get("losses") or 0)
+        left_out = (report.get("excluded") or {}).get("n")
+        dropped = (
+            f"; {left_out} comparisons excluded by the LLM judge (neither wins nor ties)"
+            if left_out
+            else ""
+        )
         return [
             [
                 "comparisons",
                 f"A {report['wins']} : B {report['losses']}, {report['ties']} ties (ties "
-                "excluded from the win rate)",
+                f"excluded from the win rate){dropped}",
             ],
             [
                 "A's win rate",
