@@ -187,7 +187,7 @@ def _trials(
                 "prompt": render_text(str(seen["prompt"]), plain=plain) if seen else None,
                 "history": [
                     (str(turn["role"]), render_text(str(turn["content"]), plain=plain))
-                    for turn in (seen.get("history") or [] if seen else [])
+                    for turn in ((seen.get("history") or []) if seen else [])
                 ],
                 "options": [render_text(str(o), plain=plain) for o in seen["options"]]
                 if seen
