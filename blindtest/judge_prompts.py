@@ -26,6 +26,7 @@ __all__ = [
     "JudgeTemplate",
     "bundled",
     "fill",
+    "input_context",
     "pair_messages",
     "parse_template",
     "preference_messages",
@@ -96,6 +97,22 @@ def fill(template: str, values: Mapping[str, str]) -> str:
         return values.get(found.group(1), found.group(0))
 
     return PLACEHOLDER.sub(one, template)
+
+
+def input_context(prompt: str, history: Sequence[tuple[str, str]] = ()) -> str:
+    """What ``[INPUT_CONTEXT]`` holds: the prompt as written, or for a conversation every turn
+    under a heading naming its number and role, the last one (``prompt``, the user's) marked as
+    the one the outputs answer. The turns are the prompt file's, the same for every side and
+    every output, so nothing here depends on which side is which. Headings are level 3: the
+    templates' own sections (``## OUTPUT A``, ``## INPUT CONTEXT``) stay the only level 2."""
+    if not history:
+        return prompt
+    turns = [*history, ("user", prompt)]
+    parts = [f"A conversation of {len(turns)} turns; the outputs answer its last turn, the user's."]
+    for number, (role, content) in enumerate(turns, start=1):
+        last = ", the turn the outputs answer" if number == len(turns) else ""
+        parts.append(f"### Turn {number} ({role}){last}\n{content}")
+    return "\n\n".join(parts)
 
 
 def preference_messages(

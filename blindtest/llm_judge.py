@@ -323,7 +323,7 @@ _ANSWER_TOKENS = 200  # what a pair verdict adds to the transcript, generously
 def _pair_fit(trials: Sequence[Trial], limit: int) -> tuple[int, int]:
     used = prompts.estimate_tokens(prompts.bundled("pair_system"))
     for count, trial in enumerate(trials):
-        turn = prompts.pair_turn(trial.number, trial.prompt, trial.options)
+        turn = prompts.pair_turn(trial.number, input_context(trial), trial.options)
         used += prompts.estimate_tokens(turn["content"]) + _ANSWER_TOKENS
         if used > limit:
             return count, len(trials)
@@ -332,6 +332,12 @@ def _pair_fit(trials: Sequence[Trial], limit: int) -> tuple[int, int]:
 
 def _mapping(swapped: bool) -> dict[str, str]:
     return {"A": "right", "B": "left"} if swapped else {"A": "left", "B": "right"}
+
+
+def input_context(trial: Trial) -> str:
+    """The trial's ``[INPUT_CONTEXT]``: its prompt, or its whole conversation, every turn
+    role-labelled (:func:`blindtest.judge_prompts.input_context`); the same for every pass."""
+    return prompts.input_context(trial.prompt, trial.history)
 
 
 def comparison_messages(
@@ -350,7 +356,7 @@ def comparison_messages(
         return prompts.preference_messages(
             options.template,
             question=run.view.question,
-            prompt=trial.prompt,
+            prompt=input_context(trial),
             output_a=first,
             output_b=second,
             criteria=given.get("criteria"),
@@ -358,8 +364,9 @@ def comparison_messages(
             constraints=given.get("constraints"),
         )
     if protocol == "triangle":
-        return prompts.triangle_messages(trial.prompt, trial.options)
-    return prompts.pair_messages([], prompts.pair_turn(trial.number, trial.prompt, trial.options))
+        return prompts.triangle_messages(input_context(trial), trial.options)
+    turn = prompts.pair_turn(trial.number, input_context(trial), trial.options)
+    return prompts.pair_messages([], turn)
 
 
 def show_prompt(run: JudgeRun, options: LlmOptions, number: int) -> str:
@@ -576,7 +583,7 @@ class LlmJudge:
         return (self._flag(self._pick(trial, int(verdict["odd"]), verdict, asked)),)
 
     async def _pair(self, trial: Trial) -> Answer:
-        turn = prompts.pair_turn(trial.number, trial.prompt, trial.options)
+        turn = prompts.pair_turn(trial.number, input_context(trial), trial.options)
         messages = prompts.pair_messages(self._history, turn)
         asked = await self._ask(messages, self._check_nicknames)
         if asked.verdict is None:
@@ -809,7 +816,7 @@ def _settle(future: concurrent.futures.Future[Answer], task: asyncio.Task[Answer
 
 def _shown(run: JudgeRun, number: int) -> tuple[str, tuple[str, ...]]:
     trial = run.view.trials[number - 1]
-    return trial.prompt, trial.options
+    return input_context(trial), trial.options
 
 
 def _side(preference: str, swapped: bool) -> str:

@@ -49,14 +49,21 @@ def make_run(
     sequential: bool = False,
     texts: Texts = short_texts,
     prompt: Callable[[int], str] | None = None,
+    history: Callable[[int], Sequence[tuple[str, str]]] | None = None,
     name: str = "run",
     **design_options: Any,
 ) -> Path:
-    """Write ``root/name`` with design.json, design.sha256 and trials.jsonl; return it."""
+    """Write ``root/name`` with design.json, design.sha256 and trials.jsonl; return it.
+    ``history``: trial prompt number -> a conversation's earlier turns (role, content)."""
     run_dir = root / name
     run_dir.mkdir(parents=True)
     prompts = [
-        Prompt(id=f"p{i:03d}", text=prompt(i) if prompt else f"Prompt number {i}?", line=i)
+        Prompt(
+            id=f"p{i:03d}",
+            text=prompt(i) if prompt else f"Prompt number {i}?",
+            line=i,
+            history=tuple(history(i)) if history else (),
+        )
         for i in range(1, trials + 1)
     ]
     options = DesignOptions(
@@ -70,16 +77,19 @@ def make_run(
     )
     design = build_design(prompts, options, PROVENANCE)
     artifacts.write_design(run_dir, design)
-    text_of = {p["id"]: p["text"] for p in design["prompts"]}
-    records = [
-        {
+    prompt_of = {p["id"]: p for p in design["prompts"]}
+    records = []
+    for entry in design["arrangement"]:
+        record = prompt_of[entry["prompt_id"]]
+        row: dict[str, Any] = {
             "schema": artifacts.schema_tag("trials"),
             "trial": entry["trial"],
-            "prompt": text_of[entry["prompt_id"]],
+            "prompt": record["text"],
             "options": list(texts(entry["trial"], entry)),
         }
-        for entry in design["arrangement"]
-    ]
+        if "messages" in record:  # as bt-generate writes a conversation's earlier turns
+            row["history"] = record["messages"][:-1]
+        records.append(row)
     artifacts.write_jsonl(run_dir / artifacts.TRIALS, records, "trials", force=False)
     return run_dir
 

@@ -26,7 +26,7 @@ from blindtest.judge_diagnostics import (
     position_gate,
     style_check,
 )
-from blindtest.records import JudgeView, Pick, PicksFile
+from blindtest.records import JudgeView, Pick, PicksFile, Trial
 
 __all__ = ["agreement_section", "llm_section", "preference_rows", "style_section"]
 
@@ -258,7 +258,13 @@ def preference_rows(
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Preference data for DPO-style trainers (TRL's prompt/chosen/rejected layout): one row
     per pick above ``min_confidence``, without leakage, consistent across the swap, not a tie;
-    and how many were dropped, by reason (issue 13 item 11; spec 003's RLHF advice)."""
+    and how many were dropped, by reason (issue 13 item 11; spec 003's RLHF advice).
+
+    Prompts given as single texts give TRL's standard layout (``prompt``, ``chosen`` and
+    ``rejected`` strings). When any prompt of the run is a conversation every row takes TRL's
+    conversational layout: ``prompt`` the list of turns (``{"role", "content"}``, the last the
+    user's), ``chosen`` and ``rejected`` each one assistant message; one layout per file, since
+    a column mixing strings and lists cannot be loaded as one dataset."""
     rows: list[dict[str, Any]] = []
     dropped: dict[str, int] = {}
 
@@ -266,6 +272,7 @@ def preference_rows(
         dropped[reason] = dropped.get(reason, 0) + 1
 
     trials = {t.number: t for t in view.trials}
+    conversational = any(t.history for t in view.trials)
     for file in files:
         for pick in file.picks:
             extra = pick.extra
@@ -280,17 +287,31 @@ def preference_rows(
             else:
                 trial = trials[pick.trial]
                 chosen = 0 if pick.pick == "left" else 1
+                pair = {
+                    "prompt": trial.prompt,
+                    "chosen": trial.options[chosen],
+                    "rejected": trial.options[1 - chosen],
+                }
                 rows.append(
                     {
-                        "prompt": trial.prompt,
-                        "chosen": trial.options[chosen],
-                        "rejected": trial.options[1 - chosen],
+                        **(_conversational(trial, pair) if conversational else pair),
                         "judge": pick.judge,
                         "confidence": pick.confidence,
                         "reason": pick.reason,
                     }
                 )
     return rows, dropped
+
+
+def _conversational(trial: Trial, pair: Mapping[str, str]) -> dict[str, Any]:
+    """One preference pair in TRL's conversational layout: the prompt as every turn of the
+    conversation, the outputs as assistant messages."""
+    turns = [*trial.history, ("user", pair["prompt"])]
+    return {
+        "prompt": [{"role": role, "content": content} for role, content in turns],
+        "chosen": [{"role": "assistant", "content": pair["chosen"]}],
+        "rejected": [{"role": "assistant", "content": pair["rejected"]}],
+    }
 
 
 def style_section(view: JudgeView, picks: Sequence[Pick]) -> dict[str, Any] | None:

@@ -21,7 +21,9 @@ _OPTIONS = [
         metavar="FILE",
         type=FilePath(),
         help="Preference: write JSONL rows {prompt, chosen, rejected, judge, confidence, "
-        "reason} (TRL's DPO layout) for the confident, consistent, leak-free verdicts.",
+        "reason} (TRL's DPO layout) for the confident, consistent, leak-free verdicts; when "
+        "the prompts are conversations, TRL's conversational layout (prompt: every turn as "
+        "{role, content}; chosen, rejected: one assistant message each).",
     ),
     click.option(
         "--export-min-confidence",

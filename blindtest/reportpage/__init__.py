@@ -205,6 +205,10 @@ def _trials(
                 "reasons": [r["reason"] for r in judged if r.get("reason")],
                 "brief": "; ".join(_brief(r) for r in judged),
                 "prompt": render_text(str(seen["prompt"]), plain=plain) if seen else None,
+                "history": [
+                    (str(turn["role"]), render_text(str(turn["content"]), plain=plain))
+                    for turn in ((seen.get("history") or []) if seen else [])
+                ],
                 "options": [render_text(str(o), plain=plain) for o in seen["options"]]
                 if seen
                 else [],

@@ -74,7 +74,8 @@ def trial_page(
     error: str = "",
     form: dict[str, str] | None = None,
 ) -> str:
-    """One trial: the prompt, the options side by side, the question and its answers."""
+    """One trial: a conversation's earlier turns (each under its role, as the terminal shows
+    them), the prompt, the options side by side, the question and its answers."""
     keys = nickname_keys(nicknames) if nicknames else (None, None)
     return _render(
         "trial.html",
@@ -86,6 +87,7 @@ def trial_page(
         trial=trial,
         place=place,
         prompt=render_text(trial.prompt, plain=plain),
+        history=[(role, render_text(text, plain=plain)) for role, text in trial.history],
         options=[render_text(text, plain=plain) for text in trial.options],
         labels=_option_labels(view.protocol, len(trial.options)),
         nicknames=nicknames,
