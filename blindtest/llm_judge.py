@@ -241,15 +241,15 @@ class LlmOptions:
     def settings(self, protocol: str) -> dict[str, object]:
         """What makes this judge's verdicts, recorded on each of its picks (``judge_settings``)
         so a resume with other settings is refused: the model, the URL (scheme, host, port and
-        path: no user info or query, where keys may hide), the temperature, the SHA-256 of the
-        prompt templates the protocol uses, ``--min-confidence``, and for preference the swap
-        and ``--inconsistent``. Not the key (nor its variable), the concurrency, the rate,
-        timeouts, retries or price: they change no verdict."""
-        endpoint = self.endpoint()
-        path = urlsplit(self.base_url).path.rstrip("/")
+        path; no user info or query, where keys may hide: a key in the query may rotate), the
+        temperature, the SHA-256 of the prompt templates the protocol uses,
+        ``--min-confidence``, and for preference the swap and ``--inconsistent``. Not the key
+        (nor its variable), the concurrency, the rate, timeouts, retries or price: they change
+        no verdict."""
+        parts = urlsplit(self.base_url)
         settings: dict[str, object] = {
             "model": self.model,
-            "url": endpoint.origin + path,
+            "url": self.endpoint().origin + parts.path.rstrip("/"),
             "temperature": float(self.temperature),
             "template_sha256": _templates_sha256(self.template, protocol),
             "min_confidence": float(self.min_confidence),

@@ -64,7 +64,7 @@ def test_every_llm_pick_records_the_judges_settings_and_their_hash_never_a_key(
     out = run / "picks-j.jsonl"
     judged = llm(
         invoke, run, out, "--judge-temperature", "1.0", "--judge-key-env", SIM_KEY_ENV,
-        url=simulator.base_url + "/",
+        url=f"{simulator.base_url}/?key={sim_key}",  # a key in the query is never written
     )  # fmt: skip
     assert judged.exit_code == 0, judged.output
     records = rows(out)
@@ -75,7 +75,7 @@ def test_every_llm_pick_records_the_judges_settings_and_their_hash_never_a_key(
         "inconsistent",
     }  # fmt: skip
     assert settings["model"] == "sim-judge-fair"
-    assert settings["url"] == simulator.base_url  # the trailing slash is not a setting
+    assert settings["url"] == simulator.base_url  # no query; the trailing slash is no setting
     assert settings["temperature"] == 1.0
     assert settings["swap"] is True
     assert settings["min_confidence"] == 0.7
