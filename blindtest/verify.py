@@ -403,6 +403,8 @@ def _check_picks_file(v: _Verifier, path: Path, sha256: str) -> None:
                 )
             )
         judge = str(pick.get("judge"))
+        if pick.get("failed") is True:
+            continue  # a failure row is no pick: a rerun with other settings may ask again
         if first.setdefault(judge, own) != own:  # one judge, one set of settings per file
             v.result.differences.append(
                 Difference(f"{name}:{number}/judge_settings ({judge})", own, first[judge])

@@ -232,6 +232,26 @@ def test_a_file_where_one_judge_changes_settings_is_refused_by_check_and_verify(
     assert "picks-j.jsonl:5/judge_settings (sim-judge-fair)" in verified.stdout
 
 
+def test_failure_rows_made_with_other_settings_block_no_resume_and_verify(
+    invoke: Any, simulator: Simulator, tmp_path: Path
+) -> None:
+    run = make_run(invoke, simulator.base_url, tmp_path / "run", "triangle")
+    out = run / "picks-j.jsonl"
+    assert llm(invoke, run, out, "--judge-temperature", "1", url=simulator.base_url).exit_code == 0
+    records = rows(out)
+    assert {r["judge_settings"]["temperature"] for r in records} == {1.0}
+    failed = {**records[0], "pick": "failed", "failed": True, "error": "no valid verdict"}
+    for name in ("confidence", "reason", "verdict", "key_differentiators", "identity_leakage"):
+        failed.pop(name, None)
+    # Only failure rows at temperature 1: a rerun at 0 mixes no verdicts.
+    out.write_bytes(orjson.dumps(failed) + b"\n")
+    resumed = llm(invoke, run, out, url=simulator.base_url)
+    assert resumed.exit_code == 0, resumed.output
+    assert [r["judge_settings"]["temperature"] for r in rows(out)] == [1.0] + [0.0] * TRIALS
+    verified = invoke("verify", run)
+    assert verified.exit_code == 0, verified.output
+
+
 def test_verify_finds_settings_whose_hash_does_not_recompute(
     invoke: Any, simulator: Simulator, tmp_path: Path
 ) -> None:
