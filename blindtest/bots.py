@@ -54,6 +54,7 @@ __all__ = [
     "Preference",
     "RandBelow",
     "bot_pick",
+    "bot_settings",
     "check_bot",
     "duplicate_bot",
     "duplicate_pick",
@@ -281,6 +282,15 @@ def check_bot(kind: str, protocol: str) -> None:
             "from two different models, so a near-duplicate exposes nothing; use bot:length "
             "or bot:random"
         )
+
+
+def bot_settings(kind: str, protocol: str) -> dict[str, object]:
+    """What makes a bot's picks besides the trial and the design seed, recorded on each pick
+    as its ``judge_settings``: its kind, and the duplicate spotter's threshold."""
+    settings: dict[str, object] = {"bot": kind}
+    if kind == "duplicate" and protocol == "triangle":
+        settings["duplicate_threshold"] = DUPLICATE_THRESHOLD
+    return settings
 
 
 def bot_pick(kind: str, protocol: str, trial: Trial, rng: RandBelow) -> Pick:

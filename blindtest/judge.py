@@ -15,6 +15,7 @@ prints nothing and imports no click; side effects come in as an ``append`` callb
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -26,6 +27,9 @@ from blindtest.bots import BOT_KINDS, BOT_NICKNAMES, bot_pick, check_bot
 from blindtest.errors import BadInput
 from blindtest.records import (
     PICK_KINDS,
+    SETTING_OPTIONS,
+    SETTINGS_FIELD,
+    SETTINGS_HASH_FIELD,
     JsonObject,
     JudgeRun,
     JudgeView,
@@ -34,6 +38,7 @@ from blindtest.records import (
     PicksChecker,
     PicksFile,
     Trial,
+    changed_settings,
     check_picks,
     clean_text,
     has_control,
@@ -46,6 +51,9 @@ from blindtest.records import (
     pick_problem,
     read_picks,
     remaining_trials,
+    settings_changes,
+    settings_of,
+    settings_sha256,
     trial_problem,
     trials_from_records,
     view_of,
@@ -69,7 +77,9 @@ __all__ = [
     "arrangement_entry",
     "bot_pick",
     "check_bot",
+    "check_default_id",
     "check_picks",
+    "check_settings",
     "clean_text",
     "has_control",
     "judge_id_problem",
@@ -166,10 +176,17 @@ class Recorder:
         log_e: LogE | None = None,
         *,
         kind: str = "human",
+        settings: Mapping[str, Any] | None = None,
     ) -> None:
         self._run = run  # private: it holds the answer key, which a session must not reach
         self.judge = judge
         self.kind = kind
+        #: A machine judge's settings, stamped on every record (with their hash).
+        self._stamp: JsonObject = (
+            {SETTINGS_FIELD: dict(settings), SETTINGS_HASH_FIELD: settings_sha256(settings)}
+            if settings is not None
+            else {}
+        )
         self._append = append
         self._checker = PicksChecker(run.view)
         self._judged: set[int] = set()
@@ -236,12 +253,14 @@ class Recorder:
             "failed": True,
             "judge_kind": self.kind,
             "design_sha256": self._run.design_sha256,
+            **self._stamp,
         }
         row.update({key: value for key, value in details.items() if key not in row})
         self._append(row)
 
     def record(self, pick: Pick) -> bool:
-        """Stamp the pick with this judge's kind and the design hash, check it, append it.
+        """Stamp the pick with this judge's kind, the design hash and (a machine judge) its
+        settings, check it, append it.
 
         A pick with ``correction=True`` replaces the last pick (``can_correct``); the hidden
         stopping rule then uses the judge's last word.
@@ -256,6 +275,8 @@ class Recorder:
             design_sha256=self._run.design_sha256,
             reason=clean_text(pick.reason) or None if pick.reason is not None else None,
         )
+        if self._stamp:
+            pick = replace(pick, extra={**pick.extra, **self._stamp})
         problem = self._checker.check(pick)
         if problem is not None:
             raise BadInput(problem)
@@ -313,3 +334,52 @@ def plan_output(
             f"for judge {judge!r}"
         )
     return path.exists()
+
+
+def check_settings(
+    existing: PicksFile, judge: str, settings: Mapping[str, Any] | None, option: str = "--out"
+) -> None:
+    """Refuse to resume ``judge`` into ``existing`` with other settings than its picks there
+    were made with (``BadInput`` naming each setting that differs, old -> new). Picks that
+    record no settings (a file from before they were recorded) are not compared; a judge
+    without settings (a person) is never refused here."""
+    if settings is None:
+        return
+    earlier = [
+        found
+        for pick in (*existing.picks, *existing.later_passes)
+        if pick.judge == judge and (found := settings_of(pick)) is not None
+    ]
+    if not earlier:
+        return
+    changes = settings_changes(earlier[-1], settings)
+    if changes:
+        flags = [SETTING_OPTIONS.get(n, "") for n in changed_settings(earlier[-1], settings)]
+        given = ", ".join(dict.fromkeys(f for f in flags if f))
+        hint = f" ({given})" if given else ""
+        raise BadInput(
+            f"{existing.path} holds picks by judge {judge!r} made with other settings "
+            f"({', '.join(changes)}); one judge's picks are made with one set of settings: "
+            f"resume with the earlier settings{hint}, or write these picks to a new file "
+            f"with {option} FILE"
+        )
+
+
+def check_default_id(existing: PicksFile, judge: str, default_of: str) -> None:
+    """Refuse to start the judge ``judge`` (a default id: no --judge-id was given) in a file
+    that holds picks by other judges and none by ``judge``: the user may mean to continue one
+    of them (a person on another account, an LLM judge resumed under another model) and would
+    otherwise start a second judge in the file unawares. ``default_of`` says where the id came
+    from ("your user name")."""
+    names = [
+        *dict.fromkeys(p.judge for p in (*existing.picks, *existing.later_passes)),
+    ]
+    if not names or judge in names:
+        return
+    listed = ", ".join(repr(name) for name in names[:5]) + (", ..." if len(names) > 5 else "")
+    raise BadInput(
+        f"{existing.path} holds picks by {listed}, none by {judge!r} ({default_of}, as no "
+        f"--judge-id was given): pass --judge-id with one of those names to continue that "
+        f"judge, or --judge-id {shlex.quote(judge)} to add a judge to this file, or --out FILE "
+        "for a file of its own"
+    )

@@ -22,7 +22,16 @@ from blindtest.artifacts import JsonObject
 from blindtest.batch import BatchResult
 from blindtest.errors import BadInput, EndpointFailed
 from blindtest.hints import stage_command
-from blindtest.judge import JudgeRun, PicksFile, Recorder, Trial, read_picks, remaining_trials
+from blindtest.judge import (
+    JudgeRun,
+    PicksFile,
+    Recorder,
+    Trial,
+    check_default_id,
+    check_settings,
+    read_picks,
+    remaining_trials,
+)
 from blindtest.judges import Judge, JudgeKind, JudgingResult
 from blindtest.llm_batch import Selection, judge_requests, replay_kind, select
 from blindtest.llm_judge import LlmOptions
@@ -43,10 +52,20 @@ class JudgeBatch:
     out: Path
     force: bool
     again: list[str | Path]
+    #: Where ``judge_id`` came from when no --judge-id was given (None: it was given).
+    default_of: str | None = None
 
     def earlier(self) -> PicksFile | None:
-        """What the picks file holds (None with --force: it is started again)."""
-        return None if self.force else read_picks(self.out, self.run.view, missing_ok=True)
+        """What the picks file holds (None with --force: it is started again); refused when
+        it holds this judge's picks made with other settings, or only other judges' picks
+        and no --judge-id was given."""
+        if self.force:
+            return None
+        existing = read_picks(self.out, self.run.view, missing_ok=True)
+        if self.default_of is not None:
+            check_default_id(existing, self.judge_id, self.default_of)
+        check_settings(existing, self.judge_id, self.options.settings(self.run.view.protocol))
+        return existing
 
     def remaining(self) -> list[Trial]:
         existing = self.earlier()
@@ -73,7 +92,17 @@ class JudgeBatch:
 
     def sit(self, kind: JudgeKind, only: Collection[int]) -> tuple[Judge, JudgingResult]:
         """The judge ``kind`` sat over the trials numbered in ``only``, into the picks file."""
-        return sitting.sit(self.run, kind, self.judge_id, self.out, self.force, "", {}, only)
+        return sitting.sit(
+            self.run,
+            kind,
+            self.judge_id,
+            self.out,
+            self.force,
+            "",
+            {},
+            only,
+            default_of=self.default_of,
+        )
 
     def analyze(self) -> str:
         return sitting.analyze_command(self.run.run_dir, self.out)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, overload
 
-from blindtest.bots import BOT_KINDS, bot_pick, check_bot
+from blindtest.bots import BOT_KINDS, bot_pick, bot_settings, check_bot
 from blindtest.errors import BadInput
 from blindtest.judge import Recorder as Recorder  # the judge's writer, named by judges
 from blindtest.records import (
@@ -247,13 +247,16 @@ class JudgeSetup:
 @dataclass(frozen=True, slots=True)
 class JudgeKind:
     """One ``--judge`` choice: its name, the ``judge_kind`` its picks carry, and how to make
-    it. ``default_id`` names the judge when no --judge-id is given (None: the user name)."""
+    it. ``default_id`` names the judge when no --judge-id is given (None: the user name).
+    ``settings``: a machine judge's settings for a protocol, recorded on each of its picks
+    (what made them: a model, its URL and temperature ...); None for a person."""
 
     name: str
     records_as: str
     make: Callable[[JudgeSetup], Judge] = field(repr=False)
     check: Callable[[str], None] = field(default=lambda protocol: None, repr=False)
     default_id: str | None = None
+    settings: Callable[[str], Mapping[str, Any]] | None = field(default=None, repr=False)
 
     @property
     def sync_each_pick(self) -> bool:
@@ -343,7 +346,10 @@ def _bot(name: str) -> JudgeKind:
     def make(setup: JudgeSetup) -> Judge:
         return BotJudge(setup.run, name, setup.judge_id)
 
-    return JudgeKind(f"bot:{name}", "bot", make, check, default_id=f"bot:{name}")
+    def settings(protocol: str) -> Mapping[str, Any]:
+        return bot_settings(name, protocol)
+
+    return JudgeKind(f"bot:{name}", "bot", make, check, default_id=f"bot:{name}", settings=settings)
 
 
 #: Every kind ``bt-judge --judge`` offers, by name. A new judge (a model, a web page) is one

@@ -349,5 +349,12 @@ def replay_kind(options: LlmOptions, answers: Mapping[bytes, BatchResult]) -> Ju
     def make(setup: JudgeSetup) -> BatchReplayJudge:
         return BatchReplayJudge(setup, options, kind, answers)
 
-    kind = JudgeKind(f"llm:{options.model}", "llm", make, check, default_id=options.model)
+    kind = JudgeKind(
+        f"llm:{options.model}",
+        "llm",
+        make,
+        check,
+        default_id=options.model,
+        settings=options.settings,
+    )
     return kind

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import hashlib
 import math
 import re
 import threading
@@ -27,6 +28,7 @@ from datetime import datetime, timezone
 from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -236,6 +238,27 @@ class LlmOptions:
     inconsistent: str = "tie"
     context_tokens: int = 128_000
 
+    def settings(self, protocol: str) -> dict[str, object]:
+        """What makes this judge's verdicts, recorded on each of its picks (``judge_settings``)
+        so a resume with other settings is refused: the model, the URL (scheme, host, port and
+        path; no user info or query, where keys may hide: a key in the query may rotate), the
+        temperature, the SHA-256 of the prompt templates the protocol uses,
+        ``--min-confidence``, and for preference the swap and ``--inconsistent``. Not the key
+        (nor its variable), the concurrency, the rate, timeouts, retries or price: they change
+        no verdict."""
+        parts = urlsplit(self.base_url)
+        settings: dict[str, object] = {
+            "model": self.model,
+            "url": self.endpoint().origin + parts.path.rstrip("/"),
+            "temperature": float(self.temperature),
+            "template_sha256": _templates_sha256(self.template, protocol),
+            "min_confidence": float(self.min_confidence),
+        }
+        if protocol == "preference":
+            settings["swap"] = self.swap
+            settings["inconsistent"] = self.inconsistent
+        return settings
+
     def endpoint(self) -> Endpoint:
         return Endpoint(
             base_url=self.base_url,
@@ -243,6 +266,27 @@ class LlmOptions:
             key_env=self.key_env,
             temperature=self.temperature,
         )
+
+
+#: The bundled templates each protocol's prompts are made from (judge_prompts.bundled).
+_TEMPLATES = {
+    "preference": ("preference",),
+    "triangle": ("triangle",),
+    "pair": ("pair_system", "pair_trial"),
+}
+
+
+def _templates_sha256(template: prompts.JudgeTemplate | None, protocol: str) -> str:
+    """SHA-256 of the template texts this judge's prompts are made from, in order."""
+    if template is not None and protocol == "preference":
+        texts = [template.text]
+    else:
+        texts = [prompts.bundled(name) for name in _TEMPLATES[protocol]]
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode("utf-8"))
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def check_run(options: LlmOptions, run: JudgeRun, *, key: bool = True) -> None:
@@ -835,7 +879,14 @@ def llm_kind(options: LlmOptions) -> JudgeKind:
     def make(setup: JudgeSetup) -> LlmJudge:
         return LlmJudge(setup, options, kind)
 
-    kind = JudgeKind(f"llm:{options.model}", "llm", make, check, default_id=options.model)
+    kind = JudgeKind(
+        f"llm:{options.model}",
+        "llm",
+        make,
+        check,
+        default_id=options.model,
+        settings=options.settings,
+    )
     return kind
 
 

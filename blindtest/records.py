@@ -8,8 +8,9 @@ judge picks once per trial unless a later record says ``"correction": true`` (th
 word counts) or the judge's kind answers each trial in several passes (``PICK_KINDS``: an LLM
 judge's position swap, ``"pass"`` 1 and 2), the pick is in range for the protocol (triangle
 1..3; preference left / right / tie; pair one of the judge's two nicknames), a judge id holds
-no control characters, a pick made against another design is refused, and bots are never
-pooled with people.
+no control characters, a pick made against another design is refused, one judge's picks are
+made with one set of settings (``judge_settings``: a machine judge's model, URL, temperature,
+template ...), and bots are never pooled with people.
 
 Shared by the judge stage, the audit, the analysis and the terminal session, so none of them
 imports another stage. Nothing here holds a correctness flag or an e-value; ``JudgeRun`` holds
@@ -19,12 +20,15 @@ through ``artifacts``; prints nothing, imports no click.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
+
+import orjson
 
 from blindtest import artifacts
 from blindtest.artifact_types import DesignRecord, PickRecord
@@ -401,6 +405,64 @@ def mixing_problem(picks: Iterable[Pick], where: str) -> str | None:
     )
 
 
+#: The fields a machine judge's pick records its settings in (``judge_settings_sha256`` is
+#: :func:`settings_sha256` of ``judge_settings``).
+SETTINGS_FIELD = "judge_settings"
+SETTINGS_HASH_FIELD = "judge_settings_sha256"
+
+
+def settings_sha256(settings: Mapping[str, Any]) -> str:
+    """The hex SHA-256 of ``settings`` as sorted, compact JSON: the same settings give the
+    same hash on any machine."""
+    return hashlib.sha256(orjson.dumps(dict(settings), option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def settings_of(pick: Pick) -> Mapping[str, Any] | None:
+    """The judge settings a pick records, or None (a person's pick, a file from before
+    settings were recorded, an external judge's)."""
+    value = pick.extra.get(SETTINGS_FIELD)
+    return value if isinstance(value, dict) else None
+
+
+def settings_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Each setting that differs, as ``name old -> new`` (JSON values; ``none`` when absent),
+    in the order of ``new`` and then the names only ``old`` has."""
+    return [
+        f"{name} {_setting(old, name)} -> {_setting(new, name)}"
+        for name in changed_settings(old, new)
+    ]
+
+
+def changed_settings(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The names of the settings that differ, in the order of :func:`settings_changes`."""
+    names = [*new, *(name for name in old if name not in new)]
+    return [name for name in names if name not in old or name not in new or old[name] != new[name]]
+
+
+def _setting(settings: Mapping[str, Any], name: str) -> str:
+    if name not in settings:
+        return "none"
+    value = settings[name]
+    if name.endswith("sha256") and isinstance(value, str):
+        return value[:12]  # as design hashes are shown
+    return orjson.dumps(value).decode()
+
+
+#: The bt-judge option each recorded setting comes from, for the message that refuses a
+#: resume with other settings.
+SETTING_OPTIONS = {
+    "model": "--judge llm:MODEL",
+    "url": "--judge-url",
+    "temperature": "--judge-temperature",
+    "template_sha256": "--judge-template",
+    "min_confidence": "--min-confidence",
+    "swap": "--swap/--no-swap",
+    "inconsistent": "--inconsistent",
+    "bot": "--judge bot:KIND",
+    "duplicate_threshold": "",
+}
+
+
 class PicksChecker:
     """Applies the picks contract one pick at a time, remembering what it has seen."""
 
@@ -408,6 +470,8 @@ class PicksChecker:
         self.view = view
         self.first_line: dict[tuple[str, int, int], int | None] = {}
         self.nicknames: dict[str, tuple[set[str], int | None]] = {}
+        #: judge -> the settings its first pick that records settings made, and that line.
+        self.settings: dict[str, tuple[Mapping[str, Any], int | None]] = {}
 
     def check(self, pick: Pick) -> str | None:
         for problem in (
@@ -417,6 +481,7 @@ class PicksChecker:
             self._pass(pick),
             self._duplicate(pick),
             self._range(pick),
+            self._settings(pick),
         ):
             if problem is not None:
                 return problem
@@ -428,6 +493,24 @@ class PicksChecker:
             names, line = self.nicknames.get(pick.judge, (set(), pick.line))
             names.update(pick.nicknames or (str(pick.pick),))
             self.nicknames[pick.judge] = (names, line)
+        settings = settings_of(pick)
+        if settings is not None:
+            self.settings.setdefault(pick.judge, (settings, pick.line))
+
+    def _settings(self, pick: Pick) -> str | None:
+        settings = settings_of(pick)
+        if settings is None or pick.judge not in self.settings:
+            return None
+        first, line = self.settings[pick.judge]
+        changes = settings_changes(first, settings)
+        if not changes:
+            return None
+        since = f" since line {line}" if line is not None else ""
+        return (
+            f"judge {pick.judge!r} changed its settings{since} ({', '.join(changes)}); one "
+            "judge's picks are made with one set of settings: give the others a file of "
+            "their own"
+        )
 
     def _design(self, pick: Pick) -> str | None:
         ours = self.view.design_sha256

@@ -14,7 +14,15 @@ from pathlib import Path
 
 from blindtest import artifacts
 from blindtest.hints import stage_command
-from blindtest.judge import JudgeRun, Recorder, plan_output, read_picks, remaining_trials
+from blindtest.judge import (
+    JudgeRun,
+    Recorder,
+    check_default_id,
+    check_settings,
+    plan_output,
+    read_picks,
+    remaining_trials,
+)
 from blindtest.judges import Judge, JudgeKind, JudgeSetup, JudgingResult, drive
 
 __all__ = ["analyze_command", "sit"]
@@ -29,14 +37,26 @@ def sit(
     resume: str,
     options: Mapping[str, object],
     only: Collection[int] | None = None,
+    *,
+    default_of: str | None = None,
 ) -> tuple[Judge, JudgingResult]:
     """One sitting of ``kind`` into ``out`` (``only``: just the trials numbered there);
-    ``resume`` is the command that carries on, for the judge to show."""
+    ``resume`` is the command that carries on, for the judge to show. ``default_of``: where
+    ``judge_id`` came from when no --judge-id was given (None: it was given).
+
+    Refused before anything is written: resuming a machine judge with other settings than
+    its picks in ``out`` were made with, and a default judge id in a file that holds only
+    other judges' picks (:func:`~blindtest.judge.check_default_id`)."""
     kind.check(run.view.protocol)
+    settings = kind.settings(run.view.protocol) if kind.settings is not None else None
     existing = read_picks(out, run.view, missing_ok=True)
     if plan_output(existing, judge_id, bot=kind.mechanical, force=force, kind=kind.records_as):
         artifacts.write_jsonl(out, [], "picks", force=True)
         existing = read_picks(out, run.view, missing_ok=True)
+    else:
+        if default_of is not None:
+            check_default_id(existing, judge_id, default_of)
+        check_settings(existing, judge_id, settings)
     judge = kind.make(JudgeSetup(run, judge_id, existing, resume, options))
     remaining = remaining_trials(run.view, existing.picks, judge_id, existing.later_passes)
     if only is not None:
@@ -50,6 +70,7 @@ def sit(
             appender.append,
             earlier=(*existing.picks, *existing.later_passes),
             kind=kind.records_as,
+            settings=settings,
         )
         ended = drive(judge, recorder, remaining)
     return judge, ended

@@ -6,7 +6,8 @@ its schema; each prompt's SHA-256; the arrangement re-derived from the seed; tha
 whole (every slot of the design answered in ``responses.jsonl``, and ``trials.jsonl`` present:
 a run with missing responses is *incomplete*, never "verified"); every other artifact against
 its schema (for verify, an invalid artifact is evidence of tampering, so it is a difference,
-not bad input); every pick's ``design_sha256`` against the design; ``trials.jsonl`` rebuilt
+not bad input); every pick's ``design_sha256`` against the design, and a machine judge's
+``judge_settings`` against their hash and the same judge's other picks; ``trials.jsonl`` rebuilt
 from ``responses.jsonl``; ``audit.json`` replayed; and ``report.json`` recomputed from the
 inputs it names, field by field, including the SHA-256 of every input file. A torn final line
 (an interrupted append) is skipped, as every reader skips it, and listed in ``skipped``.
@@ -381,13 +382,35 @@ def _check_picks_file(v: _Verifier, path: Path, sha256: str) -> None:
     if contents is None:
         return
     v.note(f"{name} against the design hash")
+    from blindtest.records import settings_sha256
+
     lines = contents.lines or list(range(1, len(contents.records) + 1))
+    first: dict[str, str] = {}  # judge -> the settings hash of its first pick that has one
     for number, pick in zip(lines, contents.records, strict=True):
         recorded = pick.get("design_sha256")
         if recorded is not None and recorded != sha256:
             v.result.differences.append(
                 Difference(f"{name}:{number}/design_sha256", recorded, sha256)
             )
+        settings = pick.get("judge_settings")
+        if not isinstance(settings, dict):
+            continue
+        own = settings_sha256(settings)
+        if pick.get("judge_settings_sha256") != own:
+            v.result.differences.append(
+                Difference(
+                    f"{name}:{number}/judge_settings_sha256", pick.get("judge_settings_sha256"), own
+                )
+            )
+        judge = str(pick.get("judge"))
+        if pick.get("failed") is True:
+            continue  # a failure row is no pick: a rerun with other settings may ask again
+        if first.setdefault(judge, own) != own:  # one judge, one set of settings per file
+            v.result.differences.append(
+                Difference(f"{name}:{number}/judge_settings ({judge})", own, first[judge])
+            )
+    if first:
+        v.note(f"{name} judge settings against their hash, one set per judge")
 
 
 def _check_audit(

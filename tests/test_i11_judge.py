@@ -87,6 +87,8 @@ def _example(name: str, spec: dict[str, Any]) -> Any:
         "tokens": {"prompt": 10, "completion": 5},
         "cost": 0.001,
         "panel": {"reviewers": ["alice", "bob"], "per_judge": 14},
+        "judge_settings": {"model": "gpt-x", "temperature": 0.0},
+        "judge_settings_sha256": "cd" * 32,
     }
     assert name in examples, f"schemas/picks.schema.json gained {name!r}: add it to this test"
     return examples[name]

@@ -213,13 +213,15 @@ def judge_dispatch(
     again: list[str | Path],
     batch: dict[str, Any],
     quiet: bool,
+    default_of: str | None = None,
 ) -> None:
     """Run the batch mode asked for (``wanted(batch)`` is true; :mod:`blindtest.judge_batch`);
-    ``again`` is this judge's command line without a mode."""
+    ``again`` is this judge's command line without a mode; ``default_of``: where the judge id
+    came from when no --judge-id was given."""
     from blindtest import judge_batch as core
     from blindtest.llm_batch import check_batchable
 
-    work = core.JudgeBatch(run, options, judge_id, out, force, again)
+    work = core.JudgeBatch(run, options, judge_id, out, force, again, default_of)
     check_batchable(run.view.protocol)
     say = _say(quiet)
     show: Say = (lambda _: None) if quiet else click.echo

@@ -59,8 +59,11 @@ def _judge(
     quiet: bool,
     resume: str,
     options: dict[str, object],
+    default_of: str | None,
 ) -> None:
-    judge, ended = sitting.sit(run, kind, judge_id, out, force, resume, options)
+    judge, ended = sitting.sit(
+        run, kind, judge_id, out, force, resume, options, default_of=default_of
+    )
     if not quiet:
         _common.echo_prose(judge.closing(ended, out, sitting.analyze_command(run.run_dir, out)))
     failed = getattr(judge, "failed", 0)
@@ -187,6 +190,7 @@ def judge(
     if llm_options is not None and _llm.prepared(run, llm_options, llm["show_prompt"], key=calls):
         return
     name = _judge_name(judge_id, chosen)
+    default_of = _default_of(judge_id, chosen)
     resume: list[str | Path] = [run_dir]
     if llm_options is not None:
         resume += _llm.resume_args(kind, llm, ctx)
@@ -194,7 +198,9 @@ def judge(
     out_path = out if out is not None else run_dir / artifacts.PICKS
     if _batch.wanted(batch):
         assert llm_options is not None
-        _batch.judge_dispatch(run, llm_options, name, out_path, force, resume, batch, quiet)
+        _batch.judge_dispatch(
+            run, llm_options, name, out_path, force, resume, batch, quiet, default_of
+        )
         return
     _judge(
         run,
@@ -211,6 +217,7 @@ def judge(
             "session_cap": session_cap,
             "echo": click.echo,
         },
+        default_of,
     )
 
 
@@ -235,6 +242,15 @@ def _judge_name(judge_id: str | None, chosen: JudgeKind) -> str:
     if problem is not None:
         raise BadInput(f"--judge-id: {problem}")
     return name
+
+
+def _default_of(judge_id: str | None, chosen: JudgeKind) -> str | None:
+    """Where the judge id came from when --judge-id was not given (None when it was)."""
+    if judge_id is not None and judge_id.strip():
+        return None
+    if chosen.default_id is None:
+        return "your user name"
+    return f"the default for --judge {chosen.name}"
 
 
 def _is_panel(
