@@ -206,8 +206,12 @@ _PickOptional = TypedDict(
         "attempts": int,
         "tokens": "dict[str, Any]",
         "cost": float,
-        # A web panel's pick (issue 14).
+        # A web panel's pick.
         "panel": "dict[str, Any]",
+        # A machine judge's settings (model, URL, temperature, template, ...) and their hash:
+        # a resume with other settings is refused.
+        "judge_settings": "dict[str, Any]",
+        "judge_settings_sha256": str,
     },
     total=False,
 )

@@ -61,9 +61,8 @@ def _judge(
     options: dict[str, object],
     default_of: str | None,
 ) -> None:
-    judge, ended = sitting.sit(
-        run, kind, judge_id, out, force, resume, options, default_of=default_of
-    )
+    args = (run, kind, judge_id, out, force, resume, options)
+    judge, ended = sitting.sit(*args, default_of=default_of)
     if not quiet:
         _common.echo_prose(judge.closing(ended, out, sitting.analyze_command(run.run_dir, out)))
     failed = getattr(judge, "failed", 0)
