@@ -12,6 +12,7 @@ import hashlib
 import itertools
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
@@ -638,6 +639,18 @@ def cohen_kappa(first: list[str], second: list[str]) -> float:
     return float((observed - expected) / (1 - expected))
 
 
+def nominal_alpha(units: list[list[str]]) -> Fraction:
+    """Krippendorff's alpha (nominal) in exact fractions, from the coincidence matrix."""
+    pairable = [u for u in units if len(u) >= 2]
+    n = sum(len(u) for u in pairable)
+    agreeing = sum(
+        Fraction(sum(u.count(c) * (u.count(c) - 1) for c in set(u)), len(u) - 1) for u in pairable
+    )
+    totals = Counter(v for u in pairable for v in u)
+    expected = 1 - Fraction(sum(t * (t - 1) for t in totals.values()), n * (n - 1))
+    return 1 - (1 - agreeing / n) / expected
+
+
 def disagreeing_panel(design: Mapping[str, Any]) -> tuple[dict[int, str], dict[int, str]]:
     """Two judges, each choosing "left" exactly half the time, who agree on 8 of 20 trials."""
     a_left = [e["trial"] for e in design["arrangement"] if e["left"] == "A"]
@@ -660,14 +673,20 @@ def test_agreement_below_the_minimum_kappa_fails_the_run(tmp_path: Path) -> None
         preference_picks(design, alice) + preference_picks(design, bob, judge="bob"),
     )
     result, report = analyze(run)
-    kappa = cohen_kappa([alice[t] for t in range(1, 21)], [bob[t] for t in range(1, 21)])
+    first, second = [alice[t] for t in range(1, 21)], [bob[t] for t in range(1, 21)]
+    kappa = cohen_kappa(first, second)
     assert close(kappa, -0.2)
-    assert close(report["agreement"]["kappa"]["statistic"], kappa)
+    alpha = nominal_alpha([[a, b] for a, b in zip(first, second, strict=True)])
+    # Disagreement 12/20 over an expected 20/39 (40 values, 20 A and 20 B): 1 - 1.17.
+    assert alpha == Fraction(-17, 100)
+    assert close(report["agreement"]["alpha"]["statistic"], float(alpha))
+    assert close(report["agreement"]["pairs"][0]["statistic"], kappa)
     assert report["position_bias"]["flagged"] is False
     assert result.exit_code == 1
     assert report["verdict"] == "unusable"
-    assert "agreement: kappa -0.20 is below 0.2; the panel detected no shared signal" in (
-        result.stderr
+    assert (
+        "agreement: Krippendorff's alpha -0.17 is below 0.2; the panel detected no shared signal"
+        in result.stderr
     )
     # The threshold is an analysis option, recorded in the report.
     relaxed, report = analyze(run, "--min-kappa", "-0.5", "--force")
@@ -685,7 +704,8 @@ def test_judges_who_agree_pass_the_agreement_gate(tmp_path: Path) -> None:
     )
     result, report = analyze(run)
     assert result.exit_code == 0, result.stderr
-    assert report["agreement"]["kappa"]["statistic"] == 1.0
+    assert report["agreement"]["alpha"]["statistic"] == 1.0
+    assert report["agreement"]["pairs"][0]["statistic"] == 1.0
     assert report["gates_failed"] == []
     assert (report["wins"], report["losses"], report["ties"]) == (15, 3, 2)
 

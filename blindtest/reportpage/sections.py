@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.hints import placeholder_legend, stage_command
-from blindtest.render import dprime_text
+from blindtest.render import agreement_text, dprime_text
 from blindtest.reportfmt import format_p, pct
 
 #: The sentence of responses_sentences that discloses identity stripping.
@@ -137,18 +137,9 @@ def position(report: Mapping[str, Any]) -> dict[str, Any] | None:
                 f"exact two-sided {format_p(bias['p_value'])})",
             ]
         )
-    kappa = (agreement or {}).get("kappa")
-    if agreement and kappa:
-        rows.append(
-            [
-                "Agreement",
-                f"over {agreement['n_items']} shared trials: "
-                f"{pct(agreement['percent']['statistic'])} identical, {kappa['method']} kappa "
-                f"{kappa['statistic']:.2f} ({kappa['label']}). {agreement['caveat']}",
-            ]
-        )
-    elif agreement:
-        rows.append(["Agreement", str(agreement.get("statement") or "")])
+    if agreement:
+        rows += [["Agreement" if k == 0 else "", line] for k, line in enumerate(
+            agreement_text(agreement))]  # fmt: skip
     elif one_judge:
         rows.append(["Agreement", "not measured (one judge)."])
     return {"rows": rows, "gates": gates, "warnings": warnings}
