@@ -24,6 +24,9 @@ from scipy import integrate, special
 from screen_text import flat, paragraphs
 
 from blindtest import artifacts
+from blindtest.analysis.common import MIN_SHARED_TRIALS
+from blindtest.analysis.preference import _per_judge_needed
+from blindtest.assignment import assign, coverage
 from blindtest import judge as judging
 from blindtest.analyze import AnalysisOptions, build_report, format_p, format_p_against
 from blindtest.design import LaunderSpec, Normalization
@@ -708,6 +711,83 @@ def test_judges_who_agree_pass_the_agreement_gate(tmp_path: Path) -> None:
     assert report["agreement"]["pairs"][0]["statistic"] == 1.0
     assert report["gates_failed"] == []
     assert (report["wins"], report["losses"], report["ties"]) == (15, 3, 2)
+
+
+def dealt_panel(design: Mapping[str, Any], per_judge: int) -> list[dict[str, Any]]:
+    """Three reviewers dealt ``per_judge`` trials each: one answers left every time, one
+    right, one tie."""
+    names = ["lefty", "righty", "tied"]
+    deal = assign(design["seed"], design["trials"], names, per_judge)
+    answer = {"lefty": "left", "righty": "right", "tied": "tie"}
+    panel = {"reviewers": names, "per_judge": per_judge}
+    return [
+        {"trial": t, "judge": name, "pick": answer[name], "panel": panel}
+        for name in names
+        for t in deal[name]
+    ]
+
+
+def test_a_dealt_panel_that_never_agrees_fails_the_agreement_gate(tmp_path: Path) -> None:
+    # 3 x 8 places over 12 trials: every trial seen by two reviewers, no trial by all three.
+    run = write_design_run(tmp_path, make_design("preference", 12))
+    design = load(run)
+    picks = dealt_panel(design, 8)
+    write_picks(run / artifacts.PICKS, picks)
+    result, report = analyze(run)
+    agreement = report["agreement"]
+    assert agreement["n_items"] == 12
+    assert agreement["measurable"] is True
+    seen: dict[int, list[str]] = {}
+    for pick in picks:
+        entry = design["arrangement"][pick["trial"] - 1]
+        side = {"left": entry["left"], "right": "B" if entry["left"] == "A" else "A"}
+        seen.setdefault(pick["trial"], []).append(side.get(pick["pick"], "tie"))
+    alpha = nominal_alpha(list(seen.values()))
+    assert alpha < 0
+    assert close(agreement["alpha"]["statistic"], float(alpha))
+    interval = agreement["alpha"]["interval"]
+    assert interval["lo"] <= interval["hi"] < 0.2
+    assert {tuple(p["judges"]) for p in agreement["pairs"]} == {
+        ("lefty", "righty"), ("lefty", "tied"), ("righty", "tied")
+    }  # fmt: skip
+    assert result.exit_code == 1
+    assert report["verdict"] == "unusable"
+    assert any(g.startswith("agreement: Krippendorff's alpha") for g in report["gates_failed"])
+    assert "no side is preferred" not in result.stdout
+    assert "share no trial" not in result.stdout + result.stderr
+
+
+def test_a_panel_that_shares_too_few_trials_is_not_usable_and_says_the_per_judge_needed(
+    tmp_path: Path,
+) -> None:
+    # 3 x 5 places over 12 trials: 3 trials seen twice; 10 are needed, so --per-judge 8
+    # (3 x 8 - 12 = 12 shared).
+    run = write_design_run(tmp_path, make_design("preference", 12))
+    design = load(run)
+    write_picks(run / artifacts.PICKS, dealt_panel(design, 5))
+    result, report = analyze(run)
+    assert report["agreement"]["n_items"] == 3
+    assert report["agreement"]["measurable"] is False
+    assert report["agreement"]["per_judge_needed"] == 8
+    assert result.exit_code == 1
+    assert report["verdict"] == "unusable"
+    assert report["gates_failed"] == [
+        "agreement is not measured: Only 3 trials were seen by two or more judges; agreement "
+        "needs 10. Deal the 3 judges --per-judge 8 (of 12 trials) so that it can be measured."
+    ]
+    assert "--per-judge 8" in flat(result.stderr + result.stdout)
+
+
+def test_the_per_judge_suggested_does_give_enough_shared_trials() -> None:
+    for judges, trials in itertools.product(range(2, 7), range(2, 60)):
+        need = min(MIN_SHARED_TRIALS, trials)
+        per_judge = _per_judge_needed(judges, trials, need)
+        deal = assign("seed", trials, [f"j{i}" for i in range(judges)], per_judge)
+        counts = coverage(deal, trials)
+        assert sum(c >= 2 for c in counts.values()) >= need, (judges, trials)
+        if per_judge > 1:
+            smaller = assign("seed", trials, [f"j{i}" for i in range(judges)], per_judge - 1)
+            assert sum(c >= 2 for c in coverage(smaller, trials).values()) < need
 
 
 TAGGED = [
