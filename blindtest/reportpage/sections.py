@@ -178,9 +178,12 @@ def machine_vs_person(report: Mapping[str, Any]) -> dict[str, Any] | None:
                 pair["person"],
                 str(pair["n"]),
                 f"{pair['agreed']} of {pair['n']}",
-                f"{kappa['estimate']:.2f} (95% interval {kappa['lo']:.2f} to {kappa['hi']:.2f})"
-                if kappa.get("estimate") is not None
-                else "undefined (one label throughout)",
+                "undefined (one label throughout)"
+                if kappa.get("estimate") is None
+                else f"{kappa['estimate']:.2f} (no large-sample interval)"
+                if kappa.get("lo") is None
+                else f"{kappa['estimate']:.2f} (95% interval {kappa['lo']:.2f} to "
+                f"{kappa['hi']:.2f})",
             ]
         )
     return {"rows": rows, "lines": [str(s) for s in found.get("lines") or []]}

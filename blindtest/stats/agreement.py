@@ -473,6 +473,9 @@ def kappa_with_se(
             f"the judges agreed on all {n} shared trials; a large-sample interval has no width "
             "here, so none is given"
             if agreed == n
+            else "no answer was used by both judges, so kappa has no spread to estimate and "
+            "no large-sample interval is given"
+            if pe == 0.0
             else "the standard error is 0, so no large-sample interval is given"
         )
         return result(kappa, se, se0, z, pv, None, statement)
