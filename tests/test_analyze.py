@@ -651,7 +651,7 @@ def nominal_alpha(units: list[list[str]]) -> Fraction:
     )
     totals = Counter(v for u in pairable for v in u)
     expected = 1 - Fraction(sum(t * (t - 1) for t in totals.values()), n * (n - 1))
-    return 1 - (1 - agreeing / n) / expected
+    return Fraction(1 - (1 - agreeing / n) / expected)
 
 
 def disagreeing_panel(design: Mapping[str, Any]) -> tuple[dict[int, str], dict[int, str]]:

@@ -174,7 +174,7 @@ K2011 = [
 
 
 def _units(rows: list[list[int | None]]) -> list[list[int]]:
-    return [[r[i] for r in rows if r[i] is not None] for i in range(len(rows[0]))]
+    return [[v for r in rows if (v := r[i]) is not None] for i in range(len(rows[0]))]
 
 
 def _exact_alpha(units: list[list[int]]) -> Fraction:
@@ -186,7 +186,7 @@ def _exact_alpha(units: list[list[int]]) -> Fraction:
     totals = Counter(v for u in pairable for v in u)
     d_o = 1 - o_cc / n
     d_e = 1 - Fraction(sum(t * (t - 1) for t in totals.values()), n * (n - 1))
-    return 1 - d_o / d_e
+    return Fraction(1 - d_o / d_e)
 
 
 def test_alpha_matches_krippendorffs_published_example_exactly() -> None:

@@ -13,8 +13,8 @@ import importlib.metadata as md
 import json
 
 import numpy as np
-from krippendorff import alpha
-from statsmodels.stats.inter_rater import cohens_kappa
+from krippendorff import alpha  # type: ignore[import-not-found]
+from statsmodels.stats.inter_rater import cohens_kappa  # type: ignore[import-not-found]
 
 nan = np.nan
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", section C: 4 coders x 12
