@@ -638,25 +638,17 @@ class AgreementResult:
 def kappa_interval(
     first: Sequence[Any], second: Sequence[Any], confidence_level: float = 0.95
 ) -> tuple[float, float, float, float, float]:
-    """Cohen's kappa and its interval kappa +- z * SE, with Cohen's (1960) large-sample
-    standard error SE = sqrt(po (1 - po) / (n (1 - pe)^2)), clipped to [-1, 1].
+    """Cohen's kappa and its interval kappa +- z * SE with Fleiss, Cohen and Everitt's (1969)
+    large-sample standard error (`blindtest.stats.kappa_with_se`), clipped to [-1, 1].
 
-    Returns (kappa, lo, hi, po, pe); kappa and its bounds are NaN when pe = 1 (every label the
-    same: agreement by chance is already perfect)."""
-    if len(first) != len(second) or not first:
-        raise ValueError(f"need two equal, non-empty label lists, got {len(first)}, {len(second)}")
-    if not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
-    n = len(first)
-    po = sum(a == b for a, b in zip(first, second, strict=True)) / n
-    labels = set(first) | set(second)
-    pe = sum((list(first).count(c) / n) * (list(second).count(c) / n) for c in labels)
-    if pe >= 1.0:
-        return math.nan, math.nan, math.nan, po, pe
-    kappa = (po - pe) / (1 - pe)
-    se = math.sqrt(po * (1 - po) / (n * (1 - pe) ** 2))
-    z = float(stats.norm.ppf(0.5 + confidence_level / 2))
-    return kappa, max(-1.0, kappa - z * se), min(1.0, kappa + z * se), po, pe
+    Returns (kappa, lo, hi, po, pe); the bounds are NaN where that interval does not apply
+    (one shared trial, agreement on every trial, no spread), and kappa too when pe = 1 (every
+    label the same: agreement by chance is already perfect)."""
+    from blindtest.stats.agreement import kappa_with_se
+
+    found = kappa_with_se(first, second, confidence_level=confidence_level)
+    lo, hi = (found.interval.lo, found.interval.hi) if found.interval else (math.nan, math.nan)
+    return found.statistic, lo, hi, found.observed, found.expected
 
 
 def machine_vs_person(

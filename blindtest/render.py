@@ -110,6 +110,54 @@ def _technical_lines(report: ReportRecord) -> list[str]:
     return lines
 
 
+def _interval_words(found: Mapping[str, Any], what: str) -> str:
+    level, bounds = f"{found['confidence_level'] * 100:g}%", found["interval"]
+    return f"{level} {what} {_num(bounds['lo'])} to {_num(bounds['hi'])}"
+
+
+def _pair_words(pair: Mapping[str, Any]) -> str:
+    first, second = pair["judges"]
+    head = f"  {first} and {second}, {pair['n']} shared trials, the same answer on {pair['agreed']}"
+    if pair["statistic"] is None:
+        return f"{head}: {pair['statement']}."
+    kappa = f"Cohen's kappa {_num(pair['statistic'])}"
+    if pair.get("interval"):
+        kappa += f" ({_interval_words(pair, 'interval')})"
+    if pair["p_value"] is not None:
+        kappa += f", test of kappa = 0 {format_p(pair['p_value'])}"
+    if pair.get("statement"):
+        kappa += f"; {pair['statement']}"
+    return f"{head}: {kappa}."
+
+
+def agreement_text(agreement: Mapping[str, Any]) -> list[str]:
+    """The panel's agreement in words: alpha with its interval (or why it is not measured),
+    one line per pair of judges who share trials, and spec 002's caveat. Shared by the
+    screen and the HTML report."""
+    if "alpha" not in agreement:  # a report made before alpha: percent and kappa only
+        kappa = agreement.get("kappa") or {}
+        if not kappa:
+            return [f"Agreement: {agreement.get('statement') or 'not measured'}"]
+        return [
+            f"Agreement over {agreement['n_items']} shared trials: {kappa['method']} kappa "
+            f"{_num(kappa['statistic'])} ({kappa['label']}). {agreement['caveat']}"
+        ]
+    if not agreement["measurable"]:
+        return [f"Agreement not measured: {agreement['statement']}"]
+    alpha = agreement["alpha"]
+    if alpha["statistic"] is None:
+        head = f"Agreement over {agreement['n_items']} shared trials: {agreement['statement']}"
+    else:
+        shown = f"Krippendorff's alpha {_num(alpha['statistic'])} ({alpha['label']}"
+        if alpha.get("interval"):
+            shown += "; " + _interval_words(alpha, "bootstrap interval over trials")
+        head = (
+            f"Agreement over {agreement['n_items']} trials seen by two or more judges: {shown}), "
+            f"{pct(agreement['percent']['statistic'])} of pairs of answers identical."
+        )
+    return [head, *(_pair_words(p) for p in agreement["pairs"]), agreement["caveat"]]
+
+
 def _panel_lines(report: ReportRecord) -> list[str]:
     """Preference diagnostics: position bias (one line, whichever says most), agreement,
     breakdown by tag, other warnings."""
@@ -126,13 +174,8 @@ def _panel_lines(report: ReportRecord) -> list[str]:
             f"({pct(bias['statistic'])}, exact two-sided {format_p(bias['p_value'])})."
         )
     agreement = report.get("agreement")
-    if agreement and agreement.get("kappa"):
-        kappa = agreement["kappa"]
-        lines.append(
-            f"Agreement over {agreement['n_items']} shared trials: "
-            f"{pct(agreement['percent']['statistic'])} identical, {kappa['method']} kappa "
-            f"{_num(kappa['statistic'])} ({kappa['label']}). {agreement['caveat']}"
-        )
+    if agreement:
+        lines += agreement_text(agreement)
     elif report["protocol"] == "preference" and report.get("agreement", "absent") is None:
         lines.append("Agreement: not measured (one judge).")
     lines += by_tag_lines(report)

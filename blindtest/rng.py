@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Iterator, MutableSequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -70,3 +70,43 @@ class DesignRng:
 def fresh_seed() -> str:
     """A new random seed for a design that was not given one (recorded in the design)."""
     return secrets.token_hex(8)
+
+
+class IndexStream:
+    """Bulk uniform indices for resampling (a bootstrap over trials), derived from (seed, label).
+
+    Derivation: the first two words ``w0, w1`` of ``DesignRng(seed, label)`` make the 128-bit
+    integer ``w0 * 2**64 + w1``, which seeds numpy's ``PCG64`` (through ``SeedSequence``, as
+    ``PCG64(int)`` does). Its raw 64-bit outputs (``random_raw``, a stream numpy keeps stable
+    across versions, unlike ``Generator`` methods) are used in order with the same rejection
+    rule as ``randbelow``; ``take(rows, n)`` fills a ``rows x n`` array row by row, and the next
+    call continues the stream. Hashing each word, as ``DesignRng`` does, is too slow for the
+    millions a bootstrap over thousands of trials needs.
+    """
+
+    __slots__ = ("_bits",)
+
+    def __init__(self, seed: str, label: str) -> None:
+        import numpy as np
+
+        words = DesignRng(seed, label)._words
+        key = next(words) * _WORD + next(words)
+        self._bits = np.random.PCG64(key)
+
+    def take(self, rows: int, n: int) -> Any:
+        """A ``rows x n`` array of uniform integers in ``[0, n)`` (numpy int64)."""
+        import numpy as np
+
+        if n < 1:
+            raise ValueError(f"take needs n >= 1, got {n}")
+        need = rows * n
+        limit = np.uint64(_WORD - (_WORD % n))
+        kept: list[Any] = []
+        have = 0
+        while have < need:
+            raw = np.asarray(self._bits.random_raw(need - have), dtype=np.uint64)
+            good = raw[raw < limit]
+            kept.append(good)
+            have += good.size
+        values = np.concatenate(kept) if len(kept) > 1 else kept[0]
+        return (values % np.uint64(n)).astype(np.int64).reshape(rows, n)

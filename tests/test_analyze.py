@@ -12,6 +12,7 @@ import hashlib
 import itertools
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
@@ -24,7 +25,10 @@ from screen_text import flat, paragraphs
 
 from blindtest import artifacts
 from blindtest import judge as judging
+from blindtest.analysis.common import MIN_SHARED_TRIALS
+from blindtest.analysis.preference import _per_judge_needed
 from blindtest.analyze import AnalysisOptions, build_report, format_p, format_p_against
+from blindtest.assignment import assign, coverage
 from blindtest.design import LaunderSpec, Normalization
 from blindtest.slots import Slot
 from blindtest.stats import position_bias
@@ -638,6 +642,18 @@ def cohen_kappa(first: list[str], second: list[str]) -> float:
     return float((observed - expected) / (1 - expected))
 
 
+def nominal_alpha(units: list[list[str]]) -> Fraction:
+    """Krippendorff's alpha (nominal) in exact fractions, from the coincidence matrix."""
+    pairable = [u for u in units if len(u) >= 2]
+    n = sum(len(u) for u in pairable)
+    agreeing = sum(
+        Fraction(sum(u.count(c) * (u.count(c) - 1) for c in set(u)), len(u) - 1) for u in pairable
+    )
+    totals = Counter(v for u in pairable for v in u)
+    expected = 1 - Fraction(sum(t * (t - 1) for t in totals.values()), n * (n - 1))
+    return Fraction(1 - (1 - agreeing / n) / expected)
+
+
 def disagreeing_panel(design: Mapping[str, Any]) -> tuple[dict[int, str], dict[int, str]]:
     """Two judges, each choosing "left" exactly half the time, who agree on 8 of 20 trials."""
     a_left = [e["trial"] for e in design["arrangement"] if e["left"] == "A"]
@@ -660,14 +676,20 @@ def test_agreement_below_the_minimum_kappa_fails_the_run(tmp_path: Path) -> None
         preference_picks(design, alice) + preference_picks(design, bob, judge="bob"),
     )
     result, report = analyze(run)
-    kappa = cohen_kappa([alice[t] for t in range(1, 21)], [bob[t] for t in range(1, 21)])
+    first, second = [alice[t] for t in range(1, 21)], [bob[t] for t in range(1, 21)]
+    kappa = cohen_kappa(first, second)
     assert close(kappa, -0.2)
-    assert close(report["agreement"]["kappa"]["statistic"], kappa)
+    alpha = nominal_alpha([[a, b] for a, b in zip(first, second, strict=True)])
+    # Disagreement 12/20 over an expected 20/39 (40 values, 20 A and 20 B): 1 - 1.17.
+    assert alpha == Fraction(-17, 100)
+    assert close(report["agreement"]["alpha"]["statistic"], float(alpha))
+    assert close(report["agreement"]["pairs"][0]["statistic"], kappa)
     assert report["position_bias"]["flagged"] is False
     assert result.exit_code == 1
     assert report["verdict"] == "unusable"
-    assert "agreement: kappa -0.20 is below 0.2; the panel detected no shared signal" in (
-        result.stderr
+    assert (
+        "agreement: Krippendorff's alpha -0.17 is below 0.2; the panel detected no shared signal"
+        in result.stderr
     )
     # The threshold is an analysis option, recorded in the report.
     relaxed, report = analyze(run, "--min-kappa", "-0.5", "--force")
@@ -685,9 +707,87 @@ def test_judges_who_agree_pass_the_agreement_gate(tmp_path: Path) -> None:
     )
     result, report = analyze(run)
     assert result.exit_code == 0, result.stderr
-    assert report["agreement"]["kappa"]["statistic"] == 1.0
+    assert report["agreement"]["alpha"]["statistic"] == 1.0
+    assert report["agreement"]["pairs"][0]["statistic"] == 1.0
     assert report["gates_failed"] == []
     assert (report["wins"], report["losses"], report["ties"]) == (15, 3, 2)
+
+
+def dealt_panel(design: Mapping[str, Any], per_judge: int) -> list[dict[str, Any]]:
+    """Three reviewers dealt ``per_judge`` trials each: one answers left every time, one
+    right, one tie."""
+    names = ["lefty", "righty", "tied"]
+    deal = assign(design["seed"], design["trials"], names, per_judge)
+    answer = {"lefty": "left", "righty": "right", "tied": "tie"}
+    panel = {"reviewers": names, "per_judge": per_judge}
+    return [
+        {"trial": t, "judge": name, "pick": answer[name], "panel": panel}
+        for name in names
+        for t in deal[name]
+    ]
+
+
+def test_a_dealt_panel_that_never_agrees_fails_the_agreement_gate(tmp_path: Path) -> None:
+    # 3 x 8 places over 12 trials: every trial seen by two reviewers, no trial by all three.
+    run = write_design_run(tmp_path, make_design("preference", 12))
+    design = load(run)
+    picks = dealt_panel(design, 8)
+    write_picks(run / artifacts.PICKS, picks)
+    result, report = analyze(run)
+    agreement = report["agreement"]
+    assert agreement["n_items"] == 12
+    assert agreement["measurable"] is True
+    seen: dict[int, list[str]] = {}
+    for pick in picks:
+        entry = design["arrangement"][pick["trial"] - 1]
+        side = {"left": entry["left"], "right": "B" if entry["left"] == "A" else "A"}
+        seen.setdefault(pick["trial"], []).append(side.get(pick["pick"], "tie"))
+    alpha = nominal_alpha(list(seen.values()))
+    assert alpha < 0
+    assert close(agreement["alpha"]["statistic"], float(alpha))
+    interval = agreement["alpha"]["interval"]
+    assert interval["lo"] <= interval["hi"] < 0.2
+    assert {tuple(p["judges"]) for p in agreement["pairs"]} == {
+        ("lefty", "righty"), ("lefty", "tied"), ("righty", "tied")
+    }  # fmt: skip
+    assert result.exit_code == 1
+    assert report["verdict"] == "unusable"
+    assert any(g.startswith("agreement: Krippendorff's alpha") for g in report["gates_failed"])
+    assert "no side is preferred" not in result.stdout
+    assert "share no trial" not in result.stdout + result.stderr
+
+
+def test_a_panel_that_shares_too_few_trials_is_not_usable_and_says_the_per_judge_needed(
+    tmp_path: Path,
+) -> None:
+    # 3 x 5 places over 12 trials: 3 trials seen twice; 10 are needed, so --per-judge 8
+    # (3 x 8 - 12 = 12 shared).
+    run = write_design_run(tmp_path, make_design("preference", 12))
+    design = load(run)
+    write_picks(run / artifacts.PICKS, dealt_panel(design, 5))
+    result, report = analyze(run)
+    assert report["agreement"]["n_items"] == 3
+    assert report["agreement"]["measurable"] is False
+    assert report["agreement"]["per_judge_needed"] == 8
+    assert result.exit_code == 1
+    assert report["verdict"] == "unusable"
+    assert report["gates_failed"] == [
+        "agreement is not measured: Only 3 trials were seen by two or more judges; agreement "
+        "needs 10. Deal the 3 judges --per-judge 8 (of 12 trials) so that it can be measured."
+    ]
+    assert "--per-judge 8" in flat(result.stderr + result.stdout)
+
+
+def test_the_per_judge_suggested_does_give_enough_shared_trials() -> None:
+    for judges, trials in itertools.product(range(2, 7), range(2, 60)):
+        need = min(MIN_SHARED_TRIALS, trials)
+        per_judge = _per_judge_needed(judges, trials, need)
+        deal = assign("seed", trials, [f"j{i}" for i in range(judges)], per_judge)
+        counts = coverage(deal, trials)
+        assert sum(c >= 2 for c in counts.values()) >= need, (judges, trials)
+        if per_judge > 1:
+            smaller = assign("seed", trials, [f"j{i}" for i in range(judges)], per_judge - 1)
+            assert sum(c >= 2 for c in coverage(smaller, trials).values()) < need
 
 
 TAGGED = [

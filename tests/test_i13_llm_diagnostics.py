@@ -236,17 +236,20 @@ def test_i13_08_markdown_marks() -> None:
 
 def test_i13_09_kappa_interval_matches_the_textbook_table_and_mpmath() -> None:
     # Wikipedia's "Cohen's kappa" worked example: 50 items, yes/yes 20, yes/no 5, no/yes 10,
-    # no/no 15: po = 0.7, pe = 0.5, kappa = 0.4. Interval with Cohen's (1960) SE, by mpmath 1.3
-    # at 30 digits: se = sqrt(0.7*0.3/(50*0.25)) = 0.129614813968157;
-    # z = sqrt(2)*erfinv(0.95); bounds 0.145959632759553 and 0.654040367240447.
+    # no/no 15: po = 0.7, pe = 0.5, kappa = 0.4. Interval with Fleiss, Cohen and Everitt's
+    # (1969) SE, from statsmodels 0.15.0 cohens_kappa (tests/data/agreement_reference.py):
+    # se = 0.12699606293110033; bounds 0.151092290476661 and 0.6489077095233389.
     first = ["yes"] * 25 + ["no"] * 25
     second = ["yes"] * 20 + ["no"] * 5 + ["yes"] * 10 + ["no"] * 15
     kappa, lo, hi, po, pe = kappa_interval(first, second)
     assert po == pytest.approx(0.7)
     assert pe == pytest.approx(0.5)
     assert kappa == pytest.approx(0.4, rel=1e-12)
-    assert lo == pytest.approx(0.145959632759553, rel=1e-9)
-    assert hi == pytest.approx(0.654040367240447, rel=1e-9)
+    assert lo == pytest.approx(0.151092290476661, rel=1e-9)
+    assert hi == pytest.approx(0.6489077095233389, rel=1e-9)
+    # Agreement on every trial, or one trial: no zero-width interval, no bounds at all.
+    assert kappa_interval(["a", "b"], ["a", "b"])[:3] == (1.0, *kappa_interval(["a"], ["b"])[1:3])
+    assert math.isnan(kappa_interval(["a", "b"], ["a", "b"])[1])
     # Every label the same on both sides: chance agreement is perfect, kappa undefined.
     assert math.isnan(kappa_interval(["a"] * 3, ["a"] * 3)[0])
     with pytest.raises(ValueError, match="confidence_level must be in"):

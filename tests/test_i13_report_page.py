@@ -237,10 +237,11 @@ def test_i13_08_report_page_lists_leaking_and_unsure_judges_and_the_failed_gate(
     for leak in leaks:  # every one listed (the screen shows five)
         assert f"{leak['trial']} {leak['details']}" in section
     assert "below --min-confidence 20 (counted as ties, flagged for human review)" in section
-    # Two judges: agreement measured; a kappa below --min-kappa fails the result, marked.
+    # Two judges: agreement measured; an alpha below --min-kappa fails the result, marked.
     position = page.section("position")
-    kappa = report["agreement"]["kappa"]
-    assert f"{kappa['method']} kappa {kappa['statistic']:.2f}" in position
+    alpha = report["agreement"]["alpha"]
+    assert f"Krippendorff's alpha {alpha['statistic']:.2f}" in position
+    assert "bootstrap interval over trials" in position
     failed = [_squash(f) for f in page.marked["fail"]]
     for gate in report["gates_failed"]:
         assert f"FAILED: {_squash(gate)}" in failed

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from fractions import Fraction
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from blindtest.stats import (
@@ -13,9 +16,12 @@ from blindtest.stats import (
     cohen_kappa,
     fleiss_kappa,
     kappa_label,
+    kappa_with_se,
+    krippendorff_alpha,
     percent_agreement,
     position_bias,
 )
+from blindtest.stats.agreement import _alpha_from_weights
 
 
 def test_position_bias_is_flagged_when_significant() -> None:
@@ -150,3 +156,156 @@ def test_landis_koch_bands(kappa: float, label: str) -> None:
 def test_bad_arguments_are_refused(call: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()  # type: ignore[operator]
+
+
+# --------------------------------------------------------------- Krippendorff's alpha, FCE kappa
+
+REFERENCE = json.loads(
+    (Path(__file__).parent / "data" / "agreement_reference.json").read_text(encoding="utf-8")
+)
+# Krippendorff (2011), "Computing Krippendorff's alpha-reliability", section C: 4 coders x 12
+# units with missing values (None).
+K2011 = [
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, None, None, None],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, None, 3],
+    [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None],
+]
+
+
+def _units(rows: list[list[int | None]]) -> list[list[int]]:
+    return [[v for r in rows if (v := r[i]) is not None] for i in range(len(rows[0]))]
+
+
+def _exact_alpha(units: list[list[int]]) -> Fraction:
+    # Coincidence-matrix route (Krippendorff 2011, eqs. for nominal data) in exact fractions.
+    pairable = [u for u in units if len(u) >= 2]
+    n = sum(len(u) for u in pairable)
+    o_cc = sum(Fraction(sum(u.count(c) * (u.count(c) - 1) for c in set(u)), len(u) - 1)
+               for u in pairable)  # fmt: skip
+    totals = Counter(v for u in pairable for v in u)
+    d_o = 1 - o_cc / n
+    d_e = 1 - Fraction(sum(t * (t - 1) for t in totals.values()), n * (n - 1))
+    return Fraction(1 - d_o / d_e)
+
+
+def test_alpha_matches_krippendorffs_published_example_exactly() -> None:
+    result = krippendorff_alpha(_units(K2011))
+    exact = _exact_alpha(_units(K2011))
+    assert exact == Fraction(113, 152)  # 0.7434...; published as 0.743
+    assert round(result.statistic, 3) == 0.743
+    assert result.statistic == pytest.approx(float(exact), rel=1e-14)
+    assert result.statistic == pytest.approx(REFERENCE["alpha"]["krippendorff_2011"], rel=1e-12)
+    # Unit 12 has one value: not pairable, it drops out; 40 pairable values remain.
+    assert (result.n_units, result.n_values) == (11, 40)
+
+
+def test_alpha_of_a_dealt_panel_matches_the_krippendorff_package() -> None:
+    dealt = [
+        [0, 1, 0, None, 0, 1, None, 2, 0, 1, None, 0],
+        [0, None, 1, 1, 0, None, 2, 2, None, 1, 0, 1],
+        [None, 1, 0, 1, None, 0, 2, None, 1, None, 0, 0],
+    ]
+    result = krippendorff_alpha(_units(dealt))
+    assert result.statistic == pytest.approx(REFERENCE["alpha"]["dealt_panel"], rel=1e-12)
+    assert result.statistic == pytest.approx(float(_exact_alpha(_units(dealt))), rel=1e-14)
+
+
+def test_alpha_interval_is_recomputed_exactly_from_the_seed() -> None:
+    units = _units(K2011)
+    first = krippendorff_alpha(units, seed="design-seed")
+    again = krippendorff_alpha(units, seed="design-seed")
+    other = krippendorff_alpha(units, seed="another-seed")
+    assert first.interval == again.interval
+    assert first.interval != other.interval
+    assert first.interval is not None
+    assert first.interval.lo < first.statistic < first.interval.hi
+    assert first.resamples == 2000
+    assert krippendorff_alpha(units).interval is None  # no seed, no interval
+
+
+def test_alpha_is_undefined_when_everyone_uses_one_category() -> None:
+    result = krippendorff_alpha([["A", "A"], ["A", "A", "A"]], seed="s")
+    assert math.isnan(result.statistic)
+    assert result.interval is None
+    assert result.label == "undefined"
+    empty = krippendorff_alpha([["A"], ["B"]], seed="s")
+    assert empty.n_units == 0
+    assert math.isnan(empty.statistic)
+
+
+def test_alpha_bootstrap_interval_covers_the_panels_alpha() -> None:
+    # Each trial has a true answer drawn from pi; each judge copies it with probability r, else
+    # draws afresh from pi. Then P(agree) = r^2 + (1 - r^2) sum(pi^2) and chance agreement is
+    # sum(pi^2), so the panel's alpha is r^2. 3 judges dealt 2 per trial over 60 trials.
+    rng = np.random.default_rng(20261202)
+    sims, trials, resamples, r = 400, 60, 500, math.sqrt(0.5)
+    pi = np.array([0.45, 0.45, 0.10])
+    truth = rng.choice(3, size=(sims, trials), p=pi)
+    fresh = rng.choice(3, size=(sims, trials, 2), p=pi)
+    copy = rng.random((sims, trials, 2)) < r
+    votes = np.where(copy, truth[..., None], fresh)  # (sims, trials, 2)
+    counts = np.stack([(votes == c).sum(axis=2) for c in range(3)], axis=2).astype(float)
+    sizes = np.full(trials, 2.0)
+    covered = 0
+    for s in range(sims):
+        picks = rng.integers(0, trials, size=(resamples, trials))
+        weights = np.zeros((resamples, trials))
+        np.add.at(weights, (np.repeat(np.arange(resamples), trials), picks.ravel()), 1.0)
+        draws = _alpha_from_weights(weights, counts[s], sizes)[0]
+        lo, hi = np.nanquantile(draws, [0.025, 0.975])
+        covered += lo <= 0.5 <= hi
+    # Found 0.9425 with these seeds (400 panels, standard error about 0.011): close to the
+    # nominal 95%.
+    assert 0.90 <= covered / sims <= 0.98
+
+
+@pytest.mark.parametrize(
+    ("case", "first", "second"),
+    [
+        ("wikipedia", [0] * 25 + [1] * 25, [0] * 20 + [1] * 5 + [0] * 10 + [1] * 15),
+        ("one_sided", [0] * 36 + [1, 1, 0, 0], [0] * 36 + [0, 0, 1, 1]),
+        (
+            "three_categories",
+            [0, 0, 0, 1, 1, 2, 2, 0, 1, 2] * 3,
+            [0, 0, 1, 1, 1, 2, 0, 0, 2, 2] * 3,
+        ),
+    ],
+)
+def test_kappa_standard_error_is_fleiss_cohen_everitt(
+    case: str, first: list[int], second: list[int]
+) -> None:
+    # statsmodels 0.15.0 cohens_kappa; tests/data/agreement_reference.py.
+    want = REFERENCE["kappa"][case]
+    result = kappa_with_se(first, second)
+    assert result.statistic == pytest.approx(want["kappa"], rel=1e-12)
+    assert result.se == pytest.approx(want["se"], rel=1e-10)
+    assert result.se0 == pytest.approx(want["se0"], rel=1e-10)
+    assert result.interval is not None
+    assert result.interval.lo == pytest.approx(want["lo"], rel=1e-10)
+    assert result.interval.hi == pytest.approx(want["hi"], rel=1e-10)
+    assert result.p_value == pytest.approx(want["p_two_sided"], rel=1e-9)
+
+
+def test_one_sided_labels_get_a_narrow_interval_below_zero() -> None:
+    # 95% "left" from both, the rare label never shared: Cohen's simple SE gave (-1.0, 0.926).
+    result = kappa_with_se([0] * 36 + [1, 1, 0, 0], [0] * 36 + [0, 0, 1, 1])
+    assert result.interval is not None
+    assert (round(result.interval.lo, 3), round(result.interval.hi, 3)) == (-0.104, -0.001)
+
+
+def test_kappa_degenerate_cases_are_said_in_words() -> None:
+    everything = kappa_with_se(["a", "b", "a"], ["a", "b", "a"])
+    assert everything.statistic == 1.0
+    assert everything.interval is None
+    assert everything.statement is not None
+    assert "agreed on all 3 shared trials" in everything.statement
+    one = kappa_with_se(["a"], ["b"])
+    assert one.interval is None
+    assert one.statement == "one shared trial: too few for an interval or a test"
+    same = kappa_with_se(["a", "a"], ["a", "a"])
+    assert math.isnan(same.statistic)
+    assert same.statement is not None
+    assert "kappa is undefined" in same.statement
+    with pytest.raises(ValueError, match="confidence_level must be in"):
+        kappa_with_se(["a"], ["a"], confidence_level=1.0)

@@ -31,14 +31,20 @@ DIFF_LINE = "DIFFERS  {where}: recorded {recorded}, recomputed {recomputed}"
 
 
 def build(root: Path, protocol: str = "triangle", **options: Any) -> Path:
-    """A finished run: design, responses, trials, picks, audit and report."""
+    """A finished run: design, responses, trials, picks, audit and report (``"panel"``: a
+    preference run judged by two)."""
+    kind, protocol = protocol, "preference" if protocol == "panel" else protocol
     run = make_run(root, protocol, 20, prices={"A": (1.0, 5.0), "B": (0.5, 2.0)}, **options)
     design = load(run)
     picks = {
         "triangle": lambda: triangle_picks(design, 14),
         "pair": lambda: pair_picks(design, 15),
         "preference": lambda: preference_picks(design, balanced_outcomes(design, 12, 5)),
-    }[protocol]()
+        "panel": lambda: (
+            preference_picks(design, balanced_outcomes(design, 12, 5))
+            + preference_picks(design, balanced_outcomes(design, 11, 6), judge="bob")
+        ),
+    }[kind]()
     write_picks(run / artifacts.PICKS, picks)
     for stage in (("audit", run), ("analyze", run, "--quiet")):
         result = cli(*stage)
@@ -110,6 +116,18 @@ def test_a_clean_run_recomputes(clean: Path) -> None:
 def test_clean_pair_and_preference_runs_recompute(tmp_path: Path, protocol: str) -> None:
     result = verify(build(tmp_path, protocol))
     assert result.exit_code == 0, result.stdout
+
+
+def test_a_panels_agreement_interval_recomputes_exactly(tmp_path: Path) -> None:
+    run = build(tmp_path, "panel")
+    recorded = orjson.loads((run / artifacts.REPORT).read_bytes())["agreement"]
+    assert recorded["alpha"]["interval"] is not None
+    result = verify(run)
+    assert result.exit_code == 0, result.stdout
+    (run / artifacts.REPORT).unlink()
+    assert cli("analyze", run, "--quiet").exit_code == 0
+    again = orjson.loads((run / artifacts.REPORT).read_bytes())["agreement"]
+    assert again["alpha"] == recorded["alpha"]
 
 
 def test_a_run_with_only_design_and_picks_recomputes_but_is_incomplete(tmp_path: Path) -> None:

@@ -23,8 +23,13 @@ if TYPE_CHECKING:
 
 #: A bot whose excess over chance reaches this share of the judge's "largely explains" it.
 EXPLAINS_SHARE = 0.75
-#: Preference panels agreeing less than this (kappa) detected no shared signal.
+#: Preference panels agreeing less than this (Krippendorff's alpha; Landis and Koch's "slight"
+#: edge, once applied to kappa) detected no shared signal.
 MIN_KAPPA = 0.2
+#: Agreement is measured only over at least this many trials seen by two or more judges
+#: (every trial, in a smaller design); with fewer, alpha's interval is too wide for its gate to
+#: pass or fail on anything but noise.
+MIN_SHARED_TRIALS = 10
 #: Position bias is flagged when the left share deviates from 1/2 by more than this.
 POSITION_MARGIN = 0.1
 

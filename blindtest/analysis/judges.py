@@ -240,12 +240,17 @@ def agreement_section(
                 continue
             pairs.append(found.to_dict())
             kappa = found.to_dict()["kappa"]
-            shown = (
-                f"kappa {kappa['estimate']:.2f} (95% interval {kappa['lo']:.2f} to "
-                f"{kappa['hi']:.2f})"
-                if kappa["estimate"] is not None
-                else "kappa undefined (one label throughout)"
-            )
+            if kappa["estimate"] is None:
+                shown = "kappa undefined (one label throughout)"
+            elif kappa["lo"] is None:
+                shown = f"kappa {kappa['estimate']:.2f} (no large-sample interval: " + (
+                    "one shared trial)" if found.n == 1 else "it would have no width)"
+                )
+            else:
+                shown = (
+                    f"kappa {kappa['estimate']:.2f} (95% interval {kappa['lo']:.2f} to "
+                    f"{kappa['hi']:.2f})"
+                )
             lines.append(
                 f"{machine} vs {person}: the same pick on {found.agreed} of {found.n} trials "
                 f"both judged; {shown}"

@@ -3,11 +3,13 @@ gates (position bias, agreement) that make a run say nothing. Pure; opens no fil
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from blindtest.analysis.common import (
+    MIN_SHARED_TRIALS,
     AnalysisOptions,
     by_judge,
     excluded_reason,
@@ -24,9 +26,10 @@ from blindtest.scoring import (
 )
 from blindtest.sides import side_label
 from blindtest.stats import (
-    cohen_kappa,
-    fleiss_kappa,
+    AGREEMENT_CAVEAT,
     holm,
+    kappa_with_se,
+    krippendorff_alpha,
     percent_agreement,
     position_bias,
     preference_test,
@@ -36,7 +39,19 @@ if TYPE_CHECKING:
     from blindtest.records import Pick
 
 
+def _per_judge_needed(judges: int, trials: int, shared: int) -> int:
+    """The ``--per-judge`` under which ``judges`` reviewers dealt round the ring of ``trials``
+    (blindtest.assignment) give ``shared`` trials two or more reviewers: N x judges places
+    cover the ring once and then min(trials, N x judges - trials) trials a second time."""
+    return min(trials, -(-(trials + shared) // judges))
+
+
 def _agreement(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> JsonObject | None:
+    """Panel agreement over every trial two or more judges saw: Krippendorff's alpha (nominal;
+    a trial one judge saw drops out) with a bootstrap interval over those trials from the
+    design's ``"agreement"`` stream, percent agreement, and Cohen's kappa for each pair of
+    judges who share trials. ``measurable`` is False when fewer than ``MIN_SHARED_TRIALS``
+    trials (every trial, in a smaller design) were seen by two judges."""
     if len(judges) < 2:
         return None
     names = sorted(judges)
@@ -44,22 +59,48 @@ def _agreement(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> Js
         j: {p.trial: preferred_side(design, p.trial, p.pick) or "tie" for p in judges[j]}
         for j in names
     }
-    common = sorted(set.intersection(*(set(v) for v in votes.values())))
-    if not common:
-        return {"n_items": 0, "statement": "The judges share no trial; agreement is not measured."}
-    ratings = [[votes[j][t] for j in names] for t in common]
-    kappa = (
-        cohen_kappa([r[0] for r in ratings], [r[1] for r in ratings])
-        if len(names) == 2
-        else fleiss_kappa(ratings)
-    )
-    percent = percent_agreement(ratings)
-    return {
-        "percent": percent.to_dict(),
-        "kappa": kappa.to_dict(),
-        "n_items": len(common),
-        "caveat": kappa.caveat,
+    trials = sorted({t for v in votes.values() for t in v})
+    units = [[votes[j][t] for j in names if t in votes[j]] for t in trials]
+    shared = [u for u in units if len(u) >= 2]
+    need = min(MIN_SHARED_TRIALS, design["trials"])
+    alpha = krippendorff_alpha(units, seed=design["seed"], label="agreement")
+    pairs = []
+    for index, first in enumerate(names):
+        for second in names[index + 1 :]:
+            both = sorted(set(votes[first]) & set(votes[second]))
+            if not both:
+                continue
+            kappa = kappa_with_se([votes[first][t] for t in both], [votes[second][t] for t in both])
+            pairs.append({"judges": [first, second], **kappa.to_dict()})
+    found: JsonObject = {
+        "method": "Krippendorff's alpha, nominal (A, B, tie); trials one judge saw drop out",
+        "n_items": len(shared),
+        "n_judges": len(names),
+        "min_shared": need,
+        "measurable": len(shared) >= need,
+        "alpha": alpha.to_dict(),
+        "percent": percent_agreement(shared).to_dict() if shared else None,
+        "pairs": pairs,
+        "caveat": AGREEMENT_CAVEAT,
     }
+    if len(shared) < need:
+        per_judge = _per_judge_needed(len(names), design["trials"], need)
+        found["per_judge_needed"] = per_judge
+        found["statement"] = (
+            f"{_trials(len(shared))} seen by two or more judges; agreement needs {need}. "
+            f"Deal the {len(names)} judges --per-judge {per_judge} (of {design['trials']} "
+            "trials) so that it can be measured."
+        )
+    elif math.isnan(alpha.statistic):
+        found["statement"] = (
+            "Every judge gave the same answer on every shared trial: the panel is unanimous, "
+            "so agreement by chance is already total and alpha is undefined."
+        )
+    return found
+
+
+def _trials(n: int) -> str:
+    return {0: "No trial was", 1: "Only 1 trial was"}.get(n, f"Only {n} trials were")
 
 
 def _majority(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> dict[int, str]:
@@ -280,7 +321,9 @@ def _gate_problems(
 ) -> list[str]:
     """Spec 002's gates. Position bias fails the run when the exact test finds it (a margin
     alone would fail an unbiased judge a third of the time at n = 10); agreement fails it
-    when kappa is below ``min_kappa``."""
+    when Krippendorff's alpha is below ``min_kappa`` (``--min-kappa``, the rule the gate had
+    for kappa) or too few trials were shared to measure it; a unanimous panel (alpha undefined,
+    one answer throughout) passes."""
     problems = []
     who, pronoun = ("the judge", "it") if judges == 1 else ("judges", "they")
     if bias is not None and bias.significant:
@@ -289,10 +332,13 @@ def _gate_problems(
             f"({pct(bias.statistic)}, exact two-sided {format_p(bias.p_value)}); {pronoun} "
             "responded to position, so every win rate here is void."
         )
-    kappa = (agreement or {}).get("kappa", {}).get("statistic")
-    if kappa is not None and kappa < options.min_kappa:
+    if agreement is not None and not agreement["measurable"]:
+        problems.append(f"agreement is not measured: {agreement['statement']}")
+        return problems
+    alpha = (agreement or {}).get("alpha", {}).get("statistic")
+    if alpha is not None and alpha < options.min_kappa:
         problems.append(
-            f"agreement: kappa {kappa:.2f} is below {options.min_kappa:g}; the panel detected no "
-            "shared signal, so the win rate is noise however decisive it looks."
+            f"agreement: Krippendorff's alpha {alpha:.2f} is below {options.min_kappa:g}; the "
+            "panel detected no shared signal, so the win rate is noise however decisive it looks."
         )
     return problems

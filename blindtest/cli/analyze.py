@@ -39,7 +39,7 @@ from blindtest.cli._common import command, force_option, json_option, quiet_opti
     type=float,
     default=0.2,
     show_default=True,
-    help="Preference: agreement below this fails the run.",
+    help="Preference: panel agreement (Krippendorff's alpha) below this fails the run.",
 )
 @click.option(
     "--position-margin",

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.hints import placeholder_legend, stage_command
-from blindtest.render import dprime_text
+from blindtest.render import agreement_text, dprime_text
 from blindtest.reportfmt import format_p, pct
 
 #: The sentence of responses_sentences that discloses identity stripping.
@@ -172,18 +172,9 @@ def position(report: Mapping[str, Any]) -> dict[str, Any] | None:
                 f"exact two-sided {format_p(bias['p_value'])})",
             ]
         )
-    kappa = (agreement or {}).get("kappa")
-    if agreement and kappa:
-        rows.append(
-            [
-                "Agreement",
-                f"over {agreement['n_items']} shared trials: "
-                f"{pct(agreement['percent']['statistic'])} identical, {kappa['method']} kappa "
-                f"{kappa['statistic']:.2f} ({kappa['label']}). {agreement['caveat']}",
-            ]
-        )
-    elif agreement:
-        rows.append(["Agreement", str(agreement.get("statement") or "")])
+    if agreement:
+        rows += [["Agreement" if k == 0 else "", line] for k, line in enumerate(
+            agreement_text(agreement))]  # fmt: skip
     elif one_judge:
         rows.append(["Agreement", "not measured (one judge)."])
     return {"rows": rows, "gates": gates, "warnings": warnings}
@@ -222,9 +213,12 @@ def machine_vs_person(report: Mapping[str, Any]) -> dict[str, Any] | None:
                 pair["person"],
                 str(pair["n"]),
                 f"{pair['agreed']} of {pair['n']}",
-                f"{kappa['estimate']:.2f} (95% interval {kappa['lo']:.2f} to {kappa['hi']:.2f})"
-                if kappa.get("estimate") is not None
-                else "undefined (one label throughout)",
+                "undefined (one label throughout)"
+                if kappa.get("estimate") is None
+                else f"{kappa['estimate']:.2f} (no large-sample interval)"
+                if kappa.get("lo") is None
+                else f"{kappa['estimate']:.2f} (95% interval {kappa['lo']:.2f} to "
+                f"{kappa['hi']:.2f})",
             ]
         )
     return {"rows": rows, "lines": [str(s) for s in found.get("lines") or []]}

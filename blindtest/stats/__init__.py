@@ -14,12 +14,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from blindtest.stats.agreement import (
         AGREEMENT_CAVEAT,
+        ALPHA_RESAMPLES,
+        AlphaResult,
         KappaResult,
+        KappaTestResult,
         PercentAgreementResult,
         PositionBiasResult,
         cohen_kappa,
         fleiss_kappa,
         kappa_label,
+        kappa_with_se,
+        krippendorff_alpha,
         percent_agreement,
         position_bias,
     )
@@ -93,6 +98,11 @@ if TYPE_CHECKING:
 #: module (``bt-plan`` needs binomial tails only) does not load scipy.stats (start-up, issue 15).
 _HOME = {
     "AGREEMENT_CAVEAT": "blindtest.stats.agreement",
+    "ALPHA_RESAMPLES": "blindtest.stats.agreement",
+    "AlphaResult": "blindtest.stats.agreement",
+    "KappaTestResult": "blindtest.stats.agreement",
+    "kappa_with_se": "blindtest.stats.agreement",
+    "krippendorff_alpha": "blindtest.stats.agreement",
     "KappaResult": "blindtest.stats.agreement",
     "PercentAgreementResult": "blindtest.stats.agreement",
     "PositionBiasResult": "blindtest.stats.agreement",
@@ -171,14 +181,17 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AGREEMENT_CAVEAT",
+    "ALPHA_RESAMPLES",
     "MIN_MARGIN",
     "TRIANGLE_GUESS",
+    "AlphaResult",
     "BetaBinomialResult",
     "BinomialResult",
     "CrossingResult",
     "Interval",
     "JudgePanelResult",
     "KappaResult",
+    "KappaTestResult",
     "McNemarResult",
     "PairResult",
     "PercentAgreementResult",
@@ -207,6 +220,8 @@ __all__ = [
     "json_float",
     "judge_panel",
     "kappa_label",
+    "kappa_with_se",
+    "krippendorff_alpha",
     "log_e_value",
     "log_e_values",
     "lower_tail",

@@ -27,12 +27,17 @@ from blindtest.stats.intervals import (
 
 __all__ = [
     "AGREEMENT_CAVEAT",
+    "ALPHA_RESAMPLES",
+    "AlphaResult",
     "KappaResult",
+    "KappaTestResult",
     "PercentAgreementResult",
     "PositionBiasResult",
     "cohen_kappa",
     "fleiss_kappa",
     "kappa_label",
+    "kappa_with_se",
+    "krippendorff_alpha",
     "percent_agreement",
     "position_bias",
 ]
@@ -256,3 +261,224 @@ def fleiss_kappa(ratings: Sequence[Sequence[Hashable]]) -> KappaResult:
         statistic=kappa,
         label=kappa_label(kappa),
     )
+
+
+# --------------------------------------------------------------------------- Krippendorff's alpha
+
+#: Bootstrap resamples (of trials) behind alpha's interval.
+ALPHA_RESAMPLES = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class AlphaResult:
+    """Krippendorff's alpha for nominal data, ``1 - observed / expected disagreement``, over
+    the units (trials) that at least two judges rated; a unit one judge rated is not
+    pairable and drops out, which is how a dealt panel's missing cells are handled
+    (Krippendorff 2011, "Computing Krippendorff's alpha-reliability", section C).
+
+    ``statistic`` is NaN when the expected disagreement is 0 (every pairable value in one
+    category) or no unit is pairable. ``interval`` is the percentile bootstrap over units:
+    units drawn with replacement ``resamples`` times; resamples whose alpha is undefined
+    (one category throughout) are left out and counted in ``undefined_resamples``.
+    """
+
+    n_units: int
+    n_values: int
+    observed_disagreement: float
+    expected_disagreement: float
+    statistic: float
+    label: str
+    interval: Interval | None
+    confidence_level: float
+    resamples: int
+    undefined_resamples: int
+    caveat: str = AGREEMENT_CAVEAT
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able values."""
+        return result_to_dict(self)
+
+
+def _unit_table(units: Sequence[Sequence[Hashable]]) -> tuple[Any, Any]:
+    """Per pairable unit: its count of values ``m_u`` and its within-unit agreeing pairs over
+    ``m_u - 1``; and the unit-by-category count matrix."""
+    import numpy as np
+
+    kept = [list(u) for u in units if len(u) >= 2]
+    categories = sorted({v for u in kept for v in u}, key=repr)
+    index = {c: i for i, c in enumerate(categories)}
+    counts = np.zeros((len(kept), max(len(categories), 1)), dtype=np.float64)
+    for row, unit in enumerate(kept):
+        for value in unit:
+            counts[row, index[value]] += 1
+    return counts, np.array([len(u) for u in kept], dtype=np.float64)
+
+
+def _alpha_from_weights(weights: Any, counts: Any, sizes: Any) -> Any:
+    """Alpha for each row of ``weights`` (how many times each unit is taken); vectorised."""
+    import numpy as np
+
+    agreeing = (counts * (counts - 1)).sum(axis=1) / (sizes - 1)  # o_cc summed, per unit
+    n = weights @ sizes
+    totals = weights @ counts  # n_c
+    observed = 1.0 - (weights @ agreeing) / n
+    expected = 1.0 - (totals * (totals - 1)).sum(axis=1) / (n * (n - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alpha = np.where(expected > 0, 1.0 - observed / expected, np.nan)
+    return alpha, observed, expected
+
+
+def krippendorff_alpha(
+    units: Sequence[Sequence[Hashable]],
+    *,
+    seed: str | None = None,
+    label: str = "agreement",
+    confidence_level: float = 0.95,
+    resamples: int = ALPHA_RESAMPLES,
+) -> AlphaResult:
+    """Krippendorff's alpha (nominal); ``units[i]`` holds the values unit i received (any
+    number, missing ones simply absent). With ``seed``, a percentile bootstrap interval over
+    units from ``IndexStream(seed, label)``, so anyone holding the design recomputes it."""
+    import numpy as np
+
+    from blindtest.rng import IndexStream
+
+    if not 0.0 < confidence_level < 1.0:
+        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
+    counts, sizes = _unit_table(units)
+    n_units = len(sizes)
+    if n_units == 0:
+        return AlphaResult(0, 0, math.nan, math.nan, math.nan, "undefined", None,
+                           confidence_level, 0, 0)  # fmt: skip
+    one = np.ones((1, n_units))
+    alpha, observed, expected = (float(x[0]) for x in _alpha_from_weights(one, counts, sizes))
+    interval = None
+    undefined = 0
+    done = 0
+    if seed is not None and n_units >= 2 and not math.isnan(alpha):
+        stream = IndexStream(seed, label)
+        values = []
+        chunk = max(1, min(resamples, 4_000_000 // n_units))
+        while done < resamples:
+            rows = min(chunk, resamples - done)
+            picks = stream.take(rows, n_units)
+            weights = np.zeros((rows, n_units))
+            np.add.at(weights, (np.repeat(np.arange(rows), n_units), picks.ravel()), 1.0)
+            values.append(_alpha_from_weights(weights, counts, sizes)[0])
+            done += rows
+        draws = np.concatenate(values)
+        defined = draws[~np.isnan(draws)]
+        undefined = int(draws.size - defined.size)
+        tail = (1.0 - confidence_level) / 2
+        # Percentile bootstrap; numpy's default (linear) interpolation between order statistics.
+        lo, hi = np.quantile(defined, [tail, 1.0 - tail])
+        interval = Interval(alpha, float(lo), float(hi))
+    return AlphaResult(
+        n_units=n_units,
+        n_values=int(sizes.sum()),
+        observed_disagreement=observed,
+        expected_disagreement=expected,
+        statistic=alpha,
+        label=kappa_label(alpha),
+        interval=interval,
+        confidence_level=float(confidence_level),
+        resamples=done,
+        undefined_resamples=undefined,
+    )
+
+
+# ------------------------------------------------------- Cohen's kappa with the FCE standard error
+
+
+@dataclass(frozen=True, slots=True)
+class KappaTestResult:
+    """Cohen's kappa for two raters on ``n`` shared items, with Fleiss, Cohen and Everitt's
+    (1969, Psychological Bulletin 72:323-327) large-sample standard error ``se`` (the one
+    statsmodels' ``cohens_kappa`` and R's psych report), the Wald interval kappa +- z se
+    clipped to [-1, 1], and the test of kappa = 0 with the null standard error ``se0``
+    (two-sided normal p-value).
+
+    ``statement`` names a degenerate case in words and ``interval`` is then None: kappa
+    undefined (both raters used one and the same category throughout), one shared item, or a
+    standard error of 0 (agreement on every item), where a large-sample interval has no width.
+    """
+
+    n: int
+    agreed: int
+    observed: float
+    expected: float
+    statistic: float
+    se: float
+    se0: float
+    z: float
+    p_value: float
+    interval: Interval | None
+    confidence_level: float
+    label: str
+    statement: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able values."""
+        return result_to_dict(self)
+
+
+def kappa_with_se(
+    first: Sequence[Hashable], second: Sequence[Hashable], *, confidence_level: float = 0.95
+) -> KappaTestResult:
+    """Cohen's kappa with the Fleiss-Cohen-Everitt (1969) standard errors, interval and test."""
+    from scipy import stats
+
+    if len(first) != len(second) or not first:
+        raise ValueError(f"need two equal, non-empty label lists, got {len(first)}, {len(second)}")
+    if not 0.0 < confidence_level < 1.0:
+        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
+    n = len(first)
+    cells = Counter(zip(first, second, strict=True))
+    rows, cols = Counter(first), Counter(second)
+    labels = set(rows) | set(cols)
+    p = {key: count / n for key, count in cells.items()}
+    pr = {c: rows[c] / n for c in labels}
+    pc = {c: cols[c] / n for c in labels}
+    agreed = sum(cells[(c, c)] for c in labels)
+    po = agreed / n
+    pe = sum(pr[c] * pc[c] for c in labels)
+    nan = math.nan
+
+    def result(kappa: float, se: float, se0: float, z: float, pv: float,
+               interval: Interval | None, statement: str | None) -> KappaTestResult:  # fmt: skip
+        return KappaTestResult(n, agreed, po, pe, kappa, se, se0, z, pv, interval,
+                               float(confidence_level), kappa_label(kappa), statement)  # fmt: skip
+
+    if pe >= 1.0:
+        return result(nan, nan, nan, nan, nan, None,
+                      "both judges gave one and the same answer on every shared trial, so "
+                      "agreement by chance is already total and kappa is undefined")  # fmt: skip
+    kappa = (po - pe) / (1.0 - pe)
+    # Fleiss, Cohen and Everitt (1969), eq. 13 (any kappa) and eq. 14 (kappa = 0).
+    on = sum(p.get((c, c), 0.0) * (1.0 - (pr[c] + pc[c]) * (1.0 - kappa)) ** 2 for c in labels)
+    off = (1.0 - kappa) ** 2 * sum(v * (pc[a] + pr[b]) ** 2 for (a, b), v in p.items() if a != b)
+    var = (on + off - (kappa - pe * (1.0 - kappa)) ** 2) / (n * (1.0 - pe) ** 2)
+    var0 = (pe + pe**2 - sum(pr[c] * pc[c] * (pr[c] + pc[c]) for c in labels)) / (
+        n * (1.0 - pe) ** 2
+    )
+    # Rounding can leave a true zero a hair below it.
+    se, se0 = math.sqrt(max(var, 0.0)), math.sqrt(max(var0, 0.0))
+    z = kappa / se0 if se0 > 0 else nan
+    pv = float(2.0 * stats.norm.sf(abs(z))) if se0 > 0 else nan
+    if n == 1:
+        return result(kappa, nan, nan, nan, nan, None,
+                      "one shared trial: too few for an interval or a test")  # fmt: skip
+    if se <= 1e-12:
+        statement = (
+            f"the judges agreed on all {n} shared trials; a large-sample interval has no width "
+            "here, so none is given"
+            if agreed == n
+            else "no answer was used by both judges, so kappa has no spread to estimate and "
+            "no large-sample interval is given"
+            if pe == 0.0
+            else "the standard error is 0, so no large-sample interval is given"
+        )
+        return result(kappa, se, se0, z, pv, None, statement)
+    half = float(stats.norm.ppf(0.5 + confidence_level / 2)) * se
+    interval = Interval(kappa, max(-1.0, kappa - half), min(1.0, kappa + half))
+    return result(kappa, se, se0, z, pv, interval, None)
