@@ -55,6 +55,12 @@ def _check_numbers(timeout: float, rpm: float | None) -> None:
     help="Cap on requests started per minute, per endpoint.",
 )
 @_common.side_transport_options
+@click.option(
+    "--refetch-changed",
+    is_flag=True,
+    help="Ask again for the slots whose answer on disk was made for another request (the "
+    "design was edited since); the old rows stay in responses.jsonl, no longer counted.",
+)
 @click.option("--price-a", metavar="IN,OUT", help="Side A price, dollars per million tokens.")
 @click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens.")
 @click.option("--price-launder", metavar="IN,OUT", help="Laundering model price.")
@@ -70,6 +76,7 @@ def generate(
     price_a: str | None,
     price_b: str | None,
     price_launder: str | None,
+    refetch_changed: bool,
     quiet: bool,
     **batch: Any,
 ) -> None:
@@ -87,6 +94,11 @@ def generate(
     sides = lib.side_transport(batch)  # --a-concurrency, --b-rpm, --a-header-env...
     given = lib.parse_prices({"A": price_a, "B": price_b, "launder": price_launder})
     if _batch.wanted(batch):
+        if refetch_changed:
+            raise BadInput(
+                "--refetch-changed asks live: give it without --batch-export, --batch-import "
+                "and --batch"
+            )
         _batch.dispatch(run_dir, batch, given, quiet, timeout)
         return
     lib.steady_heap()  # a long run's peak memory stays near its start (issue 15)
@@ -111,7 +123,9 @@ def generate(
             on_progress=_ProgressLine() if not quiet and sys.stderr.isatty() else None,
             read_row=read_row,
         )
-        options = lib.FetchOptions(concurrency, timeout, rpm, max_retries, **sides)
+        options = lib.FetchOptions(
+            concurrency, timeout, rpm, max_retries, **sides, refetch_changed=refetch_changed
+        )
         trials = lib.generate_stage(
             loaded.design, loaded.sha256, existing, _previous(run_dir), given, options, io
         )
