@@ -1420,8 +1420,10 @@ class FetchOptions:
 
 def side_transport(given: dict[str, Any]) -> dict[str, Any]:
     """``FetchOptions`` keywords from the per-side transport options, popped from ``given``
-    (``a_concurrency``, ``b_rpm``, ``a_header_env``...; None or empty: not given)."""
+    (``a_concurrency``, ``b_rpm``, ``a_header_env``...; None or empty: not given), and
+    ``refetch_changed`` (False when not given)."""
     found: dict[str, Any] = {"side_concurrency": {}, "side_rpm": {}, "header_env": {}}
+    found["refetch_changed"] = bool(given.pop("refetch_changed", False))
     for side in SIDES:
         lower = side.lower()
         concurrency = given.pop(f"{lower}_concurrency", None)

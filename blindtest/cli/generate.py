@@ -55,12 +55,7 @@ def _check_numbers(timeout: float, rpm: float | None) -> None:
     help="Cap on requests started per minute, per endpoint.",
 )
 @_common.side_transport_options
-@click.option(
-    "--refetch-changed",
-    is_flag=True,
-    help="Ask again for the slots whose answer on disk was made for another request (the "
-    "design was edited since); the old rows stay in responses.jsonl, no longer counted.",
-)
+@_common.refetch_option
 @click.option("--price-a", metavar="IN,OUT", help="Side A price, dollars per million tokens.")
 @click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens.")
 @click.option("--price-launder", metavar="IN,OUT", help="Laundering model price.")
@@ -76,7 +71,6 @@ def generate(
     price_a: str | None,
     price_b: str | None,
     price_launder: str | None,
-    refetch_changed: bool,
     quiet: bool,
     **batch: Any,
 ) -> None:
@@ -91,14 +85,9 @@ def generate(
     from blindtest.outputs import imported_text
 
     _check_numbers(timeout, rpm)
-    sides = lib.side_transport(batch)  # --a-concurrency, --b-rpm, --a-header-env...
+    sides = lib.side_transport(batch)  # --a-concurrency, --b-rpm, --refetch-changed...
     given = lib.parse_prices({"A": price_a, "B": price_b, "launder": price_launder})
-    if _batch.wanted(batch):
-        if refetch_changed:
-            raise BadInput(
-                "--refetch-changed asks live: give it without --batch-export, --batch-import "
-                "and --batch"
-            )
+    if _batch.wanted(batch, sides["refetch_changed"]):
         _batch.dispatch(run_dir, batch, given, quiet, timeout)
         return
     lib.steady_heap()  # a long run's peak memory stays near its start (issue 15)
@@ -123,9 +112,7 @@ def generate(
             on_progress=_ProgressLine() if not quiet and sys.stderr.isatty() else None,
             read_row=read_row,
         )
-        options = lib.FetchOptions(
-            concurrency, timeout, rpm, max_retries, **sides, refetch_changed=refetch_changed
-        )
+        options = lib.FetchOptions(concurrency, timeout, rpm, max_retries, **sides)
         trials = lib.generate_stage(
             loaded.design, loaded.sha256, existing, _previous(run_dir), given, options, io
         )
