@@ -1649,12 +1649,21 @@ def _stale_counts(design: DesignRecord, stale: Mapping[str, int]) -> tuple[int, 
 def stale_rows_error(design: DesignRecord, stale: Mapping[str, int]) -> str:
     """Why answers on disk are not reused: how many, whose, and the two ways on."""
     total, named = _stale_counts(design, stale)
-    if design["source"]["kind"] == "dirs":
-        made = "were read from another file than their slot names now"
+    dirs = design["source"]["kind"] == "dirs"
+    if total == 1:
+        made = "answer on disk was " + (
+            "read from another file than its slot names now"
+            if dirs
+            else "made for another request than its slot makes now"
+        )
     else:
-        made = "were made for another request than their slot makes now"
+        made = "answers on disk were " + (
+            "read from other files than their slots name now"
+            if dirs
+            else "made for other requests than their slots make now"
+        )
     return (
-        f"{artifacts.RESPONSES}: {total} answers on disk {made} ({named}; the design changed "
+        f"{artifacts.RESPONSES}: {total} {made} ({named}; the design changed "
         "since they were recorded); use a new run directory, "
         "or rerun with --refetch-changed to ask for those slots again (the old rows stay in "
         f"{artifacts.RESPONSES}, no longer counted)"

@@ -393,9 +393,10 @@ def _check_requests(v: _Verifier, design: DesignRecord) -> None:
     first = ", ".join(name for name, *_ in bad) + (", ..." if count > len(bad) else "")
     v.result.differences.append(
         Summary(
-            f"{artifacts.RESPONSES}: {count} answers were made for another request than their "
-            f"slot makes now (the design changed since): {first}; rerun bt-generate with "
-            "--refetch-changed, or use a new run directory",
+            f"{artifacts.RESPONSES}: {count} of the answers that count "
+            f"{'was' if count == 1 else 'were'} made for another request than the design asks "
+            f"now (it changed since): {first}; rerun bt-generate with --refetch-changed, or use "
+            "a new run directory",
             count,
             0,
         )

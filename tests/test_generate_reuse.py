@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from test_from_dirs import candidates
 from test_generate import make_design, rows
 
 from blindtest import artifacts
@@ -62,8 +63,8 @@ def test_an_edited_model_refuses_the_rerun_naming_the_count_the_side_and_the_fix
     result = invoke("generate", run)
     assert result.exit_code == 2, result.stderr
     assert result.stderr.strip() == (
-        "blindtest: error: responses.jsonl: 10 answers on disk were made for another request "
-        "than their slot makes now (side B: 10; the design changed since they were recorded); "
+        "blindtest: error: responses.jsonl: 10 answers on disk were made for other requests "
+        "than their slots make now (side B: 10; the design changed since they were recorded); "
         "use a new run directory, or rerun with --refetch-changed to ask for those slots "
         "again (the old rows stay in responses.jsonl, no longer counted)"
     )
@@ -71,7 +72,10 @@ def test_an_edited_model_refuses_the_rerun_naming_the_count_the_side_and_the_fix
     assert simulator.requests == []  # nothing asked
     verified = invoke("verify", run)
     assert verified.exit_code == 1
-    assert "10 answers were made for another request than their slot makes now" in (verified.stdout)
+    assert (
+        "responses.jsonl: 10 of the answers that count were made for another request than the "
+        "design asks now (it changed since): trial 1 slot"
+    ) in verified.stdout
     assert "verified" not in verified.stdout.splitlines()[-1]
 
 
@@ -118,7 +122,7 @@ def test_an_edited_side_parameter_is_a_changed_request_too(
     edit_design(run, set_top_p)
     result = invoke("generate", run)
     assert result.exit_code == 2
-    assert "6 answers on disk were made for another request" in result.stderr
+    assert "6 answers on disk were made for other requests" in result.stderr
     assert "(side A: 6;" in result.stderr
 
 
@@ -138,7 +142,7 @@ def test_rows_without_a_request_hash_still_verify_and_are_checked_by_their_model
     edit_design(run, b_to_large)
     refused = invoke("generate", run)
     assert refused.exit_code == 2
-    assert "6 answers on disk were made for another request" in refused.stderr
+    assert "6 answers on disk were made for other requests" in refused.stderr
     verified = invoke("verify", run)
     assert verified.exit_code == 1
     assert "responses.jsonl trial" in verified.stdout
@@ -164,7 +168,7 @@ def test_batch_export_refuses_changed_answers_and_imported_rows_record_the_expor
     edit_design(run, b_to_large)
     refused = invoke("generate", run, "--batch-export", tmp_path / "again.jsonl")
     assert refused.exit_code == 2
-    assert "6 answers on disk were made for another request" in refused.stderr
+    assert "6 answers on disk were made for other requests" in refused.stderr
     assert not (tmp_path / "again.jsonl").exists()
     both = invoke("generate", run, "--refetch-changed", "--batch-export", tmp_path / "x.jsonl")
     assert both.exit_code == 2
@@ -172,3 +176,65 @@ def test_batch_export_refuses_changed_answers_and_imported_rows_record_the_expor
         "blindtest: error: --refetch-changed asks live: give it without --batch-export, "
         "--batch-import and --batch"
     )
+
+
+def test_refetched_answers_are_laundered_again_and_the_run_verifies(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    launder = ("--launder", "sim-launder", "--launder-url", simulator.base_url)
+    make_design(invoke, run, simulator, tmp_path, "--protocol", "pair", *launder, trials=6)
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    assert all("request_sha256" in row for row in rows(run))
+    edit_design(run, b_to_large)
+    refused = invoke("generate", run)
+    assert refused.exit_code == 2
+    assert "(side B: 6; the design changed" in refused.stderr  # not their laundering again
+    simulator.reset()
+    result = invoke("generate", run, "--refetch-changed", "--quiet")
+    assert result.exit_code == 0, result.stderr
+    models = sorted(r.json()["model"] for r in simulator.requests)
+    assert models == ["sim-large"] * 6 + ["sim-launder"] * 6
+    assert invoke("verify", run).exit_code == 0
+
+
+def test_an_edited_launder_model_refuses_the_laundered_rows(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    launder = ("--launder", "sim-launder", "--launder-url", simulator.base_url)
+    make_design(invoke, run, simulator, tmp_path, "--protocol", "pair", *launder, trials=6)
+    assert invoke("generate", run, "--quiet").exit_code == 0
+
+    def other_launderer(design: dict[str, Any]) -> None:
+        design["normalization"]["launder"]["model"] = "sim-small"
+
+    edit_design(run, other_launderer)
+    refused = invoke("generate", run)
+    assert refused.exit_code == 2
+    assert "12 answers on disk were made for other requests" in refused.stderr
+    assert "(laundering: 12;" in refused.stderr
+    assert invoke("verify", run).exit_code == 1
+
+
+def test_from_dirs_rows_record_the_hash_of_the_file_they_were_read_from(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    a, b = candidates(tmp_path, variants=False)
+    run = tmp_path / "run"
+    made = invoke("design", run, "--from-dirs", a, b, "--protocol", "pair", "--trials", "6")
+    assert made.exit_code == 0, made.stderr
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    folders = {"A": a, "B": b}
+    for row in rows(run):
+        data = (folders[row["side"]] / row["prompt_id"]).read_bytes()
+        assert row["source_sha256"] == hashlib.sha256(data).hexdigest()
+    assert invoke("verify", run).exit_code == 0
+
+    def other_file(design: dict[str, Any]) -> None:
+        design["source"]["files"]["q1.md"]["B"]["0"] = "0" * 64
+
+    edit_design(run, other_file)
+    refused = invoke("generate", run)
+    assert refused.exit_code == 2
+    assert "1 answer on disk was read from another file than its slot names now" in (refused.stderr)
