@@ -238,3 +238,25 @@ def test_from_dirs_rows_record_the_hash_of_the_file_they_were_read_from(
     refused = invoke("generate", run)
     assert refused.exit_code == 2
     assert "1 answer on disk was read from another file than its slot names now" in (refused.stderr)
+
+
+def test_the_request_hash_of_an_unchanged_design_never_drifts() -> None:
+    """Pinned: a change to how bodies are built changes every recorded hash, and with it every
+    run on disk would stop resuming and verifying; such a change must be deliberate."""
+    from blindtest.generate import SlotRequests
+    from blindtest.slots import Work, iter_slots
+
+    from report_runs import make_design
+
+    design = make_design("triangle", 20)
+    requests = SlotRequests(design)
+    first = Work(next(iter_slots(design)), "generate")
+    body = requests.body(first)
+    assert body["seed"] == 1561550794
+    assert requests.determined_by(first) == (
+        "request_sha256",
+        hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest(),
+    )
+    assert requests.determined_by(first)[1] == (
+        "8381eea8e3005d90ce57d1a363bc70b8b7b1b35d1891cc205d1a0cf00f26deaa"
+    )
