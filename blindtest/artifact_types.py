@@ -135,6 +135,8 @@ class ResponseRow(_ResponseRequired, total=False):
     seed: int | None
     prompt_id: str
     served_model: str | None
+    request_sha256: str
+    source_sha256: str
     reasoning: str
     identity_stripped: dict[str, int]
 

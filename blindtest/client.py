@@ -52,6 +52,7 @@ from blindtest.errors import (
     RateLimited,
 )
 from blindtest.retry import DEFAULT_POLICY, RetryPolicy, SupportsRandom, next_delay, should_retry
+from blindtest.sides import RESERVED_PARAMS
 from blindtest.wire import (
     USABLE_KINDS,
     BodyKind,
@@ -171,6 +172,10 @@ class Endpoint:
         _bad(p is not None and not (0.0 <= p <= 1.0), f"top_p must be in [0, 1], got {p}")
         n = self.max_tokens
         _bad(n is not None and n < 1, f"max_tokens must be >= 1, got {n}")
+        nested = (self.extra or {}).get("extra_body")
+        fields = nested if isinstance(nested, Mapping) else {}
+        owned = sorted(RESERVED_PARAMS.intersection(fields))
+        _bad(bool(owned), f"extra_body sets {', '.join(owned)}, which blindtest sets itself")
         _bad(
             self.max_tokens_field not in ("max_tokens", "max_completion_tokens"),
             f"max_tokens_field must be max_tokens or max_completion_tokens, "

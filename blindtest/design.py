@@ -50,7 +50,7 @@ from blindtest.sides import (
     check_template,
     effective_temperature,
     identity_terms,
-    parse_param,
+    parse_params,
     read_text_option,
 )
 
@@ -625,10 +625,7 @@ def _side_spec(r: DesignRequest, side: str, model: str, url: str, key_env: str) 
     temperature = own("temperature")
     max_tokens = own("max_tokens")
     system = own("system")
-    params: dict[str, Any] = {}
-    for item in own("param"):
-        key, value = parse_param(f"--{lower}-param", item)
-        params[key] = value
+    params = parse_params(f"--{lower}-param", own("param"))
     return ModelSpec(
         model,
         url,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import math
 import os
 import sys
@@ -27,6 +28,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypedDict, cast
+
+import orjson
 
 from blindtest import artifacts
 from blindtest.artifact_types import (
@@ -198,6 +201,59 @@ def endpoints_for(
     return endpoints
 
 
+# --------------------------------------------------------------------------- what determined a row
+
+#: The row fields that say what determined an answer (the request, or the imported file).
+DETERMINED_BY = ("request_sha256", "source_sha256")
+
+
+def request_sha256(body: Mapping[str, object]) -> str:
+    """SHA-256 of a request body in canonical form (orjson, keys sorted at every level, no
+    spaces): the same request gives the same hash whatever order its fields were set in."""
+    return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+class SlotRequests:
+    """What each slot asks for now, by the design: the body a live run sends (the per-slot
+    seed included, also where the server refuses seeds: the row's ``seed`` says what was
+    sent), the same body a batch export writes; and which row fields and values record it."""
+
+    def __init__(self, design: DesignRecord) -> None:
+        self.design = design
+        self.imported = design["source"]["kind"] == "dirs"
+        self._endpoints = endpoints_for(design, environ={})  # the bodies only: no key is read
+        self._text = prompt_texts(design)
+
+    def body(self, work: Work) -> dict[str, object]:
+        if work.stage == LAUNDER:
+            messages: Any = launder_messages(work.source or "")
+            return self._endpoints[LAUNDER].request_body(messages)
+        slot = work.slot
+        seed = slot_seed(self.design["seed"], slot.trial, slot.slot)
+        text = self._text(slot.prompt_id)
+        messages = messages_for(self.design, text, slot.side, slot.prompt_id)
+        return self._endpoints[slot.side].request_body(messages, seed=seed)
+
+    def determined_by(self, work: Work) -> tuple[str, str]:
+        """(field, hex SHA-256) a row for ``work`` records: the request's hash, or for a
+        --from-dirs answer the hash of the file it was read from (as the design holds it)."""
+        if self.imported and work.stage != LAUNDER:
+            files = self.design["source"]["files"][work.slot.prompt_id][work.slot.side]
+            return "source_sha256", str(files[_variant_for(self.design, work.slot)])
+        return "request_sha256", request_sha256(self.body(work))
+
+    def model(self, work: Work) -> str:
+        return _role_model(self.design, LAUNDER if work.stage == LAUNDER else work.slot.side)
+
+    def matches(self, row: Mapping[str, Any], work: Work) -> bool:
+        """Whether ``row`` answers what ``work`` asks now. A row from before rows recorded
+        their request (no hash) is checked by the model it names."""
+        if not any(key in row for key in DETERMINED_BY):
+            return bool(row.get("model") == self.model(work))
+        key, expected = self.determined_by(work)
+        return bool(row.get(key) == expected)
+
+
 # --------------------------------------------------------------------------- records
 
 
@@ -262,9 +318,27 @@ def _row(
 
 
 def response_record(
+    design: DesignRecord,
+    work: Work,
+    completion: Completion,
+    model: str,
+    requests: SlotRequests | None = None,
+) -> ResponseRow:
+    """The ``responses.jsonl`` row for one finished request (answer or explicit failure);
+    with ``requests``, the row records the hash of the request it answers."""
+    row = _response_row(design, work, completion, model)
+    if requests is not None:
+        key, digest = requests.determined_by(work)
+        if key == "source_sha256":
+            row["source_sha256"] = digest
+        else:
+            row["request_sha256"] = digest
+    return row
+
+
+def _response_row(
     design: DesignRecord, work: Work, completion: Completion, model: str
 ) -> ResponseRow:
-    """The ``responses.jsonl`` row for one finished request (answer or explicit failure)."""
     usage = completion.usage
     measured: _Measured = {
         "finish_reason": completion.finish_reason,
@@ -413,18 +487,28 @@ class _StageRows(Mapping[tuple[int, int], ResponseRow]):
 class Ledger:
     """What bt-generate keeps of ``responses.jsonl`` while it runs, in a few bytes per slot
     (issue 15: 90,000 slots, and no row held): per slot and stage, whether it is answered
-    and a reference to the row that counts (the ok row, else the latest failure row), read
-    back by ``read_row`` when a row is needed (a launder source, the blinded view, why a slot
-    failed). Answers like ``SlotState`` (``generated``, ``laundered``, ``answered``)."""
+    and a reference to the row that counts (the latest ok row, else the latest failure row),
+    read back by ``read_row`` when a row is needed (a launder source, the blinded view, why a
+    slot failed). Answers like ``SlotState`` (``generated``, ``laundered``, ``answered``).
 
-    def __init__(self, design: DesignRecord, read_row: ReadRow) -> None:
+    With ``requests``, a slot is answered only when its latest ok row answers the request the
+    slot makes now (:meth:`SlotRequests.matches`); one that answers another request (the
+    design was edited) is *stale*: counted by :meth:`stale`, and pending like a missing slot.
+    A newer answer of a slot makes its laundering pending again."""
+
+    def __init__(
+        self, design: DesignRecord, read_row: ReadRow, requests: SlotRequests | None = None
+    ) -> None:
         self.design = design
         self.options = protocol_of(design).options
         self.position = trial_positions(design)
         size = len(design["arrangement"]) * self.options
         self.refs = {stage: array("q", [-1]) * size for stage in ("generate", LAUNDER)}
         self.ok = {stage: bytearray(size) for stage in ("generate", LAUNDER)}
+        #: Per slot and stage: some ok row is held (current or stale).
+        self.held = {stage: bytearray(size) for stage in ("generate", LAUNDER)}
         self.read_row = read_row
+        self.requests = requests
         self.generated = _StageRows(self, "generate")
         self.laundered = _StageRows(self, LAUNDER)
 
@@ -440,18 +524,64 @@ class Ledger:
             for slot in range(1, self.options + 1):
                 yield trial, slot, position * self.options + slot - 1
 
-    def record(self, row: Mapping[str, Any], ref: int) -> bool:
-        """Take one more row (in file order); True when it answers its slot for the first
-        time (a later failure row cannot undo an answer)."""
+    def record(self, row: Mapping[str, Any], ref: int, current: bool | None = None) -> bool:
+        """Take one more row (in file order); True when it answers its slot, as the slot asks
+        now, where it did not before (a later failure row cannot undo an answer).
+        ``current``: whether it answers what its slot asks now, when the caller knows (a row
+        just made for it); else it is checked."""
         stage = LAUNDER if row.get("stage") == LAUNDER else "generate"
         index = self.index(row["trial"], row["slot"])
-        if index is None or self.ok[stage][index]:
+        if index is None:
             return False
+        if row["status"] != "ok":
+            if not self.held[stage][index]:
+                self.refs[stage][index] = ref
+            return False
+        if current is None:
+            current = self._current(row, stage, index)
+        was = self.ok[stage][index]
         self.refs[stage][index] = ref
-        if row["status"] == "ok":
-            self.ok[stage][index] = 1
+        self.held[stage][index] = 1
+        self.ok[stage][index] = current
+        if stage == "generate" and self.held[LAUNDER][index]:
+            # A newer answer: the laundering of the one it replaces no longer counts.
+            self.refs[LAUNDER][index] = -1
+            self.held[LAUNDER][index] = self.ok[LAUNDER][index] = 0
+        return current and not was
+
+    def _current(self, row: Mapping[str, Any], stage: str, index: int) -> bool:
+        if self.requests is None:
             return True
-        return False
+        slot = Slot(row["trial"], row["slot"], row["side"], self._prompt_id(index))
+        if stage != LAUNDER:
+            return self.requests.matches(row, Work(slot, "generate"))
+        if not self.ok["generate"][index]:
+            return False  # the laundering of an answer that no longer counts
+        source = original_text(self.read_row(self.refs["generate"][index]))
+        return self.requests.matches(row, Work(slot, LAUNDER, source))
+
+    def _prompt_id(self, index: int) -> str:
+        arrangement: Any = self.design["arrangement"]
+        position = index // self.options
+        if isinstance(arrangement, Columns):
+            return str(arrangement.value(position, "prompt_id"))
+        return str(arrangement[position]["prompt_id"])
+
+    def stale(self) -> dict[str, int]:
+        """Slots whose latest answer answers another request than the slot makes now, per
+        role (``A``, ``B``, ``launder``; the laundering of a stale answer is not counted)."""
+        counts: dict[str, int] = {}
+        protocol = protocol_of(self.design)
+        for position, entry in enumerate(_arrangement_entries(self.design)):
+            sides = protocol.slot_sides(entry)
+            for number, side in enumerate(sides):
+                index = position * self.options + number
+                for stage, role in (("generate", side), (LAUNDER, LAUNDER)):
+                    if self.held[stage][index] and not self.ok[stage][index]:
+                        if stage == LAUNDER and not self.ok["generate"][index]:
+                            continue
+                        counts[role] = counts.get(role, 0) + 1
+        return counts
 
     def answered(self, slot: Slot, stage: str) -> ResponseRow | None:
         index = self.index(slot.trial, slot.slot)
@@ -491,6 +621,13 @@ class Ledger:
 
     def missing(self) -> int:
         return sum(1 for _ in self.pending())
+
+
+def _arrangement_entries(design: DesignRecord) -> Iterator[Mapping[str, Any]]:
+    arrangement: Any = design["arrangement"]
+    if isinstance(arrangement, Columns):
+        return (arrangement[i] for i in range(len(arrangement)))
+    return iter(arrangement)
 
 
 def check_row_fits(
@@ -587,7 +724,8 @@ def _variant_for(design: DesignRecord, slot: Slot) -> str:
 def import_rows(
     design: DesignRecord, state: SlotState | Ledger, read: Callable[[str, str, str], str]
 ) -> list[ResponseRow]:
-    """``responses.jsonl`` rows for a --from-dirs design's unanswered slots.
+    """``responses.jsonl`` rows for a --from-dirs design's unanswered slots (``state``'s
+    answered slots are skipped: a ``Ledger``'s answers are the rows still current).
 
     ``read(side, item, variant)`` returns a file's text (``outputs.imported_text`` refuses a
     file that changed since the design).
@@ -604,9 +742,14 @@ def import_rows(
     for slot in iter_slots(design):
         if state.answered(slot, "generate") is not None:
             continue
-        raw = read(slot.side, slot.prompt_id, _variant_for(design, slot))
+        variant = _variant_for(design, slot)
+        raw = read(slot.side, slot.prompt_id, variant)
         model = design["models"][slot.side]["model"]
-        rows.append(_row(design, slot, "generate", model, "imported", measured, raw))
+        row = _row(design, slot, "generate", model, "imported", measured, raw)
+        # What determined it: the file, by the hash the design holds (read() refused it if
+        # the file no longer has it).
+        row["source_sha256"] = design["source"]["files"][slot.prompt_id][slot.side][variant]
+        rows.append(row)
     return rows
 
 
@@ -720,7 +863,7 @@ def _memory_ledger(
     """A ledger over rows held in memory (a caller that gives a ``SlotState``), kept in step
     with ``state``."""
     rows: list[Mapping[str, Any]] = []
-    ledger = Ledger(design, rows.__getitem__)
+    ledger = Ledger(design, rows.__getitem__, SlotRequests(design))
     for row in [*state.generated.values(), *state.laundered.values()]:
         rows.append(row)
         ledger.record(row, len(rows) - 1)
@@ -785,10 +928,11 @@ async def run_generation(
         raise deterministic_endpoint_error(design, collisions)  # no more money on it
     roles = client.sides
     queue: asyncio.Queue[Work | None] | None = asyncio.Queue() if LAUNDER in roles else None
+    requests = ledger.requests or SlotRequests(design)
 
     def on_result(work: Work, completion: Completion, model: str) -> None:
-        row = response_record(design, work, completion, model)
-        newly = ledger.record(row, add(row))
+        row = response_record(design, work, completion, model, requests)
+        newly = ledger.record(row, add(row), current=True)
         counts.done += 1
         counts.failed += row["status"] != "ok"
         if newly and work.stage != LAUNDER:
@@ -1269,12 +1413,17 @@ class FetchOptions:
     side_concurrency: Mapping[str, int] = field(default_factory=dict)
     side_rpm: Mapping[str, float] = field(default_factory=dict)
     header_env: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    #: ``--refetch-changed``: ask again for the slots whose answer on disk was made for
+    #: another request than the slot makes now (else such answers refuse the run).
+    refetch_changed: bool = False
 
 
 def side_transport(given: dict[str, Any]) -> dict[str, Any]:
     """``FetchOptions`` keywords from the per-side transport options, popped from ``given``
-    (``a_concurrency``, ``b_rpm``, ``a_header_env``...; None or empty: not given)."""
+    (``a_concurrency``, ``b_rpm``, ``a_header_env``...; None or empty: not given), and
+    ``refetch_changed`` (False when not given)."""
     found: dict[str, Any] = {"side_concurrency": {}, "side_rpm": {}, "header_env": {}}
+    found["refetch_changed"] = bool(given.pop("refetch_changed", False))
     for side in SIDES:
         lower = side.lower()
         concurrency = given.pop(f"{lower}_concurrency", None)
@@ -1363,7 +1512,7 @@ class _Book:
         self.design = design
         self.memory: list[Mapping[str, Any]] | None = [] if read_row is None else None
         reader = read_row if read_row is not None else self._from_memory
-        self.ledger = Ledger(design, reader)
+        self.ledger = Ledger(design, reader, SlotRequests(design))
         self.totals = Totals(design)
         self.collisions = DrawCollisions.empty(design)
         self.earlier = RowCounts()
@@ -1414,7 +1563,7 @@ class _Book:
         add = self.adder(append)
         for row in rows:
             ref = add(row)
-            newly = self.ledger.record(row, ref)
+            newly = self.ledger.record(row, ref, current=True)
             if newly and row.get("stage") != LAUNDER:
                 self.collisions.take(row["trial"], row["slot"], row)
 
@@ -1442,6 +1591,11 @@ def generate_stage(
     Memory: a few bytes per slot (:class:`Ledger`); no row is held.
     """
     book = _Book.open(design, existing, io.read_row)
+    stale = book.ledger.stale()
+    if stale and not options.refetch_changed:
+        raise BadInput(stale_rows_error(design, stale))
+    if stale:
+        io.say(refetch_notice(design, stale))
     endpoints = {
         role: replace(endpoint, header_env=options.header_env.get(role, ()))
         for role, endpoint in endpoints_for(design).items()
@@ -1482,6 +1636,57 @@ def generate_stage(
     if notice:
         io.say(notice)
     return TrialsView(design, book.ledger)
+
+
+def _stale_counts(design: DesignRecord, stale: Mapping[str, int]) -> tuple[int, str]:
+    roles = sorted(stale, key=_ROLE_ORDER.index)
+    named = ", ".join(
+        f"{'laundering' if role == LAUNDER else 'side ' + role}: {stale[role]}" for role in roles
+    )
+    return sum(stale.values()), named
+
+
+def stale_rows_error(design: DesignRecord, stale: Mapping[str, int]) -> str:
+    """Why answers on disk are not reused: how many, whose, and the two ways on."""
+    total, named = _stale_counts(design, stale)
+    dirs = design["source"]["kind"] == "dirs"
+    if total == 1:
+        made = "answer on disk was " + (
+            "read from another file than its slot names now"
+            if dirs
+            else "made for another request than its slot makes now"
+        )
+    else:
+        made = "answers on disk were " + (
+            "read from other files than their slots name now"
+            if dirs
+            else "made for other requests than their slots make now"
+        )
+    return (
+        f"{artifacts.RESPONSES}: {total} {made} ({named}; the design changed "
+        "since they were recorded); use a new run directory, "
+        "or rerun with --refetch-changed to ask for those slots again (the old rows stay in "
+        f"{artifacts.RESPONSES}, no longer counted)"
+    )
+
+
+def check_rows_current(design: DesignRecord, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse rows on disk whose answers were made for another request than their slot makes
+    now (the batch modes: a live ``--refetch-changed`` asks for those slots again)."""
+    ledger = Ledger(design, rows.__getitem__, SlotRequests(design))
+    for ref, row in enumerate(rows):
+        ledger.record(row, ref)
+    stale = ledger.stale()
+    if stale:
+        raise BadInput(stale_rows_error(design, stale))
+
+
+def refetch_notice(design: DesignRecord, stale: Mapping[str, int]) -> str:
+    total, named = _stale_counts(design, stale)
+    return (
+        f"asking again for {total} slots whose answer on disk was made for another request "
+        f"({named}); the old rows stay in {artifacts.RESPONSES}, no longer counted"
+    )
 
 
 def _fetch_missing(
@@ -1575,17 +1780,13 @@ def batch_requests(
     batched: it needs the answers first, and a live rerun launders them."""
     if design["source"]["kind"] == "dirs":
         raise BadInput("this design imports its outputs (--from-dirs): nothing to ask in a batch")
-    endpoints = endpoints_for(design, environ={})  # the bodies only: no key is read
-    prompts = {p["id"]: p["text"] for p in design["prompts"]}
+    asks = SlotRequests(design)  # the bodies only: no key is read
     requests = []
     for work in pending_work(design, state):
         if work.stage == LAUNDER:
             continue
         slot = work.slot
-        seed = slot_seed(design["seed"], slot.trial, slot.slot)
-        body = endpoints[slot.side].request_body(
-            messages_for(design, prompts[slot.prompt_id], slot.side, slot.prompt_id), seed=seed
-        )
+        body = asks.body(work)
         requests.append((slot.side, custom_id(design_sha256, slot.trial, slot.slot), body))
     return requests
 
@@ -1631,6 +1832,7 @@ def batch_rows(
     aside the results it skips (:func:`blindtest.generate_batch.slot_triage`).
     """
     expected = {(s.trial, s.slot): s for s in plan_slots(design)}
+    requests = SlotRequests(design)
     found = BatchImport()
     foreign = unknown = answered = 0
     done: set[tuple[int, int]] = set()
@@ -1655,7 +1857,7 @@ def batch_rows(
         if result.not_run:
             found.not_run += 1
             continue
-        row = batch_row(design, slot, result)
+        row = batch_row(design, slot, result, requests)
         found.rows.append(row)
         if row["status"] == "ok":
             done.add(key)
@@ -1668,10 +1870,15 @@ def batch_rows(
     return found
 
 
-def batch_row(design: DesignRecord, slot: Slot, result: BatchResult) -> ResponseRow:
-    """The row a batch ``result`` for ``slot`` makes (nothing timed: ``latency_ms`` null)."""
+def batch_row(
+    design: DesignRecord, slot: Slot, result: BatchResult, requests: SlotRequests | None = None
+) -> ResponseRow:
+    """The row a batch ``result`` for ``slot`` makes (nothing timed: ``latency_ms`` null),
+    recording the hash of the body exported for it (its custom_id names this design)."""
     completion = _batch_completion(design, slot, result)
-    row = response_record(design, Work(slot, "generate"), completion, _side_model(design, slot))
+    model = _side_model(design, slot)
+    requests = requests or SlotRequests(design)
+    row = response_record(design, Work(slot, "generate"), completion, model, requests)
     row["latency_ms"] = None
     return row
 

@@ -44,6 +44,7 @@ def export(run_dir: Path, out: Path, fmt: str, say: Say) -> None:
 
     loaded = artifacts.load_design(run_dir)
     rows = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
+    lib.check_rows_current(loaded.design, rows.records)
     state = SlotState.from_rows(rows.records)
     requests = lib.batch_requests(loaded.design, loaded.sha256, state)
     if not requests:
@@ -93,6 +94,10 @@ def submit(
     from blindtest import batch_run
 
     loaded, io = _io(run_dir, say)
+    lib.check_rows_current(
+        loaded.design,
+        artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True).records,
+    )
     endpoints = lib.endpoints_for(loaded.design)
     for side in ("A", "B"):
         endpoints[side].check_key(side)
@@ -225,8 +230,10 @@ def slot_triage(
             return "unknown", None, f"{where} (no slot {result.custom_id!r} in this design)"
         return "ok", (cid.trial, cid.number), f"trial {cid.trial} slot {cid.number}"
 
+    requests = lib.SlotRequests(design)
+
     def content(key: Hashable, result: BatchResult) -> Hashable:
-        return _said(lib.batch_row(design, slots[key], result))  # type: ignore[index]
+        return _said(lib.batch_row(design, slots[key], result, requests))  # type: ignore[index]
 
     def refusal(counts: Mapping[str, int], first: str) -> str:
         return (
@@ -254,6 +261,7 @@ def _import_slots(
 ) -> tuple[lib.BatchImport, Triage, list[TrialRecord] | None]:
     """Sort ``results`` against the rows on disk, import the fresh ones."""
     existing = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
+    lib.check_rows_current(loaded.design, existing.records)
     sorted_ = slot_triage(loaded.design, loaded.sha256, existing.records, results)
     found, trials = lib.import_batch_stage(
         loaded.design,

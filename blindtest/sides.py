@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,12 @@ SIDES = ("A", "B")
 PLACEHOLDER = re.compile(r"\{(\w*)\}")
 #: Body fields a parameter may not set: blindtest owns them.
 RESERVED_PARAMS = frozenset({"model", "messages", "stream", "n"})
+#: The openai SDK's request option whose fields go into the body itself, at its top level
+#: (``client.chat.completions.create(..., extra_body={...})`` merges them over the rest).
+EXTRA_BODY = "extra_body"
+#: A value starting like a JSON object, array or string is meant as JSON: one that does not
+#: parse is a typing mistake, never a string to send.
+_JSON_STARTS = ("{", "[", '"')
 
 
 def read_text_option(option: str, value: str) -> str:
@@ -66,7 +72,8 @@ def fill_template(template: str | None, prompt: str) -> str:
 
 def parse_param(option: str, item: str) -> tuple[str, Any]:
     """``KEY=VALUE`` -> (key, value): VALUE parsed as JSON when it is JSON (``0.9``,
-    ``true``, ``{"a": 1}``, ``null`` to remove the field), else kept as a string."""
+    ``true``, ``{"a": 1}``, ``null`` to remove the field), else kept as a string; a VALUE
+    that starts like JSON (``{``, ``[``, ``"``) and does not parse is refused."""
     key, sep, raw = item.partition("=")
     key = key.strip()
     if not sep or not key:
@@ -75,11 +82,45 @@ def parse_param(option: str, item: str) -> tuple[str, Any]:
         raise BadInput(f"{option}: {key!r} is set by blindtest itself and cannot be a parameter")
     try:
         value: Any = orjson.loads(raw)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as error:
+        if raw.lstrip().startswith(_JSON_STARTS):
+            raise BadInput(
+                f"{option}: {key}={raw} starts like JSON but is not JSON ({error}); quote "
+                f"keys and strings as JSON does, e.g. {option} '{key}={{\"top_k\": 20}}'"
+            ) from None
         value = raw
     if isinstance(value, float) and not math.isfinite(value):
         raise BadInput(f"{option}: {key}={raw} is not a finite number")
     return key, value
+
+
+def parse_params(option: str, items: Iterable[str]) -> dict[str, Any]:
+    """Every ``KEY=VALUE`` of one option (:func:`parse_param`), a later KEY over an earlier
+    one; ``extra_body={...}``'s fields are merged into the body's top level over the rest, as
+    the openai SDK sends them (never a field named extra_body)."""
+    params: dict[str, Any] = {}
+    merged: dict[str, Any] = {}
+    for item in items:
+        key, value = parse_param(option, item)
+        if key == EXTRA_BODY:
+            merged.update(extra_body_fields(option, value))
+        else:
+            params[key] = value
+    return params | merged
+
+
+def extra_body_fields(option: str, value: Any) -> dict[str, Any]:
+    """The fields of an ``extra_body`` value: a JSON object setting none of blindtest's own."""
+    if not isinstance(value, dict):
+        shown = orjson.dumps(value).decode()
+        raise BadInput(
+            f"{option}: {EXTRA_BODY} must be a JSON object of body fields, e.g. "
+            f'{EXTRA_BODY}={{"top_k": 20}}; got {shown}'
+        )
+    reserved = sorted(RESERVED_PARAMS.intersection(value))
+    if reserved:
+        raise BadInput(f"{option}: {EXTRA_BODY} sets {reserved[0]!r}, which blindtest sets itself")
+    return dict(value)
 
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")

@@ -10,7 +10,9 @@ give each slot its own draw.
 
 Resume. A slot counts as answered once a row with ``status: "ok"`` exists for it (stage
 ``generate``; with laundering also stage ``launder``); a later failure row cannot undo it.
-Failure rows are explicit and the slot stays pending; the latest row for a slot wins.
+Failure rows are explicit and the slot stays pending; the latest row for a slot wins, and of
+several answers the latest. Whether an answer still answers what its slot asks (the request
+each row records) is bt-generate's and bt-verify's to check: this module needs no design.
 """
 
 from __future__ import annotations
@@ -108,13 +110,21 @@ class SlotState:
 
     def record(self, row: Mapping[str, Any]) -> None:
         """Take one more row (in file order): an answered slot stays answered, so a later
-        failure row cannot undo it. ``row`` is a ``ResponseRow``, as built or as read from a
-        validated file (plain JSON, hence the cast)."""
+        failure row cannot undo it; a later answer replaces an earlier one (a slot asked
+        again after its request changed: ``bt-generate --refetch-changed``), and the
+        laundering of the answer it replaces no longer counts. ``row`` is a ``ResponseRow``,
+        as built or as read from a validated file (plain JSON, hence the cast)."""
         typed = cast(ResponseRow, row)
-        target = self.laundered if typed.get("stage") == LAUNDER else self.generated
-        previous = target.get(_key(typed))
-        if previous is None or previous["status"] != "ok":
-            target[_key(typed)] = typed
+        launder = typed.get("stage") == LAUNDER
+        target = self.laundered if launder else self.generated
+        key = _key(typed)
+        previous = target.get(key)
+        if typed["status"] == "ok":
+            if not launder and previous is not None and previous["status"] == "ok":
+                self.laundered.pop(key, None)
+            target[key] = typed
+        elif previous is None or previous["status"] != "ok":
+            target[key] = typed
 
     def answered(self, slot: Slot, stage: str) -> ResponseRow | None:
         rows = self.laundered if stage == LAUNDER else self.generated

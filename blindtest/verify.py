@@ -343,6 +343,71 @@ def _check_texts(v: _Verifier, design: DesignRecord) -> None:
             )
 
 
+REQUESTS_CHECK = f"{artifacts.RESPONSES} answers made for the requests the design asks now"
+
+
+def _check_requests(v: _Verifier, design: DesignRecord) -> None:
+    """Each answer that counts (the latest ok row per slot) answers the request its slot makes
+    now: the hash it records (a row from before hashes were recorded: the model it names)
+    against the request rebuilt from the design. An answer reused after the design was
+    edited (another model, prompt or parameter) is found here."""
+    from blindtest.generate import DETERMINED_BY, SlotRequests
+    from blindtest.slots import LAUNDER, Slot, Work, original_text
+
+    path = v.run_dir / artifacts.RESPONSES
+    contents = v.read_lines(path, "responses") if path.exists() else None
+    if contents is None:
+        return
+    v.note(REQUESTS_CHECK)
+    records = contents.records
+    lines = contents.lines or list(range(1, len(records) + 1))
+    line_of = {id(row): line for line, row in zip(lines, records, strict=True)}
+    state, _ = v.pending(design, records)
+    prompt_of = {entry["trial"]: entry["prompt_id"] for entry in design["arrangement"]}
+    try:
+        requests = SlotRequests(design)
+    except BadInput as error:
+        v.result.differences.append(Difference(REQUESTS_CHECK, "a design to ask", str(error)))
+        return
+    bad: list[tuple[str, str, Any, Any]] = []
+    count = 0
+    for stage, rows in (("generate", state.generated), (LAUNDER, state.laundered)):
+        for key, row in rows.items():
+            generated = state.generated.get(key)
+            if row["status"] != "ok" or key[0] not in prompt_of or generated is None:
+                continue
+            slot = Slot(key[0], key[1], row["side"], prompt_of[key[0]])
+            source = original_text(generated) if stage == LAUNDER else None
+            work = Work(slot, stage, source)
+            if requests.matches(row, work):
+                continue
+            count += 1
+            if len(bad) < NAMED_TEXT_ROWS:
+                field_ = next((k for k in DETERMINED_BY if k in row), "model")
+                recomputed = (
+                    requests.model(work) if field_ == "model" else requests.determined_by(work)[1]
+                )
+                name = f"{_row_name(row, line_of.get(id(row), 0))} side {row['side']}"
+                bad.append((name, field_, row.get(field_), recomputed))
+    if not count:
+        return
+    first = ", ".join(name for name, *_ in bad) + (", ..." if count > len(bad) else "")
+    v.result.differences.append(
+        Summary(
+            f"{artifacts.RESPONSES}: {count} of the answers that count "
+            f"{'was' if count == 1 else 'were'} made for another request than the design asks "
+            f"now (it changed since): {first}; rerun bt-generate with --refetch-changed, or use "
+            "a new run directory",
+            count,
+            0,
+        )
+    )
+    for name, field_, recorded, recomputed in bad:
+        v.result.differences.append(
+            Difference(f"{artifacts.RESPONSES} {name}/{field_}", recorded, recomputed)
+        )
+
+
 def _check_complete(v: _Verifier, design: DesignRecord) -> None:
     """A run is whole when every slot of the design is answered (and laundered, when the design
     launders) and the blinded view exists; anything less is listed in ``missing``."""
@@ -520,6 +585,7 @@ def _verify(run_dir: Path, runner: CommandRunner | None) -> VerifyResult:
     sha256 = artifacts.sha256_bytes(artifacts.read_bytes(run_dir / artifacts.DESIGN))
     _check_complete(v, design)
     _check_texts(v, design)
+    _check_requests(v, design)
     _check_trials(v, design)
     _check_picks(v, sha256)
     _check_generation(v, design)

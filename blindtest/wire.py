@@ -80,7 +80,8 @@ def request_body(
     parameters that are set (``None`` leaves the server's default), in the order temperature,
     top_p, the token cap under ``token_field``, seed, then ``response_format`` (an LLM
     judge's JSON schema). One choice per request: never ``n``. ``extra`` (a side's
-    ``--a-param``) is applied last: a field set to ``None`` is removed."""
+    ``--a-param``) is applied last: a field set to ``None`` is removed; an ``extra_body``
+    object's fields are merged into the top level."""
     if not messages:
         raise ValueError("a chat completion needs at least one message")
     body: dict[str, object] = {
@@ -97,12 +98,22 @@ def request_body(
         body["seed"] = seed
     if response_format is not None:
         body["response_format"] = dict(response_format)
-    for name, value in (extra or {}).items():
+    for name, value in _flat_extra(extra or {}).items():
         if value is None:
             body.pop(name, None)
         else:
             body[name] = value
     return body
+
+
+def _flat_extra(extra: Mapping[str, object]) -> dict[str, object]:
+    """``extra`` with an ``extra_body`` object's fields at the top level over the rest, as the
+    openai SDK sends them (bt-design merges them already; a design written by another
+    program may still hold one)."""
+    nested = extra.get("extra_body")
+    if not isinstance(nested, Mapping):
+        return dict(extra)
+    return {name: value for name, value in extra.items() if name != "extra_body"} | dict(nested)
 
 
 # --------------------------------------------------------------------------------------------

@@ -132,7 +132,8 @@ def test_i12_01_per_side_options_land_in_the_design_and_in_each_sides_request_bo
     assert "system" not in a
     assert design["system"] == "Shared."
     assert b["params"] == {"temperature": 1.0, "max_tokens": 200}
-    assert b["extra_params"] == {"temperature": None, "extra_body": {"x": [1, 2]}}
+    # extra_body's fields go into the body itself, as the openai SDK sends them.
+    assert b["extra_params"] == {"temperature": None, "x": [1, 2]}
     assert b["system"] == "Own B."
     assert b["template"] == "Question: {prompt}\nAnswer plainly."
     assert invoke("generate", run, "--quiet").exit_code == 0
@@ -146,7 +147,8 @@ def test_i12_01_per_side_options_land_in_the_design_and_in_each_sides_request_bo
     for body in bodies["Own B."]:
         assert "temperature" not in body  # removed with temperature=null
         assert body["max_tokens"] == 200
-        assert body["extra_body"] == {"x": [1, 2]}
+        assert body["x"] == [1, 2]
+        assert "extra_body" not in body
         user = body["messages"][1]["content"]
         assert user.startswith("Question: ")
         assert user.endswith("\nAnswer plainly.")
@@ -184,6 +186,12 @@ BAD = [
     (["--a-param", "temperature=0"], "refused at temperature 0 (side A)"),
     (["--a-temperature", "3"], "--temperature must be in [0, 2], got 3.0 (side A"),
     (["--b-label", " "], "--b-label is empty"),
+    (["--a-param", "extra_body={x:1}"], "--a-param: extra_body={x:1} starts like JSON but is not"),
+    (["--b-param", "stop=[a]"], "--b-param: stop=[a] starts like JSON but is not JSON"),
+    (["--a-param", 'say="hi'], '--a-param: say="hi starts like JSON but is not JSON'),
+    (["--a-param", "extra_body=20"], "--a-param: extra_body must be a JSON object"),
+    (["--b-param", 'extra_body={"model": "x"}'], "--b-param: extra_body sets 'model'"),
+    (["--a-param", 'extra_body={"temperature": 0}'], "refused at temperature 0 (side A)"),
 ]
 
 
@@ -251,3 +259,62 @@ def test_i12_01_the_suggested_next_design_keeps_each_sides_configuration(
     assert ("--b-param", "reasoning_effort=high") in pairs
     assert ("--a-temperature", "0.5") in pairs
     assert "--temperature" not in words
+
+
+def test_extra_body_fields_reach_the_server_at_the_top_level_of_the_body(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    args = _design_args(simulator, tmp_path, trials=4)
+    made = invoke(
+        "design",
+        run,
+        "--a",
+        "sim-large",
+        "--b",
+        "sim-small",
+        *args,
+        "--protocol",
+        "pair",
+        "--a-param",
+        'extra_body={"top_k": 20, "chat_template_kwargs": {"enable_thinking": false}}',
+        "--a-param",
+        "top_k=5",  # extra_body's fields go over the others, as the openai SDK merges them
+    )
+    assert made.exit_code == 0, made.stderr
+    design = orjson.loads((run / artifacts.DESIGN).read_bytes())
+    assert design["models"]["A"]["extra_params"] == {
+        "top_k": 20,
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    bodies = [r.json() for r in simulator.requests]
+    a = [b for b in bodies if b["model"] == "sim-large"]
+    assert a
+    assert all("extra_body" not in b for b in bodies)
+    assert all(b["top_k"] == 20 for b in a)
+    assert all(b["chat_template_kwargs"] == {"enable_thinking": False} for b in a)
+    assert all("top_k" not in b for b in bodies if b["model"] == "sim-small")
+
+
+def test_a_design_holding_extra_body_sends_its_fields_at_the_top_level() -> None:
+    from blindtest.client import Endpoint
+    from blindtest.errors import BadInput
+
+    extra = {"top_p": 0.5, "extra_body": {"top_k": 20, "top_p": None}}
+    endpoint = Endpoint("http://127.0.0.1:9/v1", "m", extra=extra)
+    body = endpoint.request_body([{"role": "user", "content": "hi"}])
+    assert body == {"model": "m", "messages": [{"role": "user", "content": "hi"}], "top_k": 20}
+    with pytest.raises(BadInput, match="extra_body sets messages, model"):
+        Endpoint("http://127.0.0.1:9/v1", "m", extra={"extra_body": {"model": 1, "messages": 2}})
+
+
+def test_a_param_value_that_is_a_json_string_is_sent_as_that_string(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    args = _design_args(simulator, tmp_path, trials=4)
+    made = invoke("design", run, "--a", "m", "--b", "m", *args, "--a-param", 'note="{x:1}"')
+    assert made.exit_code == 0, made.stderr
+    design = orjson.loads((run / artifacts.DESIGN).read_bytes())
+    assert design["models"]["A"]["extra_params"] == {"note": "{x:1}"}

@@ -103,6 +103,7 @@ def test_a_clean_run_recomputes(clean: Path) -> None:
         "checked  arrangement from the seed",
         "checked  the run is whole (every slot answered, trials.jsonl present)",
         "checked  responses.jsonl texts from raw_text under the design's normalization",
+        "checked  responses.jsonl answers made for the requests the design asks now",
         "checked  trials.jsonl from responses.jsonl",
         "checked  picks.jsonl against the design hash",
         "checked  generation.json from responses.jsonl",

@@ -15,6 +15,7 @@ from blindtest.analysis.tells import CENSUS_FIGURES
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
 from blindtest.endpoints import DEFAULT_BASE_URL, is_loopback
+from blindtest.errors import BadInput
 from blindtest.identity import added_terms
 from blindtest.reportfmt import count, format_p, format_p_against, pct
 from blindtest.sides import identity_terms, parse_param
@@ -239,10 +240,18 @@ def _side_args(design: DesignRecord) -> list[str]:
                 args += [f"--{lower}-{name}", spec[name]]
         for key, value in (spec.get("extra_params") or {}).items():
             shown = orjson.dumps(value).decode()
-            if isinstance(value, str) and parse_param("", f"k={value}")[1] == value:
+            if isinstance(value, str) and _reads_back(value):
                 shown = value  # reads back as the same string
             args += [f"--{lower}-param", f"{key}={shown}"]
     return args
+
+
+def _reads_back(text: str) -> bool:
+    """Whether ``--a-param k=TEXT`` gives the string TEXT (not JSON, nor refused as JSON)."""
+    try:
+        return bool(parse_param("", f"k={text}")[1] == text)
+    except BadInput:
+        return False
 
 
 def _same_design_args(design: DesignRecord) -> list[str]:

@@ -112,12 +112,18 @@ def _merge_files(batch: dict[str, Any]) -> None:
     batch["batch_import"] = (*batch["batch_import"], *more)
 
 
-def wanted(batch: dict[str, Any]) -> bool:
-    """Whether a batch mode was asked for (refusing two at once)."""
+def wanted(batch: dict[str, Any], refetch_changed: bool = False) -> bool:
+    """Whether a batch mode was asked for (refusing two at once, and --refetch-changed with
+    any: it asks live)."""
     _merge_files(batch)
     modes = (batch["batch_export"] is not None, bool(batch["batch_import"]), batch["batch"])
     if sum(modes) > 1:
         raise BadInput("give one of --batch-export, --batch-import and --batch")
+    if any(modes) and refetch_changed:
+        raise BadInput(
+            "--refetch-changed asks live: give it without --batch-export, --batch-import and "
+            "--batch"
+        )
     return any(modes)
 
 

@@ -324,6 +324,12 @@ json_option = click.option(
     "--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout."
 )
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+refetch_option = click.option(
+    "--refetch-changed",
+    is_flag=True,
+    help="Ask again for the slots whose answer on disk was made for another request (the "
+    "design was edited since); the old rows stay in responses.jsonl, no longer counted.",
+)
 alpha_option = click.option(
     "--alpha",
     type=float,

@@ -55,6 +55,7 @@ def _check_numbers(timeout: float, rpm: float | None) -> None:
     help="Cap on requests started per minute, per endpoint.",
 )
 @_common.side_transport_options
+@_common.refetch_option
 @click.option("--price-a", metavar="IN,OUT", help="Side A price, dollars per million tokens.")
 @click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens.")
 @click.option("--price-launder", metavar="IN,OUT", help="Laundering model price.")
@@ -84,9 +85,9 @@ def generate(
     from blindtest.outputs import imported_text
 
     _check_numbers(timeout, rpm)
-    sides = lib.side_transport(batch)  # --a-concurrency, --b-rpm, --a-header-env...
+    sides = lib.side_transport(batch)  # --a-concurrency, --b-rpm, --refetch-changed...
     given = lib.parse_prices({"A": price_a, "B": price_b, "launder": price_launder})
-    if _batch.wanted(batch):
+    if _batch.wanted(batch, sides["refetch_changed"]):
         _batch.dispatch(run_dir, batch, given, quiet, timeout)
         return
     lib.steady_heap()  # a long run's peak memory stays near its start (issue 15)
