@@ -1,12 +1,14 @@
 """Untrusted text (a model's response, a prompt) as HTML: markdown through markdown-it-py with
 raw HTML off (a tag or comment is escaped, never executed; ``javascript:`` and other unsafe
-link schemes stay text), or plain text when the design strips formatting. Shared by the
+link schemes stay text; an image is shown as its alt text and URL, never loaded), or plain
+text when the design strips formatting. Shared by the
 judging page and the HTML report. Pure."""
 
 from __future__ import annotations
 
 import re
 from functools import cache
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
@@ -26,11 +28,21 @@ def neutralise(text: str) -> str:
     return _CONTROL.sub(escape, text.replace("\r\n", "\n"))
 
 
+def _image_as_text(renderer: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
+    """An image in a response is drawn as its words, never fetched: opening a report (or a
+    judging page) must not call a URL a model wrote (a tracking pixel, a timing channel)."""
+    token = tokens[index]
+    alt = "".join(child.content for child in token.children or [])
+    return str(escape(f"[image: {alt}]({token.attrGet('src') or ''})"))
+
+
 @cache
 def _markdown() -> MarkdownIt:
-    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable(
+    parser = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable(
         ["table", "strikethrough"]
     )
+    parser.add_render_rule("image", _image_as_text)
+    return parser
 
 
 def render_text(text: str, *, plain: bool) -> Markup:
