@@ -40,8 +40,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from scipy import stats
-
 from blindtest.stats.binomial import binomial_p_value
 from blindtest.stats.intervals import Interval, clopper_pearson
 

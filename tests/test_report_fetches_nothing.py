@@ -9,7 +9,7 @@ import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 import pytest
@@ -23,7 +23,7 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "run"
 
 
 class Counter(http.server.BaseHTTPRequestHandler):
-    seen: list[str] = []
+    seen: ClassVar[list[str]] = []
 
     def do_GET(self) -> None:
         Counter.seen.append(self.path)
