@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from blindtest.rng import IndexStream
 from blindtest.stats import (
     AGREEMENT_CAVEAT,
     cohen_kappa,
@@ -213,9 +214,9 @@ def test_alpha_of_a_dealt_panel_matches_the_krippendorff_package() -> None:
 
 def test_alpha_interval_is_recomputed_exactly_from_the_seed() -> None:
     units = _units(K2011)
-    first = krippendorff_alpha(units, seed="design-seed")
-    again = krippendorff_alpha(units, seed="design-seed")
-    other = krippendorff_alpha(units, seed="another-seed")
+    first = krippendorff_alpha(units, rng=IndexStream("design-seed", "agreement"))
+    again = krippendorff_alpha(units, rng=IndexStream("design-seed", "agreement"))
+    other = krippendorff_alpha(units, rng=IndexStream("another-seed", "agreement"))
     assert first.interval == again.interval
     assert first.interval != other.interval
     assert first.interval is not None
@@ -225,11 +226,11 @@ def test_alpha_interval_is_recomputed_exactly_from_the_seed() -> None:
 
 
 def test_alpha_is_undefined_when_everyone_uses_one_category() -> None:
-    result = krippendorff_alpha([["A", "A"], ["A", "A", "A"]], seed="s")
+    result = krippendorff_alpha([["A", "A"], ["A", "A", "A"]], rng=IndexStream("s", "agreement"))
     assert math.isnan(result.statistic)
     assert result.interval is None
     assert result.label == "undefined"
-    empty = krippendorff_alpha([["A"], ["B"]], seed="s")
+    empty = krippendorff_alpha([["A"], ["B"]], rng=IndexStream("s", "agreement"))
     assert empty.n_units == 0
     assert math.isnan(empty.statistic)
 

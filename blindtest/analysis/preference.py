@@ -20,6 +20,7 @@ from blindtest.analysis.common import (
 from blindtest.artifact_types import AnalysisFields, DesignRecord, ProtocolFields
 from blindtest.artifacts import JsonObject
 from blindtest.reportfmt import TESTS, format_p, pct
+from blindtest.rng import IndexStream
 from blindtest.scoring import (
     option1_side,
     preferred_side,
@@ -63,7 +64,7 @@ def _agreement(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> Js
     units = [[votes[j][t] for j in names if t in votes[j]] for t in trials]
     shared = [u for u in units if len(u) >= 2]
     need = min(MIN_SHARED_TRIALS, design["trials"])
-    alpha = krippendorff_alpha(units, seed=design["seed"], label="agreement")
+    alpha = krippendorff_alpha(units, rng=IndexStream(design["seed"], "agreement"))
     pairs = []
     for index, first in enumerate(names):
         for second in names[index + 1 :]:

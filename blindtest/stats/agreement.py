@@ -13,7 +13,7 @@ import math
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from blindtest.stats.binomial import binomial_p_value
 from blindtest.stats.intervals import (
@@ -328,20 +328,25 @@ def _alpha_from_weights(weights: Any, counts: Any, sizes: Any) -> Any:
     return alpha, observed, expected
 
 
+class IndexDraws(Protocol):
+    """A seeded source of bootstrap indices: ``take(rows, n)`` is a ``rows x n`` integer
+    array of indices in ``[0, n)`` (`blindtest.rng.IndexStream`; stats/ draws no seed)."""
+
+    def take(self, rows: int, n: int) -> Any: ...
+
+
 def krippendorff_alpha(
     units: Sequence[Sequence[Hashable]],
     *,
-    seed: str | None = None,
-    label: str = "agreement",
+    rng: IndexDraws | None = None,
     confidence_level: float = 0.95,
     resamples: int = ALPHA_RESAMPLES,
 ) -> AlphaResult:
     """Krippendorff's alpha (nominal); ``units[i]`` holds the values unit i received (any
-    number, missing ones simply absent). With ``seed``, a percentile bootstrap interval over
-    units from ``IndexStream(seed, label)``, so anyone holding the design recomputes it."""
+    number, missing ones simply absent). With ``rng`` (the analysis passes
+    ``blindtest.rng.IndexStream(design seed, "agreement")``, so anyone holding the design
+    recomputes it), a percentile bootstrap interval over units."""
     import numpy as np
-
-    from blindtest.rng import IndexStream
 
     if not 0.0 < confidence_level < 1.0:
         raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
@@ -355,8 +360,8 @@ def krippendorff_alpha(
     interval = None
     undefined = 0
     done = 0
-    if seed is not None and n_units >= 2 and not math.isnan(alpha):
-        stream = IndexStream(seed, label)
+    if rng is not None and n_units >= 2 and not math.isnan(alpha):
+        stream = rng
         values = []
         chunk = max(1, min(resamples, 4_000_000 // n_units))
         while done < resamples:
