@@ -100,12 +100,15 @@ class IndexStream:
         if n < 1:
             raise ValueError(f"take needs n >= 1, got {n}")
         need = rows * n
-        limit = np.uint64(_WORD - (_WORD % n))
+        # Words at or past the last whole multiple of n are redrawn; when n divides 2**64
+        # (a power of two) every word is kept, and that multiple, 2**64, fits no uint64.
+        remainder = _WORD % n
+        limit = np.uint64(_WORD - remainder) if remainder else None
         kept: list[Any] = []
         have = 0
         while have < need:
             raw = np.asarray(self._bits.random_raw(need - have), dtype=np.uint64)
-            good = raw[raw < limit]
+            good = raw if limit is None else raw[raw < limit]
             kept.append(good)
             have += good.size
         values = np.concatenate(kept) if len(kept) > 1 else kept[0]

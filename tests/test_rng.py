@@ -50,3 +50,15 @@ def test_shuffle_is_a_permutation_with_uniform_first_element() -> None:
         assert sorted(items) == [0, 1, 2, 3]
         firsts[items[0]] += 1
     assert stats.chisquare([firsts[v] for v in range(4)]).pvalue > 1e-4
+
+
+@pytest.mark.parametrize("n", [1, 2, 16, 20, 1024, 3000])
+def test_index_stream_draws_in_range_for_every_n_including_powers_of_two(n: int) -> None:
+    from blindtest.rng import IndexStream
+
+    drawn = IndexStream("seed", "agreement").take(50, n)
+    assert drawn.shape == (50, n)
+    assert drawn.min() >= 0
+    assert drawn.max() < n
+    # The same (seed, label) gives the same draws.
+    assert (IndexStream("seed", "agreement").take(50, n) == drawn).all()
