@@ -19,6 +19,7 @@ never decides what a failure means for a run: that is the stage's job.
 from __future__ import annotations
 
 import asyncio
+import errno
 import io
 import logging
 import math
@@ -42,6 +43,7 @@ from blindtest.endpoints import proxy_for
 from blindtest.errors import (
     AuthFailed,
     BadInput,
+    ConnectionRefused,
     EndpointFailed,
     EndpointRejected,
     EndpointTimeout,
@@ -115,9 +117,9 @@ _KIND_OF_FAILURE: dict[type[EndpointFailed], CompletionKind] = {
     EndpointUnreachable: "connection_error",
     EndpointTimeout: "timeout",
 }
-# Failures that say the request or the configuration is wrong: the same request would fail
-# for every slot, so they end the call at once by raising.
-_FATAL = (AuthFailed, EndpointRejected, QuotaExceeded)
+# Failures that say the request or the configuration is wrong, or that nothing listens at the
+# address: the same request would fail for every slot, so they end the call by raising.
+_FATAL = (AuthFailed, ConnectionRefused, EndpointRejected, QuotaExceeded)
 
 
 def preload() -> None:
@@ -154,6 +156,9 @@ class Endpoint:
     #: Extra headers as (header NAME, environment variable): the value is read when a
     #: request is sent, never stored (``--a-header-env NAME:ENVVAR``).
     header_env: tuple[tuple[str, str], ...] = ()
+    #: The key variable named for this endpoint but unset, when no key is needed to try (a
+    #: local server, ``key_env`` then None): nothing is sent, and a 401/403 names it.
+    unset_key_env: str | None = None
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.base_url)
@@ -163,6 +168,10 @@ class Endpoint:
         )
         _bad(not self.model.strip(), "model name is empty")
         _bad(self.key_env is not None and not self.key_env.strip(), "key_env is empty")
+        _bad(
+            self.unset_key_env is not None and not self.unset_key_env.strip(),
+            "unset_key_env is empty",
+        )
         t = self.temperature
         _bad(
             t is not None and not (0.0 <= t <= 2.0),
@@ -283,13 +292,21 @@ class Counters:
         )
 
 
+def _role(side: str) -> str:
+    """How a message names whoever is asked: ``side A``, ``the LLM judge``, ``the launderer``."""
+    return _ROLES.get(side, f"side {side}")
+
+
+_ROLES = {"judge": "the LLM judge", "launder": "the launderer"}
+
+
 def _read_key(side: str, endpoint: Endpoint) -> str | None:
     if endpoint.key_env is None:
         return None
     key = os.environ.get(endpoint.key_env, "")
     if not key:
         raise BadInput(
-            f"side {side}: environment variable {endpoint.key_env} is not set; "
+            f"{_role(side)}: environment variable {endpoint.key_env} is not set; "
             f"export it with the API key for {endpoint.model}"
         )
     return key
@@ -301,7 +318,7 @@ def _read_headers(side: str, endpoint: Endpoint) -> dict[str, str]:
         value = os.environ.get(env, "")
         if not value:
             raise BadInput(
-                f"side {side}: environment variable {env} (for the {name} header) is not set; "
+                f"{_role(side)}: environment variable {env} (for the {name} header) is not set; "
                 "export it, or drop the --header-env option"
             )
         headers[name] = value
@@ -330,6 +347,7 @@ def _failure(
     said: ServerError | None = None,
     location: str = "",
     hint_env: str | None = None,
+    unset_env: str | None = None,
     timeouts: aiohttp.ClientTimeout,
     key: str | None,
     side: str = "",
@@ -350,7 +368,7 @@ def _failure(
         words = body.message.rstrip().removesuffix(".")
         failure: EndpointFailed = make(EndpointRejected, f"HTTP {status}: {words}; {fix}")
     else:
-        failure = _status_failure(status, reason, body, location, hint_env, make)
+        failure = _status_failure(status, reason, body, location, (hint_env, unset_env), make)
     failure.status, failure.code, failure.type = status, body.code, body.type
     failure.param = body.param
     failure.server_message = _scrub(body.message, key)
@@ -362,10 +380,11 @@ def _status_failure(
     reason: str,
     body: ServerError,
     location: str,
-    hint_env: str | None,
+    envs: tuple[str | None, str | None],
     make: Callable[[type[EndpointFailed], str], EndpointFailed],
 ) -> EndpointFailed:
-    """The HTTP-status half of :func:`_failure`."""
+    """The HTTP-status half of :func:`_failure`; ``envs``: the key's variable, and the one
+    named but unset (no key was sent)."""
     # The server's words verbatim, less a final period so that a hint can follow.
     said = body.message.rstrip().removesuffix(".")
     head = f"HTTP {status} {reason}".rstrip()
@@ -374,6 +393,15 @@ def _status_failure(
     if prompt_too_long(status, body):
         return make(PromptTooLong, f"{head}: {said}")
     if status in (401, 403):
+        hint_env, unset_env = envs
+        if unset_env is not None:
+            # The cause first: no key was sent because its variable is unset (a local server
+            # may need none, so it was tried without).
+            return make(
+                AuthFailed,
+                f"{unset_env} is not set, and the server answered {head}: {said}; "
+                f"export {unset_env} with the API key",
+            )
         env = f"; check the key in ${hint_env}" if hint_env else "; this endpoint needs a key_env"
         return make(AuthFailed, f"{head}: {said}{env}")
     if status == 429:
@@ -407,10 +435,20 @@ def _transport_failure(
     if isinstance(error, aiohttp.ClientPayloadError):
         return make(EndpointUnreachable, "the connection broke in the middle of the answer")
     if isinstance(error, aiohttp.ClientConnectorError):
+        if _refused(error.os_error):
+            return make(
+                ConnectionRefused,
+                "connection refused, nothing listens there; start the server, or check the "
+                "base URL",
+            )
         return make(EndpointUnreachable, f"cannot connect ({error.os_error.strerror or error})")
     if isinstance(error, OSError):
         return make(EndpointUnreachable, f"connection error ({error.strerror or error})")
     return make(EndpointUnreachable, f"connection error ({type(error).__name__})")
+
+
+def _refused(error: OSError) -> bool:
+    return isinstance(error, ConnectionRefusedError) or error.errno == errno.ECONNREFUSED
 
 
 def _refuses_seed(result: _Attempt) -> bool:
@@ -537,10 +575,12 @@ class _Lane:
     tally: _Tally
     #: The proxy this side's requests go through (``HTTPS_PROXY``...; None: direct).
     proxy: str | None = None
+    #: Whether the server has answered at all (any HTTP status) in this run.
+    answered: bool = False
 
     @property
     def where(self) -> str:
-        return f"side {self.side} ({self.endpoint.model} at {self.endpoint.origin})"
+        return f"{_role(self.side)} ({self.endpoint.model} at {self.endpoint.origin})"
 
 
 @dataclass(slots=True)
@@ -721,7 +761,7 @@ class ChatClient:
                 seed = None
                 body = orjson.dumps(lane.endpoint.request_body(messages, response_format=shape))
                 continue
-            retryable = self._retryable(result)
+            retryable = self._retryable(lane, result)
             if retryable and attempt <= self._policy.max_retries:
                 delay = next_delay(
                     attempt, result.headers, self._rng, policy=self._policy, clock=self._clock
@@ -744,6 +784,8 @@ class ChatClient:
             result = await self._send(lane, body, attempt)
         finally:
             lane.limit.release()
+        if result.status is not None:
+            lane.answered = True
         if result.status == 429:
             lane.tally.rate_limited += 1
             lane.limit.rate_limited(epoch)
@@ -791,6 +833,7 @@ class ChatClient:
             said=said,
             location=response.headers.get("Location", ""),
             hint_env=endpoint.key_env,
+            unset_env=endpoint.unset_key_env,
             timeouts=self._timeouts,
             key=key,
             side=lane.side,
@@ -798,10 +841,14 @@ class ChatClient:
         return _Attempt(status, response.headers, latency_ms, failure=failure, said=said)
 
     @staticmethod
-    def _retryable(result: _Attempt) -> bool:
+    def _retryable(lane: _Lane, result: _Attempt) -> bool:
         if result.parsed is not None:
             # A 2xx that is not a completion: the transfer went wrong, not the request.
             return result.parsed.kind not in USABLE_KINDS and should_retry(None, result.headers)
+        if isinstance(result.failure, ConnectionRefused):
+            # A server that never answered is down, or the URL is wrong: no wait fixes that.
+            # One that has answered may be restarting: it gets the retries.
+            return lane.answered
         if result.status is None:
             return isinstance(result.failure, _RETRYABLE_TRANSPORT)
         if isinstance(result.failure, (PromptTooLong, QuotaExceeded)):
@@ -987,6 +1034,7 @@ class BatchClient:
                 reason=reason,
                 said=said,
                 hint_env=self._endpoint.key_env,
+                unset_env=self._endpoint.unset_key_env,
                 timeouts=self._timeouts,
                 key=key,
             )

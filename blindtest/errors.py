@@ -78,7 +78,13 @@ class EndpointUnavailable(EndpointFailed):
 
 
 class EndpointUnreachable(EndpointFailed):
-    """No usable connection: refused, reset, or closed mid-answer, after every retry."""
+    """No usable connection: reset, or closed mid-answer, after every retry."""
+
+
+class ConnectionRefused(EndpointUnreachable):
+    """Nothing listens at the endpoint's address (the server is down, or the URL is wrong):
+    it stops the run at once, unless the endpoint had answered before (then it is retried, as
+    a server restarting would refuse for a moment)."""
 
 
 class EndpointTimeout(EndpointFailed):

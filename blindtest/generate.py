@@ -173,7 +173,8 @@ def endpoints_for(
     design: DesignRecord, environ: Mapping[str, str] | None = None
 ) -> dict[str, Endpoint]:
     """Client endpoints for A, B (and the launderer). A local server (127.0.0.1, localhost)
-    needs no key: when the named variable is unset, no Authorization header is sent."""
+    needs no key: when the named variable is unset, no Authorization header is sent (and a
+    401/403 says that variable is not set)."""
     environ = os.environ if environ is None else environ
     specs: dict[str, dict[str, Any]] = {
         side: {**spec, **spec["params"]}
@@ -185,13 +186,14 @@ def endpoints_for(
         specs[LAUNDER] = {**launder, "temperature": None, "max_tokens": None}
     endpoints = {}
     for role, spec in specs.items():
-        key_env = spec["key_env"]
+        key_env, unset = spec["key_env"], None
         if not environ.get(key_env) and is_loopback(spec["base_url"]):
-            key_env = None
+            key_env, unset = None, key_env
         endpoints[role] = Endpoint(
             base_url=spec["base_url"],
             model=spec["model"],
             key_env=key_env,
+            unset_key_env=unset,
             temperature=spec.get("temperature"),
             top_p=spec.get("top_p"),
             max_tokens=spec.get("max_tokens"),

@@ -81,8 +81,19 @@ class Failed:
     record: Mapping[str, Any]
 
 
-#: A judge's answer to a turn: its records for the trial, or take back, or stop, or failed.
-Answer = tuple[Pick, ...] | TakeBack | Stop | Failed
+@dataclass(frozen=True, slots=True)
+class Halt:
+    """The judge cannot go on (its endpoint refused the key, nothing listens at its URL):
+    nothing is written for this trial. The driver still asks for the trials after it, so that
+    answers already received are recorded (the judge answers the rest with ``Halt`` at once),
+    then ends the sitting with ``error``."""
+
+    error: Exception
+
+
+#: A judge's answer to a turn: its records for the trial, or take back, or stop, or failed,
+#: or halt.
+Answer = tuple[Pick, ...] | TakeBack | Stop | Failed | Halt
 
 
 class Judge(Protocol):
@@ -181,9 +192,11 @@ def drive(judge: Judge, recorder: Recorder, remaining: Sequence[Trial]) -> Judgi
     """Ask ``judge`` for the ``remaining`` trials in order and record every answer.
 
     Returns how the sitting ended; a judge's ``sitting`` may turn Ctrl-C or the end of its
-    input into an error, after every completed pick has been saved.
+    input into an error, after every completed pick has been saved. A judge that halts
+    (:class:`Halt`) ends it with its error, once the answers it already has are recorded.
     """
     state = _Progress(recorder, recorder.total, deque(remaining))
+    halted: Halt | None = None
     with judge.sitting(lambda: state.result("quit")):
         if recorder.done:
             return state.finished()
@@ -191,6 +204,10 @@ def drive(judge: Judge, recorder: Recorder, remaining: Sequence[Trial]) -> Judgi
             turn = state.turn()
             state.asked += 1
             answer = judge.judge(turn)
+            if isinstance(answer, Halt):
+                halted = halted or answer
+                state.remaining.popleft()
+                continue
             if isinstance(answer, Stop):
                 return state.result("quit")
             if isinstance(answer, Failed):
@@ -205,6 +222,8 @@ def drive(judge: Judge, recorder: Recorder, remaining: Sequence[Trial]) -> Judgi
                 continue
             if _record(state, turn, answer, PICK_KINDS[judge.kind.records_as].passes):
                 break
+        if halted is not None:
+            raise halted.error
         result = state.finished()
         judge.end(result)
         return result

@@ -3,7 +3,8 @@ judge the blinded trials with a strict JSON verdict; one more ``Judge`` for the 
 
 It owns the verdict schemas and their parsing (a fenced or bare JSON object, validated with
 jsonschema, asked again up to three times with backoff when malformed), the structured-output
-fallback (``response_format`` until the endpoint refuses it by a 400 naming it, then plain text),
+fallback (``response_format`` until the endpoint refuses it by a 400, then plain text), the stop
+at the first failure that would repeat for every comparison (a refused key, nothing listening),
 the position swap of a preference comparison (both raw verdicts kept; the pass-1 record's pick is
 the comparison's verdict after the swap and confidence rules), and what each record stores.
 
@@ -37,9 +38,10 @@ if TYPE_CHECKING:
 
 from blindtest import judge_prompts as prompts
 from blindtest.client import ChatClient, Completion, Endpoint
-from blindtest.errors import BadInput, EndpointRejected
+from blindtest.endpoints import is_loopback
+from blindtest.errors import BadInput, EndpointFailed, EndpointRejected, PromptTooLong
 from blindtest.judge import JudgeRun, Pick, Trial, judge_nicknames
-from blindtest.judges import Answer, Failed, JudgeKind, JudgeSetup, JudgingResult, Turn
+from blindtest.judges import Answer, Failed, Halt, JudgeKind, JudgeSetup, JudgingResult, Turn
 from blindtest.retry import DEFAULT_POLICY, RetryPolicy
 from blindtest.wire import ChatMessage
 
@@ -260,11 +262,13 @@ class LlmOptions:
         return settings
 
     def endpoint(self) -> Endpoint:
+        """The judge's endpoint; with no key variable set, a 401/403 names the first default."""
         return Endpoint(
             base_url=self.base_url,
             model=self.model,
             key_env=self.key_env,
             temperature=self.temperature,
+            unset_key_env=DEFAULT_KEY_ENVS[0] if self.key_env is None else None,
         )
 
 
@@ -291,9 +295,17 @@ def _templates_sha256(template: prompts.JudgeTemplate | None, protocol: str) -> 
 
 def check_run(options: LlmOptions, run: JudgeRun, *, key: bool = True) -> None:
     """Everything that can be refused before the first call (exit 2, nothing written);
-    ``key``: whether the key is needed (a batch file export or import calls nothing)."""
+    ``key``: whether the key is needed (a batch file export or import calls nothing). As in
+    bt-generate, only a local server is asked without a key."""
     if key:
-        options.endpoint().check_key("judge")
+        endpoint = options.endpoint()
+        endpoint.check_key("judge")
+        if options.key_env is None and not is_loopback(options.base_url):
+            raise BadInput(
+                f"the LLM judge ({options.model} at {endpoint.origin}) needs a key: export "
+                f"{' or '.join(DEFAULT_KEY_ENVS)} with it, or name its variable with "
+                "--judge-key-env"
+            )
     protocol = run.view.protocol
     if options.template is not None and protocol != "preference":
         raise BadInput(f"--judge-template is for preference runs; this run is {protocol}")
@@ -448,12 +460,20 @@ class _Ledger:
 
 
 def _refuses_response_format(error: EndpointRejected) -> bool:
-    if error.status not in (400, 422):
+    """Whether a rejection may be the server refusing structured output: a 400 or 422 naming
+    ``response_format`` (its ``param``, or its words), or any other 400 that names no other
+    parameter, in the server's own words (llama.cpp's "Failed to initialize samplers" when it
+    cannot build the grammar). The request is then tried once without it."""
+    if error.status not in (400, 422) or isinstance(error, PromptTooLong):
         return False
     if getattr(error, "param", None) is not None:
         return bool(error.param == "response_format")
     said = getattr(error, "server_message", "") or str(error)
-    return re.search(r"\bresponse_format\b", said) is not None
+    return error.status == 400 or re.search(r"\bresponse_format\b", said) is not None
+
+
+class _Halted(Exception):
+    """A comparison not asked because an earlier request stopped the judge (``LlmJudge._halt``)."""
 
 
 class LlmJudge:
@@ -479,6 +499,10 @@ class LlmJudge:
         self.ledger = _Ledger()
         self._sleep = sleep
         self._plain = False  # the endpoint refused response_format: plain text from now on
+        self._refused_format: str | None = None  # what the server said when it refused it
+        # The first failure that would repeat for every comparison: once set, no request
+        # leaves, and the sitting ends with it after the answers already in are recorded.
+        self._halt: EndpointFailed | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client: ChatClient | None = None
         self._futures: dict[int, concurrent.futures.Future[Answer]] = {}
@@ -552,6 +576,8 @@ class LlmJudge:
 
     def judge(self, turn: Turn) -> Answer:
         assert self._loop is not None
+        if self._halt is not None and turn.trial.number not in self._futures:
+            return Halt(self._halt)  # never started: nothing is asked any more
         if not self._all_started or turn.trial.number not in self._futures:
             # the first turn starts every comparison (pair: one at a time), in one hand-over
             # to the loop; later turns only collect (walking the trials ahead on every turn
@@ -564,7 +590,11 @@ class LlmJudge:
                     start.append((trial, self._futures[trial.number]))
             self._loop.call_soon_threadsafe(self._start, start)
             self._all_started = self.protocol != "pair"
-        answer = self._futures.pop(turn.trial.number).result()
+        try:
+            answer = self._futures.pop(turn.trial.number).result()
+        except (EndpointFailed, _Halted):
+            assert self._halt is not None
+            return Halt(self._halt)
         if isinstance(answer, Failed):
             self.failed += 1
         return answer
@@ -589,6 +619,11 @@ class LlmJudge:
         )
         cost = self._cost(led.prompt_tokens, led.completion_tokens)
         money = f", ${cost:.4f}" if cost is not None else ""
+        if self._refused_format is not None:
+            money += (
+                f"; the endpoint refused structured output ({self._refused_format}), so "
+                "verdicts were asked as plain text"
+            )
         earlier = result.judged - result.judged_now
         before = f" ({result.judged} of {self.run.view.total} in all)" if earlier else ""
         return (
@@ -833,18 +868,36 @@ class LlmJudge:
         return asked
 
     async def _complete(self, messages: Sequence[ChatMessage]) -> Completion:
+        """One request (with the client's retries); the first failure the client raises (it
+        would repeat for every comparison) halts the judge: no later request is sent."""
+        if self._halt is not None:
+            raise _Halted
+        try:
+            return await self._request(messages)
+        except EndpointFailed as error:
+            if self._halt is None:
+                self._halt = error
+            raise
+
+    async def _request(self, messages: Sequence[ChatMessage]) -> Completion:
         client = self._client
         assert client is not None
-        if not self._plain:
-            try:
-                return await client.complete(
-                    "judge", messages, response_format=response_format(self.protocol)
-                )
-            except EndpointRejected as error:
-                if not _refuses_response_format(error):
-                    raise
-                self.ledger.requests += error.attempts or 1
-                self._plain = True  # this endpoint takes no response_format: plain text
+        if self._plain:
+            return await client.complete("judge", messages)
+        try:
+            return await client.complete(
+                "judge", messages, response_format=response_format(self.protocol)
+            )
+        except EndpointRejected as error:
+            if not _refuses_response_format(error):
+                raise
+            self.ledger.requests += error.attempts or 1
+            if not self._plain:
+                # Plain text from now on. Should the server refuse the request without it too,
+                # the refusal was about something else, and that 400 halts the judge.
+                self._plain = True
+                said = (error.server_message or "").rstrip().removesuffix(".")
+                self._refused_format = f"HTTP {error.status}" + (f": {said}" if said else "")
         return await client.complete("judge", messages)
 
 

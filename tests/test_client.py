@@ -33,11 +33,12 @@ from blindtest.client import (
 from blindtest.errors import (
     AuthFailed,
     BadInput,
+    ConnectionRefused,
     EndpointFailed,
     EndpointRejected,
 )
 from blindtest.retry import RetryPolicy
-from blindtest.simulator import Fault, Simulator
+from blindtest.simulator import Fault, Simulator, SimulatorConfig
 from blindtest.wire import ChatMessage
 
 from endpoint_fixtures import *  # noqa: F403
@@ -365,6 +366,22 @@ def test_a_wrong_key_raises_auth_failed_naming_the_variable(
     assert len(simulator.requests) == 1
 
 
+def test_a_401_with_the_key_variable_unset_says_it_is_not_set(
+    simulator: Simulator, sim_key: str
+) -> None:
+    # A local server is asked without a key when its variable is unset (bt-generate's rule):
+    # the refusal then names the cause, not only the status.
+    endpoint = Endpoint(simulator.base_url, "sim-large", unset_key_env="SIM_KEY")
+    with pytest.raises(AuthFailed) as raised:
+        ask(endpoint)
+    assert str(raised.value) == (
+        f"side A (sim-large at http://127.0.0.1:{simulator.port}): SIM_KEY is not set, and the "
+        "server answered HTTP 401 Unauthorized: You didn't provide an API key. Provide it as "
+        "'Authorization: Bearer KEY'; export SIM_KEY with the API key"
+    )
+    assert [r.headers.get("authorization") for r in simulator.requests] == [None]
+
+
 def test_a_missing_key_variable_is_bad_input_before_any_request(
     simulator: Simulator, sim_key: str, sim_endpoint: MakeEndpoint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -381,16 +398,48 @@ def test_a_missing_key_variable_is_bad_input_before_any_request(
     assert simulator.requests == []
 
 
-def test_connection_refused_is_retried_then_classified() -> None:
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound once, then released)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    completion = ask(Endpoint(f"http://127.0.0.1:{port}/v1", "sim-large"))
-    assert completion.kind == "connection_error"
-    assert completion.attempts == 6
-    assert completion.status is None
-    assert completion.error is not None
-    assert "cannot connect" in completion.error
+        return int(probe.getsockname()[1])
+
+
+def test_connection_refused_by_a_server_that_never_answered_raises_at_once() -> None:
+    port = closed_port()
+    sleeps = Sleeps()
+    with pytest.raises(ConnectionRefused) as raised:
+        ask(Endpoint(f"http://127.0.0.1:{port}/v1", "sim-large"), sleeps=sleeps)
+    assert str(raised.value) == (
+        f"side A (sim-large at http://127.0.0.1:{port}): connection refused, nothing listens "
+        "there; start the server, or check the base URL"
+    )
+    assert raised.value.attempts == 1
+    assert raised.value.exit_code == 3
+    assert sleeps.delays == []
+
+
+def test_connection_refused_after_the_server_answered_is_retried_then_raises() -> None:
+    sleeps = Sleeps()
+
+    async def go() -> tuple[Completion, BaseException, Counters]:
+        simulator = Simulator(SimulatorConfig())
+        await simulator.start()
+        endpoint = Endpoint(simulator.base_url, "sim-small")
+        async with ChatClient({"A": endpoint}, sleep=sleeps) as client:
+            first = await client.complete("A", MESSAGES)
+            await simulator.stop()  # a server restarting: its port refuses for a moment
+            try:
+                await client.complete("A", MESSAGES)
+            except ConnectionRefused as error:
+                return first, error, client.counters("A")
+        raise AssertionError("the second request did not raise")
+
+    first, error, counters = asyncio.run(go())
+    assert first.ok
+    assert len(sleeps.delays) == 5  # the retries a restart gets
+    assert str(error).endswith("check the base URL (after 6 attempts)")
+    assert counters.requests == 7
 
 
 # --------------------------------------------------------------------------------------------

@@ -73,6 +73,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="answer requests with response_format by a 400 naming it (no structured output)",
     )
+    parser.add_argument(
+        "--grammar-fails",
+        action="store_true",
+        help="answer requests with response_format by llama.cpp's 400 'Failed to initialize "
+        "samplers' (it names no field)",
+    )
     args = parser.parse_args(argv)
     key = None
     if args.require_key_env:
@@ -94,6 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         batch_fail_every=args.batch_fail_every,
         batch_expire_next=args.batch_expire_next,
         refuse_response_format=args.refuse_response_format,
+        grammar_fails=args.grammar_fails,
     )
     try:
         asyncio.run(_serve_forever(Simulator(config, port=args.port)))

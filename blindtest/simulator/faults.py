@@ -81,6 +81,13 @@ CONTEXT_BODIES = {
     '"type": null, "param": null, "code": "400"}}',
 }
 
+#: llama.cpp's answer to a ``response_format`` whose grammar it cannot build: a 400 that does
+#: not name the field (ggml-org/llama.cpp#23990; lidge-jun/opencodex#2135 quotes this body).
+GRAMMAR_FAILED_BODY = (
+    '{"error": {"code": 400, "message": "Failed to initialize samplers: failed to parse '
+    'grammar", "type": "invalid_request_error"}}'
+)
+
 # Named faults, for the ``x-sim-fault`` header, ``[sim:NAME]`` prompt directives, fault mixes
 # and the command line. Server-directed waits are short so that tests stay fast; "slow" and
 # "slow-read" stall for 2 s, which is meant to outlast a test's short client timeout.

@@ -26,7 +26,15 @@ import orjson
 from aiohttp import web
 
 from blindtest.simulator.batches import BatchStore
-from blindtest.simulator.faults import FAULTS, HTML_PAGE, Fault, FaultKind, FaultMix, error_body
+from blindtest.simulator.faults import (
+    FAULTS,
+    GRAMMAR_FAILED_BODY,
+    HTML_PAGE,
+    Fault,
+    FaultKind,
+    FaultMix,
+    error_body,
+)
 from blindtest.simulator.judging import JUDGE_MODELS, judge_text
 from blindtest.simulator.text import DIRECTIVE, WORD, compose, seeded_random
 
@@ -49,7 +57,8 @@ class SimulatorConfig:
     ``batch_delay``, ``batch_fail_every``, ``batch_expire_next``: the Batch API's processing
     time, its partial failures and expiring batches (:mod:`blindtest.simulator.batches`).
     ``refuse_response_format``: answer a request with ``response_format`` by a 400 naming it,
-    as servers without structured output do.
+    as servers without structured output do; ``grammar_fails``: by llama.cpp's 400 when it
+    cannot build the grammar, which names no field.
     """
 
     latency: float = 0.0
@@ -62,6 +71,7 @@ class SimulatorConfig:
     batch_fail_every: int | None = None
     batch_expire_next: int = 0
     refuse_response_format: bool = False
+    grammar_fails: bool = False
 
 
 @dataclass(slots=True)
@@ -371,6 +381,8 @@ class Simulator:
             problem = ("Unrecognized request argument supplied: response_format", "response_format")
         if problem is not None:
             return _json(error_body(400, *problem), 400)
+        if self.config.grammar_fails and "response_format" in body:
+            return _json(GRAMMAR_FAILED_BODY.encode(), 400)
         if self.config.serve_as is not None:
             body["model"] = self.config.serve_as
         model = body["model"]
