@@ -260,3 +260,24 @@ def test_the_request_hash_of_an_unchanged_design_never_drifts() -> None:
     assert requests.determined_by(first)[1] == (
         "8381eea8e3005d90ce57d1a363bc70b8b7b1b35d1891cc205d1a0cf00f26deaa"
     )
+
+
+def test_batch_imported_rows_record_the_hash_of_the_body_exported_for_their_slot(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    from test_i15_batch import _exported_and_answered
+
+    run = tmp_path / "run"
+    results = _exported_and_answered(invoke, tmp_path, simulator, run)
+    exported = [orjson.loads(x) for x in (tmp_path / "run-in.jsonl").read_bytes().splitlines()]
+    assert invoke("generate", run, "--batch-import", results).exit_code == 0
+    by_slot = {(row["trial"], row["slot"]): row["request_sha256"] for row in rows(run)}
+    for line in exported:
+        trial, slot = (int(part[1:]) for part in line["custom_id"].split("-")[-2:])
+        body = orjson.dumps(line["body"], option=orjson.OPT_SORT_KEYS)
+        assert by_slot[(trial, slot)] == hashlib.sha256(body).hexdigest()
+    assert invoke("verify", run).exit_code == 0
+    edit_design(run, b_to_large)
+    refused = invoke("generate", run, "--batch-import", results)
+    assert refused.exit_code == 2
+    assert "answers on disk were made for other requests" in refused.stderr
