@@ -81,15 +81,35 @@ from blindtest.slots import (
 )
 from blindtest.wire import ChatMessage, ServerError, prompt_too_long, token_field_for
 
-#: A deterministic endpoint (temperature ignored or 0) repeats itself on nearly every triangle
-#: trial, and the triangle degenerates into spot-the-twin; short answers at a real temperature
-#: collide on some. The run is stopped only when at least this share of the trials whose two
-#: same-model draws are both fetched came back identical ...
-DETERMINISTIC_SHARE = 0.9
-#: ... and at least this many did (so one coincidence, or a design of a few trials, never
-#: stops it: the duplicate spotter and the notice cover those) ...
-MIN_IDENTICAL = 5
-#: ... judged once this many pairs are in (or all of them, in a smaller design).
+#: The deterministic-side guard. A side that answers deterministically (temperature ignored
+#: or 0, or a cache) gives its two triangle draws the same text, and the triangle degenerates
+#: into spot-the-twin: the odd response is found by equality, and the run measures that tell,
+#: not the models. Short answers at a real temperature collide by chance ("Yes", "Paris."),
+#: so the count of identical pairs alone cannot tell the two apart; their length can. The
+#: guard keeps, per side, a likelihood ratio (an e-process) over that side's twin pairs:
+#:
+#: * H0, the side samples: a second independent draw reproduces a given answer of ``n`` words
+#:   with probability at most ``q(n)`` (:func:`chance_of_repeat`): 1 up to ``FREE_WORDS``
+#:   words (a short answer may well be the only likely one), then ``AGREE_PER_WORD`` per
+#:   further word, and never below ``RAREST_REPEAT`` (a prompt with one right wording, a
+#:   quotation or a listing, repeats at any temperature, so no single pair counts for more);
+#: * H1, the side is deterministic: its pairs come back identical, but for a share
+#:   ``DETERMINISTIC_MISS`` (a seeded server's best effort, a cache miss).
+#:
+#: An identical pair of ``n`` words multiplies the ratio by ``(1 - miss) / q(n)``, a pair that
+#: differs by ``miss``. Under H0 each factor has expectation at most 1, so by Ville's
+#: inequality a sampling side reaches ``STOP_EVIDENCE`` with probability at most its inverse
+#: however often it is checked. Worked figures: one-word answers never count (the factor is
+#: 0.9), however many collide; five identical pairs of 50 words or more reach ~10^19.7 (a
+#: 10-trial design with one deterministic side is caught); one identical pair never reaches it
+#: (at most 0.9 x 10^4), nor do two among a side's five pairs (10^7.9 x 10^-3).
+FREE_WORDS = 5
+AGREE_PER_WORD = 0.8
+RAREST_REPEAT = 1e-4
+DETERMINISTIC_MISS = 0.1
+STOP_EVIDENCE = 1e6
+#: Judged once this many twin pairs are in (or all of them, in a smaller design): a workload
+#: whose first prompts have one right wording does not stop the run before the rest speak.
 MIN_PAIRS = 10
 #: Assumed output length for a cost estimate when the design sets no token limit.
 ASSUMED_OUTPUT_TOKENS = 600
@@ -393,10 +413,45 @@ def trial_positions(design: DesignRecord) -> Callable[[int], int | None]:
     return table.get
 
 
+def chance_of_repeat(words: int) -> float:
+    """H0's bound on the chance that a sampling side's second draw repeats an answer of
+    ``words`` words exactly (see ``STOP_EVIDENCE``)."""
+    if words <= FREE_WORDS:
+        return 1.0
+    return max(RAREST_REPEAT, AGREE_PER_WORD ** (words - FREE_WORDS))
+
+
+def pair_evidence(words: int | None) -> float:
+    """log10 of the factor one twin pair puts on the deterministic-side ratio: ``words`` is
+    the identical answer's length, None a pair that differs."""
+    if words is None:
+        return math.log10(DETERMINISTIC_MISS)
+    return math.log10((1 - DETERMINISTIC_MISS) / chance_of_repeat(words))
+
+
+@dataclass
+class SideCollisions:
+    """One side's twin pairs: how many are fetched, how many came back identical, the longest
+    identical answer (words) and log10 of the deterministic-side ratio (``pair_evidence``)."""
+
+    pairs: int = 0
+    identical: int = 0
+    longest: int = 0
+    evidence: float = 0.0
+
+    def take(self, words: int | None) -> None:
+        self.pairs += 1
+        if words is not None:
+            self.identical += 1
+            self.longest = max(self.longest, words)
+        self.evidence += pair_evidence(words)
+
+
 @dataclass
 class DrawCollisions:
     """Triangle trials whose two same-model draws are both fetched (``pairs``) and of those,
-    the ones that came back identical, whitespace aside (``identical``).
+    the ones that came back identical, whitespace aside (``identical``); per doubled side,
+    the same and the evidence that it answers deterministically (``sides``).
 
     Fed each slot as it is first answered (:meth:`take`): the first twin of a trial leaves
     a hash of its text until the second arrives, so the guard costs O(1) per response and a
@@ -409,6 +464,9 @@ class DrawCollisions:
     pairs: int = 0
     identical: int = 0
     first: dict[int, tuple[int, int]] = field(default_factory=dict)
+    sides: dict[str, SideCollisions] = field(
+        default_factory=lambda: {side: SideCollisions() for side in SIDES}
+    )
 
     @classmethod
     def empty(cls, design: DesignRecord) -> DrawCollisions:
@@ -437,22 +495,31 @@ class DrawCollisions:
         position = self.position(trial)
         if position is None or not self.odd[position] or slot == self.odd[position]:
             return
-        digest = hash(" ".join(original_text(row).split()))
+        text = " ".join(original_text(row).split())
+        digest = hash(text)
         other = self.first.get(position)
         if other is None:
             self.first[position] = (slot, digest)
         elif other[0] != slot:
             del self.first[position]
             self.pairs += 1
-            self.identical += _same(other[1], digest)
+            same = _same(other[1], digest)
+            self.identical += same
+            side = self.sides.get(str(row.get("side")))
+            if side is not None:
+                side.take(count_words(text) if same else None)
+
+    def deterministic_sides(self) -> list[str]:
+        """The sides whose twin pairs show them deterministic (``STOP_EVIDENCE``), once
+        enough pairs are in to judge."""
+        if self.pairs < min(MIN_PAIRS, self.trials):
+            return []
+        bar = math.log10(STOP_EVIDENCE)
+        return [name for name, side in self.sides.items() if side.evidence >= bar]
 
     def deterministic(self) -> bool:
-        """Nearly every fetched pair identical, over enough pairs to tell it from chance."""
-        return (
-            self.pairs >= min(MIN_PAIRS, self.trials)
-            and self.identical >= MIN_IDENTICAL
-            and self.identical >= DETERMINISTIC_SHARE * self.pairs
-        )
+        """A side's identical twin pairs too long and too many to be chance."""
+        return bool(self.deterministic_sides())
 
 
 #: What a ledger row reference reads back: a row of ``responses.jsonl`` (by byte offset, or
@@ -683,27 +750,47 @@ def _over(collisions: DrawCollisions) -> str:
     return f"of the {collisions.pairs} triangle trials fetched (of {collisions.trials})"
 
 
+def _side_count(name: str, side: SideCollisions, model: str) -> str:
+    return (
+        f"side {name} ({model}) in {side.identical} of its {side.pairs}, up to "
+        f"{side.longest} words long"
+    )
+
+
 def deterministic_endpoint_error(design: DesignRecord, collisions: DrawCollisions) -> CheckFailed:
-    doubled = ", ".join(sorted({m["model"] for m in design["models"].values()}))
+    names = collisions.deterministic_sides()
+    counts = "; ".join(
+        _side_count(name, collisions.sides[name], design["models"][name]["model"]) for name in names
+    )
+    endpoint = "the endpoint is" if len(names) == 1 else "the endpoints are"
     return CheckFailed(
         f"{collisions.identical} {_over(collisions)} got two identical answers from the same "
-        f"model ({doubled}): the endpoint is deterministic (temperature ignored or 0), so the "
-        "odd response could be found without reading; use --protocol pair for this endpoint"
+        f"model: {counts}; answers that long do not repeat by chance, so {endpoint} "
+        "deterministic (temperature ignored or 0, or a cache), the odd response is found by "
+        "the identical pair without reading, and the run would measure that, not the models; "
+        "use --protocol pair for this endpoint"
     )
 
 
 def collision_notice(collisions: DrawCollisions) -> str | None:
-    """What to say when some same-model draws collide but the endpoint is not deterministic
+    """What to say when some same-model draws collide but no side is shown deterministic
     (short answers at a real temperature): the count, and what it does to the test."""
     if not collisions.identical or collisions.deterministic():
         return None
     k = collisions.identical
     trials = "trial" if k == 1 else "trials"
+    longest = max(side.longest for side in collisions.sides.values())
+    if longest > 2 * FREE_WORDS:
+        why = f"the longest {longest} words: chance, or prompts with one right wording"
+    elif k == collisions.pairs and k > 1:
+        why = "every one; answers this short cannot tell a deterministic endpoint from chance"
+    else:
+        why = "short answers collide by chance"
     return (
-        f"note: {k} {_over(collisions)} got two identical answers from the same model (short "
-        f"answers collide by chance); in {'that' if k == 1 else 'those'} {k} {trials} the odd "
-        "one can be found by the identical pair without reading, and bt-audit's duplicate "
-        "spotter will do so and report it as a tell"
+        f"note: {k} {_over(collisions)} got two identical answers from the same model ({why}); "
+        f"in {'that' if k == 1 else 'those'} {k} {trials} the odd one can be found by the "
+        "identical pair without reading, and bt-audit's duplicate spotter will do so and "
+        "report it as a tell"
     )
 
 

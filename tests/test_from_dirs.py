@@ -108,11 +108,15 @@ def test_a_file_changed_since_the_design_is_refused(invoke: Invoke, tmp_path: Pa
     assert not (run / "responses.jsonl").exists()
 
 
-def test_identical_variants_trip_the_deterministic_guard(invoke: Invoke, tmp_path: Path) -> None:
+def test_identical_long_variants_trip_the_deterministic_guard(
+    invoke: Invoke, tmp_path: Path
+) -> None:
     a, b = candidates(tmp_path)
     for folder in (a, b):
         for first in folder.glob("*.1"):
-            first.with_name(first.name[:-2] + ".2").write_text(first.read_text())
+            long = f"{first.name}: " + "a long answer that no sampler repeats by chance " * 6
+            first.write_text(long)
+            first.with_name(first.name[:-2] + ".2").write_text(long)
     run = tmp_path / "run"
     assert invoke("design", run, "--from-dirs", a, b, "--trials", "6").exit_code == 0
     result = invoke("generate", run, "--quiet")

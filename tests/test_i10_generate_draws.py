@@ -32,13 +32,15 @@ def triangle(trials: int) -> DesignRecord:
     }
 
 
-def state_with(trials: int, identical: int) -> SlotState:
-    """Every trial's twins (slots 1 and 2) fetched; the first ``identical`` are the same."""
+def state_with(trials: int, identical: int, words: int = 1) -> SlotState:
+    """Every trial's twins (slots 1 and 2) fetched; the first ``identical`` are the same
+    answer of ``words`` words."""
     rows = []
+    same = " ".join(["same"] * words)
     for t in range(1, trials + 1):
-        twin = "same" if t <= identical else f"one {t}"
+        twin = same if t <= identical else f"one {t}"
         rows += [
-            {"trial": t, "slot": 1, "side": "A", "status": "ok", "text": "same"},
+            {"trial": t, "slot": 1, "side": "A", "status": "ok", "text": same},
             {"trial": t, "slot": 2, "side": "A", "status": "ok", "text": twin},
             {"trial": t, "slot": 3, "side": "B", "status": "ok", "text": "odd"},
         ]
@@ -46,22 +48,25 @@ def state_with(trials: int, identical: int) -> SlotState:
 
 
 @pytest.mark.parametrize(
-    ("trials", "identical", "deterministic"),
+    ("trials", "identical", "words", "deterministic"),
     [
-        (3, 1, False),  # one coincidence in a design under 10 trials
-        (9, 1, False),
-        (4, 4, False),  # too few to tell from chance: the notice and the audit cover it
-        (6, 5, False),  # 83% < 90%
-        (6, 6, True),
-        (20, 8, False),  # short answers: 8 of 20 collide (seen on llama.cpp, 10.22)
-        (20, 18, True),
-        (20, 20, True),
+        (3, 1, 80, False),  # one coincidence in a design under 10 trials
+        (9, 1, 80, False),
+        (4, 4, 1, False),  # one-word answers say nothing, however many collide
+        (20, 20, 1, False),
+        (20, 20, 5, False),
+        (6, 2, 80, False),  # two long ones among six: prompts with one right wording
+        (6, 5, 80, True),
+        (6, 6, 80, True),
+        (20, 8, 3, False),  # short answers: 8 of 20 collide (seen on llama.cpp, 10.22)
+        (20, 18, 12, True),  # 18 of 20 at a dozen words each is not chance
+        (20, 20, 80, True),
     ],
 )
-def test_i10_22_deterministic_means_nearly_every_trial_and_enough_of_them(
-    trials: int, identical: int, deterministic: bool
+def test_i10_22_deterministic_means_identical_answers_too_long_and_many_for_chance(
+    trials: int, identical: int, words: int, deterministic: bool
 ) -> None:
-    collisions = DrawCollisions.for_design(triangle(trials), state_with(trials, identical))
+    collisions = DrawCollisions.for_design(triangle(trials), state_with(trials, identical, words))
     assert (collisions.pairs, collisions.identical) == (trials, identical)
     assert collisions.deterministic() is deterministic
 
@@ -121,7 +126,7 @@ def test_i10_17_deterministic_stop_states_the_count_over_all_fetched_trials(
     assert int(found.group(1)) == collisions.identical
     if found.group(3) is not None:
         assert int(found.group(3)) == collisions.pairs
-    assert "the endpoint is deterministic (temperature ignored or 0)" in result.stderr
+    assert "the endpoints are deterministic (temperature ignored or 0, or a cache)" in result.stderr
     assert not (run / "trials.jsonl").exists()
     # the rerun says the same count, and asks for nothing more
     before = len(simulator.requests)
@@ -145,12 +150,13 @@ def test_i10_17_a_stop_after_every_slot_is_fetched_says_all_of_them(
     assert "error: 6 of all 6 triangle trials got two identical answers" in result.stderr
 
 
-def test_i10_22_a_design_under_five_trials_is_told_not_stopped(
+def test_i10_22_a_design_of_four_trials_with_long_identical_answers_is_stopped(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
     simulator.config.deterministic = True
     run = tmp_path / "run"
     make_design(invoke, run, simulator, tmp_path, trials=4)
     result = invoke("generate", run)
-    assert result.exit_code == 0, result.stderr
-    assert "note: 4 of all 4 triangle trials got two identical answers" in result.stderr
+    assert result.exit_code == 1, result.stderr
+    assert "error: 4 of all 4 triangle trials got two identical answers" in result.stderr
+    assert not (run / "trials.jsonl").exists()

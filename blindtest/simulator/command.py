@@ -56,6 +56,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="ignore temperature (answer as at 0), as some servers do",
     )
     parser.add_argument(
+        "--deterministic-model",
+        action="append",
+        default=[],
+        choices=MODELS,
+        metavar="MODEL",
+        help="ignore temperature for this model only (repeatable)",
+    )
+    parser.add_argument(
         "--batch-delay", type=float, default=0.0, help="seconds a batch takes (Batch API)"
     )
     parser.add_argument(
@@ -96,6 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         mix=mix,
         serve_as=args.serve_as,
         deterministic=args.deterministic,
+        deterministic_models=frozenset(args.deterministic_model),
         batch_delay=args.batch_delay,
         batch_fail_every=args.batch_fail_every,
         batch_expire_next=args.batch_expire_next,

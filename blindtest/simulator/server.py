@@ -53,7 +53,9 @@ class SimulatorConfig:
     requests for one model are in flight. ``mix``: random faults. ``serve_as``: play a
     single-model server (llama.cpp, a one-model vLLM): any model name is accepted and answered
     by this model, whose name the answer's ``model`` field carries. ``deterministic``: ignore
-    ``temperature`` (answer as at 0), as some servers do, so a prompt always gets one text.
+    ``temperature`` (answer as at 0), as some servers do, so a prompt always gets one text;
+    ``deterministic_models``: the same for these models only (one side served by such a server,
+    the other sampling).
     ``batch_delay``, ``batch_fail_every``, ``batch_expire_next``: the Batch API's processing
     time, its partial failures and expiring batches (:mod:`blindtest.simulator.batches`).
     ``refuse_response_format``: answer a request with ``response_format`` by a 400 naming it,
@@ -67,6 +69,7 @@ class SimulatorConfig:
     mix: FaultMix | None = None
     serve_as: str | None = None
     deterministic: bool = False
+    deterministic_models: frozenset[str] = frozenset()
     batch_delay: float = 0.0
     batch_fail_every: int | None = None
     batch_expire_next: int = 0
@@ -557,7 +560,7 @@ class Simulator:
             return judge_text(body["model"], body["messages"], body, nth), "stop"
         temperature = body.get("temperature")
         temperature = 1.0 if temperature is None else float(temperature)
-        if self.config.deterministic:
+        if self.config.deterministic or body["model"] in self.config.deterministic_models:
             temperature = 0.0
         seed = body.get("seed")
         # With a seed, sampling is reproducible (OpenAI's best effort, here exact); without
