@@ -14,7 +14,6 @@ from __future__ import annotations
 import bisect
 import contextlib
 import errno
-import fcntl
 import hashlib
 import os
 import re
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from referencing import Registry
 
+from blindtest import locking
 from blindtest.artifact_types import DesignRecord
 from blindtest.errors import BadInput, BlindtestError
 
@@ -470,6 +470,8 @@ def claim_output(
 
 # --------------------------------------------------------------------------- locks
 
+#: Windows opens a descriptor in text mode (newlines translated) unless asked for bytes.
+_BINARY: int = getattr(os, "O_BINARY", 0)
 _held: dict[str, list[int]] = {}  # lock path -> [fd, depth]: re-entry by the holding process
 
 
@@ -532,19 +534,18 @@ def _holder(lock_path: Path) -> str:
 def _take(lock_path: Path, what: Path, label: str) -> int:
     while True:
         try:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+            # Not inherited by child processes (Python's default for every descriptor).
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | _BINARY, 0o666)
         except OSError as error:
             raise cannot_write(lock_path.parent, error) from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise BadInput(
-                f"{what} is in use by {_holder(lock_path)}; wait for it or stop it"
-            ) from None
+            taken = locking.try_lock(fd)
         except OSError as error:
             os.close(fd)
             raise cannot_write(lock_path, error) from None
+        if not taken:
+            os.close(fd)
+            raise BadInput(f"{what} is in use by {_holder(lock_path)}; wait for it or stop it")
         # A holder that was releasing may have unlinked the file we opened: lock the new one.
         try:
             same = os.path.samestat(os.fstat(fd), os.stat(lock_path))
@@ -588,9 +589,12 @@ def _lock(lock_path: Path, what: Path, label: str, create: bool = True) -> Itera
         yield
     finally:
         del _held[key]
-        # Unlink while still holding it (a waiter re-checks the inode), then let go.
+        # Unlink while still holding it (a waiter re-checks the inode), then let go. Windows
+        # refuses to unlink an open file: the lock file stays there, unlocked, for the next.
         with contextlib.suppress(OSError):
             os.unlink(lock_path)
+        with contextlib.suppress(OSError):
+            locking.unlock(fd)
         os.close(fd)
         _remove_empty(created)
 
@@ -611,11 +615,12 @@ def _label(label: str | None) -> str:
 def run_lock(
     run_dir: Path, label: str | None = None, *, create: bool = True
 ) -> contextlib.AbstractContextManager[None]:
-    """Hold the run directory's lock (``RUN/.lock``, an ``flock`` the kernel releases when the
-    process dies, so a kill -9 never leaves a stale lock). A second process is refused with
-    ``BadInput`` naming the holder's PID and ``label``; the holding process may re-enter.
-    With ``create`` the directory is made if needed (and removed again if the command left it
-    empty); without, a missing directory is not locked, and the command reports it missing."""
+    """Hold the run directory's lock (``RUN/.lock``, locked through :mod:`blindtest.locking`;
+    the OS lets go when the process dies, so a kill -9 never leaves a stale lock). A second
+    process is refused with ``BadInput`` naming the holder's PID and ``label``; the holding
+    process may re-enter. With ``create`` the directory is made if needed (and removed again
+    if the command left it empty); without, a missing directory is not locked, and the
+    command reports it missing."""
     return _lock(run_dir / LOCK, run_dir, _label(label), create)
 
 
@@ -667,7 +672,8 @@ def _replacing(path: Path, buffering: int = -1) -> Iterator[BinaryIO]:
     except OSError as error:
         raise cannot_write(path, error) from None
     try:
-        os.fchmod(fd, file_mode())
+        if hasattr(os, "fchmod"):  # not on Windows, whose files have no such mode
+            os.fchmod(fd, file_mode())
         with os.fdopen(fd, "wb", buffering=buffering) as handle:
             yield handle
             handle.flush()
@@ -759,7 +765,7 @@ class JsonlAppender:
         make_dir(path.parent)
         repair_torn_tail(path)
         try:
-            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _BINARY, 0o666)
             self._size = os.fstat(self._fd).st_size
         except OSError as error:
             raise cannot_write(path, error) from None
@@ -990,10 +996,11 @@ class LineReader:
 
     def _line(self, offset: int) -> bytes | None:
         if self._fd < 0:
-            self._fd = os.open(self.path, os.O_RDONLY)
-        chunk = os.pread(self._fd, 4096, offset)
+            self._fd = os.open(self.path, os.O_RDONLY | _BINARY)
+        os.lseek(self._fd, offset, os.SEEK_SET)
+        chunk = os.read(self._fd, 4096)
         while b"\n" not in chunk:
-            more = os.pread(self._fd, 1 << 16, offset + len(chunk))
+            more = os.read(self._fd, 1 << 16)
             if not more:
                 return None
             chunk += more
