@@ -13,7 +13,7 @@ HEAVY = ("scipy.stats", "aiohttp", "jsonschema")
 
 #: Runs a console script's entry point (or the umbrella group) as its own process would, then
 #: prints which heavy modules it loaded: from an exit handler, because the entry points end
-#: the process themselves (``_common.console_script``) after running the exit handlers.
+#: the process (``sys.exit`` with the contract's code).
 _PROBE = """
 import atexit, importlib, sys
 entry, prog, args = sys.argv[1], sys.argv[2], sys.argv[3:]

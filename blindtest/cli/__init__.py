@@ -22,17 +22,14 @@ def __getattr__(name: str) -> Any:
 
 
 def _run(stage: str) -> None:
-    from blindtest.cli._common import console_script
-
     module = importlib.import_module(f"blindtest.cli.{stage}")
-    console_script(lambda: getattr(module, stage).main(prog_name=f"bt-{stage}"))
+    getattr(module, stage).main(prog_name=f"bt-{stage}")  # exits with the contract's code
 
 
 def main() -> None:
-    from blindtest.cli._common import console_script
     from blindtest.cli._group import cli
 
-    console_script(cli.main)
+    cli.main()
 
 
 def design_main() -> None:

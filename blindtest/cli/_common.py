@@ -9,13 +9,11 @@ own ``Abort`` would exit 1, which reads as "the check failed"). A traceback is s
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
 import os
 import shutil
 import sys
-import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -103,36 +101,6 @@ def exit_mapped(prog: str, body: Callable[[], Any]) -> NoReturn:
             1,
         )
     sys.exit(code if isinstance(code, int) else 0)
-
-
-def console_script(main: Callable[[], Any]) -> NoReturn:
-    """Run a console script's ``main`` (which exits through ``exit_mapped``) and end the
-    process without tearing the interpreter down.
-
-    Every file a stage writes is closed, and synced where it promises to be, before its
-    command returns; what the interpreter would still do at exit is free what it imported
-    (aiohttp's SSL contexts, click, jsonschema): ~40 ms of a 3 s ``bt-generate`` run (issue 15
-    item 6). The exit handlers still run (logging's flush among them) and the standard streams
-    are flushed. Anything unusual ends the ordinary way: another thread still running, an
-    exit code that is a message, a stream that cannot be flushed (a closed pipe), a profiler or
-    tracer watching (it writes its results at teardown). Only the
-    console scripts call this; in-process callers (tests, ``CliRunner``) never do."""
-    try:
-        main()
-        ending = SystemExit(0)
-    except SystemExit as raised:
-        ending = raised
-    code = 0 if ending.code is None else ending.code
-    watched = sys.getprofile() is not None or sys.gettrace() is not None  # cProfile, coverage
-    if not isinstance(code, int) or threading.active_count() > 1 or watched:
-        raise ending
-    atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        raise ending from None
-    os._exit(code)
 
 
 def _report_blindtest_error(prog: str, error: BlindtestError) -> NoReturn:
