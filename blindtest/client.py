@@ -122,12 +122,6 @@ _KIND_OF_FAILURE: dict[type[EndpointFailed], CompletionKind] = {
 _FATAL = (AuthFailed, ConnectionRefused, EndpointRejected, QuotaExceeded)
 
 
-def preload() -> None:
-    """Import aiohttp now (~90 ms, most of it loading the system's certificates), for a stage
-    that has other work in flight meanwhile (bt-generate's design check, in a child)."""
-    import aiohttp  # noqa: F401
-
-
 def _bad(condition: bool, message: str) -> None:
     if condition:
         raise BadInput(message)

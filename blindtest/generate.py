@@ -16,17 +16,14 @@ rewrite. Per trial: ``--truncate-match`` is applied when the blinded view is bui
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import math
 import os
-import sys
 import time
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Literal, TypedDict, cast
 
 import orjson
@@ -39,7 +36,7 @@ from blindtest.artifact_types import (
     TrialRecord,
     UsageRecord,
 )
-from blindtest.artifacts import Columns, JsonObject, LoadedDesign, schema_tag
+from blindtest.artifacts import Columns, JsonObject, schema_tag
 from blindtest.batch import BatchResult, custom_id, parse_custom_id, result_completion
 from blindtest.client import (
     DEFAULT_CONCURRENCY,
@@ -47,7 +44,6 @@ from blindtest.client import (
     ChatClient,
     Completion,
     Endpoint,
-    preload,
 )
 from blindtest.endpoints import is_loopback
 from blindtest.errors import (
@@ -861,11 +857,12 @@ async def _worker(
     take: Callable[[], Work | None],
     queue: asyncio.Queue[Work | None] | None,
     prompt_text: Callable[[str], str],
-    on_answer: Callable[[Work, Completion, str], None],
+    on_answer: Callable[[Work, Completion, str], Awaitable[None]],
 ) -> None:
     """Ask for work from ``take`` until it has none, then (the launder role) from ``queue``
     until it holds the end mark. Each answer goes to ``on_answer`` (work, completion, model)
-    as it arrives, and the worker asks for its next piece of work at once."""
+    as it arrives, which returns once it is recorded: only then does the worker ask for its
+    next piece of work."""
     while True:
         work = take()
         if work is None:
@@ -901,49 +898,54 @@ async def _worker(
                 error=too_long_row_error(work, error),
                 seed=seed if client.sends_seed(role) else None,
             )
-        on_answer(work, completion, client.endpoint(role).model)
+        await on_answer(work, completion, client.endpoint(role).model)
 
 
 class _Recorder:
-    """Records answers (``record``) one turn of the event loop after they arrive, so the
-    requests their workers ask next go out first.
+    """The one writer of a run: a task that records the answers the workers hand it
+    (``record``), one at a time, in the order they arrived.
 
-    Under Python 3.11 aiohttp writes a request's body in a task of its own, which runs in the
-    turn after the worker asked; answers that arrive together (a round of 32 at 100 ms) were
-    each normalized, checked and appended before any of the next round's requests left, which
-    made every round as long as the latency plus all that work (issue 15 item 6: 1.7 ms a
-    round at 900 requests). A zero-delay timer runs after the callbacks already queued, the
-    body writes among them. ``flush`` records what is held at once: at the end of the run, and
-    when it stops (Ctrl-C, an error), so every answer received is recorded. A recording that
-    fails (a full disk) sets ``failed``, which stops the run as a failing worker would."""
+    A worker waits in ``record`` until its answer is recorded (appended: in the OS's buffers,
+    so a kill -9 cannot lose it) before it asks for its next slot, so at any moment at most
+    one answer per worker is received and not yet on disk. A worker cancelled while it waits
+    (Ctrl-C, another request's 401) leaves its answer queued: ``close`` records everything
+    queued before it returns. A recording that fails (a full disk) sets ``failed``, which
+    stops the run as a failing worker would; the answers still queued then stay unrecorded
+    (a rerun asks for them again)."""
 
     def __init__(self, record: Callable[[Work, Completion, str], None]) -> None:
         self._record = record
-        self._held: list[tuple[Work, Completion, str]] = []
-        self._timer: asyncio.TimerHandle | None = None
+        self._queue: asyncio.Queue[tuple[Work, Completion, str, asyncio.Future[None]] | None]
+        self._queue = asyncio.Queue()
         self.failed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(self._write())
 
-    def hold(self, work: Work, completion: Completion, model: str) -> None:
-        self._held.append((work, completion, model))
-        if self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(0, self._on_timer)
+    async def record(self, work: Work, completion: Completion, model: str) -> None:
+        """Hand an answer to the writer and wait until it is recorded."""
+        written = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait((work, completion, model, written))
+        await written
 
-    def _on_timer(self) -> None:
-        self._timer = None
-        try:
-            self.flush()
-        except Exception as error:  # the run stops on it (``failed`` is awaited with the workers)
-            if not self.failed.done():
-                self.failed.set_exception(error)
+    async def _write(self) -> None:
+        while (item := await self._queue.get()) is not None:
+            work, completion, model, written = item
+            try:
+                self._record(work, completion, model)
+            except Exception as error:  # the run stops on it (``failed`` is awaited)
+                if not self.failed.done():
+                    self.failed.set_exception(error)
+                if not written.done():
+                    written.set_exception(error)
+                return
+            if not written.done():
+                written.set_result(None)
 
-    def flush(self) -> None:
-        """Record every answer held, in the order they arrived."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        while self._held:
-            work, completion, model = self._held.pop(0)
-            self._record(work, completion, model)
+    async def close(self) -> None:
+        """Record every answer still queued, then end the writer."""
+        self._queue.put_nowait(None)
+        await self._task
+        if self.failed.done():
+            self.failed.exception()  # raised already, by the worker whose answer it was
 
 
 def _memory_ledger(
@@ -1048,36 +1050,13 @@ async def run_generation(
                     take,
                     queue if role == LAUNDER else None,
                     prompt_text,
-                    recorder.hold,
+                    recorder.record,
                 )
             )
             for _ in range(max(concurrency, client.ceiling(role)))
         ]
-    # Made while the first requests are out, not when their answers arrive: the row schema's
-    # validator (jsonschema's import, ~45 ms, when the design was checked in a child) and the
-    # identity regex. After PREPARE_AFTER the first requests to a local server have left; a
-    # remote one is still connecting, the loop idle.
-    asyncio.get_running_loop().call_later(PREPARE_AFTER, _prepare_recording, design)
     await _drain_or_stop(design, queue, tasks, guard_error, collisions, recorder)
     return state
-
-
-def load_design_aside(run_dir: Path) -> LoadedDesign:
-    """The design read by parts (arrangement and prompts held by column), its schema check
-    run in a child on the other core while aiohttp is imported here (about 40 ms sooner to
-    the first request; ``artifacts.PendingDesign``); returns once the check has passed."""
-    pending = artifacts.start_design_lean(run_dir)
-    preload()
-    return pending.result()
-
-
-#: Seconds after the workers start at which what recording needs is prepared.
-PREPARE_AFTER = 0.02
-
-
-def _prepare_recording(design: DesignRecord) -> None:
-    artifacts.validator("responses")
-    normalize_answer(design["normalization"], "")
 
 
 async def _drain_or_stop(
@@ -1105,28 +1084,21 @@ async def _drain(
 ) -> None:
     """Wait for the candidate roles, then close and drain the launder queue; cancel all on the
     first error or when the deterministic guard trips. Every answer received is recorded
-    before the launder queue closes and before this returns or raises."""
+    before this returns or raises (unless recording itself failed)."""
     everything = [t for group in tasks.values() for t in group]
-    stopped = True
     try:
         candidates = [t for role, group in tasks.items() if role != LAUNDER for t in group]
         await _wait_all(candidates, guard_error, recorder.failed)
-        recorder.flush()  # queues the laundering of the last answers
         if queue is not None and LAUNDER in tasks:
             for _ in tasks[LAUNDER]:
                 queue.put_nowait(None)
             await _wait_all(tasks[LAUNDER], guard_error, recorder.failed)
-        recorder.flush()
-        stopped = False
     finally:
         for task in everything:
             task.cancel()
         await asyncio.gather(*everything, return_exceptions=True)
-        if stopped and not recorder.failed.done():
-            # What arrived before the stop was paid for. Should recording fail as well, the
-            # error that stopped the run is the one to report; a rerun asks again.
-            with contextlib.suppress(Exception):
-                recorder.flush()
+        # What arrived before a stop was paid for: the writer records what is still queued.
+        await recorder.close()
 
 
 async def _wait_all(
@@ -1548,25 +1520,6 @@ class StageIO:
     #: ``append`` of ``open_responses`` then returns each row's offset, and ``existing``
     #: comes as ``(offset, row)`` pairs); None: rows are kept in memory (small runs, tests).
     read_row: ReadRow | None = None
-
-
-def steady_heap() -> None:
-    """Keep a long run's freed memory returned to the system (glibc only; elsewhere nothing).
-
-    glibc raises its mmap and trim thresholds each time a large block is freed (a big list
-    or index outgrown while the design is read), after which the heap keeps what a long run
-    frees: bt-generate's peak was 74 MiB at 30,000 trials instead of 60 (issue 15). Fixed
-    thresholds (glibc's defaults, 128 KiB) end that adjustment."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD
-        libc.mallopt(-1, 128 * 1024)  # M_TRIM_THRESHOLD
-    except (OSError, AttributeError):
-        return
 
 
 class TrialsView:

@@ -82,6 +82,6 @@ def test_a_run_held_by_another_process_is_refused_naming_it(tmp_path: Path) -> N
         assert holder.stdin is not None
         holder.stdin.close()
         holder.wait()
-        holder.stdout.close()
+        holder.stdout.close()  # type: ignore[union-attr]
     with artifacts.run_lock(run, "second"):  # released when the holder ended
         assert (run / artifacts.LOCK).read_text().startswith(f"{os.getpid()} ")
