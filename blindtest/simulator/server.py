@@ -79,7 +79,8 @@ class SimulatorConfig:
 
 @dataclass(slots=True)
 class SlotCount:
-    """Requests seen for one slot (model, seed, messages), and answers fully sent."""
+    """Requests seen for one slot (model, seed, messages), and answers whose bodies were
+    written in full (to the connection: what a client still there receives)."""
 
     model: str
     seed: int | None
@@ -469,11 +470,18 @@ class Simulator:
             transport = request.transport
             if transport is None or transport.is_closing():
                 return web.Response(status=499)  # the client left (e.g. timed out): unanswered
+            # One write for headers and body (a streamed answer costs a second send() per
+            # request, which shows in the benchmark), counted once it is written: an answer
+            # counted before it left could be one the client never got (it stopped first).
+            answer = _json(payload)
+            try:
+                await answer.prepare(request)
+                await answer.write_eof()
+            except ConnectionError:
+                return answer  # the client left: this slot was not answered
             if usable:
                 slot.answered += 1
-            # One write for headers and body: a streamed answer costs a second send() per
-            # request, which shows in the benchmark.
-            return _json(payload)
+            return answer
         response = web.StreamResponse(status=200)
         response.content_type = "application/json"
         response.content_length = len(payload)
