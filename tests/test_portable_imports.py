@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -55,6 +56,7 @@ def test_every_stage_answers_help_without_posix_only_modules(stage: str) -> None
 _HOLD = """
 import sys, time
 from pathlib import Path
+from types import SimpleNamespace
 from blindtest import artifacts
 with artifacts.run_lock(Path(sys.argv[1]), "holder"):
     print("held", flush=True)
@@ -85,3 +87,33 @@ def test_a_run_held_by_another_process_is_refused_naming_it(tmp_path: Path) -> N
         holder.stdout.close()  # type: ignore[union-attr]
     with artifacts.run_lock(run, "second"):  # released when the holder ended
         assert (run / artifacts.LOCK).read_text().startswith(f"{os.getpid()} ")
+
+
+@pytest.mark.parametrize(
+    ("typed", "key"),
+    [(["\xe0", "H"], "up"), (["\x00", "P"], "down"), (["\xe0", "Q"], "pgdn"), ([" "], "space"),
+     (["\r"], "enter"), (["a"], "a"), (["\x1b"], "escape")],
+)  # fmt: skip
+def test_a_key_on_windows_console_is_read_with_msvcrt(
+    monkeypatch: pytest.MonkeyPatch, typed: list[str], key: str
+) -> None:
+    from blindtest.terminal import console
+
+    keys = iter(typed)
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setitem(sys.modules, "msvcrt", SimpleNamespace(getwch=lambda: next(keys)))
+    monkeypatch.setitem(sys.modules, "termios", None)  # never asked for on Windows
+    assert console._read_tty_key(0) == key
+    assert next(keys, None) is None  # each code read, no more
+
+
+def test_ctrl_c_and_ctrl_z_on_windows_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    from blindtest.terminal import console
+
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setitem(sys.modules, "msvcrt", SimpleNamespace(getwch=lambda: "\x03"))
+    with pytest.raises(KeyboardInterrupt):
+        console._read_tty_key(0)
+    monkeypatch.setitem(sys.modules, "msvcrt", SimpleNamespace(getwch=lambda: "\x1a"))
+    with pytest.raises(EOFError):
+        console._read_tty_key(0)

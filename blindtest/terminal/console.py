@@ -1,5 +1,6 @@
-"""The terminal: writes, line reads with GNU readline, single-key reads (termios cbreak), the
-size, and a SIGWINCH handler that repaints the current screen when the terminal is resized.
+"""The terminal: writes, line reads with GNU readline, single-key reads (termios cbreak; on
+Windows the console's own ``msvcrt.getwch``), the size, and a SIGWINCH handler that repaints
+the current screen when the terminal is resized (where there is SIGWINCH).
 No curses. Whatever is typed is cleaned of control characters and escape sequences before
 anyone sees it; when stdin is not a terminal every read takes one line, so a session can be
 scripted. It knows nothing of trials or picks.
@@ -306,7 +307,29 @@ def _cbreak(fd: int) -> Iterator[None]:
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
+#: The second code Windows' console gives for a named key (after "\x00" or "\xe0").
+_WINDOWS_KEYS = {"H": "up", "P": "down", "I": "pgup", "Q": "pgdn", "G": "home", "O": "end"}
+
+
+def _read_windows_key() -> str:
+    """One key from Windows' console (no termios there): ``msvcrt.getwch``."""
+    if sys.platform != "win32":
+        raise OSError(errno.ENOTTY, "not Windows' console")
+    import msvcrt
+
+    char = msvcrt.getwch()
+    if char in ("\x00", "\xe0"):  # a named key: its code follows
+        return _WINDOWS_KEYS.get(msvcrt.getwch(), "escape")
+    if char in ("\x04", "\x1a"):  # Ctrl-D, Ctrl-Z
+        raise EOFError
+    if char == "\x03":
+        raise KeyboardInterrupt
+    return _KEY_NAMES.get(char, char if char != "\x1b" else "escape")
+
+
 def _read_tty_key(fd: int) -> str:
+    if sys.platform == "win32":
+        return _read_windows_key()
     with _cbreak(fd):
         data = _read_tty(fd, 16)
     if not data or data == b"\x04":
