@@ -471,16 +471,15 @@ class Simulator:
             if transport is None or transport.is_closing():
                 return web.Response(status=499)  # the client left (e.g. timed out): unanswered
             # One write for headers and body (a streamed answer costs a second send() per
-            # request, which shows in the benchmark), counted once it is written: an answer
-            # counted before it left could be one the client never got (it stopped first).
+            # request, which shows in the benchmark). Counted as it is written (so a client
+            # that has it finds it counted) and uncounted if it cannot be: the client left.
             answer = _json(payload)
+            slot.answered += usable
             try:
                 await answer.prepare(request)
                 await answer.write_eof()
             except ConnectionError:
-                return answer  # the client left: this slot was not answered
-            if usable:
-                slot.answered += 1
+                slot.answered -= usable
             return answer
         response = web.StreamResponse(status=200)
         response.content_type = "application/json"
