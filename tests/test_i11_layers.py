@@ -21,7 +21,7 @@ ABOVE = ("verify", "chain")
 #: Shared concepts every stage may use (some named before they land, so the graph classifies
 #: them the day they do).
 SHARED = (
-    "artifacts", "errors", "slots", "wire", "endpoints", "hints", "rng", "normalize", "census",
+    "artifacts", "locking", "errors", "slots", "wire", "endpoints", "hints", "rng", "normalize", "census",
     "prompts", "outputs", "checks", "retry", "client", "render", "scoring", "protocols",
     "records", "artifact_types", "bots", "terminal", "report", "provenance", "flow", "batch",
     "openai_wire", "reportfmt", "batch_run", "sides", "judge_prompts", "judge_diagnostics",

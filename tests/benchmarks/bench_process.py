@@ -7,7 +7,7 @@ requests (the batch input file ``bt-generate --batch-export`` writes: the exact 
 same total concurrency against the same simulator (its own process), in the same run, rounds
 interleaved, medians reported. Two workloads: 900 requests at 100 ms latency with 16 in flight
 per side (32 in all), and 9,000 requests at 0 ms with 64 in flight per side (128 in all).
-Targets: no slower than the SDK in either; at 900 @100 ms within 1.15x of the ideal
+Targets: no slower than the SDK in either; at 900 @100 ms within 1.20x of the ideal
 ceil(900/32) x 100 ms. Exits 1 if one is missed. Beside them, the floor (floor_client.py: a
 bare aiohttp process sending the same bodies, keeping nothing) shows how far from the ideal
 the interpreter, the server and the machine alone are.
@@ -37,7 +37,7 @@ BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parents[2]
 #: (requests, latency in ms, in flight per side)
 WORKLOADS = ((900, 100, 16), (9_000, 0, 64))
-IDEAL_LIMIT = 1.15
+IDEAL_LIMIT = 1.20
 ENV = dict(os.environ, OPENAI_API_KEY="sk-bench")
 
 
