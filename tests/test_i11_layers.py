@@ -21,11 +21,11 @@ ABOVE = ("verify", "chain")
 #: Shared concepts every stage may use (some named before they land, so the graph classifies
 #: them the day they do).
 SHARED = (
-    "artifacts", "locking", "errors", "slots", "wire", "endpoints", "hints", "rng", "normalize", "census",
+    "artifacts", "errors", "slots", "wire", "endpoints", "hints", "rng", "normalize", "census",
     "prompts", "outputs", "checks", "retry", "client", "render", "scoring", "protocols",
     "records", "artifact_types", "bots", "terminal", "report", "provenance", "flow", "batch",
     "openai_wire", "reportfmt", "batch_run", "sides", "judge_prompts", "judge_diagnostics",
-    "assignment", "markup", "reportpage", "identity", "screen",
+    "assignment", "markup", "reportpage", "identity", "screen", "locking",
 )  # fmt: skip
 #: Modules and packages that belong to a stage (they import each other freely). The terminal
 #: session is a judge the driver (``judges``) asks, so it sits in the judge stage; so does the
