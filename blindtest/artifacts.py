@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from referencing import Registry
 
-from blindtest import locking
+from blindtest import oslock
 from blindtest.artifact_types import DesignRecord
 from blindtest.errors import BadInput, BlindtestError
 
@@ -380,7 +380,7 @@ def _take(lock_path: Path, what: Path, label: str) -> int:
         except OSError as error:
             raise cannot_write(lock_path.parent, error) from None
         try:
-            taken = locking.try_lock(fd)
+            taken = oslock.try_lock(fd)
         except OSError as error:
             os.close(fd)
             raise cannot_write(lock_path, error) from None
@@ -435,7 +435,7 @@ def _lock(lock_path: Path, what: Path, label: str, create: bool = True) -> Itera
         with contextlib.suppress(OSError):
             os.unlink(lock_path)
         with contextlib.suppress(OSError):
-            locking.unlock(fd)
+            oslock.unlock(fd)
         os.close(fd)
         _remove_empty(created)
 
@@ -456,7 +456,7 @@ def _label(label: str | None) -> str:
 def run_lock(
     run_dir: Path, label: str | None = None, *, create: bool = True
 ) -> contextlib.AbstractContextManager[None]:
-    """Hold the run directory's lock (``RUN/.lock``, locked through :mod:`blindtest.locking`;
+    """Hold the run directory's lock (``RUN/.lock``, locked through :mod:`blindtest.oslock`;
     the OS lets go when the process dies, so a kill -9 never leaves a stale lock). A second
     process is refused with ``BadInput`` naming the holder's PID and ``label``; the holding
     process may re-enter. With ``create`` the directory is made if needed (and removed again

@@ -25,7 +25,7 @@ SHARED = (
     "prompts", "outputs", "checks", "retry", "client", "render", "scoring", "protocols",
     "records", "artifact_types", "bots", "terminal", "report", "provenance", "flow", "batch",
     "openai_wire", "reportfmt", "batch_run", "sides", "judge_prompts", "judge_diagnostics",
-    "assignment", "markup", "reportpage", "identity", "screen", "locking",
+    "assignment", "markup", "reportpage", "identity", "screen", "oslock",
 )  # fmt: skip
 #: Modules and packages that belong to a stage (they import each other freely). The terminal
 #: session is a judge the driver (``judges``) asks, so it sits in the judge stage; so does the

@@ -1,6 +1,6 @@
 """blindtest imports and answers --help where POSIX-only modules do not exist (Windows): every
 module of the package is imported with ``fcntl``, ``termios`` and ``tty`` made unimportable,
-and the run lock is taken through :mod:`blindtest.locking`, the one module that chooses the
+and the run lock is taken through :mod:`blindtest.oslock`, the one module that chooses the
 platform's call."""
 
 from __future__ import annotations
