@@ -345,5 +345,5 @@ class ReportRecord(_ReportRequired, ProtocolFields, total=False):
     sides: dict[str, Any]
     llm_judges: dict[str, Any] | None
     controls: dict[str, Any] | None
-    style_check: dict[str, Any] | None
+    style_control: dict[str, Any] | None
     machine_vs_person: dict[str, Any] | None

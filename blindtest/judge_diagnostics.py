@@ -52,7 +52,6 @@ __all__ = [
     "JudgeDiagnostics",
     "PositionSplit",
     "Share",
-    "StyleCheckResult",
     "control_result",
     "diagnose",
     "kappa_interval",
@@ -60,7 +59,6 @@ __all__ = [
     "markdown_marks",
     "model_family",
     "position_gate",
-    "style_check",
 ]
 
 #: Spec 003: "If position bias exceeds 5%, add position randomization to your harness."
@@ -665,88 +663,3 @@ def machine_vs_person(
     kappa, lo, hi, _, _ = kappa_interval(first, second, confidence_level)
     agreed = sum(a == b for a, b in zip(first, second, strict=True))
     return AgreementResult(machine, person, len(trials), agreed, kappa, lo, hi, confidence_level)
-
-
-# --------------------------------------------------------------------------- style check
-
-
-@dataclass(frozen=True, slots=True)
-class StyleCheckResult:
-    """A logistic model of choosing the left output on the length difference (left minus
-    right, in hundreds of words) and the markdown difference (in marks), with an intercept
-    (position). ``statistic`` is McFadden's pseudo-R^2, 1 - LL(model)/LL(intercept only): the
-    share of the verdicts' log-likelihood those differences explain. Secondary, descriptive
-    (the idea behind arena-hard's style control and AlpacaEval's length control)."""
-
-    n: int
-    intercept: float
-    length: float
-    markdown: float
-    statistic: float
-    converged: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "n": self.n,
-            "coefficients": {
-                "intercept": self.intercept,
-                "length_per_100_words": self.length,
-                "markdown_per_mark": self.markdown,
-            },
-            "mcfadden_r2": self.statistic,
-            "converged": self.converged,
-        }
-
-
-def _log_likelihood(beta: Any, x: Any, y: Any) -> float:
-    import numpy as np
-
-    z = x @ beta
-    return float(np.sum(y * z - np.logaddexp(0.0, z)))
-
-
-def style_check(
-    choices: Sequence[tuple[str, str, bool]], *, ridge: float = 1e-6
-) -> StyleCheckResult | None:
-    """Fit the style model on ``(left text, right text, left chosen)`` of untied verdicts;
-    None with fewer than 10 or when every verdict went one way (no model to fit). A tiny
-    ridge keeps the fit finite when a difference separates the verdicts perfectly."""
-    import numpy as np
-    from scipy import optimize
-
-    if len(choices) < 10:
-        return None
-    y = np.array([1.0 if chosen else 0.0 for _, _, chosen in choices])
-    if y.min() == y.max():
-        return None
-    x = np.array(
-        [
-            [1.0, (_words(a) - _words(b)) / 100.0, float(markdown_marks(a) - markdown_marks(b))]
-            for a, b, _ in choices
-        ]
-    )
-
-    def loss(beta: Any) -> float:
-        return -_log_likelihood(beta, x, y) + ridge * float(beta[1:] @ beta[1:])
-
-    def grad(beta: Any) -> Any:
-        p = 1.0 / (1.0 + np.exp(-(x @ beta)))
-        g = -(x.T @ (y - p))
-        g[1:] += 2 * ridge * beta[1:]
-        return g
-
-    fit = optimize.minimize(loss, np.zeros(3), jac=grad, method="BFGS", options={"gtol": 1e-10})
-    share = y.mean()
-    null = float(len(y) * (share * math.log(share) + (1 - share) * math.log(1 - share)))
-    model = _log_likelihood(fit.x, x, y)
-    return StyleCheckResult(
-        n=len(choices),
-        intercept=float(fit.x[0]),
-        length=float(fit.x[1]),
-        markdown=float(fit.x[2]),
-        statistic=1.0 - model / null,
-        # BFGS reports "precision loss" at a fit that is the maximum already: convergence is
-        # read from the score (the gradient) at the fit, not from the optimiser's flag.
-        converged=bool(fit.success)
-        or float(np.max(np.abs(grad(fit.x)))) <= 1e-6 * max(1.0, float(len(y))),
-    )

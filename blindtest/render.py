@@ -468,7 +468,7 @@ def _result_lines(report: ReportRecord) -> list[str]:
 
 
 def _section_lines(section: Mapping[str, Any] | None) -> list[str]:
-    """The screen lines an optional report section carries (LLM judges, style check...)."""
+    """The screen lines an optional report section carries (LLM judges, style control...)."""
     return [str(line) for line in (section or {}).get("lines") or []]
 
 
@@ -507,7 +507,7 @@ def format_summary(
         _panel_lines(report),
         _section_lines(report.get("llm_judges")),
         _section_lines(report.get("machine_vs_person")),
-        _section_lines(report.get("style_check")),
+        _section_lines(report.get("style_control")),
         _audit_lines(report),
         channels,
         _next_lines(report),

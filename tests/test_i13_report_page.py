@@ -251,27 +251,6 @@ def test_i13_08_report_page_lists_leaking_and_unsure_judges_and_the_failed_gate(
     assert "Not available for this report: audit.json." in page.section("notes")
 
 
-def test_i13_10_report_page_shows_the_style_check_labelled_secondary(
-    invoke: Any, simulator: Simulator, tmp_path: Path
-) -> None:
-    run = make_run(invoke, simulator.base_url, tmp_path / "fair", "preference", trials=20)
-    fair = _judged(invoke, simulator.base_url, run, "sim-judge-fair")
-    page, report, _ = _page(invoke, run, "--picks", fair)
-    style = report["style_check"]
-    assert style is not None
-    section = page.section("style-check")
-    assert section.startswith("Style check (secondary, descriptive)")
-    assert _squash(style["lines"][0]) in section
-    assert f"untied picks {style['n']}" in section
-    assert "McFadden R^2" in section
-    assert page.order.index("style-check") > page.order.index("llm-judges")
-    assert page.order.index("style-check") < page.order.index("bots")
-    # The preference statement with untied comparisons keeps its win-rate wording.
-    assert "A's win rate " in report["statement"]
-    assert "(Wilson 95% " in report["statement"]
-    assert "A's win rate" in page.section("technical")
-
-
 def test_i13_12_report_page_of_a_malformed_judge_left_unfinished_reveals_nothing(
     invoke: Any, simulator: Simulator, tmp_path: Path
 ) -> None:
@@ -375,7 +354,7 @@ def test_i13_08_report_page_strings_from_the_report_stay_text(
     judge["warnings"].append(payload)
     judge["leakage"].append({"trial": 3, "details": payload})
     report["next"] = {"why": payload, "stage": "plan", "args": []}
-    report["style_check"] = {"n": 12, "lines": [payload], "coefficients": {}, "converged": True}
+    report["style_control"] = {"fitted": False, "n": 6, "lines": [payload]}
     html = render_report_page(report)
     assert "<script" not in html
     assert "<img" not in html

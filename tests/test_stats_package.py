@@ -32,6 +32,7 @@ def test_all_is_sorted_and_complete() -> None:
         "preference",
         "sequential",
         "similarity",
+        "style",
         "triangle",
         "annotations",
         "importlib",
@@ -59,6 +60,7 @@ def test_every_result_is_frozen_slotted_and_json_ready() -> None:
         stats.judge_panel({"x": [1, 2, 3], "y": [1, 1, 1]}, [1, 2, 1]),
         stats.binomial_test(3, 10),
         stats.rejection_region(20, 0.5, 0.05, "two-sided"),
+        stats.style_control([1, 0, 1, 1], [[0.1], [-0.2], [0.0], [0.3]], ["length"]),
     ]
     for result in results:
         name = type(result).__name__

@@ -126,7 +126,8 @@ def test_completely_separated_by_length_gives_no_estimate_only_the_test() -> Non
     assert (length.status, markdown.status) == ("separated", "no variation")
     assert math.isnan(length.estimate)
     plain = found.to_dict()
-    assert plain["a_strength"] == {"estimate": None, "lo": None, "hi": None, "se": None}
+    assert plain["a_strength"] == {"estimate": None, "lo": None, "hi": None}
+    assert plain["a_strength_se"] is None
     assert plain["separation"]["status"] == "complete"
     assert found.lr_test is not None
     assert found.lr_test.p_value < 1e-10

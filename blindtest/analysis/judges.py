@@ -8,12 +8,10 @@ Pure: picks files already read come in; nothing is opened here.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from blindtest.analysis.common import excluded_reason
 from blindtest.judge_diagnostics import (
     POSITION_ALPHA,
     Consistency,
@@ -24,11 +22,10 @@ from blindtest.judge_diagnostics import (
     diagnose,
     machine_vs_person,
     position_gate,
-    style_check,
 )
-from blindtest.records import JudgeView, Pick, PicksFile, Trial
+from blindtest.records import JudgeView, PicksFile, Trial
 
-__all__ = ["agreement_section", "llm_section", "preference_rows", "style_section"]
+__all__ = ["agreement_section", "llm_section", "preference_rows"]
 
 
 def _percent(share: Share | Consistency | None) -> str:
@@ -317,28 +314,3 @@ def _conversational(trial: Trial, pair: Mapping[str, str]) -> dict[str, Any]:
         "chosen": [{"role": "assistant", "content": pair["chosen"]}],
         "rejected": [{"role": "assistant", "content": pair["rejected"]}],
     }
-
-
-def style_section(view: JudgeView, picks: Sequence[Pick]) -> dict[str, Any] | None:
-    """``report["style_check"]`` for a preference run: the style model over the untied picks
-    analysed (see :func:`blindtest.judge_diagnostics.style_check`), and its screen lines."""
-    if view.protocol != "preference":
-        return None
-    options = {t.number: t.options for t in view.trials}
-    choices = [
-        (options[p.trial][0], options[p.trial][1], p.pick == "left")
-        for p in picks
-        if p.pick in ("left", "right")
-        and len(options.get(p.trial, ())) == 2
-        and excluded_reason(p) is None
-    ]
-    found = style_check(choices)
-    if found is None:
-        return None
-    line = (
-        f"Style check (secondary, descriptive): the length and markdown differences explain "
-        f"{found.statistic:.0%} of the picks' log-likelihood (McFadden R^2, logistic model, "
-        f"{found.n} untied picks); odds of picking an output x{math.exp(found.length):.2f} per "
-        f"100 words longer, x{math.exp(found.markdown):.2f} per markdown mark more"
-    )
-    return {**found.to_dict(), "lines": [line]}

@@ -17,14 +17,10 @@ from blindtest.analysis.controls import (
     main_files,
     without_controls,
 )
-from blindtest.analysis.judges import (
-    agreement_section,
-    llm_section,
-    preference_rows,
-    style_section,
-)
+from blindtest.analysis.judges import agreement_section, llm_section, preference_rows
 from blindtest.analysis.report import build_report
 from blindtest.analysis.responses import responses_summary
+from blindtest.analysis.style import style_section
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
 from blindtest.errors import BadInput
@@ -184,9 +180,9 @@ def analyze_run(
         result.report["controls"] = controls_section(
             loaded.design, all_files, loaded.design["alpha"], shown
         )
-    style = style_section(view, picks) if "per_trial" in result.report else None
+    style = style_section(design, view, picks) if "per_trial" in result.report else None
     if style is not None:
-        result.report["style_check"] = style
+        result.report["style_control"] = style
     if against and "per_trial" in result.report:
         others = main_files([records.read_picks(path, view) for path in against], controls)
         result.report["machine_vs_person"] = agreement_section(files, others, view.protocol)

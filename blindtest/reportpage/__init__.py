@@ -4,7 +4,7 @@ SVG, no script, nothing fetched) built from report.json's fields with Jinja2 tem
 screen's order of importance: the verdict with how sure and how big, the estimates against
 chance (a forest plot of judges, the pooled estimate and the bots), the sequential e-value
 path, the hidden controls, position and agreement, each LLM judge's diagnostics with its
-warnings marked, the style check (secondary), what a bot can explain (scores, sentences, the
+warnings marked, style control (secondary), what a bot can explain (scores, sentences, the
 formatting census), machine vs person, the answers to --ask questions, identity stripping,
 the channels, the next step as a command, the technical figures, cost, the per-trial table
 (each trial opening to the options as the judge saw them), the sides and the notes. Tables
@@ -274,7 +274,7 @@ def render_report_page(
             position=sections.position(report),
             tag_header=tag_header,
             llm_judges=sections.llm_judges(report),
-            style_check=sections.style_check(report),
+            style_control=sections.style_control(report),
             bots=sections.bots(report),
             responses_sentences=sections.responses_sentences(report),
             machine_vs_person=sections.machine_vs_person(report),

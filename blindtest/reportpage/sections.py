@@ -180,24 +180,57 @@ def position(report: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"rows": rows, "gates": gates, "warnings": warnings}
 
 
-def style_check(report: Mapping[str, Any]) -> dict[str, Any] | None:
-    found = report.get("style_check")
+def style_control(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The style-control section: the screen's lines, and a table of the terms in which a
+    number the fit cannot stand behind (separated, left out, not estimable) is words."""
+    found = report.get("style_control")
     if not found:
         return None
-    coefficients = found.get("coefficients") or {}
-    rows = [
-        ["untied picks", str(found.get("n"))],
-        ["McFadden R^2 (share of the log-likelihood explained)", pct(found.get("mcfadden_r2"))],
-        ["log-odds per 100 words longer", _coefficient(coefficients.get("length_per_100_words"))],
-        ["log-odds per markdown mark more", _coefficient(coefficients.get("markdown_per_mark"))],
-        ["intercept (log-odds of the left output)", _coefficient(coefficients.get("intercept"))],
-        ["fit converged", "yes" if found.get("converged") else "no"],
-    ]
-    return {"lines": [str(s) for s in found.get("lines") or []], "rows": rows}
+    lines = [str(s) for s in found.get("lines") or []]
+    if not found.get("fitted"):
+        return {"lines": lines, "rows": []}
+    interval = str(found.get("interval_method") or "")
+    rows = [_style_row("A's strength, style held equal", found.get("a_strength") or {},
+                       str(found.get("a_strength_status")), interval)]  # fmt: skip
+    for name, term in (found.get("coefficients") or {}).items():
+        rows.append(_style_row(f"{name} (per unit of (A - B) / (A + B))", term,
+                               str(term.get("status")), interval))  # fmt: skip
+    test = found.get("lr_test")
+    if test:
+        rows.append(
+            [
+                "style terms jointly (Firth's penalised likelihood ratio)",
+                f"chi-square {test['statistic']:.2f}, {test['df']} df",
+                format_p(test["p_value"]),
+                "",
+                "",
+            ]
+        )
+    return {"lines": lines, "rows": rows, "method": str(found.get("method"))}
+
+
+def _style_row(label: str, term: Mapping[str, Any], status: str, interval: str) -> list[str]:
+    estimate, lo, hi, se = (term.get(k) for k in ("estimate", "lo", "hi", "se"))
+    if status == "estimated" and estimate is not None:
+        bound = f"{_coefficient(lo)} to {_coefficient(hi)}"
+        return [label, _coefficient(estimate), bound, _coefficient(se), f"estimated ({interval})"]
+    if status == "separated" and estimate is not None:
+        # Partly separated: Firth's estimate is set by its penalty; the bound on the side the
+        # data pin down is what they support.
+        bound = f"at least {_coefficient(lo)}" if estimate > 0 else f"at most {_coefficient(hi)}"
+        return [label, "not shown", bound, "", "separated: infinite by maximum likelihood"]
+    words = {
+        "separated": "separated: the picks follow it completely; nothing to estimate",
+        "no variation": "no difference in any comparison; left out",
+        "aliased": "the same difference in every comparison; left out",
+        "confounded": "cannot be told apart from a style difference that never varied",
+    }
+    return [label, "not estimable", "", "", words.get(status, "the fit did not converge")]
 
 
 def _coefficient(value: Any) -> str:
-    return "n/a" if value is None else f"{value:+.3f}"
+    """A log-odds figure with its sign; an unbounded bound (null) as infinity."""
+    return "unbounded" if value is None else f"{value:+.2f}"
 
 
 def machine_vs_person(report: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -2,7 +2,8 @@
 
 No I/O anywhere in this package. Tests, intervals and conversions delegate to scipy where it
 has the function; what is ours is the triangle pd and Thurstonian d', the similarity and power
-calculations, the sequential e-process, agreement labels and the judge-panel analyses.
+calculations, the sequential e-process, agreement labels, the judge-panel analyses and style
+control (a logistic model with Firth's penalised likelihood under separation).
 Non-finite floats are written as null by every ``to_dict()`` (see `intervals`).
 """
 
@@ -84,6 +85,15 @@ if TYPE_CHECKING:
         simulate_crossings,
     )
     from blindtest.stats.similarity import SimilarityResult, pc_at_pd, similarity_test
+    from blindtest.stats.style import (
+        LikelihoodRatioTest,
+        Separation,
+        StyleCoefficient,
+        StyleControlResult,
+        detect_separation,
+        likelihood_ratio_statistics,
+        style_control,
+    )
     from blindtest.stats.triangle import (
         TRIANGLE_GUESS,
         TriangleResult,
@@ -160,6 +170,13 @@ _HOME = {
     "SimilarityResult": "blindtest.stats.similarity",
     "pc_at_pd": "blindtest.stats.similarity",
     "similarity_test": "blindtest.stats.similarity",
+    "LikelihoodRatioTest": "blindtest.stats.style",
+    "Separation": "blindtest.stats.style",
+    "StyleCoefficient": "blindtest.stats.style",
+    "StyleControlResult": "blindtest.stats.style",
+    "detect_separation": "blindtest.stats.style",
+    "likelihood_ratio_statistics": "blindtest.stats.style",
+    "style_control": "blindtest.stats.style",
     "TRIANGLE_GUESS": "blindtest.stats.triangle",
     "TriangleResult": "blindtest.stats.triangle",
     "dprime_from_pc": "blindtest.stats.triangle",
@@ -192,6 +209,7 @@ __all__ = [
     "JudgePanelResult",
     "KappaResult",
     "KappaTestResult",
+    "LikelihoodRatioTest",
     "McNemarResult",
     "PairResult",
     "PercentAgreementResult",
@@ -200,9 +218,12 @@ __all__ = [
     "PreferenceResult",
     "RandomizationResult",
     "RejectionRegion",
+    "Separation",
     "SequentialResult",
     "SimilarityPowerRow",
     "SimilarityResult",
+    "StyleCoefficient",
+    "StyleControlResult",
     "TriangleResult",
     "beta_binomial",
     "binomial_p_value",
@@ -213,6 +234,7 @@ __all__ = [
     "critical_value",
     "crossing_boundary",
     "crossing_distribution",
+    "detect_separation",
     "dprime_from_pc",
     "e_process",
     "fleiss_kappa",
@@ -222,6 +244,7 @@ __all__ = [
     "kappa_label",
     "kappa_with_se",
     "krippendorff_alpha",
+    "likelihood_ratio_statistics",
     "log_e_value",
     "log_e_values",
     "lower_tail",
@@ -247,6 +270,7 @@ __all__ = [
     "similarity_test",
     "simulate_crossings",
     "smallest_n",
+    "style_control",
     "triangle_test",
     "upper_tail",
     "wilson",

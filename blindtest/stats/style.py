@@ -133,14 +133,17 @@ class LikelihoodRatioTest:
 class Separation:
     """Whether the picks are separated. ``status``: "none", "quasi" or "complete";
     ``determined``: the comparisons a separating direction decides; ``terms``: the terms whose
-    ML estimate is infinite (``a_strength`` for the intercept); ``by``: each single term that
-    separates the picks on its own, with +1 when the picks went to the side with more of it
-    (A, for ``a_strength``) and -1 when they went to the side with less."""
+    ML estimate is infinite (``a_strength`` for the intercept), each with the sign of that
+    infinity: +1 or -1, or 0 when the likelihood rises without bound both ways (its profile is
+    flat, so no bound either side); ``by``: each single term that separates the picks on its
+    own, with +1 when the picks went to the side with more of it (A, for ``a_strength``) and
+    -1 when they went to the side with less."""
 
     status: str
     determined: int
     terms: tuple[str, ...]
     by: tuple[tuple[str, int], ...]
+    infinite: tuple[int, ...] = ()
 
     @property
     def separated(self) -> bool:
@@ -152,6 +155,7 @@ class Separation:
             "determined": self.determined,
             "terms": list(self.terms),
             "by": {name: sign for name, sign in self.by},
+            "infinite": dict(zip(self.terms, self.infinite, strict=True)),
         }
 
 
@@ -166,6 +170,8 @@ class StyleControlResult:
 
     n: int
     a_wins: int
+    #: Per covariate, the comparisons in which A's and B's value differed (x != 0).
+    differing: tuple[int, ...]
     a_strength: Interval
     a_strength_se: float
     a_strength_status: str
@@ -186,7 +192,11 @@ class StyleControlResult:
         return {
             "n": self.n,
             "a_wins": self.a_wins,
-            "a_strength": {**self.a_strength.to_dict(), "se": json_float(self.a_strength_se)},
+            "differing": {
+                c.name: k for c, k in zip(self.coefficients, self.differing, strict=True)
+            },
+            "a_strength": self.a_strength.to_dict(),
+            "a_strength_se": json_float(self.a_strength_se),
             "a_strength_status": self.a_strength_status,
             "a_win_rate_adjusted": self.a_win_rate_adjusted.to_dict(),
             "coefficients": {c.name: c.to_dict() for c in self.coefficients},
@@ -325,12 +335,40 @@ def detect_separation(z: Sequence[Sequence[float]] | Array, y: Sequence[int] | A
     if count == 0:
         return Separation("none", 0, (), tuple(by))
     if count == n:
-        return Separation("complete", n, tuple(names), tuple(by))
-    # Every separating direction lies in the null space of the undecided rows (each of them is
-    # zero along every such direction), and spans it.
-    null = linalg.null_space(scaled[~decided])
-    terms = tuple(name for j, name in enumerate(names) if np.linalg.norm(null[j]) > 1e-8)
-    return Separation("quasi", count, terms, tuple(by))
+        terms = list(range(p))
+    else:
+        # Every separating direction lies in the null space of the undecided rows (each of them
+        # is zero along every such direction), and spans it.
+        null = linalg.null_space(scaled[~decided])
+        terms = [j for j in range(p) if np.linalg.norm(null[j]) > 1e-8]
+    signs = tuple(_infinite_sign(scaled, decided, j) for j in terms)
+    status = "complete" if count == n else "quasi"
+    return Separation(status, count, tuple(names[j] for j in terms), tuple(by), signs)
+
+
+def _infinite_sign(scaled: Array, decided: npt.NDArray[np.bool_], j: int) -> int:
+    """+1 (-1) when every separating direction has coefficient j >= 0 (<= 0), 0 when they go
+    both ways: the largest and smallest b_j over the cone, by two linear programmes."""
+    from scipy import optimize
+
+    p = scaled.shape[1]
+    kept = scaled[~decided]
+    reach = []
+    for sense in (-1.0, 1.0):
+        c = np.zeros(p)
+        c[j] = sense
+        found = optimize.linprog(
+            c,
+            A_ub=-scaled[decided],
+            b_ub=np.zeros(int(decided.sum())),
+            A_eq=kept if len(kept) else None,
+            b_eq=np.zeros(len(kept)) if len(kept) else None,
+            bounds=[(-1.0, 1.0)] * p,
+            method="highs",
+        )
+        reach.append(sense * found.fun if found.status == 0 else 0.0)
+    up, down = reach[0] > 1e-7, reach[1] < -1e-7
+    return 0 if up == down else (1 if up else -1)
 
 
 # --------------------------------------------------------------------------- the result
@@ -499,6 +537,7 @@ def style_control(
     return StyleControlResult(
         n=n,
         a_wins=int(outcome.sum()),
+        differing=tuple(int(k) for k in np.count_nonzero(design, axis=0)),
         a_strength=strength,
         a_strength_se=a_se,
         a_strength_status=a_status,
