@@ -190,11 +190,29 @@ def style_control(report: Mapping[str, Any]) -> dict[str, Any] | None:
     if not found.get("fitted"):
         return {"lines": lines, "rows": []}
     interval = str(found.get("interval_method") or "")
-    rows = [_style_row("A's strength, style held equal", found.get("a_strength") or {},
-                       str(found.get("a_strength_status")), interval)]  # fmt: skip
+    infinite = (found.get("separation") or {}).get("infinite") or {}
+    strength = {
+        **(found.get("a_strength") or {}),
+        "se": found.get("a_strength_se"),
+        "status": found.get("a_strength_status"),
+    }
+    rows = [
+        _style_row("A's strength, style held equal", strength, infinite.get("a_strength"), interval)
+    ]
+    rate = found.get("a_win_rate_adjusted") or {}
+    if strength["status"] == "estimated" and rate.get("estimate") is not None:
+        rows.append(
+            [
+                "A's win rate at equal style",
+                pct(rate["estimate"]),
+                f"{pct(rate.get('lo'))} to {pct(rate.get('hi'))}",
+                "",
+                "A's strength through the logistic function",
+            ]
+        )
     for name, term in (found.get("coefficients") or {}).items():
-        rows.append(_style_row(f"{name} (per unit of (A - B) / (A + B))", term,
-                               str(term.get("status")), interval))  # fmt: skip
+        label = f"{name} (per unit of (A - B) / (A + B))"
+        rows.append(_style_row(label, term, infinite.get(name), interval))
     test = found.get("lr_test")
     if test:
         rows.append(
@@ -209,15 +227,19 @@ def style_control(report: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"lines": lines, "rows": rows, "method": str(found.get("method"))}
 
 
-def _style_row(label: str, term: Mapping[str, Any], status: str, interval: str) -> list[str]:
+def _style_row(
+    label: str, term: Mapping[str, Any], infinite: int | None, interval: str
+) -> list[str]:
     estimate, lo, hi, se = (term.get(k) for k in ("estimate", "lo", "hi", "se"))
+    status = str(term.get("status"))
     if status == "estimated" and estimate is not None:
         bound = f"{_coefficient(lo)} to {_coefficient(hi)}"
-        return [label, _coefficient(estimate), bound, _coefficient(se), f"estimated ({interval})"]
-    if status == "separated" and estimate is not None:
+        error = "n/a" if se is None else f"{se:.2f}"
+        return [label, _coefficient(estimate), bound, error, f"estimated ({interval})"]
+    if status == "separated" and estimate is not None and infinite:
         # Partly separated: Firth's estimate is set by its penalty; the bound on the side the
-        # data pin down is what they support.
-        bound = f"at least {_coefficient(lo)}" if estimate > 0 else f"at most {_coefficient(hi)}"
+        # likelihood does not run off to is what the data support.
+        bound = f"at least {_coefficient(lo)}" if infinite > 0 else f"at most {_coefficient(hi)}"
         return [label, "not shown", bound, "", "separated: infinite by maximum likelihood"]
     words = {
         "separated": "separated: the picks follow it completely; nothing to estimate",
