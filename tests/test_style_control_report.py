@@ -234,3 +234,27 @@ def test_fair_llm_judge_style_control_sits_after_the_judges_on_the_report_page(
     for name, term in style["coefficients"].items():
         if term["status"] != "estimated" and term["estimate"] is not None:
             assert f"{term['estimate']:+.2f}" not in section, name
+
+
+def test_llm_judge_that_takes_the_longer_chat_answer_every_time_is_said_in_words(
+    invoke: Any, simulator: Simulator, tmp_path: Path
+) -> None:
+    # sim-large (A) always writes more than sim-small (B): an always-longer judge picks A in
+    # every comparison, and strength and length cannot be told apart.
+    run = make_run(invoke, simulator.base_url, tmp_path / "longer", "preference", trials=20)
+    judged = llm(invoke, run, "sim-judge-longer", url=simulator.base_url)
+    assert judged.exit_code == 0, judged.output
+    analyzed = invoke("analyze", run)
+    report = _report(run)
+    assert analyzed.exit_code == _exit_the_gates_give(report), analyzed.output
+    style = report["style_control"]
+    assert (style["n"], style["a_wins"]) == (20, 20)
+    assert style["separation"]["status"] == "complete"
+    screen = flat(analyzed.stdout)
+    assert SECONDARY in screen
+    assert (
+        "The picks are separated: A won every one of the 20 comparisons, and every pick went "
+        "to the longer answer, so strength and style cannot be weighed against each other and "
+        "no estimate is given" in screen
+    )
+    assert "A's strength with style held equal: not estimable from these picks" in screen

@@ -160,18 +160,13 @@ def _separation_words(found: StyleControlResult) -> str:
     separation = found.separation
     n = found.n
     by = dict(separation.by)
-    if by.get("a_strength"):
-        winner = "A" if by["a_strength"] > 0 else "B"
-        return (
-            f"  The picks are separated: {winner} won every one of the {n} comparisons, so "
-            "nothing is left for a model to weigh strength against style with; the result "
-            "above says what can be said."
-        )
     more = {"length": "longer answer", "markdown": "answer with more markdown"}
     less = {"length": "shorter answer", "markdown": "answer with less markdown"}
     differed = {"length": "lengths", "markdown": "markdown densities"}
     parts = []
     for name, sign in by.items():
+        if name == "a_strength":
+            continue
         unequal = found.differing[COVARIATES.index(name)]
         side = more[name] if sign > 0 else less[name]
         if unequal == n:
@@ -181,6 +176,14 @@ def _separation_words(found: StyleControlResult) -> str:
                 f"in all {unequal} comparisons whose {differed[name]} differed the pick went "
                 f"to the {side}"
             )
+    if by.get("a_strength"):
+        winner = "A" if by["a_strength"] > 0 else "B"
+        also = "".join(f", and {part}" for part in parts)
+        return (
+            f"  The picks are separated: {winner} won every one of the {n} comparisons{also}, "
+            "so strength and style cannot be weighed against each other and no estimate is "
+            "given; the result above says what can be said."
+        )
     label = _joined(list(by) or list(separation.terms))
     how = "; ".join(parts) or (
         f"one weighting of {label} agrees with every pick and decides {separation.determined} "
