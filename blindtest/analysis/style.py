@@ -207,7 +207,11 @@ def _separated(label: str, found: StyleControlResult, term: str, lo: float, hi: 
     """A separated term: the bound on the side its likelihood does not run off to."""
     signs = dict(zip(found.separation.terms, found.separation.infinite, strict=True))
     sign = signs.get(term, 0)
-    if found.separation.status == "complete" or not sign or not math.isfinite(lo + hi):
+    if (
+        found.separation.status == "complete"
+        or not sign
+        or not math.isfinite(lo if sign > 0 else hi)
+    ):
         return f"  {label}: separated; not estimable."
     bound = f"at least {_signed(lo)}" if sign > 0 else f"at most {_signed(hi)}"
     edge = "upper" if sign > 0 else "lower"

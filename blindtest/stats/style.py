@@ -12,7 +12,8 @@ left, the covariates are A-minus-B, so ``a`` never mixes in position (which has 
 Fit. Maximum likelihood by Newton-Raphson with step halving. A fit has converged when the
 largest score component is below 1e-9 per comparison or a full Newton step moves no
 coefficient by more than 1e-10 (an optimiser's "precision loss" at the maximum is not a
-failure).
+failure). Under Firth the curvature is the penalised likelihood's own (central differences of
+its gradient), not Fisher's information, with which the iteration can circle the maximum.
 
 Separation (Albert and Anderson, 1984). When some direction b != 0 of the coefficients puts
 every comparison on its observed side (``(2 y_i - 1) z_i . b >= 0`` for all i), the likelihood
@@ -90,8 +91,10 @@ _LP_DECIDED = 0.5
 @dataclass(frozen=True, slots=True)
 class StyleCoefficient:
     """One style covariate's coefficient: log-odds per unit of the normalised difference.
-    ``status``: "estimated", "separated" (its ML estimate is infinite; the estimate is Firth's,
-    or NaN under complete separation), "no variation" or "aliased" (no coefficient)."""
+    ``status``: "estimated", "separated" (its ML estimate is infinite: the estimate is Firth's,
+    set largely by the penalty, and the bound on the side the likelihood runs off to is
+    infinite; all NaN under complete separation), "no variation" or "aliased" (no
+    coefficient), or "confounded" with an aliased one."""
 
     name: str
     estimate: float
@@ -244,6 +247,30 @@ def _score_and_information(z: Array, y: Array, beta: Array, firth: bool) -> tupl
     return np.einsum("rnp,rn->rp", z, residual), information
 
 
+def _firth_curvature(
+    z: Array, y: Array, beta: Array, index: npt.NDArray[np.intp], fisher: Array
+) -> Array:
+    """Minus the Hessian of the penalised log-likelihood over the free coefficients, by central
+    differences of its gradient, where it is positive definite; the Fisher information
+    elsewhere. Fisher scoring alone overshoots Firth's maximum (near it the penalty's own
+    curvature is comparable to the likelihood's: for one comparison, exactly as large, so a
+    full step lands as far past the maximum as it started before it) and converges slowly or
+    not at all."""
+    columns = []
+    for k in index:
+        h = 1e-5 * np.maximum(1.0, np.abs(beta[:, k]))
+        up, down = beta.copy(), beta.copy()
+        up[:, k] += h
+        down[:, k] -= h
+        plus, _ = _score_and_information(z, y, up, True)
+        minus, _ = _score_and_information(z, y, down, True)
+        columns.append(-(plus - minus)[:, index] / (2.0 * h[:, None]))
+    curvature = np.stack(columns, axis=2)
+    curvature = 0.5 * (curvature + np.swapaxes(curvature, 1, 2))
+    definite = np.linalg.eigvalsh(curvature)[:, 0] > 0
+    return np.where(definite[:, None, None], curvature, fisher)
+
+
 def _fit(
     z: Array, y: Array, *, firth: bool, start: Array, free: npt.NDArray[np.bool_]
 ) -> tuple[Array, Array, npt.NDArray[np.bool_]]:
@@ -264,6 +291,8 @@ def _fit(
         score_f = score[:, index]
         small = np.max(np.abs(score_f), axis=1, initial=0.0) <= _SCORE_TOL * max(1, n)
         sub = information[:, index[:, None], index[None, :]]
+        if firth and len(index):
+            sub = _firth_curvature(za, ya, ba, index, sub)
         step_f = np.einsum("rij,rj->ri", np.linalg.pinv(sub), score_f)
         step = np.zeros_like(ba)
         step[:, index] = step_f
@@ -398,38 +427,46 @@ def _columns(x: Array) -> tuple[list[int], dict[int, str], set[int]]:
 
 
 def _profile(
-    z: Array, y: Array, firth: bool, beta: Array, value: float, j: int, se: float, q: float
+    z: Array,
+    y: Array,
+    firth: bool,
+    beta: Array,
+    value: float,
+    j: int,
+    se: float,
+    q: float,
+    sides: tuple[float, ...] = (-1.0, 1.0),
 ) -> tuple[float, float]:
     """The profile (penalised) likelihood interval of coefficient ``j``: where
-    2 (l_max - l_profile(b)) reaches ``q``; infinite when that is further than the limit."""
+    2 (l_max - l_profile(b)) reaches ``q`` on each of ``sides`` (-1 below, +1 above); infinite
+    on a side not asked for, or when the crossing is further than the limit."""
     from scipy import optimize
 
     free = np.ones(z.shape[1], dtype=bool)
     free[j] = False
-
-    def gap(b: float) -> float:
-        start = beta.copy()
-        start[j] = b
-        _, profiled, _ = _fit(z[None], y[None], firth=firth, start=start[None], free=free)
-        found = 2.0 * (value - float(profiled[0])) - q
-        return float(np.clip(found, -1e6, 1e6)) if not math.isnan(found) else 1e6
-
-    bounds = []
+    bounds = {-1.0: -math.inf, 1.0: math.inf}
     step0 = se if math.isfinite(se) and se > 0 else 1.0
-    for side in (-1.0, 1.0):
+    for side in sides:
+
+        def gap(d: float, side: float = side) -> float:
+            # Every constrained fit starts from the maximum, so that a value never depends on
+            # the order the root finder asks for them in.
+            start = beta.copy()
+            start[j] = beta[j] + side * d
+            _, profiled, _ = _fit(z[None], y[None], firth=firth, start=start[None], free=free)
+            found = 2.0 * (value - float(profiled[0])) - q
+            return float(np.clip(found, -1e6, 1e6)) if math.isfinite(found) else 1e6
+
         near, far = 0.0, step0
-        while gap(beta[j] + side * far) < 0:
+        while gap(far) < 0:
             near, far = far, 2.0 * far
             if far > _PROFILE_LIMIT:
                 break
         if far > _PROFILE_LIMIT:
-            bounds.append(side * math.inf)
             continue
-        root = optimize.brentq(
-            lambda d, s=side: gap(beta[j] + s * d), near, far, xtol=1e-12, rtol=1e-13
-        )
-        bounds.append(float(beta[j] + side * root))
-    return bounds[0], bounds[1]
+        root = optimize.brentq(gap, near, far, xtol=1e-12, rtol=1e-13)
+        bounds[side] = float(beta[j] + side * root)
+    return bounds[-1.0], bounds[1.0]
 
 
 def likelihood_ratio_statistics(
@@ -521,7 +558,11 @@ def style_control(
         elif not estimable:
             fitted.append((math.nan, math.nan, math.nan, math.nan, status))
         else:
-            lo, hi = _profile(z, outcome, firth, beta, value, j, float(se[j]), q)
+            # A separated term's likelihood runs off to infinity on one side (or both): that
+            # side is unbounded, and only the other is profiled.
+            sign = dict(zip(separation.terms, separation.infinite, strict=True)).get(term)
+            sides = (-1.0, 1.0) if sign is None else ((-float(sign),) if sign else ())
+            lo, hi = _profile(z, outcome, firth, beta, value, j, float(se[j]), q, sides)
             fitted.append((float(beta[j]), float(se[j]), lo, hi, status))
     coefficients = []
     for j, name in enumerate(names):
