@@ -89,8 +89,8 @@ def test_i10_08_end_of_stdin_exits_2_with_one_line_naming_the_command(
         f"rerun {resume} in a terminal to continue\n"
     )
     assert len(picks_of(out)) == 1
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    assert "stdin closed before the session finished" in readme
+    guide = (Path(__file__).parent.parent / "docs" / "judging.md").read_text()
+    assert "stdin closed before the session finished" in guide
 
 
 # --------------------------------------------------------------------------- 10.13
