@@ -101,7 +101,7 @@ class _DesignRequired(TypedDict):
 
 
 class DesignRecord(_DesignRequired, total=False):
-    """``design.json``: ``controls`` (issue 13 item 7) is the one optional property."""
+    """``design.json``: ``controls`` is the one optional property."""
 
     controls: int
 
@@ -145,7 +145,7 @@ class ResponseRow(_ResponseRequired, total=False):
 
 
 class HistoryTurn(TypedDict):
-    """A conversation's earlier turn, as the judge sees it (issue 12)."""
+    """A conversation's earlier turn, as the judge sees it."""
 
     role: str
     content: str
@@ -188,7 +188,7 @@ _PickOptional = TypedDict(
         "design_sha256": str,
         "correction": bool,
         "pass": int,
-        # An LLM judge's records (issue 13).
+        # An LLM judge's records.
         "failed": bool,
         "error": str,
         "comparison_id": str,

@@ -199,7 +199,7 @@ def build_audit(
 ) -> AuditRecord:
     """The ``audit.json`` document."""
     state = SlotState.from_rows(responses) if responses is not None else None
-    slots = plan_slots(design)  # once, not once per use (issue 15)
+    slots = plan_slots(design)  # once, not once per use
     audit: AuditRecord = {
         "schema": schema_tag("audit"),
         "design_sha256": design_sha256,

@@ -420,7 +420,7 @@ def _transport_failure(
     make: Callable[[type[EndpointFailed], str], EndpointFailed],
 ) -> EndpointFailed:
     """The transport half of :func:`_failure` (split out only to keep each branch list short)."""
-    import aiohttp  # deferred: start-up (issue 15 item 7)
+    import aiohttp  # deferred: start-up
 
     if isinstance(error, aiohttp.InvalidURL):
         return make(EndpointRejected, "invalid URL; check the base URL")
@@ -623,7 +623,7 @@ class ChatClient:
         side_concurrency: Mapping[str, int] | None = None,
         side_rpm: Mapping[str, float] | None = None,
     ) -> None:
-        import aiohttp  # deferred: start-up (issue 15 item 7)
+        import aiohttp  # deferred: start-up
 
         _bad(not endpoints, "no endpoints given")
         self._ceilings = {side: concurrency for side in endpoints} | dict(side_concurrency or {})
@@ -673,7 +673,7 @@ class ChatClient:
 
     def open(self) -> None:
         """Create one session and connection pool per endpoint (needs a running loop)."""
-        import aiohttp  # deferred: start-up (issue 15 item 7)
+        import aiohttp  # deferred: start-up
 
         for side, endpoint in self._endpoints.items():
             if side in self._lanes:
@@ -794,7 +794,7 @@ class ChatClient:
         return result
 
     async def _send(self, lane: _Lane, body: bytes, attempt: int) -> _Attempt:
-        import aiohttp  # deferred: start-up (issue 15 item 7)
+        import aiohttp  # deferred: start-up
 
         endpoint = lane.endpoint
         key = _read_key(lane.side, endpoint)
@@ -936,7 +936,7 @@ class BatchClient:
         policy: RetryPolicy = DEFAULT_POLICY,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        import aiohttp  # deferred: start-up (issue 15 item 7)
+        import aiohttp  # deferred: start-up
 
         self._endpoint = endpoint
         self._timeouts = aiohttp.ClientTimeout(
@@ -959,7 +959,7 @@ class BatchClient:
         return self._endpoint.origin
 
     async def __aenter__(self) -> BatchClient:
-        import aiohttp  # deferred: start-up (issue 15 item 7)
+        import aiohttp  # deferred: start-up
 
         self._session = aiohttp.ClientSession(timeout=self._timeouts, raise_for_status=False)
         return self
@@ -983,7 +983,7 @@ class BatchClient:
         form: bool = False,
         file: tuple[str, bytes] | None = None,
     ) -> bytes:
-        import aiohttp  # deferred: start-up (issue 15 item 7)
+        import aiohttp  # deferred: start-up
 
         assert self._session is not None, "use 'async with BatchClient(...)'"
         where = f"batch API ({what} at {self._endpoint.origin})"

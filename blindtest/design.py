@@ -13,7 +13,7 @@ The arrangement is a pure function of (seed, trials, prompts, protocol), drawn f
    position is uniform on 1..3 and independent of everything else.
 4. pair and preference, ``"left"``: the same balanced construction as step 2 for the side
    shown on the left.
-5. preference with ``--controls K`` (issue 13 item 7): the design's ``trials`` counts every
+5. preference with ``--controls K``: the design's ``trials`` counts every
    comparison shown, ``K`` of them hidden controls (the same model on both sides). Steps 1 and
    4 run over all trials and the real ones as before (with ``K = 0`` the arrangement is exactly
    the old one); then ``"controls"``: the trial numbers 1..trials are shuffled and the first
@@ -75,7 +75,7 @@ class ModelSpec:
     temperature: float = 1.0
     max_tokens: int | None = None
     top_p: float | None = None
-    #: Issue 12: what the report calls the side (None: the model name).
+    #: What the report calls the side (None: the model name).
     label: str | None = None
     #: The side's own system prompt (None: the design's shared one).
     system: str | None = None
@@ -121,7 +121,7 @@ class Normalization:
     length_band: tuple[int, int] | None = None
     length_band_instruction: str | None = None
     launder: LaunderSpec | None = None
-    #: Issue 13: identity stripping (on by default) and the terms of --strip-identity-words.
+    #: Identity stripping (on by default) and the terms of --strip-identity-words.
     identity_strip: bool = True
     identity_words: tuple[str, ...] = ()
 
@@ -168,7 +168,7 @@ class DesignOptions:
     require_reason: bool | None = None
     #: ``outputs.DirsSource.record()`` for --from-dirs designs; None for endpoints.
     source: dict[str, Any] | None = None
-    #: Hidden control trials added to ``trials`` (preference only; issue 13 item 7).
+    #: Hidden control trials added to ``trials`` (preference only).
     controls: int = 0
 
 
@@ -447,7 +447,7 @@ def prompt_record(prompt: Prompt) -> dict[str, Any]:
         record["reference"] = prompt.reference
     if prompt.check is not None:
         record["check"] = dict(prompt.check)
-    for name in ("criteria", "source", "constraints"):  # for an LLM judge (issue 13)
+    for name in ("criteria", "source", "constraints"):  # for an LLM judge
         if getattr(prompt, name) is not None:
             record[name] = getattr(prompt, name)
     return record
@@ -539,7 +539,7 @@ class DesignRequest:
     require_reason: bool | None = None
     from_dirs: tuple[Path, Path] | None = None
     reference: Path | None = None
-    # Issue 12: per-side options (None / empty: the shared option, or the default).
+    # Per-side options (None / empty: the shared option, or the default).
     a_system: str | None = None
     b_system: str | None = None
     a_template: str | None = None
@@ -552,7 +552,7 @@ class DesignRequest:
     b_param: tuple[str, ...] = ()
     a_label: str | None = None
     b_label: str | None = None
-    #: Issue 13 item 7: hidden control trials (preference).
+    #: Hidden control trials (preference).
     controls: int = 0
 
 

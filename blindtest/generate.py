@@ -138,7 +138,7 @@ def system_prompt(design: DesignRecord, side: str | None = None) -> str | None:
 
 
 #: The prompts list last indexed by id, its length, and the index: one dict lookup per request
-#: instead of a scan of every prompt (issue 15: that scan made bt-generate quadratic).
+#: instead of a scan of every prompt (that scan made bt-generate quadratic).
 _PROMPT_INDEX: list[tuple[Any, int, dict[str, Any]]] = []
 
 
@@ -555,7 +555,7 @@ class _StageRows(Mapping[tuple[int, int], ResponseRow]):
 
 class Ledger:
     """What bt-generate keeps of ``responses.jsonl`` while it runs, in a few bytes per slot
-    (issue 15: 90,000 slots, and no row held): per slot and stage, whether it is answered
+    (90,000 slots, and no row held): per slot and stage, whether it is answered
     and a reference to the row that counts (the latest ok row, else the latest failure row),
     read back by ``read_row`` when a row is needed (a launder source, the blinded view, why a
     slot failed). Answers like ``SlotState`` (``generated``, ``laundered``, ``answered``).
@@ -911,7 +911,7 @@ class _Recorder:
     Under Python 3.11 aiohttp writes a request's body in a task of its own, which runs in the
     turn after the worker asked; answers that arrive together (a round of 32 at 100 ms) were
     each normalized, checked and appended before any of the next round's requests left, which
-    made every round as long as the latency plus all that work (issue 15 item 6: 1.7 ms a
+    made every round as long as the latency plus all that work (1.7 ms a
     round at 900 requests). A zero-delay timer runs after the callbacks already queued, the
     body writes among them. ``flush`` records what is held at once: at the end of the run, and
     when it stops (Ctrl-C, an error), so every answer received is recorded. A recording that
@@ -1497,7 +1497,7 @@ class FetchOptions:
     timeout: float = DEFAULT_TIMEOUT
     rpm: float | None = None
     max_retries: int = DEFAULT_POLICY.max_retries
-    #: Issue 12, per side: ``--a-concurrency``, ``--a-rpm`` (the shared ones for the rest),
+    #: Per side: ``--a-concurrency``, ``--a-rpm`` (the shared ones for the rest),
     #: and ``--a-header-env NAME:ENVVAR`` headers (values read when sending, never written).
     side_concurrency: Mapping[str, int] = field(default_factory=dict)
     side_rpm: Mapping[str, float] = field(default_factory=dict)
@@ -1555,7 +1555,7 @@ def steady_heap() -> None:
 
     glibc raises its mmap and trim thresholds each time a large block is freed (a big list
     or index outgrown while the design is read), after which the heap keeps what a long run
-    frees: bt-generate's peak was 74 MiB at 30,000 trials instead of 60 (issue 15). Fixed
+    frees: bt-generate's peak was 74 MiB at 30,000 trials instead of 60. Fixed
     thresholds (glibc's defaults, 128 KiB) end that adjustment."""
     if not sys.platform.startswith("linux"):
         return

@@ -1,4 +1,4 @@
-"""bt-generate's batch modes (issue 15 items 1-3): ``--batch-export FILE`` writes every missing
+"""bt-generate's batch modes: ``--batch-export FILE`` writes every missing
 slot as a batch input file, ``--batch-import FILE...`` reads the results back into
 ``responses.jsonl``, ``--batch`` submits and collects through the endpoints' Batch API; each
 writes the blinded view once every slot is answered, or says what is still missing.

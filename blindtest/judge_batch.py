@@ -1,4 +1,4 @@
-"""bt-judge's batch modes for an LLM judge (issue 15 items 1-3 for ``--judge llm:MODEL``):
+"""bt-judge's batch modes for an LLM judge (``--judge llm:MODEL``):
 ``--batch-export FILE`` writes every comparison this judge still has to make (both passes),
 ``--batch-import FILE...`` sits the judge with each call answered from the files,
 ``--batch`` submits and collects through ``--judge-url``'s Batch API (the batches recorded

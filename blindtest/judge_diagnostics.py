@@ -526,7 +526,7 @@ def _agreed_or_tied(protocol: str, passes: Sequence[Mapping[str, Any]]) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ControlResult:
-    """One judge on the hidden control trials (issue 13 item 7): the same model on both sides,
+    """One judge on the hidden control trials: the same model on both sides,
     so there is nothing to find. ``verdicts`` are an LLM judge's every pass (each shows one
     output first) or another judge's picks; ``left`` counts those naming the first (left)
     output, ``non_tie`` those naming either; ``confident`` (LLM judges only) the non-tie
@@ -607,8 +607,8 @@ def control_result(
 @dataclass(frozen=True, slots=True)
 class AgreementResult:
     """How often a machine judge and a person gave the same pick on the trials both judged,
-    and Cohen's kappa with a large-sample interval (issue 13 item 9, spec 003's advice to
-    calibrate the judge on human labels)."""
+    and Cohen's kappa with a large-sample interval (spec 003's advice to calibrate the judge on
+    human labels)."""
 
     machine: str
     person: str

@@ -141,7 +141,7 @@ def extract_json(text: str) -> object:
 
 @cache
 def _validator(protocol: str) -> jsonschema.Draft202012Validator:
-    import jsonschema  # deferred: start-up (issue 15 item 7)
+    import jsonschema  # deferred: start-up
 
     return jsonschema.Draft202012Validator(VERDICT_SCHEMAS[protocol])
 

@@ -122,7 +122,7 @@ class Trial:
     number: int
     prompt: str
     options: tuple[str, ...]
-    #: A conversation's turns before ``prompt``, as (role, content) (issue 12).
+    #: A conversation's turns before ``prompt``, as (role, content).
     history: tuple[tuple[str, str], ...] = ()
 
 

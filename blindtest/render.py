@@ -340,7 +340,7 @@ def checks_lines(report: ReportRecord) -> list[str]:
 
 
 def _label(report: ReportRecord, side: str, model: str) -> str:
-    """What the report calls a side: its label (issue 12), else the model."""
+    """What the report calls a side: its label, else the model."""
     config = (report.get("sides") or {}).get(side) or {}
     return str(config.get("label") or model)
 
@@ -533,7 +533,7 @@ _SHOWN_CHARS = 240
 
 
 def _sides_lines(report: Mapping[str, Any]) -> list[str]:
-    """Each side's full configuration (issue 12), after the reveal."""
+    """Each side's full configuration, after the reveal."""
     sides = report.get("sides")
     if not sides:
         return []

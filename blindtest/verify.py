@@ -115,7 +115,7 @@ def diff(recorded: Any, recomputed: Any, where: str = "") -> Iterator[Difference
         yield Difference(where or "/", recorded, recomputed)
 
 
-#: report.json keys added after reports were already written (issue 12: ``sides``); an older
+#: report.json keys added after reports were already written (``sides``); an older
 #: report without one still verifies, a newer one is checked in full.
 LATER_REPORT_KEYS = ("sides",)
 
@@ -145,7 +145,7 @@ class _Verifier:
 
     def differ(self, name: str, recorded: Any, recomputed: Any, limit: int = 20) -> None:
         if type(recorded) is type(recomputed) and recorded == recomputed:
-            return  # equal values have no differing leaf (a C-speed shortcut; issue 15)
+            return  # equal values have no differing leaf (a C-speed shortcut)
         for count, difference in enumerate(diff(recorded, recomputed)):
             if count >= limit:
                 self.result.differences.append(Difference(f"{name} (more)", "...", "..."))
@@ -214,7 +214,7 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
         return None
     v.note("prompt hashes")
     for index, prompt in enumerate(design["prompts"]):
-        text_hash = prompt_sha256(prompt)  # a conversation's covers every turn (issue 12)
+        text_hash = prompt_sha256(prompt)  # a conversation's covers every turn
         if text_hash != prompt["sha256"]:
             v.result.differences.append(
                 Difference(
@@ -241,7 +241,7 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
             )
         )
     v.note("arrangement from the seed")
-    derived = build_arrangement(  # hidden controls (issue 13 item 7) are part of it
+    derived = build_arrangement(  # hidden controls are part of it
         design["seed"],
         design["trials"],
         [p["id"] for p in design["prompts"]],

@@ -162,7 +162,7 @@ class ParsedCompletion:
     response_id: str | None = None
     detail: str = ""
     #: The model's reasoning (``reasoning_content``, ``reasoning``, leading ``<think>``
-    #: blocks): kept out of ``text``, so never shown to a judge (issue 12).
+    #: blocks): kept out of ``text``, so never shown to a judge.
     reasoning: str | None = None
 
     @property
@@ -369,7 +369,7 @@ def parse_error(payload: bytes, content_type: str = "application/json") -> Serve
     return ServerError(_snippet(payload))
 
 
-# Reasoning models (issue 12): a 400 naming a sampling parameter the model does not take.
+# Reasoning models: a 400 naming a sampling parameter the model does not take.
 # Structure first (OpenAI: param "temperature", code "unsupported_value"; param "max_tokens",
 # code "unsupported_parameter"), the server's wording second.
 _UNSUPPORTED_CODES = frozenset({"unsupported_value", "unsupported_parameter", "invalid_value"})

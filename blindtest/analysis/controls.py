@@ -1,4 +1,4 @@
-"""Hidden control trials in the analysis (issue 13 item 7): which trials are controls, the
+"""Hidden control trials in the analysis: which trials are controls, the
 design and picks the A-vs-B analysis sees without them, and each judge's control results.
 
 A control shows two independent draws of one model, so there is nothing to find: a judge's

@@ -1,4 +1,4 @@
-"""The machine judges' part of a report (issue 13 items 2, 5, 8): per LLM judge its diagnostics
+"""The machine judges' part of a report: per LLM judge its diagnostics
 (:mod:`blindtest.judge_diagnostics`), the position gate each one can fail, and the lines the
 result screen prints. (The comparisons left out of the aggregate, leakage or an inconsistent
 swap under ``--inconsistent exclude``, are counted by the preference analysis as excluded.)
@@ -142,7 +142,7 @@ def llm_section(
     """``report["llm_judges"]``: each LLM judge's diagnostics and screen lines, and ``gates``
     (the position gate each judge failed, :func:`blindtest.judge_diagnostics.position_gate`,
     tested at the design's alpha), or None when no LLM judge is in the files. ``controls``
-    (hidden control trials, issue 13 item 7): each judge's control results, added to its
+    (hidden control trials): each judge's control results, added to its
     diagnostics; the files then hold the real trials, and ``spent_in`` every trial judged, so
     requests, tokens and cost are what the judge spent (controls included), not only its share
     of the test."""
@@ -263,7 +263,7 @@ def preference_rows(
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Preference data for DPO-style trainers (TRL's prompt/chosen/rejected layout): one row
     per pick above ``min_confidence``, without leakage, consistent across the swap, not a tie;
-    and how many were dropped, by reason (issue 13 item 11; spec 003's RLHF advice).
+    and how many were dropped, by reason (spec 003's RLHF advice).
 
     Prompts given as single texts give TRL's standard layout (``prompt``, ``chosen`` and
     ``rejected`` strings). When any prompt of the run is a conversation every row takes TRL's

@@ -133,7 +133,7 @@ def analyze_run(
     skipped: list[str] = []
     files: list[records.PicksFile] = []
     picks, read_files = _read_picks_files(run_dir, paths, view, skipped, files)
-    # Hidden controls (issue 13 item 7) leave the A-vs-B analysis once every trial is judged;
+    # Hidden controls leave the A-vs-B analysis once every trial is judged;
     # before that the void report counts the trials as the judge saw them and says nothing.
     options = options or AnalysisOptions()
     controls = control_trials(loaded.design)

@@ -310,7 +310,7 @@ def analyze_preference(
         )
         statement += f"Inconclusive: {reason}."
         if ties and ties >= len(outcome) / 4:
-            # Said only when the ties are many: wording follows the numbers (issue 10.14).
+            # Said only when the ties are many: wording follows the numbers.
             statement += f" The tie rate ({pct(ties / len(outcome))}) is itself a finding."
     else:
         statement += f"Verdict: {verdict} (interval and exact test agree, margin {result.margin})."

@@ -166,7 +166,7 @@ def build_report(
     report["responses_sentences"] = (
         responses_sentences(design, responses) if responses is not None else []
     )
-    # Issue 12: each side's full configuration, shown after the reveal.
+    # Each side's full configuration, shown after the reveal.
     report["sides"] = {
         "summary": sides_summary(design),
         **{side: side_config(design, side) for side in SIDES},

@@ -25,7 +25,7 @@ def channels(design: DesignRecord) -> tuple[list[str], list[str]]:
     """(open, closed) channels, as the report states them."""
     norm = design["normalization"]
     closed = ["position (seeded, balanced)", "latency (all responses prefetched)"]
-    identity = norm.get("identity_strip")  # absent in designs made before issue 13
+    identity = norm.get("identity_strip")  # absent in designs made before identity stripping
     names_open = []
     if identity is not None and identity["enabled"]:
         closed.append("model names and self-identification (identity stripping)")
@@ -281,7 +281,7 @@ def _same_design_args(design: DesignRecord) -> list[str]:
         # The design records the terms, not the file they came from: the user names it.
         args += ["--strip-identity-words", "IDENTITY-WORDS"]
     controls = design.get("controls", 0)
-    if controls:  # hidden controls (issue 13 item 7): --trials counts the real trials
+    if controls:  # hidden controls: --trials counts the real trials
         shown = sum("control" in e for e in design["arrangement"])
         real = design["trials"] - shown
         return [*args, "--trials", str(real), "--controls", str(controls), "--seed", design["seed"]]

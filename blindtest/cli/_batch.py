@@ -241,7 +241,7 @@ def judge_dispatch(
 
 
 def __getattr__(name: str) -> Any:
-    # part_paths moved to blindtest.batch_run; read on first use (start-up, issue 15 item 7).
+    # part_paths moved to blindtest.batch_run; read on first use (start-up).
     if name == "part_paths":
         from blindtest.batch_run import part_paths
 

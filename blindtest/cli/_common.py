@@ -387,7 +387,7 @@ def grouped(*decorators: Callable[[F], F]) -> Callable[[F], F]:
     return apply
 
 
-#: Issue 12: per-side transport, for bt-generate and `blindtest run`.
+#: Per-side transport, for bt-generate and `blindtest run`.
 side_transport_options = grouped(*_side_transport("a"), *_side_transport("b"))
 
 price_options = grouped(

@@ -1,4 +1,4 @@
-"""``make demo-llm``: the whole chain judged by a simulated LLM judge (issue 13).
+"""``make demo-llm``: the whole chain judged by a simulated LLM judge.
 
 Starts the simulator on a free 127.0.0.1 port, then runs design (preference, bundled prompts,
 4 hidden control trials that measure the judge where there is nothing to find) -> generate ->

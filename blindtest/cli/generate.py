@@ -90,7 +90,7 @@ def generate(
     if _batch.wanted(batch, sides["refetch_changed"]):
         _batch.dispatch(run_dir, batch, given, quiet, timeout)
         return
-    lib.steady_heap()  # a long run's peak memory stays near its start (issue 15)
+    lib.steady_heap()  # a long run's peak memory stays near its start
     loaded = lib.load_design_aside(run_dir)  # checked before anything is written or sent
     path = run_dir / artifacts.RESPONSES
     existing = artifacts.iter_jsonl(path, "responses", missing_ok=True)  # (offset, row)

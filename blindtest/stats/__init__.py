@@ -95,7 +95,7 @@ if TYPE_CHECKING:
     )
 
 #: Where each public name lives: the submodules load on first use, so importing one light
-#: module (``bt-plan`` needs binomial tails only) does not load scipy.stats (start-up, issue 15).
+#: module (``bt-plan`` needs binomial tails only) does not load scipy.stats (start-up).
 _HOME = {
     "AGREEMENT_CAVEAT": "blindtest.stats.agreement",
     "ALPHA_RESAMPLES": "blindtest.stats.agreement",
