@@ -185,7 +185,7 @@ def _check_tag(record: Mapping[str, Any], name: str, where: str) -> None:
         )
 
 
-#: The JSON Schema keywords `_shape` is known to be exact for (tests/test_i15_validation.py
+#: The JSON Schema keywords `_shape` is known to be exact for (tests/test_schema_validation_speed.py
 #: checks every schema uses only these, so a new keyword makes someone revisit `_shape`).
 SHAPE_KEYWORDS = frozenset(
     {

@@ -414,7 +414,7 @@ def parameter_fix(status: int, body: ServerError, side: str) -> str | None:
 
 
 # Recognising "this prompt does not fit": by status, code or type first, wording second.
-# Sources of each body are quoted in tests/test_i10_generate_too_long.py.
+# Sources of each body are quoted in tests/test_generate_prompt_too_long.py.
 _TOO_LONG_CODES = frozenset({"context_length_exceeded"})  # OpenAI
 _TOO_LONG_TYPES = frozenset({"exceed_context_size_error", "context_length_exceeded"})  # llama.cpp
 _TOO_LONG_WORDS = (

@@ -464,6 +464,6 @@ def test_a_prompt_too_long_for_the_model_fails_its_slot_not_the_run(
     assert "1 slot(s) still unanswered" in result.stderr
     failed = [r for r in rows(run) if r["status"] == "failed"]
     assert len(failed) == 1
-    assert failed[0]["kind"] == "too_long"  # was "rejected" before issue 10.19 named it
+    assert failed[0]["kind"] == "too_long"  # was "rejected" before too-long prompts were named
     assert "maximum context length" in failed[0]["error"]
     assert len([r for r in rows(run) if r["status"] == "ok"]) == 17

@@ -265,7 +265,7 @@ def test_the_request_hash_of_an_unchanged_design_never_drifts() -> None:
 def test_batch_imported_rows_record_the_hash_of_the_body_exported_for_their_slot(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
-    from test_i15_batch import _exported_and_answered
+    from test_generate_batch import _exported_and_answered
 
     run = tmp_path / "run"
     results = _exported_and_answered(invoke, tmp_path, simulator, run)

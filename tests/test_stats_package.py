@@ -17,7 +17,7 @@ def test_all_is_sorted_and_complete() -> None:
     assert exported == sorted(
         exported, key=lambda name: (not name.isupper(), not name[0].isupper(), name)
     )
-    # The package loads its submodules lazily (start-up, issue 15 item 7): resolve every name.
+    # The package loads its submodules lazily (start-up): resolve every name.
     for name in exported:
         getattr(stats_package, name)
     public = {name for name in vars(stats_package) if not name.startswith("_")}
