@@ -349,7 +349,7 @@ def test_a_judge_with_one_answer_throughout_gets_kappa_zero_in_words_not_a_zero_
     # In exact arithmetic kappa is 0 and both FCE variances are 0; floating point left about
     # 1e-19 and the screen printed "95% interval -0.00 to 0.00" with no test.
     kappa, var, var0 = _fce_variances(first, second)
-    assert (kappa, var, var0) == (0, 0, 0)
+    assert (kappa, var, var0) == (Fraction(0), Fraction(0), Fraction(0))
     for a, b in ((first, second), (second, first)):
         found = kappa_with_se(a, b)
         assert found.statistic == 0.0
