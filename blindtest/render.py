@@ -151,6 +151,12 @@ def agreement_text(agreement: Mapping[str, Any]) -> list[str]:
         shown = f"Krippendorff's alpha {_num(alpha['statistic'])} ({alpha['label']}"
         if alpha.get("interval"):
             shown += "; " + _interval_words(alpha, "bootstrap interval over trials")
+            left_out = alpha.get("undefined_resamples") or 0
+            if left_out:  # resamples of one answer throughout have no alpha
+                shown += (
+                    f", from the {alpha['resamples'] - left_out} of {alpha['resamples']} "
+                    "resamples that held more than one answer"
+                )
         head = (
             f"Agreement over {agreement['n_items']} trials seen by two or more judges: {shown}), "
             f"{pct(agreement['percent']['statistic'])} of pairs of answers identical."

@@ -25,8 +25,11 @@ from test_llm_judge_position_units import _swapped, _two_sided
 
 from blindtest import artifacts
 from blindtest.judge_diagnostics import POSITION_MARGIN, Share, _direction_warning, diagnose
+from blindtest.render import agreement_text
 from blindtest.reportfmt import format_p
+from blindtest.rng import IndexStream
 from blindtest.simulator import SimulatorConfig, running
+from blindtest.stats import krippendorff_alpha
 
 from report_runs import (
     cli,
@@ -279,3 +282,26 @@ def test_the_page_says_which_tag_goes_the_other_way_as_the_screen_does(
     assert "Holm-adjusted across the 2 tags" in section  # the table's note
     (sentence,) = [flat(s) for s in paragraphs(screen) if s.startswith(said)]
     assert sentence in section
+
+
+# --------------------------------------------------------------------------- agreement
+
+
+def test_alphas_interval_says_how_many_resamples_had_one_answer_throughout() -> None:
+    # 11 trials, nearly all 'A': a resample of trials that holds no 'B' has no alpha and is
+    # left out of the percentile interval; counted here from the same index stream directly.
+    units = [["A", "A"]] * 9 + [["A", "B"], ["B", "B"]]
+    found = krippendorff_alpha(units, rng=IndexStream("s", "agreement"))
+    picks = IndexStream("s", "agreement").take(found.resamples, len(units))
+    one_answer = sum(1 for row in picks if all(i < 9 for i in row) or all(i == 10 for i in row))
+    assert found.undefined_resamples == one_answer > 0
+    shown = {"measurable": True, "alpha": found.to_dict(), "n_items": 11,
+             "percent": {"statistic": 0.9}, "pairs": [], "caveat": "c"}  # fmt: skip
+    assert (
+        f"from the {2000 - one_answer} of 2000 resamples that held more than one answer"
+    ) in agreement_text(shown)[0]
+    every = krippendorff_alpha([["A", "B"], ["B", "A"], ["A", "A"], ["B", "B"]] * 5,
+                               rng=IndexStream("s", "agreement"))  # fmt: skip
+    assert every.undefined_resamples == 0
+    plain = {**shown, "alpha": every.to_dict()}
+    assert "resamples" not in agreement_text(plain)[0]
