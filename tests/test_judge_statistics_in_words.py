@@ -11,7 +11,9 @@ size under a judge that ignores length by exact summation over the binomial."""
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
+from html.parser import HTMLParser
 from math import comb
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,6 @@ import orjson
 import pytest
 from scipy import stats
 from screen_text import flat, paragraphs
-from test_i13_report_page import Page
 from test_llm_judge_position_units import _swapped, _two_sided
 
 from blindtest import artifacts
@@ -42,6 +43,47 @@ from report_runs import (
 )
 
 LONG = "a much longer answer with\n- a bullet\n- **bold**"
+
+
+class Page(HTMLParser):
+    """The HTML report's text by section id, and the text of its marked warnings."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.sections: dict[str, list[str]] = {}
+        self.marked: list[str] = []
+        self._open: list[tuple[str, str | None, bool]] = []  # tag, section, a warning
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag in ("br", "meta", "line", "circle", "rect", "path", "polyline", "input"):
+            return
+        section = str(found["id"]) if tag == "section" and found.get("id") else None
+        if section:
+            self.sections[section] = []
+        warn = "warn" in (found.get("class") or "").split()
+        if warn:
+            self.marked.append("")
+        self._open.append((tag, section, warn))
+
+    def handle_endtag(self, tag: str) -> None:
+        if any(t == tag for t, _, _ in self._open):
+            while self._open.pop()[0] != tag:
+                pass
+
+    def handle_data(self, data: str) -> None:
+        for _, section, _ in self._open:
+            if section:
+                self.sections[section].append(data)
+        if any(warn for _, _, warn in self._open):
+            self.marked[-1] += data
+
+    def section(self, name: str) -> str:
+        return re.sub(r"\s+", " ", " ".join(self.sections[name])).strip()
+
+    def warnings(self) -> list[str]:
+        return [re.sub(r"\s+", " ", w).strip() for w in self.marked]
 
 
 def _longer_judge(n: int, *, longer: bool = True) -> list[dict[str, Any]]:
