@@ -21,7 +21,10 @@ random per comparison is flagged for length 13% of the time at 20 comparisons, n
   agree on one output (without the swap: its one untied verdict) and one output is strictly
   the longest (has the most marks); a tie, or passes that chose different outputs, count for
   neither and are left out of ``n``. Exact two-sided binomial test against chance (1/2;
-  triangle 1/3), Clopper-Pearson 95% interval.
+  triangle 1/3), Clopper-Pearson 95% interval. A warning, with what to do, when the test
+  finds a lean at the design's alpha beyond 5 points from chance (spec 003's position limit,
+  applied to length and markdown); descriptive, no gate: a better side that also writes more
+  gives the same count.
 - ``swap_consistency``: the comparisons whose two passes chose the same output (a tie on
   both is the same), with its exact 95% interval and no test (agreeing with itself less than
   always is the finding; there is no null to reject).
