@@ -21,7 +21,10 @@ random per comparison is flagged for length 13% of the time at 20 comparisons, n
   agree on one output (without the swap: its one untied verdict) and one output is strictly
   the longest (has the most marks); a tie, or passes that chose different outputs, count for
   neither and are left out of ``n``. Exact two-sided binomial test against chance (1/2;
-  triangle 1/3), Clopper-Pearson 95% interval.
+  triangle 1/3), Clopper-Pearson 95% interval. A warning, with what to do, when the test
+  finds a lean at the design's alpha beyond 5 points from chance (spec 003's position limit,
+  applied to length and markdown); descriptive, no gate: a better side that also writes more
+  gives the same count.
 - ``swap_consistency``: the comparisons whose two passes chose the same output (a tie on
   both is the same), with its exact 95% interval and no test (agreeing with itself less than
   always is the finding; there is no null to reject).
@@ -40,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from blindtest.reportfmt import format_p
 from blindtest.stats.binomial import binomial_p_value
 from blindtest.stats.intervals import Interval, clopper_pearson
 
@@ -215,7 +219,7 @@ class PositionSplit:
     def sentence(self) -> str:
         """What the split says, in words (the warning and the gate start with it)."""
         p = self.p_value
-        test = f"exact two-sided sign test p = {p:.2g}" if p is not None else "no sign test"
+        test = f"exact two-sided sign test {format_p(p)}" if p is not None else "no sign test"
         lean = self.lean or 0.0
         net = (
             f"position decided a net {abs(lean):.0%} of comparisons toward the "
@@ -387,18 +391,53 @@ def _position_warning(
             f"position bias: chose the first output shown in {first.estimate:.0%} of "
             f"{first.n} comparisons, {abs(gap) * 100:.0f} points from {first.chance:.0%} "
             f"(spec 003's limit: {POSITION_MARGIN * 100:.0f} points; exact two-sided "
-            f"p = {p:.2g})"
+            f"{format_p(p)})"
         )
     return None
 
 
+#: What each direction is, what the output it counts has, and what it reads as.
+_DIRECTIONS = {
+    "length": (
+        "the longer output",
+        "length",
+        "writes more",
+        " (spec 003: do not assume that longer outputs are better)",
+    ),
+    "markdown": ("the output with more markdown", "formatting", "formats more", ""),
+}
+
+
+def _direction_warning(share: Share | None, kind: str, alpha: float) -> str | None:
+    """A warning when a judge's choices follow length (or markdown) beyond what chance makes:
+    the exact two-sided test at ``alpha`` and, as spec 003's position limit, more than 5 points
+    from chance; what it means and what to do in the same sentence."""
+    if share is None or share.estimate is None or share.p_value is None:
+        return None
+    gap = share.estimate - share.chance
+    if abs(gap) <= POSITION_MARGIN or share.p_value > alpha:
+        return None
+    output, channel, more, note = _DIRECTIONS[kind]
+    less = more.replace("more", "less")
+    toward, rewards, better = (
+        ("with", "rewards", more) if gap > 0 else ("against", "penalises", less)
+    )
+    return (
+        f"{kind}: its verdicts go {toward} {channel} ({output} in {share.k} of {share.n} "
+        f"{share.unit}, chance {share.chance:.0%}, exact two-sided {format_p(share.p_value)}). "
+        f"Either it {rewards} {channel}{note if gap > 0 else ''} or the better side also "
+        f"{better}; compare it with a person's picks on a sample of trials "
+        "(bt-analyze --against) before trusting its win rate"
+    )
+
+
 def _warnings(
-    position: str | None,
+    leans: Sequence[str | None],
     model: str | None,
     judge_origin: str | None,
     sides: Mapping[str, Mapping[str, Any]],
 ) -> list[str]:
-    warnings = [position] if position else []
+    warnings = [lean for lean in leans if lean]
     family = [s for s, spec in sides.items() if model and _same_family(model, spec)]
     if family:
         listed = " and ".join(f"{s} ({sides[s].get('model')})" for s in family)
@@ -512,7 +551,18 @@ def diagnose(
         tokens=tokens,
         cost=sum(costs) if costs else None,
         alpha=alpha,
-        warnings=tuple(_warnings(_position_warning(first, position, alpha), model, origin, sides)),
+        warnings=tuple(
+            _warnings(
+                (
+                    _position_warning(first, position, alpha),
+                    _direction_warning(longer, "length", alpha),
+                    _direction_warning(marked, "markdown", alpha),
+                ),
+                model,
+                origin,
+                sides,
+            )
+        ),
     )
 
 

@@ -534,6 +534,11 @@ def _who(result: PlanResult, value: GridValue) -> str:
     """The alternative in words: "a judge right 70% of the time"."""
     if result.similarity_pd0 is not None:
         return f"when judges truly tell the two apart on {float(value.text):.0%} of trials"
+    if result.grid == "win rate" and result.ties:
+        return (
+            f"a side preferred in {value.value:.0%} of the untied comparisons, with "
+            f"{result.ties:.0%} ties,"
+        )
     if result.grid == "win rate":
         return f"a side preferred {value.value:.0%} of the time"
     if result.grid == "pd":

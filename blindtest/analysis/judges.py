@@ -27,6 +27,7 @@ from blindtest.judge_diagnostics import (
     style_check,
 )
 from blindtest.records import JudgeView, Pick, PicksFile, Trial
+from blindtest.reportfmt import format_p
 
 __all__ = ["agreement_section", "llm_section", "preference_rows", "style_section"]
 
@@ -53,7 +54,11 @@ def _position_line(split: PositionSplit) -> str:
         else ""
     )
     p = split.p_value
-    test = f", exact two-sided sign test p = {p:.2g}" if p is not None else ""
+    test = (
+        f", exact two-sided sign test {format_p(p)}"
+        if p is not None
+        else "; position decided none of them, so there is no sign test"
+    )
     if split.swapped:
         return (
             f"  position: {split.inconsistent} of {split.comparisons} comparisons "
@@ -64,6 +69,17 @@ def _position_line(split: PositionSplit) -> str:
         f"  position (no swap, one pass per comparison): of {split.comparisons} comparisons "
         f"{split.first} named the output shown first, {split.second} the one shown second"
         f"{between}{test}"
+    )
+
+
+def _direction_line(share: Share, what: str, chance: str) -> str:
+    """What share of the comparisons that count went to ``what``, its interval and test; a
+    count of none said in words."""
+    if not share.n:
+        return f"  chose {what}: not measured, no comparison counts (only {share.unit} do)"
+    return (
+        f"  chose {what} in {_percent(share)} {share.unit}{_interval_text(share)}; chance "
+        f"{chance}, exact two-sided {format_p(share.p_value)}"
     )
 
 
@@ -79,16 +95,9 @@ def _lines(found: JudgeDiagnostics, protocol: str) -> list[str]:
             f"{_interval_text(found.first)} (chance {chance})"
         )
     if found.longer is not None:
-        unit = (
-            " comparisons whose passes chose the same output"
-            if found.consistent is not None
-            else " comparisons"
-        )
-        lines.append(
-            f"  chose the longer output in {_percent(found.longer)}{unit}"
-            f"{_interval_text(found.longer)}, the one with more markdown in "
-            f"{_percent(found.markdown)}{_interval_text(found.markdown)} (chance {chance})"
-        )
+        lines.append(_direction_line(found.longer, "the longer output", chance))
+    if found.markdown is not None:
+        lines.append(_direction_line(found.markdown, "the output with more markdown", chance))
     if found.consistent is not None:
         lines.append(
             f"  position swap: both passes agreed in {_percent(found.consistent)} comparisons"

@@ -64,7 +64,7 @@ def _identity_line(document: Mapping[str, Any]) -> None:
         )
     else:
         line = "identity stripping off: model names and self-identification reach the judge"
-    click.echo(line, err=True)
+    _common.echo_prose(line, err=True)
 
 
 def _summary(options: DesignOptions, prompts: int) -> None:
@@ -80,4 +80,4 @@ def _summary(options: DesignOptions, prompts: int) -> None:
     if not sequential and options.similarity_pd0 is None:
         note = weak_design_note(options.protocol, options.trials, options.alpha)
         if note:
-            click.echo(note, err=True)
+            _common.echo_prose(note, err=True)  # wrapped to a terminal, whole into a log

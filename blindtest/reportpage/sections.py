@@ -52,7 +52,9 @@ def position_row(position: Mapping[str, Any]) -> list[str]:
             f"named the output shown first, {position['second']} the one shown second"
         )
     first = position.get("share_first")
-    shown = f"{first['estimate']:.0%} first" if first else "n/a"
+    if not first:  # neither first nor second: position decided no comparison
+        return [what, "none decided by position", "-", "50%", "no sign test"]
+    shown = f"{first['estimate']:.0%} first"
     return [what, shown, _interval({"interval": first}), "50%", format_p(position["p_value"])]
 
 
@@ -66,13 +68,7 @@ def llm_judges(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     for found in (report.get("llm_judges") or {}).get("judges") or []:
         choices = [position_row(found["position"])] if found.get("position") else []
         choices += [
-            [
-                label,
-                share(found.get(key)),
-                _interval(found.get(key)),
-                chance,
-                format_p((found.get(key) or {}).get("p_value")),
-            ]
+            _choice_row(label, found[key], chance)
             for key, label in (
                 ("p_first", "chose the first position shown"),
                 ("p_longer", "chose the longer output"),
@@ -96,6 +92,15 @@ def llm_judges(report: Mapping[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return judges
+
+
+def _choice_row(label: str, found: Mapping[str, Any], chance: str) -> list[str]:
+    """One share of an LLM judge's choices: estimate of n, exact interval, chance, exact p;
+    a share over no comparison is said to be unmeasured."""
+    if not found.get("n"):
+        unit = found.get("unit") or "comparisons"
+        return [label, f"not measured: no comparison counts (only {unit} do)", "-", chance, "-"]
+    return [label, share(found), _interval(found), chance, format_p(found.get("p_value"))]
 
 
 def _llm_counts(found: Mapping[str, Any], protocol: str) -> list[list[str]]:
