@@ -139,11 +139,19 @@ def _preference_lead(design: DesignRecord, fields: Mapping[str, Any]) -> tuple[s
         f"{pct(hi)}); {count(ties, 'tie')}, excluded from the rate{dropped}."
     )
     verdict = str(fields.get("picks_verdict", fields["verdict"]))
+    controls = fields.get("controls_verdict") or {}
+    blank = controls.get("headline")
+    if controls.get("held"):
+        # The hidden controls hold back what the test alone would call (analysis.controls).
+        return (
+            f"No side is preferred: {who} won {won} of {untied} untied comparisons, but {blank}.",
+            size,
+        )
     if verdict.endswith("preferred"):
         return f"{who} is preferred: it won {won} of {untied} untied comparisons.", size
     return (
         f"No side is preferred yet: {who} won {won} of {untied} untied comparisons, which is "
-        "not enough to call.",
+        "not enough to call." + (f" Moreover, {blank}." if blank else ""),
         size,
     )
 
