@@ -114,12 +114,12 @@ def _subject(result: ControlResult) -> str:
     return f"the judge {result.judge}"
 
 
-def _rate(k: int, n: int, what: str, interval: Mapping[str, Any] | None) -> str:
+def _rate(k: int, n: int, what: str, interval: Mapping[str, Any] | None, note: str = "") -> str:
     """``3 of 4 control comparisons (75%, exact 95% interval 19% to 99%)``."""
     text = f"{k} of {count(n, what)}"
     if not n:
         return text
-    text += f" ({pct(k / n)}"
+    text += f" ({note}{pct(k / n)}"
     if interval is not None:
         text += f", exact 95% interval {pct(interval['lo'])} to {pct(interval['hi'])}"
     return text + ")"
@@ -138,7 +138,13 @@ def comparison_sentence(result: ControlResult) -> str:
     found = result.to_dict()
     who = _subject(result)
     owner, one, its = ("your", "you", "your") if who == "you" else (f"{who}'s", "it", "its")
-    controls = _rate(result.non_tie, result.counted, "control comparison", found["non_tie_rate"])
+    controls = _rate(
+        result.non_tie,
+        result.counted,
+        "control comparison",
+        found["non_tie_rate"],
+        "one model on both sides; ",
+    )
     real = _rate(
         result.real_non_tie,
         result.real_n,
@@ -161,8 +167,7 @@ def comparison_sentence(result: ControlResult) -> str:
         )
     return (
         f"{owner} preferences are not distinguishable from {its} behaviour where nothing "
-        f"differs: {one} preferred one output in {controls} (one model on both sides) and in "
-        f"{real} ({_fisher(result)})"
+        f"differs: {one} preferred one output in {controls} and in {real} ({_fisher(result)})"
     )
 
 

@@ -202,6 +202,8 @@ def screen_summary(design: DesignRecord, fields: Mapping[str, Any]) -> JsonObjec
         statement = statement.split("The picks alone say: ", 1)[1]
     if design["protocol"] == "preference":
         headline, size = _preference_lead(design, fields)
+        if sure is not None and (fields.get("controls_verdict") or {}).get("held"):
+            sure += " The test alone would name a side; the hidden controls hold it back."
         return {"verdict": prefix + headline, "sure": sure, "size": size or None}
     headline = prefix + statement.split(" (", 1)[0].rstrip(":")
     if design["sequential"] and fields.get("sequential_result"):
