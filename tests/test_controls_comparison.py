@@ -78,7 +78,9 @@ def _cp(k: int, n: int) -> tuple[float, float]:
 
 
 def _covered(k: np.ndarray, n: np.ndarray, target: float) -> float:
-    hits = [(lo <= target <= hi) for lo, hi in (_cp(int(a), int(b)) for a, b in zip(k, n, strict=True))]
+    hits = [
+        (lo <= target <= hi) for lo, hi in (_cp(int(a), int(b)) for a, b in zip(k, n, strict=True))
+    ]
     return float(np.mean(hits))
 
 
@@ -135,7 +137,10 @@ def test_fisher_test_holds_its_size_when_the_rates_are_equal() -> None:
     real = rng.binomial(20, 0.6, runs)
     control = rng.binomial(8, 0.6, runs)
     rejected = np.mean(
-        [compare_non_tie(int(r), 20, int(c), 8).p_value <= 0.05 for r, c in zip(real, control, strict=True)]
+        [
+            compare_non_tie(int(r), 20, int(c), 8).p_value <= 0.05
+            for r, c in zip(real, control, strict=True)
+        ]
     )  # type: ignore[operator]
     assert rejected <= 0.05 + 3 * (0.05 * 0.95 / runs) ** 0.5
 

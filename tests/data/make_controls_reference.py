@@ -38,7 +38,7 @@ CASES = [
 
 
 def fisher_greater(a: int, real_n: int, c: int, control_n: int) -> Fraction:
-    b, d = real_n - a, control_n - c
+    b = real_n - a  # the table's other cells follow from the margins
     n, r1, c1 = real_n + control_n, a + b, a + c
     total = comb(n, r1)
     upper = min(r1, c1)
