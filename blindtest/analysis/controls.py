@@ -25,7 +25,6 @@ from blindtest.stats.multiple import holm
 __all__ = [
     "ControlsCheck",
     "comparison_sentence",
-    "control_line",
     "control_results",
     "control_trials",
     "controls_check",
@@ -265,46 +264,6 @@ def statement(result: ControlResult, alpha: float = 0.05) -> str:
         text += f" {result.low_confidence} were below --min-confidence and count as ties."
     return text + " " + comparison_sentence(result)[0].upper() + comparison_sentence(result)[1:] \
         + "."  # fmt: skip
-
-
-def _share(found: Mapping[str, Any]) -> str:
-    """``100% of 40`` as the screen says a share, ``n/a`` without one."""
-    if found.get("estimate") is None:
-        return "n/a"
-    return f"{found['estimate']:.0%} of {found['n']}"
-
-
-def control_line(control: Mapping[str, Any]) -> str:
-    """One judge's hidden controls, in the screen's words (blindtest.analysis.judges): by
-    comparison, where position went and how often it preferred one output, against its rate
-    on the real trials."""
-    split = control["position"]
-    decided = split["first"] + split["second"]
-    interval = control.get("interval")
-    where = (
-        f" (exact 95% interval {interval['lo']:.0%} to {interval['hi']:.0%})"
-        if interval is not None
-        else ""
-    )
-    found = control["real_vs_controls"]
-    rate = control.get("non_tie_rate")
-    real = found.get("real_rate")
-    text = (
-        f"hidden controls (one model on both sides, {control['controls']} comparisons): first "
-        f"position in {_share({'estimate': control.get('share_left'), 'n': decided})} "
-        f"comparisons position went with{where}; preferred one output in "
-        f"{_share({'estimate': control.get('share_non_tie'), 'n': control['counted']})}"
-    )
-    if rate is not None:
-        text += f" (exact 95% interval {rate['lo']:.0%} to {rate['hi']:.0%})"
-    if real is not None:
-        text += (
-            f", against {_share({'estimate': real['estimate'], 'n': found['real']['comparisons']})}"
-            " of the real comparisons"
-        )
-    if found["p_value"] is None:
-        return text + f" (too few comparisons to test: fewer than {found['min_comparisons']})"
-    return text + f" (one-sided Fisher exact {format_p(found['p_value'])})"
 
 
 def controls_section(

@@ -195,7 +195,7 @@ def llm_section(
 
 
 def _control_line(control: ControlResult) -> str:
-    from blindtest.analysis.controls import control_line
+    from blindtest.reportfmt import control_line
 
     return "  " + control_line(control.to_dict())
 

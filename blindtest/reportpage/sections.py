@@ -13,10 +13,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from blindtest.analysis.controls import control_line
 from blindtest.hints import placeholder_legend, stage_command
 from blindtest.render import agreement_text, dprime_text
-from blindtest.reportfmt import format_p, pct
+from blindtest.reportfmt import control_line, format_p, pct
 
 #: The sentence of responses_sentences that discloses identity stripping.
 IDENTITY_SENTENCE = "Identity stripping replaced"
