@@ -210,6 +210,9 @@ def test_a_judge_that_prefers_as_often_on_controls_names_no_winner(
     assert headline in screen
     assert screen.index(headline) < screen.index("Hidden controls: 8 of the 28")
     assert "the hidden controls hold it back" in screen
+    # More comparisons from this judge cannot help: the next step is another judge.
+    assert report["next"]["stage"] == "judge"
+    assert "bt-judge RUN --out RUN/picks-2.jsonl" in screen
     html = flat((tmp_path / "report.html").read_text())
     assert "preferences are not distinguishable from its behaviour where nothing differs" in html
     assert "one-sided Fisher" in html

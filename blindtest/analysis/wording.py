@@ -345,6 +345,16 @@ def next_step(design: DesignRecord, fields: Mapping[str, Any]) -> JsonObject | N
             "stage": "plan",
             "args": ["--protocol", protocol, "--pd", "0.3", "--target-power", "0.8"],
         }
+    if (fields.get("controls_verdict") or {}).get("held"):
+        return {
+            "why": (
+                "the judge prefers as often where nothing differs, so more comparisons from it "
+                "will not tell the sides apart; judge this run again with a judge that says tie "
+                "when it finds no difference (a person, say), into a picks file of its own"
+            ),
+            "stage": "judge",
+            "args": ["RUN", "--out", "RUN/picks-2.jsonl"],
+        }
     if protocol == "preference" and fields["verdict"] == "inconclusive":
         return {
             "why": "no side is preferred yet; plan how many comparisons a 65% win rate needs",
