@@ -1,11 +1,16 @@
-"""Hidden control trials in the analysis (issue 13 item 7): which trials are controls, the
-design and picks the A-vs-B analysis sees without them, and each judge's control results.
+"""Hidden control trials in the analysis: which trials are controls, the design and picks the
+A-vs-B analysis sees without them, each judge's control results, and what they do to the verdict.
 
-A control shows two independent draws of one model, so there is nothing to find: a judge's
-left share there measures position bias, and its share of non-tie verdicts the rate of
-preferences where no difference exists. Controls are left out of everything about A vs B (the
-preference test, its gates, agreement, the style check, the LLM diagnostics' shares, the
-export, the tells); they are reported per judge here. Pure; opens no file.
+A control shows two independent draws of one model, so there is nothing to find: where
+position went there measures position bias, and the share of comparisons that named an output
+the rate of preferences where no difference exists. The unit is the comparison (an LLM judge's
+two passes of the swap are one verdict, combined as on the real trials), so the counts are
+binomial. Each judge's control rate is set against its own rate on the real trials by a
+one-sided Fisher exact test (:mod:`blindtest.stats.controls`), Holm across the judges tested;
+a judge that does not prefer more often on the real trials holds back a directional verdict
+(:class:`ControlsCheck`, used by the preference analysis). Controls are left out of everything
+about A vs B (the preference test, its gates, agreement, the style check, the LLM diagnostics'
+shares, the export, the tells). Pure; opens no file.
 """
 
 from __future__ import annotations
