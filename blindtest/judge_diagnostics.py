@@ -41,6 +41,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from blindtest.stats.binomial import binomial_p_value
+from blindtest.stats.controls import NonTieComparisonResult, compare_non_tie
 from blindtest.stats.intervals import Interval, clopper_pearson
 
 __all__ = [
@@ -559,10 +560,8 @@ class ControlResult:
     def counted(self) -> int:
         return self.controls - self.excluded
 
-    def comparison(self) -> Any:
+    def comparison(self) -> NonTieComparisonResult:
         """The one-sided Fisher comparison of the real and control non-tie rates."""
-        from blindtest.stats import compare_non_tie
-
         return compare_non_tie(self.real_non_tie, self.real_n, self.non_tie, self.counted)
 
     @property
