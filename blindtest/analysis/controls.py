@@ -102,8 +102,8 @@ def control_results(
         judge: control_result(judge, kinds[judge], own, real=real.get(judge, ()), alpha=alpha)
         for judge, own in sorted(records.items())
     }
-    tested = {j: r.comparison().p_value for j, r in found.items()}
-    tested = {j: p for j, p in tested.items() if p is not None}
+    p_values = {j: r.comparison().p_value for j, r in found.items()}
+    tested = {j: p for j, p in p_values.items() if p is not None}
     adjusted = dict(zip(tested, holm(list(tested.values())), strict=True)) if tested else {}
     return {j: replace(r, p_holm=adjusted.get(j)) for j, r in found.items()}
 
