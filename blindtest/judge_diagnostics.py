@@ -575,7 +575,7 @@ class ControlResult:
         comparison = self.comparison()
         split = self.position
         rate = comparison.control_rate()
-        found = comparison.to_dict()
+        found = comparison.summary()
         found["p_holm"] = self.p_holm
         found["alpha"] = self.alpha
         found["distinguishable"] = self.distinguishable

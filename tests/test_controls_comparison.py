@@ -51,7 +51,7 @@ def test_fewer_than_five_comparisons_in_a_group_is_not_tested() -> None:
     assert not few.testable
     assert few.p_value is None
     assert few.to_dict()["p_value"] is None
-    assert few.to_dict()["control_rate"]["hi"] == pytest.approx(clopper_pearson(0, 4).hi)
+    assert few.summary()["control_rate"]["hi"] == pytest.approx(clopper_pearson(0, 4).hi)
     assert not compare_non_tie(4, 4, 0, 20).testable
     empty = compare_non_tie(0, 0, 0, 0)
     assert empty.control_rate() is None

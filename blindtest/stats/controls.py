@@ -66,6 +66,20 @@ class NonTieComparisonResult:
         return clopper_pearson(self.real_non_tie, self.real_n, confidence_level=confidence_level)
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields, JSON-ready (a non-finite odds ratio becomes None)."""
+        return {
+            "real_non_tie": self.real_non_tie,
+            "real_n": self.real_n,
+            "control_non_tie": self.control_non_tie,
+            "control_n": self.control_n,
+            "statistic": json_float(self.statistic) if self.statistic is not None else None,
+            "p_value": self.p_value,
+            "alternative": self.alternative,
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """What report.json's controls say: the counts by group, each rate with its interval,
+        the test and whether it was run."""
         control, real = self.control_rate(), self.real_rate()
         return {
             "test": "Fisher's exact test, one-sided: real trials' non-tie rate above the controls'",
