@@ -282,6 +282,7 @@ class ProtocolFields(TypedDict, total=False):
     losses: int | None
     ties: int | None
     excluded: dict[str, Any] | None
+    controls_verdict: dict[str, Any] | None
     p_value: float | None
     pc: IntervalRecord
     pd: IntervalRecord

@@ -45,6 +45,7 @@ from urllib.parse import urlsplit
 
 from blindtest.reportfmt import format_p
 from blindtest.stats.binomial import binomial_p_value
+from blindtest.stats.controls import NonTieComparisonResult, compare_non_tie
 from blindtest.stats.intervals import Interval, clopper_pearson
 
 __all__ = [
@@ -576,78 +577,131 @@ def _agreed_or_tied(protocol: str, passes: Sequence[Mapping[str, Any]]) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ControlResult:
-    """One judge on the hidden control trials: the same model on both sides,
-    so there is nothing to find. ``verdicts`` are an LLM judge's every pass (each shows one
-    output first) or another judge's picks; ``left`` counts those naming the first (left)
-    output, ``non_tie`` those naming either; ``confident`` (LLM judges only) the non-tie
-    verdicts of comparisons not flagged below --min-confidence. The left share among the
-    untied verdicts gets an exact two-sided binomial test against 1/2 with its Clopper-Pearson
-    95% interval."""
+    """One judge on the hidden control trials: the same model on both sides, so there is
+    nothing to find. The unit is the comparison (one judge's verdict on one trial; an LLM
+    judge's two passes of the swap are one comparison, read as the real trials read them).
+
+    ``controls`` comparisons were judged, ``excluded`` of them left out by the rule that
+    leaves real comparisons out (identity leakage, ``--inconsistent exclude``); ``non_tie`` of
+    the rest named an output in the comparison's verdict (an LLM judge's pass-1 record, after
+    the swap and confidence rules: passes that disagree, or a confidence below
+    --min-confidence, make a tie, as on the real trials); ``low_confidence`` the comparisons
+    made ties by --min-confidence. ``position`` is where the comparisons went by position
+    (:class:`PositionSplit`, the split the real trials' diagnostics use). ``real_n`` and
+    ``real_non_tie`` are the same judge's counted real comparisons and their non-ties, for
+    :func:`blindtest.stats.compare_non_tie`; ``p_holm`` that test's p Holm-adjusted across the
+    judges tested, ``alpha`` the design's level. ``verdicts`` counts the records read (every
+    pass), for the record only."""
 
     judge: str
     kind: str | None
     controls: int
     verdicts: int
-    left: int
+    excluded: int
     non_tie: int
-    confident: int | None
+    low_confidence: int | None
+    position: PositionSplit
+    real_n: int = 0
+    real_non_tie: int = 0
+    p_holm: float | None = None
+    alpha: float = POSITION_ALPHA
+
+    @property
+    def counted(self) -> int:
+        return self.controls - self.excluded
+
+    def comparison(self) -> NonTieComparisonResult:
+        """The one-sided Fisher comparison of the real and control non-tie rates."""
+        return compare_non_tie(self.real_non_tie, self.real_n, self.non_tie, self.counted)
+
+    @property
+    def distinguishable(self) -> bool | None:
+        """True when the real trials' non-tie rate is shown above the controls' at ``alpha``
+        (Holm-adjusted across judges), False when not, None when too few to test."""
+        p = self.p_holm if self.p_holm is not None else self.comparison().p_value
+        return None if p is None else p <= self.alpha
 
     def to_dict(self) -> dict[str, Any]:
-        from blindtest.stats import binomial_test
-
-        test = binomial_test(self.left, self.non_tie, 0.5) if self.non_tie else None
+        comparison = self.comparison()
+        split = self.position
+        rate = comparison.control_rate()
+        found = comparison.summary()
+        found["p_holm"] = self.p_holm
+        found["alpha"] = self.alpha
+        found["distinguishable"] = self.distinguishable
+        swapped = self.kind == "llm" and split.swapped
         return {
             "judge": self.judge,
             "judge_kind": self.kind,
             "controls": self.controls,
-            "unit": "verdicts (both passes)" if self.kind == "llm" else "picks",
-            "verdicts": self.verdicts,
-            "left": self.left,
-            "non_tie": self.non_tie,
-            "confident": self.confident,
-            "share_left": self.left / self.non_tie if self.non_tie else None,
-            "share_non_tie": self.non_tie / self.verdicts if self.verdicts else None,
-            "share_confident": (
-                self.confident / self.verdicts
-                if self.confident is not None and self.verdicts
-                else None
+            "unit": (
+                "comparisons (the two passes of the position swap read as one verdict)"
+                if swapped
+                else "comparisons (one verdict each)"
             ),
-            "p_value": test.p_value if test is not None else None,
-            "interval": test.proportion.to_dict() if test is not None else None,
+            "verdicts": self.verdicts,
+            "excluded": self.excluded,
+            "counted": self.counted,
+            "non_tie": self.non_tie,
+            "share_non_tie": self.non_tie / self.counted if self.counted else None,
+            "non_tie_rate": rate.to_dict() if rate is not None else None,
+            "low_confidence": self.low_confidence,
+            "position": split.to_dict(),
+            # The first position's share of the comparisons position went with, its exact
+            # test against 1/2 and interval (the position split's figures, by comparison).
+            "left": split.first,
+            "share_left": split.share_first.estimate if split.share_first else None,
+            "interval": _plain(split.share_first),
+            "p_value": split.p_value,
+            "real_vs_controls": found,
         }
+
+
+def _control_position(
+    kind: str | None, comparisons: Sequence[Sequence[Mapping[str, Any]]]
+) -> PositionSplit:
+    if kind == "llm":
+        swapped = any(len(c) > 1 for c in comparisons)
+        return _position("preference", comparisons, swapped)
+    picks = [str(c[-1].get("pick")) for c in comparisons]
+    return PositionSplit(
+        swapped=False,
+        comparisons=len(picks),
+        inconsistent=None,
+        first=picks.count("left"),
+        second=picks.count("right"),
+    )
 
 
 def control_result(
-    judge: str, kind: str | None, records: Sequence[Mapping[str, Any]]
+    judge: str,
+    kind: str | None,
+    records: Sequence[Mapping[str, Any]],
+    *,
+    real: Sequence[Mapping[str, Any]] = (),
+    alpha: float = POSITION_ALPHA,
 ) -> ControlResult:
     """``judge``'s results on the control trials from its pick records there (an LLM judge's
-    records of every pass; another judge's last word per trial)."""
-    if kind == "llm":
-        flagged = {
-            int(r["trial"]): "low_confidence" in (r.get("flagged") or ())
-            for r in records
-            if r.get("pass", 1) == 1
-        }
-        shown = [(_first_shown("preference", r), int(r["trial"])) for r in records]
-        untied = [(first, trial) for first, trial in shown if first is not None]
-        return ControlResult(
-            judge=judge,
-            kind=kind,
-            controls=len(flagged),
-            verdicts=len(shown),
-            left=sum(first for first, _ in untied),
-            non_tie=len(untied),
-            confident=sum(not flagged.get(trial, False) for _, trial in untied),
-        )
-    picks = [str(r.get("pick")) for r in records]
+    records of every pass; another judge's last word per trial), with ``real`` its counted
+    pick records on the real trials (an LLM judge's pass-1 records, excluded ones left out)."""
+    comparisons = _comparisons(records)
+    verdicts = [c[0] for c in comparisons]  # pass 1 holds the comparison's verdict
+    llm = kind == "llm"
+    excluded = [bool(r.get("excluded")) if llm else False for r in verdicts]
+    counted = [r for r, out in zip(verdicts, excluded, strict=True) if not out]
+    low = sum("low_confidence" in (r.get("flagged") or ()) for r in counted) if llm else None
     return ControlResult(
         judge=judge,
         kind=kind,
-        controls=len({int(r["trial"]) for r in records}),
-        verdicts=len(picks),
-        left=picks.count("left"),
-        non_tie=sum(p in ("left", "right") for p in picks),
-        confident=None,
+        controls=len(comparisons),
+        verdicts=len(records),
+        excluded=sum(excluded),
+        non_tie=sum(str(r.get("pick")) != "tie" for r in counted),
+        low_confidence=low,
+        position=_control_position(kind, comparisons),
+        real_n=len(real),
+        real_non_tie=sum(str(r.get("pick")) != "tie" for r in real),
+        alpha=alpha,
     )
 
 

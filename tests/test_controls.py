@@ -320,18 +320,22 @@ def test_always_first_llm_judge_controls_excluded_and_left_share_near_1(
     assert report["position_bias"] is None or report["position_bias"]["n"] <= 10
     machine = report["llm_judges"]["judges"][0]
     assert machine["comparisons"] == 10  # its diagnostics are about the real trials
-    # The controls, per judge: the first position every time, an exact test that says so.
+    # The controls, per judge and by comparison (both passes of the swap are one verdict):
+    # the first position every time, an exact test over the 6 comparisons that says so; the
+    # passes always disagreed, so no control comparison was a preference (a tie, as on the
+    # real trials).
     found = report["controls"]["judges"][0]
     assert found["judge"] == "sim-judge-first"
     assert found["judge_kind"] == "llm"
     assert found["controls"] == 6
     assert found["verdicts"] == 12
+    assert found["position"]["first"] == 6
     assert found["share_left"] == 1.0
-    assert found["left"] == 12
-    assert found["share_non_tie"] == 1.0
-    assert found["share_confident"] == 1.0
-    assert found["p_value"] < 0.001
-    assert found["interval"]["lo"] > 0.7
+    assert found["left"] == 6
+    assert found["non_tie"] == 0
+    assert found["share_non_tie"] == 0.0
+    assert found["p_value"] == pytest.approx(2 / 64)
+    assert found["interval"]["lo"] == pytest.approx(0.025 ** (1 / 6))  # Clopper-Pearson, 6 of 6
     assert "a preference for a position, not for a response" in found["statement"]
     assert machine["controls"]["share_left"] == 1.0  # also in its diagnostics (item 8)
     assert [t["trial"] for t in report["controls"]["trials"]] == sorted(controls)
@@ -359,13 +363,14 @@ def test_a_person_who_always_picks_left_is_told_so_in_a_plain_sentence(
     assert report["n"] == 10
     found = report["controls"]["judges"][0]
     assert found["judge_kind"] == "human"
-    assert found["confident"] is None
+    assert found["low_confidence"] is None
     assert found["left"] == 4
     assert found["non_tie"] == 4
     assert found["statement"].startswith(
-        "On 4 control comparisons (the same model on both sides) you picked the left output "
-        "4 times and declared no tie 4 times: left in 100% of the 4 untied"
+        "On 4 control comparisons (the same model on both sides) you picked the output shown "
+        "first 4 times, the second 0 times: first in 100% of those 4 comparisons"
     )
+    assert "4 control comparisons are too few (fewer than 5)" in found["statement"]
     assert found["statement"] in flat(analysed.stdout)
     # Machine vs person (--against) compares the real trials only.
     llm = run / "picks-llm.jsonl"

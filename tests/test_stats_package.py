@@ -24,6 +24,7 @@ def test_all_is_sorted_and_complete() -> None:
     modules = {
         "agreement",
         "binomial",
+        "controls",
         "intervals",
         "judges",
         "multiple",
@@ -59,6 +60,8 @@ def test_every_result_is_frozen_slotted_and_json_ready() -> None:
         stats.judge_panel({"x": [1, 2, 3], "y": [1, 1, 1]}, [1, 2, 1]),
         stats.binomial_test(3, 10),
         stats.rejection_region(20, 0.5, 0.05, "two-sided"),
+        stats.compare_non_tie(20, 20, 0, 8),
+        stats.compare_non_tie(20, 20, 0, 4),
     ]
     for result in results:
         name = type(result).__name__

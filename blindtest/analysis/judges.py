@@ -204,19 +204,9 @@ def llm_section(
 
 
 def _control_line(control: ControlResult) -> str:
-    shown = control.to_dict()
-    interval = shown["interval"]
-    where = (
-        f" (exact 95% interval {interval['lo']:.0%} to {interval['hi']:.0%})"
-        if interval is not None
-        else ""
-    )
-    return (
-        f"  hidden controls (one model on both sides, {control.controls} comparisons): first "
-        f"position in {_percent(Share(control.left, control.non_tie, 0.5))} untied verdicts"
-        f"{where}; non-tie in {_percent(Share(control.non_tie, control.verdicts, 1.0))} "
-        f"verdicts, {control.confident} of them not below --min-confidence"
-    )
+    from blindtest.reportfmt import control_line
+
+    return "  " + control_line(control.to_dict())
 
 
 def _by_judge(files: Sequence[PicksFile]) -> dict[str, dict[int, Any]]:

@@ -12,6 +12,7 @@ from blindtest.analysis.common import AnalysisOptions, AnalysisResult
 from blindtest.analysis.controls import (
     control_results,
     control_trials,
+    controls_check,
     controls_section,
     main_design,
     main_files,
@@ -140,7 +141,8 @@ def analyze_run(
     design = loaded.design
     all_files = files
     finished = len({p.trial for p in picks}) >= design["trials"]
-    if controls and (finished or options.reveal_void):
+    revealed = bool(controls) and (finished or options.reveal_void)
+    if revealed:
         design = main_design(design)
         picks = without_controls(picks, controls)
         files = main_files(files, controls)
@@ -148,7 +150,7 @@ def analyze_run(
         design,
         view,
         files,
-        control_results(all_files, controls),
+        control_results(all_files, controls, loaded.design["alpha"]),
         spent_in=all_files if files is not all_files else None,
     )
     inputs = {artifacts.DESIGN: loaded.sha256}
@@ -175,6 +177,7 @@ def analyze_run(
         reading={"picks": read_files, "audit": audit_state, "skipped": skipped},
         responses=responses,
         gates=machine["gates"] if machine is not None else (),
+        controls=controls_check(all_files, controls, design["alpha"]) if revealed else None,
     )
     result.report["picks_files"] = [input_name(run_dir, p) for p in paths]
     if machine is not None and "per_trial" in result.report:  # never in a void report

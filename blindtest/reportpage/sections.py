@@ -15,7 +15,7 @@ from typing import Any
 
 from blindtest.hints import placeholder_legend, stage_command
 from blindtest.render import agreement_text, dprime_text
-from blindtest.reportfmt import format_p, pct
+from blindtest.reportfmt import control_line, format_p, pct
 
 #: The sentence of responses_sentences that discloses identity stripping.
 IDENTITY_SENTENCE = "Identity stripping replaced"
@@ -139,23 +139,6 @@ def _llm_counts(found: Mapping[str, Any], protocol: str) -> list[list[str]]:
         ["cost", money(found.get("cost"))],
     ]
     return rows
-
-
-def control_line(control: Mapping[str, Any]) -> str:
-    """One judge's hidden controls, in the screen's words (blindtest.analysis.judges)."""
-    interval = control.get("interval")
-    where = (
-        f" (exact 95% interval {interval['lo']:.0%} to {interval['hi']:.0%})"
-        if interval is not None
-        else ""
-    )
-    left = {"estimate": control.get("share_left"), "n": control["non_tie"]}
-    non_tie = {"estimate": control.get("share_non_tie"), "n": control["verdicts"]}
-    return (
-        f"hidden controls (one model on both sides, {control['controls']} comparisons): first "
-        f"position in {share(left)} untied verdicts{where}; non-tie in {share(non_tie)} "
-        f"verdicts, {control['confident']} of them not below --min-confidence"
-    )
 
 
 def position(report: Mapping[str, Any]) -> dict[str, Any] | None:

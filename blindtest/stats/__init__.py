@@ -37,6 +37,11 @@ if TYPE_CHECKING:
         mcnemar_exact,
         upper_tail,
     )
+    from blindtest.stats.controls import (
+        MIN_COMPARISONS,
+        NonTieComparisonResult,
+        compare_non_tie,
+    )
     from blindtest.stats.intervals import (
         Interval,
         clopper_pearson,
@@ -118,6 +123,9 @@ _HOME = {
     "lower_tail": "blindtest.stats.binomial",
     "mcnemar_exact": "blindtest.stats.binomial",
     "upper_tail": "blindtest.stats.binomial",
+    "MIN_COMPARISONS": "blindtest.stats.controls",
+    "NonTieComparisonResult": "blindtest.stats.controls",
+    "compare_non_tie": "blindtest.stats.controls",
     "Interval": "blindtest.stats.intervals",
     "clopper_pearson": "blindtest.stats.intervals",
     "json_float": "blindtest.stats.intervals",
@@ -182,6 +190,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AGREEMENT_CAVEAT",
     "ALPHA_RESAMPLES",
+    "MIN_COMPARISONS",
     "MIN_MARGIN",
     "TRIANGLE_GUESS",
     "AlphaResult",
@@ -193,6 +202,7 @@ __all__ = [
     "KappaResult",
     "KappaTestResult",
     "McNemarResult",
+    "NonTieComparisonResult",
     "PairResult",
     "PercentAgreementResult",
     "PositionBiasResult",
@@ -210,6 +220,7 @@ __all__ = [
     "bonferroni",
     "clopper_pearson",
     "cohen_kappa",
+    "compare_non_tie",
     "critical_value",
     "crossing_boundary",
     "crossing_distribution",
