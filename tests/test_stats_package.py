@@ -32,6 +32,7 @@ def test_all_is_sorted_and_complete() -> None:
         "preference",
         "sequential",
         "similarity",
+        "tables",
         "triangle",
         "annotations",
         "importlib",
@@ -59,6 +60,8 @@ def test_every_result_is_frozen_slotted_and_json_ready() -> None:
         stats.judge_panel({"x": [1, 2, 3], "y": [1, 1, 1]}, [1, 2, 1]),
         stats.binomial_test(3, 10),
         stats.rejection_region(20, 0.5, 0.05, "two-sided"),
+        stats.mcnemar_exact(7, 1),
+        stats.fisher_exact(3, 0, 0, 4),  # an infinite odds ratio is written as null
     ]
     for result in results:
         name = type(result).__name__
