@@ -210,7 +210,6 @@ def _association(units: Sequence[_ComparisonAnswer]) -> JsonObject:
                 "no_preferred_b": b_no,
             },
             "ties_left_out": by["tie"]["n"],
-            "odds_ratio": test.to_dict()["statistic"],
             "p_value": None if degenerate else test.p_value,
             "degenerate": degenerate,
         },
