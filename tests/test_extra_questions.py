@@ -261,6 +261,13 @@ def test_judges_who_share_trials_are_tested_alone_and_dealt_judges_are_pooled() 
     assert shared["per_judge"][0]["paired"]["yes_a_no_b"] == 7
     assert shared["per_judge"][1]["paired"]["yes_b_no_a"] == 3
     assert "so each judge is tested alone: alice: " in shared["statement"]
+    # On the result screen each judge tested alone has a line of their own under the question.
+    from blindtest.render import _answers_lines
+
+    lines = _answers_lines({"answers": [shared]})  # type: ignore[typeddict-item]
+    assert lines[1].endswith("so each judge is tested alone:")
+    assert lines[2].startswith("    alice: A (model-a) yes 9 of 20")
+    assert lines[3].startswith("    bob: A (model-a) yes 2 of 20")
     # Dealt: alice the first ten trials, bob the other ten; pooled, one comparison by one judge.
     dealt = [p for p in alice if p.trial <= 10] + [p for p in bob if p.trial > 10]
     (pooled,) = answers_summary(design, dealt)

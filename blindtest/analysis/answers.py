@@ -162,6 +162,8 @@ def _per_option(design: DesignRecord, question: str, picks: Sequence[Pick]) -> J
             {"judge": judge, **_paired([u for u in units if u.judge == judge])}
             for judge in entry["judges"]
         ]
+        for cell in entry["per_judge"]:
+            cell["statement"] = f"{cell['judge']}: {_option_figures(design, cell)}"
     if units and entry["pooled"]:
         entry.update(_paired(units))
     entry["statement"] = _option_sentence(design, entry)
@@ -239,6 +241,8 @@ def _per_comparison(design: DesignRecord, question: str, picks: Sequence[Pick]) 
             {"judge": judge, **_association([u for u in units if u.judge == judge])}
             for judge in entry["judges"]
         ]
+        for cell in entry["per_judge"]:
+            cell["statement"] = f"{cell['judge']}: {_comparison_figures(design, cell)}"
     if units and entry["pooled"]:
         entry.update(_association(units))
     entry["statement"] = _comparison_sentence(design, entry)
@@ -310,9 +314,7 @@ def _option_sentence(design: DesignRecord, entry: Mapping[str, Any]) -> str:
         )
     if entry["pooled"]:
         return f"{head}: {_option_figures(design, entry)}{_who(entry)}{_left_out(entry)}"
-    each = " ".join(
-        f"{cell['judge']}: {_option_figures(design, cell)}" for cell in entry["per_judge"]
-    )
+    each = " ".join(cell["statement"] for cell in entry["per_judge"])
     return f"{head}.{_who(entry)} {each}{_left_out(entry)}"
 
 
@@ -347,7 +349,5 @@ def _comparison_sentence(design: DesignRecord, entry: Mapping[str, Any]) -> str:
         )
     if entry["pooled"]:
         return f"{head}: {_comparison_figures(design, entry)}{_who(entry)}{_left_out(entry)}"
-    each = " ".join(
-        f"{cell['judge']}: {_comparison_figures(design, cell)}" for cell in entry["per_judge"]
-    )
+    each = " ".join(cell["statement"] for cell in entry["per_judge"])
     return f"{head}.{_who(entry)} {each}{_left_out(entry)}"
