@@ -57,12 +57,17 @@ class IntervalRecord(TypedDict):
 # --------------------------------------------------------------------------- design.schema.json
 
 
-class DesignJudging(TypedDict):
-    """``judging``: what every judge is asked."""
-
+class _DesignJudgingRequired(TypedDict):
     question: str
     extra_questions: list[str]
     require_reason: bool
+
+
+class DesignJudging(_DesignJudgingRequired, total=False):
+    """``judging``: what every judge is asked. ``extra_questions`` are asked once per
+    comparison, ``extra_questions_per_option`` (absent when there are none) of each option."""
+
+    extra_questions_per_option: list[str]
 
 
 class _ArrangementRequired(TypedDict):
@@ -182,7 +187,7 @@ _PickOptional = TypedDict(
         "confidence": "float | None",
         "at": "str | None",
         "nicknames": "list[str]",
-        "answers": "dict[str, bool]",
+        "answers": "dict[str, bool | dict[str, bool]]",
         "bot": "dict[str, Any]",
         "judge_kind": "Literal['human', 'bot', 'llm', 'external']",
         "design_sha256": str,

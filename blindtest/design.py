@@ -164,7 +164,9 @@ class DesignOptions:
     system: str | None = None
     normalization: Normalization = field(default_factory=Normalization)
     question: str | None = None
+    #: --ask: asked once per comparison; --ask-each: asked of each option.
     extra_questions: tuple[str, ...] = ()
+    extra_questions_per_option: tuple[str, ...] = ()
     require_reason: bool | None = None
     #: ``outputs.DirsSource.record()`` for --from-dirs designs; None for endpoints.
     source: dict[str, Any] | None = None
@@ -188,17 +190,44 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
         raise BadInput("--sequential is defined for the triangle protocol only")
     if options.similarity_pd0 is not None:
         _check_similarity(options, options.similarity_pd0)
-    if options.extra_questions and options.protocol != "preference":
-        raise BadInput(
-            f"--ask is for the preference protocol only (a {options.protocol} judge answers no "
-            "questions about each response); drop --ask or use --protocol preference"
-        )
+    _check_questions(options)
     _check_controls(options, distinct_prompts)
     if distinct_prompts < options.trials:
         raise BadInput(
             f"found {distinct_prompts} distinct prompts, need {options.trials} (each prompt is "
             f"used in one trial only); add prompts or use --trials {distinct_prompts}"
         )
+
+
+def _check_questions(options: DesignOptions) -> None:
+    """--ask and --ask-each: preference only; each question once (answers are keyed by it)."""
+    for flag, asked in (
+        ("--ask", options.extra_questions),
+        ("--ask-each", options.extra_questions_per_option),
+    ):
+        if asked and options.protocol != "preference":
+            raise BadInput(
+                f"{flag} is for the preference protocol only (a {options.protocol} judge answers "
+                f"no extra questions); drop {flag} or use --protocol preference"
+            )
+        for question in asked:
+            if not question.strip():
+                raise BadInput(f"{flag} needs the words of a question, got {question!r}")
+    seen: set[str] = set()
+    for question in (*options.extra_questions, *options.extra_questions_per_option):
+        if question in seen:
+            twice = (
+                "in --ask and --ask-each"
+                if question in options.extra_questions
+                and question in options.extra_questions_per_option
+                else "twice"
+            )
+            raise BadInput(
+                f"the question {question!r} is given {twice}; answers are keyed by the "
+                "question, so ask it once, either of the comparison (--ask) or of each "
+                "option (--ask-each)"
+            )
+        seen.add(question)
 
 
 def _check_controls(options: DesignOptions, distinct_prompts: int) -> None:
@@ -468,6 +497,8 @@ def build_design(
             else options.protocol == "preference"
         ),
     }
+    if options.extra_questions_per_option:  # absent otherwise: earlier designs keep their bytes
+        judging["extra_questions_per_option"] = list(options.extra_questions_per_option)
     total = options.trials + options.controls
     record: DesignRecord = {
         "schema": schema_tag("design"),
@@ -536,6 +567,7 @@ class DesignRequest:
     strip_identity_words: Path | None = None
     question: str | None = None
     extra_questions: tuple[str, ...] = ()
+    extra_questions_per_option: tuple[str, ...] = ()
     require_reason: bool | None = None
     from_dirs: tuple[Path, Path] | None = None
     reference: Path | None = None
@@ -608,6 +640,7 @@ def resolve_request(request: DesignRequest) -> ResolvedDesign:
         normalization=_normalization(r),
         question=r.question,
         extra_questions=r.extra_questions,
+        extra_questions_per_option=r.extra_questions_per_option,
         require_reason=r.require_reason,
         source=source,
         controls=r.controls,

@@ -314,7 +314,15 @@ def _answers_lines(report: ReportRecord) -> list[str]:
     answers = report.get("answers") or []
     if not answers:
         return []
-    return ["Answers to the extra questions:", *[f"  {clean(a['statement'])}" for a in answers]]
+    lines = ["Answers to the extra questions:"]
+    for entry in answers:
+        statement = str(entry["statement"])
+        each = [] if entry.get("pooled", True) else list(entry.get("per_judge") or [])
+        for cell in each:  # judges tested alone: one line each, under the question
+            statement = statement.replace(f" {cell['statement']}", "", 1)
+        lines.append(f"  {clean(statement)}")
+        lines += [f"    {clean(str(cell['statement']))}" for cell in each]
+    return lines
 
 
 def reading_lines(report: ReportRecord) -> list[str]:

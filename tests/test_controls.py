@@ -485,7 +485,7 @@ def test_judging_page_and_view_are_the_same_for_a_control_and_a_real_trial(
     view = judged.view  # what the terminal session, the web page and every judge get
     assert {f.name for f in fields(view)} == {
         "protocol", "trials", "question", "extra_questions", "require_reason", "sequential",
-        "design_sha256",
+        "design_sha256", "extra_questions_per_option",
     }  # fmt: skip
     controls = {e["trial"] for e in judged.design["arrangement"] if "control" in e}
     control = next(t for t in view.trials if t.number in controls)

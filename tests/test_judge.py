@@ -59,6 +59,7 @@ def test_view_holds_only_what_a_judge_may_see(tmp_path: Path) -> None:
         "trials",
         "question",
         "extra_questions",
+        "extra_questions_per_option",  # the same words for every option and trial
         "require_reason",
         "sequential",
         "design_sha256",  # refuses picks made against another design; names no side

@@ -103,5 +103,6 @@ def test_a_question_nobody_answered_says_so() -> None:
     design: Any = {"judging": {"extra_questions": ["Is it correct?"]}}
     (entry,) = answers_summary(design, [])
     assert entry["statement"] == (
-        "'Is it correct?': no answers (the judges of these picks were not asked it)."
+        "'Is it correct?', asked once per comparison (of neither response alone): no answers "
+        "(the judges of these picks were not asked it)."
     )

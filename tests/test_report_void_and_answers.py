@@ -114,7 +114,7 @@ def _picks_with_answers(design: DesignRecord, answers: list[Any]) -> list[judgin
 
 
 def test_per_option_answers_get_wilson_per_side_and_exact_mcnemar(tmp_path: Path) -> None:
-    design = make_design("preference", 20, extra_questions=("Any factual error?",))
+    design = make_design("preference", 20, extra_questions_per_option=("Any factual error?",))
     # Per option as displayed: A is wrong in 9 trials, B in 3; both in 2 (A only 7, B only 1).
     yes_a = set(range(1, 10))
     yes_b = {1, 2, 15}
@@ -139,7 +139,7 @@ def test_per_option_answers_get_wilson_per_side_and_exact_mcnemar(tmp_path: Path
     # scipy.stats.binomtest(7, 8, 0.5).pvalue == 0.0703125 (= 2 * 9/256, by hand)
     assert math.isclose(paired["p_value"], scipy_stats.binomtest(7, 8, 0.5).pvalue, rel_tol=1e-12)
     assert math.isclose(paired["p_value"], 18 / 256, rel_tol=1e-12)
-    assert "exact McNemar" in asked["statement"]
+    assert "exact McNemar, two-sided p = 0.070" in asked["statement"]
     assert "asked of each response" in asked["statement"]
 
 
@@ -158,7 +158,7 @@ def test_per_comparison_answers_are_tallied_and_say_they_cannot_be_split(
     assert (entry["comparisons"]["yes"], entry["comparisons"]["n"]) == (5, 20)
     lo, _hi = wilson(5, 20)
     assert math.isclose(entry["comparisons"]["yes_rate"]["lo"], lo, rel_tol=1e-9)
-    assert "cannot be split by side" in result.stdout
+    assert "asked once per comparison (of neither response alone)" in flat(result.stdout)
     assert "Answers to the extra questions:" in result.stdout
 
 

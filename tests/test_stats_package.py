@@ -33,6 +33,7 @@ def test_all_is_sorted_and_complete() -> None:
         "preference",
         "sequential",
         "similarity",
+        "tables",
         "triangle",
         "annotations",
         "importlib",
@@ -62,6 +63,8 @@ def test_every_result_is_frozen_slotted_and_json_ready() -> None:
         stats.rejection_region(20, 0.5, 0.05, "two-sided"),
         stats.compare_non_tie(20, 20, 0, 8),
         stats.compare_non_tie(20, 20, 0, 4),
+        stats.mcnemar_exact(7, 1),
+        stats.fisher_exact(3, 0, 0, 4),  # an infinite odds ratio is written as null
     ]
     for result in results:
         name = type(result).__name__

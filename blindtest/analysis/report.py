@@ -153,7 +153,7 @@ def build_report(
         "e_values": e_values_path if values else None,
         "reading": dict(reading) if reading is not None else None,
         "responses": dict(responses) if responses is not None else None,
-        "answers": answers_summary(design, picks) if design["judging"]["extra_questions"] else [],
+        "answers": answers_summary(design, picks),
         "analysis_options": {
             "min_kappa": options.min_kappa,
             "position_margin": options.position_margin,

@@ -533,7 +533,15 @@ design_options = grouped(
         "extra_questions",
         metavar="TEXT",
         multiple=True,
-        help="An extra yes/no question per comparison (preference only; repeatable).",
+        help="An extra yes/no question asked once per comparison (preference only; repeatable).",
+    ),
+    click.option(
+        "--ask-each",
+        "extra_questions_per_option",
+        metavar="TEXT",
+        multiple=True,
+        help="An extra yes/no question asked of each of the two options (preference only; "
+        "repeatable).",
     ),
     click.option(
         "--reason/--no-reason",

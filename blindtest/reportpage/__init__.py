@@ -292,7 +292,7 @@ def render_report_page(
             bots=sections.bots(report),
             responses_sentences=sections.responses_sentences(report),
             machine_vs_person=sections.machine_vs_person(report),
-            answers=[str(a["statement"]) for a in report.get("answers") or []],
+            answers=sections.answers(report),
             identity=sections.identity(report),
             next_step=sections.next_step(report),
             technical=sections.technical(report),

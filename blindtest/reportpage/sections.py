@@ -404,3 +404,71 @@ def loud_notes(report: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     notes: Sequence[str] = report.get("notes") or []
     loud = [n for n in notes if n.startswith(("REVEALED", "LAUNDERED"))]
     return loud, [n for n in notes if n not in loud]
+
+
+#: The extra questions' tables: per option, then per comparison (header first).
+ANSWER_HEADERS = {
+    "each response": [
+        "judge",
+        "A yes",
+        "B yes",
+        "yes for A only",
+        "yes for B only",
+        "both yes",
+        "neither",
+        "exact McNemar",
+    ],
+    "the comparison as a whole": [
+        "judge",
+        "yes",
+        "yes when A preferred",
+        "yes when B preferred",
+        "yes in ties (left out)",
+        "Fisher's exact",
+    ],
+}
+
+
+def _answer_p(test: Mapping[str, Any]) -> str:
+    return (
+        format_p(test["p_value"]) if test["degenerate"] is None else f"none: {test['degenerate']}"
+    )
+
+
+def _answer_row(who: str, cell: Mapping[str, Any]) -> list[str]:
+    if "paired" in cell:
+        sides, paired = cell["sides"], cell["paired"]
+        return [
+            who,
+            *(f"{sides[s]['yes']} of {sides[s]['n']}" for s in ("A", "B")),
+            str(paired["yes_a_no_b"]),
+            str(paired["yes_b_no_a"]),
+            str(paired["yes_both"]),
+            str(paired["no_both"]),
+            _answer_p(paired),
+        ]
+    by = cell["comparisons"]["by_preferred"]
+    return [
+        who,
+        f"{cell['comparisons']['yes']} of {cell['comparisons']['n']}",
+        *(f"{by[k]['yes']} of {by[k]['n']}" for k in ("A", "B", "tie")),
+        _answer_p(cell["association"]),
+    ]
+
+
+def answers(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each extra question: its sentence, and a table of the counts and the test, pooled
+    (when the judges answered no trial in common) and per judge (when there are several)."""
+    out = []
+    for entry in report.get("answers") or []:
+        rows = []
+        if entry.get("judges") and entry.get("pooled"):
+            pooled = "all judges, pooled" if len(entry["judges"]) > 1 else entry["judges"][0]
+            rows.append(_answer_row(pooled, entry))
+        for cell in entry.get("per_judge") or []:
+            rows.append(_answer_row(cell["judge"], cell))
+        header = ANSWER_HEADERS.get(str(entry.get("about")))
+        out.append(
+            {"statement": str(entry["statement"]), "rows": rows if header else [], "header": header}
+        )
+    return out

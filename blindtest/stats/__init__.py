@@ -89,6 +89,7 @@ if TYPE_CHECKING:
         simulate_crossings,
     )
     from blindtest.stats.similarity import SimilarityResult, pc_at_pd, similarity_test
+    from blindtest.stats.tables import FisherResult, fisher_exact
     from blindtest.stats.triangle import (
         TRIANGLE_GUESS,
         TriangleResult,
@@ -168,6 +169,8 @@ _HOME = {
     "SimilarityResult": "blindtest.stats.similarity",
     "pc_at_pd": "blindtest.stats.similarity",
     "similarity_test": "blindtest.stats.similarity",
+    "FisherResult": "blindtest.stats.tables",
+    "fisher_exact": "blindtest.stats.tables",
     "TRIANGLE_GUESS": "blindtest.stats.triangle",
     "TriangleResult": "blindtest.stats.triangle",
     "dprime_from_pc": "blindtest.stats.triangle",
@@ -197,6 +200,7 @@ __all__ = [
     "BetaBinomialResult",
     "BinomialResult",
     "CrossingResult",
+    "FisherResult",
     "Interval",
     "JudgePanelResult",
     "KappaResult",
@@ -226,6 +230,7 @@ __all__ = [
     "crossing_distribution",
     "dprime_from_pc",
     "e_process",
+    "fisher_exact",
     "fleiss_kappa",
     "holm",
     "json_float",
