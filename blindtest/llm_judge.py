@@ -50,6 +50,7 @@ __all__ = [
     "VERDICT_RETRIES",
     "LlmJudge",
     "LlmOptions",
+    "check_key",
     "check_run",
     "extract_json",
     "llm_kind",
@@ -293,19 +294,27 @@ def _templates_sha256(template: prompts.JudgeTemplate | None, protocol: str) -> 
     return digest.hexdigest()
 
 
+def check_key(options: LlmOptions) -> None:
+    """Refuse (exit 2) a judge whose key variable is named but unset, or a remote judge with
+    no key variable set at all; nothing needs the run, so ``blindtest run`` asks this before
+    it designs or generates anything. As in bt-generate, only a local server is asked
+    without a key."""
+    endpoint = options.endpoint()
+    endpoint.check_key("judge")
+    if options.key_env is None and not is_loopback(options.base_url):
+        raise BadInput(
+            f"the LLM judge ({options.model} at {endpoint.origin}) needs a key: export "
+            f"{' or '.join(DEFAULT_KEY_ENVS)} with it, or name its variable with "
+            "--judge-key-env"
+        )
+
+
 def check_run(options: LlmOptions, run: JudgeRun, *, key: bool = True) -> None:
     """Everything that can be refused before the first call (exit 2, nothing written);
-    ``key``: whether the key is needed (a batch file export or import calls nothing). As in
-    bt-generate, only a local server is asked without a key."""
+    ``key``: whether the key is needed (a batch file export or import calls nothing;
+    :func:`check_key`)."""
     if key:
-        endpoint = options.endpoint()
-        endpoint.check_key("judge")
-        if options.key_env is None and not is_loopback(options.base_url):
-            raise BadInput(
-                f"the LLM judge ({options.model} at {endpoint.origin}) needs a key: export "
-                f"{' or '.join(DEFAULT_KEY_ENVS)} with it, or name its variable with "
-                "--judge-key-env"
-            )
+        check_key(options)
     protocol = run.view.protocol
     if options.template is not None and protocol != "preference":
         raise BadInput(f"--judge-template is for preference runs; this run is {protocol}")
