@@ -19,6 +19,7 @@ never decides what a failure means for a run: that is the stage's job.
 from __future__ import annotations
 
 import asyncio
+import copy
 import errno
 import io
 import logging
@@ -460,6 +461,19 @@ def _refuses_seed(result: _Attempt) -> bool:
     return result.said is not None and names_param(result.status, result.said, "seed")
 
 
+# Fatal failures that do not depend on the request: after the first, no request of the same
+# endpoint is sent (a 400 or 404 may concern one body only: a refused ``response_format``, a
+# prompt too long, and is left to the caller).
+_ENDPOINT_WIDE = (AuthFailed, ConnectionRefused, QuotaExceeded)
+
+
+def _not_sent(failure: EndpointFailed) -> EndpointFailed:
+    """The endpoint's stopping failure again, for a request that was never sent."""
+    again = copy.copy(failure)
+    again.attempts = 0
+    return again
+
+
 # Only these are retried; InvalidURL and TLS failures come back as EndpointRejected (fatal).
 _RETRYABLE_TRANSPORT = (EndpointUnreachable, EndpointTimeout)
 
@@ -577,6 +591,9 @@ class _Lane:
     proxy: str | None = None
     #: Whether the server has answered at all (any HTTP status) in this run.
     answered: bool = False
+    #: The first failure that would repeat for every request of this endpoint (a refused
+    #: key, a quota, nothing listening): once set, no further request of this side is sent.
+    stopped: EndpointFailed | None = None
 
     @property
     def where(self) -> str:
@@ -781,6 +798,10 @@ class ChatClient:
         epoch = await lane.limit.acquire(retry=attempt > 1)
         try:
             await lane.pace.wait()
+            if lane.stopped is not None:
+                # Seen by a request that was waiting for its turn (or its retry): requests
+                # already in flight may still be answered; none starts after the failure.
+                raise _not_sent(lane.stopped)
             result = await self._send(lane, body, attempt)
         finally:
             lane.limit.release()
@@ -888,6 +909,8 @@ class ChatClient:
         lane.tally.failures += 1
         if isinstance(failure, _FATAL):
             failure.attempts = attempts
+            if isinstance(failure, _ENDPOINT_WIDE) and lane.stopped is None:
+                lane.stopped = failure
             raise failure
         if failure is not None:
             kind = _KIND_OF_FAILURE[type(failure)]
