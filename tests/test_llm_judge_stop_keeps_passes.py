@@ -230,3 +230,25 @@ def test_ctrl_c_between_passes_keeps_the_answered_pass_and_the_rerun_asks_only_t
     assert "interrupted (Ctrl-C)" in kept[0]["error"]
     simulator.config.fail_after = None
     assert_resumed_like_a_run_never_stopped(invoke, simulator, run, out, expected)
+
+
+def test_a_comparison_whose_other_pass_stays_malformed_keeps_the_valid_pass_for_the_rerun(
+    invoke: Any, simulator: Simulator, tmp_path: Path
+) -> None:
+    run = generated_run(invoke, simulator, tmp_path / "run")
+    out = run / "picks.jsonl"
+    # sim-judge-malformed never answers some passes with valid JSON (asked 4 times each).
+    args = ["judge", run, "--judge", "llm:sim-judge-malformed", "--judge-url",
+            simulator.base_url, "--out", out]  # fmt: skip
+    assert invoke(*args).exit_code == 3
+    failed = [r for r in rows(out) if r.get("failed")]
+    mixed = [r for r in failed if "answered_pass" in r]
+    assert mixed  # some comparisons have one valid pass and one that never is
+    assert all(r["attempts"] == 4 for r in mixed)  # the row counts the failing pass only
+    never = sum(1 if "answered_pass" in r else 2 for r in failed)
+    before = len(simulator.requests)
+    assert invoke(*args).exit_code == 3
+    # Only the passes that never answered are asked again (4 answers each); a kept pass
+    # would have answered valid JSON at once if it had been asked.
+    assert len(simulator.requests) - before == 4 * never
+    assert len([r for r in rows(out) if r.get("failed")]) == 2 * len(failed)
