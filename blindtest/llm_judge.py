@@ -21,6 +21,7 @@ import concurrent.futures
 import contextlib
 import hashlib
 import math
+import os
 import re
 import signal
 import threading
@@ -53,6 +54,7 @@ __all__ = [
     "VERDICT_RETRIES",
     "LlmJudge",
     "LlmOptions",
+    "check_judge_key",
     "check_key",
     "check_run",
     "extract_json",
@@ -310,6 +312,17 @@ def check_key(options: LlmOptions) -> None:
             f"{' or '.join(DEFAULT_KEY_ENVS)} with it, or name its variable with "
             "--judge-key-env"
         )
+
+
+def check_judge_key(kind: str, url: str | None, key_env: str | None) -> None:
+    """``blindtest run --judge llm:MODEL``: the judge's key (:func:`check_key`) from its
+    options alone, before the design is written or a side is asked (the judge comes last: a
+    missing key found there would leave the answers paid for and the chain stopped)."""
+    model = kind.removeprefix("llm:").strip()
+    if not model:
+        raise BadInput("--judge llm:MODEL: name the judge model, e.g. --judge llm:gpt-4o")
+    base_url = url or DEFAULT_URL
+    check_key(LlmOptions(model, base_url, resolve_key_env(key_env, os.environ)))
 
 
 def check_run(options: LlmOptions, run: JudgeRun, *, key: bool = True) -> None:

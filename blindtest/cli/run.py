@@ -10,7 +10,6 @@ before anything that reveals a result.
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from blindtest.cli.judge import default_judge_id, judge
 from blindtest.errors import BadInput
 from blindtest.hints import blindtest_command
 from blindtest.judges import JUDGE_KINDS
-from blindtest.llm_judge import DEFAULT_URL, LlmOptions, check_key, resolve_key_env
+from blindtest.llm_judge import check_judge_key
 
 
 def resume_command(ctx: click.Context, run_dir: Path) -> str:
@@ -99,7 +98,7 @@ def run(
       blindtest run gpt-5.4 qwen3:32b --b-url http://localhost:11434/v1 --prompts prompts.txt
     """
     if judge_kind.startswith("llm:"):
-        _check_judge_key(judge_kind, judge_url, judge_key_env)
+        check_judge_key(judge_kind, judge_url, judge_key_env)
     run_dir = run_dir or Path(time.strftime("blindtest-run-%Y%m%d-%H%M%S"))
     resume = resume_command(ctx, run_dir)
     with artifacts.run_lock(run_dir, "blindtest run"), resumable(resume):
@@ -133,21 +132,6 @@ def run(
             return 0
         ctx.invoke(audit, run_dir=run_dir, quiet=True, force=True)
         return int(ctx.invoke(analyze, run_dir=run_dir))
-
-
-def _check_judge_key(kind: str, url: str | None, key_env: str | None) -> None:
-    """An LLM judge's key, checked before the design is written or a side is asked (the
-    judge comes last: a missing key found there would leave the answers paid for and the
-    chain stopped)."""
-    model = kind.removeprefix("llm:").strip()
-    if not model:
-        raise BadInput("--judge llm:MODEL: name the judge model, e.g. --judge llm:gpt-4o")
-    options = LlmOptions(
-        model=model,
-        base_url=url or DEFAULT_URL,
-        key_env=resolve_key_env(key_env, os.environ),
-    )
-    check_key(options)
 
 
 def _design(
