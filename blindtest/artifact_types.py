@@ -196,6 +196,8 @@ _PickOptional = TypedDict(
         # An LLM judge's records.
         "failed": bool,
         "error": str,
+        # A failure row's one answered pass of a swap (reused by the rerun; never a pick).
+        "answered_pass": "dict[str, Any]",
         "comparison_id": str,
         "judge_model": str,
         "judge_origin": str,

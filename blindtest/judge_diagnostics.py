@@ -526,6 +526,10 @@ def diagnose(
     judged = {int(r["trial"]) for r in passes_one}
     attempts = sum(int(r.get("attempts") or 1) for r in records)
     failed_attempts = sum(int(f.get("attempts") or 0) for f in failures)
+    # What the failure rows asked: each row's failed passes, and each kept pass no pick holds.
+    kept = _kept_attempts(failures, judged)
+    failed_attempts += sum(kept)
+    failed_asked = sum(int(f.get("attempts") or 0) > 0 for f in failures) + len(kept)
     tokens = sum(
         int((r.get("tokens") or {}).get("prompt", 0))
         + int((r.get("tokens") or {}).get("completion", 0))
@@ -548,7 +552,7 @@ def diagnose(
         failures=len(failures),
         still_failed=len({int(f["trial"]) for f in failures} - judged),
         requests=attempts + failed_attempts,
-        retries=attempts - len(records) + max(0, failed_attempts - len(failures)),
+        retries=attempts - len(records) + max(0, failed_attempts - failed_asked),
         tokens=tokens,
         cost=sum(costs) if costs else None,
         alpha=alpha,
@@ -565,6 +569,19 @@ def diagnose(
             )
         ),
     )
+
+
+def _kept_attempts(failures: Sequence[Mapping[str, Any]], judged: set[int]) -> list[int]:
+    """Requests of the passes failure rows kept (``answered_pass``: one pass of a swap whose
+    other pass was not answered) that no pick record counts yet: a rerun that reuses one
+    writes it into the trial's pick record, which counts it then. Once per trial and pass."""
+    kept: dict[tuple[int, object, object], int] = {}
+    for row in failures:
+        stored = row.get("answered_pass")
+        if isinstance(stored, Mapping) and int(row["trial"]) not in judged:
+            key = (int(row["trial"]), stored.get("pass"), row.get("judge_settings_sha256"))
+            kept[key] = int(stored.get("attempts") or 0)
+    return list(kept.values())
 
 
 def _agreed_or_tied(protocol: str, passes: Sequence[Mapping[str, Any]]) -> bool:

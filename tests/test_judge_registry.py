@@ -69,6 +69,7 @@ def _example(name: str, spec: dict[str, Any]) -> Any:
         # the LLM judge's optional fields
         "failed": False,
         "error": "no valid verdict after 4 answers",
+        "answered_pass": {"pass": 1, "raw_response": "{}", "attempts": 1, "tokens": {}},
         "comparison_id": "abababababab-2",
         "judge_model": "gpt-x",
         "judge_origin": "https://api.example.com",

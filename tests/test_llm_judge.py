@@ -319,7 +319,7 @@ def test_blindtest_run_with_an_llm_judge(invoke: Any, simulator: Simulator, tmp_
     assert "sim-judge-fair" in result.stdout
 
 
-def test_killed_between_the_two_passes_rerun_writes_only_pass_2(
+def test_killed_between_the_two_passes_rerun_asks_and_writes_only_pass_2(
     invoke: Any, simulator: Simulator, tmp_path: Path
 ) -> None:
     run = make_run(invoke, simulator.base_url, tmp_path / "run", "preference", trials=6)
@@ -332,7 +332,8 @@ def test_killed_between_the_two_passes_rerun_writes_only_pass_2(
     simulator.reset()
     again = llm(invoke, run, "sim-judge-fair", url=simulator.base_url)
     assert again.exit_code == 0, again.output
-    assert len(judge_requests(simulator)) == 2 * 4  # trials 3 (both passes asked), 4, 5, 6
+    # Trial 3's pass 1 is on disk and taken as it is: its pass 2, then trials 4, 5, 6.
+    assert len(judge_requests(simulator)) == 1 + 2 * 3
     rows = records(picks)
     assert [(r["trial"], r["pass"]) for r in rows] == [(t, p) for t in range(1, 7) for p in (1, 2)]
     assert invoke("analyze", run).exit_code in (0, 1)

@@ -28,6 +28,7 @@ from blindtest.cli.judge import default_judge_id, judge
 from blindtest.errors import BadInput
 from blindtest.hints import blindtest_command
 from blindtest.judges import JUDGE_KINDS
+from blindtest.llm_judge import check_judge_key
 
 
 def resume_command(ctx: click.Context, run_dir: Path) -> str:
@@ -96,6 +97,8 @@ def run(
       blindtest run gpt-5.4 gpt-5.4-mini --prompts prompts.txt
       blindtest run gpt-5.4 qwen3:32b --b-url http://localhost:11434/v1 --prompts prompts.txt
     """
+    if judge_kind.startswith("llm:"):
+        check_judge_key(judge_kind, judge_url, judge_key_env)
     run_dir = run_dir or Path(time.strftime("blindtest-run-%Y%m%d-%H%M%S"))
     resume = resume_command(ctx, run_dir)
     with artifacts.run_lock(run_dir, "blindtest run"), resumable(resume):

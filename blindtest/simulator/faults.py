@@ -112,6 +112,8 @@ FAULTS: dict[str, Fault] = {
     "truncate": Fault("truncate"),
     "slow": Fault("slow", delay=2.0),
     "slow-read": Fault("slow_read", delay=2.0),
+    # Silence until the client gives up or goes away (a server hung mid-run).
+    "hang": Fault("slow", delay=3600.0),
     "invalid-json": Fault("invalid_json"),
     "empty-choices": Fault("empty_choices"),
     "no-content": Fault("no_content"),
