@@ -16,14 +16,14 @@ _EXPORTS = {
     "BlindtestError": "blindtest.errors",
     "CheckFailed": "blindtest.errors",
     "EndpointFailed": "blindtest.errors",
-    "analyze_run": "blindtest.analyze",
-    "build_arrangement": "blindtest.design",
-    "build_audit": "blindtest.audit",
-    "build_design": "blindtest.design",
-    "build_report": "blindtest.analyze",
+    "analyze_run": "blindtest.analyzing",
+    "build_arrangement": "blindtest.designing",
+    "build_audit": "blindtest.auditing",
+    "build_design": "blindtest.designing",
+    "build_report": "blindtest.analyzing",
     "plan_slots": "blindtest.slots",
-    "run_generation": "blindtest.generate",
-    "verify_run": "blindtest.verify",
+    "run_generation": "blindtest.generating",
+    "verify_run": "blindtest.verifying",
 }
 
 __all__ = [

@@ -1,7 +1,7 @@
 """One sitting of a judge into its picks file (bt-judge without --check or --panel): the file
-planned (:func:`blindtest.judge.plan_output`: restarted with --force, refused when it holds
+planned (:func:`blindtest.judgment.plan_output`: restarted with --force, refused when it holds
 another judge's kind of picks), the judge made, and the trials it still has to judge driven
-through the :class:`~blindtest.judge.Recorder` into the file. A live judge sits here, and so
+through the :class:`~blindtest.judgment.Recorder` into the file. A live judge sits here, and so
 does an LLM judge's batch import (the same judge, answered from the files).
 
 The picks file through :mod:`blindtest.artifacts`; what the judge shows and asks is its own.
@@ -14,7 +14,8 @@ from pathlib import Path
 
 from blindtest import artifacts
 from blindtest.hints import stage_command
-from blindtest.judge import (
+from blindtest.judges import Judge, JudgeKind, JudgeSetup, JudgingResult, drive
+from blindtest.judgment import (
     JudgeRun,
     Recorder,
     check_default_id,
@@ -23,7 +24,6 @@ from blindtest.judge import (
     read_picks,
     remaining_trials,
 )
-from blindtest.judges import Judge, JudgeKind, JudgeSetup, JudgingResult, drive
 
 __all__ = ["analyze_command", "sit"]
 
@@ -46,7 +46,7 @@ def sit(
 
     Refused before anything is written: resuming a machine judge with other settings than
     its picks in ``out`` were made with, and a default judge id in a file that holds only
-    other judges' picks (:func:`~blindtest.judge.check_default_id`)."""
+    other judges' picks (:func:`~blindtest.judgment.check_default_id`)."""
     kind.check(run.view.protocol)
     settings = kind.settings(run.view.protocol) if kind.settings is not None else None
     existing = read_picks(out, run.view, missing_ok=True)

@@ -21,7 +21,7 @@ from test_generate import make_design, rows
 
 from blindtest.client import ChatClient, Endpoint
 from blindtest.errors import EndpointRejected
-from blindtest.generate import endpoints_for
+from blindtest.generating import endpoints_for
 from blindtest.simulator import Fault, Simulator
 from blindtest.wire import (
     ChatMessage,
@@ -386,14 +386,14 @@ def test_i11_04_generate_sniffs_no_error_strings() -> None:
 
 
 def test_i11_02_importing_the_analysis_does_not_load_aiohttp() -> None:
-    code = "import blindtest.analyze, sys; assert 'aiohttp' not in sys.modules"
+    code = "import blindtest.analyzing, sys; assert 'aiohttp' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_i11_02_wire_and_slots_import_no_stage_and_no_http_stack() -> None:
     code = (
         "import sys, blindtest.wire, blindtest.slots, blindtest.endpoints\n"
-        "heavy = {'aiohttp', 'click', 'blindtest.client', 'blindtest.generate'}\n"
+        "heavy = {'aiohttp', 'click', 'blindtest.client', 'blindtest.generating'}\n"
         "assert not heavy & set(sys.modules), heavy & set(sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -402,6 +402,6 @@ def test_i11_02_wire_and_slots_import_no_stage_and_no_http_stack() -> None:
 def test_i11_02_audit_verify_and_analyze_import_slots_not_generate() -> None:
     root = Path(__file__).parents[1] / "blindtest"
     for name in ("analyze.py", "audit.py"):
-        assert "blindtest.generate" not in (root / name).read_text(), name
+        assert "blindtest.generating" not in (root / name).read_text(), name
     verify = (root / "verify.py").read_text()
-    assert "from blindtest.generate import SlotState" not in verify
+    assert "from blindtest.generating import SlotState" not in verify

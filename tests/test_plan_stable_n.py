@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from blindtest.plan import (
+from blindtest.planning import (
     certain_power_from,
     difference_smallest_n,
     weak_design_note,

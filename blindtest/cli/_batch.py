@@ -17,7 +17,7 @@ from blindtest.cli._common import FilePath, echo_prose, grouped
 from blindtest.errors import BadInput
 
 if TYPE_CHECKING:
-    from blindtest.judge import JudgeRun
+    from blindtest.judgment import JudgeRun
     from blindtest.llm_judge import LlmOptions
 
 Say = Callable[[str], None]

@@ -26,7 +26,7 @@ import click
 from blindtest import artifacts, screen
 from blindtest.endpoints import DEFAULT_BASE_URL
 from blindtest.errors import BlindtestError, EndpointFailed, Interrupted
-from blindtest.protocols import PROTOCOLS  # not blindtest.design: bt-generate never loads it
+from blindtest.protocols import PROTOCOLS  # not blindtest.designing: bt-generate never loads it
 
 F = TypeVar("F", bound=Callable[..., Any])
 

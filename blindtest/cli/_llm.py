@@ -13,8 +13,8 @@ import click
 from blindtest import judge_prompts
 from blindtest.cli._common import FilePath, grouped
 from blindtest.errors import BadInput
-from blindtest.judge import JudgeRun
 from blindtest.judges import JudgeKind, judge_kind
+from blindtest.judgment import JudgeRun
 from blindtest.llm_judge import (
     DEFAULT_URL,
     LlmOptions,

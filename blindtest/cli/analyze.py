@@ -92,7 +92,13 @@ def analyze(
       bt-analyze run --picks run/picks-alice.jsonl --picks run/picks-bob.jsonl --force
       bt-analyze run --picks run/picks-bot.jsonl --out run/report-bot.json
     """
-    from blindtest.analyze import AnalysisOptions, analyze_run, export_rows, input_name, report_page
+    from blindtest.analyzing import (
+        AnalysisOptions,
+        analyze_run,
+        export_rows,
+        input_name,
+        report_page,
+    )
 
     report_path = out_path or run_dir / artifacts.REPORT
     options = AnalysisOptions(
@@ -122,7 +128,7 @@ def _print(
     report: ReportRecord, run_dir: Path, *, as_json: bool, quiet: bool, brief: bool, reveal: bool
 ) -> None:
     """A void analysis prints one line unless revealed; the rest print the result screen."""
-    from blindtest.analyze import void_line
+    from blindtest.analyzing import void_line
     from blindtest.hints import stage_command
     from blindtest.render import clean, format_summary
     from blindtest.screen import screen_width

@@ -54,9 +54,9 @@ def audit(
       bt-audit run
       bt-audit run --allow-commands --force
     """
-    from blindtest.audit import build_audit
+    from blindtest.auditing import build_audit
     from blindtest.checks import subprocess_runner
-    from blindtest.judge import trials_from_records
+    from blindtest.judgment import trials_from_records
 
     loaded = artifacts.load_design(run_dir)
     inputs = [run_dir / name for name in (artifacts.DESIGN, artifacts.TRIALS, artifacts.RESPONSES)]

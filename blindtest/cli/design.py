@@ -13,7 +13,7 @@ from blindtest.cli import _common
 from blindtest.cli._common import command, force_option, quiet_option, run_argument
 
 if TYPE_CHECKING:
-    from blindtest.design import DesignOptions
+    from blindtest.designing import DesignOptions
 
 
 @command("design")
@@ -34,7 +34,7 @@ def design(run_dir: Path, force: bool, quiet: bool, **options: Any) -> None:
       bt-design run --prompts prompts.txt --a m1 --b m2 --protocol pair --temperature 0
       bt-design run --from-dirs out/model-a out/model-b --protocol preference --trials 12
     """
-    from blindtest.design import DesignRequest, build_design, resolve_request
+    from blindtest.designing import DesignRequest, build_design, resolve_request
     from blindtest.provenance import collect_provenance
 
     resolved = resolve_request(DesignRequest(**options))
@@ -68,7 +68,7 @@ def _identity_line(document: Mapping[str, Any]) -> None:
 
 
 def _summary(options: DesignOptions, prompts: int) -> None:
-    from blindtest.plan import weak_design_note
+    from blindtest.planning import weak_design_note
 
     sequential = options.sequential
     controls = f" + {options.controls} hidden controls" if options.controls else ""

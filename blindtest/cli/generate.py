@@ -27,7 +27,7 @@ from blindtest.hints import stage_command
 from blindtest.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
-    from blindtest.generate import Progress
+    from blindtest.generating import Progress
 
 
 def _check_numbers(timeout: float, rpm: float | None) -> None:
@@ -81,7 +81,7 @@ def generate(
       export OPENAI_API_KEY=...
       bt-generate run --concurrency 16 --price-a 2.5,10 --price-b 0.15,0.6
     """
-    from blindtest import generate as lib
+    from blindtest import generating as lib
     from blindtest.outputs import imported_text
 
     _check_numbers(timeout, rpm)

@@ -2,7 +2,7 @@
 terminal or by a mechanical judge; ``--check FILE`` validates an external judge's picks.
 
 Options and output only: the picks contract and the hidden stopping rule live in
-``blindtest.judge``, the kinds of judge and the driver that records them in ``blindtest.judges``,
+``blindtest.judgment``, the kinds of judge and the driver that records them in ``blindtest.judges``,
 one sitting into the picks file in ``blindtest.sitting``, the terminal session in
 ``blindtest.session``.
 """
@@ -20,8 +20,8 @@ from blindtest.cli import _batch, _common, _llm
 from blindtest.cli._common import FilePath, command, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput, EndpointFailed
 from blindtest.hints import stage_command
-from blindtest.judge import JudgeRun, judge_id_problem, load_judge_run, load_picks
 from blindtest.judges import JUDGE_KINDS, JudgeKind
+from blindtest.judgment import JudgeRun, judge_id_problem, load_judge_run, load_picks
 
 
 def default_judge_id() -> str:

@@ -10,7 +10,7 @@ import click
 import orjson
 
 from blindtest.cli._common import FilePath, alpha_option, command, json_option
-from blindtest.design import PROTOCOLS
+from blindtest.designing import PROTOCOLS
 from blindtest.errors import BadInput
 
 
@@ -24,7 +24,7 @@ def _split(text: str | None, option: str) -> list[str] | None:
 
 
 def _trials(text: str | None, default: tuple[int, ...]) -> list[int]:
-    from blindtest.plan import MAX_TOTAL_TRIALS, MAX_TRIALS
+    from blindtest.planning import MAX_TOTAL_TRIALS, MAX_TRIALS
 
     if text is None:
         return list(default)
@@ -130,7 +130,7 @@ def plan(
       bt-plan --trials 10,60 --pc 0.5,0.6,0.7 --html power.html
       bt-plan --protocol preference --ties 0.3 --target-power 0.8
     """
-    from blindtest.plan import DEFAULT_TRIALS, build_plan, build_similarity_plan, format_plan
+    from blindtest.planning import DEFAULT_TRIALS, build_plan, build_similarity_plan, format_plan
 
     if pc_text is not None and pd_text is not None:
         raise BadInput("give --pc or --pd, not both")
@@ -181,7 +181,7 @@ def _write_page(
 ) -> None:
     """The power curves from the smallest to the largest --trials, every n (at most 400)."""
     from blindtest import artifacts
-    from blindtest.plan import build_plan, format_plan
+    from blindtest.planning import build_plan, format_plan
     from blindtest.reportpage import render_plan_page
 
     if similarity_pd0 is not None:

@@ -12,7 +12,7 @@ from blindtest.cli._common import command, json_option, quiet_option, run_argume
 from blindtest.hints import stage_command
 
 if TYPE_CHECKING:
-    from blindtest.verify import VerifyResult
+    from blindtest.verifying import VerifyResult
 
 
 @command("verify")
@@ -40,7 +40,7 @@ def verify(run_dir: Path, allow_commands: bool, as_json: bool, quiet: bool) -> i
       bt-verify run --json
     """
     from blindtest.checks import subprocess_runner
-    from blindtest.verify import verify_run
+    from blindtest.verifying import verify_run
 
     result = verify_run(run_dir, runner=subprocess_runner() if allow_commands else None)
     if as_json:

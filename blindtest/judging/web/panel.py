@@ -24,16 +24,6 @@ from typing import Any
 from blindtest import artifacts
 from blindtest.assignment import assign, coverage
 from blindtest.errors import BadInput, Interrupted
-from blindtest.judge import (
-    JudgeRun,
-    Pick,
-    Recorder,
-    judge_id_problem,
-    judge_nicknames,
-    plan_output,
-    read_picks,
-    remaining_trials,
-)
 from blindtest.judges import KINDS, Answer, JudgeKind, JudgingResult, Stop, Turn, drive
 from blindtest.judging.web.reviewer import Reviewer
 from blindtest.judging.web.server import (
@@ -45,6 +35,16 @@ from blindtest.judging.web.server import (
     listen,
     new_token,
     url_of,
+)
+from blindtest.judgment import (
+    JudgeRun,
+    Pick,
+    Recorder,
+    judge_id_problem,
+    judge_nicknames,
+    plan_output,
+    read_picks,
+    remaining_trials,
 )
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
