@@ -18,7 +18,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "blindtest"
 STAGES = ("design", "generate", "judge", "audit", "analyze", "verify", "plan")
 #: Above the stages: they may import any stage (the verifier recomputes every stage; ``chain``
 #: says how far a chained run got; ``stages.run`` chains the stage functions).
-ABOVE = ("verifying", "chain", "stages.verify", "stages.run")
+ABOVE = ("verifying", "chain")
+#: ``blindtest run`` as a library function: it chains the stage functions (and ``chain``).
+COMPOSE = ("stages.run",)
 #: Shared concepts every stage may use (some named before they land, so the graph classifies
 #: them the day they do).
 SHARED = (
@@ -41,7 +43,7 @@ STAGE_PACKAGES = {
 #: A tool of its own: it imports nothing of blindtest's but itself.
 TOOLS = ("simulator",)
 
-RANK = {"stats": 0, "shared": 1, "stage": 2, "above": 3, "cli": 4, "tool": 4}
+RANK = {"stats": 0, "shared": 1, "stage": 2, "above": 3, "compose": 3.5, "cli": 4, "tool": 4}
 
 
 def module_name(path: Path) -> str:
@@ -65,8 +67,10 @@ def layer(module: str) -> tuple[str, str]:
     top = parts[1]
     if top == "stages" and len(parts) > 2:
         # A stage's library function sits in its stage (blindtest.stages.judge: the judge
-        # stage); the verifier's and the chain's sit above.
-        top = f"stages.{parts[2]}" if f"stages.{parts[2]}" in ABOVE else parts[2]
+        # stage; blindtest.stages.verify: the verifier's); the chain sits above them all.
+        if f"stages.{parts[2]}" in COMPOSE:
+            return "compose", f"stages.{parts[2]}"
+        top = {"verify": "verifying"}.get(parts[2], parts[2])
     if top in ("cli", "__main__"):
         return "cli", "cli"
     if top == "stats":
@@ -99,12 +103,30 @@ def imported(tree: ast.AST, known: dict[str, Path]) -> Iterator[tuple[str, int]]
                 yield (full if full in known else node.module), node.lineno
 
 
+def _typing_only(tree: ast.Module) -> ast.Module:
+    """The package's ``__init__`` without its ``if TYPE_CHECKING:`` block: the names it shows
+    type checkers (the stage functions) load lazily at run time, never on ``import
+    blindtest``."""
+    body = [
+        node
+        for node in tree.body
+        if not (
+            isinstance(node, ast.If)
+            and isinstance(node.test, ast.Name)
+            and node.test.id == "TYPE_CHECKING"
+        )
+    ]
+    return ast.Module(body=body, type_ignores=[])
+
+
 def edges() -> set[tuple[str, str, str]]:
     """(importer, imported, where) for every import between blindtest modules."""
     known = modules()
     found = set()
     for name, path in known.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
+        if name == "blindtest":
+            tree = _typing_only(tree)
         for target, line in imported(tree, known):
             if target.split(".")[0] == "blindtest":
                 found.add((name, target, f"{path.relative_to(PACKAGE.parent)}:{line}"))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
 import os
 import shutil
 import sys
@@ -23,7 +22,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from blindtest import artifacts, screen
+from blindtest import screen
 from blindtest.endpoints import DEFAULT_BASE_URL
 from blindtest.errors import BlindtestError, EndpointFailed, Interrupted
 from blindtest.protocols import PROTOCOLS  # not blindtest.designing: bt-generate never loads it
@@ -57,6 +56,11 @@ def echo_prose(text: str, *, err: bool = False) -> None:
         click.echo("\n".join(_wrapped(line) for line in text.split("\n")), err=True)
     else:
         click.echo(screen.wrap_lines([text], screen.screen_width(sys.stdout)))
+
+
+def say_unless(quiet: bool) -> Callable[[str], None]:
+    """A stage's notes for the user, on stderr as prose (nothing with --quiet)."""
+    return (lambda _: None) if quiet else (lambda text: echo_prose(text, err=True))
 
 
 def fail(prog: str, message: str, code: int) -> NoReturn:
@@ -242,45 +246,13 @@ def _words(param: click.Parameter, value: Any) -> list[str]:
 
 
 def stage_label() -> str:
-    """How a lock names its holder: ``bt-generate``, ``blindtest run``."""
+    """How a lock names its holder: ``bt-generate``, ``blindtest run`` (the stage functions
+    take the locks, :mod:`blindtest.locking`; a command passes them this name)."""
     ctx = click.get_current_context(silent=True)
     if ctx is None:
         return os.path.basename(sys.argv[0]) or "blindtest"
     name = ctx.command.name or "blindtest"
     return "blindtest run" if name == "run" else f"bt-{name}"
-
-
-def writes_run(callback: F) -> F:
-    """Hold RUN's lock while the command runs (one added line per command that writes into
-    RUN): a second process is refused, exit 2, naming the holder's PID."""
-
-    @functools.wraps(callback)
-    def locked(*args: Any, **kwargs: Any) -> Any:
-        label = stage_label()
-        creates = label == "bt-design"  # the other stages need a run directory that exists
-        with artifacts.run_lock(kwargs["run_dir"], label, create=creates):
-            return callback(*args, **kwargs)
-
-    return locked  # type: ignore[return-value]
-
-
-def locks_output(callback: F) -> F:
-    """For bt-judge: lock the picks file it writes (``--out``, default RUN/picks.jsonl), not
-    the run, so a panel judging into separate files can judge at once; refuse an ``--out``
-    that is another kind of artifact or one of the run's inputs, --force or not."""
-
-    @functools.wraps(callback)
-    def locked(*args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("check_file") is not None or kwargs.get("show_prompt") is not None:
-            return callback(*args, **kwargs)
-        run_dir: Path = kwargs["run_dir"]
-        out: Path = kwargs.get("out") or run_dir / artifacts.PICKS
-        inputs = [run_dir / artifacts.DESIGN, run_dir / artifacts.TRIALS]
-        artifacts.claim_output(out, "picks", force=True, inputs=inputs, same_inputs=True)
-        with artifacts.file_lock(out, stage_label()):
-            return callback(*args, **kwargs)
-
-    return locked  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------- shared options
