@@ -128,9 +128,7 @@ def test_a_stage_function_is_refused_while_another_process_holds_the_run(
                 call()
         assert not (run / artifacts.RESPONSES).exists()
     finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait()
+        holder.communicate("")  # the holder lets go once its stdin ends
 
 
 def test_the_judge_claims_its_picks_file_and_refuses_an_input(
@@ -146,9 +144,10 @@ def test_the_judge_claims_its_picks_file_and_refuses_an_input(
     assert first.complete
     assert first.judged == first.total == 6
     assert first.failed == 0
-    again = blindtest.judge(run, "bot:length", out=run / "picks-length.jsonl")
-    assert again.result is not None
-    assert again.result.judged_now == 0
+    with pytest.raises(BadInput, match="already exists; use --force"):  # a bot's file stands
+        blindtest.judge(run, "bot:length", out=run / "picks-length.jsonl")
+    again = blindtest.judge(run, "bot:length", out=run / "picks-length.jsonl", force=True)
+    assert again.judged == 6
 
 
 def test_results_are_frozen_and_name_what_was_written(tmp_path: Path, simulator: Simulator) -> None:
