@@ -374,8 +374,8 @@ def test_i11_04_a_server_refusing_seed_gets_requests_without_one_and_the_refusal
 
 
 def test_i11_04_generate_sniffs_no_error_strings() -> None:
-    """The seed fallback lives in the client; generate.py reads no error wording."""
-    source = (Path(__file__).parents[1] / "blindtest" / "generate.py").read_text()
+    """The seed fallback lives in the client; generating.py reads no error wording."""
+    source = (Path(__file__).parents[1] / "blindtest" / "generating.py").read_text()
     assert '"seed" in' not in source
     assert "rejects_seed" not in source
     assert "http 400" not in source.lower()
@@ -401,7 +401,7 @@ def test_i11_02_wire_and_slots_import_no_stage_and_no_http_stack() -> None:
 
 def test_i11_02_audit_verify_and_analyze_import_slots_not_generate() -> None:
     root = Path(__file__).parents[1] / "blindtest"
-    for name in ("analyze.py", "audit.py"):
+    for name in ("analyzing.py", "auditing.py"):
         assert "blindtest.generating" not in (root / name).read_text(), name
-    verify = (root / "verify.py").read_text()
+    verify = (root / "verifying.py").read_text()
     assert "from blindtest.generating import SlotState" not in verify

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from blindtest.cli._common import FilePath, grouped
+from blindtest.cli._options import FilePath, grouped
 from blindtest.errors import BadInput
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from blindtest.cli._common import FilePath, grouped
+from blindtest.cli._options import FilePath, grouped
 
 _OPTIONS = [
     click.option(

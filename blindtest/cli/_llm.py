@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from blindtest.cli._common import FilePath, grouped
+from blindtest.cli._options import FilePath, grouped
 from blindtest.errors import BadInput
 from blindtest.llm_judge import DEFAULT_URL
 from blindtest.retry import DEFAULT_POLICY

@@ -9,8 +9,9 @@ import click
 
 from blindtest import artifacts
 from blindtest.artifact_types import ReportRecord
-from blindtest.cli import _common, _export
-from blindtest.cli._common import command, force_option, json_option, quiet_option, run_argument
+from blindtest.cli import _chain, _common, _export, _options
+from blindtest.cli._common import command
+from blindtest.cli._options import force_option, json_option, quiet_option, run_argument
 
 
 @command("analyze")
@@ -19,19 +20,19 @@ from blindtest.cli._common import command, force_option, json_option, quiet_opti
     "--picks",
     "picks_files",
     multiple=True,
-    type=_common.FilePath(),
+    type=_options.FilePath(),
     help="Picks file(s) to analyse (default RUN/picks.jsonl); repeat for several judges.",
 )
 @click.option(
     "--out",
     "out_path",
-    type=_common.FilePath(),
+    type=_options.FilePath(),
     help="Where to write the report (default RUN/report.json), e.g. for a second judge.",
 )
 @click.option(
     "--html",
     "html_path",
-    type=_common.FilePath(),
+    type=_options.FilePath(),
     help="Also write the summary as a standalone HTML page.",
 )
 @click.option(
@@ -52,7 +53,7 @@ from blindtest.cli._common import command, force_option, json_option, quiet_opti
     "--against",
     "against_files",
     multiple=True,
-    type=_common.FilePath(exists=True),
+    type=_options.FilePath(exists=True),
     help="Another judge kind's picks (an LLM judge's, or people's): their agreement and kappa "
     "with each judge of --picks is reported, never pooled.",
 )
@@ -105,7 +106,7 @@ def analyze(
         export_min_confidence=export_min_confidence,
         reveal_void=reveal_void,
         force=force,
-        holder=_common.stage_label(),
+        holder=_chain.stage_label(),
     )
     if result.export_path is not None and result.dropped is not None:
         _export.summary(result.export_path, result.exported or 0, result.dropped)

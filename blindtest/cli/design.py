@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from blindtest.cli import _common
-from blindtest.cli._common import command, force_option, quiet_option, run_argument
+from blindtest.cli import _chain, _options
+from blindtest.cli._common import command
+from blindtest.cli._options import force_option, quiet_option, run_argument
 
 if TYPE_CHECKING:
     from blindtest.designing import DesignOptions
@@ -18,10 +19,10 @@ if TYPE_CHECKING:
 
 @command("design")
 @run_argument
-@_common.prompt_source_options
+@_options.prompt_source_options
 @click.option("--a", "model_a", metavar="MODEL", help="Model for side A.")
 @click.option("--b", "model_b", metavar="MODEL", help="Model for side B.")
-@_common.design_options
+@_options.design_options
 @force_option
 @quiet_option
 def design(run_dir: Path, force: bool, quiet: bool, **options: Any) -> None:
@@ -38,7 +39,7 @@ def design(run_dir: Path, force: bool, quiet: bool, **options: Any) -> None:
     result = write_design(
         run_dir,
         force=force,
-        holder=_common.stage_label(),
+        holder=_chain.stage_label(),
         on_dropped=None if quiet else show_dropped,
         **options,
     )

@@ -9,14 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from blindtest.cli import _batch, _common
-from blindtest.cli._common import (
-    command,
-    concurrency_option,
-    quiet_option,
-    run_argument,
-    timeout_option,
-)
+from blindtest.cli import _batch, _chain, _common, _options
+from blindtest.cli._common import command
+from blindtest.cli._options import concurrency_option, quiet_option, run_argument, timeout_option
 from blindtest.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
@@ -39,8 +34,8 @@ if TYPE_CHECKING:
     type=click.FloatRange(min=0, min_open=True),
     help="Cap on requests started per minute, per endpoint.",
 )
-@_common.side_transport_options
-@_common.refetch_option
+@_options.side_transport_options
+@_options.refetch_option
 @click.option("--price-a", metavar="IN,OUT", help="Side A price, dollars per million tokens.")
 @click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens.")
 @click.option("--price-launder", metavar="IN,OUT", help="Laundering model price.")
@@ -82,7 +77,7 @@ def generate(
         say=_common.say_unless(quiet),
         on_progress=ProgressLine() if not quiet and sys.stderr.isatty() else None,
         batch_progress=_batch.progress_line(quiet),
-        holder=_common.stage_label(),
+        holder=_chain.stage_label(),
         **batch,
     )
 

@@ -15,8 +15,9 @@ from typing import Any
 import click
 
 from blindtest import artifacts
-from blindtest.cli import _batch, _common, _llm
-from blindtest.cli._common import FilePath, command, force_option, quiet_option, run_argument
+from blindtest.cli import _batch, _chain, _common, _llm
+from blindtest.cli._common import command
+from blindtest.cli._options import FilePath, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
 from blindtest.judges import JUDGE_KINDS
@@ -154,7 +155,7 @@ def judge(
     if _is_panel(panel, per_judge, judge_id, out):
         assert panel is not None
         # As with one judge, RUN/picks.jsonl is claimed and locked while the panel sits.
-        with holding_picks(run_dir, run_dir / artifacts.PICKS, _common.stage_label()):
+        with holding_picks(run_dir, run_dir / artifacts.PICKS, _chain.stage_label()):
             _panel(run_dir, panel, per_judge, force, quiet, host, port, session_cap, no_browser)
         return
     chosen = _llm.settings(ctx, kind, llm)
@@ -180,7 +181,7 @@ def judge(
         show=None if quiet else click.echo,
         batch_progress=_batch.progress_line(quiet),
         resume_options=[] if chosen is None else _llm.resume_args(kind, llm, ctx),
-        holder=_common.stage_label(),
+        holder=_chain.stage_label(),
     )
     if not quiet:
         show_closing(result)

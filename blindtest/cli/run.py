@@ -18,15 +18,17 @@ from typing import Any
 
 import click
 
-from blindtest.cli import _common
-from blindtest.cli._common import DirPath, command, concurrency_option, echo_prose, resumable
+from blindtest.cli import _chain, _options
+from blindtest.cli._chain import resumable
+from blindtest.cli._common import command, echo_prose
+from blindtest.cli._options import DirPath, concurrency_option
 from blindtest.hints import blindtest_command
 from blindtest.judges import JUDGE_KINDS
 
 
 def resume_command(ctx: click.Context, run_dir: Path) -> str:
     """The exact command that resumes this run: the options as given, plus ``--run-dir``."""
-    words = _common.given_words(ctx, skip=("run_dir",))
+    words = _chain.given_words(ctx, skip=("run_dir",))
     return blindtest_command("run", *words, "--run-dir", run_dir)
 
 
@@ -54,11 +56,11 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 @click.option("--judge-url", metavar="URL", help="llm:MODEL: the judge model's base URL.")
 @click.option("--judge-key-env", metavar="NAME", help="llm:MODEL: variable holding its key.")
 @concurrency_option
-@_common.side_transport_options
-@_common.timeout_option
-@_common.price_options
-@_common.prompt_source_options
-@_common.design_options
+@_options.side_transport_options
+@_options.timeout_option
+@_options.price_options
+@_options.prompt_source_options
+@_options.design_options
 @click.pass_context
 def run(
     ctx: click.Context,
