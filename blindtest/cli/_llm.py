@@ -5,7 +5,7 @@ is :mod:`blindtest.llm_judge`."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,7 +13,9 @@ from blindtest.cli._options import FilePath, grouped
 from blindtest.errors import BadInput
 from blindtest.llm_judge import DEFAULT_URL
 from blindtest.retry import DEFAULT_POLICY
-from blindtest.stages.judge import LlmSettings
+
+if TYPE_CHECKING:
+    from blindtest.stages.judge import LlmSettings
 
 _OPTIONS = [
     click.option("--judge-url", metavar="URL", help=f"LLM judge base URL [default: {DEFAULT_URL}]"),
@@ -133,6 +135,8 @@ def settings(ctx: click.Context, kind: str, llm: dict[str, Any]) -> LlmSettings 
     """The LLM judge's settings for ``--judge llm:MODEL`` (checked by the stage); its options
     are refused for any other judge."""
     if kind.startswith("llm:"):
+        from blindtest.stages.judge import LlmSettings
+
         return LlmSettings(
             url=llm["judge_url"],
             key_env=llm["judge_key_env"],

@@ -10,7 +10,7 @@ terminal session in ``blindtest.session``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,10 +22,9 @@ from blindtest.errors import BadInput
 from blindtest.hints import stage_command
 from blindtest.judges import JUDGE_KINDS
 from blindtest.judgment import load_judge_run, load_picks
-from blindtest.locking import holding_picks
-from blindtest.stages.judge import JudgeResult, default_judge_id
 
-__all__ = ["default_judge_id", "judge"]
+if TYPE_CHECKING:
+    from blindtest.stages.judge import JudgeResult
 
 
 def _count(n: int, word: str) -> str:
@@ -154,6 +153,8 @@ def judge(
         return
     if _is_panel(panel, per_judge, judge_id, out):
         assert panel is not None
+        from blindtest.locking import holding_picks
+
         # As with one judge, RUN/picks.jsonl is claimed and locked while the panel sits.
         with holding_picks(run_dir, run_dir / artifacts.PICKS, _chain.stage_label()):
             _panel(run_dir, panel, per_judge, force, quiet, host, port, session_cap, no_browser)
