@@ -26,7 +26,7 @@ from typing import Any, Protocol, overload
 
 from blindtest.bots import BOT_KINDS, bot_pick, bot_settings, check_bot
 from blindtest.errors import BadInput
-from blindtest.judge import Recorder as Recorder  # the judge's writer, named by judges
+from blindtest.judgment import Recorder as Recorder  # the judge's writer, named by judges
 from blindtest.records import (
     PICK_KINDS,
     JudgeRun,

@@ -47,8 +47,8 @@ from blindtest.batch import (
 )
 from blindtest.client import Completion
 from blindtest.errors import BadInput
-from blindtest.judge import JudgeRun, PicksFile, Trial
 from blindtest.judges import JudgeKind, JudgeSetup
+from blindtest.judgment import JudgeRun, PicksFile, Trial
 from blindtest.llm_judge import (
     LlmJudge,
     LlmOptions,

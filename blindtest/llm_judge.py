@@ -43,8 +43,8 @@ from blindtest import judge_prompts as prompts
 from blindtest.client import ChatClient, Completion, Endpoint
 from blindtest.endpoints import is_loopback
 from blindtest.errors import BadInput, EndpointFailed, EndpointRejected, PromptTooLong
-from blindtest.judge import JudgeRun, Pick, Trial, judge_nicknames
 from blindtest.judges import Answer, Failed, Halt, JudgeKind, JudgeSetup, JudgingResult, Turn
+from blindtest.judgment import JudgeRun, Pick, Trial, judge_nicknames
 from blindtest.records import SETTINGS_HASH_FIELD, settings_sha256
 from blindtest.retry import DEFAULT_POLICY, RetryPolicy
 from blindtest.wire import ChatMessage

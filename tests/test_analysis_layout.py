@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from blindtest import judge as judging
+from blindtest import judgment as judging
 from blindtest import protocols, reportfmt, scoring
 from blindtest.stats.similarity import GUESS
 

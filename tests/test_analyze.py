@@ -24,12 +24,12 @@ from scipy import integrate, special, stats
 from screen_text import flat, paragraphs
 
 from blindtest import artifacts
-from blindtest import judge as judging
+from blindtest import judgment as judging
 from blindtest.analysis.common import MIN_SHARED_TRIALS
 from blindtest.analysis.preference import _per_judge_needed
-from blindtest.analyze import AnalysisOptions, build_report, format_p, format_p_against
+from blindtest.analyzing import AnalysisOptions, build_report, format_p, format_p_against
 from blindtest.assignment import assign, coverage
-from blindtest.design import LaunderSpec, Normalization
+from blindtest.designing import LaunderSpec, Normalization
 from blindtest.slots import Slot
 from blindtest.stats import position_bias
 

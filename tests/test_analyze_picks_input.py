@@ -14,7 +14,7 @@ from click.testing import Result
 from blindtest import artifacts
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
-from blindtest.judge import load_judge_run, read_picks
+from blindtest.judgment import load_judge_run, read_picks
 
 from judge_runs import make_run, picks_of, write_picks
 

@@ -16,7 +16,7 @@ import pytest
 from screen_text import flat
 
 from blindtest import artifacts
-from blindtest.design import build_arrangement
+from blindtest.designing import build_arrangement
 from blindtest.simulator import Simulator
 
 from conftest import Invoke

@@ -12,11 +12,11 @@ import orjson
 import pytest
 
 from blindtest import artifacts
-from blindtest.judge import load_judge_run
+from blindtest.judgment import load_judge_run
 from blindtest.session import Console
 from blindtest.simulator import Simulator
 from blindtest.terminal.layout import display_width, trial_layout
-from blindtest.verify import verify_run
+from blindtest.verifying import verify_run
 
 from conftest import Invoke
 

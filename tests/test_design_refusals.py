@@ -12,7 +12,7 @@ import pytest
 import yarl
 
 from blindtest.client import Endpoint
-from blindtest.design import parse_url
+from blindtest.designing import parse_url
 from blindtest.errors import BadInput
 from blindtest.simulator import Simulator
 

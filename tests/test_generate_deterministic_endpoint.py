@@ -13,9 +13,9 @@ import orjson
 import pytest
 from test_generate import make_design, rows
 
-import blindtest.generate as generate
+import blindtest.generating as generate
 from blindtest.artifact_types import DesignRecord
-from blindtest.generate import DrawCollisions
+from blindtest.generating import DrawCollisions
 from blindtest.simulator import Simulator
 from blindtest.slots import SlotState
 

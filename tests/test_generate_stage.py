@@ -15,7 +15,7 @@ from test_generate import make_design
 from blindtest import artifacts
 from blindtest.artifacts import JsonObject
 from blindtest.errors import BadInput
-from blindtest.generate import FetchOptions, StageIO, generate_stage
+from blindtest.generating import FetchOptions, StageIO, generate_stage
 from blindtest.simulator import Simulator
 
 from conftest import Invoke

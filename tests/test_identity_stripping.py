@@ -25,7 +25,7 @@ from blindtest.identity import (
     strip_identity,
 )
 from blindtest.simulator import Simulator
-from blindtest.verify import verify_run
+from blindtest.verifying import verify_run
 
 from conftest import Invoke
 from endpoint_fixtures import through_batch_api

@@ -18,7 +18,8 @@ from screen_text import flat
 from blindtest import artifacts
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
-from blindtest.judge import (
+from blindtest.judges import BotJudge, drive
+from blindtest.judgment import (
     JudgeView,
     Pick,
     PicksFile,
@@ -34,7 +35,6 @@ from blindtest.judge import (
     remaining_trials,
     triangle_correct,
 )
-from blindtest.judges import BotJudge, drive
 from blindtest.session import Console, Session
 from blindtest.stats.sequential import e_process
 from blindtest.terminal.layout import display_width, render_text, sanitize, wrap_prose_line

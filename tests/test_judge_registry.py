@@ -18,17 +18,9 @@ from typing import Any
 import pytest
 
 import blindtest
-from blindtest import artifacts, judge, session
+from blindtest import artifacts, session
+from blindtest import judgment as judge
 from blindtest.errors import BadInput
-from blindtest.judge import (
-    JudgeRun,
-    Pick,
-    Recorder,
-    load_judge_run,
-    read_picks,
-    remaining_trials,
-    triangle_correct,
-)
 from blindtest.judges import (
     JUDGE_KINDS,
     KINDS,
@@ -40,6 +32,15 @@ from blindtest.judges import (
     Turn,
     drive,
     judge_kind,
+)
+from blindtest.judgment import (
+    JudgeRun,
+    Pick,
+    Recorder,
+    load_judge_run,
+    read_picks,
+    remaining_trials,
+    triangle_correct,
 )
 
 from judge_runs import answer_key, make_run, picks_of, write_picks

@@ -12,7 +12,7 @@ import pytest
 from test_judge_session import Judge, long_texts
 
 from blindtest import artifacts
-from blindtest.judge import Pick, Recorder, StoppingRule, clean_text, load_judge_run, read_picks
+from blindtest.judgment import Pick, Recorder, StoppingRule, clean_text, load_judge_run, read_picks
 from blindtest.session import Console, Session
 from blindtest.terminal.layout import display_width, side_by_side, trial_layout
 from blindtest.terminal.questions import answer_keys, nickname_keys, parse_answer

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from blindtest import artifacts
-from blindtest.design import Normalization
+from blindtest.designing import Normalization
 
 from judge_runs import answer_key, make_run, picks_of
 from web_page import chromium, judge_server, screenshot, wait_for_keys

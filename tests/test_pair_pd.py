@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from blindtest import artifacts
-from blindtest import judge as judging
-from blindtest.analyze import build_report
+from blindtest import judgment as judging
+from blindtest.analyzing import build_report
 from blindtest.artifact_types import ReportRecord
 from blindtest.reportfmt import pct
 

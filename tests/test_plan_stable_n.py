@@ -18,7 +18,7 @@ import pexpect
 import pytest
 from scipy import stats
 
-from blindtest.plan import (
+from blindtest.planning import (
     certain_power_from,
     difference_smallest_n,
     weak_design_note,

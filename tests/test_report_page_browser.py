@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from blindtest import artifacts
-from blindtest.design import Normalization
+from blindtest.designing import Normalization
 
 from judge_runs import answer_key, make_run, write_picks
 from web_page import chromium, screenshot

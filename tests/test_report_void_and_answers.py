@@ -13,8 +13,8 @@ from scipy import stats as scipy_stats
 from screen_text import flat, paragraphs
 
 from blindtest import artifacts
-from blindtest import judge as judging
-from blindtest.analyze import VOID_KEYS, build_report
+from blindtest import judgment as judging
+from blindtest.analyzing import VOID_KEYS, build_report
 from blindtest.artifact_types import DesignRecord, ReportRecord
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command

@@ -10,7 +10,7 @@ import orjson
 from screen_text import flat
 
 from blindtest import artifacts
-from blindtest.analyze import format_p_against
+from blindtest.analyzing import format_p_against
 from blindtest.hints import stage_command
 
 from report_runs import (

@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from blindtest import artifacts
-from blindtest.verify import Difference, diff, verify_run
+from blindtest.verifying import Difference, diff, verify_run
 
 from report_runs import (
     balanced_outcomes,

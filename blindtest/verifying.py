@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any, cast
 import orjson
 
 from blindtest import artifacts
-from blindtest.analyze import AnalysisOptions, analyze_run
+from blindtest.analyzing import AnalysisOptions, analyze_run
 from blindtest.artifact_types import DesignRecord
 from blindtest.checks import CommandRunner
-from blindtest.design import build_arrangement
+from blindtest.designing import build_arrangement
 from blindtest.errors import BadInput
 from blindtest.identity import IDENTITY_VERSION
 from blindtest.normalize import NORMALIZERS_VERSION, normalize_answer
@@ -351,7 +351,7 @@ def _check_requests(v: _Verifier, design: DesignRecord) -> None:
     now: the hash it records (a row from before hashes were recorded: the model it names)
     against the request rebuilt from the design. An answer reused after the design was
     edited (another model, prompt or parameter) is found here."""
-    from blindtest.generate import DETERMINED_BY, SlotRequests
+    from blindtest.generating import DETERMINED_BY, SlotRequests
     from blindtest.slots import LAUNDER, Slot, Work, original_text
 
     path = v.run_dir / artifacts.RESPONSES
@@ -481,8 +481,8 @@ def _check_picks_file(v: _Verifier, path: Path, sha256: str) -> None:
 def _check_audit(
     v: _Verifier, design: DesignRecord, sha256: str, runner: CommandRunner | None
 ) -> None:
-    from blindtest.audit import build_audit
-    from blindtest.judge import trials_from_records
+    from blindtest.auditing import build_audit
+    from blindtest.judgment import trials_from_records
 
     audit = v.read(artifacts.AUDIT, "audit")
     trials = v.read(artifacts.TRIALS, "trials", jsonl=True)
@@ -509,7 +509,7 @@ def _check_audit(
 def _check_generation(v: _Verifier, design: DesignRecord) -> None:
     """Tokens, failures and cost per role recomputed from responses.jsonl and the recorded
     prices (wall time is a measurement, not a derivation)."""
-    from blindtest.generate import generation_record
+    from blindtest.generating import generation_record
 
     generation = v.read(artifacts.GENERATION, "generation")
     responses = v.read(artifacts.RESPONSES, "responses", jsonl=True)
