@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, cast
 import orjson
 
 if TYPE_CHECKING:
-    # jsonschema and referencing load only when a file is validated (start-up, issue 15 item 7).
+    # jsonschema and referencing load only when a file is validated (start-up).
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
     from referencing import Registry
@@ -185,7 +185,7 @@ def _check_tag(record: Mapping[str, Any], name: str, where: str) -> None:
         )
 
 
-#: The JSON Schema keywords `_shape` is known to be exact for (tests/test_i15_validation.py
+#: The JSON Schema keywords `_shape` is known to be exact for (tests/test_schema_validation_speed.py
 #: checks every schema uses only these, so a new keyword makes someone revisit `_shape`).
 SHAPE_KEYWORDS = frozenset(
     {
@@ -318,7 +318,7 @@ def _representative(value: Any, rules: _ShapeRules) -> Any:
     """A small record of the same validity as ``value``: every list keeps the first item of
     each item shape (itself reduced), padded with copies of its first item up to the shortest
     length of the list's length band (`_shape`). 90,000 rows in one document are checked as a
-    few (issue 15: a 30,000-trial design took 30 s to check item by item)."""
+    few (a 30,000-trial design took 30 s to check item by item)."""
     if type(value) is dict:
         return {key: _representative(item, rules) for key, item in value.items()}
     if type(value) is not list:
@@ -337,7 +337,7 @@ def validate(record: Any, name: str, where: str) -> None:
 
     A record of a shape (`_shape`) already found valid is not walked again: a 90,000-row
     responses.jsonl costs one schema walk per distinct shape (a few hundred), not per row
-    (issue 15: 0.7 ms per row was most of bt-audit's and bt-verify's time)."""
+    (0.7 ms per row was most of bt-audit's and bt-verify's time)."""
     if not isinstance(record, dict):
         raise BadInput(f"{where}: expected a JSON object, found {type(record).__name__}")
     _check_tag(record, name, where)
@@ -853,7 +853,7 @@ def read_json(path: Path, name: str) -> JsonObject:
 
 
 #: (schema name, SHA-256) of the documents already found valid in this process: a stage that
-#: reads the design (or an audit) twice checks it once (issue 15: bt-verify read it three times).
+#: reads the design (or an audit) twice checks it once (bt-verify read it three times).
 _VALID_DOCUMENTS: set[tuple[str, str]] = set()
 
 
@@ -885,7 +885,7 @@ _READ_ONCE: dict[tuple[str, str, int, int, int], JsonlContents] | None = None
 def reading_once() -> Iterator[None]:
     """Inside, a JSONL artifact read again unchanged (same path, schema, size, mtime and inode)
     gives the records read the first time, not a second parse and check: for a read-only pass
-    such as bt-verify, whose checks and recomputed report read the same inputs (issue 15).
+    such as bt-verify, whose checks and recomputed report read the same inputs.
     The records are shared: nothing inside may change them."""
     global _READ_ONCE
     outer = _READ_ONCE
@@ -1207,7 +1207,7 @@ class Columns(Sequence[JsonObject]):
 
     Reads back as a list of dicts equal to the ones appended (a fresh dict per access, keys in
     sorted order, as ``dump_json`` writes them): at 30,000 trials this holds a few dozen bytes
-    per entry besides its strings, where a list of dicts holds several hundred (issue 15)."""
+    per entry besides its strings, where a list of dicts holds several hundred."""
 
     def __init__(self, entries: Iterable[Mapping[str, Any]] = ()) -> None:
         self._size = 0

@@ -14,8 +14,8 @@ from typing import Any
 import orjson
 import pytest
 from screen_text import flat
-from test_i13_llm_judge import llm, make_run
-from test_i13_report_page import Page
+from test_llm_judge import llm, make_run
+from test_report_page_sections import Page
 
 from blindtest import artifacts
 from blindtest.analysis.style import markdown_density, style_differences

@@ -12,6 +12,7 @@ from blindtest.analysis.common import AnalysisOptions, AnalysisResult
 from blindtest.analysis.controls import (
     control_results,
     control_trials,
+    controls_check,
     controls_section,
     main_design,
     main_files,
@@ -129,14 +130,15 @@ def analyze_run(
     skipped: list[str] = []
     files: list[records.PicksFile] = []
     picks, read_files = _read_picks_files(run_dir, paths, view, skipped, files)
-    # Hidden controls (issue 13 item 7) leave the A-vs-B analysis once every trial is judged;
+    # Hidden controls leave the A-vs-B analysis once every trial is judged;
     # before that the void report counts the trials as the judge saw them and says nothing.
     options = options or AnalysisOptions()
     controls = control_trials(loaded.design)
     design = loaded.design
     all_files = files
     finished = len({p.trial for p in picks}) >= design["trials"]
-    if controls and (finished or options.reveal_void):
+    revealed = bool(controls) and (finished or options.reveal_void)
+    if revealed:
         design = main_design(design)
         picks = without_controls(picks, controls)
         files = main_files(files, controls)
@@ -144,7 +146,7 @@ def analyze_run(
         design,
         view,
         files,
-        control_results(all_files, controls),
+        control_results(all_files, controls, loaded.design["alpha"]),
         spent_in=all_files if files is not all_files else None,
     )
     inputs = {artifacts.DESIGN: loaded.sha256}
@@ -171,6 +173,7 @@ def analyze_run(
         reading={"picks": read_files, "audit": audit_state, "skipped": skipped},
         responses=responses,
         gates=machine["gates"] if machine is not None else (),
+        controls=controls_check(all_files, controls, design["alpha"]) if revealed else None,
     )
     result.report["picks_files"] = [input_name(run_dir, p) for p in paths]
     if machine is not None and "per_trial" in result.report:  # never in a void report

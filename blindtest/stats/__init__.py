@@ -38,6 +38,11 @@ if TYPE_CHECKING:
         mcnemar_exact,
         upper_tail,
     )
+    from blindtest.stats.controls import (
+        MIN_COMPARISONS,
+        NonTieComparisonResult,
+        compare_non_tie,
+    )
     from blindtest.stats.intervals import (
         Interval,
         clopper_pearson,
@@ -94,6 +99,7 @@ if TYPE_CHECKING:
         likelihood_ratio_statistics,
         style_control,
     )
+    from blindtest.stats.tables import FisherResult, fisher_exact
     from blindtest.stats.triangle import (
         TRIANGLE_GUESS,
         TriangleResult,
@@ -105,7 +111,7 @@ if TYPE_CHECKING:
     )
 
 #: Where each public name lives: the submodules load on first use, so importing one light
-#: module (``bt-plan`` needs binomial tails only) does not load scipy.stats (start-up, issue 15).
+#: module (``bt-plan`` needs binomial tails only) does not load scipy.stats (start-up).
 _HOME = {
     "AGREEMENT_CAVEAT": "blindtest.stats.agreement",
     "ALPHA_RESAMPLES": "blindtest.stats.agreement",
@@ -128,6 +134,9 @@ _HOME = {
     "lower_tail": "blindtest.stats.binomial",
     "mcnemar_exact": "blindtest.stats.binomial",
     "upper_tail": "blindtest.stats.binomial",
+    "MIN_COMPARISONS": "blindtest.stats.controls",
+    "NonTieComparisonResult": "blindtest.stats.controls",
+    "compare_non_tie": "blindtest.stats.controls",
     "Interval": "blindtest.stats.intervals",
     "clopper_pearson": "blindtest.stats.intervals",
     "json_float": "blindtest.stats.intervals",
@@ -177,6 +186,8 @@ _HOME = {
     "detect_separation": "blindtest.stats.style",
     "likelihood_ratio_statistics": "blindtest.stats.style",
     "style_control": "blindtest.stats.style",
+    "FisherResult": "blindtest.stats.tables",
+    "fisher_exact": "blindtest.stats.tables",
     "TRIANGLE_GUESS": "blindtest.stats.triangle",
     "TriangleResult": "blindtest.stats.triangle",
     "dprime_from_pc": "blindtest.stats.triangle",
@@ -199,18 +210,21 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AGREEMENT_CAVEAT",
     "ALPHA_RESAMPLES",
+    "MIN_COMPARISONS",
     "MIN_MARGIN",
     "TRIANGLE_GUESS",
     "AlphaResult",
     "BetaBinomialResult",
     "BinomialResult",
     "CrossingResult",
+    "FisherResult",
     "Interval",
     "JudgePanelResult",
     "KappaResult",
     "KappaTestResult",
     "LikelihoodRatioTest",
     "McNemarResult",
+    "NonTieComparisonResult",
     "PairResult",
     "PercentAgreementResult",
     "PositionBiasResult",
@@ -231,12 +245,14 @@ __all__ = [
     "bonferroni",
     "clopper_pearson",
     "cohen_kappa",
+    "compare_non_tie",
     "critical_value",
     "crossing_boundary",
     "crossing_distribution",
     "detect_separation",
     "dprime_from_pc",
     "e_process",
+    "fisher_exact",
     "fleiss_kappa",
     "holm",
     "json_float",
