@@ -45,14 +45,14 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check blindtest tests
 	$(BIN)/mypy
 	diff -r schemas blindtest/schemas
-	$(BIN)/cog --check README.md
+	$(BIN)/cog --check docs/cli.md
 
 fmt: $(STAMP)
 	$(BIN)/ruff check --fix blindtest tests
 	$(BIN)/ruff format blindtest tests
 
 docs: $(STAMP)
-	$(BIN)/cog -r README.md
+	$(BIN)/cog -r docs/cli.md
 
 # schemas/ is the source; the package ships a copy (tests assert they are equal).
 schemas:

@@ -3,7 +3,7 @@ a stage reads and writes is typed, so ``mypy --strict`` catches a misspelt key.
 
 Each schema's required properties are plain keys of a base class and its optional ones the
 keys of a ``total=False`` subclass (the idiom that needs no ``typing.Required``, which Python
-3.10 lacks); ``tests/test_i11_artifact_types.py`` compares both key sets with the schemas, so
+3.10 lacks); ``tests/test_artifact_types.py`` compares both key sets with the schemas, so
 the two cannot drift. A property added to a schema is added here too. Nested objects are typed
 where the code looks keys up in them (the judging block, an arrangement entry, usage, an
 interval) and left ``dict[str, Any]`` where they are passed on whole.
@@ -57,12 +57,17 @@ class IntervalRecord(TypedDict):
 # --------------------------------------------------------------------------- design.schema.json
 
 
-class DesignJudging(TypedDict):
-    """``judging``: what every judge is asked."""
-
+class _DesignJudgingRequired(TypedDict):
     question: str
     extra_questions: list[str]
     require_reason: bool
+
+
+class DesignJudging(_DesignJudgingRequired, total=False):
+    """``judging``: what every judge is asked. ``extra_questions`` are asked once per
+    comparison, ``extra_questions_per_option`` (absent when there are none) of each option."""
+
+    extra_questions_per_option: list[str]
 
 
 class _ArrangementRequired(TypedDict):
@@ -101,7 +106,7 @@ class _DesignRequired(TypedDict):
 
 
 class DesignRecord(_DesignRequired, total=False):
-    """``design.json``: ``controls`` (issue 13 item 7) is the one optional property."""
+    """``design.json``: ``controls`` is the one optional property."""
 
     controls: int
 
@@ -145,7 +150,7 @@ class ResponseRow(_ResponseRequired, total=False):
 
 
 class HistoryTurn(TypedDict):
-    """A conversation's earlier turn, as the judge sees it (issue 12)."""
+    """A conversation's earlier turn, as the judge sees it."""
 
     role: str
     content: str
@@ -182,15 +187,17 @@ _PickOptional = TypedDict(
         "confidence": "float | None",
         "at": "str | None",
         "nicknames": "list[str]",
-        "answers": "dict[str, bool]",
+        "answers": "dict[str, bool | dict[str, bool]]",
         "bot": "dict[str, Any]",
         "judge_kind": "Literal['human', 'bot', 'llm', 'external']",
         "design_sha256": str,
         "correction": bool,
         "pass": int,
-        # An LLM judge's records (issue 13).
+        # An LLM judge's records.
         "failed": bool,
         "error": str,
+        # A failure row's one answered pass of a swap (reused by the rerun; never a pick).
+        "answered_pass": "dict[str, Any]",
         "comparison_id": str,
         "judge_model": str,
         "judge_origin": str,
@@ -282,6 +289,7 @@ class ProtocolFields(TypedDict, total=False):
     losses: int | None
     ties: int | None
     excluded: dict[str, Any] | None
+    controls_verdict: dict[str, Any] | None
     p_value: float | None
     pc: IntervalRecord
     pd: IntervalRecord
@@ -345,5 +353,5 @@ class ReportRecord(_ReportRequired, ProtocolFields, total=False):
     sides: dict[str, Any]
     llm_judges: dict[str, Any] | None
     controls: dict[str, Any] | None
-    style_check: dict[str, Any] | None
+    style_control: dict[str, Any] | None
     machine_vs_person: dict[str, Any] | None

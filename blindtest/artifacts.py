@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, cast
 import orjson
 
 if TYPE_CHECKING:
-    # jsonschema and referencing load only when a file is validated (start-up, issue 15 item 7).
+    # jsonschema and referencing load only when a file is validated (start-up).
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
     from referencing import Registry
@@ -700,7 +700,7 @@ def read_json(path: Path, name: str) -> JsonObject:
 
 
 #: (schema name, SHA-256) of the documents already found valid in this process: a stage that
-#: reads the design (or an audit) twice checks it once (issue 15: bt-verify read it three times).
+#: reads the design (or an audit) twice checks it once (bt-verify read it three times).
 _VALID_DOCUMENTS: set[tuple[str, str]] = set()
 
 
@@ -732,7 +732,7 @@ _READ_ONCE: dict[tuple[str, str, int, int, int], JsonlContents] | None = None
 def reading_once() -> Iterator[None]:
     """Inside, a JSONL artifact read again unchanged (same path, schema, size, mtime and inode)
     gives the records read the first time, not a second parse and check: for a read-only pass
-    such as bt-verify, whose checks and recomputed report read the same inputs (issue 15).
+    such as bt-verify, whose checks and recomputed report read the same inputs.
     The records are shared: nothing inside may change them."""
     global _READ_ONCE
     outer = _READ_ONCE
@@ -1055,7 +1055,7 @@ class Columns(Sequence[JsonObject]):
 
     Reads back as a list of dicts equal to the ones appended (a fresh dict per access, keys in
     sorted order, as ``dump_json`` writes them): at 30,000 trials this holds a few dozen bytes
-    per entry besides its strings, where a list of dicts holds several hundred (issue 15)."""
+    per entry besides its strings, where a list of dicts holds several hundred."""
 
     def __init__(self, entries: Iterable[Mapping[str, Any]] = ()) -> None:
         self._size = 0

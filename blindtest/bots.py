@@ -157,7 +157,7 @@ def duplicate_bot(options: Sequence[str], rng: RandBelow) -> BotPick:
     pair, with exact ties between pairs broken by ``rng``.
     """
     _check_options(options, 3, "triangle")
-    # Each option's words once, not once per pair it is in (issue 15: the bot's cost at scale).
+    # Each option's words once, not once per pair it is in (the bot's cost at scale).
     words = [_tokens(option) for option in options]
     scores = {
         pair: difflib.SequenceMatcher(None, words[pair[0] - 1], words[pair[1] - 1]).ratio()
@@ -197,7 +197,7 @@ def _ratio_bound(first: list[str], second: list[str]) -> float:
 def duplicate_pick(options: Sequence[str], rng: RandBelow) -> tuple[int, bool]:
     """`duplicate_bot`'s pick and whether it fired, without its similarity: a pair whose upper
     bound (`_ratio_bound`) is under `DUPLICATE_THRESHOLD` can change neither, so its exact
-    ratio is not computed (issue 15: bt-audit records no similarity; most pairs stop here)."""
+    ratio is not computed (bt-audit records no similarity; most pairs stop here)."""
     _check_options(options, 3, "triangle")
     words = [_tokens(option) for option in options]
     scores: dict[tuple[int, int], float] = {}

@@ -116,7 +116,7 @@ _EMOJI_RANGES: tuple[tuple[int, int], ...] = (
 _ZWJ = "\u200d"
 _REGIONAL = (0x1F1E6, 0x1F1FF)  # two regional indicators make one flag
 #: Any character `count_emoji` looks at: a text without one has no emoji (a C-speed scan that
-#: spares the per-character loop on most answers; issue 15: it was half of bt-audit's time).
+#: spares the per-character loop on most answers; it was half of bt-audit's time).
 _EMOJI_RELEVANT = re.compile(
     "[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in (*_EMOJI_RANGES, _REGIONAL)) + _ZWJ + "]"
 )
@@ -229,7 +229,7 @@ def _count_bold(masked: str) -> int:
     count = 0
     for delimiter, pattern in EMPHASIS_BY_DELIMITER[: len(BOLD_PATTERNS)]:
         if delimiter not in masked:
-            continue  # the pattern needs its delimiter (issue 15: skip the scan)
+            continue  # the pattern needs its delimiter (skip the scan)
         # Replace by the content so "***x***" counts once and nested bold is still seen.
         masked, found = pattern.subn(r"\1", masked)
         count += found
@@ -258,7 +258,7 @@ def count_emoji(text: str) -> int:
     return count
 
 
-#: Any of the phrases, as one scan instead of one per phrase (issue 15).
+#: Any of the phrases, as one scan instead of one per phrase.
 _REFUSAL = re.compile("|".join(map(re.escape, REFUSAL_PHRASES)))
 
 
@@ -280,7 +280,7 @@ def take_census(text: str) -> TextCensus:
             continue
         if _COUNTABLE.search(line.body) is None:
             # No feature below can occur in this line, and unquoting and masking only strip
-            # its start (issue 15: a shortcut for plain prose lines).
+            # its start (a shortcut for plain prose lines).
             body = line.body.lstrip()
             if emoji:
                 counts["emoji"] += count_emoji(body)

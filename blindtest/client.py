@@ -19,6 +19,7 @@ never decides what a failure means for a run: that is the stage's job.
 from __future__ import annotations
 
 import asyncio
+import copy
 import errno
 import io
 import logging
@@ -44,6 +45,7 @@ from blindtest.errors import (
     AuthFailed,
     BadInput,
     ConnectionRefused,
+    ConnectTimeout,
     EndpointFailed,
     EndpointRejected,
     EndpointTimeout,
@@ -90,6 +92,9 @@ _log = logging.getLogger(__name__)
 DEFAULT_CONCURRENCY = 8
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_CONNECT_TIMEOUT = 10.0
+#: Retries of a connect timeout at a host that has not answered in this run (then the run
+#: stops: about 3 x the connect timeout, rather than 6 x per request with the full retries).
+CONNECT_RETRIES = 2
 _LARGE_BODY = 512 * 1024
 
 # Multiplicative decrease on 429, at most once per window of requests sent since the last
@@ -116,10 +121,12 @@ _KIND_OF_FAILURE: dict[type[EndpointFailed], CompletionKind] = {
     EndpointUnavailable: "server_error",
     EndpointUnreachable: "connection_error",
     EndpointTimeout: "timeout",
+    ConnectTimeout: "timeout",
 }
 # Failures that say the request or the configuration is wrong, or that nothing listens at the
 # address: the same request would fail for every slot, so they end the call by raising.
 _FATAL = (AuthFailed, ConnectionRefused, EndpointRejected, QuotaExceeded)
+# (A connect timeout at a host that never answered is made fatal in ``ChatClient._finish``.)
 
 
 def _bad(condition: bool, message: str) -> None:
@@ -414,14 +421,14 @@ def _transport_failure(
     make: Callable[[type[EndpointFailed], str], EndpointFailed],
 ) -> EndpointFailed:
     """The transport half of :func:`_failure` (split out only to keep each branch list short)."""
-    import aiohttp  # deferred: start-up (issue 15 item 7)
+    import aiohttp  # deferred: start-up
 
     if isinstance(error, aiohttp.InvalidURL):
         return make(EndpointRejected, "invalid URL; check the base URL")
     if isinstance(error, (aiohttp.ClientConnectorCertificateError, aiohttp.ClientSSLError)):
         return make(EndpointRejected, f"TLS failed ({type(error).__name__}); check the base URL")
     if isinstance(error, aiohttp.ConnectionTimeoutError):
-        return make(EndpointTimeout, f"no connection within {timeouts.sock_connect:g} s")
+        return make(ConnectTimeout, f"no connection within {timeouts.sock_connect:g} s")
     if isinstance(error, (asyncio.TimeoutError, TimeoutError)):
         return make(EndpointTimeout, f"no answer within {timeouts.sock_read:g} s (see --timeout)")
     if isinstance(error, aiohttp.ServerDisconnectedError):
@@ -452,6 +459,37 @@ def _refuses_seed(result: _Attempt) -> bool:
     if not isinstance(failure, EndpointRejected) or isinstance(failure, PromptTooLong):
         return False
     return result.said is not None and names_param(result.status, result.said, "seed")
+
+
+# Fatal failures that do not depend on the request: after the first, no request of the same
+# endpoint is sent (a 400 or 404 may concern one body only: a refused ``response_format``, a
+# prompt too long, and is left to the caller).
+_ENDPOINT_WIDE = (AuthFailed, ConnectionRefused, QuotaExceeded, ConnectTimeout)
+
+
+def _retries(policy: RetryPolicy, failure: EndpointFailed | None, answered: bool) -> int:
+    """How many retries this failure gets: a connect timeout at a host that has not answered
+    in this run only :data:`CONNECT_RETRIES` (it is likely to repeat for every request)."""
+    if isinstance(failure, ConnectTimeout) and not answered:
+        return min(policy.max_retries, CONNECT_RETRIES)
+    return policy.max_retries
+
+
+def _unreachable(failure: ConnectTimeout) -> ConnectTimeout:
+    """A connect timeout that stops the run, with the fix."""
+    stopped = ConnectTimeout(
+        f"{failure}: nothing answered there; check the host and port of the base URL, "
+        "or the network (a firewall, a proxy)"
+    )
+    stopped.attempts = failure.attempts
+    return stopped
+
+
+def _not_sent(failure: EndpointFailed) -> EndpointFailed:
+    """The endpoint's stopping failure again, for a request that was never sent."""
+    again = copy.copy(failure)
+    again.attempts = 0
+    return again
 
 
 # Only these are retried; InvalidURL and TLS failures come back as EndpointRejected (fatal).
@@ -571,6 +609,9 @@ class _Lane:
     proxy: str | None = None
     #: Whether the server has answered at all (any HTTP status) in this run.
     answered: bool = False
+    #: The first failure that would repeat for every request of this endpoint (a refused
+    #: key, a quota, nothing listening): once set, no further request of this side is sent.
+    stopped: EndpointFailed | None = None
 
     @property
     def where(self) -> str:
@@ -617,7 +658,7 @@ class ChatClient:
         side_concurrency: Mapping[str, int] | None = None,
         side_rpm: Mapping[str, float] | None = None,
     ) -> None:
-        import aiohttp  # deferred: start-up (issue 15 item 7)
+        import aiohttp  # deferred: start-up
 
         _bad(not endpoints, "no endpoints given")
         self._ceilings = {side: concurrency for side in endpoints} | dict(side_concurrency or {})
@@ -667,7 +708,7 @@ class ChatClient:
 
     def open(self) -> None:
         """Create one session and connection pool per endpoint (needs a running loop)."""
-        import aiohttp  # deferred: start-up (issue 15 item 7)
+        import aiohttp  # deferred: start-up
 
         for side, endpoint in self._endpoints.items():
             if side in self._lanes:
@@ -756,7 +797,7 @@ class ChatClient:
                 body = orjson.dumps(lane.endpoint.request_body(messages, response_format=shape))
                 continue
             retryable = self._retryable(lane, result)
-            if retryable and attempt <= self._policy.max_retries:
+            if retryable and attempt <= _retries(self._policy, result.failure, lane.answered):
                 delay = next_delay(
                     attempt, result.headers, self._rng, policy=self._policy, clock=self._clock
                 )
@@ -775,6 +816,10 @@ class ChatClient:
         epoch = await lane.limit.acquire(retry=attempt > 1)
         try:
             await lane.pace.wait()
+            if lane.stopped is not None:
+                # Seen by a request that was waiting for its turn (or its retry): requests
+                # already in flight may still be answered; none starts after the failure.
+                raise _not_sent(lane.stopped)
             result = await self._send(lane, body, attempt)
         finally:
             lane.limit.release()
@@ -788,7 +833,7 @@ class ChatClient:
         return result
 
     async def _send(self, lane: _Lane, body: bytes, attempt: int) -> _Attempt:
-        import aiohttp  # deferred: start-up (issue 15 item 7)
+        import aiohttp  # deferred: start-up
 
         endpoint = lane.endpoint
         key = _read_key(lane.side, endpoint)
@@ -880,8 +925,14 @@ class ChatClient:
                 reasoning=parsed.reasoning,
             )
         lane.tally.failures += 1
-        if isinstance(failure, _FATAL):
+        fatal = isinstance(failure, _FATAL)
+        if isinstance(failure, ConnectTimeout) and not lane.answered:
+            failure, fatal = _unreachable(failure), True
+        if fatal:
+            assert failure is not None
             failure.attempts = attempts
+            if isinstance(failure, _ENDPOINT_WIDE) and lane.stopped is None:
+                lane.stopped = failure
             raise failure
         if failure is not None:
             kind = _KIND_OF_FAILURE[type(failure)]
@@ -916,7 +967,10 @@ class BatchClient:
     (``POST /files``, purpose ``batch``), create a batch (``POST /batches``, 24h window), read
     one (``GET /batches/{id}``) or the recent ones (``GET /batches``), and download a file's
     content (``GET /files/{id}/content``). Transient failures (429, 5xx, resets) are retried as
-    completions are; anything else raises the :mod:`blindtest.errors` class that names it.
+    completions are; anything else raises the :mod:`blindtest.errors` class that names it, at
+    once for what would repeat for every call, as the live client does: a 401/403 (naming the
+    key's variable), a quota, a refused connection at an API that has not answered yet; a
+    connect timeout there after :data:`CONNECT_RETRIES` retries.
     The key is read from the variable named by ``endpoint.key_env`` per request, never kept.
 
     Use as ``async with BatchClient(endpoint) as batches:``.
@@ -927,22 +981,25 @@ class BatchClient:
         endpoint: Endpoint,
         *,
         timeout: float = DEFAULT_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         policy: RetryPolicy = DEFAULT_POLICY,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        import aiohttp  # deferred: start-up (issue 15 item 7)
+        import aiohttp  # deferred: start-up
 
         self._endpoint = endpoint
         self._timeouts = aiohttp.ClientTimeout(
             total=None,
-            connect=DEFAULT_CONNECT_TIMEOUT,
-            sock_connect=DEFAULT_CONNECT_TIMEOUT,
+            connect=connect_timeout,
+            sock_connect=connect_timeout,
             sock_read=timeout,
         )
         self._policy = policy
         self._sleep = sleep
         self._rng = random.Random()
         self._session: aiohttp.ClientSession | None = None
+        #: Whether the API has answered at all (any HTTP status), as the live client keeps it.
+        self._answered = False
 
     def __repr__(self) -> str:
         return f"BatchClient({self._endpoint.origin})"
@@ -953,7 +1010,7 @@ class BatchClient:
         return self._endpoint.origin
 
     async def __aenter__(self) -> BatchClient:
-        import aiohttp  # deferred: start-up (issue 15 item 7)
+        import aiohttp  # deferred: start-up
 
         self._session = aiohttp.ClientSession(timeout=self._timeouts, raise_for_status=False)
         return self
@@ -977,7 +1034,7 @@ class BatchClient:
         form: bool = False,
         file: tuple[str, bytes] | None = None,
     ) -> bytes:
-        import aiohttp  # deferred: start-up (issue 15 item 7)
+        import aiohttp  # deferred: start-up
 
         assert self._session is not None, "use 'async with BatchClient(...)'"
         where = f"batch API ({what} at {self._endpoint.origin})"
@@ -1012,12 +1069,15 @@ class BatchClient:
                     content_type = response.content_type
             except (aiohttp.ClientError, asyncio.TimeoutError, TimeoutError, OSError) as error:
                 failure = _failure(where, attempt, error=error, timeouts=self._timeouts, key=key)
-                if attempt <= self._policy.max_retries and isinstance(
-                    failure, _RETRYABLE_TRANSPORT
+                if attempt <= _retries(self._policy, failure, self._answered) and (
+                    self._retryable(failure)
                 ):
                     await self._sleep(next_delay(attempt, None, self._rng, policy=self._policy))
                     continue
+                if isinstance(failure, ConnectTimeout) and not self._answered:
+                    failure = _unreachable(failure)
                 raise failure from None
+            self._answered = True
             if 200 <= status < 300:
                 return payload
             said = parse_error(payload, content_type)
@@ -1042,6 +1102,14 @@ class BatchClient:
                 )
                 continue
             raise failure
+
+    def _retryable(self, failure: EndpointFailed) -> bool:
+        """A transport failure worth another try, as the live client decides: a refused
+        connection only once the server has answered (it may be restarting); before, nothing
+        listens there and no wait fixes that."""
+        if isinstance(failure, ConnectionRefused):
+            return self._answered
+        return isinstance(failure, _RETRYABLE_TRANSPORT)
 
     async def _json(self, method: str, path: str, what: str, **kw: object) -> dict[str, object]:
         payload = await self._call(method, path, what, **kw)  # type: ignore[arg-type]

@@ -2,7 +2,7 @@
 demo, generate decides whether a key is needed). Pure: no socket, no aiohttp, so importing
 the analysis stays free of the HTTP stack.
 
-Proxies (issue 12) are chosen here as the openai SDK chooses them: ``HTTPS_PROXY``
+Proxies are chosen here as the openai SDK chooses them: ``HTTPS_PROXY``
 for https URLs, ``HTTP_PROXY`` for http ones, ``ALL_PROXY`` for either, lower-case names too,
 ``NO_PROXY`` to bypass; a local endpoint never goes through a proxy. ``~/.netrc`` is never
 read (aiohttp's ``trust_env`` would read it, so the client passes ``proxy=`` itself)."""

@@ -89,3 +89,11 @@ class ConnectionRefused(EndpointUnreachable):
 
 class EndpointTimeout(EndpointFailed):
     """The endpoint did not connect or answer within the timeout, after every retry."""
+
+
+class ConnectTimeout(EndpointTimeout):
+    """No connection within the connect timeout: nothing answered at the address at all (a host
+    that drops the packets, a firewall, a wrong port behind one). Unlike a refused connection
+    it proves nothing, so it is retried, but a host that has not answered in this run gets
+    only a few retries and then stops the run: the same wait would repeat for every request.
+    Once the host has answered, it is a busy server and gets the ordinary retries."""

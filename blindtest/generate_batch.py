@@ -1,10 +1,10 @@
-"""bt-generate's batch modes (issue 15 items 1-3): ``--batch-export FILE`` writes every missing
+"""bt-generate's batch modes: ``--batch-export FILE`` writes every missing
 slot as a batch input file, ``--batch-import FILE...`` reads the results back into
 ``responses.jsonl``, ``--batch`` submits and collects through the endpoints' Batch API; each
 writes the blinded view once every slot is answered, or says what is still missing.
 
 The run's files through :mod:`blindtest.artifacts`; the formats are :mod:`blindtest.batch`,
-the bodies and rows :mod:`blindtest.generate`, submitting and collecting
+the bodies and rows :mod:`blindtest.generating`, submitting and collecting
 :mod:`blindtest.batch_run`. No click: lines for the user go to the caller's ``say``.
 
 Import. Results are sorted against the rows on disk (:func:`slot_triage`): a result for a slot
@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from blindtest import artifacts
-from blindtest import generate as lib
+from blindtest import generating as lib
 from blindtest.artifact_types import DesignRecord, GenerationRecord, TrialRecord
 from blindtest.artifacts import JsonObject, LoadedDesign
 from blindtest.batch import BatchResult, Triage, parse_custom_id, triage

@@ -55,6 +55,7 @@ PLACEHOLDERS = {
     "PROMPTS": "your prompts file",
     "IDENTITY-WORDS": "your --strip-identity-words file (its terms are in design.json)",
     "NEW-RUN": "a new run directory",
+    "RUN": "this run's directory",
 }
 
 

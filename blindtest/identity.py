@@ -1,4 +1,4 @@
-"""Identity stripping (issue 13, item 6): remove model names, vendor and family names, version
+"""Identity stripping: remove model names, vendor and family names, version
 strings and self-identification phrases from the text a judge sees, replacing each with one
 neutral token, the same whichever side wrote it. Pure apart from reading the bundled word list
 and, for bt-design, the word-list file a user gives (:func:`read_terms_file`).

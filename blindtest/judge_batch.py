@@ -1,4 +1,4 @@
-"""bt-judge's batch modes for an LLM judge (issue 15 items 1-3 for ``--judge llm:MODEL``):
+"""bt-judge's batch modes for an LLM judge (``--judge llm:MODEL``):
 ``--batch-export FILE`` writes every comparison this judge still has to make (both passes),
 ``--batch-import FILE...`` sits the judge with each call answered from the files,
 ``--batch`` submits and collects through ``--judge-url``'s Batch API (the batches recorded
@@ -22,7 +22,8 @@ from blindtest.artifacts import JsonObject
 from blindtest.batch import BatchResult
 from blindtest.errors import BadInput, EndpointFailed
 from blindtest.hints import stage_command
-from blindtest.judge import (
+from blindtest.judges import Judge, JudgeKind, JudgingResult
+from blindtest.judgment import (
     JudgeRun,
     PicksFile,
     Recorder,
@@ -32,7 +33,6 @@ from blindtest.judge import (
     read_picks,
     remaining_trials,
 )
-from blindtest.judges import Judge, JudgeKind, JudgingResult
 from blindtest.llm_batch import Selection, judge_requests, replay_kind, select
 from blindtest.llm_judge import LlmOptions
 

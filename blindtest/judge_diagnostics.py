@@ -21,7 +21,10 @@ random per comparison is flagged for length 13% of the time at 20 comparisons, n
   agree on one output (without the swap: its one untied verdict) and one output is strictly
   the longest (has the most marks); a tie, or passes that chose different outputs, count for
   neither and are left out of ``n``. Exact two-sided binomial test against chance (1/2;
-  triangle 1/3), Clopper-Pearson 95% interval.
+  triangle 1/3), Clopper-Pearson 95% interval. A warning, with what to do, when the test
+  finds a lean at the design's alpha beyond 5 points from chance (spec 003's position limit,
+  applied to length and markdown); descriptive, no gate: a better side that also writes more
+  gives the same count.
 - ``swap_consistency``: the comparisons whose two passes chose the same output (a tie on
   both is the same), with its exact 95% interval and no test (agreeing with itself less than
   always is the finding; there is no null to reject).
@@ -40,7 +43,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from blindtest.reportfmt import format_p
 from blindtest.stats.binomial import binomial_p_value
+from blindtest.stats.controls import NonTieComparisonResult, compare_non_tie
 from blindtest.stats.intervals import Interval, clopper_pearson
 
 __all__ = [
@@ -52,7 +57,6 @@ __all__ = [
     "JudgeDiagnostics",
     "PositionSplit",
     "Share",
-    "StyleCheckResult",
     "control_result",
     "diagnose",
     "kappa_interval",
@@ -60,7 +64,6 @@ __all__ = [
     "markdown_marks",
     "model_family",
     "position_gate",
-    "style_check",
 ]
 
 #: Spec 003: "If position bias exceeds 5%, add position randomization to your harness."
@@ -215,7 +218,7 @@ class PositionSplit:
     def sentence(self) -> str:
         """What the split says, in words (the warning and the gate start with it)."""
         p = self.p_value
-        test = f"exact two-sided sign test p = {p:.2g}" if p is not None else "no sign test"
+        test = f"exact two-sided sign test {format_p(p)}" if p is not None else "no sign test"
         lean = self.lean or 0.0
         net = (
             f"position decided a net {abs(lean):.0%} of comparisons toward the "
@@ -387,18 +390,53 @@ def _position_warning(
             f"position bias: chose the first output shown in {first.estimate:.0%} of "
             f"{first.n} comparisons, {abs(gap) * 100:.0f} points from {first.chance:.0%} "
             f"(spec 003's limit: {POSITION_MARGIN * 100:.0f} points; exact two-sided "
-            f"p = {p:.2g})"
+            f"{format_p(p)})"
         )
     return None
 
 
+#: What each direction is, what the output it counts has, and what it reads as.
+_DIRECTIONS = {
+    "length": (
+        "the longer output",
+        "length",
+        "writes more",
+        " (spec 003: do not assume that longer outputs are better)",
+    ),
+    "markdown": ("the output with more markdown", "formatting", "formats more", ""),
+}
+
+
+def _direction_warning(share: Share | None, kind: str, alpha: float) -> str | None:
+    """A warning when a judge's choices follow length (or markdown) beyond what chance makes:
+    the exact two-sided test at ``alpha`` and, as spec 003's position limit, more than 5 points
+    from chance; what it means and what to do in the same sentence."""
+    if share is None or share.estimate is None or share.p_value is None:
+        return None
+    gap = share.estimate - share.chance
+    if abs(gap) <= POSITION_MARGIN or share.p_value > alpha:
+        return None
+    output, channel, more, note = _DIRECTIONS[kind]
+    less = more.replace("more", "less")
+    toward, rewards, better = (
+        ("with", "rewards", more) if gap > 0 else ("against", "penalises", less)
+    )
+    return (
+        f"{kind}: its verdicts go {toward} {channel} ({output} in {share.k} of {share.n} "
+        f"{share.unit}, chance {share.chance:.0%}, exact two-sided {format_p(share.p_value)}). "
+        f"Either it {rewards} {channel}{note if gap > 0 else ''} or the better side also "
+        f"{better}; compare it with a person's picks on a sample of trials "
+        "(bt-analyze --against) before trusting its win rate"
+    )
+
+
 def _warnings(
-    position: str | None,
+    leans: Sequence[str | None],
     model: str | None,
     judge_origin: str | None,
     sides: Mapping[str, Mapping[str, Any]],
 ) -> list[str]:
-    warnings = [position] if position else []
+    warnings = [lean for lean in leans if lean]
     family = [s for s, spec in sides.items() if model and _same_family(model, spec)]
     if family:
         listed = " and ".join(f"{s} ({sides[s].get('model')})" for s in family)
@@ -486,6 +524,10 @@ def diagnose(
     judged = {int(r["trial"]) for r in passes_one}
     attempts = sum(int(r.get("attempts") or 1) for r in records)
     failed_attempts = sum(int(f.get("attempts") or 0) for f in failures)
+    # What the failure rows asked: each row's failed passes, and each kept pass no pick holds.
+    kept = _kept_attempts(failures, judged)
+    failed_attempts += sum(kept)
+    failed_asked = sum(int(f.get("attempts") or 0) > 0 for f in failures) + len(kept)
     tokens = sum(
         int((r.get("tokens") or {}).get("prompt", 0))
         + int((r.get("tokens") or {}).get("completion", 0))
@@ -508,12 +550,36 @@ def diagnose(
         failures=len(failures),
         still_failed=len({int(f["trial"]) for f in failures} - judged),
         requests=attempts + failed_attempts,
-        retries=attempts - len(records) + max(0, failed_attempts - len(failures)),
+        retries=attempts - len(records) + max(0, failed_attempts - failed_asked),
         tokens=tokens,
         cost=sum(costs) if costs else None,
         alpha=alpha,
-        warnings=tuple(_warnings(_position_warning(first, position, alpha), model, origin, sides)),
+        warnings=tuple(
+            _warnings(
+                (
+                    _position_warning(first, position, alpha),
+                    _direction_warning(longer, "length", alpha),
+                    _direction_warning(marked, "markdown", alpha),
+                ),
+                model,
+                origin,
+                sides,
+            )
+        ),
     )
+
+
+def _kept_attempts(failures: Sequence[Mapping[str, Any]], judged: set[int]) -> list[int]:
+    """Requests of the passes failure rows kept (``answered_pass``: one pass of a swap whose
+    other pass was not answered) that no pick record counts yet: a rerun that reuses one
+    writes it into the trial's pick record, which counts it then. Once per trial and pass."""
+    kept: dict[tuple[int, object, object], int] = {}
+    for row in failures:
+        stored = row.get("answered_pass")
+        if isinstance(stored, Mapping) and int(row["trial"]) not in judged:
+            key = (int(row["trial"]), stored.get("pass"), row.get("judge_settings_sha256"))
+            kept[key] = int(stored.get("attempts") or 0)
+    return list(kept.values())
 
 
 def _agreed_or_tied(protocol: str, passes: Sequence[Mapping[str, Any]]) -> bool:
@@ -526,78 +592,131 @@ def _agreed_or_tied(protocol: str, passes: Sequence[Mapping[str, Any]]) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ControlResult:
-    """One judge on the hidden control trials (issue 13 item 7): the same model on both sides,
-    so there is nothing to find. ``verdicts`` are an LLM judge's every pass (each shows one
-    output first) or another judge's picks; ``left`` counts those naming the first (left)
-    output, ``non_tie`` those naming either; ``confident`` (LLM judges only) the non-tie
-    verdicts of comparisons not flagged below --min-confidence. The left share among the
-    untied verdicts gets an exact two-sided binomial test against 1/2 with its Clopper-Pearson
-    95% interval."""
+    """One judge on the hidden control trials: the same model on both sides, so there is
+    nothing to find. The unit is the comparison (one judge's verdict on one trial; an LLM
+    judge's two passes of the swap are one comparison, read as the real trials read them).
+
+    ``controls`` comparisons were judged, ``excluded`` of them left out by the rule that
+    leaves real comparisons out (identity leakage, ``--inconsistent exclude``); ``non_tie`` of
+    the rest named an output in the comparison's verdict (an LLM judge's pass-1 record, after
+    the swap and confidence rules: passes that disagree, or a confidence below
+    --min-confidence, make a tie, as on the real trials); ``low_confidence`` the comparisons
+    made ties by --min-confidence. ``position`` is where the comparisons went by position
+    (:class:`PositionSplit`, the split the real trials' diagnostics use). ``real_n`` and
+    ``real_non_tie`` are the same judge's counted real comparisons and their non-ties, for
+    :func:`blindtest.stats.compare_non_tie`; ``p_holm`` that test's p Holm-adjusted across the
+    judges tested, ``alpha`` the design's level. ``verdicts`` counts the records read (every
+    pass), for the record only."""
 
     judge: str
     kind: str | None
     controls: int
     verdicts: int
-    left: int
+    excluded: int
     non_tie: int
-    confident: int | None
+    low_confidence: int | None
+    position: PositionSplit
+    real_n: int = 0
+    real_non_tie: int = 0
+    p_holm: float | None = None
+    alpha: float = POSITION_ALPHA
+
+    @property
+    def counted(self) -> int:
+        return self.controls - self.excluded
+
+    def comparison(self) -> NonTieComparisonResult:
+        """The one-sided Fisher comparison of the real and control non-tie rates."""
+        return compare_non_tie(self.real_non_tie, self.real_n, self.non_tie, self.counted)
+
+    @property
+    def distinguishable(self) -> bool | None:
+        """True when the real trials' non-tie rate is shown above the controls' at ``alpha``
+        (Holm-adjusted across judges), False when not, None when too few to test."""
+        p = self.p_holm if self.p_holm is not None else self.comparison().p_value
+        return None if p is None else p <= self.alpha
 
     def to_dict(self) -> dict[str, Any]:
-        from blindtest.stats import binomial_test
-
-        test = binomial_test(self.left, self.non_tie, 0.5) if self.non_tie else None
+        comparison = self.comparison()
+        split = self.position
+        rate = comparison.control_rate()
+        found = comparison.summary()
+        found["p_holm"] = self.p_holm
+        found["alpha"] = self.alpha
+        found["distinguishable"] = self.distinguishable
+        swapped = self.kind == "llm" and split.swapped
         return {
             "judge": self.judge,
             "judge_kind": self.kind,
             "controls": self.controls,
-            "unit": "verdicts (both passes)" if self.kind == "llm" else "picks",
-            "verdicts": self.verdicts,
-            "left": self.left,
-            "non_tie": self.non_tie,
-            "confident": self.confident,
-            "share_left": self.left / self.non_tie if self.non_tie else None,
-            "share_non_tie": self.non_tie / self.verdicts if self.verdicts else None,
-            "share_confident": (
-                self.confident / self.verdicts
-                if self.confident is not None and self.verdicts
-                else None
+            "unit": (
+                "comparisons (the two passes of the position swap read as one verdict)"
+                if swapped
+                else "comparisons (one verdict each)"
             ),
-            "p_value": test.p_value if test is not None else None,
-            "interval": test.proportion.to_dict() if test is not None else None,
+            "verdicts": self.verdicts,
+            "excluded": self.excluded,
+            "counted": self.counted,
+            "non_tie": self.non_tie,
+            "share_non_tie": self.non_tie / self.counted if self.counted else None,
+            "non_tie_rate": rate.to_dict() if rate is not None else None,
+            "low_confidence": self.low_confidence,
+            "position": split.to_dict(),
+            # The first position's share of the comparisons position went with, its exact
+            # test against 1/2 and interval (the position split's figures, by comparison).
+            "left": split.first,
+            "share_left": split.share_first.estimate if split.share_first else None,
+            "interval": _plain(split.share_first),
+            "p_value": split.p_value,
+            "real_vs_controls": found,
         }
+
+
+def _control_position(
+    kind: str | None, comparisons: Sequence[Sequence[Mapping[str, Any]]]
+) -> PositionSplit:
+    if kind == "llm":
+        swapped = any(len(c) > 1 for c in comparisons)
+        return _position("preference", comparisons, swapped)
+    picks = [str(c[-1].get("pick")) for c in comparisons]
+    return PositionSplit(
+        swapped=False,
+        comparisons=len(picks),
+        inconsistent=None,
+        first=picks.count("left"),
+        second=picks.count("right"),
+    )
 
 
 def control_result(
-    judge: str, kind: str | None, records: Sequence[Mapping[str, Any]]
+    judge: str,
+    kind: str | None,
+    records: Sequence[Mapping[str, Any]],
+    *,
+    real: Sequence[Mapping[str, Any]] = (),
+    alpha: float = POSITION_ALPHA,
 ) -> ControlResult:
     """``judge``'s results on the control trials from its pick records there (an LLM judge's
-    records of every pass; another judge's last word per trial)."""
-    if kind == "llm":
-        flagged = {
-            int(r["trial"]): "low_confidence" in (r.get("flagged") or ())
-            for r in records
-            if r.get("pass", 1) == 1
-        }
-        shown = [(_first_shown("preference", r), int(r["trial"])) for r in records]
-        untied = [(first, trial) for first, trial in shown if first is not None]
-        return ControlResult(
-            judge=judge,
-            kind=kind,
-            controls=len(flagged),
-            verdicts=len(shown),
-            left=sum(first for first, _ in untied),
-            non_tie=len(untied),
-            confident=sum(not flagged.get(trial, False) for _, trial in untied),
-        )
-    picks = [str(r.get("pick")) for r in records]
+    records of every pass; another judge's last word per trial), with ``real`` its counted
+    pick records on the real trials (an LLM judge's pass-1 records, excluded ones left out)."""
+    comparisons = _comparisons(records)
+    verdicts = [c[0] for c in comparisons]  # pass 1 holds the comparison's verdict
+    llm = kind == "llm"
+    excluded = [bool(r.get("excluded")) if llm else False for r in verdicts]
+    counted = [r for r, out in zip(verdicts, excluded, strict=True) if not out]
+    low = sum("low_confidence" in (r.get("flagged") or ()) for r in counted) if llm else None
     return ControlResult(
         judge=judge,
         kind=kind,
-        controls=len({int(r["trial"]) for r in records}),
-        verdicts=len(picks),
-        left=picks.count("left"),
-        non_tie=sum(p in ("left", "right") for p in picks),
-        confident=None,
+        controls=len(comparisons),
+        verdicts=len(records),
+        excluded=sum(excluded),
+        non_tie=sum(str(r.get("pick")) != "tie" for r in counted),
+        low_confidence=low,
+        position=_control_position(kind, comparisons),
+        real_n=len(real),
+        real_non_tie=sum(str(r.get("pick")) != "tie" for r in real),
+        alpha=alpha,
     )
 
 
@@ -607,8 +726,8 @@ def control_result(
 @dataclass(frozen=True, slots=True)
 class AgreementResult:
     """How often a machine judge and a person gave the same pick on the trials both judged,
-    and Cohen's kappa with a large-sample interval (issue 13 item 9, spec 003's advice to
-    calibrate the judge on human labels)."""
+    and Cohen's kappa with a large-sample interval (spec 003's advice to calibrate the judge on
+    human labels)."""
 
     machine: str
     person: str
@@ -665,88 +784,3 @@ def machine_vs_person(
     kappa, lo, hi, _, _ = kappa_interval(first, second, confidence_level)
     agreed = sum(a == b for a, b in zip(first, second, strict=True))
     return AgreementResult(machine, person, len(trials), agreed, kappa, lo, hi, confidence_level)
-
-
-# --------------------------------------------------------------------------- style check
-
-
-@dataclass(frozen=True, slots=True)
-class StyleCheckResult:
-    """A logistic model of choosing the left output on the length difference (left minus
-    right, in hundreds of words) and the markdown difference (in marks), with an intercept
-    (position). ``statistic`` is McFadden's pseudo-R^2, 1 - LL(model)/LL(intercept only): the
-    share of the verdicts' log-likelihood those differences explain. Secondary, descriptive
-    (the idea behind arena-hard's style control and AlpacaEval's length control)."""
-
-    n: int
-    intercept: float
-    length: float
-    markdown: float
-    statistic: float
-    converged: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "n": self.n,
-            "coefficients": {
-                "intercept": self.intercept,
-                "length_per_100_words": self.length,
-                "markdown_per_mark": self.markdown,
-            },
-            "mcfadden_r2": self.statistic,
-            "converged": self.converged,
-        }
-
-
-def _log_likelihood(beta: Any, x: Any, y: Any) -> float:
-    import numpy as np
-
-    z = x @ beta
-    return float(np.sum(y * z - np.logaddexp(0.0, z)))
-
-
-def style_check(
-    choices: Sequence[tuple[str, str, bool]], *, ridge: float = 1e-6
-) -> StyleCheckResult | None:
-    """Fit the style model on ``(left text, right text, left chosen)`` of untied verdicts;
-    None with fewer than 10 or when every verdict went one way (no model to fit). A tiny
-    ridge keeps the fit finite when a difference separates the verdicts perfectly."""
-    import numpy as np
-    from scipy import optimize
-
-    if len(choices) < 10:
-        return None
-    y = np.array([1.0 if chosen else 0.0 for _, _, chosen in choices])
-    if y.min() == y.max():
-        return None
-    x = np.array(
-        [
-            [1.0, (_words(a) - _words(b)) / 100.0, float(markdown_marks(a) - markdown_marks(b))]
-            for a, b, _ in choices
-        ]
-    )
-
-    def loss(beta: Any) -> float:
-        return -_log_likelihood(beta, x, y) + ridge * float(beta[1:] @ beta[1:])
-
-    def grad(beta: Any) -> Any:
-        p = 1.0 / (1.0 + np.exp(-(x @ beta)))
-        g = -(x.T @ (y - p))
-        g[1:] += 2 * ridge * beta[1:]
-        return g
-
-    fit = optimize.minimize(loss, np.zeros(3), jac=grad, method="BFGS", options={"gtol": 1e-10})
-    share = y.mean()
-    null = float(len(y) * (share * math.log(share) + (1 - share) * math.log(1 - share)))
-    model = _log_likelihood(fit.x, x, y)
-    return StyleCheckResult(
-        n=len(choices),
-        intercept=float(fit.x[0]),
-        length=float(fit.x[1]),
-        markdown=float(fit.x[2]),
-        statistic=1.0 - model / null,
-        # BFGS reports "precision loss" at a fit that is the maximum already: convergence is
-        # read from the score (the gradient) at the fit, not from the optimiser's flag.
-        converged=bool(fit.success)
-        or float(np.max(np.abs(grad(fit.x)))) <= 1e-6 * max(1.0, float(len(y))),
-    )

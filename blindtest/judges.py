@@ -26,7 +26,7 @@ from typing import Any, Protocol, overload
 
 from blindtest.bots import BOT_KINDS, bot_pick, bot_settings, check_bot
 from blindtest.errors import BadInput
-from blindtest.judge import Recorder as Recorder  # the judge's writer, named by judges
+from blindtest.judgment import Recorder as Recorder  # the judge's writer, named by judges
 from blindtest.records import (
     PICK_KINDS,
     JudgeRun,
@@ -83,12 +83,15 @@ class Failed:
 
 @dataclass(frozen=True, slots=True)
 class Halt:
-    """The judge cannot go on (its endpoint refused the key, nothing listens at its URL):
-    nothing is written for this trial. The driver still asks for the trials after it, so that
-    answers already received are recorded (the judge answers the rest with ``Halt`` at once),
-    then ends the sitting with ``error``."""
+    """The judge cannot go on (its endpoint refused the key, nothing listens at its URL, or
+    Ctrl-C): no pick is written for this trial, only ``record`` when there is one, a failure
+    row keeping what the trial already got (one answered pass of an LLM judge's position swap,
+    which a rerun reuses rather than asking again). The driver still asks for the trials after
+    it, so that answers already received are recorded (the judge answers the rest with
+    ``Halt`` at once), then ends the sitting with ``error``."""
 
-    error: Exception
+    error: BaseException
+    record: Mapping[str, Any] | None = None
 
 
 #: A judge's answer to a turn: its records for the trial, or take back, or stop, or failed,
@@ -206,19 +209,15 @@ def drive(judge: Judge, recorder: Recorder, remaining: Sequence[Trial]) -> Judgi
             answer = judge.judge(turn)
             if isinstance(answer, Halt):
                 halted = halted or answer
+            if isinstance(answer, (Halt, Failed)):
+                if answer.record is not None:
+                    recorder.record_failure(turn.trial.number, answer.record)
                 state.remaining.popleft()
                 continue
             if isinstance(answer, Stop):
                 return state.result("quit")
-            if isinstance(answer, Failed):
-                recorder.record_failure(turn.trial.number, answer.record)
-                state.remaining.popleft()
-                continue
             if isinstance(answer, TakeBack):
-                if turn.undoable is None:
-                    raise ValueError("TakeBack with nothing to take back (Turn.undoable)")
-                state.correcting, state.last = turn.undoable, None
-                state.remaining.appendleft(recorder.trial(turn.undoable.trial))
+                _take_back(state, turn)
                 continue
             if _record(state, turn, answer, PICK_KINDS[judge.kind.records_as].passes):
                 break
@@ -227,6 +226,14 @@ def drive(judge: Judge, recorder: Recorder, remaining: Sequence[Trial]) -> Judgi
         result = state.finished()
         judge.end(result)
         return result
+
+
+def _take_back(state: _Progress, turn: Turn) -> None:
+    """The judge takes back its last pick: that trial is asked again, as a correction."""
+    if turn.undoable is None:
+        raise ValueError("TakeBack with nothing to take back (Turn.undoable)")
+    state.correcting, state.last = turn.undoable, None
+    state.remaining.appendleft(state.recorder.trial(turn.undoable.trial))
 
 
 def _record(state: _Progress, turn: Turn, picks: Sequence[Pick], passes: int) -> bool:

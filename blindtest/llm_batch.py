@@ -1,4 +1,4 @@
-"""An LLM judge through a batch file (issue 15 items 1-3 for ``bt-judge --judge llm:M``):
+"""An LLM judge through a batch file (``bt-judge --judge llm:M``):
 the requests a live judge would send, as ``(custom_id, body)`` pairs for
 :mod:`blindtest.batch`, and the results read back checked and replayed through the live
 judge's own verdict parsing, validation, failure rows and resume logic.
@@ -47,8 +47,8 @@ from blindtest.batch import (
 )
 from blindtest.client import Completion
 from blindtest.errors import BadInput
-from blindtest.judge import JudgeRun, PicksFile, Trial
 from blindtest.judges import JudgeKind, JudgeSetup
+from blindtest.judgment import JudgeRun, PicksFile, Trial
 from blindtest.llm_judge import (
     LlmJudge,
     LlmOptions,

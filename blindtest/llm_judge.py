@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import hashlib
 import math
+import os
 import re
+import signal
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -40,8 +43,9 @@ from blindtest import judge_prompts as prompts
 from blindtest.client import ChatClient, Completion, Endpoint
 from blindtest.endpoints import is_loopback
 from blindtest.errors import BadInput, EndpointFailed, EndpointRejected, PromptTooLong
-from blindtest.judge import JudgeRun, Pick, Trial, judge_nicknames
 from blindtest.judges import Answer, Failed, Halt, JudgeKind, JudgeSetup, JudgingResult, Turn
+from blindtest.judgment import JudgeRun, Pick, Trial, judge_nicknames
+from blindtest.records import SETTINGS_HASH_FIELD, settings_sha256
 from blindtest.retry import DEFAULT_POLICY, RetryPolicy
 from blindtest.wire import ChatMessage
 
@@ -50,6 +54,8 @@ __all__ = [
     "VERDICT_RETRIES",
     "LlmJudge",
     "LlmOptions",
+    "check_judge_key",
+    "check_key",
     "check_run",
     "extract_json",
     "llm_kind",
@@ -141,7 +147,7 @@ def extract_json(text: str) -> object:
 
 @cache
 def _validator(protocol: str) -> jsonschema.Draft202012Validator:
-    import jsonschema  # deferred: start-up (issue 15 item 7)
+    import jsonschema  # deferred: start-up
 
     return jsonschema.Draft202012Validator(VERDICT_SCHEMAS[protocol])
 
@@ -293,19 +299,38 @@ def _templates_sha256(template: prompts.JudgeTemplate | None, protocol: str) -> 
     return digest.hexdigest()
 
 
+def check_key(options: LlmOptions) -> None:
+    """Refuse (exit 2) a judge whose key variable is named but unset, or a remote judge with
+    no key variable set at all; nothing needs the run, so ``blindtest run`` asks this before
+    it designs or generates anything. As in bt-generate, only a local server is asked
+    without a key."""
+    endpoint = options.endpoint()
+    endpoint.check_key("judge")
+    if options.key_env is None and not is_loopback(options.base_url):
+        raise BadInput(
+            f"the LLM judge ({options.model} at {endpoint.origin}) needs a key: export "
+            f"{' or '.join(DEFAULT_KEY_ENVS)} with it, or name its variable with "
+            "--judge-key-env"
+        )
+
+
+def check_judge_key(kind: str, url: str | None, key_env: str | None) -> None:
+    """``blindtest run --judge llm:MODEL``: the judge's key (:func:`check_key`) from its
+    options alone, before the design is written or a side is asked (the judge comes last: a
+    missing key found there would leave the answers paid for and the chain stopped)."""
+    model = kind.removeprefix("llm:").strip()
+    if not model:
+        raise BadInput("--judge llm:MODEL: name the judge model, e.g. --judge llm:gpt-4o")
+    base_url = url or DEFAULT_URL
+    check_key(LlmOptions(model, base_url, resolve_key_env(key_env, os.environ)))
+
+
 def check_run(options: LlmOptions, run: JudgeRun, *, key: bool = True) -> None:
     """Everything that can be refused before the first call (exit 2, nothing written);
-    ``key``: whether the key is needed (a batch file export or import calls nothing). As in
-    bt-generate, only a local server is asked without a key."""
+    ``key``: whether the key is needed (a batch file export or import calls nothing;
+    :func:`check_key`)."""
     if key:
-        endpoint = options.endpoint()
-        endpoint.check_key("judge")
-        if options.key_env is None and not is_loopback(options.base_url):
-            raise BadInput(
-                f"the LLM judge ({options.model} at {endpoint.origin}) needs a key: export "
-                f"{' or '.join(DEFAULT_KEY_ENVS)} with it, or name its variable with "
-                "--judge-key-env"
-            )
+        check_key(options)
     protocol = run.view.protocol
     if options.template is not None and protocol != "preference":
         raise BadInput(f"--judge-template is for preference runs; this run is {protocol}")
@@ -447,6 +472,45 @@ class _Asked:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     error: str = ""
+    #: Paid for in an earlier sitting (a stored answer), not asked in this one.
+    reused: bool = False
+
+
+#: A failure row's field holding the one answered pass of a position swap whose other pass
+#: got no answer: ``{"pass", "raw_response", "attempts", "tokens"}``. Never a pick; a rerun
+#: takes its answer instead of asking that pass again.
+ANSWERED_PASS = "answered_pass"
+
+
+def _answered_pass(number: int, asked: _Asked) -> dict[str, Any]:
+    return {
+        "pass": number,
+        "raw_response": asked.raw,
+        "attempts": asked.attempts,
+        "tokens": {"prompt": asked.prompt_tokens, "completion": asked.completion_tokens},
+    }
+
+
+def _stored_pass(protocol: str, stored: Mapping[str, Any]) -> _Asked | None:
+    """A pass answered in an earlier sitting (a pick record, or a failure row's
+    :data:`ANSWERED_PASS`), as asked again: its verdict read back from the raw answer, its
+    attempts and tokens as recorded. None when it holds no valid verdict."""
+    raw = stored.get("raw_response")
+    if not isinstance(raw, str):
+        return None
+    verdict, _ = validate_verdict(protocol, raw)
+    if verdict is None:
+        return None
+    tokens = stored.get("tokens")
+    tokens = tokens if isinstance(tokens, Mapping) else {}
+    return _Asked(
+        verdict,
+        raw,
+        attempts=int(stored.get("attempts") or 0),
+        prompt_tokens=int(tokens.get("prompt") or 0),
+        completion_tokens=int(tokens.get("completion") or 0),
+        reused=True,
+    )
 
 
 @dataclass
@@ -500,9 +564,10 @@ class LlmJudge:
         self._sleep = sleep
         self._plain = False  # the endpoint refused response_format: plain text from now on
         self._refused_format: str | None = None  # what the server said when it refused it
-        # The first failure that would repeat for every comparison: once set, no request
-        # leaves, and the sitting ends with it after the answers already in are recorded.
-        self._halt: EndpointFailed | None = None
+        # The first failure that would repeat for every comparison (or Ctrl-C): once set, no
+        # request leaves, and the sitting ends with it after the answers already in are
+        # recorded.
+        self._halt: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client: ChatClient | None = None
         self._futures: dict[int, concurrent.futures.Future[Answer]] = {}
@@ -513,6 +578,12 @@ class LlmJudge:
         mine = [p for p in setup.earlier.picks if p.judge == setup.judge_id]
         seconds = {p.trial for p in setup.earlier.later_passes if p.judge == setup.judge_id}
         self._half_done = {p.trial for p in mine if p.pass_number == 1} - seconds
+        # Passes paid for in an earlier sitting that no finished comparison holds, by trial and
+        # pass: used as they are, never asked again.
+        self._kept = self._kept_passes(setup) if self.protocol == "preference" else {}
+        # Passes answered in this sitting whose comparison has not finished, by trial: what a
+        # stop keeps in a failure row.
+        self._got: dict[int, dict[int, _Asked]] = {}
         # A pair judge resumed: its earlier answers go back into the conversation.
         self._history: list[tuple[ChatMessage, str]] = [
             (prompts.pair_turn(p.trial, *_shown(setup.run, p.trial)), str(p.extra["raw_response"]))
@@ -527,6 +598,32 @@ class LlmJudge:
     @property
     def kind(self) -> JudgeKind:
         return self._kind
+
+    def _kept_passes(self, setup: JudgeSetup) -> dict[int, dict[int, _Asked]]:
+        """Pass 1 of a trial killed between its two appends (its pick record), and the
+        answered pass a failure row of this judge kept, made with these very settings."""
+        kept: dict[int, dict[int, _Asked]] = {}
+        for pick in setup.earlier.picks:
+            if pick.judge == self.judge_id and pick.trial in self._half_done:
+                asked = _stored_pass(self.protocol, pick.extra)
+                if asked is not None:
+                    kept.setdefault(pick.trial, {})[1] = asked
+        passes = 2 if self.options.swap else 1
+        own = settings_sha256(self.options.settings(self.protocol))
+        for row in setup.earlier.failures:
+            stored = row.get(ANSWERED_PASS)
+            if (
+                row.get("judge") != self.judge_id
+                or not isinstance(stored, Mapping)
+                or row.get(SETTINGS_HASH_FIELD) != own
+                or row.get("design_sha256") != self.run.design_sha256
+                or stored.get("pass") not in range(1, passes + 1)
+            ):
+                continue
+            asked = _stored_pass(self.protocol, stored)
+            if asked is not None:
+                kept.setdefault(int(row["trial"]), {}).setdefault(int(stored["pass"]), asked)
+        return kept
 
     # the sitting: an event loop on a thread of its own --------------------------------
 
@@ -546,7 +643,8 @@ class LlmJudge:
         )
         self._call(self._open())
         try:
-            yield
+            with self._ctrl_c():
+                yield
         finally:
             self._call(self._shutdown())
             loop.call_soon_threadsafe(loop.stop)
@@ -564,11 +662,7 @@ class LlmJudge:
         self._active = asyncio.Semaphore(2 * self.options.concurrency)
 
     async def _shutdown(self) -> None:
-        current = asyncio.current_task()
-        tasks = [t for t in asyncio.all_tasks() if t is not current]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._cancel_open()
         if self._client is not None:
             await self._client.aclose()
 
@@ -590,14 +684,83 @@ class LlmJudge:
                     start.append((trial, self._futures[trial.number]))
             self._loop.call_soon_threadsafe(self._start, start)
             self._all_started = self.protocol != "pair"
+        future = self._futures.pop(turn.trial.number)
+        # Waited for through result(): concurrent.futures.wait() misses a cancel().
+        with contextlib.suppress(Exception):  # what it raised is read in _answer
+            future.result()
+        return self._answer(turn.trial.number, future)
+
+    def _answer(self, number: int, future: concurrent.futures.Future[Answer]) -> Answer:
+        """A settled comparison as the driver takes it: its records or failure row, or, when
+        the judge was stopped, ``Halt`` with the passes it already got kept in a row."""
         try:
-            answer = self._futures.pop(turn.trial.number).result()
-        except (EndpointFailed, _Halted):
+            answer = future.result()
+        except (EndpointFailed, _Halted, concurrent.futures.CancelledError):
             assert self._halt is not None
-            return Halt(self._halt)
+            got = self._got.pop(number, {})
+            return Halt(self._halt, self._stopped_row(number, got) if got else None)
         if isinstance(answer, Failed):
             self.failed += 1
         return answer
+
+    @contextmanager
+    def _ctrl_c(self) -> Iterator[None]:
+        """While the judge sits (in the main thread): the first Ctrl-C stops it without
+        raising where it lands (it could land while the driver writes a pick): nothing more
+        is sent, every comparison still open is cancelled (an answer not yet in is given up;
+        passes already in are kept), the driver records what was answered and then ends the
+        sitting with ``KeyboardInterrupt``. A second Ctrl-C raises at once."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        interrupted = False
+
+        def on_sigint(signum: int, frame: object) -> None:
+            nonlocal interrupted
+            if interrupted:
+                raise KeyboardInterrupt
+            interrupted = True
+            self._halt = self._halt or KeyboardInterrupt()
+            assert self._loop is not None
+            self._loop.call_soon_threadsafe(self._cancel_all)
+
+        previous = signal.signal(signal.SIGINT, on_sigint)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    @staticmethod
+    def _cancel_all() -> None:
+        """On the loop: cancel every task (each comparison settles its future as cancelled)."""
+        for task in asyncio.all_tasks():
+            task.cancel()
+
+    async def _cancel_open(self) -> None:
+        current = asyncio.current_task()
+        tasks = [t for t in asyncio.all_tasks() if t is not current]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _stopped_row(self, number: int, got: Mapping[int, _Asked]) -> dict[str, Any]:
+        """The failure row of a comparison stopped with one pass answered and one not."""
+        answered = min(got)
+        missing = next(n for n in (1, 2) if n not in got)
+        why = (
+            "interrupted (Ctrl-C)"
+            if isinstance(self._halt, KeyboardInterrupt)
+            else str(self._halt).split("; ")[0]
+        )
+        return {
+            "comparison_id": f"{(self.run.design_sha256 or '')[:12]}-{number}",
+            "judge_model": self.options.model,
+            "error": f"pass {missing} not answered ({why}); pass {answered}'s answer is kept "
+            f"here and a rerun asks only pass {missing}",
+            "attempts": 0,
+            ANSWERED_PASS: _answered_pass(answered, got[answered]),
+            "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
 
     def _start(
         self, comparisons: Sequence[tuple[Trial, concurrent.futures.Future[Answer]]]
@@ -699,20 +862,10 @@ class LlmJudge:
 
     async def _preference(self, trial: Trial) -> Answer:
         passes = (False, True) if self.options.swap else (False,)
-        asked = await asyncio.gather(
-            *(
-                self._ask(
-                    comparison_messages(
-                        self.run, self.options, trial, swapped, self._fields.get(trial.number, {})
-                    ),
-                    None,
-                )
-                for swapped in passes
-            )
-        )
+        asked = await self._passes(trial, passes)
         for one in asked:
             if one.verdict is None:
-                return self._failure(trial, one, extra_attempts=sum(a.attempts for a in asked))
+                return self._failure(trial, one, passes=asked)
         picks = [
             _side(str(one.verdict["preference"]), swapped)
             for one, swapped in zip(asked, passes, strict=True)
@@ -754,6 +907,34 @@ class LlmJudge:
                 )
             )
         return tuple(records)
+
+    async def _passes(self, trial: Trial, passes: Sequence[bool]) -> list[_Asked]:
+        """Each pass of a preference comparison (``passes``: swapped or not), a pass paid for
+        in an earlier sitting taken as it is."""
+        kept = self._kept.get(trial.number, {})
+        fields = self._fields.get(trial.number, {})
+
+        async def ask(number: int, swapped: bool) -> _Asked:
+            if number in kept:
+                return kept[number]  # paid for in an earlier sitting
+            messages = comparison_messages(self.run, self.options, trial, swapped, fields)
+            one = await self._ask(messages, None)
+            if one.verdict is not None and self.options.swap:
+                self._got.setdefault(trial.number, {})[number] = one
+            return one
+
+        # Both passes run to their end even when one is stopped: a request in flight may still
+        # be answered, and that answer is kept (``_got``) for the failure row of a stop.
+        ended = await asyncio.gather(
+            *(ask(number, swapped) for number, swapped in enumerate(passes, 1)),
+            return_exceptions=True,
+        )
+        for outcome in ended:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        self._got.pop(trial.number, None)
+        self._kept.pop(trial.number, None)
+        return [outcome for outcome in ended if isinstance(outcome, _Asked)]
 
     def _excluded(self, rules: Sequence[str]) -> str | None:
         """Why a comparison is left out of the aggregate: leakage (spec 003), or an
@@ -820,18 +1001,30 @@ class LlmJudge:
             extra={k: v for k, v in extra.items() if v is not None},
         )
 
-    def _failure(self, trial: Trial, asked: _Asked, extra_attempts: int | None = None) -> Failed:
+    def _failure(
+        self, trial: Trial, asked: _Asked, passes: Sequence[_Asked] | None = None
+    ) -> Failed:
+        """The failure row of a comparison with no verdict: ``attempts`` counts the requests of
+        the passes that got none; a pass of ``passes`` answered in this sitting is kept in the
+        row (:data:`ANSWERED_PASS`) for the rerun."""
         self.ledger.failures += 1
-        return Failed(
-            {
-                "comparison_id": f"{(self.run.design_sha256 or '')[:12]}-{trial.number}",
-                "judge_model": self.options.model,
-                "error": asked.error,
-                "raw_response": asked.raw,
-                "attempts": extra_attempts if extra_attempts is not None else asked.attempts,
-                "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            }
-        )
+        passes = passes if passes is not None else (asked,)
+        row: dict[str, Any] = {
+            "comparison_id": f"{(self.run.design_sha256 or '')[:12]}-{trial.number}",
+            "judge_model": self.options.model,
+            "error": asked.error,
+            "raw_response": asked.raw,
+            "attempts": sum(a.attempts for a in passes if a.verdict is None),
+            "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+        fresh = [
+            (number, one)
+            for number, one in enumerate(passes, 1)
+            if one.verdict is not None and not one.reused
+        ]
+        if fresh:
+            row[ANSWERED_PASS] = _answered_pass(*fresh[0])
+        return Failed(row)
 
     async def _ask(
         self,

@@ -89,7 +89,7 @@ LAUNDER_PROMPT = (
 
 _TOKEN = re.compile(r"\S+")
 #: A word from its first letter or digit to its end: one match per word. ``[^\W_]`` is exactly
-#: ``str.isalnum`` (``\w`` is isalnum or "_"; tests/test_i15_census_speed.py checks every
+#: ``str.isalnum`` (``\w`` is isalnum or "_"; tests/test_census_speed.py checks every
 #: code point).
 _WORD_TAIL = re.compile(r"[^\W_]\S*")
 
@@ -102,7 +102,7 @@ def _word_ends(text: str) -> Iterator[int]:
 
 def count_words(text: str) -> int:
     """Number of words: whitespace-separated tokens holding at least one letter or digit."""
-    # One C-speed scan instead of a generator over tokens (issue 15).
+    # One C-speed scan instead of a generator over tokens.
     return len(_WORD_TAIL.findall(text))
 
 
@@ -576,7 +576,7 @@ def _flatten_line(body: str) -> str:
     while text != previous:
         if _MARKUP.search(text) is None:
             # No rule can match: _flatten_once would only strip the text, once and for all,
-            # and a plain line is no structure (issue 15: most prose lines end here).
+            # and a plain line is no structure (most prose lines end here).
             return text.strip()
         previous, text = text, _flatten_once(text)
     # A line that flattens into markdown structure (a fence, a rule, a table delimiter) would
@@ -647,7 +647,7 @@ def strip_formatting(text: str) -> str:
     return "".join(out)
 
 
-# --------------------------------------------------------------------------- reasoning (issue 12)
+# --------------------------------------------------------------------------- reasoning
 
 #: Reasoning models that think in the answer (DeepSeek-R1, Qwen3 through Ollama, llama.cpp,
 #: vLLM without a reasoning parser) open it with ``<think>...</think>``; some chat templates

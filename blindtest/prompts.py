@@ -10,7 +10,7 @@ Accepted formats:
   is told about the prompt (kept in the design as ``criteria``, ``source``, ``constraints``).
   Instead of ``prompt``, a record may carry ``messages``: a conversation, a list of
   ``{"role": "user" | "assistant", "content": "..."}`` ending with a user turn; the sides
-  answer that last turn, and the judge sees every turn (issue 12).
+  answer that last turn, and the judge sees every turn.
 
 A conversation's hash and its duplicate check cover every turn (role and text).
 
@@ -70,7 +70,7 @@ class Prompt:
     generated_id: bool = False
     #: A conversation's turns before the last user turn (``text``), as (role, content).
     history: tuple[tuple[str, str], ...] = ()
-    #: For an LLM judge (issue 13): evaluation criteria, source material, constraints.
+    #: For an LLM judge: evaluation criteria, source material, constraints.
     criteria: str | None = None
     source: str | None = None
     constraints: str | None = None

@@ -37,6 +37,12 @@ from blindtest.protocols import PREFERENCE_PICKS, PROTOCOLS
 
 JsonObject = dict[str, Any]
 
+#: An answer to an extra question: one boolean for a question asked once per comparison,
+#: ``{"left": bool, "right": bool}`` for one asked of each option (left is option 1).
+ExtraAnswer = bool | Mapping[str, bool]
+#: The keys of a per-option answer, in display order.
+OPTION_ANSWER_KEYS = ("left", "right")
+
 
 @dataclass(frozen=True, slots=True)
 class PickKind:
@@ -122,7 +128,7 @@ class Trial:
     number: int
     prompt: str
     options: tuple[str, ...]
-    #: A conversation's turns before ``prompt``, as (role, content) (issue 12).
+    #: A conversation's turns before ``prompt``, as (role, content).
     history: tuple[tuple[str, str], ...] = ()
 
 
@@ -133,15 +139,24 @@ class JudgeView:
     protocol: str
     trials: tuple[Trial, ...]
     question: str
+    #: Extra yes/no questions asked once per comparison (bt-design --ask).
     extra_questions: tuple[str, ...] = ()
     require_reason: bool = False
     sequential: bool = False
     #: The design the trials belong to; picks that name another design are refused.
     design_sha256: str | None = None
+    #: Extra yes/no questions asked of each option (bt-design --ask-each); the same words for
+    #: every trial, so nothing here depends on which side an option is.
+    extra_questions_per_option: tuple[str, ...] = ()
 
     @property
     def total(self) -> int:
         return len(self.trials)
+
+    @property
+    def asks_extra(self) -> bool:
+        """Whether the judge is asked any extra question after the pick."""
+        return bool(self.extra_questions or self.extra_questions_per_option)
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +235,7 @@ def view_of(
         require_reason=bool(judging["require_reason"]),
         sequential=bool(design["sequential"]),
         design_sha256=design_sha256,
+        extra_questions_per_option=tuple(judging.get("extra_questions_per_option", ())),
     )
 
 
@@ -245,7 +261,7 @@ class Pick:
     confidence: float | None = None
     at: str | None = None
     nicknames: tuple[str, str] | None = None
-    answers: Mapping[str, bool] | None = None
+    answers: Mapping[str, ExtraAnswer] | None = None
     bot: Mapping[str, Any] | None = None
     judge_kind: str | None = None
     design_sha256: str | None = None
@@ -278,7 +294,11 @@ class Pick:
             "confidence": self.confidence,
             "at": self.at,
             "nicknames": list(self.nicknames) if self.nicknames else None,
-            "answers": dict(self.answers) if self.answers is not None else None,
+            "answers": (
+                {q: a if isinstance(a, bool) else dict(a) for q, a in self.answers.items()}
+                if self.answers is not None
+                else None
+            ),
             "bot": dict(self.bot) if self.bot is not None else None,
             "judge_kind": self.judge_kind,
             "design_sha256": self.design_sha256,
@@ -571,8 +591,24 @@ class PicksChecker:
         return None
 
     def _answers(self, pick: Pick) -> str | None:
-        for question in pick.answers or {}:
-            if question not in self.view.extra_questions:
+        """Each answer is to a question the design asks, in the form it asks it: a boolean
+        (--ask) or {"left": bool, "right": bool} (--ask-each). The schema allows both forms
+        for any question; only the design says which one a question takes."""
+        for question, answer in (pick.answers or {}).items():
+            if question in self.view.extra_questions_per_option:
+                if isinstance(answer, bool):
+                    return (
+                        f"answers {question!r} with one {_shown(answer)} for the comparison, "
+                        'but the design asks it of each option: give {"left": true/false, '
+                        '"right": true/false}'
+                    )
+            elif question in self.view.extra_questions:
+                if not isinstance(answer, bool):
+                    return (
+                        f"answers {question!r} per option, but the design asks it once per "
+                        "comparison: give true or false"
+                    )
+            else:
                 return f"answers a question the design does not ask: {question!r}"
         return None
 

@@ -124,7 +124,7 @@ def _pair_words(pair: Mapping[str, Any]) -> str:
     if pair.get("interval"):
         kappa += f" ({_interval_words(pair, 'interval')})"
     if pair["p_value"] is not None:
-        kappa += f", test of kappa = 0 {format_p(pair['p_value'])}"
+        kappa += f", test of kappa = 0: {format_p(pair['p_value'])}"
     if pair.get("statement"):
         kappa += f"; {pair['statement']}"
     return f"{head}: {kappa}."
@@ -151,6 +151,12 @@ def agreement_text(agreement: Mapping[str, Any]) -> list[str]:
         shown = f"Krippendorff's alpha {_num(alpha['statistic'])} ({alpha['label']}"
         if alpha.get("interval"):
             shown += "; " + _interval_words(alpha, "bootstrap interval over trials")
+            left_out = alpha.get("undefined_resamples") or 0
+            if left_out:  # resamples of one answer throughout have no alpha
+                shown += (
+                    f", from the {alpha['resamples'] - left_out} of {alpha['resamples']} "
+                    "resamples that held more than one answer"
+                )
         head = (
             f"Agreement over {agreement['n_items']} trials seen by two or more judges: {shown}), "
             f"{pct(agreement['percent']['statistic'])} of pairs of answers identical."
@@ -184,20 +190,38 @@ def _panel_lines(report: ReportRecord) -> list[str]:
 
 
 def by_tag_lines(report: ReportRecord) -> list[str]:
-    """The breakdown by prompt tag, and a sentence for each tag that goes the other way from
-    the whole (seed 001: a candidate that loses overall but wins on one kind of task says to
-    route by task rather than standardise)."""
+    """The breakdown by prompt tag: per tag the trials' outcomes, A's win rate among the
+    untied with its Wilson interval and the Holm-adjusted exact p; then the sentences of
+    :func:`by_tag_sentences`."""
     by_tag = report.get("by_tag")
     if not by_tag:
         return []
     if not any("p_holm" in c for c in by_tag.values()):  # a report made before the tests
         cells = [f"{tag} A {c['A']} : B {c['B']}, {c['ties']} ties" for tag, c in by_tag.items()]
         return ["By task type: " + clean("; ".join(cells)) + "."]
-    lines = [f"By task type (exact p, Holm-adjusted across {len(by_tag)} tags):"]
+    lines = [
+        f"By task type (trials; A's win rate among the untied, Wilson 95% interval; exact "
+        f"two-sided p, Holm-adjusted across {len(by_tag)} tags):"
+    ]
     for tag, c in by_tag.items():
-        test = f"; {format_p(c['p_holm'])}" if c.get("n") else "; all ties"
+        rate = c.get("win_rate") or {}
+        test = (
+            f"; A's win rate {pct(rate.get('estimate'))} ({pct(rate.get('lo'))} to "
+            f"{pct(rate.get('hi'))}); {format_p(c['p_holm'])}"
+            if c.get("n")
+            else "; all ties"
+        )
         ties = f"{c['ties']} tie{'s' if c['ties'] != 1 else ''}"
         lines.append(f"  {clean(tag)}: A {c['A']} : B {c['B']}, {ties}{test}")
+    return lines + by_tag_sentences(report)
+
+
+def by_tag_sentences(report: ReportRecord) -> list[str]:
+    """A sentence for each tag that goes the other way from the whole (seed 001: a candidate
+    that loses overall but wins on one kind of task says to route by task rather than
+    standardise), a finding only when it holds after Holm's adjustment."""
+    by_tag = report.get("by_tag") or {}
+    lines: list[str] = []
     wins, losses = report.get("wins") or 0, report.get("losses") or 0
     overall = "A" if wins > losses else "B" if losses > wins else None
     alpha = report.get("alpha") or 0.05
@@ -290,7 +314,15 @@ def _answers_lines(report: ReportRecord) -> list[str]:
     answers = report.get("answers") or []
     if not answers:
         return []
-    return ["Answers to the extra questions:", *[f"  {clean(a['statement'])}" for a in answers]]
+    lines = ["Answers to the extra questions:"]
+    for entry in answers:
+        statement = str(entry["statement"])
+        each = [] if entry.get("pooled", True) else list(entry.get("per_judge") or [])
+        for cell in each:  # judges tested alone: one line each, under the question
+            statement = statement.replace(f" {cell['statement']}", "", 1)
+        lines.append(f"  {clean(statement)}")
+        lines += [f"    {clean(str(cell['statement']))}" for cell in each]
+    return lines
 
 
 def reading_lines(report: ReportRecord) -> list[str]:
@@ -340,7 +372,7 @@ def checks_lines(report: ReportRecord) -> list[str]:
 
 
 def _label(report: ReportRecord, side: str, model: str) -> str:
-    """What the report calls a side: its label (issue 12), else the model."""
+    """What the report calls a side: its label, else the model."""
     config = (report.get("sides") or {}).get(side) or {}
     return str(config.get("label") or model)
 
@@ -468,7 +500,7 @@ def _result_lines(report: ReportRecord) -> list[str]:
 
 
 def _section_lines(section: Mapping[str, Any] | None) -> list[str]:
-    """The screen lines an optional report section carries (LLM judges, style check...)."""
+    """The screen lines an optional report section carries (LLM judges, style control...)."""
     return [str(line) for line in (section or {}).get("lines") or []]
 
 
@@ -507,7 +539,7 @@ def format_summary(
         _panel_lines(report),
         _section_lines(report.get("llm_judges")),
         _section_lines(report.get("machine_vs_person")),
-        _section_lines(report.get("style_check")),
+        _section_lines(report.get("style_control")),
         _audit_lines(report),
         channels,
         _next_lines(report),
@@ -533,7 +565,7 @@ _SHOWN_CHARS = 240
 
 
 def _sides_lines(report: Mapping[str, Any]) -> list[str]:
-    """Each side's full configuration (issue 12), after the reveal."""
+    """Each side's full configuration, after the reveal."""
     sides = report.get("sides")
     if not sides:
         return []

@@ -8,9 +8,11 @@ render never imports the analysis. Pure; imports nothing of blindtest's.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 
-__all__ = ["TESTS", "count", "format_p", "format_p_against", "pct"]
+__all__ = ["TESTS", "control_line", "count", "format_p", "format_p_against", "pct"]
 
 #: The test behind each report's p-value, as the result screen names it.
 TESTS = {
@@ -70,3 +72,43 @@ def format_p_against(value: float | None, alpha: float) -> str:
             break
     relation = "<" if value < alpha else ("<=" if value <= alpha else ">")
     return f"p = {rounded:f} {relation} {alpha:g}"
+
+
+def _share(found: Mapping[str, Any]) -> str:
+    """``100% of 40`` as the screen says a share, ``n/a`` without one."""
+    if found.get("estimate") is None:
+        return "n/a"
+    return f"{found['estimate']:.0%} of {found['n']}"
+
+
+def control_line(control: Mapping[str, Any]) -> str:
+    """One judge's hidden controls, in the screen's words (blindtest.analysis.judges): by
+    comparison, where position went and how often it preferred one output, against its rate
+    on the real trials."""
+    split = control["position"]
+    decided = split["first"] + split["second"]
+    interval = control.get("interval")
+    where = (
+        f" (exact 95% interval {interval['lo']:.0%} to {interval['hi']:.0%})"
+        if interval is not None
+        else ""
+    )
+    found = control["real_vs_controls"]
+    rate = control.get("non_tie_rate")
+    real = found.get("real_rate")
+    text = (
+        f"hidden controls (one model on both sides, {control['controls']} comparisons): first "
+        f"position in {_share({'estimate': control.get('share_left'), 'n': decided})} "
+        f"comparisons position went with{where}; preferred one output in "
+        f"{_share({'estimate': control.get('share_non_tie'), 'n': control['counted']})}"
+    )
+    if rate is not None:
+        text += f" (exact 95% interval {rate['lo']:.0%} to {rate['hi']:.0%})"
+    if real is not None:
+        text += (
+            f", against {_share({'estimate': real['estimate'], 'n': found['real']['comparisons']})}"
+            " of the real comparisons"
+        )
+    if found["p_value"] is None:
+        return text + f" (too few comparisons to test: fewer than {found['min_comparisons']})"
+    return text + f" (one-sided Fisher exact {format_p(found['p_value'])})"

@@ -34,7 +34,7 @@ from blindtest.judges import (
     Turn,
     drive,
 )
-from blindtest.records import JudgeView, JudgingResult, Pick, Trial
+from blindtest.records import ExtraAnswer, JudgeView, JudgingResult, Pick, Trial
 from blindtest.terminal.console import Console, InputEnded
 from blindtest.terminal.layout import fit, side_by_side, trial_layout, wrap_prose_line
 from blindtest.terminal.pager import Pager, Screen
@@ -297,7 +297,7 @@ class Session:
         reason = answers = None
         if self.view.protocol == "preference":
             reason = self._ask_reason(trial)
-            answers = self._ask_extras() if self.view.extra_questions else None
+            answers = self._ask_extras() if self.view.asks_extra else None
         return Pick(
             trial=trial.number,
             judge=self.judge_id,
@@ -412,19 +412,31 @@ class Session:
                 return None
             self.console.write(f"A one-line reason is needed ({self._progress(trial)}).\n")
 
-    def _ask_extras(self) -> dict[str, bool]:
-        answers: dict[str, bool] = {}
+    def _ask_extras(self) -> dict[str, ExtraAnswer]:
+        """The design's extra questions: those asked of each option (y or n for option 1, then
+        option 2: left and right in the record), then those asked once per comparison."""
+        answers: dict[str, ExtraAnswer] = {}
+        names = ("left", "right") if self._beside() else ("option 1", "option 2")
+        for question in self.view.extra_questions_per_option:
+            self.console.write(
+                "\n".join(wrap_prose_line(f"{question} (y or n for each option)", self._width()))
+                + "\n"
+            )
+            left, right = (self._yes_no(f"  {name} [y/n] ") for name in names)
+            answers[question] = {"left": left, "right": right}
         for question in self.view.extra_questions:
-            while True:
-                text = self.console.read_line(f"{question} [y/n] ").lower()
-                if text in ("y", "yes", "n", "no"):
-                    answers[question] = text.startswith("y")
-                    break
-                if text == "q":
-                    self._confirm_quit()
-                    continue
-                self.console.write("Type y or n.\n")
+            answers[question] = self._yes_no(f"{question} [y/n] ")
         return answers
+
+    def _yes_no(self, prompt: str) -> bool:
+        while True:
+            text = self.console.read_line(prompt).lower()
+            if text in ("y", "yes", "n", "no"):
+                return text.startswith("y")
+            if text == "q":
+                self._confirm_quit()
+                continue
+            self.console.write("Type y or n.\n")
 
     # ----------------------------------------------------------------- drawing
 

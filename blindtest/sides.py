@@ -1,4 +1,4 @@
-"""Each side a full configuration (issue 12): what one side sends (its system prompt, its
+"""Each side a full configuration: what one side sends (its system prompt, its
 user-message template, its extra request parameters) and how the two sides differ.
 
 Pure functions over the design document (``design.json`` as a dict) and option values; the

@@ -1,21 +1,26 @@
-"""One sitting of a judge into its picks file (bt-judge without --check or --panel): the file
-planned (:func:`blindtest.judge.plan_output`: restarted with --force, refused when it holds
-another judge's kind of picks), the judge made, and the trials it still has to judge driven
-through the :class:`~blindtest.judge.Recorder` into the file. A live judge sits here, and so
-does an LLM judge's batch import (the same judge, answered from the files).
+"""One sitting of a judge into its picks file (bt-judge without --check, and each reviewer of
+a --panel: the same file handling, recorder and syncing): the file planned
+(:func:`blindtest.judgment.plan_output`: restarted with --force, refused when it holds another
+judge's kind of picks), the judge made, and the trials it still has to judge driven through
+the :class:`~blindtest.judgment.Recorder` into the file. A live judge sits here, and so does an
+LLM judge's batch import (the same judge, answered from the files).
 
 The picks file through :mod:`blindtest.artifacts`; what the judge shows and asks is its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from blindtest import artifacts
 from blindtest.hints import stage_command
-from blindtest.judge import (
+from blindtest.judges import Judge, JudgeKind, JudgeSetup, JudgingResult, drive
+from blindtest.judgment import (
     JudgeRun,
+    PicksFile,
     Recorder,
     check_default_id,
     check_settings,
@@ -23,9 +28,8 @@ from blindtest.judge import (
     read_picks,
     remaining_trials,
 )
-from blindtest.judges import Judge, JudgeKind, JudgeSetup, JudgingResult, drive
 
-__all__ = ["analyze_command", "sit"]
+__all__ = ["OpenedPicks", "analyze_command", "open_picks", "sit", "sit_opened"]
 
 
 def sit(
@@ -46,7 +50,35 @@ def sit(
 
     Refused before anything is written: resuming a machine judge with other settings than
     its picks in ``out`` were made with, and a default judge id in a file that holds only
-    other judges' picks (:func:`~blindtest.judge.check_default_id`)."""
+    other judges' picks (:func:`~blindtest.judgment.check_default_id`)."""
+    opened = open_picks(run, kind, judge_id, out, force, default_of=default_of)
+    judge = kind.make(JudgeSetup(run, judge_id, opened.existing, resume, options))
+    return judge, sit_opened(run, kind, judge, opened, only)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedPicks:
+    """A picks file ready for one judge's sitting: what it holds (after ``--force`` emptied
+    it), and the settings the judge's picks are stamped with (None: a person)."""
+
+    judge_id: str
+    out: Path
+    existing: PicksFile
+    settings: Mapping[str, Any] | None
+
+
+def open_picks(
+    run: JudgeRun,
+    kind: JudgeKind,
+    judge_id: str,
+    out: Path,
+    force: bool,
+    *,
+    default_of: str | None = None,
+) -> OpenedPicks:
+    """Decide what happens to ``out`` before ``kind`` judges into it
+    (:func:`~blindtest.judgment.plan_output`): restarted with ``force``, refused when it holds
+    another kind of judge's picks, or this judge's made with other settings."""
     kind.check(run.view.protocol)
     settings = kind.settings(run.view.protocol) if kind.settings is not None else None
     existing = read_picks(out, run.view, missing_ok=True)
@@ -57,23 +89,46 @@ def sit(
         if default_of is not None:
             check_default_id(existing, judge_id, default_of)
         check_settings(existing, judge_id, settings)
-    judge = kind.make(JudgeSetup(run, judge_id, existing, resume, options))
-    remaining = remaining_trials(run.view, existing.picks, judge_id, existing.later_passes)
+    return OpenedPicks(judge_id, out, existing, settings)
+
+
+def sit_opened(
+    run: JudgeRun,
+    kind: JudgeKind,
+    judge: Judge,
+    opened: OpenedPicks,
+    only: Collection[int] | None = None,
+    on_record: Callable[[Mapping[str, Any]], object] | None = None,
+) -> JudgingResult:
+    """Drive ``judge`` through the trials it still has to judge (``only``: just those
+    numbered there) into the opened file, each pick through the
+    :class:`~blindtest.judgment.Recorder` (stamped with the kind and the settings) and synced
+    as the kind promises; ``on_record`` is told of every record appended."""
+    existing = opened.existing
+    remaining = remaining_trials(run.view, existing.picks, opened.judge_id, existing.later_passes)
     if only is not None:
         remaining = [trial for trial in remaining if trial.number in only]
     with artifacts.JsonlAppender(
-        out, "picks", fsync=kind.sync_each_pick or kind.sync_grouped, grouped=kind.sync_grouped
+        opened.out,
+        "picks",
+        fsync=kind.sync_each_pick or kind.sync_grouped,
+        grouped=kind.sync_grouped,
     ) as appender:
+
+        def append(record: dict[str, Any]) -> None:
+            appender.append(record)
+            if on_record is not None:
+                on_record(record)
+
         recorder = Recorder(
             run,
-            judge_id,
-            appender.append,
+            opened.judge_id,
+            append,
             earlier=(*existing.picks, *existing.later_passes),
             kind=kind.records_as,
-            settings=settings,
+            settings=opened.settings,
         )
-        ended = drive(judge, recorder, remaining)
-    return judge, ended
+        return drive(judge, recorder, remaining)
 
 
 def analyze_command(run_dir: Path, out: Path) -> str:

@@ -208,7 +208,7 @@ def iter_trials_view(design: DesignRecord, state: AnsweredRows) -> Iterator[Tria
             "prompt": prompt["text"],
             "options": displayed_texts(design, state, entry["trial"], n_slots),
         }
-        if "messages" in prompt:  # a conversation: the judge sees every turn (issue 12)
+        if "messages" in prompt:  # a conversation: the judge sees every turn
             row["history"] = [
                 {"role": turn["role"], "content": turn["content"]}
                 for turn in prompt["messages"][:-1]

@@ -162,7 +162,7 @@ class ParsedCompletion:
     response_id: str | None = None
     detail: str = ""
     #: The model's reasoning (``reasoning_content``, ``reasoning``, leading ``<think>``
-    #: blocks): kept out of ``text``, so never shown to a judge (issue 12).
+    #: blocks): kept out of ``text``, so never shown to a judge.
     reasoning: str | None = None
 
     @property
@@ -369,7 +369,7 @@ def parse_error(payload: bytes, content_type: str = "application/json") -> Serve
     return ServerError(_snippet(payload))
 
 
-# Reasoning models (issue 12): a 400 naming a sampling parameter the model does not take.
+# Reasoning models: a 400 naming a sampling parameter the model does not take.
 # Structure first (OpenAI: param "temperature", code "unsupported_value"; param "max_tokens",
 # code "unsupported_parameter"), the server's wording second.
 _UNSUPPORTED_CODES = frozenset({"unsupported_value", "unsupported_parameter", "invalid_value"})
@@ -414,7 +414,7 @@ def parameter_fix(status: int, body: ServerError, side: str) -> str | None:
 
 
 # Recognising "this prompt does not fit": by status, code or type first, wording second.
-# Sources of each body are quoted in tests/test_i10_generate_too_long.py.
+# Sources of each body are quoted in tests/test_generate_prompt_too_long.py.
 _TOO_LONG_CODES = frozenset({"context_length_exceeded"})  # OpenAI
 _TOO_LONG_TYPES = frozenset({"exceed_context_size_error", "context_length_exceeded"})  # llama.cpp
 _TOO_LONG_WORDS = (

@@ -15,7 +15,7 @@ from typing import Any
 
 from blindtest import artifacts
 from blindtest.artifact_types import ArrangementEntry
-from blindtest.design import DesignOptions, ModelSpec, build_design
+from blindtest.designing import DesignOptions, ModelSpec, build_design
 from blindtest.prompts import Prompt
 
 PROVENANCE: dict[str, Any] = {"blindtest": "test", "python": "3", "packages": {}, "git": None}

@@ -1,4 +1,4 @@
-"""A tiny HTTP proxy on 127.0.0.1 for tests (issue 12): ``CONNECT host:port`` tunnels and
+"""A tiny HTTP proxy on 127.0.0.1 for tests: ``CONNECT host:port`` tunnels and
 absolute-form requests (``POST http://host:port/path HTTP/1.1``), every host resolved to
 127.0.0.1, so a test can name an endpoint ``http://api.proxied.test:PORT/v1`` that only the
 proxy can reach. It records what it was asked (``proxy.seen``: request lines). Served from its

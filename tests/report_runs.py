@@ -26,8 +26,8 @@ from click.testing import CliRunner, Result
 
 from blindtest import artifacts
 from blindtest.artifact_types import DesignRecord
-from blindtest.design import DesignOptions, ModelSpec, build_design
-from blindtest.generate import generation_record
+from blindtest.designing import DesignOptions, ModelSpec, build_design
+from blindtest.generating import generation_record
 from blindtest.prompts import Prompt
 from blindtest.slots import Slot, plan_slots
 

@@ -1,5 +1,5 @@
 """bt-analyze: report.json against independently computed values, the statement a person
-reads, and the gates that make a run say nothing (specs 000, 001, 002; issue 6).
+reads, and the gates that make a run say nothing (specs 000, 001, 002).
 
 Reference values come from ``report_runs``' exact rational arithmetic and mpmath (see the
 header of its last section); the triangle d' sweep uses scipy's adaptive QUADPACK quadrature of
@@ -24,12 +24,12 @@ from scipy import integrate, special, stats
 from screen_text import flat, paragraphs
 
 from blindtest import artifacts
-from blindtest import judge as judging
+from blindtest import judgment as judging
 from blindtest.analysis.common import MIN_SHARED_TRIALS
 from blindtest.analysis.preference import _per_judge_needed
-from blindtest.analyze import AnalysisOptions, build_report, format_p, format_p_against
+from blindtest.analyzing import AnalysisOptions, build_report, format_p, format_p_against
 from blindtest.assignment import assign, coverage
-from blindtest.design import LaunderSpec, Normalization
+from blindtest.designing import LaunderSpec, Normalization
 from blindtest.slots import Slot
 from blindtest.stats import position_bias
 
@@ -141,7 +141,7 @@ def check_triangle_report(report: Mapping[str, Any], k: int, n: int) -> None:
 
 @pytest.mark.parametrize("n", range(1, 41))
 def test_triangle_report_matches_exact_binomial_clopper_pearson_pd_and_dprime(n: int) -> None:
-    # In-process through build_report (issue 11.8: no CLI run per score); the report is
+    # In-process through build_report (no CLI run per score); the report is
     # validated against its schema and round-tripped through JSON as bt-analyze writes it.
     # The CLI path to the same report is exercised by the spec 000 tests below.
     design = make_design("triangle", n)
@@ -216,7 +216,7 @@ def test_an_unfinished_fixed_design_is_void_and_says_so_plainly(tmp_path: Path) 
     assert report["statement"].startswith(
         "Void: only 12 of 20 trials were judged. A fixed design must be finished"
     )
-    # Issue 9.1 / 9.10: one line, no doubled "void: Void:", nothing else on the screen.
+    # / 9.10: one line, no doubled "void: Void:", nothing else on the screen.
     assert result.stderr.startswith("void: 12 of 20 judged; finish with: ")
     assert result.stdout == ""
 
@@ -325,7 +325,7 @@ def test_similarity_claim_follows_the_exact_lower_tail_at_pd0(
     assert claim["similar"] is similar
     assert close(claim["pd_upper"], pd_of(one_sided_upper(k, n)))
     statement = report["statement"]
-    # Issue 10.16: the similarity sentence states the one-sided bound its test uses, and the
+    # the similarity sentence states the one-sided bound its test uses, and the
     # null before it quotes no two-sided bound in the same paragraph.
     bound = f"the one-sided 95% upper bound on pd is {round(100 * claim['pd_upper'])}%"
     assert bound in statement
@@ -435,7 +435,7 @@ def test_the_panel_screen_names_the_randomization_test(tmp_path: Path) -> None:
         triangle_picks(design, 10) + triangle_picks(design, 10, judge="bob"),
     )
     result, _ = analyze(run)
-    # Issue 9.9: the test is named once, on the "How sure" line.
+    # the test is named once, on the "How sure" line.
     score_line = next(line for line in result.stdout.splitlines() if line.startswith("How sure"))
     assert "randomization" in score_line
     assert "one-sided exact binomial" not in result.stdout
@@ -923,7 +923,7 @@ def test_cost_per_side_is_put_beside_the_ranking(tmp_path: Path) -> None:
     line = "Cost: A $0.00011 per response, B $0.00006 per response."
     assert report["cost"] == line
     lines = paragraphs(result.stdout)
-    # Issue 9.9: the cost sits right under the verdict, how sure and how big.
+    # the cost sits right under the verdict, how sure and how big.
     assert lines[lines.index("How sure: " + report["summary"]["sure"]) + 2] == line
     assert report["appendix"]["A"]["cost"] == pytest.approx(35 * 110 / 1e6, rel=RTOL)
 
@@ -1017,7 +1017,7 @@ def test_html_writes_a_standalone_page(tmp_path: Path) -> None:
 
 def test_an_existing_report_is_not_overwritten_without_force(tmp_path: Path) -> None:
     # A report from other inputs (another picks file) needs --force; one from the same
-    # inputs is replaced without it (issue 10.1, a void report replaced by the real one).
+    # inputs is replaced without it.
     run = judged(tmp_path, "triangle", 20, lambda d: triangle_picks(d, 9))
     assert analyze(run)[0].exit_code == 0
     before = (run / artifacts.REPORT).read_bytes()

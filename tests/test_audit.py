@@ -12,8 +12,8 @@ import pytest
 from screen_text import paragraphs
 
 from blindtest import artifacts
-from blindtest.analyze import format_p
-from blindtest.design import Normalization
+from blindtest.analyzing import format_p
+from blindtest.designing import Normalization
 from blindtest.slots import Slot
 
 from report_runs import (

@@ -12,11 +12,11 @@ from typing import Any
 
 import orjson
 import pytest
-from test_i14_panel import read_all_links
-from test_i14_web import get, wait_for_trial
+from test_judge_web import get, wait_for_trial
+from test_judge_web_panel import read_all_links
 
-from blindtest.judge import load_judge_run
 from blindtest.judging.web.page import Place, trial_page
+from blindtest.judgment import load_judge_run
 from blindtest.records import JudgeView, Trial
 from blindtest.simulator import Simulator
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from blindtest import artifacts
-from blindtest.design import DesignOptions, ModelSpec, build_arrangement, build_design
+from blindtest.designing import DesignOptions, ModelSpec, build_arrangement, build_design
 from blindtest.errors import BadInput
 from blindtest.prompts import Prompt
 

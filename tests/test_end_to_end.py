@@ -10,15 +10,15 @@ import orjson
 import pytest
 
 from blindtest import artifacts
-from blindtest.design import (
+from blindtest.designing import (
     DesignOptions,
     ModelSpec,
     build_design,
 )
 from blindtest.prompts import load_prompts
 from blindtest.simulator import Simulator
-from blindtest.verify import diff as verify_diff
-from blindtest.verify import verify_run
+from blindtest.verifying import diff as verify_diff
+from blindtest.verifying import verify_run
 
 from conftest import Invoke
 

@@ -156,3 +156,40 @@ def test_judge_asks_once_without_response_format_when_the_grammar_fails(
         "the endpoint refused structured output (HTTP 400: Failed to initialize samplers: "
         "failed to parse grammar), so verdicts were asked as plain text"
     ) in closing
+
+
+def test_run_with_a_remote_llm_judge_and_no_key_stops_before_any_generation_request(
+    invoke: Any, simulator: Simulator, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    url = simulator.base_url
+    result = invoke(
+        "run", "sim-large", "sim-small", "--demo", "--protocol", "preference",
+        "--a-url", url, "--b-url", url, "--judge", "llm:gpt-4o",
+        "--judge-url", "https://judge.example.invalid/v1", "--run-dir", run,
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "blindtest: error: the LLM judge (gpt-4o at https://judge.example.invalid) needs a "
+        "key: export BLINDTEST_JUDGE_KEY or OPENAI_API_KEY with it, or name its variable "
+        "with --judge-key-env\n"
+    )
+    assert simulator.requests == []  # the sides were never asked
+    assert not run.exists()  # nothing written, not even the design
+
+
+def test_run_with_the_judge_key_variable_named_but_unset_stops_before_anything(
+    invoke: Any, simulator: Simulator, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    url = simulator.base_url
+    result = invoke(
+        "run", "sim-large", "sim-small", "--demo", "--protocol", "preference",
+        "--a-url", url, "--b-url", url, "--judge", "llm:sim-judge-fair", "--judge-url", url,
+        "--judge-key-env", "SIM_KEY", "--run-dir", run,
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
+    assert "SIM_KEY is not set" in result.stderr
+    assert simulator.requests == []
+    assert not run.exists()

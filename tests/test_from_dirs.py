@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 
 from blindtest import artifacts
-from blindtest.verify import verify_run
+from blindtest.verifying import verify_run
 
 from conftest import Invoke
 

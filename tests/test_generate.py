@@ -16,7 +16,7 @@ import pytest
 
 from blindtest import artifacts
 from blindtest.artifact_types import DesignRecord
-from blindtest.generate import identical_draws
+from blindtest.generating import identical_draws
 from blindtest.normalize import count_words
 from blindtest.simulator import Simulator
 from blindtest.slots import SlotState, plan_slots, slot_seed
@@ -371,7 +371,7 @@ def test_identical_same_model_draws_are_counted() -> None:
 
 
 def test_openai_api_gets_max_completion_tokens_and_others_max_tokens() -> None:
-    from blindtest.generate import endpoints_for
+    from blindtest.generating import endpoints_for
 
     def design_for(url: str) -> DesignRecord:
         spec = {
@@ -464,6 +464,6 @@ def test_a_prompt_too_long_for_the_model_fails_its_slot_not_the_run(
     assert "1 slot(s) still unanswered" in result.stderr
     failed = [r for r in rows(run) if r["status"] == "failed"]
     assert len(failed) == 1
-    assert failed[0]["kind"] == "too_long"  # was "rejected" before issue 10.19 named it
+    assert failed[0]["kind"] == "too_long"  # was "rejected" before too-long prompts were named
     assert "maximum context length" in failed[0]["error"]
     assert len([r for r in rows(run) if r["status"] == "ok"]) == 17

@@ -243,7 +243,7 @@ def test_from_dirs_rows_record_the_hash_of_the_file_they_were_read_from(
 def test_the_request_hash_of_an_unchanged_design_never_drifts() -> None:
     """Pinned: a change to how bodies are built changes every recorded hash, and with it every
     run on disk would stop resuming and verifying; such a change must be deliberate."""
-    from blindtest.generate import SlotRequests
+    from blindtest.generating import SlotRequests
     from blindtest.slots import Work, iter_slots
 
     from report_runs import make_design
@@ -265,7 +265,7 @@ def test_the_request_hash_of_an_unchanged_design_never_drifts() -> None:
 def test_batch_imported_rows_record_the_hash_of_the_body_exported_for_their_slot(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
-    from test_i15_batch import _exported_and_answered
+    from test_generate_batch import _exported_and_answered
 
     run = tmp_path / "run"
     results = _exported_and_answered(invoke, tmp_path, simulator, run)

@@ -1,4 +1,4 @@
-"""The "continue with" commands work as printed (issue 9, case 3)."""
+"""The "continue with" commands work as printed."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from blindtest import hints
 
 
-def test_i9_03_hint_names_the_venv_script_when_not_on_path(
+def test_hint_names_the_venv_script_when_not_on_path(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     bin_dir = tmp_path / ".venv" / "bin"
@@ -24,7 +24,7 @@ def test_i9_03_hint_names_the_venv_script_when_not_on_path(
     assert hints.stage_command("judge", "demo-run") == ".venv/bin/bt-judge demo-run"
 
 
-def test_i9_03_hint_uses_the_bare_name_when_path_finds_this_script(
+def test_hint_uses_the_bare_name_when_path_finds_this_script(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     bin_dir = tmp_path / "bin"
@@ -37,13 +37,13 @@ def test_i9_03_hint_uses_the_bare_name_when_path_finds_this_script(
     assert hints.stage_command("analyze", "my run") == "bt-analyze 'my run'"
 
 
-def test_i9_03_hint_falls_back_to_python_m(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_hint_falls_back_to_python_m(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(sys, "executable", "/opt/py/bin/python3")
     monkeypatch.setenv("PATH", "/nonexistent")
     assert hints.stage_command("judge", "r") == "/opt/py/bin/python3 -m blindtest judge r"
 
 
-def test_i9_03_printed_hint_runs_from_here() -> None:
+def test_printed_hint_runs_from_here() -> None:
     line = hints.stage_command("plan", "--trials", "20")
     result = subprocess.run(shlex.split(line), capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr

@@ -18,7 +18,8 @@ from screen_text import flat
 from blindtest import artifacts
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
-from blindtest.judge import (
+from blindtest.judges import BotJudge, drive
+from blindtest.judgment import (
     JudgeView,
     Pick,
     PicksFile,
@@ -34,7 +35,6 @@ from blindtest.judge import (
     remaining_trials,
     triangle_correct,
 )
-from blindtest.judges import BotJudge, drive
 from blindtest.session import Console, Session
 from blindtest.stats.sequential import e_process
 from blindtest.terminal.layout import display_width, render_text, sanitize, wrap_prose_line
@@ -59,6 +59,7 @@ def test_view_holds_only_what_a_judge_may_see(tmp_path: Path) -> None:
         "trials",
         "question",
         "extra_questions",
+        "extra_questions_per_option",  # the same words for every option and trial
         "require_reason",
         "sequential",
         "design_sha256",  # refuses picks made against another design; names no side
@@ -442,7 +443,7 @@ def test_cli_force_never_deletes_another_judges_picks(tmp_path: Path, invoke: In
     write_picks(run_dir / "picks.jsonl", [triangle_pick(1, judge="alice")])
     result = invoke("judge", run_dir, "--judge", "bot:length", "--force")
     assert result.exit_code == 2
-    # A person's file is refused to a bot before --force is weighed (issue 10.13).
+    # A person's file is refused to a bot before --force is weighed.
     assert "holds a person's picks (alice); a bot's picks never go" in result.stderr
     assert len(picks_of(run_dir / "picks.jsonl")) == 1
 
@@ -479,7 +480,7 @@ def test_cli_check_validates_an_external_file(tmp_path: Path, invoke: Invoke) ->
 def test_cli_human_session_from_a_pipe_and_resume(tmp_path: Path, invoke: Invoke) -> None:
     run_dir = make_run(tmp_path, trials=4)
     first = invoke("judge", run_dir, "--judge-id", "alice", input="1\n2\n")
-    # Input ended mid-run: exit 2 (not Ctrl-C's 130), the picks kept, resumable (issue 10.8).
+    # Input ended mid-run: exit 2 (not Ctrl-C's 130), the picks kept, resumable.
     assert first.exit_code == 2
     resume = stage_command("judge", run_dir, "--judge-id", "alice")
     assert first.stderr == (

@@ -349,7 +349,7 @@ def test_forty_trial_preference_session_with_reasons_and_a_fatigue_break(
     assert [p["answers"] for p in picks] == [{"Is it correct?": t % 2 == 1} for t in range(1, 41)]
     assert judge.transcript.count("You have judged 30 trials") == 1
     # At 80 columns the options are stacked: "Option 1" / "Option 2", never "Left" / "Right"
-    # (issue 9.7); 1 and 2 answer "left" and "right" as l and r do.
+    # ; 1 and 2 answer "left" and "right" as l and r do.
     assert "── Option 1 " in judge.transcript
     assert "── Option 2 " in judge.transcript
     assert "Left" not in judge.transcript
@@ -360,7 +360,7 @@ def test_pair_session_asks_nicknames_once_and_keeps_them(tmp_path: Path) -> None
     run_dir = make_run(tmp_path, "pair", 6)
     judge = Judge(run_dir)
     judge.start()
-    # Nicknames are asked under the first trial, which is shown first (issue 9.6).
+    # Nicknames are asked under the first trial, which is shown first.
     judge.expect("── Option 1 ")
     judge.expect("First nickname: ")
     judge.answer("left")
@@ -459,7 +459,7 @@ def test_end_of_input_and_a_closed_terminal_keep_every_pick(tmp_path: Path) -> N
     judge_triangle(judge, range(1, 3), 20, [3] * 20)
     judge.expect("trial 3 of 20 > ")
     judge.child.sendeof()
-    # End of input is not Ctrl-C: exit 2 with the command that continues (issue 10.8).
+    # End of input is not Ctrl-C: exit 2 with the command that continues.
     assert judge.finish() == 2
     said = " ".join(judge.transcript.split())  # the error line is wrapped to the terminal
     assert (

@@ -16,7 +16,7 @@ import orjson
 import pytest
 from scipy import stats
 from screen_text import flat
-from test_i13_llm_judge import llm, make_run
+from test_llm_judge import llm, make_run
 
 from blindtest.judge_diagnostics import Consistency, PositionSplit, Share, diagnose
 from blindtest.simulator import Simulator

@@ -7,13 +7,18 @@ enumerated over every (wins, losses, ties) outcome."""
 
 from __future__ import annotations
 
+import io
+import os
+import sys
 from functools import cache
+from pathlib import Path
 
 import numpy as np
+import pexpect
 import pytest
 from scipy import stats
 
-from blindtest.plan import (
+from blindtest.planning import (
     certain_power_from,
     difference_smallest_n,
     weak_design_note,
@@ -194,3 +199,35 @@ def test_the_weak_design_line_names_the_stable_n_and_the_tie_assumption() -> Non
     assert note is not None
     assert "49 trials reach 80% and every count from 54 on stays there" in note
     assert "if no comparison is a tie (bt-plan --ties shows more)" in note
+
+
+def test_bt_plan_ties_reads_the_first_row_as_a_share_of_the_untied(invoke: Invoke) -> None:
+    args = ("--protocol", "preference", "--ties", "0.3", "--pc", "0.7", "--trials", "20")
+    result = invoke("plan", *args)
+    assert result.exit_code == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    power = preference_power_with_ties(20, 0.7, 0.3)
+    assert (
+        "Reading the first row: with 20 trials, a side preferred in 70% of the untied "
+        f"comparisons, with 30% ties, wins the verdict {round(power * 100)} times in 100"
+    ) in text
+
+
+@pytest.mark.pty
+def test_bt_designs_weak_design_note_fits_an_80_column_terminal(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    argv = [
+        "-m", "blindtest", "design", str(tmp_path / "run"), "--demo", "--protocol",
+        "preference", "--a", "m1", "--b", "m2", "--seed", "1", "--trials", "20",
+    ]  # fmt: skip
+    child = pexpect.spawn(sys.executable, argv, env=env, dimensions=(24, 80), encoding="utf-8")
+    log = io.StringIO()
+    child.logfile_read = log
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, log.getvalue()
+    lines = log.getvalue().replace("\r\n", "\n").splitlines()
+    assert all(len(line) <= 79 for line in lines if not line.endswith("design.json")), lines
+    text = " ".join(" ".join(lines).split())
+    assert "49 trials reach 80% and every count from 54 on stays there" in text
+    assert "if no comparison is a tie (bt-plan --ties shows more)" in text

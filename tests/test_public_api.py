@@ -23,7 +23,7 @@ def test_stats_all_is_sorted_and_complete() -> None:
     from blindtest import stats
 
     assert stats.__all__ == isort_order(stats.__all__)
-    for name in stats.__all__:  # the package loads its submodules on first use (issue 15 item 7)
+    for name in stats.__all__:  # the package loads its submodules on first use
         getattr(stats, name)
     lazy_machinery = {"annotations", "importlib", "TYPE_CHECKING", "Any"}
     public = {n for n in vars(stats) if not n.startswith("_") and n not in lazy_machinery}

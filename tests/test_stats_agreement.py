@@ -310,3 +310,52 @@ def test_kappa_degenerate_cases_are_said_in_words() -> None:
     assert "kappa is undefined" in same.statement
     with pytest.raises(ValueError, match="confidence_level must be in"):
         kappa_with_se(["a"], ["a"], confidence_level=1.0)
+
+
+def _fce_variances(first: list[str], second: list[str]) -> tuple[Fraction, Fraction, Fraction]:
+    """Kappa and Fleiss-Cohen-Everitt (1969) eq. 13 and 14 numerators in exact arithmetic."""
+    n = len(first)
+    labels = set(first) | set(second)
+    cells = Counter(zip(first, second, strict=True))
+    p = {k: Fraction(v, n) for k, v in cells.items()}
+    pr = {c: Fraction(first.count(c), n) for c in labels}
+    pc = {c: Fraction(second.count(c), n) for c in labels}
+    po = sum((p.get((c, c), Fraction(0)) for c in labels), Fraction(0))
+    pe = sum((pr[c] * pc[c] for c in labels), Fraction(0))
+    kappa = (po - pe) / (1 - pe)
+    on = sum(
+        (p.get((c, c), Fraction(0)) * (1 - (pr[c] + pc[c]) * (1 - kappa)) ** 2 for c in labels),
+        Fraction(0),
+    )
+    off = (1 - kappa) ** 2 * sum(
+        (v * (pc[a] + pr[b]) ** 2 for (a, b), v in p.items() if a != b), Fraction(0)
+    )
+    var = on + off - (kappa - pe * (1 - kappa)) ** 2
+    var0 = pe + pe**2 - sum((pr[c] * pc[c] * (pr[c] + pc[c]) for c in labels), Fraction(0))
+    return kappa, var, var0
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "words"),
+    [
+        (["A", "tie", "B"] * 10, ["A"] * 30, "one of the two gave the same answer on all 30"),
+        (["tie"] * 23 + ["A"] * 7, ["tie"] * 30, "one of the two gave the same answer on all 30"),
+        (["tie"] * 30, ["A"] * 30, "each judge gave one answer, a different one, on all 30"),
+    ],
+)
+def test_a_judge_with_one_answer_throughout_gets_kappa_zero_in_words_not_a_zero_width_interval(
+    first: list[str], second: list[str], words: str
+) -> None:
+    # In exact arithmetic kappa is 0 and both FCE variances are 0; floating point left about
+    # 1e-19 and the screen printed "95% interval -0.00 to 0.00" with no test.
+    kappa, var, var0 = _fce_variances(first, second)
+    assert (kappa, var, var0) == (Fraction(0), Fraction(0), Fraction(0))
+    for a, b in ((first, second), (second, first)):
+        found = kappa_with_se(a, b)
+        assert found.statistic == 0.0
+        assert (found.se, found.se0) == (0.0, 0.0)
+        assert found.interval is None
+        assert math.isnan(found.p_value)
+        assert found.statement is not None
+        assert words in found.statement
+        assert "no interval or test is given" in found.statement

@@ -17,13 +17,14 @@ def test_all_is_sorted_and_complete() -> None:
     assert exported == sorted(
         exported, key=lambda name: (not name.isupper(), not name[0].isupper(), name)
     )
-    # The package loads its submodules lazily (start-up, issue 15 item 7): resolve every name.
+    # The package loads its submodules lazily (start-up): resolve every name.
     for name in exported:
         getattr(stats_package, name)
     public = {name for name in vars(stats_package) if not name.startswith("_")}
     modules = {
         "agreement",
         "binomial",
+        "controls",
         "intervals",
         "judges",
         "multiple",
@@ -32,6 +33,8 @@ def test_all_is_sorted_and_complete() -> None:
         "preference",
         "sequential",
         "similarity",
+        "style",
+        "tables",
         "triangle",
         "annotations",
         "importlib",
@@ -59,6 +62,11 @@ def test_every_result_is_frozen_slotted_and_json_ready() -> None:
         stats.judge_panel({"x": [1, 2, 3], "y": [1, 1, 1]}, [1, 2, 1]),
         stats.binomial_test(3, 10),
         stats.rejection_region(20, 0.5, 0.05, "two-sided"),
+        stats.style_control([1, 0, 1, 1], [[0.1], [-0.2], [0.0], [0.3]], ["length"]),
+        stats.compare_non_tie(20, 20, 0, 8),
+        stats.compare_non_tie(20, 20, 0, 4),
+        stats.mcnemar_exact(7, 1),
+        stats.fisher_exact(3, 0, 0, 4),  # an infinite odds ratio is written as null
     ]
     for result in results:
         name = type(result).__name__

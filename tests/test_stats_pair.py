@@ -84,12 +84,12 @@ def test_bad_arguments_are_refused(call: object, message: str) -> None:
         call()  # type: ignore[operator]
 
 
-# pd = |2 Pc - 1| (issue 11.6). Reference: tests/data/pair_pd_reference.py, the image of the
+# pd = |2 Pc - 1|. Reference: tests/data/pair_pd_reference.py, the image of the
 # mpmath Clopper-Pearson interval under the fold, with the exact two-sided p at 1/2 (see its
 # header for the command that regenerates it).
 
 
-def test_i11_06_pair_pd_is_the_fold_of_clopper_pearson_against_reference_values() -> None:
+def test_pair_pd_is_the_fold_of_clopper_pearson_against_reference_values() -> None:
     misses = []
     for n, k, estimate, lo, hi, _ in PAIR_PD:
         pd = pair_test(k, n).pd
@@ -99,20 +99,20 @@ def test_i11_06_pair_pd_is_the_fold_of_clopper_pearson_against_reference_values(
     assert misses == []
 
 
-def test_i11_06_pair_pd_interval_excludes_zero_exactly_when_the_two_sided_test_rejects() -> None:
+def test_pair_pd_interval_excludes_zero_exactly_when_the_two_sided_test_rejects() -> None:
     # The convention's point: the interval and the two-sided test at 0.05 never disagree.
     disagree = [(n, k) for n, k, _, lo, _, p in PAIR_PD if (lo > 0) != (p <= 0.05)]
     assert disagree == []
     assert any(lo > 0 for _, _, _, lo, _, _ in PAIR_PD)
 
 
-def test_i11_06_inverted_nicknames_give_the_same_pd_as_consistent_ones() -> None:
+def test_inverted_nicknames_give_the_same_pd_as_consistent_ones() -> None:
     assert pair_test(3, 20).pd == pair_test(17, 20).pd
     assert pair_test(10, 20).pd.estimate == 0.0
     assert pair_test(10, 20).pd.lo == 0.0
 
 
-def test_i11_06_pair_pd_refuses_an_interval_that_does_not_hold_its_estimate() -> None:
+def test_pair_pd_refuses_an_interval_that_does_not_hold_its_estimate() -> None:
     with pytest.raises(ValueError, match="lo <= estimate <= hi"):
         pair_pd(Interval(0.9, 0.1, 0.5))
     with pytest.raises(ValueError, match=r"pc.hi must be in \[0, 1\], got 1.5"):

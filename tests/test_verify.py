@@ -1,5 +1,5 @@
 """bt-verify: a clean run recomputes (exit 0); every tampering, each on its own copy of the run,
-exits 1 with a diff line a person can read (issue 6, "How it will be checked")."""
+exits 1 with a diff line a person can read."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from blindtest import artifacts
-from blindtest.verify import Difference, diff, verify_run
+from blindtest.verifying import Difference, diff, verify_run
 
 from report_runs import (
     balanced_outcomes,
@@ -132,7 +132,7 @@ def test_a_panels_agreement_interval_recomputes_exactly(tmp_path: Path) -> None:
 
 
 def test_a_run_with_only_design_and_picks_recomputes_but_is_incomplete(tmp_path: Path) -> None:
-    # Issue 10.12: the report recomputes, but a run without responses is not whole, so it is
+    # the report recomputes, but a run without responses is not whole, so it is
     # never "verified" (exit 1, naming what is missing).
     run = make_run(tmp_path, text=None)
     write_picks(run / artifacts.PICKS, triangle_picks(load(run), 9))
@@ -242,7 +242,7 @@ def test_an_edited_report_statement_is_caught(run: Path) -> None:
 def test_a_picks_file_that_no_longer_validates_is_caught_with_exit_1(run: Path) -> None:
     edit_lines(run / artifacts.PICKS, lambda rows: rows[2].update(pick=4))
     result = verify(run)
-    # Since issue 10.12 every picks file is read (for its design hash) before the report.
+    # Since every picks file is read (for its design hash) before the report.
     assert_caught(
         result, 'DIFFERS  picks.jsonl: recorded "valid artifact", recomputed "picks.jsonl:3'
     )

@@ -17,7 +17,7 @@ import pytest
 from blindtest import artifacts
 from blindtest.normalize import count_words, normalize_answer
 from blindtest.simulator import Simulator
-from blindtest.verify import TEXTS_CHECK, Summary, verify_run
+from blindtest.verifying import TEXTS_CHECK, Summary, verify_run
 
 from conftest import Invoke
 from endpoint_fixtures import through_batch_api

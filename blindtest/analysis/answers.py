@@ -1,97 +1,255 @@
-"""``--ask`` answers: yes/no per side with Wilson intervals and the exact McNemar test, or per
-comparison when the answer is not about one response. Pure; opens no file."""
+"""The extra questions' answers, revealed after judging. Pure; opens no file.
+
+A question asked of each option (``bt-design --ask-each``) is answered ``{"left": bool,
+"right": bool}``; here, and only here, left and right become sides A and B through the
+arrangement. Each side gets its yes rate with a Wilson 95% interval, and the two answers of one
+comparison are compared by the exact McNemar test: of the comparisons where exactly one response
+got yes, is it A's as often as B's (two-sided binomial at 1/2 on those discordant pairs).
+
+A question asked once per comparison (``--ask``) is one boolean that belongs to no side. Its yes
+rate is given, and whether it goes with the side the judge preferred: Fisher's exact test on the
+2x2 table (yes / no by A preferred / B preferred). Ties are left out of that table and counted
+apart.
+
+The unit is one comparison by one judge. Hidden controls (one side shown twice) have no A-B
+pair and no preferred side: they are left out and counted. With several judges each is also
+tested alone; their comparisons are pooled only when no trial was answered by two of them,
+because two judges' answers about the same two responses are not independent. A table the test
+can say nothing about (no discordant pair; an empty row or column) gets no p-value, and the
+statement says why in words.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
-from blindtest.reportfmt import format_p, pct
-from blindtest.scoring import (
-    option1_side,
-    preferred_side,
-)
+from blindtest.reportfmt import format_p_against, pct
+from blindtest.scoring import arrangement_entry, option1_side, preferred_side
 from blindtest.sides import side_label
-from blindtest.stats import (
-    mcnemar_exact,
-    wilson,
-)
+from blindtest.stats import fisher_exact, mcnemar_exact, wilson
 
 if TYPE_CHECKING:
     from blindtest.records import Pick
 
+UNIT = "one comparison by one judge"
+NOBODY = "no answers (the judges of these picks were not asked it)."
+MCNEMAR = (
+    "exact McNemar: two-sided binomial test at 1/2 on the comparisons where one side only got yes"
+)
+FISHER = "Fisher's exact test, two-sided: yes / no by the side the judge preferred, ties left out"
 
-def _answer_sides(design: DesignRecord, pick: Pick, answer: Any) -> dict[str, bool] | None:
-    """A per-option answer ({"left": bool, "right": bool}, or option numbers "1"/"2") as
-    {side: bool}; None for a per-comparison answer (a bare bool)."""
-    if not isinstance(answer, Mapping):
-        return None
-    left = option1_side(design, pick.trial)
-    right = "B" if left == "A" else "A"
-    by_key = {"left": left, "1": left, "right": right, "2": right}
-    return {by_key[k]: bool(v) for k, v in answer.items() if k in by_key}
+
+@dataclass(frozen=True, slots=True)
+class _OptionAnswer:
+    judge: str
+    trial: int
+    a: bool
+    b: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _ComparisonAnswer:
+    judge: str
+    trial: int
+    yes: bool
+    preferred: str | None  # "A", "B", or None for a tie
+
+
+def answers_summary(design: DesignRecord, picks: Sequence[Pick]) -> list[JsonObject]:
+    """One entry per extra question of the design: those asked of each option first, then
+    those asked once per comparison, each in the order the design lists them."""
+    judging = design["judging"]
+    out = [
+        _per_option(design, question, picks)
+        for question in judging.get("extra_questions_per_option", ())
+    ]
+    out += [_per_comparison(design, question, picks) for question in judging["extra_questions"]]
+    return out
+
+
+def _is_control(design: DesignRecord, trial: int) -> bool:
+    return "control" in arrangement_entry(design, trial)
+
+
+def _answered(design: DesignRecord, question: str, picks: Sequence[Pick]) -> tuple[list[Pick], int]:
+    """The picks that answer ``question`` on an A-B comparison, and how many hidden controls
+    answered it (left out)."""
+    kept, controls = [], 0
+    for pick in picks:
+        if pick.answers is None or question not in pick.answers:
+            continue
+        if _is_control(design, pick.trial):
+            controls += 1
+        else:
+            kept.append(pick)
+    return kept, controls
+
+
+def _pooling(units: Sequence[_OptionAnswer] | Sequence[_ComparisonAnswer]) -> JsonObject:
+    """Who answered, and whether their comparisons may be pooled (no trial answered twice)."""
+    judges = sorted({u.judge for u in units})
+    seen: dict[int, set[str]] = {}
+    for unit in units:
+        seen.setdefault(unit.trial, set()).add(unit.judge)
+    shared = sum(1 for names in seen.values() if len(names) > 1)
+    return {"judges": judges, "shared_trials": shared, "pooled": shared == 0}
 
 
 def _yes_no(yes: int, n: int) -> JsonObject:
     return {"yes": yes, "no": n - yes, "n": n, "yes_rate": wilson(yes, n).to_dict() if n else None}
 
 
-def answers_summary(design: DesignRecord, picks: Sequence[Pick]) -> list[JsonObject]:
-    """Per ``--ask`` question: yes/no per side with Wilson 95% intervals and the exact McNemar
-    test between sides, when the answers say which response they are about; per comparison
-    (with a breakdown by the side the judge preferred) when they do not."""
-    out = []
-    for question in design["judging"]["extra_questions"]:
-        per_option: list[dict[str, bool]] = []
-        per_comparison: list[tuple[bool, str | None]] = []
-        for pick in picks:
-            if pick.answers is None or question not in pick.answers:
-                continue
-            answer = pick.answers[question]
-            sides = _answer_sides(design, pick, answer)
-            if sides is not None:
-                per_option.append(sides)
-            else:
-                per_comparison.append((bool(answer), preferred_side(design, pick.trial, pick.pick)))
-        entry: JsonObject = {"question": question}
-        if per_option:
-            paired = [a for a in per_option if "A" in a and "B" in a]
-            entry["about"] = "each response"
-            entry["sides"] = {
-                side: _yes_no(
-                    sum(a[side] for a in per_option if side in a),
-                    sum(1 for a in per_option if side in a),
-                )
-                for side in ("A", "B")
-            }
-            test = mcnemar_exact(
-                sum(1 for a in paired if a["A"] and not a["B"]),
-                sum(1 for a in paired if a["B"] and not a["A"]),
-            )
-            entry["paired"] = {
-                "test": "exact McNemar (two-sided binomial on discordant pairs)",
-                "n": len(paired),
-                "yes_a_no_b": test.yes_no,
-                "yes_b_no_a": test.no_yes,
-                "p_value": test.p_value,
-            }
-        if per_comparison:
-            yes = sum(1 for a, _ in per_comparison if a)
-            entry["comparisons"] = _yes_no(yes, len(per_comparison)) | {
-                "by_preferred": {
-                    label: {
-                        "yes": sum(1 for a, p in per_comparison if a and p == side),
-                        "n": sum(1 for _, p in per_comparison if p == side),
-                    }
-                    for label, side in (("A", "A"), ("B", "B"), ("tie", None))
-                }
-            }
-            entry.setdefault("about", "the comparison as a whole")
-        entry["statement"] = _answer_sentence(design, entry)
-        out.append(entry)
-    return out
+# --------------------------------------------------------------------------- per option
+
+
+def _option_units(
+    design: DesignRecord, picks: Sequence[Pick], question: str
+) -> list[_OptionAnswer]:
+    units = []
+    for pick in picks:
+        answer = (pick.answers or {})[question]
+        if isinstance(answer, bool):  # the picks contract refuses this form for this question
+            continue
+        left = option1_side(design, pick.trial)
+        by_side = {left: answer["left"], ("B" if left == "A" else "A"): answer["right"]}
+        units.append(_OptionAnswer(pick.judge, pick.trial, by_side["A"], by_side["B"]))
+    return units
+
+
+def _paired(units: Sequence[_OptionAnswer]) -> JsonObject:
+    """Per side yes rates and the exact McNemar test over ``units``."""
+    only_a = sum(1 for u in units if u.a and not u.b)
+    only_b = sum(1 for u in units if u.b and not u.a)
+    both = sum(1 for u in units if u.a and u.b)
+    test = mcnemar_exact(only_a, only_b)
+    degenerate = None
+    if test.discordant == 0:
+        degenerate = "no comparison had yes for one response and no for the other"
+    return {
+        "sides": {
+            "A": _yes_no(sum(u.a for u in units), len(units)),
+            "B": _yes_no(sum(u.b for u in units), len(units)),
+        },
+        "paired": {
+            "test": MCNEMAR,
+            "n": len(units),
+            "yes_both": both,
+            "no_both": len(units) - both - only_a - only_b,
+            "yes_a_no_b": only_a,
+            "yes_b_no_a": only_b,
+            "p_value": None if degenerate else test.p_value,
+            "degenerate": degenerate,
+        },
+    }
+
+
+def _per_option(design: DesignRecord, question: str, picks: Sequence[Pick]) -> JsonObject:
+    answered, controls = _answered(design, question, picks)
+    units = _option_units(design, answered, question)
+    entry: JsonObject = {
+        "question": question,
+        "about": "each response",
+        "unit": UNIT,
+        "controls_left_out": controls,
+        **_pooling(units),
+    }
+    if len(entry["judges"]) > 1:
+        entry["per_judge"] = [
+            {"judge": judge, **_paired([u for u in units if u.judge == judge])}
+            for judge in entry["judges"]
+        ]
+        for cell in entry["per_judge"]:
+            cell["statement"] = f"{cell['judge']}: {_option_figures(design, cell)}"
+    if units and entry["pooled"]:
+        entry.update(_paired(units))
+    entry["statement"] = _option_sentence(design, entry)
+    return entry
+
+
+# --------------------------------------------------------------------------- per comparison
+
+
+def _comparison_units(
+    design: DesignRecord, picks: Sequence[Pick], question: str
+) -> list[_ComparisonAnswer]:
+    units = []
+    for pick in picks:
+        answer = (pick.answers or {})[question]
+        if not isinstance(answer, bool):  # the picks contract refuses this form for this question
+            continue
+        side = preferred_side(design, pick.trial, pick.pick)
+        units.append(_ComparisonAnswer(pick.judge, pick.trial, answer, side))
+    return units
+
+
+def _association(units: Sequence[_ComparisonAnswer]) -> JsonObject:
+    """The yes rate, yes by the preferred side, and Fisher's exact test over ``units``."""
+    by = {
+        label: {
+            "yes": sum(1 for u in units if u.yes and u.preferred == side),
+            "n": sum(1 for u in units if u.preferred == side),
+        }
+        for label, side in (("A", "A"), ("B", "B"), ("tie", None))
+    }
+    a_yes, b_yes = by["A"]["yes"], by["B"]["yes"]
+    a_no, b_no = by["A"]["n"] - a_yes, by["B"]["n"] - b_yes
+    test = fisher_exact(a_yes, b_yes, a_no, b_no)
+    degenerate = None
+    if test.degenerate:
+        degenerate = _empty_margin(a_yes + b_yes, a_no + b_no, by["A"]["n"], by["B"]["n"])
+    return {
+        "comparisons": _yes_no(sum(u.yes for u in units), len(units)) | {"by_preferred": by},
+        "association": {
+            "test": FISHER,
+            "table": {
+                "yes_preferred_a": a_yes,
+                "yes_preferred_b": b_yes,
+                "no_preferred_a": a_no,
+                "no_preferred_b": b_no,
+            },
+            "ties_left_out": by["tie"]["n"],
+            "p_value": None if degenerate else test.p_value,
+            "degenerate": degenerate,
+        },
+    }
+
+
+def _empty_margin(yes: int, no: int, won_a: int, won_b: int) -> str:
+    if won_a + won_b == 0:
+        return "every comparison was a tie"
+    if yes == 0 or no == 0:
+        return f"every answer in the untied comparisons was {'no' if yes == 0 else 'yes'}"
+    return f"{'A' if won_a == 0 else 'B'} was preferred in none of the untied comparisons"
+
+
+def _per_comparison(design: DesignRecord, question: str, picks: Sequence[Pick]) -> JsonObject:
+    answered, controls = _answered(design, question, picks)
+    units = _comparison_units(design, answered, question)
+    entry: JsonObject = {
+        "question": question,
+        "about": "the comparison as a whole",
+        "unit": UNIT,
+        "controls_left_out": controls,
+        **_pooling(units),
+    }
+    if len(entry["judges"]) > 1:
+        entry["per_judge"] = [
+            {"judge": judge, **_association([u for u in units if u.judge == judge])}
+            for judge in entry["judges"]
+        ]
+        for cell in entry["per_judge"]:
+            cell["statement"] = f"{cell['judge']}: {_comparison_figures(design, cell)}"
+    if units and entry["pooled"]:
+        entry.update(_association(units))
+    entry["statement"] = _comparison_sentence(design, entry)
+    return entry
+
+
+# --------------------------------------------------------------------------- sentences
 
 
 def _rate(cell: Mapping[str, Any]) -> str:
@@ -104,30 +262,92 @@ def _rate(cell: Mapping[str, Any]) -> str:
     )
 
 
-def _answer_sentence(design: DesignRecord, entry: Mapping[str, Any]) -> str:
-    parts = [f"{entry['question']!r}"]
-    if "sides" not in entry and "comparisons" not in entry:
-        # Nobody answered it (an LLM judge or a bot is not asked).
-        return f"{parts[0]}: no answers (the judges of these picks were not asked it)."
+def _who(entry: Mapping[str, Any]) -> str:
+    """How several judges' answers were used, in words ('' for one judge)."""
+    judges = len(entry["judges"])
+    if judges < 2:
+        return ""
+    if entry["pooled"]:
+        return f" Pooled over {judges} judges, who answered no trial in common ({UNIT})."
+    return (
+        f" {judges} judges answered {entry['shared_trials']} of the same trials, and two "
+        "judges' answers about the same two responses are not independent, so each judge is "
+        "tested alone:"
+    )
+
+
+def _left_out(entry: Mapping[str, Any]) -> str:
+    n = entry["controls_left_out"]
+    if not n:
+        return ""
+    return (
+        f" {n} answer{'s' if n != 1 else ''} on hidden controls (one model shown twice) left out."
+    )
+
+
+def _option_figures(design: DesignRecord, cell: Mapping[str, Any]) -> str:
     models = {s: side_label(design, s) for s in ("A", "B")}  # a label, else the model
-    if "sides" in entry:
-        parts.append(
-            "asked of each response: "
-            + "; ".join(f"{s} ({models[s]}) {_rate(entry['sides'][s])}" for s in ("A", "B"))
+    rates = "; ".join(f"{s} ({models[s]}) {_rate(cell['sides'][s])}" for s in ("A", "B"))
+    paired = cell["paired"]
+    counts = (
+        f"yes for A's response only {paired['yes_a_no_b']}, for B's only "
+        f"{paired['yes_b_no_a']}, both {paired['yes_both']}, neither {paired['no_both']}"
+    )
+    if paired["degenerate"]:
+        test = (
+            f"A and B never differed within a comparison ({counts}), so the paired test has "
+            "nothing to compare: no p-value"
         )
-        paired = entry["paired"]
-        parts.append(
-            f"paired over {paired['n']} comparisons, yes for A only {paired['yes_a_no_b']}, "
-            f"for B only {paired['yes_b_no_a']} (exact McNemar, two-sided "
-            f"{format_p(paired['p_value'])})"
+    else:
+        test = (
+            f"within the same comparison {counts}: exact McNemar, two-sided "
+            f"{format_p_against(paired['p_value'], design['alpha'])}"
         )
-    if "comparisons" in entry:
-        cell = entry["comparisons"]
-        by = cell["by_preferred"]
-        parts.append(
-            "asked once per comparison, not of either response, so it cannot be split by "
-            f"side: {_rate(cell)}; yes in {by['A']['yes']} of {by['A']['n']} comparisons won "
-            f"by A, {by['B']['yes']} of {by['B']['n']} won by B, {by['tie']['yes']} of "
-            f"{by['tie']['n']} ties"
+    return f"{rates}. {test[0].upper()}{test[1:]}."
+
+
+def _option_sentence(design: DesignRecord, entry: Mapping[str, Any]) -> str:
+    head = f"{entry['question']!r}, asked of each response"
+    if not entry["judges"]:
+        return (
+            f"{head}: no answers (the judges of these picks were not asked it).{_left_out(entry)}"
         )
-    return ": ".join(parts[:2]) + ("; " + "; ".join(parts[2:]) if len(parts) > 2 else "") + "."
+    if entry["pooled"]:
+        return f"{head}: {_option_figures(design, entry)}{_who(entry)}{_left_out(entry)}"
+    each = " ".join(cell["statement"] for cell in entry["per_judge"])
+    return f"{head}.{_who(entry)} {each}{_left_out(entry)}"
+
+
+def _comparison_figures(design: DesignRecord, cell: Mapping[str, Any]) -> str:
+    by = cell["comparisons"]["by_preferred"]
+    test = cell["association"]
+    split = (
+        f"yes in {by['A']['yes']} of {by['A']['n']} comparisons won by A and "
+        f"{by['B']['yes']} of {by['B']['n']} won by B"
+    )
+    if test["degenerate"]:
+        said = (
+            f"{split}; whether the answer goes with the preferred side cannot be tested: "
+            f"{test['degenerate']}"
+        )
+    else:
+        said = (
+            f"{split} (whether the answer goes with the preferred side: Fisher's exact test, "
+            f"two-sided {format_p_against(test['p_value'], design['alpha'])})"
+        )
+    ties = by["tie"]
+    if ties["n"]:
+        said += f"; {ties['yes']} of {ties['n']} ties yes, ties left out of that test"
+    return f"{_rate(cell['comparisons'])}; {said}."
+
+
+def _comparison_sentence(design: DesignRecord, entry: Mapping[str, Any]) -> str:
+    head = f"{entry['question']!r}, asked once per comparison (of neither response alone)"
+    if not entry["judges"]:
+        return (
+            f"{head}: no answers (the judges of these picks were not asked it).{_left_out(entry)}"
+        )
+    if entry["pooled"]:
+        return f"{head}: {_comparison_figures(design, entry)}{_who(entry)}{_left_out(entry)}"
+    each = " ".join(cell["statement"] for cell in entry["per_judge"])
+    return f"{head}.{_who(entry)} {each}{_left_out(entry)}"

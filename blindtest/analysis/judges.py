@@ -1,4 +1,4 @@
-"""The machine judges' part of a report (issue 13 items 2, 5, 8): per LLM judge its diagnostics
+"""The machine judges' part of a report: per LLM judge its diagnostics
 (:mod:`blindtest.judge_diagnostics`), the position gate each one can fail, and the lines the
 result screen prints. (The comparisons left out of the aggregate, leakage or an inconsistent
 swap under ``--inconsistent exclude``, are counted by the preference analysis as excluded.)
@@ -8,12 +8,10 @@ Pure: picks files already read come in; nothing is opened here.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from blindtest.analysis.common import excluded_reason
 from blindtest.judge_diagnostics import (
     POSITION_ALPHA,
     Consistency,
@@ -24,11 +22,11 @@ from blindtest.judge_diagnostics import (
     diagnose,
     machine_vs_person,
     position_gate,
-    style_check,
 )
-from blindtest.records import JudgeView, Pick, PicksFile, Trial
+from blindtest.records import JudgeView, PicksFile, Trial
+from blindtest.reportfmt import format_p
 
-__all__ = ["agreement_section", "llm_section", "preference_rows", "style_section"]
+__all__ = ["agreement_section", "llm_section", "preference_rows"]
 
 
 def _percent(share: Share | Consistency | None) -> str:
@@ -53,7 +51,11 @@ def _position_line(split: PositionSplit) -> str:
         else ""
     )
     p = split.p_value
-    test = f", exact two-sided sign test p = {p:.2g}" if p is not None else ""
+    test = (
+        f", exact two-sided sign test {format_p(p)}"
+        if p is not None
+        else "; position decided none of them, so there is no sign test"
+    )
     if split.swapped:
         return (
             f"  position: {split.inconsistent} of {split.comparisons} comparisons "
@@ -64,6 +66,17 @@ def _position_line(split: PositionSplit) -> str:
         f"  position (no swap, one pass per comparison): of {split.comparisons} comparisons "
         f"{split.first} named the output shown first, {split.second} the one shown second"
         f"{between}{test}"
+    )
+
+
+def _direction_line(share: Share, what: str, chance: str) -> str:
+    """What share of the comparisons that count went to ``what``, its interval and test; a
+    count of none said in words."""
+    if not share.n:
+        return f"  chose {what}: not measured, no comparison counts (only {share.unit} do)"
+    return (
+        f"  chose {what} in {_percent(share)} {share.unit}{_interval_text(share)}; chance "
+        f"{chance}, exact two-sided {format_p(share.p_value)}"
     )
 
 
@@ -79,16 +92,9 @@ def _lines(found: JudgeDiagnostics, protocol: str) -> list[str]:
             f"{_interval_text(found.first)} (chance {chance})"
         )
     if found.longer is not None:
-        unit = (
-            " comparisons whose passes chose the same output"
-            if found.consistent is not None
-            else " comparisons"
-        )
-        lines.append(
-            f"  chose the longer output in {_percent(found.longer)}{unit}"
-            f"{_interval_text(found.longer)}, the one with more markdown in "
-            f"{_percent(found.markdown)}{_interval_text(found.markdown)} (chance {chance})"
-        )
+        lines.append(_direction_line(found.longer, "the longer output", chance))
+    if found.markdown is not None:
+        lines.append(_direction_line(found.markdown, "the output with more markdown", chance))
     if found.consistent is not None:
         lines.append(
             f"  position swap: both passes agreed in {_percent(found.consistent)} comparisons"
@@ -142,7 +148,7 @@ def llm_section(
     """``report["llm_judges"]``: each LLM judge's diagnostics and screen lines, and ``gates``
     (the position gate each judge failed, :func:`blindtest.judge_diagnostics.position_gate`,
     tested at the design's alpha), or None when no LLM judge is in the files. ``controls``
-    (hidden control trials, issue 13 item 7): each judge's control results, added to its
+    (hidden control trials): each judge's control results, added to its
     diagnostics; the files then hold the real trials, and ``spent_in`` every trial judged, so
     requests, tokens and cost are what the judge spent (controls included), not only its share
     of the test."""
@@ -195,19 +201,9 @@ def llm_section(
 
 
 def _control_line(control: ControlResult) -> str:
-    shown = control.to_dict()
-    interval = shown["interval"]
-    where = (
-        f" (exact 95% interval {interval['lo']:.0%} to {interval['hi']:.0%})"
-        if interval is not None
-        else ""
-    )
-    return (
-        f"  hidden controls (one model on both sides, {control.controls} comparisons): first "
-        f"position in {_percent(Share(control.left, control.non_tie, 0.5))} untied verdicts"
-        f"{where}; non-tie in {_percent(Share(control.non_tie, control.verdicts, 1.0))} "
-        f"verdicts, {control.confident} of them not below --min-confidence"
-    )
+    from blindtest.reportfmt import control_line
+
+    return "  " + control_line(control.to_dict())
 
 
 def _by_judge(files: Sequence[PicksFile]) -> dict[str, dict[int, Any]]:
@@ -263,7 +259,7 @@ def preference_rows(
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Preference data for DPO-style trainers (TRL's prompt/chosen/rejected layout): one row
     per pick above ``min_confidence``, without leakage, consistent across the swap, not a tie;
-    and how many were dropped, by reason (issue 13 item 11; spec 003's RLHF advice).
+    and how many were dropped, by reason (spec 003's RLHF advice).
 
     Prompts given as single texts give TRL's standard layout (``prompt``, ``chosen`` and
     ``rejected`` strings). When any prompt of the run is a conversation every row takes TRL's
@@ -317,28 +313,3 @@ def _conversational(trial: Trial, pair: Mapping[str, str]) -> dict[str, Any]:
         "chosen": [{"role": "assistant", "content": pair["chosen"]}],
         "rejected": [{"role": "assistant", "content": pair["rejected"]}],
     }
-
-
-def style_section(view: JudgeView, picks: Sequence[Pick]) -> dict[str, Any] | None:
-    """``report["style_check"]`` for a preference run: the style model over the untied picks
-    analysed (see :func:`blindtest.judge_diagnostics.style_check`), and its screen lines."""
-    if view.protocol != "preference":
-        return None
-    options = {t.number: t.options for t in view.trials}
-    choices = [
-        (options[p.trial][0], options[p.trial][1], p.pick == "left")
-        for p in picks
-        if p.pick in ("left", "right")
-        and len(options.get(p.trial, ())) == 2
-        and excluded_reason(p) is None
-    ]
-    found = style_check(choices)
-    if found is None:
-        return None
-    line = (
-        f"Style check (secondary, descriptive): the length and markdown differences explain "
-        f"{found.statistic:.0%} of the picks' log-likelihood (McFadden R^2, logistic model, "
-        f"{found.n} untied picks); odds of picking an output x{math.exp(found.length):.2f} per "
-        f"100 words longer, x{math.exp(found.markdown):.2f} per markdown mark more"
-    )
-    return {**found.to_dict(), "lines": [line]}

@@ -12,19 +12,16 @@ from blindtest.analysis.common import AnalysisOptions, AnalysisResult
 from blindtest.analysis.controls import (
     control_results,
     control_trials,
+    controls_check,
     controls_section,
     main_design,
     main_files,
     without_controls,
 )
-from blindtest.analysis.judges import (
-    agreement_section,
-    llm_section,
-    preference_rows,
-    style_section,
-)
+from blindtest.analysis.judges import agreement_section, llm_section, preference_rows
 from blindtest.analysis.report import build_report
 from blindtest.analysis.responses import responses_summary
+from blindtest.analysis.style import style_section
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
 from blindtest.errors import BadInput
@@ -133,14 +130,15 @@ def analyze_run(
     skipped: list[str] = []
     files: list[records.PicksFile] = []
     picks, read_files = _read_picks_files(run_dir, paths, view, skipped, files)
-    # Hidden controls (issue 13 item 7) leave the A-vs-B analysis once every trial is judged;
+    # Hidden controls leave the A-vs-B analysis once every trial is judged;
     # before that the void report counts the trials as the judge saw them and says nothing.
     options = options or AnalysisOptions()
     controls = control_trials(loaded.design)
     design = loaded.design
     all_files = files
     finished = len({p.trial for p in picks}) >= design["trials"]
-    if controls and (finished or options.reveal_void):
+    revealed = bool(controls) and (finished or options.reveal_void)
+    if revealed:
         design = main_design(design)
         picks = without_controls(picks, controls)
         files = main_files(files, controls)
@@ -148,7 +146,7 @@ def analyze_run(
         design,
         view,
         files,
-        control_results(all_files, controls),
+        control_results(all_files, controls, loaded.design["alpha"]),
         spent_in=all_files if files is not all_files else None,
     )
     inputs = {artifacts.DESIGN: loaded.sha256}
@@ -175,6 +173,7 @@ def analyze_run(
         reading={"picks": read_files, "audit": audit_state, "skipped": skipped},
         responses=responses,
         gates=machine["gates"] if machine is not None else (),
+        controls=controls_check(all_files, controls, design["alpha"]) if revealed else None,
     )
     result.report["picks_files"] = [input_name(run_dir, p) for p in paths]
     if machine is not None and "per_trial" in result.report:  # never in a void report
@@ -184,9 +183,9 @@ def analyze_run(
         result.report["controls"] = controls_section(
             loaded.design, all_files, loaded.design["alpha"], shown
         )
-    style = style_section(view, picks) if "per_trial" in result.report else None
+    style = style_section(design, view, picks) if "per_trial" in result.report else None
     if style is not None:
-        result.report["style_check"] = style
+        result.report["style_control"] = style
     if against and "per_trial" in result.report:
         others = main_files([records.read_picks(path, view) for path in against], controls)
         result.report["machine_vs_person"] = agreement_section(files, others, view.protocol)

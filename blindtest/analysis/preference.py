@@ -37,6 +37,7 @@ from blindtest.stats import (
 )
 
 if TYPE_CHECKING:
+    from blindtest.analysis.controls import ControlsCheck
     from blindtest.records import Pick
 
 
@@ -182,10 +183,18 @@ def analyze_preference(
     options: AnalysisOptions,
     *,
     judge_gates: Sequence[str] = (),
+    controls: ControlsCheck | None = None,
 ) -> tuple[AnalysisFields, int, list[JsonObject]]:
     """The preference report's fields. An LLM judge's excluded comparisons are judged (they
     finish a fixed design) but count neither as wins nor as ties; ``judge_gates`` are the
-    gates the judges' own diagnostics failed (an LLM judge's position gate)."""
+    gates the judges' own diagnostics failed (an LLM judge's position gate).
+
+    ``controls`` (hidden control trials): when a judge with enough comparisons to test does
+    not prefer one output more often on the real trials than on the controls (one-sided
+    Fisher, :mod:`blindtest.stats.controls`), a directional result is reported as
+    inconclusive, exit 0, and the headline says why. Not a gate: the run measured something
+    (the preferences split as the test says), it did not show that the split comes from a
+    difference the judge can tell; "inconclusive" is the claim that holds."""
     excluded = [p for p in picks if excluded_reason(p) is not None]
     counted = [p for p in picks if excluded_reason(p) is None]
     judges = by_judge(counted)
@@ -302,19 +311,47 @@ def analyze_preference(
         f"A ({a}) won {wins_a}, B ({b}) won {wins_b}, {ties} ties (ties excluded from the "
         f"win rate){left_out}. {rate}, exact two-sided {format_p(result.p_value)}. "
     )
+    favoured = {"better": f"A ({a})", "worse": f"B ({b})"}.get(result.verdict)
+    tie_rate = ties / len(outcome) if outcome else 0.0
+    said, words = _conclusion(result, verdict, favoured, tie_rate, controls)
+    statement += words
+    if controls is not None:
+        fields["controls_verdict"] = controls.to_dict(favoured, said != verdict)
+    return {**fields, "n": len(outcome), "verdict": said, "statement": statement}, 0, []
+
+
+def _conclusion(
+    result: Any,
+    verdict: str,
+    favoured: str | None,
+    tie_rate: float,
+    controls: ControlsCheck | None,
+) -> tuple[str, str]:
+    """The verdict and the headline's closing words: the test's conclusion, then what the
+    hidden controls say, which hold back a directional verdict from a judge that prefers as
+    often where nothing differs."""
+    held = favoured is not None and controls is not None and bool(controls.indistinguishable)
     if result.verdict == "inconclusive":
         reason = (
             "the margin is smaller than two tasks"
             if not result.margin_ok
             else "the Wilson interval and the exact test do not both exclude 1/2"
         )
-        statement += f"Inconclusive: {reason}."
-        if ties and ties >= len(outcome) / 4:
-            # Said only when the ties are many: wording follows the numbers (issue 10.14).
-            statement += f" The tie rate ({pct(ties / len(outcome))}) is itself a finding."
+        words = f"Inconclusive: {reason}."
+        if tie_rate >= 1 / 4:
+            # Said only when the ties are many: wording follows the numbers.
+            words += f" The tie rate ({pct(tie_rate)}) is itself a finding."
+    elif held:
+        words = (
+            f"Inconclusive: the interval and the exact test favour {favoured} (margin "
+            f"{result.margin}), but the hidden controls do not back it."
+        )
+        verdict = "inconclusive"
     else:
-        statement += f"Verdict: {verdict} (interval and exact test agree, margin {result.margin})."
-    return {**fields, "n": len(outcome), "verdict": verdict, "statement": statement}, 0, []
+        words = f"Verdict: {verdict} (interval and exact test agree, margin {result.margin})."
+    if controls is not None:
+        words += " " + controls.headline(favoured if held else None)
+    return verdict, words
 
 
 def _gate_problems(

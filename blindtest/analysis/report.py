@@ -26,22 +26,24 @@ from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.sides import SIDES, side_config, sides_summary
 
 if TYPE_CHECKING:
+    from blindtest.analysis.controls import ControlsCheck
     from blindtest.records import Pick
 
 
 Analysis = Callable[
-    [DesignRecord, Sequence["Pick"], AnalysisOptions, Sequence[str]],
+    [DesignRecord, Sequence["Pick"], AnalysisOptions, Sequence[str], "ControlsCheck | None"],
     tuple[AnalysisFields, int, list[JsonObject]],
 ]
 
 #: The analysis of each protocol: (report fields, exit code, e-values). The fourth argument
 #: holds the gates the judges' own diagnostics failed (an LLM judge's position gate, preference
-#: only: the other protocols have no such gate yet).
+#: only: the other protocols have no such gate yet); the fifth what the hidden controls say
+#: (preference only: the only protocol with controls).
 ANALYSES: Mapping[str, Analysis] = {
-    "triangle": lambda design, picks, _, __: analyze_triangle(design, picks),
-    "pair": lambda design, picks, _, __: analyze_pair(design, picks),
-    "preference": lambda design, picks, options, gates: analyze_preference(
-        design, picks, options, judge_gates=gates
+    "triangle": lambda design, picks, _, __, ___: analyze_triangle(design, picks),
+    "pair": lambda design, picks, _, __, ___: analyze_pair(design, picks),
+    "preference": lambda design, picks, options, gates, controls: analyze_preference(
+        design, picks, options, judge_gates=gates, controls=controls
     ),
 }
 
@@ -90,6 +92,7 @@ def build_report(
     reading: Mapping[str, Any] | None = None,
     responses: Mapping[str, Any] | None = None,
     gates: Sequence[str] = (),
+    controls: ControlsCheck | None = None,
 ) -> AnalysisResult:
     """Everything ``report.json`` holds; ``exit_code`` 1 when the run measured nothing.
 
@@ -97,7 +100,9 @@ def build_report(
     ``options.reveal_void``: no bots, census, per-trial sides, p-value or intervals.
     ``responses`` is ``responses_summary``'s; an incomplete one makes the run incomplete.
     ``gates``: the gates the judges' diagnostics failed (``llm_section``'s), which make the
-    run say nothing (verdict ``unusable``, exit 1).
+    run say nothing (verdict ``unusable``, exit 1). ``controls``: what the hidden control
+    trials say (``controls_check``'s), which keeps a directional verdict from a judge that
+    prefers as often where nothing differs.
     """
     options = options or AnalysisOptions()
     protocol = design["protocol"]
@@ -113,7 +118,7 @@ def build_report(
         code = 1
         values: list[JsonObject] = []
     else:
-        fields, code, values = ANALYSES[protocol](design, picks, options, gates)
+        fields, code, values = ANALYSES[protocol](design, picks, options, gates, controls)
     judged = _judged(design, picks)
     void = fields["verdict"] == "void"
     if void:
@@ -148,7 +153,7 @@ def build_report(
         "e_values": e_values_path if values else None,
         "reading": dict(reading) if reading is not None else None,
         "responses": dict(responses) if responses is not None else None,
-        "answers": answers_summary(design, picks) if design["judging"]["extra_questions"] else [],
+        "answers": answers_summary(design, picks),
         "analysis_options": {
             "min_kappa": options.min_kappa,
             "position_margin": options.position_margin,
@@ -166,7 +171,7 @@ def build_report(
     report["responses_sentences"] = (
         responses_sentences(design, responses) if responses is not None else []
     )
-    # Issue 12: each side's full configuration, shown after the reveal.
+    # Each side's full configuration, shown after the reveal.
     report["sides"] = {
         "summary": sides_summary(design),
         **{side: side_config(design, side) for side in SIDES},

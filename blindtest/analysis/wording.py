@@ -25,7 +25,7 @@ def channels(design: DesignRecord) -> tuple[list[str], list[str]]:
     """(open, closed) channels, as the report states them."""
     norm = design["normalization"]
     closed = ["position (seeded, balanced)", "latency (all responses prefetched)"]
-    identity = norm.get("identity_strip")  # absent in designs made before issue 13
+    identity = norm.get("identity_strip")  # absent in designs made before identity stripping
     names_open = []
     if identity is not None and identity["enabled"]:
         closed.append("model names and self-identification (identity stripping)")
@@ -139,11 +139,19 @@ def _preference_lead(design: DesignRecord, fields: Mapping[str, Any]) -> tuple[s
         f"{pct(hi)}); {count(ties, 'tie')}, excluded from the rate{dropped}."
     )
     verdict = str(fields.get("picks_verdict", fields["verdict"]))
+    controls = fields.get("controls_verdict") or {}
+    blank = controls.get("headline")
+    if controls.get("held"):
+        # The hidden controls hold back what the test alone would call (analysis.controls).
+        return (
+            f"No side is preferred: {who} won {won} of {untied} untied comparisons, but {blank}.",
+            size,
+        )
     if verdict.endswith("preferred"):
         return f"{who} is preferred: it won {won} of {untied} untied comparisons.", size
     return (
         f"No side is preferred yet: {who} won {won} of {untied} untied comparisons, which is "
-        "not enough to call.",
+        "not enough to call." + (f" Moreover, {blank}." if blank else ""),
         size,
     )
 
@@ -194,6 +202,8 @@ def screen_summary(design: DesignRecord, fields: Mapping[str, Any]) -> JsonObjec
         statement = statement.split("The picks alone say: ", 1)[1]
     if design["protocol"] == "preference":
         headline, size = _preference_lead(design, fields)
+        if sure is not None and (fields.get("controls_verdict") or {}).get("held"):
+            sure += " The test alone would name a side; the hidden controls hold it back."
         return {"verdict": prefix + headline, "sure": sure, "size": size or None}
     headline = prefix + statement.split(" (", 1)[0].rstrip(":")
     if design["sequential"] and fields.get("sequential_result"):
@@ -281,7 +291,7 @@ def _same_design_args(design: DesignRecord) -> list[str]:
         # The design records the terms, not the file they came from: the user names it.
         args += ["--strip-identity-words", "IDENTITY-WORDS"]
     controls = design.get("controls", 0)
-    if controls:  # hidden controls (issue 13 item 7): --trials counts the real trials
+    if controls:  # hidden controls: --trials counts the real trials
         shown = sum("control" in e for e in design["arrangement"])
         real = design["trials"] - shown
         return [*args, "--trials", str(real), "--controls", str(controls), "--seed", design["seed"]]
@@ -334,6 +344,16 @@ def next_step(design: DesignRecord, fields: Mapping[str, Any]) -> JsonObject | N
             ),
             "stage": "plan",
             "args": ["--protocol", protocol, "--pd", "0.3", "--target-power", "0.8"],
+        }
+    if (fields.get("controls_verdict") or {}).get("held"):
+        return {
+            "why": (
+                "the judge prefers as often where nothing differs, so more comparisons from it "
+                "will not tell the sides apart; judge this run again with a judge that says tie "
+                "when it finds no difference (a person, say), into a picks file of its own"
+            ),
+            "stage": "judge",
+            "args": ["RUN", "--out", "RUN/picks-2.jsonl"],
         }
     if protocol == "preference" and fields["verdict"] == "inconclusive":
         return {

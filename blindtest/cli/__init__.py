@@ -1,7 +1,7 @@
 """The click layer: ``blindtest <stage>`` and ``bt-<stage>`` register the same command objects.
 
 Each ``bt-<stage>`` script imports only its own command module; the umbrella group
-(`_group`), which imports them all, loads on first use of ``cli`` (start-up, issue 15 item 7).
+(`_group`), which imports them all, loads on first use of ``cli`` (start-up).
 """
 
 from __future__ import annotations

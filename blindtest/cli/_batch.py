@@ -1,6 +1,6 @@
 """The batch options of bt-generate (--batch-export FILE, --batch-import FILE..., --batch) and
-of bt-judge for an LLM judge (the second half): parsed here, run by
-:mod:`blindtest.generate_batch` and :mod:`blindtest.judge_batch` (the files both share and
+of bt-judge for an LLM judge (the second half): parsed here, run by the stages
+(:mod:`blindtest.stages.generate`, :mod:`blindtest.stages.judge`; the files both share and
 submitting are :mod:`blindtest.batch_run`).
 """
 
@@ -8,31 +8,17 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from blindtest.cli._common import FilePath, echo_prose, grouped
+from blindtest.cli._options import FilePath, grouped
 from blindtest.errors import BadInput
 
-if TYPE_CHECKING:
-    from blindtest.judge import JudgeRun
-    from blindtest.llm_judge import LlmOptions
 
-Say = Callable[[str], None]
-
-
-def _say(quiet: bool) -> Say:
-    """A line for the user on stderr (nothing with --quiet)."""
-    return (lambda _: None) if quiet else (lambda text: echo_prose(text, err=True))
-
-
-def _submit_progress(fmt: str, quiet: bool) -> Callable[[str, bool], None] | None:
-    """``--batch``'s progress line (on a terminal only); refuses a format it cannot submit."""
-    from blindtest.batch_run import check_submittable
-
-    check_submittable(fmt)
+def progress_line(quiet: bool) -> Callable[[str, bool], None] | None:
+    """``--batch``'s progress line (on a terminal only; the stage refuses a format it
+    cannot submit)."""
     if quiet or not sys.stderr.isatty():
         return None
 
@@ -99,7 +85,7 @@ _MORE_FILES = click.argument(
 options = grouped(*_OPTIONS, _MORE_FILES)
 
 
-def _merge_files(batch: dict[str, Any]) -> None:
+def merge_files(batch: dict[str, Any]) -> None:
     """Fold the trailing files into ``batch_import`` (``--batch-import a.jsonl b.jsonl``)."""
     more = tuple(batch.pop("batch_files", None) or ())
     if not more:
@@ -110,42 +96,6 @@ def _merge_files(batch: dict[str, Any]) -> None:
             "(--batch-import FILE [FILE]...)"
         )
     batch["batch_import"] = (*batch["batch_import"], *more)
-
-
-def wanted(batch: dict[str, Any], refetch_changed: bool = False) -> bool:
-    """Whether a batch mode was asked for (refusing two at once, and --refetch-changed with
-    any: it asks live)."""
-    _merge_files(batch)
-    modes = (batch["batch_export"] is not None, bool(batch["batch_import"]), batch["batch"])
-    if sum(modes) > 1:
-        raise BadInput("give one of --batch-export, --batch-import and --batch")
-    if any(modes) and refetch_changed:
-        raise BadInput(
-            "--refetch-changed asks live: give it without --batch-export, --batch-import and "
-            "--batch"
-        )
-    return any(modes)
-
-
-def dispatch(
-    run_dir: Path,
-    batch: dict[str, Any],
-    prices: dict[str, tuple[float, float]],
-    quiet: bool,
-    timeout: float,
-) -> None:
-    """Run the batch mode asked for (:mod:`blindtest.generate_batch`)."""
-    from blindtest import generate_batch as core
-
-    say = _say(quiet)
-    fmt = batch["batch_format"]
-    if batch["batch_export"] is not None:
-        core.export(run_dir, batch["batch_export"], fmt, say)
-    elif batch["batch_import"]:
-        core.import_files(run_dir, list(batch["batch_import"]), prices, say)
-    else:
-        progress = _submit_progress(fmt, quiet)
-        core.submit(run_dir, prices, timeout, batch["poll_interval"], progress, say)
 
 
 # --------------------------------------------------------------------------------------------
@@ -189,59 +139,24 @@ JUDGE_NAMES = (
 )
 
 
-def calls(batch: dict[str, Any]) -> bool:
-    """Whether the mode asked for calls the judge's endpoint (not a file export or import)."""
-    return not wanted(batch) or bool(batch["batch"])
-
-
 def judge_batch_args(ctx: click.Context, llm: dict[str, Any]) -> dict[str, Any]:
     """Take bt-judge's batch options out of ``llm``; refused with a judge that is no LLM."""
     batch = {name: llm.pop(name) for name in JUDGE_NAMES}
     source = click.core.ParameterSource.COMMANDLINE
     named = [
         "--" + n.replace("_", "-")
-        for n in JUDGE_NAMES[:-1]  # not the trailing files: _merge_files says what they are
+        for n in JUDGE_NAMES[:-1]  # not the trailing files: merge_files says what they are
         if ctx.get_parameter_source(n) is source
     ]
     kind = str(ctx.params.get("kind", ""))
     if named and not kind.startswith("llm:"):
         raise BadInput(f"{', '.join(named)}: only for --judge llm:MODEL")
-    _merge_files(batch)
+    merge_files(batch)
     return batch
 
 
-def judge_dispatch(
-    run: JudgeRun,
-    options: LlmOptions,
-    judge_id: str,
-    out: Path,
-    force: bool,
-    again: list[str | Path],
-    batch: dict[str, Any],
-    quiet: bool,
-    default_of: str | None = None,
-) -> None:
-    """Run the batch mode asked for (``wanted(batch)`` is true; :mod:`blindtest.judge_batch`);
-    ``again`` is this judge's command line without a mode; ``default_of``: where the judge id
-    came from when no --judge-id was given."""
-    from blindtest import judge_batch as core
-    from blindtest.llm_batch import check_batchable
-
-    work = core.JudgeBatch(run, options, judge_id, out, force, again, default_of)
-    check_batchable(run.view.protocol)
-    say = _say(quiet)
-    show: Say = (lambda _: None) if quiet else click.echo
-    if batch["batch_export"] is not None:
-        core.export(work, batch["batch_export"], batch["batch_format"], say)
-    elif batch["batch_import"]:
-        core.import_files(work, list(batch["batch_import"]), say, show)
-    else:
-        progress = _submit_progress(batch["batch_format"], quiet)
-        core.submit(work, options.timeout, batch["poll_interval"], progress, say, show)
-
-
 def __getattr__(name: str) -> Any:
-    # part_paths moved to blindtest.batch_run; read on first use (start-up, issue 15 item 7).
+    # part_paths moved to blindtest.batch_run; read on first use (start-up).
     if name == "part_paths":
         from blindtest.batch_run import part_paths
 

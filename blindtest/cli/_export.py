@@ -1,18 +1,15 @@
-"""bt-analyze --export-preferences: the options and the write (the rows are
+"""bt-analyze --export-preferences: the options and the summary line (the stage writes the
+file, :func:`blindtest.stages.analyze.analyze`; the rows are
 :func:`blindtest.analysis.judges.preference_rows`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import click
-import orjson
 
-from blindtest import artifacts
-from blindtest.cli._common import FilePath, grouped
-from blindtest.errors import BadInput
+from blindtest.cli._options import FilePath, grouped
 
 _OPTIONS = [
     click.option(
@@ -37,19 +34,8 @@ _OPTIONS = [
 options = grouped(*_OPTIONS)
 
 
-def check(path: Path | None, run_dir: Path, picks: Sequence[Path], force: bool) -> None:
-    """Before anything is written: never over a run file or an input; --force to replace."""
-    if path is None:
-        return
-    inputs = [*picks, run_dir / artifacts.DESIGN, run_dir / artifacts.TRIALS]
-    if path.name in artifacts.RUN_FILE_KINDS or any(path.resolve() == p.resolve() for p in inputs):
-        raise BadInput(f"--export-preferences {path}: that is a run file or an input; name another")
-    if path.exists() and not force:
-        raise BadInput(f"--export-preferences {path} already exists; use --force to overwrite it")
-
-
-def write(path: Path, rows: Sequence[dict[str, Any]], dropped: dict[str, int]) -> None:
-    artifacts.write_bytes_atomic(path, b"".join(orjson.dumps(r) + b"\n" for r in rows))
+def summary(path: Path, kept: int, dropped: Mapping[str, int]) -> None:
+    """What the export kept and why the rest was dropped, on stderr."""
     why = ", ".join(f"{n} {reason}" for reason, n in sorted(dropped.items()))
-    kept = f"{len(rows)} preference pair{'' if len(rows) == 1 else 's'}"
-    click.echo(f"{path}: {kept} kept; {sum(dropped.values())} dropped ({why or 'none'})", err=True)
+    pairs = f"{kept} preference pair{'' if kept == 1 else 's'}"
+    click.echo(f"{path}: {pairs} kept; {sum(dropped.values())} dropped ({why or 'none'})", err=True)

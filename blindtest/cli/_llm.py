@@ -1,30 +1,21 @@
 """bt-judge's options for ``--judge llm:MODEL`` (they arrive in the command as ``**llm``), and
-turning them into the judge kind; the judge itself is :mod:`blindtest.llm_judge`."""
+turning them into the stage's :class:`~blindtest.stages.judge.LlmSettings`; the judge itself
+is :mod:`blindtest.llm_judge`."""
 
 from __future__ import annotations
 
-import math
-import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from blindtest import judge_prompts
-from blindtest.cli._common import FilePath, grouped
+from blindtest.cli._options import FilePath, grouped
 from blindtest.errors import BadInput
-from blindtest.judge import JudgeRun
-from blindtest.judges import JudgeKind, judge_kind
-from blindtest.llm_judge import (
-    DEFAULT_URL,
-    LlmOptions,
-    check_run,
-    llm_kind,
-    parse_price,
-    resolve_key_env,
-    show_prompt,
-)
+from blindtest.llm_judge import DEFAULT_URL
 from blindtest.retry import DEFAULT_POLICY
+
+if TYPE_CHECKING:
+    from blindtest.stages.judge import LlmSettings
 
 _OPTIONS = [
     click.option("--judge-url", metavar="URL", help=f"LLM judge base URL [default: {DEFAULT_URL}]"),
@@ -140,64 +131,42 @@ def given(ctx: click.Context, llm: dict[str, Any]) -> list[str]:
     ]
 
 
-def build(kind: str, llm: dict[str, Any]) -> tuple[JudgeKind, LlmOptions]:
-    """The ``llm:MODEL`` judge kind from the options (all checked here: exit 2, nothing
-    written, no call)."""
-    model = kind.removeprefix("llm:").strip()
-    if not model:
-        raise BadInput("--judge llm:MODEL: name the judge model, e.g. --judge llm:gpt-4o")
-    confidence = llm["min_confidence"]
-    if not (math.isfinite(confidence) and 0.0 <= confidence <= 1.0):
-        raise BadInput(f"--min-confidence: expected a number in [0, 1], got {confidence}")
-    template = None
-    if llm["judge_template"] is not None:
-        path: Path = llm["judge_template"]
-        try:
-            text = path.read_text("utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise BadInput(f"--judge-template {path}: cannot read it ({error})") from None
-        template = judge_prompts.parse_template(text, str(path))
-    options = LlmOptions(
-        model=model,
-        base_url=llm["judge_url"] or DEFAULT_URL,
-        key_env=resolve_key_env(llm["judge_key_env"], os.environ),
-        temperature=llm["judge_temperature"],
-        concurrency=llm["concurrency"],
-        rpm=llm["rpm"],
-        timeout=llm["timeout"],
-        max_retries=llm["max_retries"],
-        price=parse_price(llm["price"]),
-        template=template,
-        swap=llm["swap"],
-        min_confidence=confidence,
-        inconsistent=llm["inconsistent"],
-        context_tokens=llm["judge_context_tokens"],
-    )
-    options.endpoint()  # the URL and model are checked now
-    return llm_kind(options), options
-
-
-def choose(
-    ctx: click.Context, kind: str, llm: dict[str, Any]
-) -> tuple[JudgeKind, LlmOptions | None]:
-    """The ``--judge`` kind; an LLM's options are refused for any other judge."""
+def settings(ctx: click.Context, kind: str, llm: dict[str, Any]) -> LlmSettings | None:
+    """The LLM judge's settings for ``--judge llm:MODEL`` (checked by the stage); its options
+    are refused for any other judge."""
     if kind.startswith("llm:"):
-        return build(kind, llm)
+        from blindtest.stages.judge import LlmSettings
+
+        return LlmSettings(
+            url=llm["judge_url"],
+            key_env=llm["judge_key_env"],
+            temperature=llm["judge_temperature"],
+            template=llm["judge_template"],
+            concurrency=llm["concurrency"],
+            rpm=llm["rpm"],
+            timeout=llm["timeout"],
+            max_retries=llm["max_retries"],
+            price=llm["price"],
+            swap=llm["swap"],
+            inconsistent=llm["inconsistent"],
+            min_confidence=llm["min_confidence"],
+            context_tokens=llm["judge_context_tokens"],
+        )
     named = given(ctx, llm)
     if named:
         raise BadInput(f"{', '.join(named)}: only for --judge llm:MODEL")
-    return judge_kind(kind), None
+    return None
 
 
-def prepared(run: JudgeRun, options: LlmOptions, show: int | None, *, key: bool = True) -> bool:
-    """Check the run for the LLM judge (exit 2 before any call); with ``--show-prompt N``
-    print trial N's prompt and return True (nothing else happens). ``key``: False when
-    nothing will be called (a batch file exported or imported)."""
-    if show is not None:
-        click.echo(show_prompt(run, options, show))
-        return True
-    check_run(options, run, key=key)
-    return False
+def show_prompt(run_dir: Path, kind: str, chosen: LlmSettings, trial: int) -> None:
+    """``--show-prompt N``: print the prompt the LLM judge gets for trial N; nothing else
+    happens (no call, no file, no lock)."""
+    from blindtest.judgment import load_judge_run
+    from blindtest.llm_judge import show_prompt as prompt_text
+    from blindtest.stages.judge import llm_options
+
+    _, options = llm_options(kind, chosen)
+    click.echo(prompt_text(load_judge_run(run_dir), options, trial))
 
 
 def resume_args(kind: str, llm: dict[str, Any], ctx: click.Context) -> list[str | Path]:

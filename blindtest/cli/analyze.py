@@ -9,8 +9,9 @@ import click
 
 from blindtest import artifacts
 from blindtest.artifact_types import ReportRecord
-from blindtest.cli import _common, _export
-from blindtest.cli._common import command, force_option, json_option, quiet_option, run_argument
+from blindtest.cli import _chain, _common, _export, _options
+from blindtest.cli._common import command
+from blindtest.cli._options import force_option, json_option, quiet_option, run_argument
 
 
 @command("analyze")
@@ -19,19 +20,19 @@ from blindtest.cli._common import command, force_option, json_option, quiet_opti
     "--picks",
     "picks_files",
     multiple=True,
-    type=_common.FilePath(),
+    type=_options.FilePath(),
     help="Picks file(s) to analyse (default RUN/picks.jsonl); repeat for several judges.",
 )
 @click.option(
     "--out",
     "out_path",
-    type=_common.FilePath(),
+    type=_options.FilePath(),
     help="Where to write the report (default RUN/report.json), e.g. for a second judge.",
 )
 @click.option(
     "--html",
     "html_path",
-    type=_common.FilePath(),
+    type=_options.FilePath(),
     help="Also write the summary as a standalone HTML page.",
 )
 @click.option(
@@ -52,7 +53,7 @@ from blindtest.cli._common import command, force_option, json_option, quiet_opti
     "--against",
     "against_files",
     multiple=True,
-    type=_common.FilePath(exists=True),
+    type=_options.FilePath(exists=True),
     help="Another judge kind's picks (an LLM judge's, or people's): their agreement and kappa "
     "with each judge of --picks is reported, never pooled.",
 )
@@ -67,7 +68,6 @@ from blindtest.cli._common import command, force_option, json_option, quiet_opti
 @json_option
 @force_option
 @quiet_option
-@_common.writes_run
 def analyze(
     run_dir: Path,
     picks_files: tuple[Path, ...],
@@ -92,37 +92,33 @@ def analyze(
       bt-analyze run --picks run/picks-alice.jsonl --picks run/picks-bob.jsonl --force
       bt-analyze run --picks run/picks-bot.jsonl --out run/report-bot.json
     """
-    from blindtest.analyze import AnalysisOptions, analyze_run, export_rows, input_name, report_page
+    from blindtest.stages.analyze import analyze as score
 
-    report_path = out_path or run_dir / artifacts.REPORT
-    options = AnalysisOptions(
-        min_kappa=min_kappa, position_margin=position_margin, reveal_void=reveal_void
+    result = score(
+        run_dir,
+        picks=picks_files,
+        out=out_path,
+        html=html_path,
+        min_kappa=min_kappa,
+        position_margin=position_margin,
+        against=against_files,
+        export_preferences=export_path,
+        export_min_confidence=export_min_confidence,
+        reveal_void=reveal_void,
+        force=force,
+        holder=_chain.stage_label(),
     )
-    e_values_path = report_path.with_name(artifacts.e_values_name(report_path.name))
-    picks = list(picks_files) or [run_dir / artifacts.PICKS]
-    names = [input_name(run_dir, path) for path in picks]
-    artifacts.claim_report(run_dir, picks, names, report_path, e_values_path, html_path, force)
-    _export.check(export_path, run_dir, picks, force)
-    exported = export_rows(run_dir, picks, export_min_confidence) if export_path else None
-    result = analyze_run(
-        run_dir, list(picks_files), options, e_values_path=e_values_path, against=against_files
-    )
-    if result.e_values:
-        artifacts.write_jsonl(e_values_path, result.e_values, "e_values", force=True)
-    artifacts.write_json(report_path, result.report, "report", force=True)  # claimed above
-    if html_path is not None:
-        artifacts.write_bytes_atomic(html_path, report_page(run_dir, result).encode())
-    if export_path is not None and exported is not None:
-        _export.write(export_path, *exported)
-    _print(result.report, run_dir, as_json=as_json, quiet=quiet, brief=brief, reveal=reveal_void)
+    if result.export_path is not None and result.dropped is not None:
+        _export.summary(result.export_path, result.exported or 0, result.dropped)
+    show(result.report, run_dir, as_json=as_json, quiet=quiet, brief=brief, reveal=reveal_void)
     return result.exit_code  # run_main, the one error mapper, exits with it
 
 
-def _print(
+def show(
     report: ReportRecord, run_dir: Path, *, as_json: bool, quiet: bool, brief: bool, reveal: bool
 ) -> None:
     """A void analysis prints one line unless revealed; the rest print the result screen."""
-    from blindtest.analyze import void_line
+    from blindtest.analyzing import void_line
     from blindtest.hints import stage_command
     from blindtest.render import clean, format_summary
     from blindtest.screen import screen_width

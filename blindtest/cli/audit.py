@@ -9,8 +9,9 @@ from typing import Any
 import click
 
 from blindtest import artifacts
-from blindtest.cli._common import command, force_option, quiet_option, run_argument, writes_run
-from blindtest.errors import BadInput
+from blindtest.cli._chain import stage_label
+from blindtest.cli._common import command
+from blindtest.cli._options import force_option, quiet_option, run_argument
 from blindtest.hints import stage_command
 
 
@@ -36,7 +37,6 @@ from blindtest.hints import stage_command
 )
 @force_option
 @quiet_option
-@writes_run
 def audit(
     run_dir: Path,
     allow_commands: bool,
@@ -54,31 +54,16 @@ def audit(
       bt-audit run
       bt-audit run --allow-commands --force
     """
-    from blindtest.audit import build_audit
-    from blindtest.checks import subprocess_runner
-    from blindtest.judge import trials_from_records
+    from blindtest.stages.audit import audit as replay
 
-    loaded = artifacts.load_design(run_dir)
-    inputs = [run_dir / name for name in (artifacts.DESIGN, artifacts.TRIALS, artifacts.RESPONSES)]
-    audit_path = run_dir / artifacts.AUDIT
-    artifacts.claim_output(
-        audit_path,
-        "audit",
+    done = replay(
+        run_dir,
+        allow_commands=allow_commands,
+        command_timeout=command_timeout,
         force=force,
-        inputs=inputs,
-        same_inputs=_same_design(audit_path, loaded.sha256),
+        holder=stage_label(),
     )
-    records = artifacts.read_jsonl(run_dir / artifacts.TRIALS, "trials").records
-    trials = trials_from_records(records, loaded.design)
-    responses_path = run_dir / artifacts.RESPONSES
-    responses = (
-        artifacts.read_jsonl(responses_path, "responses").records
-        if responses_path.exists()
-        else None
-    )
-    runner = subprocess_runner(command_timeout) if allow_commands else None
-    document = build_audit(loaded.design, loaded.sha256, trials, responses, runner)
-    artifacts.write_json(audit_path, document, "audit", force=True)
+    document = done.document
     if quiet:
         return
     if document["responses_missing"]:
@@ -89,7 +74,7 @@ def audit(
             f"out; {stage_command('generate', run_dir)} fetches them",
             err=True,
         )
-    if responses is None:
+    if not done.has_responses:
         click.echo(f"no {artifacts.RESPONSES}: census without refusals or cut responses", err=True)
     if show:
         _show(document)
@@ -137,14 +122,3 @@ def _show(document: Mapping[str, Any]) -> None:
                 + (f" ({terms})" if terms else ""),
                 err=True,
             )
-
-
-def _same_design(path: Path, design_sha256: str) -> bool:
-    """An audit of the same design is this stage's own output for the same inputs: a rerun
-    replaces it without --force (it is recomputed from the same files)."""
-    if artifacts.artifact_kind(path) != "audit":
-        return False
-    try:
-        return bool(artifacts.read_json(path, "audit")["design_sha256"] == design_sha256)
-    except BadInput:
-        return False

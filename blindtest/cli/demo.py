@@ -1,7 +1,8 @@
 """``make demo``: the whole chain on the bundled prompts against the local simulator.
 
 Starts the simulator on a free 127.0.0.1 port, runs design -> generate -> judge -> audit ->
-analyze -> verify through the real commands, and stops the simulator. The judge is you when
+analyze -> verify through the stage functions (each shown as its command shows it), and
+stops the simulator. The judge is you when
 stdin is a terminal, and the length bot otherwise (it says so). Simulated models and generic
 prompts: the result shows how blindtest works and says nothing about real models.
 
@@ -24,20 +25,24 @@ import click
 
 from blindtest import artifacts
 from blindtest.chain import check_demo_dir, judging_state, picks_judges
-from blindtest.cli import cli
-from blindtest.cli._common import echo_prose, exit_mapped, resumable, say
-from blindtest.cli.judge import default_judge_id
+from blindtest.cli import analyze as cli_analyze
+from blindtest.cli import design as cli_design
+from blindtest.cli import generate as cli_generate
+from blindtest.cli import judge as cli_judge
+from blindtest.cli import verify as cli_verify
+from blindtest.cli._chain import resumable, say
+from blindtest.cli._common import echo_prose, exit_mapped
 from blindtest.errors import BadInput
 from blindtest.simulator import Simulator, running
+from blindtest.stages.analyze import analyze
+from blindtest.stages.audit import audit
+from blindtest.stages.design import design
+from blindtest.stages.generate import generate
+from blindtest.stages.judge import JudgeResult, default_judge_id, judge
+from blindtest.stages.verify import verify
 
 DEMO_DIR = Path("demo-run")
 LENGTH_BOT = "bot:length"
-
-
-def _stage(*args: str) -> int:
-    """Run one stage in-process; its exit code (a verify that finds a difference says 1)."""
-    code = cli.main(list(args), prog_name="blindtest", standalone_mode=False)
-    return code if isinstance(code, int) else 0
 
 
 def _under_make() -> bool:
@@ -82,11 +87,18 @@ def run_demo(run_dir: Path) -> int:
             name = _judge_chain(run_dir, simulator.base_url, interactive, resume)
         if name is None:
             return 0
-        _stage("audit", str(run_dir), "--quiet", "--force")
+        audit(run_dir, force=True)
         click.echo("", err=True)
-        code = _stage("analyze", str(run_dir), "--brief")
+        analysis = analyze(run_dir)
+        cli_analyze.show(
+            analysis.report, run_dir, as_json=False, quiet=False, brief=True, reveal=False
+        )
+        code = analysis.exit_code
         click.echo("", err=True)
-        code = code or _stage("verify", str(run_dir), "--quiet")
+        if not code:
+            verified = verify(run_dir)
+            cli_verify.show(verified, run_dir, as_json=False, quiet=True)
+            code = verified.exit_code
         if code:
             return code
     echo_prose(
@@ -102,16 +114,22 @@ def _judge_chain(run_dir: Path, url: str, interactive: bool, resume: str) -> str
     (after saying how far the judging got and how to continue)."""
     say(f"simulator serving sim-large and sim-small on {url}\n")
     try:
-        _stage(
-            "design", str(run_dir), "--demo", "--a", "sim-large", "--b", "sim-small",
-            "--a-url", url, "--b-url", url, "--seed", "demo",
+        designed = design(
+            run_dir, demo=True, model_a="sim-large", model_b="sim-small", a_url=url, b_url=url,
+            seed="demo", on_dropped=cli_design.show_dropped,
         )  # fmt: skip
     except artifacts.DesignDiffers as error:
         raise BadInput(
             f"{run_dir} holds a different design ({error.difference}); the demo resumes only "
             "its own run: give it another directory"
         ) from None
-    _stage("generate", str(run_dir), "--price-a", "2.5,10", "--price-b", "0.15,0.6")
+    cli_design.show(designed)
+    generate(
+        run_dir,
+        prices={"A": "2.5,10", "B": "0.15,0.6"},
+        say=lambda text: echo_prose(text, err=True),
+        on_progress=cli_generate.ProgressLine() if sys.stderr.isatty() else None,
+    )
     earlier = picks_judges(run_dir)
     name = earlier[0] if earlier else (default_judge_id() if interactive else LENGTH_BOT)
     state = judging_state(run_dir, name)
@@ -132,16 +150,24 @@ def _judge_chain(run_dir: Path, url: str, interactive: bool, resume: str) -> str
                 "\nstdin is not a terminal, so the length bot judges this demo "
                 "(run `make demo` in a terminal to judge it yourself).\n"
             )
-        restart = ["--force"] if earlier else []
-        _stage("judge", str(run_dir), "--judge", LENGTH_BOT, "--quiet", *restart)
+        _sit(judge(run_dir, LENGTH_BOT, force=bool(earlier), resume_options=[]), quiet=True)
     elif not state.done:
         say("\nYou are the judge: pick the odd one out in each trial.\n")
-        _stage("judge", str(run_dir), "--judge-id", name)
+        _sit(judge(run_dir, judge_id=name, echo=click.echo, resume_options=[]), quiet=False)
     state = judging_state(run_dir, name)
     if not state.done:
         echo_prose(f"\n{state.judged} of {state.total} judged; continue with: {resume}", err=True)
         return None
     return name
+
+
+def _sit(result: JudgeResult, *, quiet: bool) -> None:
+    """A sitting's end as bt-judge shows it (nothing with ``quiet``)."""
+    if not quiet:
+        cli_judge.show_closing(result)
+    failure = result.failure()
+    if failure is not None:
+        raise failure
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,10 +1,11 @@
-"""``make demo-llm``: the whole chain judged by a simulated LLM judge (issue 13).
+"""``make demo-llm``: the whole chain judged by a simulated LLM judge.
 
 Starts the simulator on a free 127.0.0.1 port, then runs design (preference, bundled prompts,
 4 hidden control trials that measure the judge where there is nothing to find) -> generate ->
 ``bt-judge --judge llm:sim-judge-fair`` (spec 003's prompt, position swap) -> audit -> analyze
-through the real commands. The report ends with the judge's diagnostics: position, length and
-markdown preferences, swap consistency, its control results, leakage, retries and tokens.
+through the stage functions, each shown as its command shows it. The report ends with the
+judge's diagnostics: position, length and markdown preferences, swap consistency, its
+control results, leakage, retries and tokens.
 Simulated models and a simulated judge: it shows how an LLM judge is run and checked, and says
 nothing about real models.
 
@@ -22,19 +23,22 @@ import click
 
 from blindtest import artifacts
 from blindtest.chain import check_demo_dir
-from blindtest.cli import cli
-from blindtest.cli._common import exit_mapped, say
+from blindtest.cli import analyze as cli_analyze
+from blindtest.cli import design as cli_design
+from blindtest.cli import judge as cli_judge
+from blindtest.cli._chain import say
+from blindtest.cli._common import exit_mapped
 from blindtest.cli.demo import demo_simulator
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
+from blindtest.stages.analyze import analyze
+from blindtest.stages.audit import audit
+from blindtest.stages.design import design
+from blindtest.stages.generate import generate
+from blindtest.stages.judge import LlmSettings, judge
 
 DEMO_DIR = Path("demo-llm-run")
 JUDGE = "llm:sim-judge-fair"
-
-
-def _stage(*args: str) -> int:
-    code = cli.main(list(args), prog_name="blindtest", standalone_mode=False)
-    return code if isinstance(code, int) else 0
 
 
 def run_demo(run_dir: Path) -> int:
@@ -46,23 +50,38 @@ def run_demo(run_dir: Path) -> int:
             url = simulator.base_url
             say(f"simulator serving sim-large, sim-small and the judge sim-judge-fair on {url}\n")
             try:
-                _stage(
-                    "design", str(run_dir), "--demo", "--protocol", "preference", "--a",
-                    "sim-large", "--b", "sim-small", "--a-url", url, "--b-url", url, "--seed",
-                    "demo-llm", "--controls", "4",
+                designed = design(
+                    run_dir, demo=True, protocol="preference", model_a="sim-large",
+                    model_b="sim-small", a_url=url, b_url=url, seed="demo-llm", controls=4,
+                    on_dropped=cli_design.show_dropped,
                 )  # fmt: skip
             except artifacts.DesignDiffers as error:
                 raise BadInput(
                     f"{run_dir} holds a different design ({error.difference}); the demo "
                     "resumes only its own run: give it another directory"
                 ) from None
-            _stage("generate", str(run_dir), "--quiet")
+            cli_design.show(designed)
+            generate(run_dir)
             show = stage_command("judge", run_dir, "--judge", JUDGE, "--show-prompt", "1")
             say(f"\nthe judge is {JUDGE}; the prompt it gets for trial 1:\n  {show}\n")
-            _stage("judge", str(run_dir), "--judge", JUDGE, "--judge-url", url)
-        _stage("audit", str(run_dir), "--quiet", "--force")
+            sat = judge(
+                run_dir,
+                JUDGE,
+                llm=LlmSettings(url=url),
+                echo=click.echo,
+                resume_options=["--judge", JUDGE, "--judge-url", url],
+            )
+            cli_judge.show_closing(sat)
+            failure = sat.failure()
+            if failure is not None:
+                raise failure
+        audit(run_dir, force=True)
         click.echo("", err=True)
-        return _stage("analyze", str(run_dir))
+        analysis = analyze(run_dir)
+        cli_analyze.show(
+            analysis.report, run_dir, as_json=False, quiet=False, brief=False, reveal=False
+        )
+        return analysis.exit_code
 
 
 def main(argv: list[str] | None = None) -> int:

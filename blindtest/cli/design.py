@@ -8,23 +8,23 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from blindtest import artifacts
-from blindtest.cli import _common
-from blindtest.cli._common import command, force_option, quiet_option, run_argument
+from blindtest.cli import _chain, _options
+from blindtest.cli._common import command, echo_prose
+from blindtest.cli._options import force_option, quiet_option, run_argument
 
 if TYPE_CHECKING:
-    from blindtest.design import DesignOptions
+    from blindtest.designing import DesignOptions
+    from blindtest.stages.design import DesignResult
 
 
 @command("design")
 @run_argument
-@_common.prompt_source_options
+@_options.prompt_source_options
 @click.option("--a", "model_a", metavar="MODEL", help="Model for side A.")
 @click.option("--b", "model_b", metavar="MODEL", help="Model for side B.")
-@_common.design_options
+@_options.design_options
 @force_option
 @quiet_option
-@_common.writes_run
 def design(run_dir: Path, force: bool, quiet: bool, **options: Any) -> None:
     """Write the pre-registered design and its SHA-256. No model is called.
 
@@ -34,19 +34,30 @@ def design(run_dir: Path, force: bool, quiet: bool, **options: Any) -> None:
       bt-design run --prompts prompts.txt --a m1 --b m2 --protocol pair --temperature 0
       bt-design run --from-dirs out/model-a out/model-b --protocol preference --trials 12
     """
-    from blindtest.design import DesignRequest, build_design, resolve_request
-    from blindtest.provenance import collect_provenance
+    from blindtest.stages.design import design as write_design
 
-    resolved = resolve_request(DesignRequest(**options))
-    for name, items in resolved.dropped.items() if not quiet else ():
-        shown = ", ".join(items[:8]) + (", ..." if len(items) > 8 else "")
-        click.echo(f"dropped {len(items)} item(s) missing from {name}: {shown}", err=True)
-    document = build_design(resolved.prompts, resolved.options, collect_provenance())
-    digest = artifacts.write_design(run_dir, document, force=force)
+    result = write_design(
+        run_dir,
+        force=force,
+        holder=_chain.stage_label(),
+        on_dropped=None if quiet else show_dropped,
+        **options,
+    )
     if not quiet:
-        _summary(resolved.options, len(resolved.prompts))
-        _identity_line(document)
-        click.echo(f"{digest}  {run_dir / artifacts.DESIGN}")
+        show(result)
+
+
+def show_dropped(name: str, items: list[str]) -> None:
+    """The items a --from-dirs candidate lacks (they leave the design)."""
+    shown = ", ".join(items[:8]) + (", ..." if len(items) > 8 else "")
+    click.echo(f"dropped {len(items)} item(s) missing from {name}: {shown}", err=True)
+
+
+def show(result: DesignResult) -> None:
+    """The design's summary: what it asks, what the judge sees, and its hash."""
+    _summary(result.options, result.prompts)
+    _identity_line(result.design)
+    click.echo(f"{result.sha256}  {result.design_path}")
 
 
 def _identity_line(document: Mapping[str, Any]) -> None:
@@ -64,11 +75,11 @@ def _identity_line(document: Mapping[str, Any]) -> None:
         )
     else:
         line = "identity stripping off: model names and self-identification reach the judge"
-    click.echo(line, err=True)
+    echo_prose(line, err=True)
 
 
 def _summary(options: DesignOptions, prompts: int) -> None:
-    from blindtest.plan import weak_design_note
+    from blindtest.planning import weak_design_note
 
     sequential = options.sequential
     controls = f" + {options.controls} hidden controls" if options.controls else ""
@@ -80,4 +91,4 @@ def _summary(options: DesignOptions, prompts: int) -> None:
     if not sequential and options.similarity_pd0 is None:
         note = weak_design_note(options.protocol, options.trials, options.alpha)
         if note:
-            click.echo(note, err=True)
+            echo_prose(note, err=True)  # wrapped to a terminal, whole into a log

@@ -2,40 +2,20 @@
 
 from __future__ import annotations
 
-import math
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from blindtest import artifacts
-from blindtest.artifact_types import GenerationRecord
-from blindtest.cli import _batch, _common
-from blindtest.cli._common import (
-    command,
-    concurrency_option,
-    quiet_option,
-    run_argument,
-    timeout_option,
-)
-from blindtest.errors import BadInput
-from blindtest.hints import stage_command
+from blindtest.cli import _batch, _chain, _common, _options
+from blindtest.cli._common import command
+from blindtest.cli._options import concurrency_option, quiet_option, run_argument, timeout_option
 from blindtest.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
-    from blindtest.generate import Progress
-
-
-def _check_numbers(timeout: float, rpm: float | None) -> None:
-    """Every numeric option, before anything is read or written (nan and inf pass click)."""
-    if not (math.isfinite(timeout) and timeout > 0):
-        raise BadInput(f"--timeout: expected a finite number of seconds > 0, got {timeout}")
-    if rpm is not None and not (math.isfinite(rpm) and rpm > 0):
-        raise BadInput(f"--rpm: expected a finite number of requests per minute > 0, got {rpm}")
+    from blindtest.generating import Progress
 
 
 @command("generate")
@@ -54,14 +34,13 @@ def _check_numbers(timeout: float, rpm: float | None) -> None:
     type=click.FloatRange(min=0, min_open=True),
     help="Cap on requests started per minute, per endpoint.",
 )
-@_common.side_transport_options
-@_common.refetch_option
+@_options.side_transport_options
+@_options.refetch_option
 @click.option("--price-a", metavar="IN,OUT", help="Side A price, dollars per million tokens.")
 @click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens.")
 @click.option("--price-launder", metavar="IN,OUT", help="Laundering model price.")
 @_batch.options
 @quiet_option
-@_common.writes_run
 def generate(
     run_dir: Path,
     concurrency: int,
@@ -81,64 +60,25 @@ def generate(
       export OPENAI_API_KEY=...
       bt-generate run --concurrency 16 --price-a 2.5,10 --price-b 0.15,0.6
     """
-    from blindtest import generate as lib
-    from blindtest.outputs import imported_text
+    from blindtest.stages.generate import generate as fetch
 
-    _check_numbers(timeout, rpm)
-    sides = lib.side_transport(batch)  # --a-concurrency, --b-rpm, --refetch-changed...
-    given = lib.parse_prices({"A": price_a, "B": price_b, "launder": price_launder})
-    if _batch.wanted(batch, sides["refetch_changed"]):
-        _batch.dispatch(run_dir, batch, given, quiet, timeout)
-        return
-    loaded = artifacts.load_design_lean(run_dir)  # checked before anything is written or sent
-    path = run_dir / artifacts.RESPONSES
-    existing = artifacts.iter_jsonl(path, "responses", missing_ok=True)  # (offset, row)
-
-    @contextmanager
-    def open_responses() -> Iterator[Callable[[Mapping[str, Any]], int]]:
-        with artifacts.JsonlAppender(path, "responses", grouped=True) as out:
-            yield out.add  # returns each row's offset
-
-    def read_imported(side: str, item: str, variant: str) -> str:
-        return imported_text(loaded.design["source"], side, item, variant)
-
-    with artifacts.LineReader(path) as read_row:
-        io = lib.StageIO(
-            open_responses=open_responses,
-            write_generation=lambda record: _write_generation(run_dir, record),
-            read_imported=read_imported,
-            say=(lambda _: None) if quiet else (lambda text: _common.echo_prose(text, err=True)),
-            on_progress=_ProgressLine() if not quiet and sys.stderr.isatty() else None,
-            read_row=read_row,
-        )
-        options = lib.FetchOptions(concurrency, timeout, rpm, max_retries, **sides)
-        trials = lib.generate_stage(
-            loaded.design, loaded.sha256, existing, _previous(run_dir), given, options, io
-        )
-        count = artifacts.write_jsonl(run_dir / artifacts.TRIALS, trials, "trials", force=True)
-    next_ = stage_command("judge", run_dir)
-    io.say(f"wrote {run_dir / artifacts.TRIALS}: {count} blinded trials; next: {next_}")
+    _batch.merge_files(batch)
+    fetch(
+        run_dir,
+        concurrency=concurrency,
+        timeout=timeout,
+        rpm=rpm,
+        max_retries=max_retries,
+        prices={"A": price_a, "B": price_b, "launder": price_launder},
+        say=_common.say_unless(quiet),
+        on_progress=ProgressLine() if not quiet and sys.stderr.isatty() else None,
+        batch_progress=_batch.progress_line(quiet),
+        holder=_chain.stage_label(),
+        **batch,
+    )
 
 
-def _previous(run_dir: Path) -> dict[str, Any] | None:
-    """The generation.json an earlier session wrote, if any (the ledger and the prices)."""
-    path = run_dir / artifacts.GENERATION
-    if not path.exists():
-        return None
-    return artifacts.read_json(path, "generation")
-
-
-def _write_generation(run_dir: Path, record: GenerationRecord) -> bool:
-    """Write generation.json unless it already holds exactly these bytes (a rerun that
-    fetches nothing changes nothing); return whether it was written."""
-    path = run_dir / artifacts.GENERATION
-    if path.exists() and artifacts.read_json(path, "generation") == record:
-        return False
-    artifacts.write_json(path, record, "generation", force=True)
-    return True
-
-
-class _ProgressLine:
+class ProgressLine:
     """One self-overwriting stderr line: done/total, rate, retries, ETA (only on a tty)."""
 
     def __init__(self) -> None:

@@ -1,34 +1,30 @@
 """bt-judge: RUN/trials.jsonl -> RUN/picks.jsonl (or --out FILE), judged by a person in this
 terminal or by a mechanical judge; ``--check FILE`` validates an external judge's picks.
 
-Options and output only: the picks contract and the hidden stopping rule live in
-``blindtest.judge``, the kinds of judge and the driver that records them in ``blindtest.judges``,
-one sitting into the picks file in ``blindtest.sitting``, the terminal session in
-``blindtest.session``.
+Options and output only: the stage is :func:`blindtest.stages.judge.judge` (one sitting into
+the picks file, ``blindtest.sitting``); the picks contract and the hidden stopping rule live
+in ``blindtest.judgment``, the kinds of judge and the driver in ``blindtest.judges``, the
+terminal session in ``blindtest.session``.
 """
 
 from __future__ import annotations
 
-import getpass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from blindtest import artifacts, sitting
-from blindtest.cli import _batch, _common, _llm
-from blindtest.cli._common import FilePath, command, force_option, quiet_option, run_argument
-from blindtest.errors import BadInput, EndpointFailed
+from blindtest import artifacts
+from blindtest.cli import _batch, _chain, _common, _llm
+from blindtest.cli._common import command
+from blindtest.cli._options import FilePath, force_option, quiet_option, run_argument
+from blindtest.errors import BadInput
 from blindtest.hints import stage_command
-from blindtest.judge import JudgeRun, judge_id_problem, load_judge_run, load_picks
-from blindtest.judges import JUDGE_KINDS, JudgeKind
+from blindtest.judges import JUDGE_KINDS
+from blindtest.judgment import load_judge_run, load_picks
 
-
-def default_judge_id() -> str:
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError, ImportError):  # no user name in the environment or passwd
-        return "judge"
+if TYPE_CHECKING:
+    from blindtest.stages.judge import JudgeResult
 
 
 def _count(n: int, word: str) -> str:
@@ -48,29 +44,6 @@ def _check_only(run_dir: Path, path: Path, quiet: bool) -> None:
         f"{path}: {_count(len(picks.picks), 'pick')}{by}{fixed}, valid for "
         f"{run.view.protocol} design {run.design_sha256[:12]}{torn}"
     )
-
-
-def _judge(
-    run: JudgeRun,
-    kind: JudgeKind,
-    judge_id: str,
-    out: Path,
-    force: bool,
-    quiet: bool,
-    resume: str,
-    options: dict[str, object],
-    default_of: str | None,
-) -> None:
-    args = (run, kind, judge_id, out, force, resume, options)
-    judge, ended = sitting.sit(*args, default_of=default_of)
-    if not quiet:
-        _common.echo_prose(judge.closing(ended, out, sitting.analyze_command(run.run_dir, out)))
-    failed = getattr(judge, "failed", 0)
-    if failed:
-        raise EndpointFailed(
-            f"{_count(failed, 'comparison')} failed and recorded as failure rows in {out}; "
-            f"rerun {resume} to ask only those"
-        )
 
 
 @command("judge")
@@ -135,7 +108,6 @@ def _judge(
 )
 @force_option
 @quiet_option
-@_common.locks_output
 def judge(
     run_dir: Path,
     kind: str,
@@ -181,75 +153,48 @@ def judge(
         return
     if _is_panel(panel, per_judge, judge_id, out):
         assert panel is not None
-        _panel(run_dir, panel, per_judge, force, quiet, host, port, session_cap, no_browser)
+        from blindtest.locking import holding_picks
+
+        # As with one judge, RUN/picks.jsonl is claimed and locked while the panel sits.
+        with holding_picks(run_dir, run_dir / artifacts.PICKS, _chain.stage_label()):
+            _panel(run_dir, panel, per_judge, force, quiet, host, port, session_cap, no_browser)
         return
-    chosen, llm_options = _llm.choose(ctx, kind, llm)
-    run = load_judge_run(run_dir)
-    calls = _batch.calls(batch)
-    if llm_options is not None and _llm.prepared(run, llm_options, llm["show_prompt"], key=calls):
+    chosen = _llm.settings(ctx, kind, llm)
+    if chosen is not None and llm["show_prompt"] is not None:
+        _llm.show_prompt(run_dir, kind, chosen, llm["show_prompt"])
         return
-    name = _judge_name(judge_id, chosen)
-    default_of = _default_of(judge_id, chosen)
-    resume: list[str | Path] = [run_dir]
-    if llm_options is not None:
-        resume += _llm.resume_args(kind, llm, ctx)
-    resume += _own_args(judge_id, name, out, kind)
-    out_path = out if out is not None else run_dir / artifacts.PICKS
-    if _batch.wanted(batch):
-        assert llm_options is not None
-        _batch.judge_dispatch(
-            run, llm_options, name, out_path, force, resume, batch, quiet, default_of
-        )
-        return
-    _judge(
-        run,
-        chosen,
-        name,
-        out_path,
-        force,
-        quiet,
-        stage_command("judge", *resume),
-        {
-            "host": host,
-            "port": port,
-            "open_browser": not no_browser,
-            "session_cap": session_cap,
-            "echo": click.echo,
-        },
-        default_of,
+    from blindtest.stages.judge import judge as sit
+
+    result = sit(
+        run_dir,
+        kind,
+        judge_id=judge_id,
+        out=out,
+        force=force,
+        llm=chosen,
+        **batch,
+        host=host,
+        port=port,
+        open_browser=not no_browser,
+        session_cap=session_cap,
+        echo=click.echo,
+        say=_common.say_unless(quiet),
+        show=None if quiet else click.echo,
+        batch_progress=_batch.progress_line(quiet),
+        resume_options=[] if chosen is None else _llm.resume_args(kind, llm, ctx),
+        holder=_chain.stage_label(),
     )
+    if not quiet:
+        show_closing(result)
+    failure = result.failure()
+    if failure is not None:
+        raise failure
 
 
-def _own_args(judge_id: str | None, name: str, out: Path | None, kind: str) -> list[str | Path]:
-    """What a rerun of this judge needs besides the run and the LLM options."""
-    args: list[str | Path] = []
-    if judge_id is not None:
-        args += ["--judge-id", name]
-    if out is not None:
-        args += ["--out", out]
-    if kind == "web":
-        args += ["--web"]
-    return args
-
-
-def _judge_name(judge_id: str | None, chosen: JudgeKind) -> str:
-    """--judge-id, else the kind's own id (a bot's kind), else the user's name; checked."""
-    name = (judge_id if judge_id is not None else "").strip()
-    if not name:
-        name = chosen.default_id or default_judge_id()
-    problem = judge_id_problem(name)
-    if problem is not None:
-        raise BadInput(f"--judge-id: {problem}")
-    return name
-
-
-def _default_of(judge_id: str | None, chosen: JudgeKind) -> str | None:
-    """Where the judge id came from when --judge-id was not given (None when it was)."""
-    if judge_id is not None and judge_id.strip():
-        return None
-    if chosen.default_id is None:
-        return "your user name"
-    return f"the default for --judge {chosen.name}"
+def show_closing(result: JudgeResult) -> None:
+    """A sitting's last line (a batch export or import says its own)."""
+    if result.result is not None:
+        _common.echo_prose(result.closing)
 
 
 def _is_panel(

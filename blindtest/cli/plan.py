@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
 
 import click
 import orjson
 
-from blindtest.cli._common import FilePath, alpha_option, command, json_option
-from blindtest.design import PROTOCOLS
+from blindtest.cli._common import command
+from blindtest.cli._options import FilePath, alpha_option, json_option
 from blindtest.errors import BadInput
+from blindtest.protocols import PROTOCOLS
 
 
 def _split(text: str | None, option: str) -> list[str] | None:
@@ -23,26 +23,14 @@ def _split(text: str | None, option: str) -> list[str] | None:
     return parts
 
 
-def _trials(text: str | None, default: tuple[int, ...]) -> list[int]:
-    from blindtest.plan import MAX_TOTAL_TRIALS, MAX_TRIALS
-
+def _trials(text: str | None) -> list[int] | None:
     if text is None:
-        return list(default)
+        return None
     values = []
     for part in _split(text, "--trials") or []:
         if not part.isascii() or not part.isdigit() or int(part) < 1:
             raise BadInput(f"--trials: {part!r} is not a whole number of trials >= 1")
-        if int(part) > MAX_TRIALS:
-            raise BadInput(
-                f"--trials: {int(part):,} is more than bt-plan computes; trials go up to "
-                f"{MAX_TRIALS:,} (each row is exact, its cost grows with n)"
-            )
         values.append(int(part))
-    if sum(values) > MAX_TOTAL_TRIALS:
-        raise BadInput(
-            f"--trials: the counts add up to {sum(values):,}; one table computes at most "
-            f"{MAX_TOTAL_TRIALS:,} trials in all (each up to {MAX_TRIALS:,})"
-        )
     return values
 
 
@@ -54,7 +42,7 @@ def _width() -> int:
 @command("plan")
 @click.option(
     "--protocol",
-    type=click.Choice(PROTOCOLS),
+    type=click.Choice(tuple(PROTOCOLS)),
     default="triangle",
     show_default=True,
     help="triangle: pick the odd one of three; pair: tell which is which; preference: "
@@ -130,72 +118,20 @@ def plan(
       bt-plan --trials 10,60 --pc 0.5,0.6,0.7 --html power.html
       bt-plan --protocol preference --ties 0.3 --target-power 0.8
     """
-    from blindtest.plan import DEFAULT_TRIALS, build_plan, build_similarity_plan, format_plan
+    from blindtest.stages.plan import plan as tabulate
 
-    if pc_text is not None and pd_text is not None:
-        raise BadInput("give --pc or --pd, not both")
-    if not 0 < alpha <= 0.5:
-        raise BadInput(f"--alpha must be in (0, 0.5], got {alpha}")
-    trials = _trials(trials_text, DEFAULT_TRIALS)
-    pcs, pds = _split(pc_text, "--pc"), _split(pd_text, "--pd")
-    try:
-        if similarity_pd0 is not None:
-            if pcs is not None:
-                raise BadInput("with --similarity, give the true pd grid with --pd")
-            if ties:
-                raise BadInput("--ties is for preference difference plans; drop --similarity")
-            if not 0 < similarity_pd0 < 1:
-                raise BadInput(f"--similarity must be in (0, 1), got {similarity_pd0}")
-            result = build_similarity_plan(
-                protocol, trials, similarity_pd0, alpha=alpha, pds=pds, target_power=target_power
-            )
-        else:
-            result = build_plan(
-                protocol,
-                trials,
-                alpha=alpha,
-                pcs=pcs,
-                pds=pds,
-                target_power=target_power,
-                ties=ties,
-            )
-    except ValueError as error:
-        raise BadInput(str(error)) from None
-    if html_path is not None:
-        _write_page(html_path, result, trials, pcs, pds, alpha, target_power, similarity_pd0)
-    if as_json:
-        click.echo(orjson.dumps(list(result.rows), option=orjson.OPT_INDENT_2).decode())
-    else:
-        click.echo(format_plan(result, width=_width()))
-
-
-def _write_page(
-    path: Path,
-    result: Any,
-    trials: list[int],
-    pcs: list[str] | None,
-    pds: list[str] | None,
-    alpha: float,
-    target: float | None,
-    similarity_pd0: float | None,
-) -> None:
-    """The power curves from the smallest to the largest --trials, every n (at most 400)."""
-    from blindtest import artifacts
-    from blindtest.plan import build_plan, format_plan
-    from blindtest.reportpage import render_plan_page
-
-    if similarity_pd0 is not None:
-        raise BadInput("--html draws difference power curves; drop --similarity or --html")
-    artifacts.claim_output(path, artifacts.HTML, force=True)
-    lo, hi = min(trials), max(trials)
-    step = max(1, (hi - lo) // 400 + 1)
-    ns = sorted({*range(lo, hi + 1, step), hi})
-    dense = build_plan(result.protocol, ns, alpha=alpha, pcs=pcs, pds=pds, ties=result.ties)
-    curves = [
-        (f"{dense.grid} {v.text}", [row["power"][v.text] for row in dense.rows])
-        for v in dense.values
-    ]
-    page = render_plan_page(
-        result.protocol, alpha, dense.grid, ns, curves, format_plan(result, width=100), target
+    table = tabulate(
+        protocol,
+        trials=_trials(trials_text),
+        pc=_split(pc_text, "--pc"),
+        pd=_split(pd_text, "--pd"),
+        alpha=alpha,
+        target_power=target_power,
+        similarity_pd0=similarity_pd0,
+        ties=ties,
+        html=html_path,
     )
-    artifacts.write_bytes_atomic(path, page.encode())
+    if as_json:
+        click.echo(orjson.dumps(list(table.result.rows), option=orjson.OPT_INDENT_2).decode())
+    else:
+        click.echo(table.text(width=_width()))

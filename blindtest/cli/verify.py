@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING
 import click
 
 from blindtest import artifacts
-from blindtest.cli._common import command, json_option, quiet_option, run_argument
+from blindtest.cli._common import command
+from blindtest.cli._options import json_option, quiet_option, run_argument
 from blindtest.hints import stage_command
 
 if TYPE_CHECKING:
-    from blindtest.verify import VerifyResult
+    from blindtest.stages.verify import Verification
 
 
 @command("verify")
@@ -39,20 +40,24 @@ def verify(run_dir: Path, allow_commands: bool, as_json: bool, quiet: bool) -> i
       bt-verify run
       bt-verify run --json
     """
-    from blindtest.checks import subprocess_runner
-    from blindtest.verify import verify_run
+    from blindtest.stages.verify import verify as recompute
 
-    result = verify_run(run_dir, runner=subprocess_runner() if allow_commands else None)
+    result = recompute(run_dir, allow_commands=allow_commands)
+    show(result, run_dir, as_json=as_json, quiet=quiet)
+    return result.exit_code  # run_main, the one error mapper, exits with it
+
+
+def show(result: Verification, run_dir: Path, *, as_json: bool, quiet: bool) -> None:
+    """Every file checked and every difference; with ``quiet`` only what is missing."""
     if as_json:
         click.echo(artifacts.dump_json(result.to_dict()).decode(), nl=False)
     elif not quiet:
         _print(result, run_dir)
     elif result.missing:
         click.echo(f"bt-verify: incomplete: {', '.join(result.missing)}", err=True)
-    return 0 if result.ok else 1  # run_main, the one error mapper, exits with it
 
 
-def _print(result: VerifyResult, run_dir: Path) -> None:
+def _print(result: Verification, run_dir: Path) -> None:
     for name in result.checked:
         click.echo(f"checked  {name}")
     for note in result.skipped:

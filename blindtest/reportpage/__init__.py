@@ -4,7 +4,7 @@ SVG, no script, nothing fetched) built from report.json's fields with Jinja2 tem
 screen's order of importance: the verdict with how sure and how big, the estimates against
 chance (a forest plot of judges, the pooled estimate and the bots), the sequential e-value
 path, the hidden controls, position and agreement, each LLM judge's diagnostics with its
-warnings marked, the style check (secondary), what a bot can explain (scores, sentences, the
+warnings marked, style control (secondary), what a bot can explain (scores, sentences, the
 formatting census), machine vs person, the answers to --ask questions, identity stripping,
 the channels, the next step as a command, the technical figures, cost, the per-trial table
 (each trial opening to the options as the judge saw them), the sides and the notes. Tables
@@ -26,7 +26,7 @@ from markupsafe import Markup
 
 from blindtest import __version__
 from blindtest.markup import render_text
-from blindtest.render import checks_lines, clean, reading_lines, skipped_lines
+from blindtest.render import by_tag_sentences, checks_lines, clean, reading_lines, skipped_lines
 from blindtest.reportfmt import format_p
 from blindtest.reportpage import sections
 from blindtest.reportpage.charts import Row, bar_chart, e_value_chart, interval_chart
@@ -166,6 +166,18 @@ def _by_tag(report: Mapping[str, Any]) -> tuple[list[str], list[list[str]], Any]
     return ["tag", *keys, *extra], table, chart
 
 
+def _tag_note(report: Mapping[str, Any]) -> str | None:
+    """What the by-tag table counts and tests, as the screen's heading says it."""
+    by_tag = report.get("by_tag") or {}
+    if not any("p_holm" in c for c in by_tag.values()):
+        return None
+    return (
+        "Trials by their outcome, per prompt tag (a prompt with several tags counts in each); "
+        "A's win rate among the untied with its Wilson 95% interval; the exact two-sided p, "
+        f"and that p Holm-adjusted across the {len(by_tag)} tags."
+    )
+
+
 def _tag_test(counts: Mapping[str, Any]) -> list[str]:
     """A tag's win rate, exact p and Holm-adjusted p (nothing for reports made before them)."""
     if "p_holm" not in counts:
@@ -259,6 +271,8 @@ def render_report_page(
             census_chart=census_chart,
             tag_rows=tag_rows,
             tag_chart=tag_chart,
+            tag_note=_tag_note(report),
+            tag_sentences=by_tag_sentences(report),  # type: ignore[arg-type]
             e_chart=e_chart,
             agreement=report.get("agreement") or None,
             reviewer_agreement=report.get("reviewer_agreement") or None,
@@ -274,11 +288,11 @@ def render_report_page(
             position=sections.position(report),
             tag_header=tag_header,
             llm_judges=sections.llm_judges(report),
-            style_check=sections.style_check(report),
+            style_control=sections.style_control(report),
             bots=sections.bots(report),
             responses_sentences=sections.responses_sentences(report),
             machine_vs_person=sections.machine_vs_person(report),
-            answers=[str(a["statement"]) for a in report.get("answers") or []],
+            answers=sections.answers(report),
             identity=sections.identity(report),
             next_step=sections.next_step(report),
             technical=sections.technical(report),

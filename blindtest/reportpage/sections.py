@@ -1,6 +1,6 @@
 """The report page's sections that the result screen prints as lines (blindtest.render), laid
 out as tables and marked warnings: the LLM judges' diagnostics, the hidden controls, position
-and agreement, the style check, machine vs person, what a bot can explain, identity stripping,
+and agreement, style control, machine vs person, what a bot can explain, identity stripping,
 the next step, the technical figures and the sides after the reveal.
 
 Every figure and sentence comes from the report record, formatted with the same helpers as the
@@ -15,7 +15,7 @@ from typing import Any
 
 from blindtest.hints import placeholder_legend, stage_command
 from blindtest.render import agreement_text, dprime_text
-from blindtest.reportfmt import format_p, pct
+from blindtest.reportfmt import control_line, format_p, pct
 
 #: The sentence of responses_sentences that discloses identity stripping.
 IDENTITY_SENTENCE = "Identity stripping replaced"
@@ -52,7 +52,9 @@ def position_row(position: Mapping[str, Any]) -> list[str]:
             f"named the output shown first, {position['second']} the one shown second"
         )
     first = position.get("share_first")
-    shown = f"{first['estimate']:.0%} first" if first else "n/a"
+    if not first:  # neither first nor second: position decided no comparison
+        return [what, "none decided by position", "-", "50%", "no sign test"]
+    shown = f"{first['estimate']:.0%} first"
     return [what, shown, _interval({"interval": first}), "50%", format_p(position["p_value"])]
 
 
@@ -66,13 +68,7 @@ def llm_judges(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     for found in (report.get("llm_judges") or {}).get("judges") or []:
         choices = [position_row(found["position"])] if found.get("position") else []
         choices += [
-            [
-                label,
-                share(found.get(key)),
-                _interval(found.get(key)),
-                chance,
-                format_p((found.get(key) or {}).get("p_value")),
-            ]
+            _choice_row(label, found[key], chance)
             for key, label in (
                 ("p_first", "chose the first position shown"),
                 ("p_longer", "chose the longer output"),
@@ -96,6 +92,15 @@ def llm_judges(report: Mapping[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return judges
+
+
+def _choice_row(label: str, found: Mapping[str, Any], chance: str) -> list[str]:
+    """One share of an LLM judge's choices: estimate of n, exact interval, chance, exact p;
+    a share over no comparison is said to be unmeasured."""
+    if not found.get("n"):
+        unit = found.get("unit") or "comparisons"
+        return [label, f"not measured: no comparison counts (only {unit} do)", "-", chance, "-"]
+    return [label, share(found), _interval(found), chance, format_p(found.get("p_value"))]
 
 
 def _llm_counts(found: Mapping[str, Any], protocol: str) -> list[list[str]]:
@@ -136,23 +141,6 @@ def _llm_counts(found: Mapping[str, Any], protocol: str) -> list[list[str]]:
     return rows
 
 
-def control_line(control: Mapping[str, Any]) -> str:
-    """One judge's hidden controls, in the screen's words (blindtest.analysis.judges)."""
-    interval = control.get("interval")
-    where = (
-        f" (exact 95% interval {interval['lo']:.0%} to {interval['hi']:.0%})"
-        if interval is not None
-        else ""
-    )
-    left = {"estimate": control.get("share_left"), "n": control["non_tie"]}
-    non_tie = {"estimate": control.get("share_non_tie"), "n": control["verdicts"]}
-    return (
-        f"hidden controls (one model on both sides, {control['controls']} comparisons): first "
-        f"position in {share(left)} untied verdicts{where}; non-tie in {share(non_tie)} "
-        f"verdicts, {control['confident']} of them not below --min-confidence"
-    )
-
-
 def position(report: Mapping[str, Any]) -> dict[str, Any] | None:
     """Preference's position bias, agreement, by-tag table and warnings (the screen's panel
     lines); None when the report has none of them."""
@@ -180,24 +168,79 @@ def position(report: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"rows": rows, "gates": gates, "warnings": warnings}
 
 
-def style_check(report: Mapping[str, Any]) -> dict[str, Any] | None:
-    found = report.get("style_check")
+def style_control(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The style-control section: the screen's lines, and a table of the terms in which a
+    number the fit cannot stand behind (separated, left out, not estimable) is words."""
+    found = report.get("style_control")
     if not found:
         return None
-    coefficients = found.get("coefficients") or {}
+    lines = [str(s) for s in found.get("lines") or []]
+    if not found.get("fitted"):
+        return {"lines": lines, "rows": []}
+    interval = str(found.get("interval_method") or "")
+    infinite = (found.get("separation") or {}).get("infinite") or {}
+    strength = {
+        **(found.get("a_strength") or {}),
+        "se": found.get("a_strength_se"),
+        "status": found.get("a_strength_status"),
+    }
     rows = [
-        ["untied picks", str(found.get("n"))],
-        ["McFadden R^2 (share of the log-likelihood explained)", pct(found.get("mcfadden_r2"))],
-        ["log-odds per 100 words longer", _coefficient(coefficients.get("length_per_100_words"))],
-        ["log-odds per markdown mark more", _coefficient(coefficients.get("markdown_per_mark"))],
-        ["intercept (log-odds of the left output)", _coefficient(coefficients.get("intercept"))],
-        ["fit converged", "yes" if found.get("converged") else "no"],
+        _style_row("A's strength, style held equal", strength, infinite.get("a_strength"), interval)
     ]
-    return {"lines": [str(s) for s in found.get("lines") or []], "rows": rows}
+    rate = found.get("a_win_rate_adjusted") or {}
+    if strength["status"] == "estimated" and rate.get("estimate") is not None:
+        rows.append(
+            [
+                "A's win rate at equal style",
+                pct(rate["estimate"]),
+                f"{pct(rate.get('lo'))} to {pct(rate.get('hi'))}",
+                "",
+                "A's strength through the logistic function",
+            ]
+        )
+    for name, term in (found.get("coefficients") or {}).items():
+        label = f"{name} (per unit of (A - B) / (A + B))"
+        rows.append(_style_row(label, term, infinite.get(name), interval))
+    test = found.get("lr_test")
+    if test:
+        rows.append(
+            [
+                "style terms jointly (Firth's penalised likelihood ratio)",
+                f"chi-square {test['statistic']:.2f}, {test['df']} df",
+                format_p(test["p_value"]),
+                "",
+                "",
+            ]
+        )
+    return {"lines": lines, "rows": rows, "method": str(found.get("method"))}
+
+
+def _style_row(
+    label: str, term: Mapping[str, Any], infinite: int | None, interval: str
+) -> list[str]:
+    estimate, lo, hi, se = (term.get(k) for k in ("estimate", "lo", "hi", "se"))
+    status = str(term.get("status"))
+    if status == "estimated" and estimate is not None:
+        bound = f"{_coefficient(lo)} to {_coefficient(hi)}"
+        error = "n/a" if se is None else f"{se:.2f}"
+        return [label, _coefficient(estimate), bound, error, f"estimated ({interval})"]
+    if status == "separated" and estimate is not None and infinite:
+        # Partly separated: Firth's estimate is set by its penalty; the bound on the side the
+        # likelihood does not run off to is what the data support.
+        bound = f"at least {_coefficient(lo)}" if infinite > 0 else f"at most {_coefficient(hi)}"
+        return [label, "not shown", bound, "", "separated: infinite by maximum likelihood"]
+    words = {
+        "separated": "separated: the picks follow it completely; nothing to estimate",
+        "no variation": "no difference in any comparison; left out",
+        "aliased": "the same difference in every comparison; left out",
+        "confounded": "cannot be told apart from a style difference that never varied",
+    }
+    return [label, "not estimable", "", "", words.get(status, "the fit did not converge")]
 
 
 def _coefficient(value: Any) -> str:
-    return "n/a" if value is None else f"{value:+.3f}"
+    """A log-odds figure with its sign; an unbounded bound (null) as infinity."""
+    return "unbounded" if value is None else f"{value:+.2f}"
 
 
 def machine_vs_person(report: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -416,3 +459,71 @@ def loud_notes(report: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     notes: Sequence[str] = report.get("notes") or []
     loud = [n for n in notes if n.startswith(("REVEALED", "LAUNDERED"))]
     return loud, [n for n in notes if n not in loud]
+
+
+#: The extra questions' tables: per option, then per comparison (header first).
+ANSWER_HEADERS = {
+    "each response": [
+        "judge",
+        "A yes",
+        "B yes",
+        "yes for A only",
+        "yes for B only",
+        "both yes",
+        "neither",
+        "exact McNemar",
+    ],
+    "the comparison as a whole": [
+        "judge",
+        "yes",
+        "yes when A preferred",
+        "yes when B preferred",
+        "yes in ties (left out)",
+        "Fisher's exact",
+    ],
+}
+
+
+def _answer_p(test: Mapping[str, Any]) -> str:
+    return (
+        format_p(test["p_value"]) if test["degenerate"] is None else f"none: {test['degenerate']}"
+    )
+
+
+def _answer_row(who: str, cell: Mapping[str, Any]) -> list[str]:
+    if "paired" in cell:
+        sides, paired = cell["sides"], cell["paired"]
+        return [
+            who,
+            *(f"{sides[s]['yes']} of {sides[s]['n']}" for s in ("A", "B")),
+            str(paired["yes_a_no_b"]),
+            str(paired["yes_b_no_a"]),
+            str(paired["yes_both"]),
+            str(paired["no_both"]),
+            _answer_p(paired),
+        ]
+    by = cell["comparisons"]["by_preferred"]
+    return [
+        who,
+        f"{cell['comparisons']['yes']} of {cell['comparisons']['n']}",
+        *(f"{by[k]['yes']} of {by[k]['n']}" for k in ("A", "B", "tie")),
+        _answer_p(cell["association"]),
+    ]
+
+
+def answers(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each extra question: its sentence, and a table of the counts and the test, pooled
+    (when the judges answered no trial in common) and per judge (when there are several)."""
+    out = []
+    for entry in report.get("answers") or []:
+        rows = []
+        if entry.get("judges") and entry.get("pooled"):
+            pooled = "all judges, pooled" if len(entry["judges"]) > 1 else entry["judges"][0]
+            rows.append(_answer_row(pooled, entry))
+        for cell in entry.get("per_judge") or []:
+            rows.append(_answer_row(cell["judge"], cell))
+        header = ANSWER_HEADERS.get(str(entry.get("about")))
+        out.append(
+            {"statement": str(entry["statement"]), "rows": rows if header else [], "header": header}
+        )
+    return out

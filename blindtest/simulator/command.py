@@ -87,6 +87,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="answer requests with response_format by llama.cpp's 400 'Failed to initialize "
         "samplers' (it names no field)",
     )
+    parser.add_argument(
+        "--fail-after",
+        type=int,
+        metavar="N",
+        help="answer the first N chat requests, then every later one with --fail-with",
+    )
+    parser.add_argument(
+        "--fail-with",
+        default="401",
+        choices=FAULTS,
+        metavar="NAME",
+        help="the fault after --fail-after N requests (default 401: a key revoked mid-run)",
+    )
     args = parser.parse_args(argv)
     key = None
     if args.require_key_env:
@@ -110,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         batch_expire_next=args.batch_expire_next,
         refuse_response_format=args.refuse_response_format,
         grammar_fails=args.grammar_fails,
+        fail_after=args.fail_after,
+        fail_with=args.fail_with,
     )
     try:
         asyncio.run(_serve_forever(Simulator(config, port=args.port)))

@@ -112,11 +112,13 @@ FAULTS: dict[str, Fault] = {
     "truncate": Fault("truncate"),
     "slow": Fault("slow", delay=2.0),
     "slow-read": Fault("slow_read", delay=2.0),
+    # Silence until the client gives up or goes away (a server hung mid-run).
+    "hang": Fault("slow", delay=3600.0),
     "invalid-json": Fault("invalid_json"),
     "empty-choices": Fault("empty_choices"),
     "no-content": Fault("no_content"),
     "refusal": Fault("refusal"),
-    # Error bodies as real servers send them (sources in tests/test_i10_generate_too_long.py).
+    # Error bodies as real servers send them (sources in tests/test_generate_prompt_too_long.py).
     "429-quota": Fault("status", status=429, body=QUOTA_BODY),
     "413": Fault("status", status=413),
     "context-openai": Fault("status", status=400, body=CONTEXT_BODIES["openai"]),

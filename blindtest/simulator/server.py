@@ -60,7 +60,9 @@ class SimulatorConfig:
     time, its partial failures and expiring batches (:mod:`blindtest.simulator.batches`).
     ``refuse_response_format``: answer a request with ``response_format`` by a 400 naming it,
     as servers without structured output do; ``grammar_fails``: by llama.cpp's 400 when it
-    cannot build the grammar, which names no field.
+    cannot build the grammar, which names no field. ``fail_after``: answer the first N chat
+    requests (since the last reset) as usual, then every later one with the fault named
+    ``fail_with`` (a key revoked mid-run: "401"; a server that hangs: "hang").
     """
 
     latency: float = 0.0
@@ -75,6 +77,8 @@ class SimulatorConfig:
     batch_expire_next: int = 0
     refuse_response_format: bool = False
     grammar_fails: bool = False
+    fail_after: int | None = None
+    fail_with: str = "401"
 
 
 @dataclass(slots=True)
@@ -120,6 +124,23 @@ def _reset_connection(request: web.Request) -> None:
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     transport.abort()
+
+
+def _gone(request: web.Request) -> bool:
+    """Whether the client has closed the connection."""
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+async def _wait_until(request: web.Request, until: float, *, watch: bool) -> None:
+    """Sleep until ``until`` (loop time); ``watch``: a slow answer, which ends early when the
+    client leaves (no handler outlives its client)."""
+    loop = asyncio.get_running_loop()
+    if not watch:
+        await asyncio.sleep(max(0.0, until - loop.time()))
+        return
+    while (left := until - loop.time()) > 0 and not _gone(request):
+        await asyncio.sleep(min(left, 0.05))
 
 
 def _mask(key: str) -> str:
@@ -422,6 +443,9 @@ class Simulator:
     def _fault(
         self, request: web.Request, body: dict[str, Any], slot: SlotCount, nth: int
     ) -> Fault | None:
+        after = self.config.fail_after
+        if after is not None and len(self.requests) > after:
+            return FAULTS[self.config.fail_with]
         named = request.headers.get("x-sim-fault")
         if named:
             unknown = f"unknown x-sim-fault {named!r}; known: {', '.join(FAULTS)}"
@@ -464,8 +488,7 @@ class Simulator:
         # Latency counts from arrival, the text's composition included, as a real server's
         # does; composing first also keeps the CPU work off the moment the timers fire.
         extra = fault.delay if fault is not None and kind == "slow" else 0.0
-        loop = asyncio.get_running_loop()
-        await asyncio.sleep(max(0.0, arrived + self.config.latency + extra - loop.time()))
+        await _wait_until(request, arrived + self.config.latency + extra, watch=bool(extra))
         if kind not in ("truncate", "slow_read"):
             transport = request.transport
             if transport is None or transport.is_closing():

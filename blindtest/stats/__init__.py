@@ -2,7 +2,8 @@
 
 No I/O anywhere in this package. Tests, intervals and conversions delegate to scipy where it
 has the function; what is ours is the triangle pd and Thurstonian d', the similarity and power
-calculations, the sequential e-process, agreement labels and the judge-panel analyses.
+calculations, the sequential e-process, agreement labels, the judge-panel analyses and style
+control (a logistic model with Firth's penalised likelihood under separation).
 Non-finite floats are written as null by every ``to_dict()`` (see `intervals`).
 """
 
@@ -36,6 +37,11 @@ if TYPE_CHECKING:
         lower_tail,
         mcnemar_exact,
         upper_tail,
+    )
+    from blindtest.stats.controls import (
+        MIN_COMPARISONS,
+        NonTieComparisonResult,
+        compare_non_tie,
     )
     from blindtest.stats.intervals import (
         Interval,
@@ -84,6 +90,16 @@ if TYPE_CHECKING:
         simulate_crossings,
     )
     from blindtest.stats.similarity import SimilarityResult, pc_at_pd, similarity_test
+    from blindtest.stats.style import (
+        LikelihoodRatioTest,
+        Separation,
+        StyleCoefficient,
+        StyleControlResult,
+        detect_separation,
+        likelihood_ratio_statistics,
+        style_control,
+    )
+    from blindtest.stats.tables import FisherResult, fisher_exact
     from blindtest.stats.triangle import (
         TRIANGLE_GUESS,
         TriangleResult,
@@ -95,7 +111,7 @@ if TYPE_CHECKING:
     )
 
 #: Where each public name lives: the submodules load on first use, so importing one light
-#: module (``bt-plan`` needs binomial tails only) does not load scipy.stats (start-up, issue 15).
+#: module (``bt-plan`` needs binomial tails only) does not load scipy.stats (start-up).
 _HOME = {
     "AGREEMENT_CAVEAT": "blindtest.stats.agreement",
     "ALPHA_RESAMPLES": "blindtest.stats.agreement",
@@ -118,6 +134,9 @@ _HOME = {
     "lower_tail": "blindtest.stats.binomial",
     "mcnemar_exact": "blindtest.stats.binomial",
     "upper_tail": "blindtest.stats.binomial",
+    "MIN_COMPARISONS": "blindtest.stats.controls",
+    "NonTieComparisonResult": "blindtest.stats.controls",
+    "compare_non_tie": "blindtest.stats.controls",
     "Interval": "blindtest.stats.intervals",
     "clopper_pearson": "blindtest.stats.intervals",
     "json_float": "blindtest.stats.intervals",
@@ -160,6 +179,15 @@ _HOME = {
     "SimilarityResult": "blindtest.stats.similarity",
     "pc_at_pd": "blindtest.stats.similarity",
     "similarity_test": "blindtest.stats.similarity",
+    "LikelihoodRatioTest": "blindtest.stats.style",
+    "Separation": "blindtest.stats.style",
+    "StyleCoefficient": "blindtest.stats.style",
+    "StyleControlResult": "blindtest.stats.style",
+    "detect_separation": "blindtest.stats.style",
+    "likelihood_ratio_statistics": "blindtest.stats.style",
+    "style_control": "blindtest.stats.style",
+    "FisherResult": "blindtest.stats.tables",
+    "fisher_exact": "blindtest.stats.tables",
     "TRIANGLE_GUESS": "blindtest.stats.triangle",
     "TriangleResult": "blindtest.stats.triangle",
     "dprime_from_pc": "blindtest.stats.triangle",
@@ -182,17 +210,21 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AGREEMENT_CAVEAT",
     "ALPHA_RESAMPLES",
+    "MIN_COMPARISONS",
     "MIN_MARGIN",
     "TRIANGLE_GUESS",
     "AlphaResult",
     "BetaBinomialResult",
     "BinomialResult",
     "CrossingResult",
+    "FisherResult",
     "Interval",
     "JudgePanelResult",
     "KappaResult",
     "KappaTestResult",
+    "LikelihoodRatioTest",
     "McNemarResult",
+    "NonTieComparisonResult",
     "PairResult",
     "PercentAgreementResult",
     "PositionBiasResult",
@@ -200,9 +232,12 @@ __all__ = [
     "PreferenceResult",
     "RandomizationResult",
     "RejectionRegion",
+    "Separation",
     "SequentialResult",
     "SimilarityPowerRow",
     "SimilarityResult",
+    "StyleCoefficient",
+    "StyleControlResult",
     "TriangleResult",
     "beta_binomial",
     "binomial_p_value",
@@ -210,11 +245,14 @@ __all__ = [
     "bonferroni",
     "clopper_pearson",
     "cohen_kappa",
+    "compare_non_tie",
     "critical_value",
     "crossing_boundary",
     "crossing_distribution",
+    "detect_separation",
     "dprime_from_pc",
     "e_process",
+    "fisher_exact",
     "fleiss_kappa",
     "holm",
     "json_float",
@@ -222,6 +260,7 @@ __all__ = [
     "kappa_label",
     "kappa_with_se",
     "krippendorff_alpha",
+    "likelihood_ratio_statistics",
     "log_e_value",
     "log_e_values",
     "lower_tail",
@@ -247,6 +286,7 @@ __all__ = [
     "similarity_test",
     "simulate_crossings",
     "smallest_n",
+    "style_control",
     "triangle_test",
     "upper_tail",
     "wilson",

@@ -458,6 +458,19 @@ def kappa_with_se(
         return result(nan, nan, nan, nan, nan, None,
                       "both judges gave one and the same answer on every shared trial, so "
                       "agreement by chance is already total and kappa is undefined")  # fmt: skip
+    if n > 1 and (len(rows) == 1 or len(cols) == 1):
+        # One judge's margin is a single answer: agreement is then exactly what chance gives
+        # (po = pe), and both FCE variances are 0 in exact arithmetic (floating point leaves
+        # ~1e-19, which gave a "-0.00 to 0.00" interval). Said, not estimated.
+        said = (
+            f"each judge gave one answer, a different one, on all {n} shared trials"
+            if len(rows) == len(cols) == 1
+            else f"one of the two gave the same answer on all {n} shared trials, so kappa is "
+            "0 whatever the other answered"
+        )
+        return result(0.0, 0.0, 0.0, nan, nan, None,
+                      f"{said}: kappa cannot show agreement here, and no interval or test is "
+                      "given")  # fmt: skip
     kappa = (po - pe) / (1.0 - pe)
     # Fleiss, Cohen and Everitt (1969), eq. 13 (any kappa) and eq. 14 (kappa = 0).
     on = sum(p.get((c, c), 0.0) * (1.0 - (pr[c] + pc[c]) * (1.0 - kappa)) ** 2 for c in labels)

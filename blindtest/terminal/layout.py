@@ -180,7 +180,7 @@ FOLDED_TURN_ROWS = 3
 
 def history_rows(trial: Trial, width: int, code_width: int, bar: str, more: str) -> list[str]:
     """A conversation's earlier turns, compactly: each under its role, folded to
-    ``FOLDED_TURN_ROWS`` rows (issue 12). Nothing for a single prompt."""
+    ``FOLDED_TURN_ROWS`` rows. Nothing for a single prompt."""
     if not trial.history:
         return []
     turns = len(trial.history)

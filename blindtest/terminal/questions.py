@@ -97,7 +97,9 @@ def help_text(protocol: str, sequential: bool) -> list[str]:
         "nicknames at the first trial (that first choice is arbitrary), then say each time "
         "which nickname option 1 carries. What is scored is whether you are consistent.",
         "preference": "Say which response you would rather use, or t for a tie, then give a "
-        "one-line reason. Option 1 is the left one when they stand side by side.",
+        "one-line reason and answer any extra yes/no questions (a question about each response "
+        "is answered for option 1, then option 2). Option 1 is the left one when they stand "
+        "side by side.",
     }[protocol]
     stop = (
         "This design may end before the last trial: it stops by itself when the evidence is "

@@ -1,4 +1,4 @@
-"""Benchmark: the deterministic-endpoint guard costs O(1) per response (issue 11, item 6).
+"""Benchmark: the deterministic-endpoint guard costs O(1) per response.
 
 A triangle design of N trials (3N responses) is fetched by ``run_generation`` through a client
 that answers at once, in process and without sockets, so what is timed is the stage's own work
@@ -6,7 +6,7 @@ per response: the row, the resume state, and the guard (one comparison when a tr
 same-model draw arrives). The guard alone (``DrawCollisions.add`` and ``deterministic`` after
 every response) is timed too. Time per response at 3,000 and at 30,000 trials, and their ratio:
 about 1 when the cost per response does not grow with the design (a rescan of the whole
-arrangement per response, as before issue 10, would make it about 10).
+arrangement per response, as before, would make it about 10).
 
 Run with ``python tests/benchmarks/bench_guard.py`` (``make bench`` runs it after the client
 benchmark); it exits 1 if either ratio is 2 or more.
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import schema_tag
 from blindtest.client import ChatClient, Completion, Endpoint
-from blindtest.generate import DrawCollisions, run_generation
+from blindtest.generating import DrawCollisions, run_generation
 from blindtest.slots import SlotState, plan_slots
 from blindtest.wire import ChatMessage
 
@@ -103,7 +103,7 @@ def per_response_fetch(trials: int) -> float:
 
 def per_response_guard(trials: int) -> tuple[float, float]:
     """Seconds per response of the guard alone, fed the responses one by one; and of one
-    rescan of the whole arrangement, the cost per response of the guard before issue 10."""
+    rescan of the whole arrangement, the cost per response of the old guard."""
     design = triangle_design(trials)
     state = SlotState({}, {})
     collisions = DrawCollisions.for_design(design, state)

@@ -1,4 +1,4 @@
-"""Benchmark: the LLM judge's throughput against the latency-bound ideal (issue 13).
+"""Benchmark: the LLM judge's throughput against the latency-bound ideal.
 
 400 preference comparisons judged with the position swap (800 calls) against the simulator in
 its own process at 100 ms latency, 32 calls in flight. The ideal is the latency bound:

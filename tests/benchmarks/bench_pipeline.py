@@ -1,4 +1,4 @@
-"""Benchmark (issue 15 item 6): the whole pipeline at 3,000 and 30,000 triangle trials.
+"""Benchmark: the whole pipeline at 3,000 and 30,000 triangle trials.
 
 A triangle design of N trials (3N slots) goes through ``bt-design``, ``bt-generate`` (against the
 simulator in its own process at 0 ms latency, ``--concurrency 32``), ``bt-judge --judge

@@ -1,4 +1,4 @@
-"""Benchmark (issue 15 item 6): the whole ``bt-generate RUN`` process against the openai SDK.
+"""Benchmark: the whole ``bt-generate RUN`` process against the openai SDK.
 
 As a user meets it: the whole ``bt-generate RUN`` process (start-up, design checks, writing
 responses.jsonl and trials.jsonl) against ``sdk_baseline.py`` (AsyncOpenAI, a semaphore,

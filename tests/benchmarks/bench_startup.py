@@ -1,4 +1,4 @@
-"""Benchmark (issue 15 item 7): start-up of every command as a whole process.
+"""Benchmark: start-up of every command as a whole process.
 
 Times ``--help`` of ``blindtest`` and every ``bt-*`` script, and ``bt-plan`` with its default
 table, as the processes a user starts, against ``python -c pass`` in the same run (medians of

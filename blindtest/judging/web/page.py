@@ -17,7 +17,7 @@ from typing import Any
 
 import jinja2
 
-from blindtest.judge import JudgeView, Trial
+from blindtest.judgment import JudgeView, Trial
 from blindtest.markup import render_text
 from blindtest.terminal.questions import help_text, nickname_keys
 

@@ -1,14 +1,14 @@
 """A panel of reviewers on one judging page: ``bt-judge RUN --web --panel alice,bob,carol``.
 
 Each reviewer gets a link with a random token of its own, judges the trials assigned to it
-into ``RUN/picks-<name>.jsonl`` (the same recorder, appender and driver as one judge, one
-driver thread per reviewer) and sees its own trials only. ``--per-judge N`` gives each
-reviewer N trials, dealt from the design seed (``DesignRng(seed, "panel")``) so that every
-trial gets at least two reviewers whenever the panel has the N x reviewers >= 2 x trials
-slots it needs (spec 001: spread the work, check agreement); anyone holding the design can
-re-derive the assignment with ``blindtest.assignment.assign``; every pick carries
-``panel`` (the reviewers and N) so the analysis can. Nothing is analysed here: results come from
-bt-analyze once the panel is closed.
+into ``RUN/picks-<name>.jsonl`` (one judge's sitting, :mod:`blindtest.sitting`: the same file
+handling, recorder, syncing and driver; one driver thread per reviewer) and sees its own
+trials only. ``--per-judge N`` gives each reviewer N trials, dealt from the design seed
+(``DesignRng(seed, "panel")``) so that every trial gets at least two reviewers whenever the
+panel has the N x reviewers >= 2 x trials slots it needs (spec 001: spread the work, check
+agreement); anyone holding the design can re-derive the assignment with
+``blindtest.assignment.assign``; every pick carries ``panel`` (the reviewers and N) so the
+analysis can. Nothing is analysed here: results come from bt-analyze once the panel is closed.
 """
 
 from __future__ import annotations
@@ -19,22 +19,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from blindtest import artifacts
 from blindtest.assignment import assign, coverage
 from blindtest.errors import BadInput, Interrupted
-from blindtest.judge import (
-    JudgeRun,
-    Pick,
-    Recorder,
-    judge_id_problem,
-    judge_nicknames,
-    plan_output,
-    read_picks,
-    remaining_trials,
-)
-from blindtest.judges import KINDS, Answer, JudgeKind, JudgingResult, Stop, Turn, drive
+from blindtest.judges import KINDS, Answer, JudgeKind, JudgingResult, Stop, Turn
 from blindtest.judging.web.reviewer import Reviewer
 from blindtest.judging.web.server import (
     LOOPBACK,
@@ -46,6 +35,13 @@ from blindtest.judging.web.server import (
     new_token,
     url_of,
 )
+from blindtest.judgment import (
+    JudgeRun,
+    Pick,
+    judge_id_problem,
+    judge_nicknames,
+)
+from blindtest.sitting import OpenedPicks, open_picks, sit_opened
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
@@ -108,6 +104,7 @@ class Seat:
     reviewer: Reviewer
     out: Path
     assigned: tuple[int, ...]
+    opened: OpenedPicks
     earlier: tuple[Pick, ...] = ()
     result: JudgingResult | None = None
     failed: BaseException | None = None
@@ -151,10 +148,8 @@ def judge_panel(
             out = picks_path(run.run_dir, name)
             artifacts.claim_output(out, "picks", force=True, inputs=inputs, same_inputs=True)
             stack.enter_context(artifacts.file_lock(out, "bt-judge --panel"))
-            existing = read_picks(out, view, missing_ok=True)
-            if plan_output(existing, name, bot=False, force=force):
-                artifacts.write_jsonl(out, [], "picks", force=True)
-                existing = read_picks(out, view, missing_ok=True)
+            opened = open_picks(run, KINDS["web"], name, out, force)
+            existing = opened.existing
             reviewer = Reviewer(
                 view,
                 name,
@@ -163,7 +158,8 @@ def judge_panel(
                 session_cap=session_cap,
                 total=len(assignment[name]),
             )
-            seat = Seat(reviewer, out, assignment[name], (*existing.picks, *existing.later_passes))
+            earlier = (*existing.picks, *existing.later_passes)
+            seat = Seat(reviewer, out, assignment[name], opened, earlier)
             seats.append(seat)
         sock = listen(host, port)
         server = ServerThread(Page([s.reviewer for s in seats], plain=plain).app(), sock)
@@ -232,23 +228,20 @@ def _announce(
 
 
 def _sit(run: JudgeRun, seat: Seat, panel: Mapping[str, object]) -> None:
+    """One reviewer's sitting, as one judge's (:func:`blindtest.sitting.sit_opened`): the
+    same recorder, syncing and stamping; just the trials assigned to the reviewer."""
     name = seat.reviewer.judge_id
     judged = {p.trial for p in seat.earlier if p.judge == name and p.trial in seat.assigned}
     try:
-        with artifacts.JsonlAppender(seat.out, "picks") as appender:
-
-            def append(record: dict[str, Any]) -> None:
-                appender.append(record)
-                judged.add(int(record["trial"]))
-
-            recorder = Recorder(run, name, append, earlier=seat.earlier)
-            remaining = [
-                t
-                for t in remaining_trials(run.view, seat.earlier, name)
-                if t.number in seat.assigned
-            ]
-            seat.result = drive(PanelJudge(seat.reviewer, panel), recorder, remaining)
-            seat.reviewer.finish(seat.result)
+        seat.result = sit_opened(
+            run,
+            KINDS["web"],
+            PanelJudge(seat.reviewer, panel),
+            seat.opened,
+            only=seat.assigned,
+            on_record=lambda record: judged.add(int(record["trial"])),
+        )
+        seat.reviewer.finish(seat.result)
     except BaseException as err:  # handed to the main thread
         seat.failed = err
         seat.reviewer.stop()

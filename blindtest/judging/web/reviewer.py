@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 
 from blindtest.judges import JudgingResult, Turn
 from blindtest.protocols import PREFERENCE_PICKS
-from blindtest.records import JudgeView, Pick, clean_text
+from blindtest.records import OPTION_ANSWER_KEYS, ExtraAnswer, JudgeView, Pick, clean_text
 from blindtest.terminal.questions import nickname_problem
 
 #: How long a page request waits for the driver to draw the next trial before it says so.
@@ -183,12 +183,10 @@ class Reviewer:
             reason = clean_text(form.get("reason", "")).strip()
             if self.view.require_reason and not reason:
                 return Refused("Give a one-line reason for your choice.", form)
-            answers = {}
-            for i, question in enumerate(self.view.extra_questions, start=1):
-                said = form.get(f"q{i}", "")
-                if said not in ("yes", "no"):
-                    return Refused(f"Answer yes or no: {question}", form)
-                answers[question] = said == "yes"
+            extras = self._extras(form)
+            if isinstance(extras, Refused):
+                return extras
+            answers = extras
         return Pick(
             trial=turn.trial.number,
             judge=self.judge_id,
@@ -198,6 +196,25 @@ class Reviewer:
             nicknames=self.nicknames if protocol == "pair" else None,
             answers=answers or None,
         )
+
+    def _extras(self, form: Mapping[str, str]) -> dict[str, ExtraAnswer] | Refused:
+        """The extra questions' answers: ``e{i}-left`` and ``e{i}-right`` for the i-th question
+        asked of each option, ``q{i}`` for the i-th asked once per comparison; each yes or no.
+        """
+        answers: dict[str, ExtraAnswer] = {}
+        for i, question in enumerate(self.view.extra_questions_per_option, start=1):
+            each = [form.get(f"e{i}-{name}", "") for name in OPTION_ANSWER_KEYS]
+            if any(word not in ("yes", "no") for word in each):
+                return Refused(f"Answer yes or no for the left and the right: {question}", form)
+            answers[question] = {
+                name: word == "yes" for name, word in zip(OPTION_ANSWER_KEYS, each, strict=True)
+            }
+        for i, question in enumerate(self.view.extra_questions, start=1):
+            said = form.get(f"q{i}", "")
+            if said not in ("yes", "no"):
+                return Refused(f"Answer yes or no: {question}", form)
+            answers[question] = said == "yes"
+        return answers
 
     def _pair(self, raw: str, form: Mapping[str, str]) -> str | Refused:
         if raw not in ("1", "2"):

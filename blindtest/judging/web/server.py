@@ -26,10 +26,10 @@ from pathlib import Path
 from aiohttp import web
 
 from blindtest.errors import BadInput, Interrupted
-from blindtest.judge import JudgeView
 from blindtest.judges import KINDS, Answer, JudgeKind, JudgingResult, Stop, Turn
 from blindtest.judging.web import page
 from blindtest.judging.web.reviewer import Refused, Reviewer
+from blindtest.judgment import JudgeView
 from blindtest.terminal.questions import closing_message, quit_message
 
 Echo = Callable[[str], None]

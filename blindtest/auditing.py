@@ -1,0 +1,268 @@
+"""bt-audit's library: replay every trial with the mechanical tell bots, take a formatting
+census per model, and run the prompts' mechanical checks. Pure; opens no file.
+
+The bots see exactly what the judge saw (``trials.jsonl``) and use the generator
+``DesignRng(seed, "bot:<kind>")``, the same as ``bt-judge --judge bot:<kind>``, so the audit's
+length bot and a length-bot judge make identical picks. Scoring:
+
+* triangle: correct = the bot picked the odd position; p-value as for a judge (one-sided exact
+  binomial against 1/3).
+* pair: the length bot names the longer response "longer"; correct = consistent with the
+  mapping longer = A; two-sided exact test against 1/2 (length alone identifies the model when
+  one model is reliably longer, in either direction).
+* preference: the length bot prefers the longer response; "correct" counts trials where it
+  preferred A, over untied trials, with a two-sided test against 1/2: a small p means length
+  alone separates the models, so a judge's preference may be a length preference.
+
+The census reads the texts as displayed (after normalization), attributed to their side. Checks
+read the responses as the endpoints returned them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from blindtest.artifact_types import AuditRecord, DesignRecord
+from blindtest.artifacts import JsonObject, schema_tag
+from blindtest.bots import bot_pick, duplicate_pick
+from blindtest.census import aggregate_census
+from blindtest.checks import CommandRunner, evaluate
+from blindtest.normalize import outside_band
+from blindtest.records import Pick, Trial
+from blindtest.rng import DesignRng
+from blindtest.scoring import pair_consistent_count, preferred_side, triangle_correct
+from blindtest.slots import LAUNDER, Slot, SlotState, original_text, plan_slots
+from blindtest.stats import binomial_test, pair_test, triangle_test
+
+BOT_KINDS = ("length", "duplicate")
+
+
+def _bot_score(design: DesignRecord, picks: Sequence[Pick]) -> tuple[int, int, float | None]:
+    """(correct, n, p-value) for a bot's picks, by protocol (see the module docstring)."""
+    protocol = design["protocol"]
+    if not picks:
+        return 0, 0, None
+    if protocol == "triangle":
+        correct = sum(triangle_correct(design, p.trial, p.pick) for p in picks)
+        return correct, len(picks), triangle_test(correct, len(picks)).p_value
+    if protocol == "pair":
+        first = picks[0].nicknames[0] if picks[0].nicknames else "longer"
+        correct = pair_consistent_count(design, ((p.trial, p.pick) for p in picks), first)
+        return correct, len(picks), pair_test(correct, len(picks)).p_value
+    sides = [preferred_side(design, p.trial, p.pick) for p in picks]
+    untied = [s for s in sides if s is not None]
+    correct = sum(s == "A" for s in untied)
+    if not untied:
+        return 0, 0, None
+    return correct, len(untied), binomial_test(correct, len(untied), 0.5).p_value
+
+
+def replay_bot(design: DesignRecord, trials: Sequence[Trial], kind: str) -> JsonObject:
+    """One bot's picks over every trial, with its score."""
+    protocol = design["protocol"]
+    if kind == "duplicate" and protocol != "triangle":
+        return {"picks": [], "n": 0, "correct": 0, "p_value": None, "applicable": False}
+    rng = DesignRng(design["seed"], f"bot:{kind}")
+    if kind == "duplicate":
+        # The same picks as bt-judge's bot, without the similarity scores it records.
+        picks = [_duplicate(trial, rng) for trial in trials]
+    else:
+        picks = [bot_pick(kind, protocol, trial, rng) for trial in trials]
+    correct, n, p_value = _bot_score(design, picks)
+    records = []
+    for pick in picks:
+        record: JsonObject = {"trial": pick.trial, "pick": pick.pick}
+        if pick.bot and "fired" in pick.bot:
+            record["fired"] = pick.bot["fired"]
+        records.append(record)
+    result: JsonObject = {"picks": records, "n": n, "correct": correct, "p_value": p_value}
+    if kind == "duplicate":
+        result["fired"] = sum(1 for r in records if r.get("fired"))
+    return result
+
+
+def _duplicate(trial: Trial, rng: DesignRng) -> Pick:
+    pick, fired = duplicate_pick(trial.options, rng)
+    return Pick(trial=trial.number, judge="", pick=pick, bot={"name": "duplicate", "fired": fired})
+
+
+def displayed_by_side(
+    design: DesignRecord, trials: Sequence[Trial], slots: Sequence[Slot] | None = None
+) -> dict[str, list[str]]:
+    """The displayed texts of each side, in trial and slot order (``slots``: the design's
+    `plan_slots`, when the caller has them)."""
+    texts: dict[str, list[str]] = {"A": [], "B": []}
+    options = {t.number: t.options for t in trials}
+    for slot in plan_slots(design) if slots is None else slots:
+        texts[slot.side].append(options[slot.trial][slot.slot - 1])
+    return texts
+
+
+def _finish_reason(row: Mapping[str, Any] | None) -> str | None:
+    if row is None:
+        return None
+    # The census counts content_filter endings as refusals; an explicit refusal is one too.
+    return "content_filter" if row.get("kind") == "refusal" else row.get("finish_reason")
+
+
+def census_by_model(
+    design: DesignRecord,
+    trials: Sequence[Trial],
+    state: SlotState | None,
+    slots: Sequence[Slot] | None = None,
+) -> JsonObject:
+    """Per-model formatting census of what the judge saw."""
+    slots = plan_slots(design) if slots is None else slots
+    texts = displayed_by_side(design, trials, slots)
+    census: JsonObject = {}
+    for side in ("A", "B"):
+        reasons = None
+        if state is not None:
+            reasons = [
+                _finish_reason(state.generated.get((s.trial, s.slot)))
+                for s in slots
+                if s.side == side
+            ]
+        result = aggregate_census(design["models"][side]["model"], texts[side], reasons)
+        census[side] = result.to_dict()
+    band = design["normalization"]["length_band"]
+    if band is not None:
+        for side in ("A", "B"):
+            census[side]["outside_length_band"] = sum(
+                outside_band(text, band["lo"], band["hi"]) for text in texts[side]
+            )
+    return census
+
+
+def run_checks(
+    design: DesignRecord,
+    state: SlotState,
+    runner: CommandRunner | None,
+    slots: Sequence[Slot] | None = None,
+) -> JsonObject | None:
+    """Pass rates per model for prompts that carry a check, and McNemar's exact paired test.
+
+    Pairs are per trial: one response per side (for the triangle's doubled side, the draw in
+    the lower slot), so each prompt contributes one (A passes?, B passes?) pair.
+    """
+    checks = {p["id"]: p["check"] for p in design["prompts"] if "check" in p}
+    used = [e for e in design["arrangement"] if e["prompt_id"] in checks]
+    if not used:
+        return None
+    per_response: dict[str, list[bool]] = {"A": [], "B": []}
+    pairs: list[tuple[bool, bool]] = []
+    not_run = 0
+    first_of: dict[tuple[int, str], bool] = {}
+    for slot in plan_slots(design) if slots is None else slots:
+        if slot.prompt_id not in checks:
+            continue
+        row = state.generated.get((slot.trial, slot.slot))
+        if row is None or row["status"] != "ok":
+            continue
+        outcome = evaluate(checks[slot.prompt_id], original_text(row), runner)
+        if outcome is None:
+            not_run += 1
+            continue
+        per_response[slot.side].append(outcome)
+        first_of.setdefault((slot.trial, slot.side), outcome)
+    for entry in used:
+        a, b = first_of.get((entry["trial"], "A")), first_of.get((entry["trial"], "B"))
+        if a is not None and b is not None:
+            pairs.append((a, b))
+    a_only = sum(1 for a, b in pairs if a and not b)
+    b_only = sum(1 for a, b in pairs if b and not a)
+    discordant = a_only + b_only
+    return {
+        "prompts": len(used),
+        "not_run": not_run,
+        "pass": {
+            side: {"passed": sum(results), "total": len(results)}
+            for side, results in per_response.items()
+        },
+        "paired": {
+            "pairs": len(pairs),
+            "a_only": a_only,
+            "b_only": b_only,
+            "p_value": binomial_test(a_only, discordant, 0.5).p_value if discordant else 1.0,
+            "test": "McNemar exact (two-sided binomial on discordant pairs)",
+        },
+    }
+
+
+def build_audit(
+    design: DesignRecord,
+    design_sha256: str,
+    trials: Sequence[Trial],
+    responses: Sequence[JsonObject] | None,
+    runner: CommandRunner | None = None,
+) -> AuditRecord:
+    """The ``audit.json`` document."""
+    state = SlotState.from_rows(responses) if responses is not None else None
+    slots = plan_slots(design)  # once, not once per use
+    audit: AuditRecord = {
+        "schema": schema_tag("audit"),
+        "design_sha256": design_sha256,
+        "protocol": design["protocol"],
+        "bots": {kind: replay_bot(design, trials, kind) for kind in BOT_KINDS},
+        "census": census_by_model(design, trials, state, slots),
+        "checks": run_checks(design, state, runner, slots) if state is not None else None,
+        "laundered": design["normalization"]["launder"] is not None,
+        "responses_seen": None
+        if state is None
+        else sum(1 for row in responses or () if row.get("stage") != LAUNDER),
+        "responses_missing": None if state is None else missing_responses(design, state, slots),
+    }
+    record = design["normalization"].get("identity_strip")
+    if record is not None and state is not None:
+        audit["identity_stripping"] = identity_stripping(design, state, record, slots)
+    return audit
+
+
+def identity_stripping(
+    design: DesignRecord, state: SlotState, record: Mapping[str, Any], slots: Sequence[Slot]
+) -> JsonObject:
+    """What identity stripping replaced in the texts the judge saw (the laundered rows when
+    the design launders), per side and per term. Side-dependent: audit.json only, printed by
+    ``bt-audit --show``."""
+    rows = state.laundered if design["normalization"]["launder"] is not None else state.generated
+    mentions = {"A": 0, "B": 0}
+    touched = {"A": 0, "B": 0}
+    shown = {"A": 0, "B": 0}
+    terms: dict[str, JsonObject] = {}
+    for slot in slots:
+        row = rows.get((slot.trial, slot.slot))
+        if row is None or row["status"] != "ok":
+            continue
+        shown[slot.side] += 1
+        counts: Mapping[str, int] = row.get("identity_stripped") or {}
+        if counts:
+            touched[slot.side] += 1
+        for term, n in counts.items():
+            mentions[slot.side] += n
+            entry = terms.setdefault(
+                term, {"mentions": {"A": 0, "B": 0}, "responses": {"A": 0, "B": 0}}
+            )
+            entry["mentions"][slot.side] += n
+            entry["responses"][slot.side] += 1
+    return {
+        "enabled": bool(record.get("enabled")),
+        "token": str(record.get("token", "")),
+        "mentions": mentions,
+        "responses": touched,
+        "shown": shown,
+        "terms": dict(sorted(terms.items())),
+    }
+
+
+def missing_responses(
+    design: DesignRecord, state: SlotState, slots: Sequence[Slot] | None = None
+) -> int:
+    """Slots of the design without an answered row: a responses file cut short, or a run
+    whose failures were never fetched again. The census and checks cover only what is there,
+    so the audit says how much is not."""
+    return sum(
+        1
+        for slot in (plan_slots(design) if slots is None else slots)
+        if (row := state.generated.get((slot.trial, slot.slot))) is None or row["status"] != "ok"
+    )

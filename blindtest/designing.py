@@ -1,0 +1,739 @@
+"""Build a design: the pre-registered, hashable description of a run. Pure; calls no model.
+
+The arrangement is a pure function of (seed, trials, prompts, protocol), drawn from
+``blindtest.rng`` streams with fixed labels, so anyone holding the seed can re-derive it:
+
+1. ``"prompts"``: the prompt indices (file order) are Fisher-Yates shuffled; trial ``t`` uses
+   the ``t``-th of them, so each prompt is used at most once.
+2. triangle, ``"doubled"``: ``n // 2`` trials double A and ``n // 2`` double B; for odd ``n`` one
+   extra side is drawn (``randbelow(2)``: 0 = A, 1 = B); the list is then shuffled. Balanced but
+   not alternating: a strict A, B, A, B order would let a judge who recognised one trial's
+   doubled model infer the next.
+3. triangle, ``"odd_position"``: one ``randbelow(3) + 1`` per trial, in trial order, so the odd
+   position is uniform on 1..3 and independent of everything else.
+4. pair and preference, ``"left"``: the same balanced construction as step 2 for the side
+   shown on the left.
+5. preference with ``--controls K``: the design's ``trials`` counts every
+   comparison shown, ``K`` of them hidden controls (the same model on both sides). Steps 1 and
+   4 run over all trials and the real ones as before (with ``K = 0`` the arrangement is exactly
+   the old one); then ``"controls"``: the trial numbers 1..trials are shuffled and the first
+   ``K`` become controls, and ``"control_sides"``: a balanced list of ``K`` sides (as in step 2)
+   says whose two independent draws each control shows. A control entry carries ``control``
+   (the side) and ``left`` equal to it; the ``"left"`` sides go, in order, to the real trials.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+from blindtest.artifact_types import ArrangementEntry, DesignJudging, DesignRecord, ProtocolName
+from blindtest.artifacts import schema_tag
+from blindtest.endpoints import DEFAULT_BASE_URL as DEFAULT_BASE_URL  # re-exported for old imports
+from blindtest.errors import BadInput
+from blindtest.identity import identity_config, read_terms_file
+from blindtest.normalize import (
+    LAUNDER_PROMPT,
+    NORMALIZERS_VERSION,
+    length_band_instruction,
+    parse_length_band,
+)
+from blindtest.prompts import Prompt, demo_prompts, load_prompts, prompt_sha256
+from blindtest.rng import RNG_VERSION, DesignRng, fresh_seed
+from blindtest.sides import (
+    check_template,
+    effective_temperature,
+    identity_terms,
+    parse_params,
+    read_text_option,
+)
+
+PROTOCOLS = ("triangle", "pair", "preference")
+SIDES = ("A", "B")
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+#: With --demo and no models named, the design points at the bundled local simulator.
+DEMO_MODELS = ("sim-large", "sim-small")
+DEMO_BASE_URL = "http://127.0.0.1:8765/v1"
+DEFAULT_QUESTIONS = {
+    "triangle": "Which one is different?",
+    "pair": "Which nickname belongs to option 1?",
+    "preference": "Which would you rather use?",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    model: str
+    base_url: str = DEFAULT_BASE_URL
+    key_env: str = DEFAULT_KEY_ENV
+    temperature: float = 1.0
+    max_tokens: int | None = None
+    top_p: float | None = None
+    #: What the report calls the side (None: the model name).
+    label: str | None = None
+    #: The side's own system prompt (None: the design's shared one).
+    system: str | None = None
+    #: A user-message template with ``{prompt}`` (None: the prompt itself).
+    template: str | None = None
+    #: Request-body fields set last, in the order given (a None value removes the field).
+    extra_params: tuple[tuple[str, Any], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.top_p is not None:
+            params["top_p"] = self.top_p
+        record: dict[str, Any] = {
+            "model": self.model,
+            "base_url": parse_url("base_url", self.base_url).rstrip("/"),
+            "key_env": self.key_env,
+            "params": params,
+        }
+        # Optional fields only when given, so a design without them hashes as before.
+        if self.label is not None and self.label != self.model:
+            record["label"] = self.label
+        if self.system is not None:
+            record["system"] = self.system
+        if self.template is not None:
+            record["template"] = self.template
+        if self.extra_params:
+            record["extra_params"] = dict(self.extra_params)
+        return record
+
+
+@dataclass(frozen=True, slots=True)
+class LaunderSpec:
+    model: str
+    base_url: str
+    key_env: str
+    prompt: str
+
+
+@dataclass(frozen=True, slots=True)
+class Normalization:
+    strip_formatting: bool = False
+    truncate_match: bool = False
+    length_band: tuple[int, int] | None = None
+    length_band_instruction: str | None = None
+    launder: LaunderSpec | None = None
+    #: Identity stripping (on by default) and the terms of --strip-identity-words.
+    identity_strip: bool = True
+    identity_words: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        band = None
+        if self.length_band is not None:
+            band = {
+                "lo": self.length_band[0],
+                "hi": self.length_band[1],
+                "instruction": self.length_band_instruction or "",
+            }
+        launder = None
+        if self.launder is not None:
+            launder = {
+                "model": self.launder.model,
+                "base_url": parse_url("--launder-url", self.launder.base_url).rstrip("/"),
+                "key_env": self.launder.key_env,
+                "prompt": self.launder.prompt,
+            }
+        return {
+            "version": NORMALIZERS_VERSION,
+            "strip_formatting": self.strip_formatting,
+            "truncate_match": self.truncate_match,
+            "length_band": band,
+            "launder": launder,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DesignOptions:
+    a: ModelSpec
+    b: ModelSpec
+    seed: str
+    protocol: str = "triangle"
+    trials: int = 20
+    alpha: float = 0.05
+    sequential: bool = False
+    similarity_pd0: float | None = None
+    demo: bool = False
+    system: str | None = None
+    normalization: Normalization = field(default_factory=Normalization)
+    question: str | None = None
+    #: --ask: asked once per comparison; --ask-each: asked of each option.
+    extra_questions: tuple[str, ...] = ()
+    extra_questions_per_option: tuple[str, ...] = ()
+    require_reason: bool | None = None
+    #: ``outputs.DirsSource.record()`` for --from-dirs designs; None for endpoints.
+    source: dict[str, Any] | None = None
+    #: Hidden control trials added to ``trials`` (preference only).
+    controls: int = 0
+
+
+def check_options(options: DesignOptions, distinct_prompts: int) -> None:
+    """Refuse designs that cannot give a valid answer, with the fix in the message."""
+    if options.protocol not in PROTOCOLS:
+        raise BadInput(f"unknown protocol {options.protocol!r}; use one of {', '.join(PROTOCOLS)}")
+    if options.trials < 1:
+        raise BadInput(f"--trials must be at least 1, got {options.trials}")
+    if not (0 < options.alpha <= 0.5) or math.isnan(options.alpha):
+        raise BadInput(f"--alpha must be in (0, 0.5], got {options.alpha}")
+    if not options.seed:
+        raise BadInput("--seed must not be empty")
+    if options.source is None:
+        _check_endpoints(options)
+    if options.sequential and options.protocol != "triangle":
+        raise BadInput("--sequential is defined for the triangle protocol only")
+    if options.similarity_pd0 is not None:
+        _check_similarity(options, options.similarity_pd0)
+    _check_questions(options)
+    _check_controls(options, distinct_prompts)
+    if distinct_prompts < options.trials:
+        raise BadInput(
+            f"found {distinct_prompts} distinct prompts, need {options.trials} (each prompt is "
+            f"used in one trial only); add prompts or use --trials {distinct_prompts}"
+        )
+
+
+def _check_questions(options: DesignOptions) -> None:
+    """--ask and --ask-each: preference only; each question once (answers are keyed by it)."""
+    for flag, asked in (
+        ("--ask", options.extra_questions),
+        ("--ask-each", options.extra_questions_per_option),
+    ):
+        if asked and options.protocol != "preference":
+            raise BadInput(
+                f"{flag} is for the preference protocol only (a {options.protocol} judge answers "
+                f"no extra questions); drop {flag} or use --protocol preference"
+            )
+        for question in asked:
+            if not question.strip():
+                raise BadInput(f"{flag} needs the words of a question, got {question!r}")
+    seen: set[str] = set()
+    for question in (*options.extra_questions, *options.extra_questions_per_option):
+        if question in seen:
+            twice = (
+                "in --ask and --ask-each"
+                if question in options.extra_questions
+                and question in options.extra_questions_per_option
+                else "twice"
+            )
+            raise BadInput(
+                f"the question {question!r} is given {twice}; answers are keyed by the "
+                "question, so ask it once, either of the comparison (--ask) or of each "
+                "option (--ask-each)"
+            )
+        seen.add(question)
+
+
+def _check_controls(options: DesignOptions, distinct_prompts: int) -> None:
+    """--controls K: preference only, 0 <= K <= --trials, two independent draws possible,
+    a prompt of its own for every control."""
+    k = options.controls
+    if k < 0:
+        raise BadInput(f"--controls must be 0 or more, got {k}")
+    if k == 0:
+        return
+    if options.protocol != "preference":
+        raise BadInput(
+            f"--controls is for preference designs only (a {options.protocol} trial already "
+            "compares the two models); drop --controls or use --protocol preference"
+        )
+    if k > options.trials:
+        raise BadInput(
+            f"--controls {k} is more than the {options.trials} real trials; controls measure "
+            f"the judge, the trials measure the models: use --controls {options.trials} or fewer"
+        )
+    if options.source is not None:
+        raise BadInput(
+            "--controls needs two independent draws of one model per control; --from-dirs "
+            "supplies one output per item and side: drop --controls"
+        )
+    for side, spec in zip(SIDES, (options.a, options.b), strict=True):
+        if effective_temperature(spec.to_dict()) == 0:
+            raise BadInput(
+                f"--controls is refused at temperature 0 (side {side}): a control's two draws "
+                "of one model would be identical and the control seen at a glance; use a "
+                "temperature above 0 or drop --controls"
+            )
+    total = options.trials + k
+    if distinct_prompts < total:
+        raise BadInput(
+            f"found {distinct_prompts} distinct prompts, need {options.trials} + {k} controls "
+            f"= {total} (each prompt is used in one trial only, controls included); add "
+            "prompts or lower --trials or --controls"
+        )
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_HOST_LABEL = re.compile(r"^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?$")
+#: Words that make a query parameter a secret (Azure's api-key, Google's key, signed URLs).
+_SECRET_WORDS = frozenset(
+    {
+        "key", "apikey", "token", "secret", "password", "passwd", "pwd", "sig", "signature",
+        "auth", "authorization", "credential", "credentials",
+    }
+)  # fmt: skip
+_NAME_PARTS = re.compile(r"[-_.\s]+")
+_URL_EXAMPLE = "e.g. http://localhost:11434/v1"
+
+
+def parse_url(option: str, url: str) -> str:
+    """The URL as the design records it (scheme and host lower-cased), or BadInput naming the
+    option. Everything the client later needs is checked here, so a design that was hashed
+    never carries a URL the client cannot open: scheme, host, port range, IPv6 brackets.
+    A URL holding credentials is refused without echoing it (it may hold a password)."""
+    if not url or any(c.isspace() or ord(c) < 32 for c in url):
+        raise BadInput(f"{option}: {url!r} is not an http(s) URL (no spaces), {_URL_EXAMPLE}")
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        if "[" in url:
+            raise BadInput(
+                f"{option}: {url!r} has an unclosed or invalid IPv6 address; write it in "
+                "brackets, e.g. http://[::1]:8000/v1"
+            ) from None
+        raise BadInput(f"{option}: {url!r} is not a URL, {_URL_EXAMPLE}") from None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise BadInput(f"{option}: {url!r} is not an http(s) URL, {_URL_EXAMPLE}")
+    if "@" in parts.netloc:
+        key_option = (
+            option.replace("-url", "-key-env") if option.endswith("-url") else "--a-key-env"
+        )
+        bare = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+        raise BadInput(
+            f"{option}: a URL with a user name or password ('user:...@') is refused, so it "
+            f"never reaches design.json; give {bare} and name the key's environment variable "
+            f"with {key_option}"
+        )
+    secret = next(
+        (
+            name
+            for name, _ in parse_qsl(parts.query, keep_blank_values=True)
+            if _SECRET_WORDS.intersection(_NAME_PARTS.split(name.lower()))
+        ),
+        None,
+    )
+    if secret is not None:
+        raise BadInput(
+            f"{option}: the URL's query holds {secret!r}, which looks like a credential; "
+            "design.json must not hold keys: drop it and name the key's environment variable"
+        )
+    _check_host(option, url, parts.hostname or "")
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        raise BadInput(f"{option}: {url!r} has a bad port; a port is a number in 1..65535")
+    if parts.fragment:
+        raise BadInput(f"{option}: {url!r} has a #fragment, which no server reads; drop it")
+    return urlunsplit(parts._replace(netloc=parts.netloc.lower()))
+
+
+def _check_host(option: str, url: str, host: str) -> None:
+    if not host:
+        ipv6 = "an IPv6 address goes in brackets, e.g. http://[::1]:8000/v1"
+        hint = ipv6 if ":" in url.partition("://")[2].split("/")[0] else _URL_EXAMPLE
+        raise BadInput(f"{option}: {url!r} names no host; {hint}")
+    if ":" in host:  # an IPv6 literal; urlsplit checked it is one
+        return
+    try:
+        ascii_host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise BadInput(f"{option}: {url!r} has an invalid host name {host!r}") from None
+    labels = ascii_host.rstrip(".").split(".")
+    if not all(_HOST_LABEL.match(label) for label in labels):
+        raise BadInput(f"{option}: {url!r} has an invalid host name {host!r}")
+
+
+def check_url(option: str, url: str) -> None:
+    parse_url(option, url)
+
+
+def _check_model(side: str, spec: ModelSpec) -> None:
+    lower = side.lower()
+    if not spec.model.strip():
+        raise BadInput(f"--{lower}: the model name is empty")
+    check_url(f"--{lower}-url", spec.base_url)
+    if not _ENV_NAME.match(spec.key_env):
+        raise BadInput(
+            f"--{lower}-key-env: {spec.key_env!r} is not an environment variable name; give "
+            "the NAME of the variable that holds the key, never the key itself"
+        )
+    if not 0 <= spec.temperature <= 2:
+        raise BadInput(
+            f"--temperature must be in [0, 2], got {spec.temperature} (side {side}; "
+            f"--{lower}-temperature sets this side only)"
+        )
+    if spec.template is not None:
+        check_template(f"--{lower}-template", spec.template)
+    if spec.label is not None and not spec.label.strip():
+        raise BadInput(f"--{lower}-label is empty; give a name such as 'prompt v2'")
+    if spec.top_p is not None and not 0 < spec.top_p <= 1:
+        raise BadInput(f"--top-p must be in (0, 1], got {spec.top_p}")
+
+
+def _check_endpoints(options: DesignOptions) -> None:
+    for side, spec in zip(SIDES, (options.a, options.b), strict=True):
+        _check_model(side, spec)
+    if options.protocol == "triangle":
+        _check_triangle_temperature(options)
+
+
+def _check_triangle_temperature(options: DesignOptions) -> None:
+    for side, spec in zip(SIDES, (options.a, options.b), strict=True):
+        if effective_temperature(spec.to_dict()) == 0:
+            raise BadInput(
+                f"the triangle test is refused at temperature 0 (side {side}): the two "
+                "same-model responses would be identical and the odd one found without "
+                "reading; use --protocol pair for deterministic endpoints"
+            )
+
+
+def _check_similarity(options: DesignOptions, pd0: float) -> None:
+    if not 0 < pd0 < 1:
+        raise BadInput(f"--similarity must be in (0, 1), got {pd0}")
+    if options.protocol == "preference":
+        raise BadInput("--similarity applies to the triangle and pair protocols")
+    if options.sequential:
+        raise BadInput(
+            "--similarity and --sequential cannot be combined: the e-process "
+            "tests for a difference, not for similarity"
+        )
+
+
+def balanced_sides(n: int, rng: DesignRng) -> list[str]:
+    """``n`` sides with equal A and B counts (the odd one out drawn), in seeded random order."""
+    sides = ["A", "B"] * (n // 2)
+    if n % 2:
+        sides.append(SIDES[rng.randbelow(2)])
+    rng.shuffle(sides)
+    return sides
+
+
+def build_arrangement(
+    seed: str, trials: int, prompt_ids: Sequence[str], protocol: str, controls: int = 0
+) -> list[ArrangementEntry]:
+    """The trial arrangement; see the module docstring for the exact derivation. ``trials``
+    counts every comparison shown, ``controls`` of them hidden controls."""
+    order = list(range(len(prompt_ids)))
+    DesignRng(seed, "prompts").shuffle(order)
+    arrangement: list[ArrangementEntry] = [
+        {"trial": t, "prompt_id": prompt_ids[order[t - 1]]} for t in range(1, trials + 1)
+    ]
+    controls = min(controls, trials)  # a design cannot hold more (bt-verify may be handed one)
+    if controls:
+        numbers = list(range(1, trials + 1))
+        DesignRng(seed, "controls").shuffle(numbers)
+        chosen = sorted(numbers[:controls])
+        control_sides = balanced_sides(controls, DesignRng(seed, "control_sides"))
+        for number, side in zip(chosen, control_sides, strict=True):
+            arrangement[number - 1]["control"] = side
+        real = [e for e in arrangement if "control" not in e]
+        left = balanced_sides(len(real), DesignRng(seed, "left"))
+        for entry, side in zip(real, left, strict=True):
+            entry["left"] = side
+        for entry in arrangement:
+            if "control" in entry:
+                entry["left"] = entry["control"]
+        return arrangement
+    if protocol == "triangle":
+        doubled = balanced_sides(trials, DesignRng(seed, "doubled"))
+        odd_rng = DesignRng(seed, "odd_position")
+        for entry, side in zip(arrangement, doubled, strict=True):
+            entry["doubled"] = side
+            entry["odd_position"] = odd_rng.randbelow(3) + 1
+    else:
+        left = balanced_sides(trials, DesignRng(seed, "left"))
+        for entry, side in zip(arrangement, left, strict=True):
+            entry["left"] = side
+    return arrangement
+
+
+def _models(options: DesignOptions) -> dict[str, Any]:
+    if options.source is None:
+        return {"A": options.a.to_dict(), "B": options.b.to_dict()}
+    dirs = options.source["dirs"]
+    return {
+        side: {"model": spec.model, "dir": dirs[side]}
+        for side, spec in (("A", options.a), ("B", options.b))
+    }
+
+
+def prompt_record(prompt: Prompt) -> dict[str, Any]:
+    record: dict[str, Any] = {"id": prompt.id, "text": prompt.text}
+    if prompt.history:  # a conversation: ``text`` is its last (user) turn
+        record["messages"] = prompt.messages()
+    record["sha256"] = prompt_sha256(record)
+    if prompt.tags:
+        record["tags"] = list(prompt.tags)
+    if prompt.reference is not None:
+        record["reference"] = prompt.reference
+    if prompt.check is not None:
+        record["check"] = dict(prompt.check)
+    for name in ("criteria", "source", "constraints"):  # for an LLM judge
+        if getattr(prompt, name) is not None:
+            record[name] = getattr(prompt, name)
+    return record
+
+
+def build_design(
+    prompts: Sequence[Prompt], options: DesignOptions, provenance: dict[str, Any]
+) -> DesignRecord:
+    """The design document (not yet serialized). Same arguments give an equal document."""
+    check_options(options, len(prompts))
+    models = _models(options)
+    judging: DesignJudging = {
+        "question": options.question or DEFAULT_QUESTIONS[options.protocol],
+        "extra_questions": list(options.extra_questions),
+        "require_reason": (
+            options.require_reason
+            if options.require_reason is not None
+            else options.protocol == "preference"
+        ),
+    }
+    if options.extra_questions_per_option:  # absent otherwise: earlier designs keep their bytes
+        judging["extra_questions_per_option"] = list(options.extra_questions_per_option)
+    total = options.trials + options.controls
+    record: DesignRecord = {
+        "schema": schema_tag("design"),
+        "protocol": cast(ProtocolName, options.protocol),  # check_options refused any other
+        "trials": total,
+        "seed": options.seed,
+        "rng": RNG_VERSION,
+        "alpha": options.alpha,
+        "sequential": options.sequential,
+        "similarity_pd0": options.similarity_pd0,
+        "demo": options.demo,
+        "source": options.source or {"kind": "endpoints"},
+        "models": models,
+        "system": options.system,
+        "normalization": {
+            **options.normalization.to_dict(),
+            "identity_strip": identity_config(
+                options.normalization.identity_strip,
+                options.normalization.identity_words,
+                identity_terms({"models": models}),
+            ),
+        },
+        "judging": judging,
+        "prompts": [prompt_record(p) for p in prompts],
+        "arrangement": build_arrangement(
+            options.seed, total, [p.id for p in prompts], options.protocol, options.controls
+        ),
+        "provenance": provenance,
+    }
+    if options.controls:  # absent when 0, so a design without controls hashes as before
+        record["controls"] = options.controls
+    return record
+
+
+# --------------------------------------------------------------------------- the options as given
+
+
+@dataclass(frozen=True, slots=True)
+class DesignRequest:
+    """bt-design's options as given (``None`` where not given), before any default or check."""
+
+    model_a: str | None = None
+    model_b: str | None = None
+    prompts_file: Path | None = None
+    demo: bool = False
+    a_url: str | None = None
+    b_url: str | None = None
+    a_key_env: str | None = None
+    b_key_env: str | None = None
+    temperature: float = 1.0
+    max_tokens: int | None = None
+    system: str | None = None
+    protocol: str = "triangle"
+    trials: int = 20
+    seed: str | None = None
+    alpha: float = 0.05
+    sequential: bool = False
+    similarity_pd0: float | None = None
+    strip_formatting: bool = False
+    length_band: str | None = None
+    truncate_match: bool = False
+    launder: str | None = None
+    launder_url: str | None = None
+    launder_key_env: str | None = None
+    strip_identity: bool = True
+    strip_identity_words: Path | None = None
+    question: str | None = None
+    extra_questions: tuple[str, ...] = ()
+    extra_questions_per_option: tuple[str, ...] = ()
+    require_reason: bool | None = None
+    from_dirs: tuple[Path, Path] | None = None
+    reference: Path | None = None
+    # Per-side options (None / empty: the shared option, or the default).
+    a_system: str | None = None
+    b_system: str | None = None
+    a_template: str | None = None
+    b_template: str | None = None
+    a_temperature: float | None = None
+    b_temperature: float | None = None
+    a_max_tokens: int | None = None
+    b_max_tokens: int | None = None
+    a_param: tuple[str, ...] = ()
+    b_param: tuple[str, ...] = ()
+    a_label: str | None = None
+    b_label: str | None = None
+    #: Hidden control trials (preference).
+    controls: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedDesign:
+    """What ``build_design`` takes, and the items --from-dirs dropped (by candidate)."""
+
+    prompts: list[Prompt]
+    options: DesignOptions
+    dropped: dict[str, list[str]]
+
+
+def default_key_env(side: str) -> str:
+    """``BLINDTEST_<SIDE>_KEY`` when it is set, else ``OPENAI_API_KEY`` (the name, not the key)."""
+    specific = f"BLINDTEST_{side}_KEY"
+    return specific if os.environ.get(specific) else DEFAULT_KEY_ENV
+
+
+def resolve_request(request: DesignRequest) -> ResolvedDesign:
+    """Defaults filled in and the prompts loaded; refuses (BadInput) options that do not go
+    together. ``build_design`` checks the rest."""
+    r = request
+    source: dict[str, Any] | None = None
+    dropped: dict[str, list[str]] = {}
+    model_a, model_b, a_url, b_url = r.model_a, r.model_b, r.a_url, r.b_url
+    if r.from_dirs:
+        prompts, source, dropped, (model_a, model_b) = _from_dirs(r)
+    elif r.reference is not None:
+        raise BadInput("--reference goes with --from-dirs DIR_A DIR_B")
+    if r.demo and model_a is None and model_b is None:
+        model_a, model_b = DEMO_MODELS
+        a_url = a_url or DEMO_BASE_URL
+        b_url = b_url or DEMO_BASE_URL
+    if model_a is None or model_b is None:
+        raise BadInput("name both models: --a MODEL --b MODEL")
+    if not r.from_dirs:
+        prompts = _load_prompts(r.prompts_file, r.demo)
+
+    def side(side: str, model: str, url: str | None, key_env: str | None) -> ModelSpec:
+        return _side_spec(r, side, model, url or DEFAULT_BASE_URL, key_env or default_key_env(side))
+
+    options = DesignOptions(
+        a=side("A", model_a, a_url, r.a_key_env),
+        b=side("B", model_b, b_url, r.b_key_env),
+        seed=r.seed if r.seed is not None else fresh_seed(),
+        protocol=r.protocol,
+        trials=r.trials,
+        alpha=r.alpha,
+        sequential=r.sequential,
+        similarity_pd0=r.similarity_pd0,
+        demo=r.demo,
+        system=read_text_option("--system", r.system) if r.system is not None else None,
+        normalization=_normalization(r),
+        question=r.question,
+        extra_questions=r.extra_questions,
+        extra_questions_per_option=r.extra_questions_per_option,
+        require_reason=r.require_reason,
+        source=source,
+        controls=r.controls,
+    )
+    return ResolvedDesign(prompts, options, dropped)
+
+
+def _side_spec(r: DesignRequest, side: str, model: str, url: str, key_env: str) -> ModelSpec:
+    """One side's configuration: its own options where given, else the shared ones."""
+    lower = side.lower()
+
+    def own(name: str) -> Any:
+        return getattr(r, f"{lower}_{name}")
+
+    temperature = own("temperature")
+    max_tokens = own("max_tokens")
+    system = own("system")
+    params = parse_params(f"--{lower}-param", own("param"))
+    return ModelSpec(
+        model,
+        url,
+        key_env,
+        temperature=r.temperature if temperature is None else temperature,
+        max_tokens=r.max_tokens if max_tokens is None else max_tokens,
+        label=own("label"),
+        system=None if system is None else read_text_option(f"--{lower}-system", system),
+        template=own("template"),
+        extra_params=tuple(params.items()),
+    )
+
+
+def _load_prompts(prompts_file: Path | None, demo: bool) -> list[Prompt]:
+    if (prompts_file is None) == (not demo):
+        raise BadInput("give exactly one of --prompts FILE, --demo or --from-dirs A B")
+    return demo_prompts() if prompts_file is None else load_prompts(prompts_file)
+
+
+def _from_dirs(
+    r: DesignRequest,
+) -> tuple[list[Prompt], dict[str, Any], dict[str, list[str]], tuple[str, str]]:
+    """Prompts, the design's source record, the dropped items and the candidate names."""
+    from blindtest.outputs import check_triangle_variants, load_dirs
+
+    assert r.from_dirs is not None
+    given = {
+        "--prompts": r.prompts_file,
+        "--demo": r.demo or None,
+        "--a": r.model_a,
+        "--b": r.model_b,
+    }
+    others = [flag for flag, value in given.items() if value is not None]
+    if others:
+        raise BadInput(
+            f"--from-dirs takes its items and names from the directories; drop {others[0]}"
+        )
+    source = load_dirs(r.from_dirs[0], r.from_dirs[1], r.reference)
+    if r.protocol == "triangle":
+        check_triangle_variants(source)
+    return source.prompts(), source.record(), source.dropped, (source.a.name, source.b.name)
+
+
+def _normalization(r: DesignRequest) -> Normalization:
+    if r.launder is None and (r.launder_url is not None or r.launder_key_env is not None):
+        given = "--launder-url" if r.launder_url is not None else "--launder-key-env"
+        raise BadInput(f"{given} goes with --launder MODEL; add --launder or drop {given}")
+    if r.strip_identity_words is not None and not r.strip_identity:
+        raise BadInput(
+            "--strip-identity-words goes with identity stripping; drop --no-strip-identity "
+            "or drop --strip-identity-words"
+        )
+    words = () if r.strip_identity_words is None else read_terms_file(r.strip_identity_words)
+    band = None
+    if r.length_band is not None:
+        try:
+            band = parse_length_band(r.length_band)
+        except ValueError as error:
+            raise BadInput(f"--length-band: {error}") from None
+    spec = None
+    if r.launder is not None:
+        launder_url = r.launder_url or DEFAULT_BASE_URL
+        check_url("--launder-url", launder_url)
+        spec = LaunderSpec(
+            model=r.launder,
+            base_url=launder_url,
+            key_env=r.launder_key_env or default_key_env("LAUNDER"),
+            prompt=LAUNDER_PROMPT,
+        )
+    return Normalization(
+        strip_formatting=r.strip_formatting,
+        truncate_match=r.truncate_match,
+        length_band=band,
+        length_band_instruction=length_band_instruction(*band) if band else None,
+        launder=spec,
+        identity_strip=r.strip_identity,
+        identity_words=tuple(words),
+    )

@@ -1,0 +1,191 @@
+"""``blindtest run``: design, generate, judge, audit and analyze in one go, under one lock;
+the same call again resumes the directory.
+
+The design must be the one the options make (the recorded seed is reused when none is
+given); generation fetches only what is missing; the judge continues where they stopped (a
+bot cut short starts over). An unfinished fixed design stops the chain before anything that
+reveals a result. Each stage is its library function; what a caller shows between them comes
+through :class:`RunHooks`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from blindtest import artifacts
+from blindtest.chain import judging_state, picks_judges, recorded_seed
+from blindtest.errors import BadInput
+from blindtest.stages.analyze import AnalyzeResult, analyze
+from blindtest.stages.audit import AuditResult, audit
+from blindtest.stages.design import DesignResult, design
+from blindtest.stages.generate import GenerateResult, generate
+from blindtest.stages.judge import JudgeResult, LlmSettings, default_judge_id, judge
+
+if TYPE_CHECKING:
+    from blindtest.generating import Progress
+
+__all__ = ["RunHooks", "RunResult", "run"]
+
+HOLDER = "blindtest run"
+
+
+def _nothing(*_: object) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class RunHooks:
+    """What a caller shows as the chain goes: the design written (``designed``) and the
+    items a ``from_dirs`` candidate lacked (``dropped``), generation's notes (``say``) and
+    progress, a sitting's end (``judged``; before an LLM judge's failures stop the chain)."""
+
+    dropped: Callable[[str, list[str]], None] | None = None
+    designed: Callable[[DesignResult], None] = _nothing
+    say: Callable[[str], None] = _nothing
+    on_progress: Callable[[Progress, bool], None] | None = None
+    judged: Callable[[JudgeResult], None] = _nothing
+    echo: Callable[[str], None] = print
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """How far the chain got: the design and generation; the sitting (None when the judge
+    had already finished); ``judged`` of ``total`` trials for the judge ``judge_id``; and,
+    once every trial is judged, the audit and the analysis (``exit_code`` is the analysis's:
+    0 when the result can be acted on)."""
+
+    run_dir: Path
+    design: DesignResult
+    generation: GenerateResult
+    judge_id: str
+    judged: int
+    total: int
+    sitting: JudgeResult | None = None
+    audit: AuditResult | None = None
+    analysis: AnalyzeResult | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.analysis is not None
+
+    @property
+    def exit_code(self) -> int:
+        return self.analysis.exit_code if self.analysis is not None else 0
+
+
+def judge_name(kind: str, judge_id: str | None) -> str:
+    """The name a chained judge's picks carry: the id given, else a bot's kind, an LLM
+    judge's model, or the user's name."""
+    bot = kind.startswith("bot:")
+    model = kind.removeprefix("llm:") if kind.startswith("llm:") else None
+    return (judge_id or "").strip() or (kind if bot else model or default_judge_id())
+
+
+def run(
+    run_dir: str | os.PathLike[str],
+    model_a: str,
+    model_b: str,
+    *,
+    judge_kind: str = "human",
+    judge_id: str | None = None,
+    judge_url: str | None = None,
+    judge_key_env: str | None = None,
+    concurrency: int = 8,
+    timeout: float = 120.0,
+    prices: Mapping[str, str | None] | None = None,
+    transport: Mapping[str, Any] | None = None,
+    hooks: RunHooks | None = None,
+    **design_options: Any,
+) -> RunResult:
+    """Every stage in order into ``run_dir`` (``blindtest run A B``). ``design_options``:
+    the design's (:func:`blindtest.design`'s); ``transport``: generation's per-side options
+    (``a_concurrency``, ``b_rpm``, ``a_header_env``...); ``judge_kind``: who judges
+    (``llm:MODEL`` served at ``judge_url``, its key in ``judge_key_env``)."""
+    if judge_kind.startswith("llm:"):  # before anything is written or paid for
+        from blindtest.llm_judge import check_judge_key
+
+        check_judge_key(judge_kind, judge_url, judge_key_env)
+    run_path = Path(run_dir)
+    show = hooks if hooks is not None else RunHooks()
+    with artifacts.run_lock(run_path, HOLDER):
+        designed = _design(run_path, model_a, model_b, design_options, show)
+        show.designed(designed)
+        generated = generate(
+            run_path,
+            concurrency=concurrency,
+            timeout=timeout,
+            prices=prices,
+            say=show.say,
+            on_progress=show.on_progress,
+            holder=HOLDER,
+            **dict(transport or {}),
+        )
+        name = judge_name(judge_kind, judge_id)
+        sitting = None
+        if not judging_state(run_path, name).done:
+            sitting = _judge(run_path, judge_kind, judge_id, name, judge_url, judge_key_env, show)
+        state = judging_state(run_path, name)
+        result = RunResult(run_path, designed, generated, name, state.judged, state.total, sitting)
+        if not state.done:
+            return result
+        audited = audit(run_path, force=True, holder=HOLDER)
+        analysis = analyze(run_path, holder=HOLDER)
+    return RunResult(
+        run_path, designed, generated, name, state.judged, state.total, sitting, audited, analysis
+    )
+
+
+def _design(
+    run_dir: Path, model_a: str, model_b: str, options: dict[str, Any], show: RunHooks
+) -> DesignResult:
+    """Write the design, or find the same one already there (a resumed run)."""
+    if options.get("seed") is None:
+        options = {**options, "seed": recorded_seed(run_dir)}
+    try:
+        return design(
+            run_dir,
+            model_a=model_a,
+            model_b=model_b,
+            holder=HOLDER,
+            on_dropped=show.dropped,
+            **options,
+        )
+    except artifacts.DesignDiffers as error:
+        raise BadInput(
+            f"{error.path} differs: {error.difference}; resume it with the options that made "
+            "it, or give another --run-dir"
+        ) from None
+
+
+def _judge(
+    run_dir: Path,
+    kind: str,
+    judge_id: str | None,
+    name: str,
+    url: str | None,
+    key_env: str | None,
+    show: RunHooks,
+) -> JudgeResult:
+    """One sitting of the chained judge; a bot cut short starts over."""
+    restart = kind.startswith("bot:") and name in picks_judges(run_dir)
+    llm = LlmSettings(url=url, key_env=key_env) if kind.startswith("llm:") else None
+    resume: Sequence[str] = ["--judge", kind] if llm is not None else []
+    sat = judge(
+        run_dir,
+        kind,
+        judge_id=judge_id,
+        force=restart,
+        llm=llm,
+        echo=show.echo,
+        resume_options=resume,
+        holder=HOLDER,
+    )
+    show.judged(sat)
+    failure = sat.failure()
+    if failure is not None:
+        raise failure
+    return sat

@@ -1,0 +1,162 @@
+"""the deterministic-endpoint stop counts over all fetched trials; a
+deterministic endpoint (identical same-model draws on nearly every trial) is told from short
+answers colliding by chance (some trials): the second is not stopped, its collision count is
+printed with what the duplicate spotter will make of it; one coincidence in a small design
+never trips the stop; the guard costs O(1) per response."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import orjson
+import pytest
+from test_generate import make_design, rows
+
+import blindtest.generating as generate
+from blindtest.artifact_types import DesignRecord
+from blindtest.generating import DrawCollisions
+from blindtest.simulator import Simulator
+from blindtest.slots import SlotState
+
+from conftest import Invoke
+
+
+def triangle(trials: int) -> DesignRecord:
+    return {  # type: ignore[typeddict-item]  # only what the guard reads
+        "protocol": "triangle",
+        "arrangement": [
+            {"trial": t, "prompt_id": f"p{t}", "doubled": "A", "odd_position": 3}
+            for t in range(1, trials + 1)
+        ],
+    }
+
+
+def state_with(trials: int, identical: int, words: int = 1) -> SlotState:
+    """Every trial's twins (slots 1 and 2) fetched; the first ``identical`` are the same
+    answer of ``words`` words."""
+    rows = []
+    same = " ".join(["same"] * words)
+    for t in range(1, trials + 1):
+        twin = same if t <= identical else f"one {t}"
+        rows += [
+            {"trial": t, "slot": 1, "side": "A", "status": "ok", "text": same},
+            {"trial": t, "slot": 2, "side": "A", "status": "ok", "text": twin},
+            {"trial": t, "slot": 3, "side": "B", "status": "ok", "text": "odd"},
+        ]
+    return SlotState.from_rows(rows)
+
+
+@pytest.mark.parametrize(
+    ("trials", "identical", "words", "deterministic"),
+    [
+        (3, 1, 80, False),  # one coincidence in a design under 10 trials
+        (9, 1, 80, False),
+        (4, 4, 1, False),  # one-word answers say nothing, however many collide
+        (20, 20, 1, False),
+        (20, 20, 5, False),
+        (6, 2, 80, False),  # two long ones among six: prompts with one right wording
+        (6, 5, 80, True),
+        (6, 6, 80, True),
+        (20, 8, 3, False),  # short answers: 8 of 20 collide (seen on llama.cpp, 10.22)
+        (20, 18, 12, True),  # 18 of 20 at a dozen words each is not chance
+        (20, 20, 80, True),
+    ],
+)
+def test_deterministic_means_identical_answers_too_long_and_many_for_chance(
+    trials: int, identical: int, words: int, deterministic: bool
+) -> None:
+    collisions = DrawCollisions.for_design(triangle(trials), state_with(trials, identical, words))
+    assert (collisions.pairs, collisions.identical) == (trials, identical)
+    assert collisions.deterministic() is deterministic
+
+
+def test_the_guard_compares_each_trial_once_not_every_trial_per_response(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+    real = generate._same
+
+    def counting(first: str, second: str) -> bool:
+        calls.append(1)
+        return real(first, second)
+
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path, trials=20)
+    monkeypatch.setattr(generate, "_same", counting)
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    # 20 trials: one comparison each while fetching (60 responses), then one pass each for
+    # generation.json, the final check and the notice; never one scan per response (1200+).
+    assert len(calls) <= 20 * 4
+
+
+def test_short_answers_colliding_by_chance_are_counted_not_stopped(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path, "--max-tokens", "1", trials=20)
+    result = invoke("generate", run)
+    assert result.exit_code == 0, result.stderr
+    design = orjson.loads((run / "design.json").read_bytes())
+    collisions = DrawCollisions.for_design(design, SlotState.from_rows(rows(run)))
+    assert 0 < collisions.identical < 18  # some, not nearly all
+    notice = next(line for line in result.stderr.splitlines() if line.startswith("note: "))
+    assert notice.startswith(
+        f"note: {collisions.identical} of all 20 triangle trials got two identical answers "
+        "from the same model (short answers collide by chance)"
+    )
+    assert "bt-audit's duplicate spotter will do so and report it as a tell" in notice
+    assert "deterministic" not in result.stderr
+    assert (run / "trials.jsonl").exists()
+
+
+def test_deterministic_stop_states_the_count_over_all_fetched_trials(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    simulator.config.deterministic = True  # a server that ignores temperature
+    run = tmp_path / "run"
+    design = make_design(invoke, run, simulator, tmp_path, trials=20)
+    result = invoke("generate", run, "--quiet")
+    assert result.exit_code == 1
+    collisions = DrawCollisions.for_design(design, SlotState.from_rows(rows(run)))
+    found = re.search(
+        r"error: (\d+) (of all 20|of the (\d+) triangle trials fetched)", result.stderr
+    )
+    assert found is not None, result.stderr
+    assert int(found.group(1)) == collisions.identical
+    if found.group(3) is not None:
+        assert int(found.group(3)) == collisions.pairs
+    assert "the endpoints are deterministic (temperature ignored or 0, or a cache)" in result.stderr
+    assert not (run / "trials.jsonl").exists()
+    # the rerun says the same count, and asks for nothing more
+    before = len(simulator.requests)
+    again = invoke("generate", run, "--quiet")
+    assert again.exit_code == 1
+    assert again.stderr == result.stderr
+    assert len(simulator.requests) == before
+    loud = invoke("generate", run)
+    assert "fetching" not in loud.stderr
+    assert loud.stderr.splitlines()[-1] == result.stderr.splitlines()[-1]
+
+
+def test_a_stop_after_every_slot_is_fetched_says_all_of_them(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    simulator.config.deterministic = True
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path, trials=6)
+    result = invoke("generate", run, "--quiet")
+    assert result.exit_code == 1
+    assert "error: 6 of all 6 triangle trials got two identical answers" in result.stderr
+
+
+def test_a_design_of_four_trials_with_long_identical_answers_is_stopped(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    simulator.config.deterministic = True
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path, trials=4)
+    result = invoke("generate", run)
+    assert result.exit_code == 1, result.stderr
+    assert "error: 4 of all 4 triangle trials got two identical answers" in result.stderr
+    assert not (run / "trials.jsonl").exists()

@@ -1,0 +1,193 @@
+"""a panel of reviewers on the judging page (``--panel``, ``--per-judge``,
+``--session-cap``), in a real browser and over plain HTTP."""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_judge_web import get, wait_for_trial
+
+from blindtest import artifacts
+from blindtest.assignment import assign, coverage
+from blindtest.errors import BadInput
+from blindtest.judging.web.panel import panel_names
+
+from judge_runs import answer_key, make_run, picks_of
+from web_page import chromium, judge_server, screenshot, wait_for_keys
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as launched:
+        yield launched
+
+
+def links(lines: list[str]) -> dict[str, str]:
+    found = {}
+    for line in lines:
+        match = re.match(r"^(\S+) \(\d+ trials\): open (http\S+)$", line)
+        if match:
+            found[match.group(1)] = match.group(2)
+    return found
+
+
+def read_all_links(server: Any, count: int) -> dict[str, str]:
+    found = links(server.lines)
+    while len(found) < count:
+        server.lines.append(server.proc.stdout.readline().rstrip("\n"))
+        found = links(server.lines)
+    return found
+
+
+def test_per_judge_14_of_20_for_three_reviewers_covers_every_trial_twice() -> None:
+    names = ("alice", "bob", "carol")
+    dealt = assign("judge-tests", 20, names, 14)
+    assert {len(v) for v in dealt.values()} == {14}
+    assert all(len(set(v)) == 14 for v in dealt.values())
+    assert min(coverage(dealt, 20).values()) >= 2
+    assert assign("judge-tests", 20, names, 14) == dealt  # re-derived from the seed
+    assert assign("another-seed", 20, names, 14) != dealt
+    for reviewers in range(2, 6):
+        for trials in (5, 12, 20, 31):
+            for n in range(1, trials + 1):
+                got = coverage(assign("s", trials, [f"r{i}" for i in range(reviewers)], n), trials)
+                if reviewers * n >= 2 * trials:
+                    assert min(got.values()) >= 2
+                assert max(got.values()) - min(got.values()) <= 1  # spread evenly
+
+
+def test_panel_names_are_checked() -> None:
+    assert panel_names("alice, bob ,carol") == ("alice", "bob", "carol")
+    for bad, words in (("alice", "two or more"), ("a,A", "named twice"), ("a,b/c", "not a")):
+        with pytest.raises(BadInput, match=words):
+            panel_names(bad)
+
+
+def _judge_over_http(url: str, odd: list[int], count: int) -> str:
+    """Judge ``count`` trials as the page asks them; the page after the last pick."""
+    body = ""
+    for _ in range(count):
+        _, body = get(url)
+        match = re.search(r'name="trial" value="(\d+)"', body)
+        assert match, body
+        trial = int(match.group(1))
+        form = urllib.parse.urlencode({"trial": trial, "pick": odd[trial - 1]}).encode()
+        _, body = get(url + "pick", form)
+    return body
+
+
+def test_three_reviewers_per_judge_14_then_bt_analyze_scores_the_panel(
+    tmp_path: Path, invoke: Any
+) -> None:
+    """Done when: three reviewers with --per-judge 14 over 20 trials give every trial two or
+    more reviewers, and the report shows the panel (one row per judge)."""
+    run = make_run(tmp_path)
+    odd = [e["odd_position"] for e in answer_key(run)]
+    with judge_server(run, "--panel", "alice,bob,carol", "--per-judge", "14") as server:
+        urls = read_all_links(server, 3)
+        assert set(urls) == {"alice", "bob", "carol"}
+        assert len({u.rsplit("/", 2)[1] for u in urls.values()}) == 3  # a token each
+        for url in urls.values():
+            body = _judge_over_http(url, odd, 14)
+            assert "All 14 trials judged" in body
+            assert "correct" not in body.lower()
+        code, out, err = server.finish()
+    assert code == 0, err
+    assert "Every trial gets 2 or more reviewers" in out
+    assert "The panel is closed: alice 14 of 14, bob 14 of 14, carol 14 of 14" in out
+    files = [run / f"picks-{n}.jsonl" for n in ("alice", "bob", "carol")]
+    seen: dict[int, int] = {}
+    for path in files:
+        picks = picks_of(path)
+        assert len(picks) == 14
+        assert {p["panel"]["per_judge"] for p in picks} == {14}
+        for p in picks:
+            seen[p["trial"]] = seen.get(p["trial"], 0) + 1
+    assert min(seen.values()) >= 2
+    assert len(seen) == 20
+    args = [a for path in files for a in ("--picks", path)]
+    result = invoke("analyze", run, *args, "--json")
+    assert result.exit_code == 0, result.output
+    report = artifacts.read_json(run / artifacts.REPORT, "report")
+    assert report["verdict"] == "distinguished"
+    assert sorted(report["per_judge"]) == ["alice", "bob", "carol"]
+    agree = report["reviewer_agreement"]
+    assert agree["trials_shared"] == 20
+    assert agree["rate"] == 1.0  # every reviewer picked the odd one
+    summary = invoke("analyze", run, *args, "--force")
+    assert "judges agreeing    100% of" in summary.output
+
+
+def test_two_reviewer_panel_in_the_browser_each_sees_only_their_trials(
+    tmp_path: Path, browser: Any
+) -> None:
+    run = make_run(tmp_path, trials=6)
+    odd = [e["odd_position"] for e in answer_key(run)]
+    with judge_server(run, "--panel", "alice,bob", "--per-judge", "6") as server:
+        urls = read_all_links(server, 2)
+        pages = {}
+        for name, url in urls.items():
+            context = browser.new_context(viewport={"width": 1200, "height": 800})
+            pages[name] = context.new_page()
+            pages[name].goto(url)
+            wait_for_trial(pages[name], 1, 6)
+        screenshot(pages["bob"], "panel-bob-wide")
+        origin = "/".join(urls["bob"].split("/", 3)[:3])
+        alice = urls["alice"].rstrip("/").rsplit("/", 1)[1]
+        assert get(f"{origin}/{alice}x/")[0] == 403
+        assert get(f"{origin}/picks-bob.jsonl")[0] == 403
+        assert get(urls["alice"] + "../picks-bob.jsonl")[0] in (403, 404)
+        for n in range(1, 7):  # the two reviewers take turns, each at their own pace
+            for name in ("alice", "bob"):
+                wait_for_trial(pages[name], n, 6)
+                trial = int(pages[name].locator("input[name='trial']").get_attribute("value"))
+                pages[name].keyboard.press(str(odd[trial - 1]))
+        for page in pages.values():
+            page.wait_for_selector("#message")
+        code, _, err = server.finish()
+    assert code == 0, err
+    assert len(picks_of(run / "picks-alice.jsonl")) == len(picks_of(run / "picks-bob.jsonl")) == 6
+
+
+def test_session_cap_shows_a_break_screen_then_continues(tmp_path: Path, browser: Any) -> None:
+    run = make_run(tmp_path, trials=5)
+    odd = [e["odd_position"] for e in answer_key(run)]
+    with judge_server(run, "--judge-id", "kim", "--session-cap", "3") as server:
+        page = browser.new_page()
+        page.goto(server.url)
+        for n in range(1, 4):
+            wait_for_trial(page, n, 5)
+            page.keyboard.press(str(odd[n - 1]))
+        page.wait_for_selector("#message")
+        assert "Time for a break" in page.inner_text("#message")
+        assert "judged 3 trials" in page.inner_text("#message")
+        screenshot(page, "judge-break")
+        wait_for_keys(page)
+        page.keyboard.press("c")
+        wait_for_trial(page, 4, 5)
+        page.keyboard.press(str(odd[3]))
+        wait_for_trial(page, 5, 5)
+        page.keyboard.press(str(odd[4]))
+        page.wait_for_selector("#message")
+        assert "All 5 trials judged" in page.inner_text("#message")
+        code, _, err = server.finish()
+    assert code == 0, err
+
+
+def test_panel_options_are_checked(tmp_path: Path, invoke: Any) -> None:
+    run = make_run(tmp_path, trials=4)
+    for args, words in (
+        (["--web", "--per-judge", "2"], "--per-judge deals trials to a panel; add --panel"),
+        (["--panel", "a,b"], "--panel: only for the judging page; add --web"),
+        (["--web", "--panel", "a,b", "--judge-id", "x"], "drop --judge-id/--out"),
+        (["--web", "--panel", "a,b", "--per-judge", "5"], "--per-judge 5: give 1 to 4"),
+    ):
+        result = invoke("judge", run, *args)
+        assert result.exit_code == 2, (args, result.output)
+        assert words in result.stderr, (args, result.stderr)
+    assert sorted(p.name for p in run.iterdir() if p.name.startswith("picks")) == []

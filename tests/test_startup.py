@@ -1,0 +1,61 @@
+"""start-up. ``--help`` of every command loads neither scipy.stats, aiohttp nor
+jsonschema, and ``bt-plan``'s default table does not load scipy.stats (an import test, not a
+wall-clock test; ``make bench`` times the whole processes against ``python -c pass``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("scipy.stats", "aiohttp", "jsonschema")
+
+#: Runs a console script's entry point (or the umbrella group) as its own process would, then
+#: prints which heavy modules it loaded: from an exit handler, because the entry points end
+#: the process (``sys.exit`` with the contract's code).
+_PROBE = """
+import atexit, importlib, sys
+entry, prog, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+sys.argv = [prog, *args]
+atexit.register(
+    lambda: print("loaded:", *(name for name in {heavy!r} if name in sys.modules), flush=True)
+)
+getattr(importlib.import_module("blindtest.cli"), entry)()
+"""
+
+COMMANDS = [
+    ("main", "blindtest"),
+    ("design_main", "bt-design"),
+    ("generate_main", "bt-generate"),
+    ("judge_main", "bt-judge"),
+    ("audit_main", "bt-audit"),
+    ("analyze_main", "bt-analyze"),
+    ("verify_main", "bt-verify"),
+    ("plan_main", "bt-plan"),
+]
+
+
+def _loaded(entry: str, prog: str, *args: str) -> str:
+    code = _PROBE.format(heavy=HEAVY)
+    done = subprocess.run(
+        [sys.executable, "-c", code, entry, prog, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.splitlines()[-1].removeprefix("loaded:").strip()
+
+
+@pytest.mark.parametrize(("entry", "prog"), COMMANDS)
+def test_help_loads_no_heavy_module(entry: str, prog: str) -> None:
+    assert _loaded(entry, prog, "--help") == ""
+
+
+@pytest.mark.parametrize("stage", [prog.removeprefix("bt-") for _, prog in COMMANDS[1:]] + ["run"])
+def test_umbrella_stage_help_loads_no_heavy_module(stage: str) -> None:
+    assert _loaded("main", "blindtest", stage, "--help") == ""
+
+
+def test_plan_default_table_loads_no_scipy_stats() -> None:
+    assert "scipy.stats" not in _loaded("plan_main", "bt-plan").split()
