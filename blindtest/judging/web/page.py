@@ -17,9 +17,9 @@ from typing import Any
 
 import jinja2
 
-from blindtest.judgment import JudgeView, Trial
+from blindtest.judgment import JudgeView, Pick, Trial
 from blindtest.markup import render_text
-from blindtest.terminal.questions import help_text, nickname_keys
+from blindtest.terminal.questions import help_text, nickname_keys, pick_words
 
 #: The static assets the page links, by name, with their content types.
 STATIC = {"page.css": "text/css; charset=utf-8", "keys.js": "text/javascript; charset=utf-8"}
@@ -57,10 +57,29 @@ def _render(template: str, **context: Any) -> str:
     return _environment().get_template(template).render(**context)
 
 
+#: A preference's two sides, by the layout they stand in: side by side on a wide screen,
+#: one above the other on a narrow one (the page shows the words that match, by CSS).
+SIDES = (
+    {"value": "left", "key": "l", "wide": "Left", "narrow": "Top"},
+    {"value": "right", "key": "r", "wide": "Right", "narrow": "Bottom"},
+)
+
+
 def _option_labels(protocol: str, count: int) -> list[str]:
     if protocol == "preference":
         return ["Left (L)", "Right (R)"]
     return [f"Option {i}" for i in range(1, count + 1)]
+
+
+def _again(view: JudgeView, correcting: Pick | None) -> str:
+    """The line over a trial shown again because its pick was taken back."""
+    if correcting is None:
+        return ""
+    earlier = pick_words(view.protocol, correcting.pick, beside=True)
+    return (
+        f"You took back your pick for trial {correcting.trial} ({earlier}): pick again. "
+        "If you leave now, the earlier pick stands."
+    )
 
 
 def trial_page(
@@ -73,9 +92,13 @@ def trial_page(
     nicknames: tuple[str, str] | None,
     error: str = "",
     form: dict[str, str] | None = None,
+    undo: int | None = None,
+    correcting: Pick | None = None,
 ) -> str:
     """One trial: a conversation's earlier turns (each under its role, as the terminal shows
-    them), the prompt, the options side by side, the question and its answers."""
+    them), the prompt, the options side by side, the question and its answers. ``undo``: the
+    trial whose pick the Undo button takes back (None: no button); ``correcting``: the pick
+    being taken back when this trial is shown again."""
     keys = nickname_keys(nicknames) if nicknames else (None, None)
     return _render(
         "trial.html",
@@ -90,6 +113,9 @@ def trial_page(
         history=[(role, render_text(text, plain=plain)) for role, text in trial.history],
         options=[render_text(text, plain=plain) for text in trial.options],
         labels=_option_labels(view.protocol, len(trial.options)),
+        sides=SIDES,
+        undo=undo,
+        again=_again(view, correcting),
         nicknames=nicknames,
         nickname_keys=keys,
         error=error,
@@ -101,3 +127,10 @@ def trial_page(
 def message_page(title: str, base: str, paragraphs: list[str], *, button: str = "") -> str:
     """A page of words only: the break screen, the end of a sitting, a stopped server."""
     return _render("message.html", title=title, base=base, paragraphs=paragraphs, button=button)
+
+
+def wrong_link_page() -> str:
+    """What a link that opens nothing here shows (mistyped, cut short, from another run, or
+    retired): what to do, and nothing about the run or its reviewers. Served without the
+    page's assets (they are under a reviewer's token), so it stands without them."""
+    return _render("wrong_link.html")
