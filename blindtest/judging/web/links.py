@@ -26,7 +26,7 @@ from blindtest import artifacts
 from blindtest.errors import BadInput
 
 #: The file's name in the run directory.
-LINKS = "web-links.jsonl"
+LINKS = artifacts.WEB_LINKS
 
 
 def token_hash(token: str) -> str:

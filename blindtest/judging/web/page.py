@@ -10,12 +10,15 @@ text, and every other string goes through Jinja2's autoescape.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
 import jinja2
+import markupsafe
 
 from blindtest.judgment import JudgeView, Pick, Trial
 from blindtest.markup import render_text
@@ -129,8 +132,24 @@ def message_page(title: str, base: str, paragraphs: list[str], *, button: str = 
     return _render("message.html", title=title, base=base, paragraphs=paragraphs, button=button)
 
 
+#: The wrong-link page's own few rules, inline (the page's stylesheet is served under a
+#: reviewer's token only); the server allows exactly this text by its hash
+#: (``WRONG_LINK_CSP``), nothing else inline.
+WRONG_LINK_STYLE = (
+    ":root{color-scheme:light dark}"
+    "body{font:16px/1.5 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;"
+    "max-width:40rem;padding:3rem 1rem}"
+    "h1{font-size:1.5rem}code{white-space:nowrap}"
+)
+WRONG_LINK_CSP = (
+    "default-src 'none'; style-src 'sha256-"
+    + base64.b64encode(hashlib.sha256(WRONG_LINK_STYLE.encode()).digest()).decode()
+    + "'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+
 def wrong_link_page() -> str:
     """What a link that opens nothing here shows (mistyped, cut short, from another run, or
     retired): what to do, and nothing about the run or its reviewers. Served without the
-    page's assets (they are under a reviewer's token), so it stands without them."""
-    return _render("wrong_link.html")
+    page's assets (they are under a reviewer's token): its few style rules are inline."""
+    return _render("wrong_link.html", style=markupsafe.Markup(WRONG_LINK_STYLE))

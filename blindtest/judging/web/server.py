@@ -180,6 +180,9 @@ class Page:
         token = request.match_info.get("token")
         if token is None or self.reviewer(token) is None:
             response: web.StreamResponse = self._html(page.wrong_link_page(), status=403)
+            response.headers.update(SECURITY_HEADERS)
+            response.headers["Content-Security-Policy"] = page.WRONG_LINK_CSP
+            return response
         else:
             try:
                 response = await handler(request)
