@@ -18,16 +18,15 @@ has changed since the export, another template or temperature, matches nothing).
 
 Import. :func:`select` sorts the results with :func:`blindtest.generation.batch.triage`, as
 bt-generate does: another run or judge model (foreign), no such comparison or a request this
-judge would not send now (unknown: a body hash that does not match), or a pass answered twice
-in the files with different results refuse the whole import with the counts. A pass already stored with the
-same raw answer and tokens, or a failed comparison whose failure row these very results made,
-is skipped with a count (an interrupted import run again), and so is a pass already judged
-with another answer (the stored verdict stands). A result whose request never ran (batch
-expired or cancelled) is left missing, and so is a trial whose passes are not all back.
+judge would not send now (unknown: a body hash that does not match), or a pass answered twice in
+the files with different results refuse the whole import with the counts. A pass already stored
+with the same raw answer and tokens, or a failed comparison whose failure row these very results
+made, is skipped with a count (an interrupted import run again), and so is a pass already judged
+with another answer (the stored verdict stands). A result whose request never ran (batch expired
+or cancelled) is left missing, and so is a trial whose passes are not all back.
 :class:`BatchReplayJudge` is the live judge with each call answered from the files and no
 verdict asked again (a batch cannot retry: a malformed verdict is a failure row, and the next
-export asks it again).
-"""
+export asks it again)."""
 
 from __future__ import annotations
 
