@@ -14,9 +14,9 @@ import pytest
 from test_judge_web import get, odd_positions, wait_for_trial
 
 from blindtest import artifacts
-from blindtest.judges import TakeBack, Turn
+from blindtest.judging.driver import TakeBack, Turn
+from blindtest.judging.picks import Pick, load_judge_run, load_picks
 from blindtest.judging.web.reviewer import Reviewer
-from blindtest.records import Pick, load_judge_run, load_picks
 
 from judge_runs import make_run, picks_of
 from web_page import chromium, judge_server, screenshot

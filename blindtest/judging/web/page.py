@@ -20,9 +20,9 @@ from typing import Any
 import jinja2
 import markupsafe
 
+from blindtest.judging.terminal.questions import help_text, nickname_keys, pick_words
 from blindtest.judgment import JudgeView, Pick, Trial
 from blindtest.markup import render_text
-from blindtest.terminal.questions import help_text, nickname_keys, pick_words
 
 #: The static assets the page links, by name, with their content types.
 STATIC = {"page.css": "text/css; charset=utf-8", "keys.js": "text/javascript; charset=utf-8"}

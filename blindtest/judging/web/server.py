@@ -31,12 +31,12 @@ from pathlib import Path
 from aiohttp import web
 
 from blindtest.errors import BadInput, Interrupted
-from blindtest.judges import KINDS, Answer, JudgeKind, JudgingResult, Stop, TakeBack, Turn
+from blindtest.judging.driver import KINDS, Answer, JudgeKind, JudgingResult, Stop, TakeBack, Turn
+from blindtest.judging.terminal.questions import closing_message, quit_message
 from blindtest.judging.web import page
 from blindtest.judging.web.links import LinkBook, picks_key
 from blindtest.judging.web.reviewer import Refused, Reviewer, Screen
 from blindtest.judgment import JudgeView
-from blindtest.terminal.questions import closing_message, quit_message
 
 Echo = Callable[[str], None]
 
