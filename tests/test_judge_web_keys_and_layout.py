@@ -7,14 +7,18 @@ reviewer's end screen is styled and can be reloaded."""
 
 from __future__ import annotations
 
+import io
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from test_judge_web import odd_positions, wait_for_trial
 
 from blindtest import artifacts
+from blindtest.judging.web.server import hold_open
 
 from judge_runs import make_run, picks_of
 from web_page import chromium, judge_server, screenshot
@@ -249,3 +253,31 @@ def test_the_last_reviewers_end_screen_is_styled_and_reloads(
     assert code == 0, err
     assert "The page shows its end screen: press Enter here to close it." in out
     assert "All 2 trials judged" in out
+
+
+def _seen(asked: bool, served: bool) -> Any:
+    seen = threading.Event()
+    if served:
+        seen.set()
+    return SimpleNamespace(asked=asked, end_served=seen)
+
+
+def test_after_the_last_pick_enter_closes_the_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    said: list[str] = []
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n"))
+    hold_open([_seen(asked=True, served=False)], said.append)  # Enter: closed at once
+    assert said == [
+        "All picks are saved. The page shows its end screen: press Enter here to close it."
+    ]
+
+
+def test_with_stdin_closed_the_page_closes_once_the_end_screen_is_served(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    said: list[str] = []
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    waiting = _seen(asked=True, served=False)
+    threading.Timer(0.3, waiting.end_served.set).start()  # the browser fetches page.css
+    hold_open([waiting, _seen(asked=False, served=False)], said.append)
+    assert waiting.end_served.is_set()
+    assert said == []  # nobody can press Enter: nothing asks them to

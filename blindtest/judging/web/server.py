@@ -142,8 +142,8 @@ def network_warning(host: str, who: str) -> str:
     """The warning printed when the page is served beyond this machine."""
     where = f"{host} (every address of this machine)" if host in ("0.0.0.0", "::") else host
     return (
-        f"warning: serving on {where}, not 127.0.0.1: anyone on the network who has {who} "
-        "can judge as that reviewer"
+        f"warning: serving on {where}, not 127.0.0.1:\n"
+        f"  anyone on the network who has {who} can judge as that reviewer"
     )
 
 
@@ -479,11 +479,13 @@ class OperatorKeys:
         threading.Thread(target=self._read, args=(stream,), daemon=True).start()
 
     def _read(self, stream: object) -> None:
+        line = ""
         try:
             line = stream.readline()  # type: ignore[attr-defined]
-        except (OSError, ValueError):
-            line = ""
-        (self.pressed if line else self.ended).set()
+        except (OSError, ValueError, RuntimeError, NotImplementedError):
+            pass  # closed, or a notebook's stdin that cannot be read: nobody can press Enter
+        finally:
+            (self.pressed if line else self.ended).set()
 
 
 def _may_read(stream: object) -> bool:
