@@ -78,7 +78,8 @@ def _again(view: JudgeView, correcting: Pick | None) -> str:
     """The line over a trial shown again because its pick was taken back."""
     if correcting is None:
         return ""
-    earlier = pick_words(view.protocol, correcting.pick, beside=True)
+    pick = correcting.pick
+    earlier = f"option {pick}" if isinstance(pick, int) else pick_words(view.protocol, pick, True)
     return (
         f"You took back your pick for trial {correcting.trial} ({earlier}): pick again. "
         "If you leave now, the earlier pick stands."
