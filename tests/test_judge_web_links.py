@@ -80,6 +80,7 @@ def test_the_same_link_works_after_a_restart(tmp_path: Path, sized: tuple[str, A
             wait_for_trial(page, n, 4)
             page.keyboard.press(str(odd[n - 1]))
         page.wait_for_selector("#message")
+        assert page.url == first.url  # the reviewer's link stays the one in the address bar
         code, _, err = second.finish()
     assert code == 0, err
     assert [p["pick"] for p in picks_of(run / artifacts.PICKS)] == odd

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -95,7 +96,7 @@ def trial_page(
     plain: bool,
     nicknames: tuple[str, str] | None,
     error: str = "",
-    form: dict[str, str] | None = None,
+    form: Mapping[str, str] | None = None,
     undo: int | None = None,
     correcting: Pick | None = None,
 ) -> str:

@@ -191,8 +191,10 @@ class Page:
         response.headers.update(SECURITY_HEADERS)
         return response
 
-    def _base(self, reviewer: Reviewer) -> str:
-        return f"/{reviewer.token}"
+    def _base(self, request: web.Request) -> str:
+        """The path the page's forms and assets use: the token this request came with, so a
+        link given before stays the link in the reviewer's address bar."""
+        return f"/{request.match_info['token']}"
 
     def _of(self, request: web.Request) -> Reviewer:
         found = self.reviewer(request.match_info["token"])
@@ -213,7 +215,7 @@ class Page:
     async def _show(self, request: web.Request) -> web.Response:
         reviewer = self._of(request)
         screen = await asyncio.to_thread(reviewer.screen)
-        return self._html(self._render(reviewer, screen.kind, screen))
+        return self._html(self._render(reviewer, self._base(request), screen.kind, screen))
 
     async def _pick(self, request: web.Request) -> web.Response:
         reviewer = self._of(request)
@@ -223,12 +225,14 @@ class Page:
             screen = await asyncio.to_thread(reviewer.screen, 0.0)
             if screen.kind == "trial":
                 return self._html(
-                    self._render(reviewer, "trial", screen, taken.message, dict(taken.form)),
+                    self._render(
+                        reviewer, self._base(request), "trial", screen, taken.message, taken.form
+                    ),
                     status=422,
                 )
         elif taken is not None:
             await asyncio.to_thread(reviewer.wait_past, taken)
-        return self._see_page(reviewer)
+        return self._see_page(request)
 
     async def _undo(self, request: web.Request) -> web.Response:
         reviewer = self._of(request)
@@ -236,16 +240,16 @@ class Page:
         taken = await asyncio.to_thread(reviewer.take_back, form)
         if taken is not None:
             await asyncio.to_thread(reviewer.wait_past, taken)
-        return self._see_page(reviewer)
+        return self._see_page(request)
 
     async def _continue(self, request: web.Request) -> web.Response:
         reviewer = self._of(request)
         await asyncio.to_thread(reviewer.resume)
-        return self._see_page(reviewer)
+        return self._see_page(request)
 
-    def _see_page(self, reviewer: Reviewer) -> web.Response:
+    def _see_page(self, request: web.Request) -> web.Response:
         """303 to the reviewer's page: a reload after a pick does not send it again."""
-        return web.Response(status=303, headers={"Location": f"{self._base(reviewer)}/"})
+        return web.Response(status=303, headers={"Location": f"{self._base(request)}/"})
 
     def _html(self, body: str, status: int = 200) -> web.Response:
         return web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
@@ -253,12 +257,12 @@ class Page:
     def _render(
         self,
         reviewer: Reviewer,
+        base: str,
         kind: str,
         screen: Screen,
         error: str = "",
-        form: dict[str, str] | None = None,
+        form: Mapping[str, str] | None = None,
     ) -> str:
-        base = self._base(reviewer)
         view = reviewer.view
         if kind == "done":
             assert screen.result is not None
