@@ -332,6 +332,7 @@ class ReportRecord(_ReportRequired, ProtocolFields, total=False):
     alpha: float
     sequential: bool
     trials_planned: int
+    dropped_trials: list[dict[str, Any]]
     models: dict[str, str]
     audit: dict[str, Any] | None
     channels_open: list[str]

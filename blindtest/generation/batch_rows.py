@@ -10,6 +10,7 @@ from blindtest.artifact_types import DesignRecord, ResponseRow, TrialRecord
 from blindtest.artifacts import JsonObject
 from blindtest.batch import BatchResult, custom_id, parse_custom_id, result_completion
 from blindtest.client import Completion
+from blindtest.derived import trial_slot_seed
 from blindtest.errors import BadInput
 from blindtest.generating import StageIO
 from blindtest.generation.guard import DrawCollisions, collision_notice
@@ -31,7 +32,6 @@ from blindtest.slots import (
     check_rows_match_design,
     pending_work,
     plan_slots,
-    slot_seed,
 )
 from blindtest.wire import ServerError, prompt_too_long
 
@@ -67,7 +67,7 @@ class BatchImport:
 
 
 def _batch_completion(design: DesignRecord, slot: Slot, result: BatchResult) -> Completion:
-    seed = slot_seed(design["seed"], slot.trial, slot.slot) if result.fmt == "openai" else None
+    seed = trial_slot_seed(design, slot.trial, slot.slot) if result.fmt == "openai" else None
     completion = result_completion(result, slot.side, seed=seed)
     said = result.said or ServerError("failed")
     if result.completion is None and prompt_too_long(result.status, said):

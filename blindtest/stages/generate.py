@@ -130,6 +130,7 @@ def generate(
             }
         )
         given = parse_prices(dict(prices or {}))
+        _reuse_parent_answers(run, tell)
         mode = batch_mode(export, imports, batch, sides["refetch_changed"])
         if mode is not None:
             work = _BatchWork(run, mode, export, imports, batch_format, poll_interval, timeout)
@@ -246,6 +247,22 @@ def _missing_slots(run: Path) -> bool:
     loaded = artifacts.load_design(run)
     rows = artifacts.read_jsonl(run / artifacts.RESPONSES, "responses", missing_ok=True)
     return bool(pending_work(loaded.design, SlotState.from_rows(rows.records)))
+
+
+def _reuse_parent_answers(run: Path, say: Say) -> None:
+    """A design made from another run's (``bt-design --from``): before its first session,
+    copy the answers that run already holds for the kept trials (none asked twice)."""
+    if (run / artifacts.RESPONSES).exists():
+        return
+    from blindtest.generation.reuse import reuse_answers
+
+    reused = reuse_answers(run, artifacts.load_design(run).design, say)
+    if reused is not None:
+        laundered = f" and {reused.laundered} launderings" if reused.laundered else ""
+        say(
+            f"reused {reused.answers} answers{laundered} from {reused.run} (the run this design "
+            "was made from): none is asked again"
+        )
 
 
 def _previous(run_dir: Path) -> dict[str, Any] | None:
