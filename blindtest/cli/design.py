@@ -137,6 +137,8 @@ def show_dropped(name: str, items: list[str]) -> None:
 def show(result: DesignResult) -> None:
     """The design's summary: what it asks, what the judge sees, and its hash."""
     _summary(result.options, result.prompts)
+    for line in result.warnings:
+        echo_prose(line, err=True)
     _identity_line(result.design)
     click.echo(f"{result.sha256}  {result.design_path}")
 

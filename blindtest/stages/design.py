@@ -35,6 +35,9 @@ class DesignResult:
     options: DesignOptions
     prompts: int
     dropped: Mapping[str, list[str]]
+    #: Lines to show before the run starts: prompts too large to be asked (a warning, not
+    #: a refusal: :mod:`blindtest.prompt_size`).
+    warnings: tuple[str, ...] = ()
 
     @property
     def protocol(self) -> str:
@@ -90,4 +93,12 @@ def design(
         options=resolved.options,
         prompts=len(resolved.prompts),
         dropped=resolved.dropped,
+        warnings=_warnings(document),
     )
+
+
+def _warnings(document: Mapping[str, Any]) -> tuple[str, ...]:
+    from blindtest.prompt_size import large_prompt_warnings
+
+    used = (entry["prompt_id"] for entry in document["arrangement"])
+    return tuple(large_prompt_warnings(document["prompts"], used))
