@@ -49,7 +49,7 @@ def rows_of(path: Path, key: str) -> list[Any]:
 
 def stuck_trial(run: Path) -> int:
     design = orjson.loads((run / "design.json").read_bytes())
-    return next(e["trial"] for e in design["arrangement"] if e["prompt_id"] == "p003")
+    return int(next(e["trial"] for e in design["arrangement"] if e["prompt_id"] == "p003"))
 
 
 def test_bt_design_warns_of_a_prompt_over_1_mib_and_still_writes_the_design(
@@ -64,7 +64,8 @@ def test_bt_design_warns_of_a_prompt_over_1_mib_and_still_writes_the_design(
     warning = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert len(warning) == 1
     assert warning[0].startswith("warning: prompt p006 is 2.1 MB (~")
-    assert "HTTP 413" in warning[0] and "bt-design NEW --from RUN --drop-trial N" in warning[0]
+    assert "HTTP 413" in warning[0]
+    assert "bt-design NEW --from RUN --drop-trial N" in warning[0]
     assert (tmp_path / "run" / "design.json").exists()
     small = invoke(
         "design", tmp_path / "small", "--prompts", prompts_file(numbered_prompts(6)),
@@ -88,7 +89,8 @@ def test_dropping_the_stuck_trial_reuses_every_answer_and_the_report_says_why(
     design = orjson.loads((new / "design.json").read_bytes())
     origin = design["derived_from"]
     assert origin["design_sha256"] == (run / "design.sha256").read_text().strip()
-    assert origin["trials"] == 10 and origin["run"] == str(run.absolute())
+    assert origin["trials"] == 10
+    assert origin["run"] == str(run.absolute())
     assert [d["trial"] for d in origin["dropped"]] == [stuck]
     assert design["trials"] == 9
     assert [e["trial"] for e in design["arrangement"]] == list(range(1, 10))
@@ -186,7 +188,8 @@ def test_bad_derivations_say_one_line_exit_2_and_write_nothing(
     before = files_in(run)
     result = invoke("design", tmp_path / "new", "--from", run, *args)
     assert result.exit_code == 2
-    assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert message in result.stderr
     assert not (tmp_path / "new").exists()
     assert files_in(run) == before
 
@@ -213,7 +216,8 @@ def test_from_a_directory_without_a_design_or_into_one_that_exists_is_refused(
     assert "already exists; give a new directory" in result.stderr
     assert files_in(taken) == ["notes.txt"]
     lone = invoke("design", tmp_path / "lone", "--drop-trial", 1, "--demo")
-    assert lone.exit_code == 2 and "go with --from RUN" in lone.stderr
+    assert lone.exit_code == 2
+    assert "go with --from RUN" in lone.stderr
     assert not (tmp_path / "lone").exists()
 
 
