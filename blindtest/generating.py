@@ -33,6 +33,7 @@ from blindtest.errors import BadInput, CheckFailed, EndpointFailed
 from blindtest.generation.cost import estimate_cost
 from blindtest.generation.fetch import Progress, run_generation
 from blindtest.generation.guard import DrawCollisions, collision_notice
+from blindtest.generation.keys import check_key_names
 from blindtest.generation.ledger import AddRow, AppendRow, Ledger, ReadRow, check_row_fits
 from blindtest.generation.requests import SlotRequests, endpoints_for
 from blindtest.generation.responses import import_rows
@@ -238,6 +239,7 @@ def generate_stage(
         role: replace(endpoint, header_env=options.header_env.get(role, ()))
         for role, endpoint in endpoints_for(design).items()
     }
+    check_key_names(endpoints)  # a misspelt variable is named before any request
     for role, endpoint in endpoints.items():
         endpoint.check_key(role)
     prices = recorded_prices(previous, design_sha256) | dict(given_prices)
