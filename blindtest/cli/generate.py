@@ -40,6 +40,12 @@ if TYPE_CHECKING:
 @click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens.")
 @click.option("--price-launder", metavar="IN,OUT", help="Laundering model price.")
 @_batch.options
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Ask each endpoint one small request and say what is wrong (key, URL, model, "
+    "context, parameters, cost); fetch nothing, write nothing.",
+)
 @quiet_option
 def generate(
     run_dir: Path,
@@ -51,6 +57,7 @@ def generate(
     price_b: str | None,
     price_launder: str | None,
     quiet: bool,
+    check: bool,
     **batch: Any,
 ) -> None:
     """Fetch every response before any judging; a rerun fetches only what is missing.
@@ -60,6 +67,10 @@ def generate(
       export OPENAI_API_KEY=...
       bt-generate run --concurrency 16 --price-a 2.5,10 --price-b 0.15,0.6
     """
+    prices = {"A": price_a, "B": price_b, "launder": price_launder}
+    if check:
+        show_check(run_dir, prices, batch, timeout)
+        return
     from blindtest.stages.generate import generate as fetch
 
     _batch.merge_files(batch)
@@ -69,13 +80,37 @@ def generate(
         timeout=timeout,
         rpm=rpm,
         max_retries=max_retries,
-        prices={"A": price_a, "B": price_b, "launder": price_launder},
+        prices=prices,
         say=_common.say_unless(quiet),
         on_progress=ProgressLine() if not quiet and sys.stderr.isatty() else None,
         batch_progress=_batch.progress_line(quiet),
         holder=_chain.stage_label(),
         **batch,
     )
+
+
+def show_check(
+    run_dir: Path, prices: dict[str, str | None], options: dict[str, Any], timeout: float
+) -> None:
+    """``--check``: the lines on stdout; exit 3 when any failed."""
+    from blindtest.generation.preflight import check_lines
+    from blindtest.screen import screen_width
+    from blindtest.stages.generate import check as check_run
+
+    result = check_run(
+        run_dir,
+        prices=prices,
+        a_header_env=options.get("a_header_env") or (),
+        b_header_env=options.get("b_header_env") or (),
+        timeout=timeout,
+    )
+    if not result.endpoints:
+        click.echo("check: nothing to ask, the answers are read from files; nothing written")
+        return
+    for line in check_lines(result, screen_width(sys.stdout)):
+        click.echo(line)
+    if not result.ok:
+        raise result.failure()
 
 
 class ProgressLine:

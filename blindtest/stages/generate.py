@@ -21,8 +21,9 @@ from blindtest.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
     from blindtest.generation.fetch import Progress
+    from blindtest.generation.preflight import CheckResult
 
-__all__ = ["GenerateResult", "generate"]
+__all__ = ["GenerateResult", "check", "generate"]
 
 Say = Callable[[str], None]
 
@@ -247,6 +248,35 @@ def _missing_slots(run: Path) -> bool:
     loaded = artifacts.load_design(run)
     rows = artifacts.read_jsonl(run / artifacts.RESPONSES, "responses", missing_ok=True)
     return bool(pending_work(loaded.design, SlotState.from_rows(rows.records)))
+
+
+def check(
+    run_dir: str | os.PathLike[str],
+    *,
+    prices: Mapping[str, str | None] | None = None,
+    a_header_env: Sequence[str] = (),
+    b_header_env: Sequence[str] = (),
+    timeout: float = DEFAULT_TIMEOUT,
+) -> CheckResult:
+    """``bt-generate RUN --check``: one small request per endpoint of RUN's design (each side,
+    the launderer) and what each says (:mod:`blindtest.generation.preflight`). Writes nothing
+    to RUN, takes no lock; the result's ``ok`` is False when any line failed."""
+    from blindtest.generation.check_run import run_targets
+    from blindtest.generation.cost import parse_prices
+    from blindtest.generation.preflight import CheckResult, check_targets
+    from blindtest.sides import parse_header_env
+
+    run = Path(run_dir)
+    _check_numbers(timeout, None)
+    given = parse_prices(dict(prices or {}))
+    headers = {
+        side: tuple(parse_header_env(f"--{side.lower()}-header-env", item) for item in items)
+        for side, items in (("A", a_header_env), ("B", b_header_env))
+    }
+    targets = run_targets(run, given, headers)
+    if not targets:
+        return CheckResult(())
+    return check_targets(targets, min(timeout, 60.0))
 
 
 def _reuse_parent_answers(run: Path, say: Say) -> None:
