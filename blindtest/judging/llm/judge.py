@@ -39,13 +39,21 @@ import orjson
 if TYPE_CHECKING:
     import jsonschema
 
-from blindtest import judge_prompts as prompts
 from blindtest.client import ChatClient, Completion, Endpoint
 from blindtest.endpoints import is_loopback
 from blindtest.errors import BadInput, EndpointFailed, EndpointRejected, PromptTooLong
-from blindtest.judges import Answer, Failed, Halt, JudgeKind, JudgeSetup, JudgingResult, Turn
+from blindtest.judging.driver import (
+    Answer,
+    Failed,
+    Halt,
+    JudgeKind,
+    JudgeSetup,
+    JudgingResult,
+    Turn,
+)
+from blindtest.judging.llm import prompts
+from blindtest.judging.picks import SETTINGS_HASH_FIELD, settings_sha256
 from blindtest.judgment import JudgeRun, Pick, Trial, judge_nicknames
-from blindtest.records import SETTINGS_HASH_FIELD, settings_sha256
 from blindtest.retry import DEFAULT_POLICY, RetryPolicy
 from blindtest.wire import ChatMessage
 
@@ -417,7 +425,7 @@ def _mapping(swapped: bool) -> dict[str, str]:
 
 def input_context(trial: Trial) -> str:
     """The trial's ``[INPUT_CONTEXT]``: its prompt, or its whole conversation, every turn
-    role-labelled (:func:`blindtest.judge_prompts.input_context`); the same for every pass."""
+    role-labelled (:func:`blindtest.judging.llm.prompts.input_context`); the same for every pass."""
     return prompts.input_context(trial.prompt, trial.history)
 
 

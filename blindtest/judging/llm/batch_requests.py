@@ -3,12 +3,13 @@ the requests a live judge would send, as ``(custom_id, body)`` pairs for
 :mod:`blindtest.batch`, and the results read back checked and replayed through the live
 judge's own verdict parsing, validation, failure rows and resume logic.
 
-Export. Every comparison still missing for this judge (:func:`blindtest.records.remaining_trials`:
-failed ones included, and both passes of a trial killed between its two appends), each pass of
-the position swap a request of its own: the second pass does not depend on the first, so both
-go in one file. The body is the exact one a live call sends
-(:meth:`~blindtest.client.Endpoint.request_body` with ``response_format``). A pair judge is
-refused: each of its calls holds the judge's earlier answers.
+Export. Every comparison still missing for this judge
+(:func:`blindtest.judging.picks.remaining_trials`: failed ones included, and both passes of a
+trial killed between its two appends), each pass of the position swap a request of its own:
+the second pass does not depend on the first, so both go in one file. The body is the exact
+one a live call sends (:meth:`~blindtest.client.Endpoint.request_body` with
+``response_format``). A pair judge is refused: each of its calls holds the judge's earlier
+answers.
 
 custom_id: ``bt-<16 hex of the design hash>-t<trial>-p<pass>-j<8 hex of the judge model>-h<8
 hex of the body>`` (at most 64 characters of ``[a-zA-Z0-9_-]``): a result names its run, its
@@ -47,15 +48,15 @@ from blindtest.batch import (
 )
 from blindtest.client import Completion
 from blindtest.errors import BadInput
-from blindtest.judges import JudgeKind, JudgeSetup
-from blindtest.judgment import JudgeRun, PicksFile, Trial
-from blindtest.llm_judge import (
+from blindtest.judging.driver import JudgeKind, JudgeSetup
+from blindtest.judging.llm.judge import (
     LlmJudge,
     LlmOptions,
     comparison_messages,
     prompt_fields,
     response_format,
 )
+from blindtest.judgment import JudgeRun, PicksFile, Trial
 from blindtest.wire import ChatMessage
 
 __all__ = [
