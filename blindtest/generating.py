@@ -33,7 +33,6 @@ from blindtest.errors import BadInput, CheckFailed, EndpointFailed
 from blindtest.generation.cost import estimate_cost
 from blindtest.generation.fetch import Progress, run_generation
 from blindtest.generation.guard import DrawCollisions, collision_notice
-from blindtest.generation.keys import check_key_names
 from blindtest.generation.ledger import AddRow, AppendRow, Ledger, ReadRow, check_row_fits
 from blindtest.generation.requests import SlotRequests, endpoints_for
 from blindtest.generation.responses import import_rows
@@ -48,6 +47,7 @@ from blindtest.generation.summary import (
     session_entry,
     session_summary,
 )
+from blindtest.keynames import check_key_names
 from blindtest.retry import DEFAULT_POLICY, RetryPolicy
 from blindtest.sides import SIDES, parse_header_env
 from blindtest.slots import LAUNDER, SlotState, iter_trials_view

@@ -29,6 +29,7 @@ SHARED = (
     "artifact_types", "report", "provenance", "flow", "batch",
     "openai_wire", "reportfmt", "batch_run", "sides",
     "assignment", "markup", "reportpage", "identity", "screen", "oslock", "locking", "stages",
+    "derived", "prompt_size", "preflight", "keynames",
 )  # fmt: skip
 #: The parts of the judging package other stages read: the picks contract, the tell bots (the
 #: audit replays them) and a machine judge's diagnostics (the analysis reports them). The rest

@@ -221,3 +221,58 @@ def test_check_on_a_directory_without_a_design_is_bad_input(invoke: Invoke, tmp_
     assert result.stderr.count("\n") == 1
     assert not (tmp_path / "none").exists()
     assert not os.listdir(tmp_path)
+
+
+def generated_run(invoke: Invoke, tmp_path: Path, simulator: Simulator) -> Path:
+    run = design(invoke, tmp_path, simulator.base_url)
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    simulator.reset()
+    return run
+
+
+def test_bt_judge_check_asks_the_llm_judge_once_with_structured_output_and_writes_nothing(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    simulator.config.context = 8192
+    run = generated_run(invoke, tmp_path, simulator)
+    before = snapshot(run)
+    result = invoke(
+        "judge", run, "--judge", "llm:sim-judge-fair", "--judge-url", simulator.base_url,
+        "--check", "--price", "2.5,10",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert snapshot(run) == before  # no picks file, no lock
+    assert len(simulator.requests) == 1
+    assert "response_format" in orjson.loads(simulator.requests[0].body)
+    judge = lines_of(result.stdout, "LLM judge: sim-judge-fair at ")
+    assert judge["model"][0] == "ok"
+    assert judge["context"][0] == "ok"
+    assert judge["context"][1].endswith(", context 8,192")
+    assert judge["params"] == ("ok", "accepted: temperature 0.0, max_tokens, response_format")
+    assert judge["cost"][1].startswith("about $")
+    assert result.stdout.endswith("check: the endpoint is ready; nothing written\n")
+
+
+def test_bt_judge_check_notes_a_refused_response_format_as_the_run_would_handle_it(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = generated_run(invoke, tmp_path, simulator)
+    simulator.config.refuse_response_format = True
+    result = invoke(
+        "judge", run, "--judge", "llm:sim-judge-fair", "--judge-url", simulator.base_url, "--check"
+    )
+    assert result.exit_code == 0, result.output
+    status, text = lines_of(result.stdout, "LLM judge: ")["params"]
+    assert status == "note"
+    assert text.endswith("response_format refused: the judge asks in plain text, as a run does")
+    assert len(simulator.requests) == 2
+
+
+def test_bt_judge_check_without_a_file_needs_an_llm_judge(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = generated_run(invoke, tmp_path, simulator)
+    result = invoke("judge", run, "--judge", "bot:length", "--check")
+    assert result.exit_code == 2
+    assert "give --check FILE to validate an external judge's picks" in result.stderr
+    assert not (run / "picks.jsonl").exists()

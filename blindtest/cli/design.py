@@ -89,7 +89,7 @@ def _derive(
 ) -> None:
     """``--from RUN --drop-trial N``: RUN's design without those trials."""
     from blindtest.errors import BadInput
-    from blindtest.stages.derive import derive
+    from blindtest.stages.design import derive
 
     if from_run is None:
         raise BadInput(

@@ -93,7 +93,7 @@ def show_check(
     run_dir: Path, prices: dict[str, str | None], options: dict[str, Any], timeout: float
 ) -> None:
     """``--check``: the lines on stdout; exit 3 when any failed."""
-    from blindtest.generation.preflight import check_lines
+    from blindtest.preflight import check_lines
     from blindtest.screen import screen_width
     from blindtest.stages.generate import check as check_run
 

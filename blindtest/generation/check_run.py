@@ -12,10 +12,10 @@ from blindtest import artifacts
 from blindtest.artifact_types import DesignRecord
 from blindtest.derived import trial_slot_seed
 from blindtest.generation.cost import ASSUMED_OUTPUT_TOKENS, estimate_cost
-from blindtest.generation.preflight import CHECK_PROMPT, Target
 from blindtest.generation.requests import endpoints_for, messages_for, prompt_texts
 from blindtest.generation.summary import recorded_prices
 from blindtest.normalize import launder_messages
+from blindtest.preflight import CHECK_PROMPT, Target
 from blindtest.prompt_size import estimated_tokens
 from blindtest.slots import LAUNDER
 

@@ -21,7 +21,7 @@ from blindtest.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
     from blindtest.generation.fetch import Progress
-    from blindtest.generation.preflight import CheckResult
+    from blindtest.preflight import CheckResult
 
 __all__ = ["GenerateResult", "check", "generate"]
 
@@ -259,11 +259,11 @@ def check(
     timeout: float = DEFAULT_TIMEOUT,
 ) -> CheckResult:
     """``bt-generate RUN --check``: one small request per endpoint of RUN's design (each side,
-    the launderer) and what each says (:mod:`blindtest.generation.preflight`). Writes nothing
+    the launderer) and what each says (:mod:`blindtest.preflight`). Writes nothing
     to RUN, takes no lock; the result's ``ok`` is False when any line failed."""
     from blindtest.generation.check_run import run_targets
     from blindtest.generation.cost import parse_prices
-    from blindtest.generation.preflight import CheckResult, check_targets
+    from blindtest.preflight import CheckResult, check_targets
     from blindtest.sides import parse_header_env
 
     run = Path(run_dir)

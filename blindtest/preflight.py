@@ -35,7 +35,7 @@ from blindtest.errors import (
     PromptTooLong,
     QuotaExceeded,
 )
-from blindtest.generation.keys import similar_name, unset_line
+from blindtest.keynames import similar_name, unset_line
 from blindtest.retry import RetryPolicy
 from blindtest.wire import ChatMessage
 
@@ -80,6 +80,8 @@ class Target:
     price_option: str
     seed: int | None = None
     response_format: Mapping[str, object] | None = None
+    #: The run asks in plain text when the server refuses ``response_format`` (an LLM judge).
+    format_optional: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,10 +222,12 @@ async def _models(client: ChatClient, target: Target, lines: _Lines) -> tuple[bo
         return False, None
     lines.set("url", OK, f"reachable (GET /models answered HTTP {status})")
     if status in (401, 403):
-        refused = (
-            f"the key in {endpoint.key_env}" if endpoint.key_env else "a request without a key"
-        )
-        lines.set("key", FAIL, f"the server refused {refused} (HTTP {status})")
+        if endpoint.key_env:
+            said = f"the server refused the key in {endpoint.key_env} (HTTP {status})"
+        else:
+            wanted = endpoint.unset_key_env or "a variable"
+            said = f"the server wants a key (HTTP {status}): export {wanted} with it"
+        lines.set("key", FAIL, said)
         return True, None
     listed = _listed(data) if status == 200 else []
     entry = next((item for item in listed if item.get("id") == endpoint.model), None)
@@ -279,7 +283,9 @@ def _cost_line(target: Target, lines: _Lines) -> None:
     if estimate is None:
         lines.set("cost", UNKNOWN, "no estimate")
         return
-    tokens = f"~{estimate['input_tokens']:,.0f} in, <= {estimate['output_tokens']:,.0f} out tokens"
+    bound = "~" if target.role == "judge" else "<= "  # a judge's answers have no cap
+    made = estimate["output_tokens"]
+    tokens = f"~{estimate['input_tokens']:,.0f} in, {bound}{made:,.0f} out tokens"
     if "cost" in estimate:
         lines.set("cost", OK, f"about ${estimate['cost']:,.2f} for the whole run ({tokens})")
     else:
@@ -312,15 +318,34 @@ def _params_said(endpoint: Endpoint, seeded: bool, sends_seed: bool) -> str:
     return said
 
 
+def _refuses_format(error: EndpointRejected) -> bool:
+    """A 400/422 naming ``response_format``, or naming no parameter (llama.cpp's grammar
+    failure): the LLM judge then asks in plain text, as it does in a run."""
+    if error.status not in (400, 422) or isinstance(error, PromptTooLong):
+        return False
+    return error.param in (None, "response_format")
+
+
+async def _ask(client: ChatClient, target: Target, lines: _Lines) -> Any:
+    """The small request; an optional ``response_format`` the server refuses is a note, and
+    the request is made again without it."""
+    try:
+        return await client.complete(
+            target.role, target.messages, seed=target.seed, response_format=target.response_format
+        )
+    except EndpointRejected as error:
+        if not (target.format_optional and target.response_format and _refuses_format(error)):
+            raise
+    lines.set(
+        "params", NOTE, "response_format refused: the judge asks in plain text, as a run does"
+    )
+    return await client.complete(target.role, target.messages, seed=target.seed)
+
+
 async def _complete(client: ChatClient, target: Target, lines: _Lines) -> None:
     endpoint = client.endpoint(target.role)
     try:
-        done = await client.complete(
-            target.role,
-            target.messages,
-            seed=target.seed,
-            response_format=target.response_format,
-        )
+        done = await _ask(client, target, lines)
     except AuthFailed as error:
         lines.set("key", FAIL, _bare(error))
         return
@@ -341,7 +366,8 @@ async def _complete(client: ChatClient, target: Target, lines: _Lines) -> None:
         lines.set("key", FAIL, str(error).partition(": ")[2] or str(error))
         return
     if done.status is None or not 200 <= done.status < 300:
-        lines.set("url", FAIL, done.error or f"no answer ({done.kind})")
+        said = _bare(Exception(done.error)) if done.error else f"no answer ({done.kind})"
+        lines.set("url", FAIL, said)
         return
     answered = done.model or "no model name"
     model = lines.found.get("model")
@@ -355,11 +381,13 @@ async def _complete(client: ChatClient, target: Target, lines: _Lines) -> None:
         )
     else:
         lines.set("model", OK, f"{head}; answers as {answered}")
-    lines.set(
-        "params",
-        OK,
-        _params_said(endpoint, target.seed is not None, client.sends_seed(target.role)),
-    )
+    said = _params_said(endpoint, target.seed is not None, client.sends_seed(target.role))
+    refused = lines.found.get("params")
+    if refused is not None:  # response_format refused, the rest taken
+        lines.found["params"] = CheckLine("params", NOTE, f"{said}; {refused.text}")
+    else:
+        shaped = ", response_format" if target.response_format is not None else ""
+        lines.set("params", OK, said + shaped)
 
 
 async def _check_one(client: ChatClient, target: Target) -> EndpointCheck:
@@ -412,8 +440,12 @@ def check_lines(result: CheckResult, width: int) -> list[str]:
             out.append(head + body[0])
             out.extend(" " * len(head) + rest for rest in body[1:])
     failed = sum(bool(check.failed) for check in result.endpoints)
-    if failed:
-        out.append(f"check: {failed} of {len(result.endpoints)} endpoints failed; nothing written")
+    total = len(result.endpoints)
+    if total == 1:
+        said = "the endpoint failed" if failed else "the endpoint is ready"
+    elif failed:
+        said = f"{failed} of {total} endpoints failed"
     else:
-        out.append(f"check: all {len(result.endpoints)} endpoints ready; nothing written")
+        said = f"all {total} endpoints ready"
+    out.append(f"check: {said}; nothing written")
     return out
