@@ -3,9 +3,10 @@ likely misspelling when a similar name is exported (``SIM_KEY`` in the design, `
 the shell). Only variable *names* are read and printed, never a value.
 
 A remote endpoint with its variable unset is refused by the client before anything is sent
-(:meth:`blindtest.client.Endpoint.check_key`); this adds the misspelling to that line. A local
-server (127.0.0.1, localhost) may need no key, so it is asked without one, unless a similar
-name is exported: then the key was meant, and the run stops before the first request."""
+(:meth:`blindtest.generation.endpoint.Endpoint.check_key`); this adds the misspelling to that
+line. A local server (127.0.0.1, localhost) may need no key, so it is asked without one,
+unless a similar name is exported: then the key was meant, and the run stops before the first
+request."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import difflib
 import os
 from collections.abc import Mapping
 
-from blindtest.client import Endpoint
 from blindtest.errors import BadInput
+from blindtest.generation.endpoint import Endpoint
 
 __all__ = ["check_key_names", "similar_name"]
 

@@ -13,7 +13,7 @@ the cost (from the prices given, else unknown).
 
 The lines say nothing that depends on an answer's content, length or timing: what they name
 per side is the configuration and whether the server takes it, as the design already says.
-The sockets are the client's (:class:`blindtest.client.ChatClient`)."""
+The sockets are the client's (:class:`blindtest.generation.client.ChatClient`)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from blindtest.client import ChatClient, Endpoint
 from blindtest.endpoints import is_loopback
 from blindtest.errors import (
     AuthFailed,
@@ -35,9 +34,11 @@ from blindtest.errors import (
     PromptTooLong,
     QuotaExceeded,
 )
+from blindtest.generation.client import ChatClient
+from blindtest.generation.endpoint import Endpoint
+from blindtest.generation.retry import RetryPolicy
+from blindtest.generation.wire import ChatMessage
 from blindtest.keynames import similar_name, unset_line
-from blindtest.retry import RetryPolicy
-from blindtest.wire import ChatMessage
 
 __all__ = [
     "CHECK_PROMPT",

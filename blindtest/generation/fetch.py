@@ -10,16 +10,16 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from blindtest.artifact_types import DesignRecord, ResponseRow
-from blindtest.client import ChatClient, Completion
 from blindtest.derived import trial_slot_seed
 from blindtest.errors import CheckFailed, PromptTooLong
+from blindtest.generation.client import ChatClient, Completion
 from blindtest.generation.guard import DrawCollisions, deterministic_endpoint_error
 from blindtest.generation.ledger import AddRow, AppendRow, Ledger
 from blindtest.generation.requests import SlotRequests, messages_for, prompt_texts
 from blindtest.generation.responses import response_record
+from blindtest.generation.wire import ChatMessage
 from blindtest.normalize import launder_messages
 from blindtest.slots import LAUNDER, SlotState, Work
-from blindtest.wire import ChatMessage
 
 
 @dataclass

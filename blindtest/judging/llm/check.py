@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from blindtest.generation.wire import ChatMessage
 from blindtest.judging.llm import prompts
 from blindtest.judging.llm.judge import LlmOptions, comparison_messages, response_format
 from blindtest.judging.picks import JudgeRun
 from blindtest.preflight import CHECK_PROMPT, Target
 from blindtest.prompt_size import estimated_tokens
-from blindtest.wire import ChatMessage
 
 __all__ = ["JUDGE_ANSWER_TOKENS", "judge_target"]
 
