@@ -290,7 +290,8 @@ def _cost_line(target: Target, lines: _Lines) -> None:
     if "cost" in estimate:
         lines.set("cost", OK, f"about ${estimate['cost']:,.2f} for the whole run ({tokens})")
     else:
-        lines.set("cost", UNKNOWN, f"unknown: no price ({target.price_option} IN,OUT); {tokens}")
+        option = f" ({target.price_option} IN,OUT)" if target.price_option else ""
+        lines.set("cost", UNKNOWN, f"unknown: no price{option}; {tokens}")
 
 
 def _small(endpoint: Endpoint) -> Endpoint:

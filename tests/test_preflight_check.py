@@ -276,3 +276,36 @@ def test_bt_judge_check_without_a_file_needs_an_llm_judge(
     assert result.exit_code == 2
     assert "give --check FILE to validate an external judge's picks" in result.stderr
     assert not (run / "picks.jsonl").exists()
+
+
+def test_blindtest_run_check_covers_both_sides_and_the_llm_judge_and_makes_no_directory(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    url = simulator.base_url
+    result = invoke(
+        "run", "sim-large", "sim-small", "--demo", "--protocol", "preference", "--trials", 6,
+        "--a-url", url, "--b-url", url, "--judge", "llm:sim-judge-fair", "--judge-url", url,
+        "--run-dir", tmp_path / "run", "--check",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert os.listdir(tmp_path) == []  # no run directory, no default one either
+    assert len(simulator.requests) == 3
+    for title in ("side A: sim-large at ", "side B: sim-small at ", "LLM judge: sim-judge-fair"):
+        assert lines_of(result.stdout, title)["params"][0] == "ok"
+    assert result.stdout.endswith("check: all 3 endpoints ready; nothing written\n")
+
+
+def test_blindtest_run_check_fails_with_exit_3_when_a_side_is_not_ready(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = invoke(
+        "run", "sim-large", "sim-small", "--demo", "--protocol", "preference", "--trials", 6,
+        "--a-url", simulator.base_url, "--b-url", closed_url(), "--judge", "bot:length",
+        "--check",
+    )  # fmt: skip
+    assert result.exit_code == 3
+    assert lines_of(result.stdout, "side B: ")["url"][0] == "FAIL"
+    assert result.stderr.startswith("blindtest: error: check failed (side B: url); ")
+    assert os.listdir(tmp_path) == []

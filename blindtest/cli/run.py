@@ -61,6 +61,12 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 @_options.price_options
 @_options.prompt_source_options
 @_options.design_options
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Ask each side (and an LLM judge) one small request and say what is wrong (key, "
+    "URL, model, context, parameters, cost); write nothing.",
+)
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -82,6 +88,7 @@ def run(
     b_rpm: float | None,
     a_header_env: tuple[str, ...],
     b_header_env: tuple[str, ...],
+    check: bool,
     **design_options: Any,
 ) -> int:
     """Design, generate, judge, audit and analyze in one go; the same command resumes.
@@ -96,6 +103,19 @@ def run(
     from blindtest.stages.run import RunHooks
     from blindtest.stages.run import run as chain
 
+    transport = {
+        "a_concurrency": a_concurrency,
+        "b_concurrency": b_concurrency,
+        "a_rpm": a_rpm,
+        "b_rpm": b_rpm,
+        "a_header_env": a_header_env,
+        "b_header_env": b_header_env,
+    }
+    if check:
+        return _check(
+            run_dir, model_a, model_b, judge_kind, judge_url, judge_key_env, timeout,
+            {"A": price_a, "B": price_b}, transport, design_options,
+        )  # fmt: skip
     run_dir = run_dir or Path(time.strftime("blindtest-run-%Y%m%d-%H%M%S"))
     resume = resume_command(ctx, run_dir)
     hooks = RunHooks(
@@ -106,14 +126,6 @@ def run(
         judged=judge.show_closing,
         echo=click.echo,
     )
-    transport = {
-        "a_concurrency": a_concurrency,
-        "b_concurrency": b_concurrency,
-        "a_rpm": a_rpm,
-        "b_rpm": b_rpm,
-        "a_header_env": a_header_env,
-        "b_header_env": b_header_env,
-    }
     with resumable(resume):
         result = chain(
             run_dir,
@@ -137,3 +149,39 @@ def run(
         result.analysis.report, run_dir, as_json=False, quiet=False, brief=False, reveal=False
     )
     return result.exit_code
+
+
+def _check(
+    run_dir: Path | None,
+    model_a: str,
+    model_b: str,
+    judge_kind: str,
+    judge_url: str | None,
+    judge_key_env: str | None,
+    timeout: float,
+    prices: dict[str, str | None],
+    transport: dict[str, Any],
+    design_options: dict[str, Any],
+) -> int:
+    """``--check``: the lines on stdout, nothing written; exit 3 when any failed."""
+    from blindtest.preflight import check_lines
+    from blindtest.screen import screen_width
+    from blindtest.stages.run import check as check_run
+
+    result = check_run(
+        run_dir,
+        model_a,
+        model_b,
+        judge_kind=judge_kind,
+        judge_url=judge_url,
+        judge_key_env=judge_key_env,
+        timeout=timeout,
+        prices=prices,
+        transport=transport,
+        **design_options,
+    )
+    for line in check_lines(result, screen_width(sys.stdout)):
+        click.echo(line)
+    if not result.ok:
+        raise result.failure()
+    return 0

@@ -16,7 +16,7 @@ from blindtest.errors import BadInput
 from blindtest.locking import holding_run
 from blindtest.provenance import collect_provenance
 
-__all__ = ["DerivedResult", "DesignResult", "derive", "design"]
+__all__ = ["DerivedResult", "DesignResult", "derive", "design", "preview"]
 
 #: The options that name files: given as text by a Python caller, read as paths.
 _PATHS = ("prompts_file", "strip_identity_words", "reference")
@@ -68,16 +68,7 @@ def design(
     ``on_dropped(candidate, items)``: told, before the design is built, of the items a
     ``from_dirs`` candidate lacks."""
     run = Path(run_dir)
-    for name in _PATHS:
-        if isinstance(options.get(name), str):
-            options[name] = Path(options[name])
-    if options.get("from_dirs") is not None:
-        options["from_dirs"] = tuple(Path(p) for p in options["from_dirs"])
-    if isinstance(options.get("extra_questions"), list):
-        options["extra_questions"] = tuple(options["extra_questions"])
-    for side in ("a", "b"):
-        if isinstance(options.get(f"{side}_param"), list):
-            options[f"{side}_param"] = tuple(options[f"{side}_param"])
+    _as_given(options)
     with holding_run(run, holder, create=True):
         resolved = resolve_request(DesignRequest(**options))
         if on_dropped is not None:
@@ -96,6 +87,28 @@ def design(
         dropped=resolved.dropped,
         warnings=_warnings(document),
     )
+
+
+def _as_given(options: dict[str, Any]) -> None:
+    """A Python caller's values as the command's: paths from text, tuples from lists."""
+    for name in _PATHS:
+        if isinstance(options.get(name), str):
+            options[name] = Path(options[name])
+    if options.get("from_dirs") is not None:
+        options["from_dirs"] = tuple(Path(p) for p in options["from_dirs"])
+    if isinstance(options.get("extra_questions"), list):
+        options["extra_questions"] = tuple(options["extra_questions"])
+    for side in ("a", "b"):
+        if isinstance(options.get(f"{side}_param"), list):
+            options[f"{side}_param"] = tuple(options[f"{side}_param"])
+
+
+def preview(**options: Any) -> DesignRecord:
+    """The design :func:`design` would write for ``options``, built in memory: nothing is
+    written, no directory made (``blindtest run --check``)."""
+    _as_given(options)
+    resolved = resolve_request(DesignRequest(**options))
+    return build_design(resolved.prompts, resolved.options, collect_provenance())
 
 
 def _warnings(document: Mapping[str, Any]) -> tuple[str, ...]:
