@@ -56,6 +56,7 @@ def design(run_dir: Path, force: bool, quiet: bool, **options: Any) -> None:
       bt-design run --demo --a gpt-5.4 --b gpt-5.4-mini --seed 7
       bt-design run --prompts prompts.txt --a m1 --b m2 --protocol pair --temperature 0
       bt-design run --from-dirs out/model-a out/model-b --protocol preference --trials 12
+      bt-design new --from run --drop-trial 7    # without a trial no server answers
     """
     from_run = options.pop("from_run")
     drop_trials, reasons = options.pop("drop_trials"), options.pop("reasons")

@@ -65,6 +65,7 @@ def generate(
     \b
     Example:
       export OPENAI_API_KEY=...
+      bt-generate run --check --price-a 2.5,10 --price-b 0.15,0.6
       bt-generate run --concurrency 16 --price-a 2.5,10 --price-b 0.15,0.6
     """
     prices = {"A": price_a, "B": price_b, "launder": price_launder}
