@@ -193,10 +193,10 @@ def dropped_sentence(design: Mapping[str, Any]) -> str | None:
         for entry in dropped
     )
     count = len(dropped)
-    trials = "trial" if count == 1 else "trials"
+    head = "DROPPED TRIAL" if count == 1 else "DROPPED TRIALS"
     return (
-        f"DROPPED TRIALS: this design is the one of {origin['run']} (design "
+        f"{head}: this design is the one of {origin['run']} (design "
         f"{str(origin['design_sha256'])[:12]}) without {count} of its {origin['trials']} "
-        f"{trials}, numbered there: {listed}. The others keep their answers and are "
+        f"trials, numbered there: {listed}. The others keep their answers and are "
         "numbered 1.." + str(design["trials"]) + " here; the result speaks to them only."
     )

@@ -83,6 +83,8 @@ class Target:
     response_format: Mapping[str, object] | None = None
     #: The run asks in plain text when the server refuses ``response_format`` (an LLM judge).
     format_optional: bool = False
+    #: What the longest request is, as the context line names it ("prompt p003").
+    longest_name: str = "prompt"
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,10 +264,11 @@ def _context_line(target: Target, context: int | None, lines: _Lines) -> None:
         lines.set(
             "context",
             UNKNOWN,
-            f"longest prompt ~{tokens:,} tokens{cap}; context not reported by the server",
+            f"longest {target.longest_name} ~{tokens:,} tokens{cap}; context not reported by "
+            "the server",
         )
         return
-    said = f"longest prompt ~{tokens:,} tokens{cap}, context {context:,}"
+    said = f"longest {target.longest_name} ~{tokens:,} tokens{cap}, context {context:,}"
     if tokens > context:
         lines.set(
             "context",

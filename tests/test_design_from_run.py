@@ -110,12 +110,13 @@ def test_dropping_the_stuck_trial_reuses_every_answer_and_the_report_says_why(
     analyzed = invoke("analyze", new, "--html", tmp_path / "report.html")
     assert analyzed.exit_code in (0, 1), analyzed.output
     screen = " ".join(analyzed.stdout.split())
-    assert f"DROPPED TRIALS: this design is the one of {run.absolute()}" in screen
-    assert f"trial {stuck} (prompt p003): trial {stuck}, prompt p003: the prompt is too" in screen
+    assert f"DROPPED TRIAL: this design is the one of {run.absolute()}" in screen
+    assert f"without 1 of its 10 trials, numbered there: trial {stuck} (prompt p003): " in screen
+    assert "(prompt p003): the prompt is too long for the server (HTTP 413: " in screen
     report = orjson.loads((new / "report.json").read_bytes())
     assert report["dropped_trials"] == origin["dropped"]
     assert "HTTP 413" in report["dropped_trials"][0]["reason"]
-    assert "DROPPED TRIALS" in (tmp_path / "report.html").read_text()
+    assert "DROPPED TRIAL: this design" in (tmp_path / "report.html").read_text()
     verified = invoke("verify", new)
     assert verified.exit_code == 0, verified.output
 

@@ -92,7 +92,7 @@ def test_a_ready_run_checks_each_side_with_one_request_and_writes_nothing(
     assert a["url"] == ("ok", "reachable (GET /models answered HTTP 200)")
     assert a["model"] == ("ok", "sim-large is listed by the server; answers as sim-large")
     assert a["context"][0] == "ok"
-    assert a["context"][1].startswith("longest prompt ~")
+    assert a["context"][1].startswith("longest prompt p")
     assert a["context"][1].endswith(" tokens + up to 200 out, context 8,192")
     assert a["params"] == ("ok", "accepted: temperature 1.0, max_tokens, seed")
     assert a["cost"][0] == "ok"
@@ -158,7 +158,7 @@ def test_a_prompt_longer_than_the_reported_context_fails_the_context_line(
     a = lines_of(result.stdout, "side A: ")
     status, text = a["context"]
     assert status == "FAIL"
-    assert text.startswith("longest prompt ~12,")
+    assert text.startswith("longest prompt p005 ~12,")
     assert text.endswith(
         ", context 4,096: too long for the model; shorten or leave out that prompt, or give "
         "the server a larger context"

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from blindtest.cli import _batch, _chain, _common, _options
+from blindtest.cli import _batch, _chain, _check, _common, _options
 from blindtest.cli._common import command
 from blindtest.cli._options import concurrency_option, quiet_option, run_argument, timeout_option
 from blindtest.generation.retry import DEFAULT_POLICY
@@ -40,12 +40,7 @@ if TYPE_CHECKING:
 @click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens.")
 @click.option("--price-launder", metavar="IN,OUT", help="Laundering model price.")
 @_batch.options
-@click.option(
-    "--check",
-    is_flag=True,
-    help="Ask each endpoint one small request and say what is wrong (key, URL, model, "
-    "context, parameters, cost); fetch nothing, write nothing.",
-)
+@_check.option
 @quiet_option
 def generate(
     run_dir: Path,
@@ -70,7 +65,7 @@ def generate(
     """
     prices = {"A": price_a, "B": price_b, "launder": price_launder}
     if check:
-        show_check(run_dir, prices, batch, timeout)
+        _check.generate(run_dir, prices, batch, timeout)
         return
     from blindtest.stages.generate import generate as fetch
 
@@ -88,30 +83,6 @@ def generate(
         holder=_chain.stage_label(),
         **batch,
     )
-
-
-def show_check(
-    run_dir: Path, prices: dict[str, str | None], options: dict[str, Any], timeout: float
-) -> None:
-    """``--check``: the lines on stdout; exit 3 when any failed."""
-    from blindtest.preflight import check_lines
-    from blindtest.screen import screen_width
-    from blindtest.stages.generate import check as check_run
-
-    result = check_run(
-        run_dir,
-        prices=prices,
-        a_header_env=options.get("a_header_env") or (),
-        b_header_env=options.get("b_header_env") or (),
-        timeout=timeout,
-    )
-    if not result.endpoints:
-        click.echo("check: nothing to ask, the answers are read from files; nothing written")
-        return
-    for line in check_lines(result, screen_width(sys.stdout)):
-        click.echo(line)
-    if not result.ok:
-        raise result.failure()
 
 
 class ProgressLine:

@@ -9,14 +9,13 @@ terminal session in ``blindtest.judging.terminal.session``.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from blindtest import artifacts
-from blindtest.cli import _batch, _chain, _common, _llm
+from blindtest.cli import _batch, _chain, _check, _common, _llm
 from blindtest.cli._common import command
 from blindtest.cli._options import FilePath, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput
@@ -47,10 +46,6 @@ def _check_only(run_dir: Path, path: Path, quiet: bool) -> None:
     )
 
 
-#: What ``--check`` holds when given without a file (a name no file is given).
-ENDPOINT_CHECK = "<check the LLM judge>"
-
-
 @command("judge")
 @run_argument
 @click.option(
@@ -79,7 +74,7 @@ ENDPOINT_CHECK = "<check the LLM judge>"
     type=FilePath(),
     default=None,
     is_flag=False,
-    flag_value=ENDPOINT_CHECK,
+    flag_value=_check.ENDPOINT_CHECK,
     metavar="[FILE]",
     help="Only validate FILE, an external judge's picks, against the design and trials; "
     "with --judge llm:MODEL and no FILE: ask the judge one small request and say what is "
@@ -150,8 +145,8 @@ def judge(
     ctx = click.get_current_context()
     kind = _web_kind(ctx, kind, web)
     batch = _batch.judge_batch_args(ctx, llm)
-    if check_file == Path(ENDPOINT_CHECK):
-        _check_endpoint(run_dir, kind, ctx, llm)
+    if check_file == Path(_check.ENDPOINT_CHECK):
+        _check.judge(run_dir, kind, ctx, llm)
         return
     if check_file is not None:
         flags = {"kind": "--judge", "judge_id": "--judge-id", "out": "--out", "force": "--force"}
@@ -202,25 +197,6 @@ def judge(
     failure = result.failure()
     if failure is not None:
         raise failure
-
-
-def _check_endpoint(run_dir: Path, kind: str, ctx: click.Context, llm: dict[str, Any]) -> None:
-    """``--check`` without a file: the LLM judge's endpoint (exit 3 when it is not ready)."""
-    from blindtest.preflight import check_lines
-    from blindtest.screen import screen_width
-    from blindtest.stages.judge import check_judge
-
-    chosen = _llm.settings(ctx, kind, llm)
-    if chosen is None:
-        raise BadInput(
-            f"--check without a file checks an LLM judge's endpoint (--judge llm:MODEL), not "
-            f"{kind}; give --check FILE to validate an external judge's picks"
-        )
-    result = check_judge(run_dir, kind, chosen)
-    for line in check_lines(result, screen_width(sys.stdout)):
-        click.echo(line)
-    if not result.ok:
-        raise result.failure()
 
 
 def show_closing(result: JudgeResult) -> None:

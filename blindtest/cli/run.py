@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from blindtest.cli import _chain, _options
+from blindtest.cli import _chain, _check, _options
 from blindtest.cli._chain import resumable
 from blindtest.cli._common import command, echo_prose
 from blindtest.cli._options import DirPath, concurrency_option
@@ -61,12 +61,7 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 @_options.price_options
 @_options.prompt_source_options
 @_options.design_options
-@click.option(
-    "--check",
-    is_flag=True,
-    help="Ask each side (and an LLM judge) one small request and say what is wrong (key, "
-    "URL, model, context, parameters, cost); write nothing.",
-)
+@_check.option
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -112,9 +107,10 @@ def run(
         "b_header_env": b_header_env,
     }
     if check:
-        return _check(
-            run_dir, model_a, model_b, judge_kind, judge_url, judge_key_env, timeout,
-            {"A": price_a, "B": price_b}, transport, design_options,
+        return _check.run(
+            run_dir, model_a, model_b, judge_kind=judge_kind, judge_url=judge_url,
+            judge_key_env=judge_key_env, timeout=timeout, prices={"A": price_a, "B": price_b},
+            transport=transport, **design_options,
         )  # fmt: skip
     run_dir = run_dir or Path(time.strftime("blindtest-run-%Y%m%d-%H%M%S"))
     resume = resume_command(ctx, run_dir)
@@ -149,39 +145,3 @@ def run(
         result.analysis.report, run_dir, as_json=False, quiet=False, brief=False, reveal=False
     )
     return result.exit_code
-
-
-def _check(
-    run_dir: Path | None,
-    model_a: str,
-    model_b: str,
-    judge_kind: str,
-    judge_url: str | None,
-    judge_key_env: str | None,
-    timeout: float,
-    prices: dict[str, str | None],
-    transport: dict[str, Any],
-    design_options: dict[str, Any],
-) -> int:
-    """``--check``: the lines on stdout, nothing written; exit 3 when any failed."""
-    from blindtest.preflight import check_lines
-    from blindtest.screen import screen_width
-    from blindtest.stages.run import check as check_run
-
-    result = check_run(
-        run_dir,
-        model_a,
-        model_b,
-        judge_kind=judge_kind,
-        judge_url=judge_url,
-        judge_key_env=judge_key_env,
-        timeout=timeout,
-        prices=prices,
-        transport=transport,
-        **design_options,
-    )
-    for line in check_lines(result, screen_width(sys.stdout)):
-        click.echo(line)
-    if not result.ok:
-        raise result.failure()
-    return 0

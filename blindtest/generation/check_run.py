@@ -26,15 +26,16 @@ def _words(messages: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(str(m["content"]) for m in messages)
 
 
-def _longest(design: DesignRecord, side: str) -> int:
+def _longest(design: DesignRecord, side: str) -> tuple[int, str]:
     """Estimated tokens of the longest request ``side`` is sent (system prompt, earlier turns
-    and the prompt through the side's template), over the prompts its trials use."""
+    and the prompt through the side's template), over the prompts its trials use; and that
+    prompt's id."""
     text = prompt_texts(design)
     used = dict.fromkeys(str(entry["prompt_id"]) for entry in design["arrangement"])
-    return max(
-        (estimated_tokens(_words(messages_for(design, text(pid), side, pid))) for pid in used),
-        default=0,
+    sizes = (
+        (estimated_tokens(_words(messages_for(design, text(pid), side, pid))), pid) for pid in used
     )
+    return max(sizes, default=(0, ""), key=lambda size: size[0])
 
 
 def design_targets(
@@ -54,10 +55,11 @@ def design_targets(
             longest_answer = max(cap or ASSUMED_OUTPUT_TOKENS for cap in caps)
             messages: Any = launder_messages(CHECK_PROMPT)
             longest = estimated_tokens(_words(launder_messages(""))) + longest_answer
+            longest_id = ""
             title, out, seed = f"launderer: {endpoint.model} at {endpoint.origin}", None, None
         else:
             messages = messages_for(design, CHECK_PROMPT, role)
-            longest = _longest(design, role)
+            longest, longest_id = _longest(design, role)
             title = f"side {role}: {endpoint.model} at {endpoint.origin}"
             out = design["models"][role].get("params", {}).get("max_tokens")
             seed = trial_slot_seed(design, 1, 1)
@@ -72,6 +74,7 @@ def design_targets(
                 estimate=estimate.get(role),
                 price_option=f"--price-{role.lower()}",
                 seed=seed,
+                longest_name=f"prompt {longest_id}" if longest_id else "answer to launder",
             )
         )
     return targets

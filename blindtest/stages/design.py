@@ -147,7 +147,9 @@ def _failures(run: Path) -> dict[int, str]:
     found: dict[int, str] = {}
     for row in artifacts.read_jsonl(path, "responses").records:
         if row.get("status") != "ok" and row.get("error"):
-            found[int(row["trial"])] = str(row["error"])
+            trial = int(row["trial"])
+            said = str(row["error"]).removeprefix(f"trial {trial}, prompt {row.get('prompt_id')}: ")
+            found[trial] = said
     return found
 
 

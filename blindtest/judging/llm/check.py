@@ -114,4 +114,5 @@ def _target(
         price_option=price_option,
         response_format=response_format(protocol),
         format_optional=True,
+        longest_name="comparison",
     )
