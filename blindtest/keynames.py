@@ -48,9 +48,14 @@ def unset_line(role: str, name: str, model: str, environ: Mapping[str, str] | No
         return (
             f"{who}: environment variable {name} is not set; export it with the API key for {model}"
         )
+    other = (
+        f"give --judge-key-env {near}"
+        if role == "judge"
+        else f"design again with --{role.lower()}-key-env {near}"
+    )
     return (
         f"{who}: environment variable {name} is not set, but {near} is (a misspelling?); "
-        f'export {name}="${near}", or name {near} in the design'
+        f'export {name}="${near}", or {other}'
     )
 
 

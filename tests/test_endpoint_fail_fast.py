@@ -81,7 +81,7 @@ def test_a_misspelt_key_variable_is_named_before_any_request_never_its_value(
     assert result.exit_code == 2
     assert result.stderr == (
         "blindtest: error: side A: environment variable SIM_KEY is not set, but SIMKEY is (a "
-        'misspelling?); export SIM_KEY="$SIMKEY", or name SIMKEY in the design\n'
+        'misspelling?); export SIM_KEY="$SIMKEY", or design again with --a-key-env SIMKEY\n'
     )
     assert "sk-sim" not in result.output
     assert simulator.requests == []  # nothing was sent
@@ -239,3 +239,22 @@ def test_similar_names_are_case_and_separator_misspellings_or_one_edit_away() ->
     assert similar_name("OPENAI_API_KEY", environ) == "OPENAI_API_KEYS"
     assert similar_name("EMPTYKEY", environ) is None  # set but empty is not set
     assert similar_name("ANTHROPIC_API_KEY", environ) is None
+
+
+def test_an_llm_judges_misspelt_key_variable_is_named_before_any_call(
+    invoke: Any, simulator: Simulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = judged_run(invoke, simulator, tmp_path / "run", trials=4)
+    monkeypatch.setenv("JUDGEKEY", "judge-secret-123")
+    result = invoke(
+        "judge", run, "--judge", "llm:sim-judge-fair", "--judge-url", simulator.base_url,
+        "--judge-key-env", "JUDGE_KEY",
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "blindtest: error: the LLM judge: environment variable JUDGE_KEY is not set, but "
+        'JUDGEKEY is (a misspelling?); export JUDGE_KEY="$JUDGEKEY", or give --judge-key-env '
+        "JUDGEKEY\n"
+    )
+    assert simulator.requests == []
+    assert not (run / "picks.jsonl").exists()

@@ -119,7 +119,7 @@ def test_a_misspelt_key_variable_fails_its_line_and_sends_no_completion(
     assert a["key"] == (
         "FAIL",
         "environment variable SIM_KEY is not set, but SIMKEY is (a misspelling?); export "
-        'SIM_KEY="$SIMKEY", or name SIMKEY in the design',
+        'SIM_KEY="$SIMKEY", or design again with --a-key-env SIMKEY',
     )
     assert a["params"] == ("--", "not tried")
     assert a["cost"][1].startswith("unknown: no price (--price-a IN,OUT); ~")
