@@ -22,7 +22,7 @@ from blindtest.stats.ranking import (
     _problem,
     davidson_fit,
     outcomes,
-    ranking,
+    rank_candidates,
 )
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "ranking_reference.json").read_text())
@@ -46,7 +46,7 @@ def estimates(result: Any) -> dict[str, float]:
 @pytest.mark.parametrize("case", ["four", "star", "six"])
 def test_davidson_fit_matches_mpmath(case: str) -> None:
     ref = REFERENCE["davidson"][case]
-    result = ranking(from_pairs(ref["candidates"], ref["pairs"]), rng=None)
+    result = rank_candidates(from_pairs(ref["candidates"], ref["pairs"]), rng=None)
     assert result.problem is None
     assert result.model == DAVIDSON
     got = estimates(result)
@@ -59,19 +59,19 @@ def test_davidson_fit_matches_mpmath(case: str) -> None:
 
 def test_a_named_anchor_shifts_every_strength_by_the_same_amount() -> None:
     ref = REFERENCE["davidson"]["star"]
-    result = ranking(from_pairs(ref["candidates"], ref["pairs"]), rng=None, anchor="ref")
+    result = rank_candidates(from_pairs(ref["candidates"], ref["pairs"]), rng=None, anchor="ref")
     got = estimates(result)
     base = ref["strengths"][0]
     for name, value in zip(ref["candidates"], ref["strengths"], strict=True):
         assert got[name] == pytest.approx(value - base, abs=1e-9)
     assert result.anchor == "ref"
     with pytest.raises(ValueError, match="anchor 'nobody' is not a candidate"):
-        ranking(from_pairs(ref["candidates"], ref["pairs"]), rng=None, anchor="nobody")
+        rank_candidates(from_pairs(ref["candidates"], ref["pairs"]), rng=None, anchor="nobody")
 
 
 def test_without_ties_it_is_plain_bradley_terry_as_choix_fits_it() -> None:
     ref = REFERENCE["no_ties"]
-    result = ranking(from_pairs(ref["candidates"], ref["pairs"]), rng=None)
+    result = rank_candidates(from_pairs(ref["candidates"], ref["pairs"]), rng=None)
     assert result.model.startswith("bradley-terry")
     assert result.tie_parameter == 0.0
     got = estimates(result)
@@ -83,7 +83,7 @@ def test_without_ties_it_is_plain_bradley_terry_as_choix_fits_it() -> None:
 
 def test_a_difference_reads_as_the_untied_preference_probability() -> None:
     ref = REFERENCE["davidson"]["four"]
-    result = ranking(from_pairs(ref["candidates"], ref["pairs"]), rng=None)
+    result = rank_candidates(from_pairs(ref["candidates"], ref["pairs"]), rng=None)
     got = estimates(result)
     for diff in result.differences:
         d = got[diff.first] - got[diff.second]
@@ -104,7 +104,7 @@ def test_bootstrap_over_prompts_matches_an_independent_rederivation() -> None:
     data = outcomes(ref["candidates"], rows)
     stream = IndexStream(ref["seed"], ref["label"])
     assert stream.take(3, len(data.prompt_ids)).tolist() == ref["first_draws"]
-    result = ranking(
+    result = rank_candidates(
         data,
         rng=IndexStream(ref["seed"], ref["label"]),
         resamples=ref["resamples"],
@@ -124,9 +124,9 @@ def test_bootstrap_over_prompts_matches_an_independent_rederivation() -> None:
         assert diff.difference.lo == pytest.approx(ref["difference_lo"][p], abs=1e-6)
         assert diff.difference.hi == pytest.approx(ref["difference_hi"][p], abs=1e-6)
     # bt-verify's recomputation: the same stream gives the same bounds, to the bit.
-    again = ranking(data, rng=IndexStream(ref["seed"], ref["label"]), resamples=300)
+    again = rank_candidates(data, rng=IndexStream(ref["seed"], ref["label"]), resamples=300)
     assert again.to_dict() == result.to_dict()
-    other = ranking(data, rng=IndexStream("another seed", ref["label"]), resamples=300)
+    other = rank_candidates(data, rng=IndexStream("another seed", ref["label"]), resamples=300)
     assert other.strengths[0].strength.lo != result.strengths[0].strength.lo
 
 
@@ -155,7 +155,9 @@ def test_real_differences_make_groups_and_rank_ranges() -> None:
             u = gen.random() * (a + b + tie)
             winner = names[i] if u < a else names[j] if u < a + b else None
             rows.append((f"q{p}", names[i], names[j], winner))
-    result = ranking(outcomes(names, rows), rng=IndexStream("tiers", "ranking"), resamples=500)
+    result = rank_candidates(
+        outcomes(names, rows), rng=IndexStream("tiers", "ranking"), resamples=500
+    )
     assert [set(g) for g in result.groups] == [{"top1", "top2"}, {"low1", "low2"}]
     ranks = {s.candidate: (s.rank_best, s.rank_worst) for s in result.strengths}
     assert ranks["top1"] == ranks["top2"] == (1, 2)
@@ -194,7 +196,7 @@ def test_real_differences_make_groups_and_rank_ranges() -> None:
 def test_a_fit_that_cannot_be_stood_behind_is_said_in_words(
     candidates: list[str], pairs: list[list[int]], words: str
 ) -> None:
-    result = ranking(from_pairs(candidates, pairs), rng=IndexStream("w", "ranking"))
+    result = rank_candidates(from_pairs(candidates, pairs), rng=IndexStream("w", "ranking"))
     assert result.problem is not None
     assert words in result.problem
     assert all(math.isnan(s.strength.estimate) for s in result.strengths)
@@ -242,15 +244,17 @@ def test_bad_rows_are_one_line_value_errors() -> None:
         outcomes(["a", "a"], [])
     data = outcomes(["a", "b"], [("p", "a", "b", "a"), ("q", "b", "a", "a"), ("r", "a", "b", "b")])
     with pytest.raises(ValueError, match="resamples must be an integer >= 1"):
-        ranking(data, rng=None, resamples=0)
+        rank_candidates(data, rng=None, resamples=0)
     with pytest.raises(ValueError, match="confidence_level"):
-        ranking(data, rng=None, confidence_level=1.0)
+        rank_candidates(data, rng=None, confidence_level=1.0)
 
 
 def test_many_failed_resamples_leave_bounds_unbounded_and_say_so() -> None:
     # Six prompts, one comparison each: many resamples lose every win of one side.
     rows = [(f"p{n}", "a", "b", "a" if n < 4 else "b") for n in range(6)]
-    result = ranking(outcomes(["a", "b"], rows), rng=IndexStream("few", "ranking"), resamples=400)
+    result = rank_candidates(
+        outcomes(["a", "b"], rows), rng=IndexStream("few", "ranking"), resamples=400
+    )
     assert result.problem is None
     assert result.failed_resamples > 10  # P(both of b's wins drop out) = (4/6)^6 = 8.8%
     assert result.interval_problem is not None

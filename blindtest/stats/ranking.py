@@ -72,7 +72,7 @@ __all__ = [
     "Ranking",
     "davidson_fit",
     "outcomes",
-    "ranking",
+    "rank_candidates",
 ]
 
 DAVIDSON = "davidson-1970"
@@ -583,7 +583,7 @@ def _failed_words(failed: int, resamples: int, level: float) -> str | None:
     return words
 
 
-def ranking(
+def rank_candidates(
     data: Outcomes,
     *,
     rng: IndexDraws | None,
