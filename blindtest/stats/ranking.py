@@ -20,15 +20,22 @@ the model: the design balances it, and the position-bias gate watches it.
 concave in (s, theta): each term is linear minus a log-sum-exp). It depends on the data only
 through each pair's (wins, losses, ties). Convergence: the largest Newton step is below
 1e-9 on the log-odds scale; the fit is called failed after 200 iterations without that, or
-once a strength difference or theta passes 30 in absolute value (odds of 1e13 to 1: the maximum is
-at infinity). **Anchor:** the mean strength is 0, or a named candidate (the reference) is 0.
+once a strength (candidate 0 held at 0) or theta passes 30 in absolute value (odds of 1e13
+to 1: the maximum is at infinity; the score and curvature are computed without cancellation
+so that such a fit keeps stepping outwards instead of stalling).
+
+**Anchor:** the mean strength is 0, or a named candidate (the reference) is 0.
 
 **When there is no estimate.** The maximum does not exist, and no number is given, when
 (checked exactly, before fitting) the candidates fall into parts never compared with each
 other, every comparison was a tie, or the outcomes allow a direction in which the likelihood
-keeps rising: a candidate that never lost, a group that never lost to (nor tied with) the
-rest, or a pair with wins and ties but no loss. This is a linear programme over the
-directions of recession (as Konis 2007 for logistic regression); the reason is said in words.
+keeps rising: a candidate that won (or lost) every comparison it was in, or a group whose
+meetings with the rest were wins and ties only, in a way the tie rate cannot absorb (a
+candidate that never lost but tied may still have an estimate: ties elsewhere pin nu). This
+is a linear programme over the directions of recession (as Konis 2007 for logistic
+regression); the reason is said in words. The bootstrap, which cannot afford 2,000 linear
+programmes, uses cheap checks (connected, some decisive outcome) and the divergence rule
+above; the suite checks that the two agree.
 
 **Intervals: the prompt is the unit.** Comparisons on one prompt share the prompt's
 difficulty and the same answers, so they are not independent. The percentile bootstrap
