@@ -29,6 +29,7 @@ SHARED = (
     "records", "artifact_types", "bots", "terminal", "report", "provenance", "flow", "batch",
     "openai_wire", "reportfmt", "batch_run", "sides", "judge_prompts", "judge_diagnostics",
     "assignment", "markup", "reportpage", "identity", "screen", "oslock", "locking", "stages",
+    "pairing",
 )  # fmt: skip
 #: Modules and packages that belong to a stage (they import each other freely). The terminal
 #: session is a judge the driver (``judges``) asks, so it sits in the judge stage; so does the
