@@ -261,3 +261,9 @@ def test_many_failed_resamples_leave_bounds_unbounded_and_say_so() -> None:
     assert "unbounded" in result.interval_problem
     assert math.isinf(result.strengths[0].strength.hi)
     assert result.to_dict()["strengths"][0]["strength"]["hi"] is None
+    anchored = rank_candidates(
+        outcomes(["a", "b"], rows), rng=IndexStream("few", "ranking"), anchor="b", resamples=400
+    )
+    by_name = {s.candidate: s.strength for s in anchored.strengths}
+    assert (by_name["b"].lo, by_name["b"].hi) == (0.0, 0.0)
+    assert math.isinf(by_name["a"].hi)

@@ -632,6 +632,8 @@ def rank_candidates(
         boot = _resampled_counts(cell, data.prompt, prompts, cells, rng, resamples)
         values, failed = fit_resamples(boot, k, with_ties, anchor_index)
         lo, hi, diff_lo, diff_hi, critical = bootstrap_bounds(values, failed, estimate, level)
+        if anchor_index is not None:  # 0 by definition, whatever a failed resample did
+            lo[anchor_index] = hi[anchor_index] = 0.0
         failed_count, done = int(failed.sum()), resamples
         interval_problem = _failed_words(failed_count, resamples, level)
 
