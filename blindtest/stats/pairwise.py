@@ -11,7 +11,6 @@ the family (every pair that met, or every candidate against the reference). Pure
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -161,8 +160,3 @@ def reference_table(
     if not turned:
         raise ValueError(f"no comparison against the reference {reference!r}")
     return _table(turned, f"against {reference}", alpha, confidence_level)
-
-
-def undefined_rate(record: PairRecord) -> bool:
-    """True when the win rate is undefined (every comparison of the pair tied)."""
-    return math.isnan(record.win_rate.estimate)
