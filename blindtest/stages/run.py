@@ -109,6 +109,10 @@ def run(
         from blindtest.llm_judge import check_judge_key
 
         check_judge_key(judge_kind, judge_url, judge_key_env)
+    else:
+        from blindtest.judges import judge_kind as known_kind
+
+        known_kind(judge_kind)  # an unknown kind is refused before the design is written
     run_path = Path(run_dir)
     show = hooks if hooks is not None else RunHooks()
     with artifacts.run_lock(run_path, HOLDER):
