@@ -142,3 +142,34 @@ def test_demo_without_a_terminal_uses_the_length_bot_and_says_so(tmp_path: Path)
     assert len(picks) == 20
     assert "Demo run" in flat(done.stdout)
     assert "judged by: bot:length" in flat(done.stdout)
+
+
+def test_run_with_a_misspelt_judge_lists_every_kind_and_writes_nothing(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    url = simulator.base_url
+    result = invoke(
+        "run", "sim-large", "sim-small", "--demo", "--a-url", url, "--b-url", url,
+        "--judge", "lm:gpt-4o", "--run-dir", run,
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "unknown judge 'lm:gpt-4o'" in result.stderr
+    assert "bot:random, or llm:MODEL" in result.stderr
+    assert files_in(run) == []
+    assert simulator.requests == []
+
+
+def test_run_quiet_prints_nothing_and_still_runs_every_stage(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    url = simulator.base_url
+    result = invoke(
+        "run", "sim-large", "sim-small", "--demo", "--a-url", url, "--b-url", url,
+        "--judge", "bot:length", "--run-dir", run, "-q",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == ""
+    assert result.stderr == ""
+    assert files_in(run) == EVERY_ARTIFACT

@@ -21,7 +21,7 @@ import click
 from blindtest.cli import _chain, _options
 from blindtest.cli._chain import resumable
 from blindtest.cli._common import command, echo_prose
-from blindtest.cli._options import DirPath, concurrency_option
+from blindtest.cli._options import DirPath, concurrency_option, quiet_option
 from blindtest.hints import blindtest_command
 from blindtest.judges import JUDGE_KINDS
 
@@ -61,6 +61,7 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 @_options.price_options
 @_options.prompt_source_options
 @_options.design_options
+@quiet_option
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -82,6 +83,7 @@ def run(
     b_rpm: float | None,
     a_header_env: tuple[str, ...],
     b_header_env: tuple[str, ...],
+    quiet: bool,
     **design_options: Any,
 ) -> int:
     """Design, generate, judge, audit and analyze in one go; the same command resumes.
@@ -98,13 +100,17 @@ def run(
 
     run_dir = run_dir or Path(time.strftime("blindtest-run-%Y%m%d-%H%M%S"))
     resume = resume_command(ctx, run_dir)
-    hooks = RunHooks(
-        dropped=design.show_dropped,
-        designed=design.show,
-        say=lambda text: echo_prose(text, err=True),
-        on_progress=generate.ProgressLine() if sys.stderr.isatty() else None,
-        judged=judge.show_closing,
-        echo=click.echo,
+    hooks = (
+        RunHooks(echo=click.echo)  # a person judging still sees the trials
+        if quiet
+        else RunHooks(
+            dropped=design.show_dropped,
+            designed=design.show,
+            say=lambda text: echo_prose(text, err=True),
+            on_progress=generate.ProgressLine() if sys.stderr.isatty() else None,
+            judged=judge.show_closing,
+            echo=click.echo,
+        )
     )
     transport = {
         "a_concurrency": a_concurrency,
@@ -131,9 +137,11 @@ def run(
             **design_options,
         )
     if result.analysis is None:
+        if quiet:
+            return 0
         echo_prose(f"{result.judged} of {result.total} judged; continue with: {resume}", err=True)
         return 0
     analyze.show(
-        result.analysis.report, run_dir, as_json=False, quiet=False, brief=False, reveal=False
+        result.analysis.report, run_dir, as_json=False, quiet=quiet, brief=False, reveal=False
     )
     return result.exit_code
