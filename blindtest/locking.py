@@ -10,7 +10,7 @@ lock while it calls each stage). No click here: the errors are the library's.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from blindtest import artifacts
@@ -19,12 +19,18 @@ __all__ = ["holding_picks", "holding_run"]
 
 
 def holding_run(
-    run_dir: Path, holder: str | None = None, *, create: bool = False
+    run_dir: Path,
+    holder: str | None = None,
+    *,
+    create: bool = False,
+    unlocked: Callable[[str], None] | None = None,
 ) -> contextlib.AbstractContextManager[None]:
     """Hold RUN's lock while a stage writes into it. ``create``: make the directory (only the
     design stage starts a run; the others need one that exists and report it missing).
-    ``holder`` names the holder in a refusal (default: the program's name)."""
-    return artifacts.run_lock(run_dir, holder, create=create)
+    ``holder`` names the holder in a refusal (default: the program's name). ``unlocked``:
+    only for a stage that writes nothing into RUN; a RUN that cannot be written (a read-only
+    archive) is then read without the lock, and ``unlocked`` is told why."""
+    return artifacts.run_lock(run_dir, holder, create=create, unlocked=unlocked)
 
 
 @contextlib.contextmanager

@@ -107,6 +107,7 @@ def analyze(
         reveal_void=reveal_void,
         force=force,
         holder=_chain.stage_label(),
+        say=_common.say_unless(quiet),
     )
     if result.export_path is not None and result.dropped is not None:
         _export.summary(result.export_path, result.exported or 0, result.dropped)
