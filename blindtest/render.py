@@ -269,10 +269,12 @@ def _bot_scores(report: ReportRecord, bots: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _census_lines(census: Mapping[str, Any] | None) -> list[str]:
+def _census_lines(report: ReportRecord, census: Mapping[str, Any] | None) -> list[str]:
     if not census:
         return []
-    rows = [["per response", f"A {census['A']['model']}", f"B {census['B']['model']}"]]
+    # Headed by label: when both sides are one model, the model name tells them not apart.
+    heads = [f"{s} {_label(report, s, census[s]['model'])}" for s in ("A", "B")]
+    rows = [["per response", *heads]]
     labels = {
         "mean_words": "words (mean)",
         "em_dashes": "em dashes",
@@ -296,7 +298,7 @@ def _audit_lines(report: ReportRecord) -> list[str]:
     lines = ["What a bot can explain (mechanical judges that read no content, same trials):"]
     lines += _bot_scores(report, audit["bots"])
     lines += [f"  {s}" for s in audit["sentences"]]
-    lines += _census_lines(audit.get("census"))
+    lines += _census_lines(report, audit.get("census"))
     return lines + responses
 
 

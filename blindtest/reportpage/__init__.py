@@ -129,7 +129,15 @@ def _census(report: Mapping[str, Any]) -> tuple[list[str], list[list[str]], Any]
     if not sides:
         return [], [], None
     metrics = [m for m in CENSUS if any(m in census[s] for s in sides)]
-    header = ["", *[f"{s}: {census[s].get('model', s)}" for s in sides]]
+    configs = report.get("sides") or {}
+    # Headed by label: when both sides are one model, the model name tells them not apart.
+    header = [
+        "",
+        *[
+            f"{s}: {(configs.get(s) or {}).get('label') or census[s].get('model', s)}"
+            for s in sides
+        ],
+    ]
     table = [[m.replace("_", " "), *[_num(census[s].get(m)) for s in sides]] for m in metrics]
     chart = bar_chart(
         "chart-census",
