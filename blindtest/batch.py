@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import orjson
 
 from blindtest.errors import BadInput
+from blindtest.reportfmt import count
 from blindtest.wire import ParsedCompletion, ServerError, parse_completion, parse_error
 
 if TYPE_CHECKING:
@@ -319,11 +320,15 @@ class Triage:
 
     def summary(self, unit: str = "") -> str:
         """What was skipped, for the closing line ("" when nothing was); ``unit`` names what
-        is counted when the line counts something else ("results" beside "comparisons")."""
+        is counted (singular) when the line counts something else ("result" beside
+        "comparisons")."""
         said = []
-        unit = f" {unit}" if unit else ""
+
+        def counted(n: int) -> str:
+            return count(n, unit) if unit else str(n)
+
         if self.same:
-            said.append(f"{self.same}{unit} already imported, skipped")
+            said.append(f"{counted(self.same)} already imported, skipped")
         if self.differs:
             said.append(
                 f"{self.differs} already answered with a different result; the stored answers stand"

@@ -28,7 +28,7 @@ from typing import Any, Literal, TypedDict, cast
 
 import orjson
 
-from blindtest import artifacts
+from blindtest import artifacts, reportfmt
 from blindtest.artifact_types import (
     DesignRecord,
     GenerationRecord,
@@ -749,7 +749,7 @@ def _over(collisions: DrawCollisions) -> str:
 def _side_count(name: str, side: SideCollisions, model: str) -> str:
     return (
         f"side {name} ({model}) in {side.identical} of its {side.pairs}, up to "
-        f"{side.longest} words long"
+        f"{reportfmt.count(side.longest, 'word')} long"
     )
 
 
@@ -777,7 +777,10 @@ def collision_notice(collisions: DrawCollisions) -> str | None:
     trials = "trial" if k == 1 else "trials"
     longest = max(side.longest for side in collisions.sides.values())
     if longest > 2 * FREE_WORDS:
-        why = f"the longest {longest} words: chance, or prompts with one right wording"
+        why = (
+            f"the longest {reportfmt.count(longest, 'word')}: chance, or prompts with one right "
+            "wording"
+        )
     elif k == collisions.pairs and k > 1:
         why = "every one; answers this short cannot tell a deterministic endpoint from chance"
     else:
@@ -1365,9 +1368,13 @@ def session_summary(
     counts = RowCounts.of(fetched)
     if not counts.rows:
         state = "updated" if changed else "unchanged"
-        return f"nothing to fetch ({total_rows} rows on disk); generation.json {state}{said_prices}"
+        return (
+            f"nothing to fetch ({reportfmt.count(total_rows, 'row')} on disk); "
+            f"generation.json {state}{said_prices}"
+        )
     line = (
-        f"fetched {counts.rows} rows ({counts.failed} failed) in {counts.requests} requests; "
+        f"fetched {reportfmt.count(counts.rows, 'row')} ({counts.failed} failed) in "
+        f"{reportfmt.count(counts.requests, 'request')}; "
         "per-side figures are in generation.json, for after judging"
     )
     if sessions is not None and len(sessions) > 1:
@@ -1726,7 +1733,8 @@ def check_rows_current(design: DesignRecord, rows: Sequence[Mapping[str, Any]]) 
 def refetch_notice(design: DesignRecord, stale: Mapping[str, int]) -> str:
     total, named = _stale_counts(design, stale)
     return (
-        f"asking again for {total} slots whose answer on disk was made for another request "
+        f"asking again for {reportfmt.count(total, 'slot')} whose answer on disk was made for "
+        "another request "
         f"({named}); the old rows stay in {artifacts.RESPONSES}, no longer counted"
     )
 
@@ -1801,8 +1809,8 @@ def _announce(
     existing: int,
     say: Callable[[str], None],
 ) -> None:
-    resumed = f" (resuming: {existing} rows already on disk)" if existing else ""
-    say(f"fetching {pending} responses{resumed}")
+    resumed = f" (resuming: {reportfmt.count(existing, 'row')} already on disk)" if existing else ""
+    say(f"fetching {reportfmt.count(pending, 'response')}{resumed}")
     for role, entry in sorted(estimate.items(), key=lambda item: _ROLE_ORDER.index(item[0])):
         cost = f", about ${entry['cost']:.2f}" if "cost" in entry else ""
         say(
@@ -1905,7 +1913,8 @@ def batch_rows(
             done.add(key)
     if foreign or unknown or answered:
         raise BadInput(
-            f"refused {foreign + unknown + answered} batch results ({foreign} for another run, "
+            f"refused {reportfmt.count(foreign + unknown + answered, 'batch result')} "
+            f"({foreign} for another run, "
             f"{unknown} for slots this design does not have, {answered} for slots already "
             f"answered; first: {first_bad}); nothing written"
         )

@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from blindtest import artifacts, sitting
+from blindtest import artifacts, reportfmt, sitting
 from blindtest.artifacts import JsonObject
 from blindtest.batch import BatchResult
 from blindtest.errors import BadInput, EndpointFailed
@@ -127,7 +127,8 @@ def export(work: JudgeBatch, out: Path, fmt: str, say: Say) -> None:
     trials = len({trial for trial, _, _ in requests})
     names = ", ".join(str(p) for p in paths)
     say(
-        f"wrote {names}: {len(requests)} requests ({trials} comparisons"
+        f"wrote {names}: {reportfmt.count(len(requests), 'request')} ("
+        f"{reportfmt.count(trials, 'comparison')}"
         f"{', both passes' if len(requests) > trials else ''}) for the judge "
         f"{work.options.model} in the {fmt} batch format; when the results are back: "
         f"{work.command('--batch-import', 'RESULTS.jsonl')}"
@@ -138,7 +139,7 @@ def _missing(work: JudgeBatch, say: Say) -> int:
     left = len(work.to_ask()) if not work.force else 0
     if left:
         say(
-            f"{left} comparisons still missing; export just those: "
+            f"{reportfmt.count(left, 'comparison')} still missing; export just those: "
             f"{work.command('--batch-export', 'missing.jsonl')}"
         )
     return left
@@ -156,14 +157,20 @@ def import_files(work: JudgeBatch, files: Sequence[Path], say: Say, show: Say) -
     show(judge.closing(ended, work.out, work.analyze()))
     left_out = selection.not_run + selection.partial
     imported = ended.judged_now + failed
-    said = [f"imported {imported} comparisons ({failed} failed) from {len(files)} files"]
+    said = [
+        f"imported {reportfmt.count(imported, 'comparison')} ({failed} failed) from "
+        f"{reportfmt.count(len(files), 'file')}"
+    ]
     if left_out:
-        said.append(f"{left_out} results left out (a pass missing from these files, or never run)")
+        said.append(
+            f"{reportfmt.count(left_out, 'result')} left out (a pass missing from these files, "
+            "or never run)"
+        )
     past = len(selection.trials) - ended.judged_now - failed
     if ended.stopped_early and past > 0:
-        said.append(f"{past} comparisons past the sequential stop not recorded")
+        said.append(f"{reportfmt.count(past, 'comparison')} past the sequential stop not recorded")
     if selection.skipped.summary():  # results are passes: a comparison has one or two
-        said.append(selection.skipped.summary("results"))
+        said.append(selection.skipped.summary("result"))
     say("; ".join(said))
     work = replace(work, force=False)
     _missing(work, say)
@@ -268,7 +275,8 @@ def submit(
         timeout=timeout,
     )
     show(
-        f"The LLM judge {work.options.model} judged {judged[0]} comparisons through the "
+        f"The LLM judge {work.options.model} judged {reportfmt.count(judged[0], 'comparison')} "
+        f"through the "
         f"Batch API into {work.out}. Run {work.analyze()} to see the result."
     )
     left = _missing(work, say)

@@ -27,7 +27,7 @@ from markupsafe import Markup
 from blindtest import __version__
 from blindtest.markup import render_text
 from blindtest.render import by_tag_sentences, checks_lines, clean, reading_lines, skipped_lines
-from blindtest.reportfmt import format_p
+from blindtest.reportfmt import count, format_p
 from blindtest.reportpage import sections
 from blindtest.reportpage.charts import Row, bar_chart, e_value_chart, interval_chart
 from blindtest.stats.intervals import clopper_pearson
@@ -182,7 +182,7 @@ def _tag_note(report: Mapping[str, Any]) -> str | None:
     return (
         "Trials by their outcome, per prompt tag (a prompt with several tags counts in each); "
         "A's win rate among the untied with its Wilson 95% interval; the exact two-sided p, "
-        f"and that p Holm-adjusted across the {len(by_tag)} tags."
+        f"and that p Holm-adjusted across {count(len(by_tag), 'tag')}."
     )
 
 
@@ -307,6 +307,7 @@ def render_report_page(
             sides=sections.sides(report),
             trials=_trials(report, trials, plain),
             format_p=format_p,
+            count=count,
             pct=lambda v: "n/a" if v is None else f"{float(v) * 100:.0f}%",
         )
     )
