@@ -1,6 +1,6 @@
 """bt-judge's batch modes for an LLM judge (``--judge llm:MODEL``):
-``--batch-export FILE`` writes every comparison this judge still has to make (both passes),
-``--batch-import FILE...`` sits the judge with each call answered from the files,
+``--batch-export FILE`` writes every comparison this judge still has to make (both passes of a
+swap), ``--batch-import FILE...`` sits the judge with each call answered from the files,
 ``--batch`` submits and collects through ``--judge-url``'s Batch API (the batches recorded
 next to the picks file, so a rerun picks them up). A sequential design whose stopping rule
 this judge's picks meet asks nothing more, as a live judge is asked nothing more.
@@ -108,8 +108,17 @@ class JudgeBatch:
         return sitting.analyze_command(self.run.run_dir, self.out)
 
 
+def _passes(work: JudgeBatch, both: bool) -> str:
+    """How many passes the export holds per comparison, said only for a preference judge."""
+    if work.run.view.protocol != "preference":
+        return ""
+    if not work.options.swap:
+        return ", one pass each, no swap"
+    return ", both passes" if both else ""
+
+
 def export(work: JudgeBatch, out: Path, fmt: str, say: Say) -> None:
-    """``--batch-export FILE``: both passes of every comparison still to ask."""
+    """``--batch-export FILE``: every comparison still to ask (both passes of a swap)."""
     from blindtest.batch_run import write_export
 
     requests = judge_requests(work.run, work.options, work.to_ask())
@@ -129,7 +138,7 @@ def export(work: JudgeBatch, out: Path, fmt: str, say: Say) -> None:
     say(
         f"wrote {names}: {reportfmt.count(len(requests), 'request')} ("
         f"{reportfmt.count(trials, 'comparison')}"
-        f"{', both passes' if len(requests) > trials else ''}) for the judge "
+        f"{_passes(work, len(requests) > trials)}) for the judge "
         f"{work.options.model} in the {fmt} batch format; when the results are back: "
         f"{work.command('--batch-import', 'RESULTS.jsonl')}"
     )
