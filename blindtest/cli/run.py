@@ -55,6 +55,12 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 @click.option("--judge-id", help="Name written on every pick (default: your user name).")
 @click.option("--judge-url", metavar="URL", help="llm:MODEL: the judge model's base URL.")
 @click.option("--judge-key-env", metavar="NAME", help="llm:MODEL: variable holding its key.")
+@click.option(
+    "--html",
+    "html_path",
+    type=_options.FilePath(),
+    help="Also write the report as a standalone HTML page (as bt-analyze --html does).",
+)
 @concurrency_option
 @_options.side_transport_options
 @_options.timeout_option
@@ -73,6 +79,7 @@ def run(
     judge_id: str | None,
     judge_url: str | None,
     judge_key_env: str | None,
+    html_path: Path | None,
     concurrency: int,
     timeout: float,
     price_a: str | None,
@@ -134,6 +141,7 @@ def run(
             prices={"A": price_a, "B": price_b},
             transport=transport,
             hooks=hooks,
+            html=html_path,
             **design_options,
         )
     if result.analysis is None:
