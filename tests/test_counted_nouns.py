@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from screen_text import flat
 
-from blindtest.batch import Triage
+from blindtest.generation.batch import Triage
 from blindtest.reportfmt import count
 from blindtest.simulator import Simulator
 

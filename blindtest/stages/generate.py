@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from blindtest import artifacts, reportfmt
 from blindtest.artifact_types import GenerationRecord
-from blindtest.client import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT
 from blindtest.errors import BadInput
+from blindtest.generation.client import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT
+from blindtest.generation.retry import DEFAULT_POLICY
 from blindtest.hints import stage_command
 from blindtest.locking import holding_run
-from blindtest.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
-    from blindtest.generating import Progress
+    from blindtest.generation.fetch import Progress
 
 __all__ = ["GenerateResult", "generate"]
 
@@ -115,6 +115,7 @@ def generate(
     imports = [Path(p) for p in batch_import]
     with holding_run(run, holder):
         from blindtest import generating as lib
+        from blindtest.generation.cost import parse_prices
 
         _check_numbers(timeout, rpm)
         sides = lib.side_transport(
@@ -128,7 +129,7 @@ def generate(
                 "refetch_changed": refetch_changed,
             }
         )
-        given = lib.parse_prices(dict(prices or {}))
+        given = parse_prices(dict(prices or {}))
         mode = batch_mode(export, imports, batch, sides["refetch_changed"])
         if mode is not None:
             work = _BatchWork(run, mode, export, imports, batch_format, poll_interval, timeout)
@@ -194,7 +195,7 @@ def _live(
 
 @dataclass(frozen=True, slots=True)
 class _BatchWork:
-    """The batch mode asked for, run by :mod:`blindtest.generate_batch`."""
+    """The batch mode asked for, run by :mod:`blindtest.generation.batch_mode`."""
 
     run: Path
     mode: str
@@ -210,7 +211,7 @@ class _BatchWork:
         say: Say,
         progress: Callable[[str, bool], None] | None,
     ) -> None:
-        from blindtest import generate_batch as core
+        from blindtest.generation import batch_mode as core
 
         if self.mode == "batch-export":
             assert self.export is not None
@@ -218,7 +219,7 @@ class _BatchWork:
         elif self.mode == "batch-import":
             core.import_files(self.run, self.imports, prices, say)
         else:
-            from blindtest.batch_run import check_submittable
+            from blindtest.generation.batch_run import check_submittable
 
             check_submittable(self.fmt)
             core.submit(self.run, prices, self.timeout, self.poll_interval, progress, say)

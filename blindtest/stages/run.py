@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from blindtest import artifacts
+from blindtest import artifacts, locking
 from blindtest.chain import judging_state, picks_judges, recorded_seed
 from blindtest.errors import BadInput
 from blindtest.stages.analyze import AnalyzeResult, analyze
@@ -26,7 +26,7 @@ from blindtest.stages.generate import GenerateResult, generate
 from blindtest.stages.judge import JudgeResult, LlmSettings, default_judge_id, judge
 
 if TYPE_CHECKING:
-    from blindtest.generating import Progress
+    from blindtest.generation.fetch import Progress
 
 __all__ = ["RunHooks", "RunResult", "run"]
 
@@ -109,11 +109,11 @@ def run(
     write the report page there (as ``bt-analyze --html``), checked before anything is
     written."""
     if judge_kind.startswith("llm:"):  # before anything is written or paid for
-        from blindtest.llm_judge import check_judge_key
+        from blindtest.judging.llm.judge import check_judge_key
 
         check_judge_key(judge_kind, judge_url, judge_key_env)
     else:
-        from blindtest.judges import judge_kind as known_kind
+        from blindtest.judging.driver import judge_kind as known_kind
 
         known_kind(judge_kind)  # an unknown kind is refused before the design is written
     run_path = Path(run_dir)
@@ -121,7 +121,7 @@ def run(
     if page is not None:
         _check_page(page, run_path)
     show = hooks if hooks is not None else RunHooks()
-    with artifacts.run_lock(run_path, HOLDER):
+    with locking.run_lock(run_path, HOLDER):
         designed = _design(run_path, model_a, model_b, design_options, show)
         show.designed(designed)
         generated = generate(

@@ -3,9 +3,10 @@ slot as a batch input file, ``--batch-import FILE...`` reads the results back in
 ``responses.jsonl``, ``--batch`` submits and collects through the endpoints' Batch API; each
 writes the blinded view once every slot is answered, or says what is still missing.
 
-The run's files through :mod:`blindtest.artifacts`; the formats are :mod:`blindtest.batch`,
-the bodies and rows :mod:`blindtest.generating`, submitting and collecting
-:mod:`blindtest.batch_run`. No click: lines for the user go to the caller's ``say``.
+The run's files through :mod:`blindtest.artifacts`; the formats are
+:mod:`blindtest.generation.batch`,
+the bodies and rows :mod:`blindtest.generation.batch_rows`, submitting and collecting
+:mod:`blindtest.generation.batch_run`. No click: lines for the user go to the caller's ``say``.
 
 Import. Results are sorted against the rows on disk (:func:`slot_triage`): a result for a slot
 already answered with the same content (an interrupted import run again) is skipped with a
@@ -24,11 +25,18 @@ from typing import Any
 import orjson
 
 from blindtest import artifacts, reportfmt
-from blindtest import generating as lib
 from blindtest.artifact_types import DesignRecord, GenerationRecord, TrialRecord
 from blindtest.artifacts import JsonObject, LoadedDesign
-from blindtest.batch import BatchResult, Triage, parse_custom_id, triage
 from blindtest.errors import EndpointFailed
+from blindtest.generating import StageIO, check_rows_current
+from blindtest.generation.batch import BatchResult, Triage, parse_custom_id, triage
+from blindtest.generation.batch_rows import (
+    BatchImport,
+    batch_requests,
+    batch_row,
+    import_batch_stage,
+)
+from blindtest.generation.requests import SlotRequests, endpoints_for
 from blindtest.hints import stage_command
 from blindtest.slots import LAUNDER, SlotState, build_trials_view, pending_work, plan_slots
 
@@ -40,13 +48,13 @@ Prices = Mapping[str, tuple[float, float]]
 
 def export(run_dir: Path, out: Path, fmt: str, say: Say) -> None:
     """``--batch-export FILE``: every unanswered slot's request (laundering is done live)."""
-    from blindtest.batch_run import write_export
+    from blindtest.generation.batch_run import write_export
 
     loaded = artifacts.load_design(run_dir)
     rows = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
-    lib.check_rows_current(loaded.design, rows.records)
+    check_rows_current(loaded.design, rows.records)
     state = SlotState.from_rows(rows.records)
-    requests = lib.batch_requests(loaded.design, loaded.sha256, state)
+    requests = batch_requests(loaded.design, loaded.sha256, state)
     if not requests:
         launder = any(w.stage == LAUNDER for w in pending_work(loaded.design, state))
         rest = f"; launder live: {stage_command('generate', run_dir)}" if launder else ""
@@ -64,7 +72,7 @@ def export(run_dir: Path, out: Path, fmt: str, say: Say) -> None:
 
 def import_files(run_dir: Path, files: Sequence[Path], prices: Prices, say: Say) -> None:
     """``--batch-import FILE...``: every file read and checked before anything is written."""
-    from blindtest.batch_run import read_result_files
+    from blindtest.generation.batch_run import read_result_files
 
     loaded, io = _io(run_dir, say)
     results = read_result_files(files)
@@ -89,17 +97,17 @@ def submit(
     progress: Callable[[str, bool], None] | None,
     say: Say,
 ) -> None:
-    """``--batch``: submit the missing slots, wait, import (:func:`blindtest.batch_run.collect`;
-    a rerun picks up the batches recorded in ``batches.json``). ``EndpointFailed`` when slots
-    are still unanswered after it."""
-    from blindtest import batch_run
+    """``--batch``: submit the missing slots, wait, import
+    (:func:`blindtest.generation.batch_run.collect`; a rerun picks up the batches recorded in
+    ``batches.json``). ``EndpointFailed`` when slots are still unanswered after it."""
+    from blindtest.generation import batch_run
 
     loaded, io = _io(run_dir, say)
-    lib.check_rows_current(
+    check_rows_current(
         loaded.design,
         artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True).records,
     )
-    endpoints = lib.endpoints_for(loaded.design)
+    endpoints = endpoints_for(loaded.design)
     for side in ("A", "B"):
         endpoints[side].check_key(side)
     record_path = run_dir / artifacts.BATCHES
@@ -111,7 +119,7 @@ def submit(
 
     def pending() -> list[tuple[str, str, dict[str, object]]]:
         state = SlotState.from_rows(rows())
-        return lib.batch_requests(loaded.design, loaded.sha256, state)
+        return batch_requests(loaded.design, loaded.sha256, state)
 
     def import_results(results: list[BatchResult]) -> tuple[int, int]:
         found, _, trials[0] = _import_slots(run_dir, loaded, results, prices, io)
@@ -145,7 +153,7 @@ def submit(
         )
 
 
-def _io(run_dir: Path, say: Say) -> tuple[LoadedDesign, lib.StageIO]:
+def _io(run_dir: Path, say: Say) -> tuple[LoadedDesign, StageIO]:
     loaded = artifacts.load_design(run_dir)
     path = run_dir / artifacts.RESPONSES
 
@@ -161,7 +169,7 @@ def _io(run_dir: Path, say: Say) -> tuple[LoadedDesign, lib.StageIO]:
         artifacts.write_json(target, record, "generation", force=True)
         return True
 
-    io = lib.StageIO(open_responses, write_generation, lambda *_: "", say=say)
+    io = StageIO(open_responses, write_generation, lambda *_: "", say=say)
     return loaded, io
 
 
@@ -216,7 +224,7 @@ def slot_triage(
     rows: Sequence[Mapping[str, Any]],
     results: list[BatchResult],
 ) -> Triage:
-    """bt-generate's results sorted against ``rows`` (:func:`blindtest.batch.triage`): a
+    """bt-generate's results sorted against ``rows`` (:func:`blindtest.generation.batch.triage`): a
     result is "the same" as a stored row of its slot when the row it makes says the same."""
     slots = {(s.trial, s.slot): s for s in plan_slots(design)}
     stored: dict[Hashable, tuple[bool, set[Hashable]]] = {}
@@ -237,10 +245,10 @@ def slot_triage(
             return "unknown", None, f"{where} (no slot {result.custom_id!r} in this design)"
         return "ok", (cid.trial, cid.number), f"trial {cid.trial} slot {cid.number}"
 
-    requests = lib.SlotRequests(design)
+    requests = SlotRequests(design)
 
     def content(key: Hashable, result: BatchResult) -> Hashable:
-        return _said(lib.batch_row(design, slots[key], result, requests))  # type: ignore[index]
+        return _said(batch_row(design, slots[key], result, requests))  # type: ignore[index]
 
     def refusal(counts: Mapping[str, int], first: str) -> str:
         return (
@@ -265,13 +273,13 @@ def _import_slots(
     loaded: LoadedDesign,
     results: list[BatchResult],
     prices: Prices,
-    io: lib.StageIO,
-) -> tuple[lib.BatchImport, Triage, list[TrialRecord] | None]:
+    io: StageIO,
+) -> tuple[BatchImport, Triage, list[TrialRecord] | None]:
     """Sort ``results`` against the rows on disk, import the fresh ones."""
     existing = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
-    lib.check_rows_current(loaded.design, existing.records)
+    check_rows_current(loaded.design, existing.records)
     sorted_ = slot_triage(loaded.design, loaded.sha256, existing.records, results)
-    found, trials = lib.import_batch_stage(
+    found, trials = import_batch_stage(
         loaded.design,
         loaded.sha256,
         existing.records,
