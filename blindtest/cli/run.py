@@ -55,12 +55,7 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 @click.option("--judge-id", help="Name written on every pick (default: your user name).")
 @click.option("--judge-url", metavar="URL", help="llm:MODEL: the judge model's base URL.")
 @click.option("--judge-key-env", metavar="NAME", help="llm:MODEL: variable holding its key.")
-@click.option(
-    "--html",
-    "html_path",
-    type=_options.FilePath(),
-    help="Also write the report as a standalone HTML page (as bt-analyze --html does).",
-)
+@_options.html_option
 @concurrency_option
 @_options.side_transport_options
 @_options.timeout_option

@@ -182,7 +182,7 @@ def _tag_note(report: Mapping[str, Any]) -> str | None:
     return (
         "Trials by their outcome, per prompt tag (a prompt with several tags counts in each); "
         "A's win rate among the untied with its Wilson 95% interval; the exact two-sided p, "
-        f"and that p Holm-adjusted across {count(len(by_tag), 'tag')}."
+        f"and that p Holm-adjusted across the {count(len(by_tag), 'tag')}."
     )
 
 
