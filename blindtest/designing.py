@@ -45,6 +45,7 @@ from blindtest.normalize import (
     parse_length_band,
 )
 from blindtest.prompts import Prompt, demo_prompts, load_prompts, prompt_sha256
+from blindtest.reportfmt import count
 from blindtest.rng import RNG_VERSION, DesignRng, fresh_seed
 from blindtest.sides import (
     check_template,
@@ -194,8 +195,9 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
     _check_controls(options, distinct_prompts)
     if distinct_prompts < options.trials:
         raise BadInput(
-            f"found {distinct_prompts} distinct prompts, need {options.trials} (each prompt is "
-            f"used in one trial only); add prompts or use --trials {distinct_prompts}"
+            f"found {count(distinct_prompts, 'distinct prompt')}, need {options.trials} "
+            "(each prompt is used in one trial only); add prompts or use --trials "
+            f"{distinct_prompts}"
         )
 
 
@@ -263,9 +265,9 @@ def _check_controls(options: DesignOptions, distinct_prompts: int) -> None:
     total = options.trials + k
     if distinct_prompts < total:
         raise BadInput(
-            f"found {distinct_prompts} distinct prompts, need {options.trials} + {k} controls "
-            f"= {total} (each prompt is used in one trial only, controls included); add "
-            "prompts or lower --trials or --controls"
+            f"found {count(distinct_prompts, 'distinct prompt')}, need {options.trials} + "
+            f"{k} controls = {total} (each prompt is used in one trial only, controls "
+            "included); add prompts or lower --trials or --controls"
         )
 
 

@@ -26,7 +26,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from blindtest import artifacts
+from blindtest import artifacts, reportfmt
 from blindtest.artifact_types import DesignRecord, GenerationRecord, ResponseRow, TrialRecord
 from blindtest.errors import BadInput, CheckFailed, EndpointFailed
 from blindtest.generation.client import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, ChatClient
@@ -325,7 +325,8 @@ def check_rows_current(design: DesignRecord, rows: Sequence[Mapping[str, Any]]) 
 def refetch_notice(design: DesignRecord, stale: Mapping[str, int]) -> str:
     total, named = _stale_counts(design, stale)
     return (
-        f"asking again for {total} slots whose answer on disk was made for another request "
+        f"asking again for {reportfmt.count(total, 'slot')} whose answer on disk was made for "
+        "another request "
         f"({named}); the old rows stay in {artifacts.RESPONSES}, no longer counted"
     )
 
@@ -400,8 +401,8 @@ def _announce(
     existing: int,
     say: Callable[[str], None],
 ) -> None:
-    resumed = f" (resuming: {existing} rows already on disk)" if existing else ""
-    say(f"fetching {pending} responses{resumed}")
+    resumed = f" (resuming: {reportfmt.count(existing, 'row')} already on disk)" if existing else ""
+    say(f"fetching {reportfmt.count(pending, 'response')}{resumed}")
     for role, entry in sorted(estimate.items(), key=lambda item: _ROLE_ORDER.index(item[0])):
         cost = f", about ${entry['cost']:.2f}" if "cost" in entry else ""
         say(

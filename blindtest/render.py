@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from blindtest import reportfmt
 from blindtest.artifact_types import ReportRecord
 from blindtest.hints import placeholder_legend, stage_command
 from blindtest.reportfmt import format_p, pct
@@ -70,7 +71,8 @@ def _technical_lines(report: ReportRecord) -> list[str]:
         )
         left_out = (report.get("excluded") or {}).get("n")
         dropped = (
-            f"; {left_out} comparisons excluded by the LLM judge (neither wins nor ties)"
+            f"; {reportfmt.count(left_out, 'comparison')} excluded by the LLM judge "
+            "(neither wins nor ties)"
             if left_out
             else ""
         )
@@ -88,7 +90,7 @@ def _technical_lines(report: ReportRecord) -> list[str]:
     if agree and agree.get("pairs"):
         lines.append(
             f"  judges agreeing    {pct(agree['rate'])} of {agree['pairs']} pairs of picks on "
-            f"{agree['trials_shared']} shared trials (1/3 if both guess)"
+            f"{reportfmt.count(agree['trials_shared'], 'shared trial')} (1/3 if both guess)"
         )
     pc, pd, dprime = report.get("pc"), report.get("pd"), report.get("dprime")
     if pc:
@@ -117,7 +119,10 @@ def _interval_words(found: Mapping[str, Any], what: str) -> str:
 
 def _pair_words(pair: Mapping[str, Any]) -> str:
     first, second = pair["judges"]
-    head = f"  {first} and {second}, {pair['n']} shared trials, the same answer on {pair['agreed']}"
+    head = (
+        f"  {first} and {second}, {reportfmt.count(pair['n'], 'shared trial')}, the same answer "
+        f"on {pair['agreed']}"
+    )
     if pair["statistic"] is None:
         return f"{head}: {pair['statement']}."
     kappa = f"Cohen's kappa {_num(pair['statistic'])}"
@@ -139,14 +144,18 @@ def agreement_text(agreement: Mapping[str, Any]) -> list[str]:
         if not kappa:
             return [f"Agreement: {agreement.get('statement') or 'not measured'}"]
         return [
-            f"Agreement over {agreement['n_items']} shared trials: {kappa['method']} kappa "
+            f"Agreement over {reportfmt.count(agreement['n_items'], 'shared trial')}: "
+            f"{kappa['method']} kappa "
             f"{_num(kappa['statistic'])} ({kappa['label']}). {agreement['caveat']}"
         ]
     if not agreement["measurable"]:
         return [f"Agreement not measured: {agreement['statement']}"]
     alpha = agreement["alpha"]
     if alpha["statistic"] is None:
-        head = f"Agreement over {agreement['n_items']} shared trials: {agreement['statement']}"
+        head = (
+            f"Agreement over {reportfmt.count(agreement['n_items'], 'shared trial')}: "
+            f"{agreement['statement']}"
+        )
     else:
         shown = f"Krippendorff's alpha {_num(alpha['statistic'])} ({alpha['label']}"
         if alpha.get("interval"):
@@ -158,7 +167,8 @@ def agreement_text(agreement: Mapping[str, Any]) -> list[str]:
                     "resamples that held more than one answer"
                 )
         head = (
-            f"Agreement over {agreement['n_items']} trials seen by two or more judges: {shown}), "
+            f"Agreement over {reportfmt.count(agreement['n_items'], 'trial')} seen by two or more "
+            f"judges: {shown}), "
             f"{pct(agreement['percent']['statistic'])} of pairs of answers identical."
         )
     return [head, *(_pair_words(p) for p in agreement["pairs"]), agreement["caveat"]]
@@ -201,7 +211,7 @@ def by_tag_lines(report: ReportRecord) -> list[str]:
         return ["By task type: " + clean("; ".join(cells)) + "."]
     lines = [
         f"By task type (trials; A's win rate among the untied, Wilson 95% interval; exact "
-        f"two-sided p, Holm-adjusted across {len(by_tag)} tags):"
+        f"two-sided p, Holm-adjusted across {reportfmt.count(len(by_tag), 'tag')}):"
     ]
     for tag, c in by_tag.items():
         rate = c.get("win_rate") or {}
@@ -236,12 +246,14 @@ def by_tag_sentences(report: ReportRecord) -> list[str]:
         )
         if c["p_holm"] <= alpha:
             lines.append(
-                f"{said}, and it holds after Holm's adjustment across {len(by_tag)} tags "
+                f"{said}, and it holds after Holm's adjustment across "
+                f"{reportfmt.count(len(by_tag), 'tag')} "
                 f"({format_p(c['p_holm'])}): route by task rather than standardise on one."
             )
         else:
             lines.append(
-                f"{said}; not significant after Holm's adjustment across {len(by_tag)} tags "
+                f"{said}; not significant after Holm's adjustment across "
+                f"{reportfmt.count(len(by_tag), 'tag')} "
                 f"({format_p(c['p_holm'])}): a lead to test with more '{clean(tag)}' prompts, "
                 "not a finding."
             )
@@ -269,10 +281,12 @@ def _bot_scores(report: ReportRecord, bots: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _census_lines(census: Mapping[str, Any] | None) -> list[str]:
+def _census_lines(report: ReportRecord, census: Mapping[str, Any] | None) -> list[str]:
     if not census:
         return []
-    rows = [["per response", f"A {census['A']['model']}", f"B {census['B']['model']}"]]
+    # Headed by label: when both sides are one model, the model name tells them not apart.
+    heads = [f"{s} {_label(report, s, census[s]['model'])}" for s in ("A", "B")]
+    rows = [["per response", *heads]]
     labels = {
         "mean_words": "words (mean)",
         "em_dashes": "em dashes",
@@ -296,7 +310,7 @@ def _audit_lines(report: ReportRecord) -> list[str]:
     lines = ["What a bot can explain (mechanical judges that read no content, same trials):"]
     lines += _bot_scores(report, audit["bots"])
     lines += [f"  {s}" for s in audit["sentences"]]
-    lines += _census_lines(audit.get("census"))
+    lines += _census_lines(report, audit.get("census"))
     return lines + responses
 
 
@@ -336,7 +350,7 @@ def reading_lines(report: ReportRecord) -> list[str]:
     read = []
     for name in report.get("inputs") or {}:
         if name in picks:
-            read.append(f"{clean(name)} ({picks[name]} picks)")
+            read.append(f"{clean(name)} ({reportfmt.count(picks[name], 'pick')})")
         elif name == "responses.jsonl" and responses:
             read.append(f"{name} ({responses['answered']} of {responses['slots']} answered)")
         elif name == "audit.json" and audit.get("used") is False:
@@ -358,7 +372,7 @@ def checks_lines(report: ReportRecord) -> list[str]:
     passed = checks["pass"]
     paired = checks["paired"]
     line = (
-        f"Mechanical checks first ({checks['prompts']} prompts): A passed "
+        f"Mechanical checks first ({reportfmt.count(checks['prompts'], 'prompt')}): A passed "
         f"{passed['A']['passed']}/{passed['A']['total']}, B {passed['B']['passed']}/"
         f"{passed['B']['total']}; paired McNemar {format_p(paired['p_value'])}."
     )
@@ -480,7 +494,8 @@ def _header(report: ReportRecord) -> list[str]:
     if models and summary and summary != f"{models['A']} vs {models['B']} (different models)":
         sides = f", {clean(summary)}"
     return [
-        f"blindtest: {report['protocol']} test{sides}, {report['trials_planned']} trials, "
+        f"blindtest: {report['protocol']} test{sides}, "
+        f"{reportfmt.count(report['trials_planned'], 'trial')}, "
         f"judged by: {judges}",
         f"design {report['design_sha256'][:16]}",
         "",

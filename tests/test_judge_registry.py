@@ -446,6 +446,8 @@ def test_judge_kinds_come_from_the_registry(invoke: Any) -> None:
         BadInput, match="unknown judge 'bot:nope'; use one of human, web, bot:length"
     ):
         judge_kind("bot:nope")
+    with pytest.raises(BadInput, match=r"unknown judge 'lm:x'; .*bot:random, or llm:MODEL$"):
+        judge_kind("lm:x")
     shown = invoke("judge", "--help").output
     assert "[human|web|bot:length|bot:duplicate|bot:random]" in shown
 

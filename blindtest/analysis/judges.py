@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from blindtest import reportfmt
 from blindtest.judging.llm.diagnostics import (
     POSITION_ALPHA,
     Consistency,
@@ -83,7 +84,7 @@ def _direction_line(share: Share, what: str, chance: str) -> str:
 def _lines(found: JudgeDiagnostics, protocol: str) -> list[str]:
     name = found.model or found.judge
     chance = "1/3" if protocol == "triangle" else "50%"
-    lines = [f"LLM judge {name} ({found.comparisons} comparisons judged):"]
+    lines = [f"LLM judge {name} ({reportfmt.count(found.comparisons, 'comparison')} judged):"]
     if found.position is not None:
         lines.append(_position_line(found.position))
     if found.first is not None:
@@ -114,8 +115,11 @@ def _lines(found: JudgeDiagnostics, protocol: str) -> list[str]:
         lines.append(f"    leakage in trial {leak['trial']}: {leak['details']}")
     money = f", ${found.cost:.4f}" if found.cost is not None else ""
     lines.append(
-        f"  {found.requests} requests ({found.retries} retries), {found.failures} failure rows "
-        f"({found.still_failed} trials still unjudged), {found.tokens} tokens{money}"
+        f"  {reportfmt.count(found.requests, 'request')} ("
+        f"{reportfmt.count(found.retries, 'retry', 'retries')}), "
+        f"{reportfmt.count(found.failures, 'failure row')} "
+        f"({reportfmt.count(found.still_failed, 'trial')} still unjudged), "
+        f"{reportfmt.count(found.tokens, 'token')}{money}"
     )
     lines += [f"  WARNING: {w}" for w in found.warnings]
     return lines

@@ -17,6 +17,7 @@ from blindtest.artifacts import JsonObject
 from blindtest.derived import dropped_sentence
 from blindtest.endpoints import DEFAULT_BASE_URL, is_loopback
 from blindtest.errors import BadInput
+from blindtest.hints import SIMULATOR_URL
 from blindtest.identity import added_terms
 from blindtest.reportfmt import count, format_p, format_p_against, pct
 from blindtest.sides import identity_terms, parse_param
@@ -268,6 +269,13 @@ def _reads_back(text: str) -> bool:
         return False
 
 
+def _side_url(base_url: str, demo: bool) -> str:
+    """A side's URL in a suggested command. A demo's simulator lives only while the demo runs,
+    on a port it picked: the command names one on a fixed port, and the legend under it says
+    how to start it."""
+    return SIMULATOR_URL if demo and is_loopback(base_url) else base_url
+
+
 def _same_design_args(design: DesignRecord) -> list[str]:
     """bt-design arguments that rebuild this design's sides, protocol, size and seed."""
     protocol = design["protocol"]
@@ -275,10 +283,9 @@ def _same_design_args(design: DesignRecord) -> list[str]:
     for side in ("A", "B"):
         spec = design["models"][side]
         args += [f"--{side.lower()}", spec["model"]]
-        # A demo's simulator lives only while the demo runs: its port would not work.
-        local_demo = design["demo"] and is_loopback(spec["base_url"])
-        if spec["base_url"] != DEFAULT_BASE_URL and not local_demo:
-            args += [f"--{side.lower()}-url", spec["base_url"]]
+        url = _side_url(spec["base_url"], design["demo"])
+        if url != DEFAULT_BASE_URL:
+            args += [f"--{side.lower()}-url", url]
     if protocol != "triangle":
         args += ["--protocol", protocol]
     args += _side_args(design)

@@ -54,6 +54,13 @@ json_option = click.option(
     "--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout."
 )
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+#: bt-analyze's and blindtest run's report page (the one page, written by the analysis).
+html_option = click.option(
+    "--html",
+    "html_path",
+    type=FilePath(),
+    help="Also write the report as a standalone HTML page (inline charts, fetches nothing).",
+)
 refetch_option = click.option(
     "--refetch-changed",
     is_flag=True,

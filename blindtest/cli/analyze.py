@@ -29,12 +29,7 @@ from blindtest.cli._options import force_option, json_option, quiet_option, run_
     type=_options.FilePath(),
     help="Where to write the report (default RUN/report.json), e.g. for a second judge.",
 )
-@click.option(
-    "--html",
-    "html_path",
-    type=_options.FilePath(),
-    help="Also write the summary as a standalone HTML page.",
-)
+@_options.html_option
 @click.option(
     "--min-kappa",
     type=float,
@@ -107,6 +102,7 @@ def analyze(
         reveal_void=reveal_void,
         force=force,
         holder=_chain.stage_label(),
+        say=_common.say_unless(quiet),
     )
     if result.export_path is not None and result.dropped is not None:
         _export.summary(result.export_path, result.exported or 0, result.dropped)

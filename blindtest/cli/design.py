@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from blindtest import reportfmt
 from blindtest.cli import _chain, _from, _options
 from blindtest.cli._common import command, echo_prose
 from blindtest.cli._options import force_option, quiet_option, run_argument
@@ -93,7 +94,8 @@ def _summary(options: DesignOptions, prompts: int) -> None:
     sequential = options.sequential
     controls = f" + {options.controls} hidden controls" if options.controls else ""
     click.echo(
-        f"{options.protocol} design: {options.trials} trials{controls} from {prompts} prompts, "
+        f"{options.protocol} design: {reportfmt.count(options.trials, 'trial')}{controls} from "
+        f"{reportfmt.count(prompts, 'prompt')}, "
         f"seed {options.seed}, alpha {options.alpha}{', sequential' if sequential else ''}",
         err=True,
     )

@@ -21,7 +21,7 @@ import click
 from blindtest.cli import _chain, _check, _options
 from blindtest.cli._chain import resumable
 from blindtest.cli._common import command, echo_prose
-from blindtest.cli._options import DirPath, concurrency_option
+from blindtest.cli._options import DirPath, concurrency_option, quiet_option
 from blindtest.hints import blindtest_command
 from blindtest.judging.driver import JUDGE_KINDS
 
@@ -55,6 +55,7 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 @click.option("--judge-id", help="Name written on every pick (default: your user name).")
 @click.option("--judge-url", metavar="URL", help="llm:MODEL: the judge model's base URL.")
 @click.option("--judge-key-env", metavar="NAME", help="llm:MODEL: variable holding its key.")
+@_options.html_option
 @concurrency_option
 @_options.side_transport_options
 @_options.timeout_option
@@ -62,6 +63,7 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 @_options.prompt_source_options
 @_options.design_options
 @_check.option
+@quiet_option
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -73,6 +75,7 @@ def run(
     judge_id: str | None,
     judge_url: str | None,
     judge_key_env: str | None,
+    html_path: Path | None,
     concurrency: int,
     timeout: float,
     price_a: str | None,
@@ -84,6 +87,7 @@ def run(
     a_header_env: tuple[str, ...],
     b_header_env: tuple[str, ...],
     check: bool,
+    quiet: bool,
     **design_options: Any,
 ) -> int:
     """Design, generate, judge, audit and analyze in one go; the same command resumes.
@@ -114,34 +118,31 @@ def run(
         )  # fmt: skip
     run_dir = run_dir or Path(time.strftime("blindtest-run-%Y%m%d-%H%M%S"))
     resume = resume_command(ctx, run_dir)
-    hooks = RunHooks(
-        dropped=design.show_dropped,
-        designed=design.show,
-        say=lambda text: echo_prose(text, err=True),
-        on_progress=generate.ProgressLine() if sys.stderr.isatty() else None,
-        judged=judge.show_closing,
-        echo=click.echo,
+    hooks = (
+        RunHooks(echo=click.echo)  # a person judging still sees the trials
+        if quiet
+        else RunHooks(
+            dropped=design.show_dropped,
+            designed=design.show,
+            say=lambda text: echo_prose(text, err=True),
+            on_progress=generate.ProgressLine() if sys.stderr.isatty() else None,
+            judged=judge.show_closing,
+            echo=click.echo,
+        )
     )
     with resumable(resume):
         result = chain(
-            run_dir,
-            model_a,
-            model_b,
-            judge_kind=judge_kind,
-            judge_id=judge_id,
-            judge_url=judge_url,
-            judge_key_env=judge_key_env,
-            concurrency=concurrency,
-            timeout=timeout,
-            prices={"A": price_a, "B": price_b},
-            transport=transport,
-            hooks=hooks,
-            **design_options,
-        )
+            run_dir, model_a, model_b, judge_kind=judge_kind, judge_id=judge_id,
+            judge_url=judge_url, judge_key_env=judge_key_env, concurrency=concurrency,
+            timeout=timeout, prices={"A": price_a, "B": price_b}, transport=transport,
+            hooks=hooks, html=html_path, **design_options,
+        )  # fmt: skip
     if result.analysis is None:
+        if quiet:
+            return 0
         echo_prose(f"{result.judged} of {result.total} judged; continue with: {resume}", err=True)
         return 0
     analyze.show(
-        result.analysis.report, run_dir, as_json=False, quiet=False, brief=False, reveal=False
+        result.analysis.report, run_dir, as_json=False, quiet=quiet, brief=False, reveal=False
     )
     return result.exit_code

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from blindtest import reportfmt
 from blindtest.artifact_types import DesignRecord, ResponseRow, TrialRecord
 from blindtest.artifacts import JsonObject
 from blindtest.derived import trial_slot_seed
@@ -129,7 +130,8 @@ def batch_rows(
             done.add(key)
     if foreign or unknown or answered:
         raise BadInput(
-            f"refused {foreign + unknown + answered} batch results ({foreign} for another run, "
+            f"refused {reportfmt.count(foreign + unknown + answered, 'batch result')} "
+            f"({foreign} for another run, "
             f"{unknown} for slots this design does not have, {answered} for slots already "
             f"answered; first: {first_bad}); nothing written"
         )

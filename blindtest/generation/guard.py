@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from blindtest import reportfmt
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import Columns
 from blindtest.errors import CheckFailed
@@ -196,7 +197,7 @@ def _over(collisions: DrawCollisions) -> str:
 def _side_count(name: str, side: SideCollisions, model: str) -> str:
     return (
         f"side {name} ({model}) in {side.identical} of its {side.pairs}, up to "
-        f"{side.longest} words long"
+        f"{reportfmt.count(side.longest, 'word')} long"
     )
 
 
@@ -224,7 +225,10 @@ def collision_notice(collisions: DrawCollisions) -> str | None:
     trials = "trial" if k == 1 else "trials"
     longest = max(side.longest for side in collisions.sides.values())
     if longest > 2 * FREE_WORDS:
-        why = f"the longest {longest} words: chance, or prompts with one right wording"
+        why = (
+            f"the longest {reportfmt.count(longest, 'word')}: chance, or prompts with one right "
+            "wording"
+        )
     elif k == collisions.pairs and k > 1:
         why = "every one; answers this short cannot tell a deterministic endpoint from chance"
     else:

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from blindtest import reportfmt
 from blindtest.artifact_types import DesignRecord, GenerationRecord
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.errors import EndpointFailed
@@ -277,9 +278,13 @@ def session_summary(
     counts = RowCounts.of(fetched)
     if not counts.rows:
         state = "updated" if changed else "unchanged"
-        return f"nothing to fetch ({total_rows} rows on disk); generation.json {state}{said_prices}"
+        return (
+            f"nothing to fetch ({reportfmt.count(total_rows, 'row')} on disk); "
+            f"generation.json {state}{said_prices}"
+        )
     line = (
-        f"fetched {counts.rows} rows ({counts.failed} failed) in {counts.requests} requests; "
+        f"fetched {reportfmt.count(counts.rows, 'row')} ({counts.failed} failed) in "
+        f"{reportfmt.count(counts.requests, 'request')}; "
         "per-side figures are in generation.json, for after judging"
     )
     if sessions is not None and len(sessions) > 1:

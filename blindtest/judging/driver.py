@@ -398,4 +398,6 @@ def judge_kind(name: str) -> JudgeKind:
     try:
         return KINDS[name]
     except KeyError:
-        raise BadInput(f"unknown judge {name!r}; use one of {', '.join(KINDS)}") from None
+        raise BadInput(
+            f"unknown judge {name!r}; use one of {', '.join(KINDS)}, or llm:MODEL"
+        ) from None

@@ -30,7 +30,7 @@ from typing import Any, cast
 
 import orjson
 
-from blindtest import artifacts
+from blindtest import artifacts, reportfmt
 from blindtest.artifact_types import DesignRecord, PickRecord
 from blindtest.errors import BadInput
 from blindtest.protocols import PREFERENCE_PICKS, PROTOCOLS
@@ -204,7 +204,8 @@ def trials_from_records(records: Sequence[JsonObject], design: DesignRecord) -> 
     count = PROTOCOLS[design["protocol"]].options
     if len(records) != expected:
         raise BadInput(
-            f"{artifacts.TRIALS} holds {len(records)} trials but the design has {expected}; "
+            f"{artifacts.TRIALS} holds {reportfmt.count(len(records), 'trial')} but the design "
+            f"has {expected}; "
             "rerun bt-generate to finish it"
         )
     trials = []
@@ -215,7 +216,8 @@ def trials_from_records(records: Sequence[JsonObject], design: DesignRecord) -> 
             )
         if len(record["options"]) != count:
             raise BadInput(
-                f"{artifacts.TRIALS}:{number}: {len(record['options'])} options, but a "
+                f"{artifacts.TRIALS}:{number}: "
+                f"{reportfmt.count(len(record['options']), 'option')}, but a "
                 f"{design['protocol']} trial shows {count}"
             )
         history = tuple((t["role"], t["content"]) for t in record.get("history", ()))

@@ -26,7 +26,7 @@ from markupsafe import Markup
 
 from blindtest.markup import render_text
 from blindtest.render import by_tag_sentences, checks_lines, clean, reading_lines, skipped_lines
-from blindtest.reportfmt import format_p
+from blindtest.reportfmt import count, format_p
 from blindtest.reportpage import sections
 from blindtest.reportpage.charts import Row, bar_chart, e_value_chart, interval_chart
 from blindtest.stats.intervals import clopper_pearson
@@ -129,7 +129,15 @@ def _census(report: Mapping[str, Any]) -> tuple[list[str], list[list[str]], Any]
     if not sides:
         return [], [], None
     metrics = [m for m in CENSUS if any(m in census[s] for s in sides)]
-    header = ["", *[f"{s}: {census[s].get('model', s)}" for s in sides]]
+    configs = report.get("sides") or {}
+    # Headed by label: when both sides are one model, the model name tells them not apart.
+    header = [
+        "",
+        *[
+            f"{s}: {(configs.get(s) or {}).get('label') or census[s].get('model', s)}"
+            for s in sides
+        ],
+    ]
     table = [[m.replace("_", " "), *[_num(census[s].get(m)) for s in sides]] for m in metrics]
     chart = bar_chart(
         "chart-census",
@@ -174,7 +182,7 @@ def _tag_note(report: Mapping[str, Any]) -> str | None:
     return (
         "Trials by their outcome, per prompt tag (a prompt with several tags counts in each); "
         "A's win rate among the untied with its Wilson 95% interval; the exact two-sided p, "
-        f"and that p Holm-adjusted across the {len(by_tag)} tags."
+        f"and that p Holm-adjusted across the {count(len(by_tag), 'tag')}."
     )
 
 
@@ -299,6 +307,7 @@ def render_report_page(
             sides=sections.sides(report),
             trials=_trials(report, trials, plain),
             format_p=format_p,
+            count=count,
             pct=lambda v: "n/a" if v is None else f"{float(v) * 100:.0f}%",
         )
     )

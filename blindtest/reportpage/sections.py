@@ -15,7 +15,7 @@ from typing import Any
 
 from blindtest.hints import placeholder_legend, stage_command
 from blindtest.render import agreement_text, dprime_text
-from blindtest.reportfmt import control_line, format_p, pct
+from blindtest.reportfmt import control_line, count, format_p, pct
 
 #: The sentence of responses_sentences that discloses identity stripping.
 IDENTITY_SENTENCE = "Identity stripping replaced"
@@ -130,10 +130,10 @@ def _llm_counts(found: Mapping[str, Any], protocol: str) -> list[list[str]]:
             if preference
             else "flagged for review, still counted (no tie to count them as)",
         ],
-        ["requests", f"{found['requests']} ({found['retries']} retries)"],
+        ["requests", f"{found['requests']} ({count(found['retries'], 'retry', 'retries')})"],
         [
             "failure rows",
-            f"{found['failures']} ({found['still_failed']} trials still unjudged)",
+            f"{found['failures']} ({count(found['still_failed'], 'trial')} still unjudged)",
         ],
         ["tokens", str(found["tokens"])],
         ["cost", money(found.get("cost"))],
@@ -347,7 +347,7 @@ def technical(report: Mapping[str, Any]) -> list[list[str]]:
         untied = (report.get("wins") or 0) + (report.get("losses") or 0)
         left_out = (report.get("excluded") or {}).get("n")
         dropped = (
-            f"; {left_out} comparisons excluded by the LLM judge (neither wins nor ties)"
+            f"; {count(left_out, 'comparison')} excluded by the LLM judge (neither wins nor ties)"
             if left_out
             else ""
         )
@@ -379,7 +379,7 @@ def _discrimination(report: Mapping[str, Any], protocol: str) -> list[list[str]]
             [
                 "judges agreeing",
                 f"{pct(agree['rate'])} of {agree['pairs']} pairs of picks on "
-                f"{agree['trials_shared']} shared trials (1/3 if both guess)",
+                f"{count(agree['trials_shared'], 'shared trial')} (1/3 if both guess)",
             ]
         )
     pc, pd, dprime = report.get("pc"), report.get("pd"), report.get("dprime")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from blindtest import artifacts
+from blindtest import artifacts, reportfmt
 from blindtest.artifact_types import GenerationRecord
 from blindtest.errors import BadInput
 from blindtest.generation.client import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT
@@ -145,7 +145,7 @@ def generate(
             on_progress,
         )
     tell(
-        f"wrote {run / artifacts.TRIALS}: {count} blinded trials; next: "
+        f"wrote {run / artifacts.TRIALS}: {reportfmt.count(count, 'blinded trial')}; next: "
         f"{stage_command('judge', run)}"
     )
     return GenerateResult(

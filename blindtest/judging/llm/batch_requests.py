@@ -57,6 +57,7 @@ from blindtest.judging.llm.judge import (
     response_format,
 )
 from blindtest.judgment import JudgeRun, PicksFile, Trial
+from blindtest.reportfmt import count
 
 __all__ = [
     "BatchReplayJudge",
@@ -218,7 +219,8 @@ def select(
 
 def _refusal(counts: Mapping[str, int], first: str) -> str:
     return (
-        f"refused {sum(counts.values())} batch results ({counts.get('foreign', 0)} for another "
+        f"refused {count(sum(counts.values()), 'batch result')} "
+        f"({counts.get('foreign', 0)} for another "
         f"run or judge model, {counts.get('unknown', 0)} for comparisons this judge does not "
         f"have, {counts.get('twice', 0)} answering a comparison again with a different result; "
         f"first: {first}); nothing written"

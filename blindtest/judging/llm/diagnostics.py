@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from blindtest.reportfmt import format_p
+from blindtest.reportfmt import count, format_p
 from blindtest.stats.binomial import binomial_p_value
 from blindtest.stats.controls import NonTieComparisonResult, compare_non_tie
 from blindtest.stats.intervals import Interval, clopper_pearson
@@ -388,7 +388,7 @@ def _position_warning(
     if abs(gap) > POSITION_MARGIN and p is not None and p <= alpha:
         return (
             f"position bias: chose the first output shown in {first.estimate:.0%} of "
-            f"{first.n} comparisons, {abs(gap) * 100:.0f} points from {first.chance:.0%} "
+            f"{count(first.n, 'comparison')}, {abs(gap) * 100:.0f} points from {first.chance:.0%} "
             f"(spec 003's limit: {POSITION_MARGIN * 100:.0f} points; exact two-sided "
             f"{format_p(p)})"
         )

@@ -40,6 +40,7 @@ import orjson
 if TYPE_CHECKING:
     import jsonschema
 
+from blindtest import reportfmt
 from blindtest.endpoints import is_loopback
 from blindtest.errors import BadInput, EndpointFailed, EndpointRejected, PromptTooLong
 from blindtest.generation.client import ChatClient, Completion
@@ -352,7 +353,8 @@ def check_run(options: LlmOptions, run: JudgeRun, *, key: bool = True) -> None:
         if fits < total:
             raise BadInput(
                 f"--judge-context-tokens {options.context_tokens}: the pair transcript of "
-                f"{total} trials would not fit; only {fits} fit: raise the limit (the judge "
+                f"{reportfmt.count(total, 'trial')} would not fit; only {fits} fit: raise the "
+                "limit (the judge "
                 "model's context window) or design fewer trials"
             )
 
@@ -788,9 +790,12 @@ class LlmJudge:
 
     def closing(self, result: JudgingResult, out: Path, analyze_command: str) -> str:
         led = self.ledger
-        failed = f", {self.failed} failed (rerun the same command to ask them again)"
-        tokens = f"; {led.requests} requests ({led.retries} retries), " + (
-            f"{led.prompt_tokens + led.completion_tokens} tokens"
+        them = "it" if self.failed == 1 else "them"
+        failed = f", {self.failed} failed (rerun the same command to ask {them} again)"
+        tokens = (
+            f"; {reportfmt.count(led.requests, 'request')} ("
+            f"{reportfmt.count(led.retries, 'retry', 'retries')}), "
+            + (reportfmt.count(led.prompt_tokens + led.completion_tokens, "token"))
         )
         cost = self._cost(led.prompt_tokens, led.completion_tokens)
         money = f", ${cost:.4f}" if cost is not None else ""
@@ -1069,7 +1074,9 @@ class LlmJudge:
             if verdict is not None:
                 asked.verdict = verdict
                 return asked
-            asked.error = f"no valid verdict after {attempt + 1} answers: {problem}"
+            asked.error = (
+                f"no valid verdict after {reportfmt.count(attempt + 1, 'answer')}: {problem}"
+            )
         return asked
 
     async def _complete(self, messages: Sequence[ChatMessage]) -> Completion:

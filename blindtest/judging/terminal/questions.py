@@ -151,4 +151,5 @@ def closing_message(view: JudgeView, result: JudgingResult, analyze_command: str
             f"The session is complete after {result.judged} of {result.total} trials "
             f"(this sequential design stops by itself). Run {analyze_command} to see the result."
         )
-    return f"All {result.total} trials judged. Run {analyze_command} to see the result."
+    judged = "The trial is judged." if result.total == 1 else f"All {result.total} trials judged."
+    return f"{judged} Run {analyze_command} to see the result."

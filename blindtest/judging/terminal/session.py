@@ -47,6 +47,7 @@ from blindtest.judging.terminal.questions import (
     pick_words,
     quit_message,
 )
+from blindtest.reportfmt import count
 
 __all__ = ["Console", "InputEnded", "Session", "closing_message", "quit_message"]
 
@@ -187,7 +188,7 @@ class Session:
         kind = {"triangle": "triangle test", "pair": "pair test", "preference": "preference"}
         header = (
             f"blindtest {c.glyphs.sep} {kind[self.view.protocol]} {c.glyphs.sep} "
-            f"{self.view.total} trials {c.glyphs.sep} judge {self.judge_id}"
+            f"{count(self.view.total, 'trial')} {c.glyphs.sep} judge {self.judge_id}"
         )
         c.clear()
         width = self._width()
@@ -251,7 +252,8 @@ class Session:
 
     def _paint_fatigue(self) -> None:
         text = (
-            f"You have judged {self.turn.judged_now} trials in this sitting. Judgement gets worse "
+            f"You have judged {count(self.turn.judged_now, 'trial')} in this sitting. "
+            "Judgement gets worse "
             f"after about {self.fatigue_every} comparisons in a row: consider stopping now and "
             "resuming later. Your picks are saved, and running the same command again "
             f"continues at trial {self.turn.trial.number}."

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from blindtest import reportfmt
 from blindtest.errors import BadInput, Interrupted
 from blindtest.judging.driver import KINDS, Answer, JudgeKind, JudgingResult, Stop, TakeBack, Turn
 from blindtest.judging.terminal.questions import closing_message, quit_message
@@ -282,7 +283,8 @@ class Page:
                 "Time for a break",
                 base,
                 [
-                    f"You have judged {screen.judged_now} trials in this sitting. Judgement "
+                    f"You have judged {reportfmt.count(screen.judged_now, 'trial')} in this "
+                    "sitting. Judgement "
                     f"gets worse after about {reviewer.session_cap} comparisons in a row: "
                     "consider stopping now and coming back later. Your picks are saved; this "
                     "link continues where you stopped while bt-judge runs.",
@@ -313,9 +315,12 @@ def done_words(reviewer: Reviewer, result: JudgingResult) -> list[str]:
         ]
     if result.status == "quit":
         return ["Judging was stopped. Your picks are saved; ask for a new link to continue."]
+    judged = (
+        "The trial is judged." if reviewer.total == 1 else f"All {reviewer.total} trials judged."
+    )
     return [
-        f"All {reviewer.total} trials judged. Thank you: your picks are saved. Results are "
-        "shown once the judging is closed and analysed."
+        f"{judged} Thank you: your picks are saved. Results are shown once the judging is "
+        "closed and analysed."
     ]
 
 
