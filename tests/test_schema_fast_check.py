@@ -122,13 +122,15 @@ def _nudged(value: Any, draw: st.DrawFn) -> Any:
     if isinstance(value, bool):
         return not value
     if isinstance(value, int):
-        return value + draw(st.sampled_from([-2, -1, 1, 2])) if draw(st.booleans()) else float(value)
+        step = draw(st.sampled_from([-2, -1, 1, 2]))
+        return value + step if draw(st.booleans()) else float(value)
     if isinstance(value, float):
         return draw(st.sampled_from([value - 1, -value, value + 1e-9, value * 2, round(value)]))
     if isinstance(value, str):
         return draw(st.sampled_from([value + "\n", value[:-1], value[1:], value.upper(), ""]))
     if isinstance(value, list):
-        if value and draw(st.booleans()):
+        shorten: bool = draw(st.booleans())
+        if value and shorten:
             return value[: draw(st.integers(0, len(value) - 1))]
         return value + value[:1] if value else [None]
     return value
