@@ -42,7 +42,7 @@ _EXPORTS = {
     "build_design": "blindtest.designing",
     "build_report": "blindtest.analyzing",
     "plan_slots": "blindtest.slots",
-    "run_generation": "blindtest.generating",
+    "run_generation": "blindtest.generation.fetch",
     "verify_run": "blindtest.verifying",
 }
 
@@ -82,7 +82,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time each loads on first u
     from blindtest.auditing import build_audit
     from blindtest.designing import build_arrangement, build_design
     from blindtest.errors import BadInput, BlindtestError, CheckFailed, EndpointFailed
-    from blindtest.generating import run_generation
+    from blindtest.generation.fetch import run_generation
     from blindtest.slots import plan_slots
     from blindtest.stages.analyze import AnalyzeResult, analyze
     from blindtest.stages.audit import AuditResult, audit

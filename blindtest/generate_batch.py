@@ -4,7 +4,7 @@ slot as a batch input file, ``--batch-import FILE...`` reads the results back in
 writes the blinded view once every slot is answered, or says what is still missing.
 
 The run's files through :mod:`blindtest.artifacts`; the formats are :mod:`blindtest.batch`,
-the bodies and rows :mod:`blindtest.generating`, submitting and collecting
+the bodies and rows :mod:`blindtest.generation.batch_rows`, submitting and collecting
 :mod:`blindtest.batch_run`. No click: lines for the user go to the caller's ``say``.
 
 Import. Results are sorted against the rows on disk (:func:`slot_triage`): a result for a slot
@@ -24,11 +24,18 @@ from typing import Any
 import orjson
 
 from blindtest import artifacts
-from blindtest import generating as lib
 from blindtest.artifact_types import DesignRecord, GenerationRecord, TrialRecord
 from blindtest.artifacts import JsonObject, LoadedDesign
 from blindtest.batch import BatchResult, Triage, parse_custom_id, triage
 from blindtest.errors import EndpointFailed
+from blindtest.generating import StageIO, check_rows_current
+from blindtest.generation.batch_rows import (
+    BatchImport,
+    batch_requests,
+    batch_row,
+    import_batch_stage,
+)
+from blindtest.generation.requests import SlotRequests, endpoints_for
 from blindtest.hints import stage_command
 from blindtest.slots import LAUNDER, SlotState, build_trials_view, pending_work, plan_slots
 
@@ -44,9 +51,9 @@ def export(run_dir: Path, out: Path, fmt: str, say: Say) -> None:
 
     loaded = artifacts.load_design(run_dir)
     rows = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
-    lib.check_rows_current(loaded.design, rows.records)
+    check_rows_current(loaded.design, rows.records)
     state = SlotState.from_rows(rows.records)
-    requests = lib.batch_requests(loaded.design, loaded.sha256, state)
+    requests = batch_requests(loaded.design, loaded.sha256, state)
     if not requests:
         launder = any(w.stage == LAUNDER for w in pending_work(loaded.design, state))
         rest = f"; launder live: {stage_command('generate', run_dir)}" if launder else ""
@@ -94,11 +101,11 @@ def submit(
     from blindtest import batch_run
 
     loaded, io = _io(run_dir, say)
-    lib.check_rows_current(
+    check_rows_current(
         loaded.design,
         artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True).records,
     )
-    endpoints = lib.endpoints_for(loaded.design)
+    endpoints = endpoints_for(loaded.design)
     for side in ("A", "B"):
         endpoints[side].check_key(side)
     record_path = run_dir / artifacts.BATCHES
@@ -110,7 +117,7 @@ def submit(
 
     def pending() -> list[tuple[str, str, dict[str, object]]]:
         state = SlotState.from_rows(rows())
-        return lib.batch_requests(loaded.design, loaded.sha256, state)
+        return batch_requests(loaded.design, loaded.sha256, state)
 
     def import_results(results: list[BatchResult]) -> tuple[int, int]:
         found, _, trials[0] = _import_slots(run_dir, loaded, results, prices, io)
@@ -144,7 +151,7 @@ def submit(
         )
 
 
-def _io(run_dir: Path, say: Say) -> tuple[LoadedDesign, lib.StageIO]:
+def _io(run_dir: Path, say: Say) -> tuple[LoadedDesign, StageIO]:
     loaded = artifacts.load_design(run_dir)
     path = run_dir / artifacts.RESPONSES
 
@@ -160,7 +167,7 @@ def _io(run_dir: Path, say: Say) -> tuple[LoadedDesign, lib.StageIO]:
         artifacts.write_json(target, record, "generation", force=True)
         return True
 
-    io = lib.StageIO(open_responses, write_generation, lambda *_: "", say=say)
+    io = StageIO(open_responses, write_generation, lambda *_: "", say=say)
     return loaded, io
 
 
@@ -230,10 +237,10 @@ def slot_triage(
             return "unknown", None, f"{where} (no slot {result.custom_id!r} in this design)"
         return "ok", (cid.trial, cid.number), f"trial {cid.trial} slot {cid.number}"
 
-    requests = lib.SlotRequests(design)
+    requests = SlotRequests(design)
 
     def content(key: Hashable, result: BatchResult) -> Hashable:
-        return _said(lib.batch_row(design, slots[key], result, requests))  # type: ignore[index]
+        return _said(batch_row(design, slots[key], result, requests))  # type: ignore[index]
 
     def refusal(counts: Mapping[str, int], first: str) -> str:
         return (
@@ -257,13 +264,13 @@ def _import_slots(
     loaded: LoadedDesign,
     results: list[BatchResult],
     prices: Prices,
-    io: lib.StageIO,
-) -> tuple[lib.BatchImport, Triage, list[TrialRecord] | None]:
+    io: StageIO,
+) -> tuple[BatchImport, Triage, list[TrialRecord] | None]:
     """Sort ``results`` against the rows on disk, import the fresh ones."""
     existing = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
-    lib.check_rows_current(loaded.design, existing.records)
+    check_rows_current(loaded.design, existing.records)
     sorted_ = slot_triage(loaded.design, loaded.sha256, existing.records, results)
-    found, trials = lib.import_batch_stage(
+    found, trials = import_batch_stage(
         loaded.design,
         loaded.sha256,
         existing.records,

@@ -351,7 +351,7 @@ def _check_requests(v: _Verifier, design: DesignRecord) -> None:
     now: the hash it records (a row from before hashes were recorded: the model it names)
     against the request rebuilt from the design. An answer reused after the design was
     edited (another model, prompt or parameter) is found here."""
-    from blindtest.generating import DETERMINED_BY, SlotRequests
+    from blindtest.generation.requests import DETERMINED_BY, SlotRequests
     from blindtest.slots import LAUNDER, Slot, Work, original_text
 
     path = v.run_dir / artifacts.RESPONSES
@@ -509,7 +509,7 @@ def _check_audit(
 def _check_generation(v: _Verifier, design: DesignRecord) -> None:
     """Tokens, failures and cost per role recomputed from responses.jsonl and the recorded
     prices (wall time is a measurement, not a derivation)."""
-    from blindtest.generating import generation_record
+    from blindtest.generation.summary import generation_record
 
     generation = v.read(artifacts.GENERATION, "generation")
     responses = v.read(artifacts.RESPONSES, "responses", jsonl=True)

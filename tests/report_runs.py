@@ -27,7 +27,7 @@ from click.testing import CliRunner, Result
 from blindtest import artifacts
 from blindtest.artifact_types import DesignRecord
 from blindtest.designing import DesignOptions, ModelSpec, build_design
-from blindtest.generating import generation_record
+from blindtest.generation.summary import generation_record
 from blindtest.prompts import Prompt
 from blindtest.slots import Slot, plan_slots
 

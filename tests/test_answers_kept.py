@@ -24,7 +24,7 @@ from test_generate import make_design
 from blindtest import artifacts
 from blindtest.client import ChatClient, Completion
 from blindtest.errors import BadInput
-from blindtest.generating import run_generation
+from blindtest.generation.fetch import run_generation
 from blindtest.simulator import Simulator
 from blindtest.slots import SlotState
 from blindtest.wire import Usage

@@ -16,7 +16,7 @@ import pytest
 
 from blindtest import artifacts
 from blindtest.artifact_types import DesignRecord
-from blindtest.generating import identical_draws
+from blindtest.generation.guard import identical_draws
 from blindtest.normalize import count_words
 from blindtest.simulator import Simulator
 from blindtest.slots import SlotState, plan_slots, slot_seed
@@ -371,7 +371,7 @@ def test_identical_same_model_draws_are_counted() -> None:
 
 
 def test_openai_api_gets_max_completion_tokens_and_others_max_tokens() -> None:
-    from blindtest.generating import endpoints_for
+    from blindtest.generation.requests import endpoints_for
 
     def design_for(url: str) -> DesignRecord:
         spec = {

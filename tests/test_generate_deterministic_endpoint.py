@@ -13,9 +13,9 @@ import orjson
 import pytest
 from test_generate import make_design, rows
 
-import blindtest.generating as generate
+import blindtest.generation.guard as guard
 from blindtest.artifact_types import DesignRecord
-from blindtest.generating import DrawCollisions
+from blindtest.generation.guard import DrawCollisions
 from blindtest.simulator import Simulator
 from blindtest.slots import SlotState
 
@@ -75,7 +75,7 @@ def test_the_guard_compares_each_trial_once_not_every_trial_per_response(
     invoke: Invoke, tmp_path: Path, simulator: Simulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[int] = []
-    real = generate._same
+    real = guard._same
 
     def counting(first: str, second: str) -> bool:
         calls.append(1)
@@ -83,7 +83,7 @@ def test_the_guard_compares_each_trial_once_not_every_trial_per_response(
 
     run = tmp_path / "run"
     make_design(invoke, run, simulator, tmp_path, trials=20)
-    monkeypatch.setattr(generate, "_same", counting)
+    monkeypatch.setattr(guard, "_same", counting)
     assert invoke("generate", run, "--quiet").exit_code == 0
     # 20 trials: one comparison each while fetching (60 responses), then one pass each for
     # generation.json, the final check and the notice; never one scan per response (1200+).

@@ -12,7 +12,7 @@ import pytest
 from test_generate import make_design, rows
 
 from blindtest.artifact_types import DesignRecord
-from blindtest.generating import (
+from blindtest.generation.guard import (
     DETERMINISTIC_MISS,
     STOP_EVIDENCE,
     DrawCollisions,

@@ -243,7 +243,7 @@ def test_from_dirs_rows_record_the_hash_of_the_file_they_were_read_from(
 def test_the_request_hash_of_an_unchanged_design_never_drifts() -> None:
     """Pinned: a change to how bodies are built changes every recorded hash, and with it every
     run on disk would stop resuming and verifying; such a change must be deliberate."""
-    from blindtest.generating import SlotRequests
+    from blindtest.generation.requests import SlotRequests
     from blindtest.slots import Work, iter_slots
 
     from report_runs import make_design

@@ -18,7 +18,7 @@ from test_generate import make_design, rows
 
 from blindtest.client import ChatClient, Endpoint
 from blindtest.errors import EndpointRejected
-from blindtest.generating import endpoints_for
+from blindtest.generation.requests import endpoints_for
 from blindtest.simulator import Fault, Simulator
 from blindtest.wire import (
     ChatMessage,
@@ -371,8 +371,10 @@ def test_a_server_refusing_seed_gets_requests_without_one_and_the_refusal_is_cou
 
 
 def test_generate_sniffs_no_error_strings() -> None:
-    """The seed fallback lives in the client; generating.py reads no error wording."""
-    source = (Path(__file__).parents[1] / "blindtest" / "generating.py").read_text()
+    """The seed fallback lives in the client; bt-generate's library reads no error wording."""
+    root = Path(__file__).parents[1] / "blindtest"
+    paths = [root / "generating.py", *sorted((root / "generation").glob("*.py"))]
+    source = "".join(path.read_text() for path in paths)
     assert '"seed" in' not in source
     assert "rejects_seed" not in source
     assert "http 400" not in source.lower()
@@ -390,7 +392,8 @@ def test_importing_the_analysis_does_not_load_aiohttp() -> None:
 def test_wire_and_slots_import_no_stage_and_no_http_stack() -> None:
     code = (
         "import sys, blindtest.wire, blindtest.slots, blindtest.endpoints\n"
-        "heavy = {'aiohttp', 'click', 'blindtest.client', 'blindtest.generating'}\n"
+        "heavy = {'aiohttp', 'click', 'blindtest.client', 'blindtest.generating',\n"
+        "         'blindtest.generation'}\n"
         "assert not heavy & set(sys.modules), heavy & set(sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -399,6 +402,8 @@ def test_wire_and_slots_import_no_stage_and_no_http_stack() -> None:
 def test_audit_verify_and_analyze_import_slots_not_generate() -> None:
     root = Path(__file__).parents[1] / "blindtest"
     for name in ("analyzing.py", "auditing.py"):
-        assert "blindtest.generating" not in (root / name).read_text(), name
+        text = (root / name).read_text()
+        assert "blindtest.generating" not in text, name
+        assert "blindtest.generation" not in text, name
     verify = (root / "verifying.py").read_text()
     assert "from blindtest.generating import SlotState" not in verify

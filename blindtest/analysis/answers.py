@@ -21,7 +21,7 @@ statement says why in words.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -148,25 +148,42 @@ def _paired(units: Sequence[_OptionAnswer]) -> JsonObject:
 
 
 def _per_option(design: DesignRecord, question: str, picks: Sequence[Pick]) -> JsonObject:
+    return _question_entry(
+        design, question, picks, "each response",
+        _option_units, _paired, _option_figures, _option_sentence,
+    )  # fmt: skip
+
+
+def _question_entry(
+    design: DesignRecord,
+    question: str,
+    picks: Sequence[Pick],
+    about: str,
+    units_of: Callable[[DesignRecord, Sequence[Pick], str], list[Any]],
+    test: Callable[[list[Any]], JsonObject],
+    figures: Callable[[DesignRecord, JsonObject], str],
+    sentence: Callable[[DesignRecord, JsonObject], str],
+) -> JsonObject:
+    """One question's entry, either form: its units, pooled or per judge, its test and words."""
     answered, controls = _answered(design, question, picks)
-    units = _option_units(design, answered, question)
+    units = units_of(design, answered, question)
     entry: JsonObject = {
         "question": question,
-        "about": "each response",
+        "about": about,
         "unit": UNIT,
         "controls_left_out": controls,
         **_pooling(units),
     }
     if len(entry["judges"]) > 1:
         entry["per_judge"] = [
-            {"judge": judge, **_paired([u for u in units if u.judge == judge])}
+            {"judge": judge, **test([u for u in units if u.judge == judge])}
             for judge in entry["judges"]
         ]
         for cell in entry["per_judge"]:
-            cell["statement"] = f"{cell['judge']}: {_option_figures(design, cell)}"
+            cell["statement"] = f"{cell['judge']}: {figures(design, cell)}"
     if units and entry["pooled"]:
-        entry.update(_paired(units))
-    entry["statement"] = _option_sentence(design, entry)
+        entry.update(test(units))
+    entry["statement"] = sentence(design, entry)
     return entry
 
 
@@ -227,26 +244,10 @@ def _empty_margin(yes: int, no: int, won_a: int, won_b: int) -> str:
 
 
 def _per_comparison(design: DesignRecord, question: str, picks: Sequence[Pick]) -> JsonObject:
-    answered, controls = _answered(design, question, picks)
-    units = _comparison_units(design, answered, question)
-    entry: JsonObject = {
-        "question": question,
-        "about": "the comparison as a whole",
-        "unit": UNIT,
-        "controls_left_out": controls,
-        **_pooling(units),
-    }
-    if len(entry["judges"]) > 1:
-        entry["per_judge"] = [
-            {"judge": judge, **_association([u for u in units if u.judge == judge])}
-            for judge in entry["judges"]
-        ]
-        for cell in entry["per_judge"]:
-            cell["statement"] = f"{cell['judge']}: {_comparison_figures(design, cell)}"
-    if units and entry["pooled"]:
-        entry.update(_association(units))
-    entry["statement"] = _comparison_sentence(design, entry)
-    return entry
+    return _question_entry(
+        design, question, picks, "the comparison as a whole",
+        _comparison_units, _association, _comparison_figures, _comparison_sentence,
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- sentences

@@ -15,7 +15,7 @@ from blindtest.cli._options import concurrency_option, quiet_option, run_argumen
 from blindtest.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
-    from blindtest.generating import Progress
+    from blindtest.generation.fetch import Progress
 
 
 @command("generate")

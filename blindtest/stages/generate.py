@@ -20,7 +20,7 @@ from blindtest.locking import holding_run
 from blindtest.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
-    from blindtest.generating import Progress
+    from blindtest.generation.fetch import Progress
 
 __all__ = ["GenerateResult", "generate"]
 
@@ -115,6 +115,7 @@ def generate(
     imports = [Path(p) for p in batch_import]
     with holding_run(run, holder):
         from blindtest import generating as lib
+        from blindtest.generation.cost import parse_prices
 
         _check_numbers(timeout, rpm)
         sides = lib.side_transport(
@@ -128,7 +129,7 @@ def generate(
                 "refetch_changed": refetch_changed,
             }
         )
-        given = lib.parse_prices(dict(prices or {}))
+        given = parse_prices(dict(prices or {}))
         mode = batch_mode(export, imports, batch, sides["refetch_changed"])
         if mode is not None:
             work = _BatchWork(run, mode, export, imports, batch_format, poll_interval, timeout)

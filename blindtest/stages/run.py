@@ -26,7 +26,7 @@ from blindtest.stages.generate import GenerateResult, generate
 from blindtest.stages.judge import JudgeResult, LlmSettings, default_judge_id, judge
 
 if TYPE_CHECKING:
-    from blindtest.generating import Progress
+    from blindtest.generation.fetch import Progress
 
 __all__ = ["RunHooks", "RunResult", "run"]
 

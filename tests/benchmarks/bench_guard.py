@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import schema_tag
 from blindtest.client import ChatClient, Completion, Endpoint
-from blindtest.generating import DrawCollisions, run_generation
+from blindtest.generation.fetch import run_generation
+from blindtest.generation.guard import DrawCollisions
 from blindtest.slots import SlotState, plan_slots
 from blindtest.wire import ChatMessage
 

@@ -1,0 +1,74 @@
+"""Cost: the pre-run estimate per role and the ``--price-ROLE`` prices."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from blindtest.artifact_types import DesignRecord
+from blindtest.errors import BadInput
+from blindtest.generation.requests import prompt_texts, system_prompt
+from blindtest.normalize import count_words
+from blindtest.sides import SIDES
+from blindtest.slots import LAUNDER, iter_slots
+
+#: Assumed output length for a cost estimate when the design sets no token limit.
+ASSUMED_OUTPUT_TOKENS = 600
+
+
+def _cost(price: tuple[float, float], tokens_in: float, tokens_out: float) -> float:
+    """Dollars, for prices in dollars per million tokens (in, out)."""
+    return (tokens_in * price[0] + tokens_out * price[1]) / 1e6
+
+
+def estimate_cost(
+    design: DesignRecord, prices: Mapping[str, tuple[float, float]]
+) -> dict[str, dict[str, float]]:
+    """A rough pre-run estimate per role: input tokens ~ words x 4/3 of system + prompt;
+    output tokens = the design's token limit, or ``ASSUMED_OUTPUT_TOKENS`` without one."""
+    prompt_text = prompt_texts(design)
+    system_words = {side: count_words(system_prompt(design, side) or "") for side in SIDES}
+    estimate: dict[str, dict[str, float]] = {}
+    imported = design["source"]["kind"] == "dirs"
+    prompt_words: dict[str, int] = {}  # a prompt is asked in every slot of its trial
+    for slot in iter_slots(design):
+        roles = [] if imported else [slot.side]
+        roles += [LAUNDER] if design["normalization"]["launder"] else []
+        for role in roles:
+            params = design["models"][slot.side].get("params", {})
+            output = params.get("max_tokens") or ASSUMED_OUTPUT_TOKENS
+            if role == LAUNDER:
+                words_in = output * 0.75 + 80
+            else:
+                words = prompt_words.get(slot.prompt_id)
+                if words is None:
+                    words = prompt_words[slot.prompt_id] = count_words(prompt_text(slot.prompt_id))
+                words_in = system_words[slot.side] + words
+            entry = estimate.setdefault(role, {"input_tokens": 0.0, "output_tokens": 0.0})
+            entry["input_tokens"] += words_in * 4 / 3
+            entry["output_tokens"] += output
+    for role, entry in estimate.items():
+        if role in prices:
+            entry["cost"] = _cost(prices[role], entry["input_tokens"], entry["output_tokens"])
+    return estimate
+
+
+def parse_prices(texts: Mapping[str, str | None]) -> dict[str, tuple[float, float]]:
+    """``{role: "IN,OUT"}`` as given to ``--price-ROLE`` -> dollars per million tokens, in
+    and out; refuses anything but two finite numbers >= 0."""
+    prices = {}
+    for role, text in texts.items():
+        if text is None:
+            continue
+        try:
+            parts = [float(p) for p in text.split(",")]
+        except ValueError:
+            parts = []
+        if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
+            option = f"--price-{role.lower()}"
+            raise BadInput(
+                f"{option}: expected IN,OUT dollars per million tokens (two finite numbers "
+                f">= 0), e.g. 2.5,10; got {text!r}"
+            )
+        prices[role] = (parts[0], parts[1])
+    return prices
