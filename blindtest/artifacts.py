@@ -186,7 +186,8 @@ def fast_validator(name: str) -> jsonschema_rs.Validator:
     their ``$ref`` resolved from the shipped files only (any other URI is refused, never
     fetched), ``format`` checked. Trusted only when it says valid: where it is stricter than
     ``validator`` (a ``$`` in a ``pattern`` does not match before a final newline, NaN fails
-    ``minimum``) the record goes on to ``validator``, which decides."""
+    ``minimum``, a string with a lone surrogate cannot be taken at all) the record goes on to
+    ``validator``, which decides."""
     import jsonschema_rs
 
     registry = jsonschema_rs.Registry(_schema_documents(), retriever=_no_retrieval)
