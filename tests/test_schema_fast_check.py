@@ -20,7 +20,7 @@ import orjson
 import pytest
 from jsonschema.exceptions import best_match
 
-from blindtest import artifacts
+from blindtest.artifacts import validation as artifacts
 from blindtest.errors import BadInput
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "run"
