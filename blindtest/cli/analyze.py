@@ -9,8 +9,8 @@ import click
 
 from blindtest import artifacts
 from blindtest.artifact_types import ReportRecord
-from blindtest.cli import _chain, _common, _export, _options
-from blindtest.cli._common import command
+from blindtest.cli import _chain, _export, _options, _prose
+from blindtest.cli._command import command
 from blindtest.cli._options import force_option, json_option, quiet_option, run_argument
 
 
@@ -137,6 +137,6 @@ def show(
                 " -- REVEALED with --reveal-void: whoever has seen this analysis can no longer "
                 "judge this run blind"
             )
-        _common.echo_prose(clean(line), err=True)
+        _prose.echo_prose(clean(line), err=True)
     elif report["verdict"] in ("unusable", "incomplete"):
-        _common.echo_prose(clean(f"bt-analyze: {report['statement']}"), err=True)
+        _prose.echo_prose(clean(f"bt-analyze: {report['statement']}"), err=True)

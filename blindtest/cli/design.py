@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from blindtest.cli import _chain, _options
-from blindtest.cli._common import command, echo_prose
+from blindtest.cli._command import command
 from blindtest.cli._options import force_option, quiet_option, run_argument
+from blindtest.cli._prose import echo_prose
 
 if TYPE_CHECKING:
     from blindtest.designing import DesignOptions

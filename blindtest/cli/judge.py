@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from blindtest import artifacts
-from blindtest.cli import _batch, _chain, _common, _llm
-from blindtest.cli._common import command
+from blindtest.cli import _batch, _chain, _llm, _prose
+from blindtest.cli._command import command
 from blindtest.cli._options import FilePath, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
@@ -178,7 +178,7 @@ def judge(
         open_browser=not no_browser,
         session_cap=session_cap,
         echo=click.echo,
-        say=_common.say_unless(quiet),
+        say=_prose.say_unless(quiet),
         show=None if quiet else click.echo,
         batch_progress=_batch.progress_line(quiet),
         resume_options=[] if chosen is None else _llm.resume_args(kind, llm, ctx),
@@ -194,7 +194,7 @@ def judge(
 def show_closing(result: JudgeResult) -> None:
     """A sitting's last line (a batch export or import says its own)."""
     if result.result is not None:
-        _common.echo_prose(result.closing)
+        _prose.echo_prose(result.closing)
 
 
 def _is_panel(

@@ -1,7 +1,7 @@
 """blindtest run A B --prompts F: every stage in order (:func:`blindtest.stages.run.run`),
 each shown as its own command shows it.
 
-Its design options are the ``bt-design`` options themselves (one group in ``_common``, so
+Its design options are the ``bt-design`` options themselves (one group in ``_options``, so
 they can never drift apart); the stages run in order and leave their files in one directory.
 The same command again resumes that directory: the design must be the one the options make
 (the recorded seed is reused when ``--seed`` is not given), generation fetches only what is
@@ -20,8 +20,9 @@ import click
 
 from blindtest.cli import _chain, _options
 from blindtest.cli._chain import resumable
-from blindtest.cli._common import command, echo_prose
+from blindtest.cli._command import command
 from blindtest.cli._options import DirPath, concurrency_option
+from blindtest.cli._prose import echo_prose
 from blindtest.hints import blindtest_command
 from blindtest.judges import JUDGE_KINDS
 
