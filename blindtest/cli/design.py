@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from blindtest.cli import _chain, _options
+from blindtest.cli import _chain, _design_options
 from blindtest.cli._command import command
 from blindtest.cli._options import force_option, quiet_option, run_argument
 from blindtest.cli._prose import echo_prose
@@ -20,10 +20,10 @@ if TYPE_CHECKING:
 
 @command("design")
 @run_argument
-@_options.prompt_source_options
+@_design_options.prompt_source_options
 @click.option("--a", "model_a", metavar="MODEL", help="Model for side A.")
 @click.option("--b", "model_b", metavar="MODEL", help="Model for side B.")
-@_options.design_options
+@_design_options.design_options
 @force_option
 @quiet_option
 def design(run_dir: Path, force: bool, quiet: bool, **options: Any) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from blindtest.cli import _chain, _options
+from blindtest.cli import _chain, _design_options, _options
 from blindtest.cli._chain import resumable
 from blindtest.cli._command import command
 from blindtest.cli._options import DirPath, concurrency_option
@@ -60,8 +60,8 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 @_options.side_transport_options
 @_options.timeout_option
 @_options.price_options
-@_options.prompt_source_options
-@_options.design_options
+@_design_options.prompt_source_options
+@_design_options.design_options
 @click.pass_context
 def run(
     ctx: click.Context,
