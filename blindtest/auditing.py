@@ -25,11 +25,11 @@ from typing import Any
 
 from blindtest.artifact_types import AuditRecord, DesignRecord
 from blindtest.artifacts import JsonObject, schema_tag
-from blindtest.bots import bot_pick, duplicate_pick
 from blindtest.census import aggregate_census
 from blindtest.checks import CommandRunner, evaluate
+from blindtest.judging.bots import bot_pick, duplicate_pick
+from blindtest.judging.picks import Pick, Trial
 from blindtest.normalize import outside_band
-from blindtest.records import Pick, Trial
 from blindtest.rng import DesignRng
 from blindtest.scoring import pair_consistent_count, preferred_side, triangle_correct
 from blindtest.slots import LAUNDER, Slot, SlotState, original_text, plan_slots

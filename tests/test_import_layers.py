@@ -26,19 +26,23 @@ COMPOSE = ("stages.run",)
 SHARED = (
     "artifacts", "errors", "slots", "endpoints", "hints", "rng", "normalize", "census",
     "prompts", "outputs", "checks", "render", "scoring", "protocols",
-    "records", "artifact_types", "bots", "terminal", "report", "provenance", "flow",
-    "openai_wire", "reportfmt", "sides", "judge_prompts", "judge_diagnostics",
+    "artifact_types", "report", "provenance", "flow",
+    "openai_wire", "reportfmt", "sides",
     "assignment", "markup", "reportpage", "identity", "screen", "oslock", "locking", "stages",
     "version",
 )  # fmt: skip
+#: The parts of the judging package other stages read: the picks contract, the tell bots (the
+#: audit replays them) and a machine judge's diagnostics (the analysis reports them). The rest
+#: of ``blindtest.judging`` is the judge stage.
+SHARED_JUDGING = ("judging.picks", "judging.bots", "judging.llm.diagnostics")
 #: Modules and packages that belong to a stage (they import each other freely). The terminal
-#: session is a judge the driver (``judges``) asks, so it sits in the judge stage; so does the
-#: LLM judge. Each stage's batch modes sit in that stage (they make its rows or its picks).
+#: session is a judge the driver (``judging.driver``) asks, so it sits in the judge stage; so
+#: does the LLM judge. Each stage's batch modes sit in that stage (they make its rows or its
+#: picks).
 STAGE_PACKAGES = {
     "designing": "design", "generating": "generate", "judgment": "judge", "auditing": "audit",
     "analyzing": "analyze", "planning": "plan",
-    "analysis": "analyze", "judging": "judge", "judges": "judge", "session": "judge",
-    "llm_judge": "judge", "llm_batch": "judge", "judge_batch": "judge", "sitting": "judge",
+    "analysis": "analyze", "judging": "judge",
     "generation": "generate",
 }  # fmt: skip
 #: The half of ``blindtest/generation/`` that every stage asking a model shares (the judge
@@ -79,6 +83,9 @@ def layer(module: str) -> tuple[str, str]:
         if f"stages.{parts[2]}" in COMPOSE:
             return "compose", f"stages.{parts[2]}"
         top = {"verify": "verifying"}.get(parts[2], parts[2])
+    for shared in SHARED_JUDGING:
+        if module == f"blindtest.{shared}" or module.startswith(f"blindtest.{shared}."):
+            return "shared", shared
     if top == "generation" and len(parts) > 2 and parts[2] in GENERATION_SHARED:
         return "shared", f"generation.{parts[2]}"
     if top in ("cli", "__main__"):

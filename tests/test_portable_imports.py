@@ -97,7 +97,7 @@ def test_a_run_held_by_another_process_is_refused_naming_it(tmp_path: Path) -> N
 def test_a_key_on_windows_console_is_read_with_msvcrt(
     monkeypatch: pytest.MonkeyPatch, typed: list[str], key: str
 ) -> None:
-    from blindtest.terminal import console
+    from blindtest.judging.terminal import console
 
     keys = iter(typed)
     monkeypatch.setattr(sys, "platform", "win32")
@@ -108,7 +108,7 @@ def test_a_key_on_windows_console_is_read_with_msvcrt(
 
 
 def test_ctrl_c_and_ctrl_z_on_windows_console(monkeypatch: pytest.MonkeyPatch) -> None:
-    from blindtest.terminal import console
+    from blindtest.judging.terminal import console
 
     monkeypatch.setattr(sys, "platform", "win32")
     monkeypatch.setitem(sys.modules, "msvcrt", SimpleNamespace(getwch=lambda: "\x03"))

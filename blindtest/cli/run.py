@@ -24,7 +24,7 @@ from blindtest.cli._command import command
 from blindtest.cli._options import DirPath, concurrency_option
 from blindtest.cli._prose import echo_prose
 from blindtest.hints import blindtest_command
-from blindtest.judges import JUDGE_KINDS
+from blindtest.judging.driver import JUDGE_KINDS
 
 
 def resume_command(ctx: click.Context, run_dir: Path) -> str:

@@ -10,8 +10,8 @@ comparisons (its own ``part`` letter in :func:`custom_id`, e.g. ``"p"`` for a pa
 
 custom_id. ``bt-<16 hex of the design hash>-t<trial>-<part><number>``, e.g.
 ``bt-3f2a9c0d1b2e4f56-t12-s3`` (trial 12, slot 3); an LLM judge's pass adds its judge
-model and body (``bt-...-t12-p2-j<8 hex>-h<8 hex>``, :mod:`blindtest.llm_batch`): at most 64
-characters of
+model and body (``bt-...-t12-p2-j<8 hex>-h<8 hex>``,
+:mod:`blindtest.judging.llm.batch_requests`): at most 64 characters of
 ``[a-zA-Z0-9_-]``, so one id suits both OpenAI and Anthropic, and a result carries the run it
 belongs to (:func:`parse_custom_id`).
 

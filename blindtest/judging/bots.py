@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from blindtest.errors import BadInput
+from blindtest.judging.picks import Pick, Trial
 from blindtest.normalize import count_words, strip_formatting
-from blindtest.records import Pick, Trial
 
 __all__ = [
     "BOT_KINDS",

@@ -4,8 +4,8 @@ keys, how an answer is parsed into a pick, the help text and the closing words. 
 
 from __future__ import annotations
 
+from blindtest.judging.picks import JudgeView, JudgingResult
 from blindtest.protocols import PREFERENCE_PICKS
-from blindtest.records import JudgeView, JudgingResult
 
 #: Keys the question line gives a meaning of its own (u: take back; v: view; b: back).
 COMMAND_KEYS = frozenset({"q", "v", "b", "u", "?"})

@@ -5,11 +5,10 @@
 next to the picks file, so a rerun picks them up). A sequential design whose stopping rule
 this judge's picks meet asks nothing more, as a live judge is asked nothing more.
 
-The requests, the sorting of results and the replaying judge are :mod:`blindtest.llm_batch`;
-the sitting :mod:`blindtest.sitting`; the export files and submitting
-:mod:`blindtest.generation.batch_run`. No click: lines go to the caller's ``say`` (stderr) and
-``show``
-(the closing line, stdout).
+The requests, the sorting of results and the replaying judge are
+:mod:`blindtest.judging.llm.batch_requests`; the sitting :mod:`blindtest.judging.sitting`;
+the export files and submitting :mod:`blindtest.generation.batch_run`. No click: lines go to
+the caller's ``say`` (stderr) and ``show`` (the closing line, stdout).
 """
 
 from __future__ import annotations
@@ -18,12 +17,15 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from blindtest import artifacts, sitting
+from blindtest import artifacts
 from blindtest.artifacts import JsonObject
 from blindtest.errors import BadInput, EndpointFailed
 from blindtest.generation.batch import BatchResult
 from blindtest.hints import stage_command
-from blindtest.judges import Judge, JudgeKind, JudgingResult
+from blindtest.judging import sitting
+from blindtest.judging.driver import Judge, JudgeKind, JudgingResult
+from blindtest.judging.llm.batch_requests import Selection, judge_requests, replay_kind, select
+from blindtest.judging.llm.judge import LlmOptions
 from blindtest.judgment import (
     JudgeRun,
     PicksFile,
@@ -34,8 +36,6 @@ from blindtest.judgment import (
     read_picks,
     remaining_trials,
 )
-from blindtest.llm_batch import Selection, judge_requests, replay_kind, select
-from blindtest.llm_judge import LlmOptions
 
 __all__ = ["JudgeBatch", "export", "import_files", "record_path", "submit"]
 
@@ -178,7 +178,8 @@ def import_files(work: JudgeBatch, files: Sequence[Path], say: Say, show: Say) -
 
 
 def _select(work: JudgeBatch, results: list[BatchResult]) -> Selection:
-    """The results sorted against the judge's picks file (:func:`blindtest.llm_batch.select`)."""
+    """The results sorted against the judge's picks file
+    (:func:`blindtest.judging.llm.batch_requests.select`)."""
     return select(
         work.run,
         work.options,

@@ -10,8 +10,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Protocol
 
+from blindtest.judging.picks import JudgeView, Trial
 from blindtest.normalize import classify_lines, is_table_delimiter
-from blindtest.records import JudgeView, Trial
 
 #: Prose is wrapped at most this wide even on wide terminals: long lines are hard to read.
 MAX_PROSE_WIDTH = 110

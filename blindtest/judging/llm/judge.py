@@ -40,16 +40,24 @@ import orjson
 if TYPE_CHECKING:
     import jsonschema
 
-from blindtest import judge_prompts as prompts
 from blindtest.endpoints import is_loopback
 from blindtest.errors import BadInput, EndpointFailed, EndpointRejected, PromptTooLong
 from blindtest.generation.client import ChatClient, Completion
 from blindtest.generation.endpoint import Endpoint
 from blindtest.generation.retry import DEFAULT_POLICY, RetryPolicy
 from blindtest.generation.wire import ChatMessage
-from blindtest.judges import Answer, Failed, Halt, JudgeKind, JudgeSetup, JudgingResult, Turn
+from blindtest.judging.driver import (
+    Answer,
+    Failed,
+    Halt,
+    JudgeKind,
+    JudgeSetup,
+    JudgingResult,
+    Turn,
+)
+from blindtest.judging.llm import prompts
+from blindtest.judging.picks import SETTINGS_HASH_FIELD, settings_sha256
 from blindtest.judgment import JudgeRun, Pick, Trial, judge_nicknames
-from blindtest.records import SETTINGS_HASH_FIELD, settings_sha256
 
 __all__ = [
     "DEFAULT_KEY_ENVS",
@@ -419,7 +427,7 @@ def _mapping(swapped: bool) -> dict[str, str]:
 
 def input_context(trial: Trial) -> str:
     """The trial's ``[INPUT_CONTEXT]``: its prompt, or its whole conversation, every turn
-    role-labelled (:func:`blindtest.judge_prompts.input_context`); the same for every pass."""
+    role-labelled (:func:`blindtest.judging.llm.prompts.input_context`); the same for every pass."""
     return prompts.input_context(trial.prompt, trial.history)
 
 
