@@ -30,6 +30,7 @@ SHARED = (
     "openai_wire", "reportfmt", "sides",
     "assignment", "markup", "reportpage", "identity", "screen", "oslock", "locking", "stages",
     "version",
+    "derived", "prompt_size", "preflight", "keynames",
 )  # fmt: skip
 #: The parts of the judging package other stages read: the picks contract, the tell bots (the
 #: audit replays them) and a machine judge's diagnostics (the analysis reports them). The rest
