@@ -201,6 +201,21 @@ def test_done_when_cli_stages_shared_stats_and_no_stage_imports_a_stage() -> Non
     )
 
 
+def test_no_module_imports_the_package_top() -> None:
+    # The package's face (``blindtest/__init__.py``) loads the stages lazily; a module below
+    # it that imports it (for ``__version__``, say) points up at everything it exports.
+    found = sorted(where for _, target, where in edges() if target == "blindtest")
+    assert found == []
+
+
+def test_the_package_top_scan_sees_what_it_must() -> None:
+    known = modules()
+    names = {t for t, _ in imported(ast.parse("from blindtest import __version__\n"), known)}
+    assert names == {"blindtest"}
+    names = {t for t, _ in imported(ast.parse("from blindtest import artifacts\n"), known)}
+    assert names == {"blindtest.artifacts"}
+
+
 # --------------------------------------------------------------------------- item 7
 
 

@@ -10,7 +10,7 @@ import click
 
 from blindtest import artifacts, reportfmt
 from blindtest.cli._chain import stage_label
-from blindtest.cli._common import command
+from blindtest.cli._command import command
 from blindtest.cli._options import force_option, quiet_option, run_argument
 from blindtest.hints import stage_command
 

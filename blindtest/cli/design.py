@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from blindtest import reportfmt
-from blindtest.cli import _chain, _from, _options
-from blindtest.cli._common import command, echo_prose
+from blindtest.cli import _chain, _design_options, _from
+from blindtest.cli._command import command
 from blindtest.cli._options import force_option, quiet_option, run_argument
+from blindtest.cli._prose import echo_prose
 
 if TYPE_CHECKING:
     from blindtest.designing import DesignOptions
@@ -20,10 +21,10 @@ if TYPE_CHECKING:
 
 @command("design")
 @run_argument
-@_options.prompt_source_options
+@_design_options.prompt_source_options
 @click.option("--a", "model_a", metavar="MODEL", help="Model for side A.")
 @click.option("--b", "model_b", metavar="MODEL", help="Model for side B.")
-@_options.design_options
+@_design_options.design_options
 @_from.options
 @force_option
 @quiet_option

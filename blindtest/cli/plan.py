@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import orjson
 
-from blindtest.cli._common import command
+from blindtest.cli._command import command
 from blindtest.cli._options import FilePath, alpha_option, json_option
 from blindtest.errors import BadInput
 from blindtest.protocols import PROTOCOLS

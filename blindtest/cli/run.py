@@ -1,7 +1,7 @@
 """blindtest run A B --prompts F: every stage in order (:func:`blindtest.stages.run.run`),
 each shown as its own command shows it.
 
-Its design options are the ``bt-design`` options themselves (one group in ``_common``, so
+Its design options are the ``bt-design`` options themselves (one group in ``_options``, so
 they can never drift apart); the stages run in order and leave their files in one directory.
 The same command again resumes that directory: the design must be the one the options make
 (the recorded seed is reused when ``--seed`` is not given), generation fetches only what is
@@ -18,10 +18,11 @@ from typing import Any
 
 import click
 
-from blindtest.cli import _chain, _check, _options
+from blindtest.cli import _chain, _check, _design_options, _options
 from blindtest.cli._chain import resumable
-from blindtest.cli._common import command, echo_prose
+from blindtest.cli._command import command
 from blindtest.cli._options import DirPath, concurrency_option, quiet_option
+from blindtest.cli._prose import echo_prose
 from blindtest.hints import blindtest_command
 from blindtest.judging.driver import JUDGE_KINDS
 
@@ -60,8 +61,8 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 @_options.side_transport_options
 @_options.timeout_option
 @_options.price_options
-@_options.prompt_source_options
-@_options.design_options
+@_design_options.prompt_source_options
+@_design_options.design_options
 @_check.option
 @quiet_option
 @click.pass_context

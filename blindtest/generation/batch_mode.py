@@ -28,7 +28,6 @@ from blindtest import artifacts, reportfmt
 from blindtest.artifact_types import DesignRecord, GenerationRecord, TrialRecord
 from blindtest.artifacts import JsonObject, LoadedDesign
 from blindtest.errors import EndpointFailed
-from blindtest.generating import StageIO, check_rows_current
 from blindtest.generation.batch import BatchResult, Triage, parse_custom_id, triage
 from blindtest.generation.batch_rows import (
     BatchImport,
@@ -36,7 +35,9 @@ from blindtest.generation.batch_rows import (
     batch_row,
     import_batch_stage,
 )
+from blindtest.generation.ledger import check_rows_current
 from blindtest.generation.requests import SlotRequests, endpoints_for
+from blindtest.generation.stage_io import StageIO
 from blindtest.hints import stage_command
 from blindtest.slots import LAUNDER, SlotState, build_trials_view, pending_work, plan_slots
 

@@ -11,12 +11,12 @@ from blindtest.artifact_types import DesignRecord, ResponseRow, TrialRecord
 from blindtest.artifacts import JsonObject
 from blindtest.derived import trial_slot_seed
 from blindtest.errors import BadInput
-from blindtest.generating import StageIO
 from blindtest.generation.batch import BatchResult, custom_id, parse_custom_id, result_completion
 from blindtest.generation.client import Completion
 from blindtest.generation.guard import DrawCollisions, collision_notice
 from blindtest.generation.requests import SlotRequests
 from blindtest.generation.responses import response_record
+from blindtest.generation.stage_io import StageIO
 from blindtest.generation.summary import (
     check_not_deterministic,
     generation_record,
