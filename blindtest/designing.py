@@ -45,6 +45,7 @@ from blindtest.normalize import (
     parse_length_band,
 )
 from blindtest.prompts import Prompt, demo_prompts, load_prompts, prompt_sha256
+from blindtest.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from blindtest.rng import RNG_VERSION, DesignRng, fresh_seed
 from blindtest.sides import (
     check_template,
@@ -54,17 +55,11 @@ from blindtest.sides import (
     read_text_option,
 )
 
-PROTOCOLS = ("triangle", "pair", "preference")
 SIDES = ("A", "B")
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 #: With --demo and no models named, the design points at the bundled local simulator.
 DEMO_MODELS = ("sim-large", "sim-small")
 DEMO_BASE_URL = "http://127.0.0.1:8765/v1"
-DEFAULT_QUESTIONS = {
-    "triangle": "Which one is different?",
-    "pair": "Which nickname belongs to option 1?",
-    "preference": "Which would you rather use?",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +150,7 @@ class DesignOptions:
     a: ModelSpec
     b: ModelSpec
     seed: str
-    protocol: str = "triangle"
+    protocol: str = DEFAULT_PROTOCOL
     trials: int = 20
     alpha: float = 0.05
     sequential: bool = False
@@ -186,7 +181,7 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
         raise BadInput("--seed must not be empty")
     if options.source is None:
         _check_endpoints(options)
-    if options.sequential and options.protocol != "triangle":
+    if options.sequential and not PROTOCOLS[options.protocol].sequential:
         raise BadInput("--sequential is defined for the triangle protocol only")
     if options.similarity_pd0 is not None:
         _check_similarity(options, options.similarity_pd0)
@@ -205,7 +200,7 @@ def _check_questions(options: DesignOptions) -> None:
         ("--ask", options.extra_questions),
         ("--ask-each", options.extra_questions_per_option),
     ):
-        if asked and options.protocol != "preference":
+        if asked and not PROTOCOLS[options.protocol].prefers:
             raise BadInput(
                 f"{flag} is for the preference protocol only (a {options.protocol} judge answers "
                 f"no extra questions); drop {flag} or use --protocol preference"
@@ -238,7 +233,7 @@ def _check_controls(options: DesignOptions, distinct_prompts: int) -> None:
         raise BadInput(f"--controls must be 0 or more, got {k}")
     if k == 0:
         return
-    if options.protocol != "preference":
+    if not PROTOCOLS[options.protocol].prefers:
         raise BadInput(
             f"--controls is for preference designs only (a {options.protocol} trial already "
             "compares the two models); drop --controls or use --protocol preference"
@@ -381,7 +376,7 @@ def _check_model(side: str, spec: ModelSpec) -> None:
 def _check_endpoints(options: DesignOptions) -> None:
     for side, spec in zip(SIDES, (options.a, options.b), strict=True):
         _check_model(side, spec)
-    if options.protocol == "triangle":
+    if PROTOCOLS[options.protocol].repeats_side:
         _check_triangle_temperature(options)
 
 
@@ -398,7 +393,7 @@ def _check_triangle_temperature(options: DesignOptions) -> None:
 def _check_similarity(options: DesignOptions, pd0: float) -> None:
     if not 0 < pd0 < 1:
         raise BadInput(f"--similarity must be in (0, 1), got {pd0}")
-    if options.protocol == "preference":
+    if not PROTOCOLS[options.protocol].similarity:
         raise BadInput("--similarity applies to the triangle and pair protocols")
     if options.sequential:
         raise BadInput(
@@ -442,7 +437,7 @@ def build_arrangement(
             if "control" in entry:
                 entry["left"] = entry["control"]
         return arrangement
-    if protocol == "triangle":
+    if PROTOCOLS[protocol].layout_key == "doubled":  # one side shown twice, one odd position
         doubled = balanced_sides(trials, DesignRng(seed, "doubled"))
         odd_rng = DesignRng(seed, "odd_position")
         for entry, side in zip(arrangement, doubled, strict=True):
@@ -489,12 +484,12 @@ def build_design(
     check_options(options, len(prompts))
     models = _models(options)
     judging: DesignJudging = {
-        "question": options.question or DEFAULT_QUESTIONS[options.protocol],
+        "question": options.question or PROTOCOLS[options.protocol].question,
         "extra_questions": list(options.extra_questions),
         "require_reason": (
             options.require_reason
             if options.require_reason is not None
-            else options.protocol == "preference"
+            else PROTOCOLS[options.protocol].prefers
         ),
     }
     if options.extra_questions_per_option:  # absent otherwise: earlier designs keep their bytes
@@ -551,7 +546,7 @@ class DesignRequest:
     temperature: float = 1.0
     max_tokens: int | None = None
     system: str | None = None
-    protocol: str = "triangle"
+    protocol: str = DEFAULT_PROTOCOL
     trials: int = 20
     seed: str | None = None
     alpha: float = 0.05
@@ -697,7 +692,8 @@ def _from_dirs(
             f"--from-dirs takes its items and names from the directories; drop {others[0]}"
         )
     source = load_dirs(r.from_dirs[0], r.from_dirs[1], r.reference)
-    if r.protocol == "triangle":
+    rules = PROTOCOLS.get(r.protocol)
+    if rules is not None and rules.repeats_side:
         check_triangle_variants(source)
     return source.prompts(), source.record(), source.dropped, (source.a.name, source.b.name)
 

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
+from blindtest.protocols import PROTOCOLS
 from blindtest.stats.binomial import lower_tail, upper_tail
 from blindtest.stats.power import (
     PowerProtocol,
@@ -25,7 +26,6 @@ from blindtest.stats.power import (
 from blindtest.stats.similarity import SimilarityProtocol, pc_at_pd
 
 DEFAULT_TRIALS = (10, 15, 20, 23, 25, 30, 40, 50)
-DEFAULT_PCS = {"triangle": ("0.6", "0.7"), "pair": ("0.7", "0.8"), "preference": ("0.7", "0.8")}
 #: The largest design bt-plan computes: one exact row costs O(n) time and memory (about 20 ms
 #: and a few MB at 100,000), and a --target-power search scans every n up to its answer.
 MAX_TRIALS = 100_000
@@ -98,13 +98,14 @@ def grid_values(
     protocol: str, pcs: Sequence[str] | None, pds: Sequence[str] | None
 ) -> tuple[str, tuple[GridValue, ...]]:
     """Turn the ``--pc``/``--pd`` texts into proportions correct for the protocol."""
+    rules = PROTOCOLS[protocol]
     if pds is not None:
-        if protocol == "preference":
-            raise ValueError("--pd has no meaning for preference; give win rates with --pc")
-        guess_protocol: SimilarityProtocol = "pair" if protocol == "pair" else "triangle"
+        if not rules.similarity:
+            raise ValueError(f"--pd has no meaning for {protocol}; give win rates with --pc")
+        guess_protocol = cast(SimilarityProtocol, protocol)
         return "pd", tuple(GridValue(t, pc_at_pd(_unit(t, "--pd"), guess_protocol)) for t in pds)
-    texts = pcs if pcs is not None else DEFAULT_PCS[protocol]
-    kind = "win rate" if protocol == "preference" else "pc"
+    texts = pcs if pcs is not None else rules.default_pcs
+    kind = "win rate" if rules.prefers else "pc"
     return kind, tuple(GridValue(t, _unit(t, "--pc")) for t in texts)
 
 
@@ -135,11 +136,11 @@ def build_plan(
     grid, values = grid_values(protocol, pcs, pds)
     kind = cast(PowerProtocol, protocol)
     if ties:
-        if protocol != "preference":
+        if not PROTOCOLS[protocol].prefers:  # only a preference judge may answer "tie"
             raise ValueError("--ties is for preference designs (triangle and pair have no ties)")
         if not 0 <= ties < 1:
             raise ValueError(f"--ties: {ties:g} is outside [0, 1)")
-        return _plan_with_ties(trials, alpha, grid, values, target_power, ties)
+        return _plan_with_ties(kind, trials, alpha, grid, values, target_power, ties)
     rows = []
     for n in trials:
         row = power_row(n, protocol=kind, alpha=alpha, pcs=[v.value for v in values])
@@ -160,6 +161,7 @@ def build_plan(
 
 
 def _plan_with_ties(
+    protocol: PowerProtocol,
     trials: Sequence[int],
     alpha: float,
     grid: str,
@@ -170,8 +172,8 @@ def _plan_with_ties(
     """Preference rows over n comparisons of which a share ``ties`` are expected to be ties:
     no fixed critical count (the verdict is decided on however many are untied)."""
     ns = np.asarray(trials, dtype=np.int64)
-    nulls = _preference_power_with_ties(ns, alpha, 0.5, ties)
-    powers = {v.text: _preference_power_with_ties(ns, alpha, v.value, ties) for v in values}
+    nulls = _power_with_ties(ns, protocol, alpha, PROTOCOLS[protocol].chance, ties)
+    powers = {v.text: _power_with_ties(ns, protocol, alpha, v.value, ties) for v in values}
     rows = tuple(
         {
             "n": int(n),
@@ -186,10 +188,8 @@ def _plan_with_ties(
     smallest: dict[str, SmallestN] = {}
     if target_power is not None:
         for v in values:
-            smallest[v.text] = difference_smallest_n(
-                target_power, "preference", alpha, v.value, ties
-            )
-    return PlanResult("preference", alpha, grid, values, rows, smallest, ties=ties)
+            smallest[v.text] = difference_smallest_n(target_power, protocol, alpha, v.value, ties)
+    return PlanResult(protocol, alpha, grid, values, rows, smallest, ties=ties)
 
 
 def build_similarity_plan(
@@ -203,7 +203,7 @@ def build_similarity_plan(
 ) -> PlanResult:
     """Rows for a pre-registered similarity claim at ``pd0``: power is the chance of
     declaring "indistinguishable within pd0" when the true pd is each grid value."""
-    if protocol == "preference":
+    if not PROTOCOLS[protocol].similarity:
         raise ValueError("--similarity applies to the triangle and pair protocols")
     kind = cast(SimilarityProtocol, protocol)
     texts = pds if pds is not None else ("0",)
@@ -272,8 +272,9 @@ def _normal_guess(ns: Ints, p0: float, z: float) -> Ints:
 
 def _difference_region(ns: Ints, protocol: str, alpha: float) -> tuple[Ints, Ints]:
     """(lower, upper) rejection bounds per n, as `stats.power` computes them one n at a time."""
-    if protocol == "triangle":
-        p0 = 1.0 / 3.0
+    rules = PROTOCOLS[protocol]
+    if not rules.two_sided:  # one-sided against the chance (triangle)
+        p0 = rules.chance
         upper = _first_true(
             ns,
             _normal_guess(ns, p0, -float(special.ndtri(alpha))),
@@ -288,7 +289,7 @@ def _difference_region(ns: Ints, protocol: str, alpha: float) -> tuple[Ints, Int
         lambda k, n: (2 * k > n) & (np.minimum(1.0, 2.0 * upper_tail(k, n, 0.5)) <= alpha),
         down=True,
     )
-    if protocol == "preference":
+    if rules.prefers:  # the verdict also needs the Wilson interval to exclude 1/2
         z = -float(special.ndtri(alpha / 2.0))
 
         def wilson_above_half(k: Ints, n: Ints) -> npt.NDArray[np.bool_]:
@@ -310,7 +311,7 @@ def _difference_power(ns: Ints, protocol: str, alpha: float, pc: float) -> Float
 
 def _similarity_power(ns: Ints, protocol: str, alpha: float, pd0: float, pd: float) -> Floats:
     """P(declare similarity) per n: ``lo <= k <= hi`` as `stats.power._similarity_region`."""
-    guess: SimilarityProtocol = "pair" if protocol == "pair" else "triangle"
+    guess = cast(SimilarityProtocol, protocol)
     pc0 = pc_at_pd(pd0, guess)
     z = -float(special.ndtri(alpha))
     above = _first_true(
@@ -318,7 +319,7 @@ def _similarity_power(ns: Ints, protocol: str, alpha: float, pd0: float, pd: flo
     )
     hi = above - 1
     lo = np.zeros_like(ns)
-    if protocol == "pair":
+    if PROTOCOLS[protocol].two_sided:  # two one-sided tests: inverted nicknames too (pair)
         q0 = 1.0 - pc0
         lo = _first_true(
             ns, _normal_guess(ns, q0, z), lambda k, n: upper_tail(k, n, q0) <= alpha, down=True
@@ -333,7 +334,7 @@ def _similarity_power(ns: Ints, protocol: str, alpha: float, pd0: float, pd: flo
 _TIE_SPREAD = 12.0
 
 
-def _preference_power_with_ties(ns: Ints, alpha: float, win: float, ties: float) -> Floats:
+def _power_with_ties(ns: Ints, protocol: str, alpha: float, win: float, ties: float) -> Floats:
     """P(verdict) per n comparisons when each is a tie with probability ``ties``: ties leave
     the test, so the verdict is decided on U ~ Bin(n, 1 - ties) untied comparisons, of which
     each goes to the side with probability ``win``. Power = sum_u P(U = u) power(u)."""
@@ -342,7 +343,7 @@ def _preference_power_with_ties(ns: Ints, alpha: float, win: float, ties: float)
     top = int(ns.max()) if ns.size else 0
     untied = np.zeros(top + 1, dtype=np.float64)
     if top:
-        untied[1:] = _difference_power(np.arange(1, top + 1, dtype=np.int64), "preference",
+        untied[1:] = _difference_power(np.arange(1, top + 1, dtype=np.int64), protocol,
                                        alpha, win)  # fmt: skip
     out = np.empty(ns.size, dtype=np.float64)
     kept = 1.0 - ties
@@ -369,11 +370,12 @@ def certain_power_from(
     ties, the untied count reaches ``n (1 - t) - c sqrt(n)`` with probability >= sqrt(target),
     and that many untied comparisons have power >= sqrt(target) by the same bound.
     """
-    if protocol == "triangle":
-        a, delta = math.sqrt(math.log(1.0 / alpha) / 2.0), pc - 1.0 / 3.0
+    rules = PROTOCOLS[protocol]
+    if not rules.two_sided:
+        a, delta = math.sqrt(math.log(1.0 / alpha) / 2.0), pc - rules.chance
     else:
-        a, delta = math.sqrt(math.log(2.0 / alpha) / 2.0), abs(pc - 0.5)
-        if protocol == "preference":
+        a, delta = math.sqrt(math.log(2.0 / alpha) / 2.0), abs(pc - rules.chance)
+        if rules.prefers:
             a = max(a, -float(special.ndtri(alpha / 2.0)) / 2.0)
     if delta <= 0:
         return None
@@ -400,7 +402,7 @@ def difference_smallest_n(
     if ties > 0:
 
         def block(ns: Ints) -> Floats:
-            return _preference_power_with_ties(ns, alpha, pc, ties)
+            return _power_with_ties(ns, protocol, alpha, pc, ties)
 
         def exact(n: int) -> float:
             return float(block(np.array([n], dtype=np.int64))[0])
@@ -435,7 +437,8 @@ def _similarity_smallest_n(
 
 
 def _at_chance(protocol: str, pc: float) -> bool:
-    return pc <= 1.0 / 3.0 if protocol == "triangle" else pc == 0.5
+    rules = PROTOCOLS[protocol]
+    return pc == rules.chance if rules.two_sided else pc <= rules.chance
 
 
 #: The stable-n scan computes at most this many n at once (memory, not time).
@@ -507,17 +510,18 @@ def _decision(result: PlanResult, row: dict[str, Any]) -> str:
     if result.similarity_pd0 is not None:
         if row["similar_hi"] is None:
             return "never"
-        if result.protocol == "pair":
-            return f"{row['similar_lo']}..{row['similar_hi']} consistent"
-        return f"<= {row['similar_hi']} correct"
+        rules = PROTOCOLS[result.protocol]
+        if rules.two_sided:
+            return f"{row['similar_lo']}..{row['similar_hi']} {rules.unit}"
+        return f"<= {row['similar_hi']} {rules.unit}"
     if row.get("ties"):
         return "on the untied"
     if row["critical"] is None:
         return "never"
-    unit = {"triangle": "correct", "pair": "consistent", "preference": "wins"}[result.protocol]
-    if result.protocol == "triangle":
-        return f"{row['critical']} {unit}"
-    return f"{row['critical']} {unit} (or <= {row['lower_critical']})"
+    rules = PROTOCOLS[result.protocol]
+    if not rules.two_sided:
+        return f"{row['critical']} {rules.unit}"
+    return f"{row['critical']} {rules.unit} (or <= {row['lower_critical']})"
 
 
 def times_in_100(probability: float) -> str:
@@ -684,9 +688,9 @@ def format_plan(result: PlanResult, width: int = 80) -> str:
             f"alpha {result.alpha:g}: declares 'indistinguishable within pd0' when"
         )
     else:
-        chance = "1/3, one-sided" if result.protocol == "triangle" else "1/2, two-sided"
         head = (
-            f"{result.protocol} design, exact binomial against chance {chance}, "
+            f"{result.protocol} design, exact binomial against chance "
+            f"{PROTOCOLS[result.protocol].plan_chance}, "
             f"alpha {result.alpha:g}"
         )
         if result.ties:
@@ -721,13 +725,14 @@ def weak_design_note(protocol: str, trials: int, alpha: float) -> str | None:
     """One line for a design with under 50% power at Pc 0.7 (win rate 0.7), naming the trial
     count that reaches 80%; None for a design that is not weak."""
     kind = cast(PowerProtocol, protocol)
+    rules = PROTOCOLS[protocol]
     power = power_row(trials, protocol=kind, alpha=alpha, pcs=[WEAK_AT]).power[WEAK_AT]
     if power >= WEAK_POWER:
         return None
     found = difference_smallest_n(WEAK_TARGET, kind, alpha, WEAK_AT)
     verb, who = (
         ("find", "a side preferred 70% of the time")
-        if protocol == "preference"
+        if rules.prefers
         else ("detect", "a judge right 70% of the time")
     )
     head = f"with {trials} trial{'s' if trials != 1 else ''} this design"
@@ -741,6 +746,6 @@ def weak_design_note(protocol: str, trials: int, alpha: float) -> str | None:
     reach = f"; {found.n} trials reach 80%"
     if steady is not None and steady != found.n:
         reach += f" and every count from {steady} on stays there"
-    if protocol == "preference":
+    if rules.prefers:
         return line + reach + ", if no comparison is a tie (bt-plan --ties shows more)"
     return line + reach + " (bt-plan shows more)"

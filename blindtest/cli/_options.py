@@ -11,7 +11,10 @@ from typing import Any, TypeVar
 import click
 
 from blindtest.endpoints import DEFAULT_BASE_URL
-from blindtest.protocols import PROTOCOLS  # not blindtest.designing: bt-generate never loads it
+from blindtest.protocols import (  # not blindtest.designing: bt-generate never loads it
+    DEFAULT_PROTOCOL,
+    PROTOCOLS,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -201,7 +204,7 @@ design_options = grouped(
     click.option(
         "--protocol",
         type=click.Choice(tuple(PROTOCOLS)),
-        default="triangle",
+        default=DEFAULT_PROTOCOL,
         show_default=True,
         help="triangle: the judge picks the odd one of three (two from one model); pair: the "
         "judge tells which of two is which model; preference: the judge says which of two is "

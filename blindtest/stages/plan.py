@@ -19,6 +19,7 @@ from blindtest.planning import (
     build_similarity_plan,
     format_plan,
 )
+from blindtest.protocols import DEFAULT_PROTOCOL
 
 __all__ = ["Plan", "plan"]
 
@@ -68,7 +69,7 @@ def check_trials(trials: Sequence[int]) -> list[int]:
 
 
 def plan(
-    protocol: str = "triangle",
+    protocol: str = DEFAULT_PROTOCOL,
     *,
     trials: Sequence[int] | None = None,
     pc: Sequence[str | float] | None = None,

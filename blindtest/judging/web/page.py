@@ -19,12 +19,11 @@ import jinja2
 
 from blindtest.judgment import JudgeView, Trial
 from blindtest.markup import render_text
+from blindtest.protocols import PROTOCOLS
 from blindtest.terminal.questions import help_text, nickname_keys
 
 #: The static assets the page links, by name, with their content types.
 STATIC = {"page.css": "text/css; charset=utf-8", "keys.js": "text/javascript; charset=utf-8"}
-
-PROTOCOL_TITLES = {"triangle": "triangle test", "pair": "pair test", "preference": "preference"}
 
 
 @cache
@@ -58,7 +57,7 @@ def _render(template: str, **context: Any) -> str:
 
 
 def _option_labels(protocol: str, count: int) -> list[str]:
-    if protocol == "preference":
+    if PROTOCOLS[protocol].pick_kind == "side":  # the picks are the words left and right
         return ["Left (L)", "Right (R)"]
     return [f"Option {i}" for i in range(1, count + 1)]
 
@@ -82,8 +81,8 @@ def trial_page(
         title=f"trial {place.number} of {place.total}",
         base=base,
         view=view,
-        protocol=view.protocol,
-        protocol_title=PROTOCOL_TITLES[view.protocol],
+        pick_kind=PROTOCOLS[view.protocol].pick_kind,
+        protocol_title=PROTOCOLS[view.protocol].title,
         trial=trial,
         place=place,
         prompt=render_text(trial.prompt, plain=plain),

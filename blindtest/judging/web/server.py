@@ -30,6 +30,7 @@ from blindtest.judges import KINDS, Answer, JudgeKind, JudgingResult, Stop, Turn
 from blindtest.judging.web import page
 from blindtest.judging.web.reviewer import Refused, Reviewer
 from blindtest.judgment import JudgeView
+from blindtest.protocols import PROTOCOLS
 from blindtest.terminal.questions import closing_message, quit_message
 
 Echo = Callable[[str], None]
@@ -218,13 +219,14 @@ class Page:
                 ],
                 button="Continue now",
             )
+        named = PROTOCOLS[view.protocol].pick_kind == "nickname"
         return page.trial_page(
             view,
             turn.trial,
             page.Place(min(turn.judged + 1, reviewer.total), reviewer.total),
             base,
             plain=self.plain,
-            nicknames=reviewer.nicknames if view.protocol == "pair" else None,
+            nicknames=reviewer.nicknames if named else None,
             error=error,
             form=form,
         )
