@@ -102,11 +102,21 @@ def grid_values(
     if pds is not None:
         if not rules.similarity:
             raise ValueError(f"--pd has no meaning for {protocol}; give win rates with --pc")
-        guess_protocol = cast(SimilarityProtocol, protocol)
-        return "pd", tuple(GridValue(t, pc_at_pd(_unit(t, "--pd"), guess_protocol)) for t in pds)
+        guess = _similarity_model(protocol)
+        return "pd", tuple(GridValue(t, pc_at_pd(_unit(t, "--pd"), guess)) for t in pds)
     texts = pcs if pcs is not None else rules.default_pcs
     kind = "win rate" if rules.prefers else "pc"
     return kind, tuple(GridValue(t, _unit(t, "--pc")) for t in texts)
+
+
+def _power_model(protocol: str) -> PowerProtocol:
+    """The `blindtest.stats.power` model of a protocol's difference test."""
+    return cast(PowerProtocol, PROTOCOLS[protocol].model)
+
+
+def _similarity_model(protocol: str) -> SimilarityProtocol:
+    """The `blindtest.stats.similarity` model of a protocol (one with ``similarity``)."""
+    return cast(SimilarityProtocol, PROTOCOLS[protocol].model)
 
 
 def _unit(text: str, option: str) -> float:
@@ -134,16 +144,16 @@ def build_plan(
     ``ties`` (preference only) is the expected share of comparisons that are ties; n then
     counts every comparison and the win rates are among the untied ones."""
     grid, values = grid_values(protocol, pcs, pds)
-    kind = cast(PowerProtocol, protocol)
     if ties:
         if not PROTOCOLS[protocol].prefers:  # only a preference judge may answer "tie"
             raise ValueError("--ties is for preference designs (triangle and pair have no ties)")
         if not 0 <= ties < 1:
             raise ValueError(f"--ties: {ties:g} is outside [0, 1)")
-        return _plan_with_ties(kind, trials, alpha, grid, values, target_power, ties)
+        return _plan_with_ties(protocol, trials, alpha, grid, values, target_power, ties)
     rows = []
+    model = _power_model(protocol)
     for n in trials:
-        row = power_row(n, protocol=kind, alpha=alpha, pcs=[v.value for v in values])
+        row = power_row(n, protocol=model, alpha=alpha, pcs=[v.value for v in values])
         rows.append(
             {
                 "n": row.n,
@@ -156,12 +166,12 @@ def build_plan(
     smallest: dict[str, SmallestN] = {}
     if target_power is not None:
         for v in values:
-            smallest[v.text] = difference_smallest_n(target_power, kind, alpha, v.value)
+            smallest[v.text] = difference_smallest_n(target_power, protocol, alpha, v.value)
     return PlanResult(protocol, alpha, grid, values, tuple(rows), smallest)
 
 
 def _plan_with_ties(
-    protocol: PowerProtocol,
+    protocol: str,
     trials: Sequence[int],
     alpha: float,
     grid: str,
@@ -205,7 +215,7 @@ def build_similarity_plan(
     declaring "indistinguishable within pd0" when the true pd is each grid value."""
     if not PROTOCOLS[protocol].similarity:
         raise ValueError("--similarity applies to the triangle and pair protocols")
-    kind = cast(SimilarityProtocol, protocol)
+    kind = _similarity_model(protocol)
     texts = pds if pds is not None else ("0",)
     values = tuple(GridValue(t, _unit(t, "--pd")) for t in texts)
     rows = []
@@ -229,7 +239,7 @@ def build_similarity_plan(
     smallest: dict[str, SmallestN] = {}
     if target_power is not None:
         for v in values:
-            smallest[v.text] = _similarity_smallest_n(target_power, kind, alpha, pd0, v.value)
+            smallest[v.text] = _similarity_smallest_n(target_power, protocol, alpha, pd0, v.value)
     return PlanResult(protocol, alpha, "pd", values, tuple(rows), smallest, similarity_pd0=pd0)
 
 
@@ -311,7 +321,7 @@ def _difference_power(ns: Ints, protocol: str, alpha: float, pc: float) -> Float
 
 def _similarity_power(ns: Ints, protocol: str, alpha: float, pd0: float, pd: float) -> Floats:
     """P(declare similarity) per n: ``lo <= k <= hi`` as `stats.power._similarity_region`."""
-    guess = cast(SimilarityProtocol, protocol)
+    guess = _similarity_model(protocol)
     pc0 = pc_at_pd(pd0, guess)
     z = -float(special.ndtri(alpha))
     above = _first_true(
@@ -395,7 +405,7 @@ def certain_power_from(
 
 
 def difference_smallest_n(
-    target: float, protocol: PowerProtocol, alpha: float, pc: float, ties: float = 0.0
+    target: float, protocol: str, alpha: float, pc: float, ties: float = 0.0
 ) -> SmallestN:
     """`find_smallest_n` for the difference test of ``protocol`` at the alternative ``pc``
     (preference: a win rate among untied comparisons, with ``ties`` the expected tie rate)."""
@@ -413,7 +423,8 @@ def difference_smallest_n(
             return _difference_power(ns, protocol, alpha, pc)
 
         def exact(n: int) -> float:
-            return power_row(n, protocol=protocol, alpha=alpha, pcs=[pc]).power[pc]
+            model = _power_model(protocol)
+            return power_row(n, protocol=model, alpha=alpha, pcs=[pc]).power[pc]
 
     return find_smallest_n(
         target,
@@ -425,13 +436,14 @@ def difference_smallest_n(
 
 
 def _similarity_smallest_n(
-    target: float, protocol: SimilarityProtocol, alpha: float, pd0: float, pd: float
+    target: float, protocol: str, alpha: float, pd0: float, pd: float
 ) -> SmallestN:
     def block(ns: Ints) -> Floats:
         return _similarity_power(ns, protocol, alpha, pd0, pd)
 
     def exact(n: int) -> float:
-        return similarity_power_row(n, pd0, protocol=protocol, alpha=alpha, pds=[pd]).power[pd]
+        model = _similarity_model(protocol)
+        return similarity_power_row(n, pd0, protocol=model, alpha=alpha, pds=[pd]).power[pd]
 
     return find_smallest_n(target, block, exact=exact)
 
@@ -724,12 +736,12 @@ WEAK_TARGET = 0.8
 def weak_design_note(protocol: str, trials: int, alpha: float) -> str | None:
     """One line for a design with under 50% power at Pc 0.7 (win rate 0.7), naming the trial
     count that reaches 80%; None for a design that is not weak."""
-    kind = cast(PowerProtocol, protocol)
     rules = PROTOCOLS[protocol]
-    power = power_row(trials, protocol=kind, alpha=alpha, pcs=[WEAK_AT]).power[WEAK_AT]
+    model = _power_model(protocol)
+    power = power_row(trials, protocol=model, alpha=alpha, pcs=[WEAK_AT]).power[WEAK_AT]
     if power >= WEAK_POWER:
         return None
-    found = difference_smallest_n(WEAK_TARGET, kind, alpha, WEAK_AT)
+    found = difference_smallest_n(WEAK_TARGET, protocol, alpha, WEAK_AT)
     verb, who = (
         ("find", "a side preferred 70% of the time")
         if rules.prefers

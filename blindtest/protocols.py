@@ -54,6 +54,9 @@ class Protocol:
     """
 
     name: str
+    #: The name of its statistical model in `blindtest.stats` (power rows, similarity, the
+    #: exact tests): bt-plan asks stats for this model's power.
+    model: str
     #: Responses shown per trial (the slots of a trial).
     options: int
     chance: float
@@ -189,6 +192,7 @@ def _prefers_a(entry: Mapping[str, Any], pick: int | str, _first: str | None) ->
 
 TRIANGLE = Protocol(
     name="triangle",
+    model="triangle",
     options=3,
     chance=1 / 3,
     picks=(1, 2, 3),
@@ -215,6 +219,7 @@ TRIANGLE = Protocol(
 )
 PAIR = Protocol(
     name="pair",
+    model="pair",
     options=2,
     chance=0.5,
     picks=None,
@@ -241,6 +246,7 @@ PAIR = Protocol(
 )
 PREFERENCE = Protocol(
     name="preference",
+    model="preference",
     options=2,
     chance=0.5,
     picks=PREFERENCE_PICKS,
