@@ -38,7 +38,7 @@ STAGE_PACKAGES = {
     "analyzing": "analyze", "planning": "plan",
     "analysis": "analyze", "judging": "judge", "judges": "judge", "session": "judge",
     "llm_judge": "judge", "llm_batch": "judge", "judge_batch": "judge", "sitting": "judge",
-    "generate_batch": "generate", "generation": "generate",
+    "generate_batch": "generate", "generation": "generate", "powersearch": "plan",
 }  # fmt: skip
 #: A tool of its own: it imports nothing of blindtest's but itself.
 TOOLS = ("simulator",)

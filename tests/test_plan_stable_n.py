@@ -18,11 +18,8 @@ import pexpect
 import pytest
 from scipy import stats
 
-from blindtest.planning import (
-    certain_power_from,
-    difference_smallest_n,
-    weak_design_note,
-)
+from blindtest.planning import weak_design_note
+from blindtest.powersearch import certain_power_from, difference_smallest_n
 
 from conftest import Invoke
 

@@ -13,12 +13,12 @@ from blindtest.errors import BadInput
 from blindtest.planning import (
     DEFAULT_TRIALS,
     MAX_TOTAL_TRIALS,
-    MAX_TRIALS,
     PlanResult,
     build_plan,
     build_similarity_plan,
     format_plan,
 )
+from blindtest.powersearch import MAX_TRIALS
 from blindtest.protocols import DEFAULT_PROTOCOL
 
 __all__ = ["Plan", "plan"]
