@@ -25,6 +25,7 @@ from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import schema_tag
 from blindtest.bots import BOT_KINDS, BOT_NICKNAMES, bot_pick, check_bot
 from blindtest.errors import BadInput
+from blindtest.protocols import has_control
 from blindtest.records import (
     PICK_KINDS,
     SETTING_OPTIONS,
@@ -41,7 +42,6 @@ from blindtest.records import (
     changed_settings,
     check_picks,
     clean_text,
-    has_control,
     judge_id_problem,
     judge_nicknames,
     last_words,

@@ -14,6 +14,7 @@ as the name of its model, and sits below this module).
 
 from __future__ import annotations
 
+import dataclasses
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ __all__ = [
     "PREFERENCE_PICKS",
     "PROTOCOLS",
     "TRIANGLE",
+    "JudgePrompt",
     "PickKind",
     "Protocol",
     "protocol_of",
@@ -37,6 +39,31 @@ PREFERENCE_PICKS = ("left", "right", "tie")
 #: What a pick is: an option's position (1..options), a nickname for option 1, or a side word
 #: (`PREFERENCE_PICKS`). The screens (terminal, web) key their answer forms by it.
 PickKind = Literal["position", "nickname", "side"]
+
+#: How an LLM judge is asked the trials: each alone, as the turns of one conversation that
+#: holds its earlier answers (pair: the nicknames must stay the same), or in one or two
+#: passes with the positions swapped (preference).
+Asking = Literal["alone", "conversation", "passes"]
+
+
+@dataclass(frozen=True, slots=True)
+class JudgePrompt:
+    """What an LLM judge of a protocol is sent and must answer; `blindtest.llm_judge` builds
+    the requests and the verdict's JSON schema from it (the common fields, confidence,
+    justification and identity leakage, are its own)."""
+
+    #: The bundled templates its prompts are made from, in order (``judge_<name>.txt``; their
+    #: SHA-256 is part of the judge's settings).
+    templates: tuple[str, ...]
+    asking: Asking
+    #: The verdict field that holds the pick (a position, option 1's nickname, A/B/TIE).
+    verdict: str
+    #: The JSON-schema properties of the verdict's own fields, before the common ones, and
+    #: after them.
+    fields: Mapping[str, Any]
+    required: tuple[str, ...]
+    after: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
 
 #: How one pick scores against its arrangement entry: True when it counts for the test
 #: (found the odd one; consistent with option 1 = ``first``; prefers A), False when it counts
@@ -71,12 +98,16 @@ class Protocol:
     pick_kind: PickKind
     #: How a pick scores (see `Tally`); `tally` calls it with the trial's entry.
     scores: Tally
+    #: What an LLM judge is sent and answers.
+    llm: JudgePrompt
     #: The judge's question the design writes when --question is not given.
     question: str
     #: The task in the judge's help text (terminal), one paragraph.
     task: str
     #: The protocol as a page title or a judge's session line names it.
     title: str
+    #: What the terminal adds when a typed answer is not one ("; guess if unsure").
+    unsure: str
     #: The chance in words, as the diagnostics and the report page write it.
     chance_words: str
     #: The plan's header: "exact binomial against chance {plan_chance}".
@@ -201,11 +232,19 @@ TRIANGLE = Protocol(
     layout_key="doubled",
     pick_kind="position",
     scores=_odd_found,
+    llm=JudgePrompt(
+        templates=("triangle",),
+        asking="alone",
+        verdict="odd",
+        fields={"odd": {"enum": [1, 2, 3]}},
+        required=("odd",),
+    ),
     question="Which one is different?",
     task="Two of the three responses come from one model and one from the other. "
     "Pick the one that is different. If you are unsure, guess: every trial needs an "
     "answer, and guesses are priced into the analysis.",
     title="triangle test",
+    unsure="; guess if unsure",
     chance_words="1/3",
     plan_chance="1/3, one-sided",
     unit="correct",
@@ -228,11 +267,27 @@ PAIR = Protocol(
     layout_key="left",
     pick_kind="nickname",
     scores=_consistent,
+    llm=JudgePrompt(
+        templates=("pair_system", "pair_trial"),
+        asking="conversation",
+        verdict="output_1",
+        fields={
+            "nicknames": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "minItems": 2,
+                "maxItems": 2,
+            },
+            "output_1": {"type": "string", "minLength": 1},
+        },
+        required=("nicknames", "output_1"),
+    ),
     question="Which nickname belongs to option 1?",
     task="Option 1 and option 2 come from different models. You give the two models "
     "nicknames at the first trial (that first choice is arbitrary), then say each time "
     "which nickname option 1 carries. What is scored is whether you are consistent.",
     title="pair test",
+    unsure="",
     chance_words="50%",
     plan_chance="1/2, two-sided",
     unit="consistent",
@@ -255,12 +310,21 @@ PREFERENCE = Protocol(
     layout_key="left",
     pick_kind="side",
     scores=_prefers_a,
+    llm=JudgePrompt(
+        templates=("preference",),
+        asking="passes",
+        verdict="preference",
+        fields={"preference": {"enum": ["A", "B", "TIE"]}},
+        required=("preference",),
+        after={"tie_reason": {"type": ["string", "null"]}},
+    ),
     question="Which would you rather use?",
     task="Say which response you would rather use, or t for a tie, then give a "
     "one-line reason and answer any extra yes/no questions (a question about each response "
     "is answered for option 1, then option 2). Option 1 is the left one when they stand "
     "side by side.",
     title="preference",
+    unsure="",
     chance_words="50%",
     plan_chance="1/2, two-sided",
     unit="wins",
