@@ -25,12 +25,12 @@ from typing import Any
 
 from blindtest.artifact_types import AuditRecord, DesignRecord
 from blindtest.artifacts import JsonObject, schema_tag
-from blindtest.bots import bot_pick, duplicate_pick
 from blindtest.census import aggregate_census
 from blindtest.checks import CommandRunner, evaluate
+from blindtest.judging.bots import bot_pick, duplicate_pick
+from blindtest.judging.picks import Pick, Trial
 from blindtest.normalize import outside_band
 from blindtest.protocols import protocol_of
-from blindtest.records import Pick, Trial
 from blindtest.rng import DesignRng
 from blindtest.scoring import arrangement_entry
 from blindtest.slots import LAUNDER, Slot, SlotState, original_text, plan_slots

@@ -1,10 +1,11 @@
 """The judging stage as a library: where a judge resumes, how a pick scores against the
 arrangement, the hidden sequential stopping rule and the ``Recorder`` that applies it, and what
-happens to an existing picks file (the driver that asks a judge is ``blindtest.judges``).
+happens to an existing picks file (the driver that asks a judge is
+``blindtest.judging.driver``).
 
-The records a judge sees and writes, and the picks contract, are shared (``blindtest.records``);
-the bots are ``blindtest.bots``. Both are re-exported here for the code that names them
-through this module.
+The records a judge sees and writes, and the picks contract, are shared
+(``blindtest.judging.picks``); the bots are ``blindtest.judging.bots``. Both are re-exported
+here for the code that names them through this module.
 
 It must never hand the arrangement, a correctness flag or an e-value to anything that displays
 things: a session gets a ``JudgeView`` (the blinded trials and the question) and a ``Recorder``
@@ -23,10 +24,9 @@ from typing import Any
 from blindtest import scoring
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import schema_tag
-from blindtest.bots import BOT_KINDS, BOT_NICKNAMES, bot_pick, check_bot
 from blindtest.errors import BadInput
-from blindtest.protocols import has_control
-from blindtest.records import (
+from blindtest.judging.bots import BOT_KINDS, BOT_NICKNAMES, bot_pick, check_bot
+from blindtest.judging.picks import (
     PICK_KINDS,
     SETTING_OPTIONS,
     SETTINGS_FIELD,
@@ -58,6 +58,7 @@ from blindtest.records import (
     trials_from_records,
     view_of,
 )
+from blindtest.protocols import has_control
 
 __all__ = [
     "BOT_KINDS",

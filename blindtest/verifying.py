@@ -447,7 +447,7 @@ def _check_picks_file(v: _Verifier, path: Path, sha256: str) -> None:
     if contents is None:
         return
     v.note(f"{name} against the design hash")
-    from blindtest.records import settings_sha256
+    from blindtest.judging.picks import settings_sha256
 
     lines = contents.lines or list(range(1, len(contents.records) + 1))
     first: dict[str, str] = {}  # judge -> the settings hash of its first pick that has one

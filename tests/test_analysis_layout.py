@@ -66,8 +66,10 @@ def test_render_does_not_import_the_analysis() -> None:
 
 
 def test_shared_modules_import_no_stage() -> None:
-    stages = {"design", "generate", "judge", "audit", "analyze", "verify", "plan", "session"}
-    for module in ("protocols.py", "scoring.py", "reportfmt.py", "records.py", "bots.py"):
+    stages = {"design", "generate", "judge", "audit", "analyze", "verify", "plan"}
+    stages |= {"judgment", "judging.driver", "judging.sitting", "judging.terminal.session"}
+    shared = ("protocols.py", "scoring.py", "reportfmt.py", "judging/picks.py", "judging/bots.py")
+    for module in shared:
         names = imported(PACKAGE / module)
         assert not {n for n in names if n.removeprefix("blindtest.") in stages}, module
 

@@ -1,4 +1,4 @@
-"""blindtest.bots: the mechanical judges shared by bt-judge and bt-audit."""
+"""blindtest.judging.bots: the mechanical judges shared by bt-judge and bt-audit."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blindtest.bots import (
+from blindtest.judging.bots import (
     DUPLICATE_THRESHOLD,
     BotPick,
     duplicate_bot,

@@ -21,8 +21,8 @@ from typing import Any
 import orjson
 import pytest
 
-from blindtest import bots
 from blindtest.census import take_census
+from blindtest.judging import bots
 from blindtest.normalize import count_words, strip_formatting
 
 CORPUS = Path(__file__).parent / "data" / "i15_census_corpus.json"

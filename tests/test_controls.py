@@ -477,8 +477,8 @@ def test_judging_page_and_view_are_the_same_for_a_control_and_a_real_trial(
 ) -> None:
     from dataclasses import fields, replace
 
+    from blindtest.judging.picks import load_judge_run
     from blindtest.judging.web.page import Place, trial_page
-    from blindtest.records import load_judge_run
 
     run = made(invoke, tmp_path / "run", simulator.base_url, "--controls", "4")
     judged = load_judge_run(run)

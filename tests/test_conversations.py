@@ -12,10 +12,10 @@ import orjson
 import pytest
 
 from blindtest import artifacts
+from blindtest.judging.terminal.layout import display_width, trial_layout
+from blindtest.judging.terminal.session import Console
 from blindtest.judgment import load_judge_run
-from blindtest.session import Console
 from blindtest.simulator import Simulator
-from blindtest.terminal.layout import display_width, trial_layout
 from blindtest.verifying import verify_run
 
 from conftest import Invoke

@@ -18,7 +18,7 @@ import pytest
 
 from blindtest import artifacts
 from blindtest.analysis.answers import answers_summary
-from blindtest.records import Pick
+from blindtest.judging.picks import Pick
 from blindtest.stats import fisher_exact, mcnemar_exact
 
 from report_runs import (

@@ -17,7 +17,7 @@ import pexpect
 import pytest
 
 from blindtest import artifacts
-from blindtest.terminal.layout import display_width
+from blindtest.judging.terminal.layout import display_width
 
 from judge_runs import make_run, picks_of, strip_ansi
 from web_page import chromium, judge_server, screenshot, wait_for_keys

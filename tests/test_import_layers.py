@@ -24,22 +24,34 @@ COMPOSE = ("stages.run",)
 #: Shared concepts every stage may use (some named before they land, so the graph classifies
 #: them the day they do).
 SHARED = (
-    "artifacts", "errors", "slots", "wire", "endpoints", "hints", "rng", "normalize", "census",
-    "prompts", "outputs", "checks", "retry", "client", "render", "scoring", "protocols",
-    "records", "artifact_types", "bots", "terminal", "report", "provenance", "flow", "batch",
-    "openai_wire", "reportfmt", "batch_run", "sides", "judge_prompts", "judge_diagnostics",
+    "artifacts", "errors", "slots", "endpoints", "hints", "rng", "normalize", "census",
+    "prompts", "outputs", "checks", "render", "scoring", "protocols",
+    "artifact_types", "report", "provenance", "flow",
+    "openai_wire", "reportfmt", "sides",
     "assignment", "markup", "reportpage", "identity", "screen", "oslock", "locking", "stages",
+    "version",
 )  # fmt: skip
+#: The parts of the judging package other stages read: the picks contract, the tell bots (the
+#: audit replays them) and a machine judge's diagnostics (the analysis reports them). The rest
+#: of ``blindtest.judging`` is the judge stage.
+SHARED_JUDGING = ("judging.picks", "judging.bots", "judging.llm.diagnostics")
 #: Modules and packages that belong to a stage (they import each other freely). The terminal
-#: session is a judge the driver (``judges``) asks, so it sits in the judge stage; so does the
-#: LLM judge. Each stage's batch modes sit in that stage (they make its rows or its picks).
+#: session is a judge the driver (``judging.driver``) asks, so it sits in the judge stage; so
+#: does the LLM judge. Each stage's batch modes sit in that stage (they make its rows or its
+#: picks).
 STAGE_PACKAGES = {
     "designing": "design", "generating": "generate", "judgment": "judge", "auditing": "audit",
     "analyzing": "analyze", "planning": "plan",
-    "analysis": "analyze", "judging": "judge", "judges": "judge", "session": "judge",
-    "llm_judge": "judge", "llm_batch": "judge", "judge_batch": "judge", "sitting": "judge",
-    "generate_batch": "generate", "generation": "generate", "powersearch": "plan",
+    "analysis": "analyze", "judging": "judge",
+    "generation": "generate", "powersearch": "plan",
 }  # fmt: skip
+#: The half of ``blindtest/generation/`` that every stage asking a model shares (the judge
+#: stage's LLM judge too): how a request travels and what comes back. The rest of the package
+#: is the generate stage's.
+GENERATION_SHARED = (
+    "client", "endpoint", "failures", "flow", "wire", "retry", "batch", "batch_client",
+    "batch_run",
+)  # fmt: skip
 #: A tool of its own: it imports nothing of blindtest's but itself.
 TOOLS = ("simulator",)
 
@@ -71,6 +83,11 @@ def layer(module: str) -> tuple[str, str]:
         if f"stages.{parts[2]}" in COMPOSE:
             return "compose", f"stages.{parts[2]}"
         top = {"verify": "verifying"}.get(parts[2], parts[2])
+    for shared in SHARED_JUDGING:
+        if module == f"blindtest.{shared}" or module.startswith(f"blindtest.{shared}."):
+            return "shared", shared
+    if top == "generation" and len(parts) > 2 and parts[2] in GENERATION_SHARED:
+        return "shared", f"generation.{parts[2]}"
     if top in ("cli", "__main__"):
         return "cli", "cli"
     if top == "stats":
@@ -212,8 +229,15 @@ NETWORK = {
     "socket", "socketserver", "ssl", "aiohttp", "http.client", "http.server", "urllib.request",
     "asyncio.open_connection", "asyncio.start_server", "asyncio.open_unix_connection",
 }  # fmt: skip
-#: The client, the simulator, and (when it lands) the judging page.
-NETWORK_ALLOWED = ("blindtest.client", "blindtest.simulator", "blindtest.judging.web")
+#: The clients (live and Batch API, and the one reading of aiohttp's errors), the simulator,
+#: and the judging page.
+NETWORK_ALLOWED = (
+    "blindtest.generation.client",
+    "blindtest.generation.batch_client",
+    "blindtest.generation.failures",
+    "blindtest.simulator",
+    "blindtest.judging.web",
+)
 
 
 def _network_uses(tree: ast.AST) -> Iterator[tuple[str, int]]:
@@ -238,7 +262,8 @@ def test_only_the_client_and_the_simulator_open_sockets() -> None:
 
 
 def test_the_socket_scan_sees_what_it_must() -> None:
-    uses = {t for t, _ in _network_uses(ast.parse(PACKAGE.joinpath("client.py").read_text()))}
+    client = PACKAGE.joinpath("generation", "client.py").read_text()
+    uses = {t for t, _ in _network_uses(ast.parse(client))}
     assert "aiohttp" in uses
     code = "import asyncio\nasync def f():\n    await asyncio.open_connection('h', 1)\n"
     assert {t for t, _ in _network_uses(ast.parse(code))} == {"asyncio.open_connection"}

@@ -18,7 +18,9 @@ from screen_text import flat
 from blindtest import artifacts
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
-from blindtest.judges import BotJudge, drive
+from blindtest.judging.driver import BotJudge, drive
+from blindtest.judging.terminal.layout import display_width, render_text, sanitize, wrap_prose_line
+from blindtest.judging.terminal.session import Console, Session
 from blindtest.judgment import (
     JudgeView,
     Pick,
@@ -35,9 +37,7 @@ from blindtest.judgment import (
     remaining_trials,
     triangle_correct,
 )
-from blindtest.session import Console, Session
 from blindtest.stats.sequential import e_process
-from blindtest.terminal.layout import display_width, render_text, sanitize, wrap_prose_line
 
 from judge_runs import answer_key, make_run, picks_of, write_picks
 

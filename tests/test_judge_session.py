@@ -18,7 +18,7 @@ import pexpect
 import pytest
 
 from blindtest.hints import stage_command
-from blindtest.terminal.layout import display_width
+from blindtest.judging.terminal.layout import display_width
 
 from judge_runs import answer_key, make_run, picks_of, strip_ansi
 

@@ -25,7 +25,7 @@ from screen_text import flat, paragraphs
 from test_llm_judge_position_units import _swapped, _two_sided
 
 from blindtest import artifacts
-from blindtest.judge_diagnostics import POSITION_MARGIN, Share, _direction_warning, diagnose
+from blindtest.judging.llm.diagnostics import POSITION_MARGIN, Share, _direction_warning, diagnose
 from blindtest.render import agreement_text
 from blindtest.reportfmt import format_p
 from blindtest.rng import IndexStream

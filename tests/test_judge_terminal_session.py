@@ -12,10 +12,10 @@ import pytest
 from test_judge_session import Judge, long_texts
 
 from blindtest import artifacts
+from blindtest.judging.terminal.layout import display_width, side_by_side, trial_layout
+from blindtest.judging.terminal.questions import answer_keys, nickname_keys, parse_answer
+from blindtest.judging.terminal.session import Console, Session
 from blindtest.judgment import Pick, Recorder, StoppingRule, clean_text, load_judge_run, read_picks
-from blindtest.session import Console, Session
-from blindtest.terminal.layout import display_width, side_by_side, trial_layout
-from blindtest.terminal.questions import answer_keys, nickname_keys, parse_answer
 
 from judge_runs import answer_key, make_run, picks_of, strip_ansi
 

@@ -14,7 +14,7 @@ import pytest
 from screen_text import flat
 from test_llm_judge import llm, make_run, records
 
-from blindtest.judge_diagnostics import (
+from blindtest.judging.llm.diagnostics import (
     Share,
     diagnose,
     kappa_interval,

@@ -18,7 +18,7 @@ from scipy import stats
 from screen_text import flat
 from test_llm_judge import llm, make_run
 
-from blindtest.judge_diagnostics import Consistency, PositionSplit, Share, diagnose
+from blindtest.judging.llm.diagnostics import Consistency, PositionSplit, Share, diagnose
 from blindtest.simulator import Simulator
 
 ALPHA = 0.05

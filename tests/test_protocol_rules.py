@@ -56,7 +56,10 @@ ALLOWED: dict[str, tuple[int, str]] = {
         "protocol whose analysis runs them, the others are sequential, panel, pair_panel)",
     ),
     "analysis/preference.py": (1, "the report field named 'preference', not a branch"),
-    "llm_judge.py": (1, "_QUICK is keyed by the verdict's fields, one of them named 'preference'"),
+    "judging/llm/judge.py": (
+        1,
+        "_QUICK is keyed by the verdict's fields, one of them named 'preference'",
+    ),
     "simulator/judging.py": (
         2,
         "the simulated LLM judge writes the verdict field 'preference' of the prompt's JSON",

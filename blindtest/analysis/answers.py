@@ -33,7 +33,7 @@ from blindtest.sides import side_label
 from blindtest.stats import fisher_exact, mcnemar_exact, wilson
 
 if TYPE_CHECKING:
-    from blindtest.records import Pick
+    from blindtest.judging.picks import Pick
 
 UNIT = "one comparison by one judge"
 NOBODY = "no answers (the judges of these picks were not asked it)."

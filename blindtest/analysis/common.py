@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, cast
 from blindtest.artifact_types import DesignRecord, IntervalRecord, ReportRecord
 from blindtest.artifacts import JsonObject
 from blindtest.assignment import share_of
-from blindtest.bots import BOT_KINDS
+from blindtest.judging.bots import BOT_KINDS
 from blindtest.reportfmt import format_p_against, pct
 from blindtest.stats import Interval, similarity_test
 from blindtest.stats.similarity import SimilarityProtocol
 
 if TYPE_CHECKING:
-    from blindtest.records import Pick
+    from blindtest.judging.picks import Pick
 
 
 #: A bot whose excess over chance reaches this share of the judge's "largely explains" it.

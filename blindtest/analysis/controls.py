@@ -21,8 +21,8 @@ from typing import Any, cast
 
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
-from blindtest.judge_diagnostics import ControlResult, control_result
-from blindtest.records import Pick, PicksFile
+from blindtest.judging.llm.diagnostics import ControlResult, control_result
+from blindtest.judging.picks import Pick, PicksFile
 from blindtest.reportfmt import count, format_p, pct
 from blindtest.stats.controls import MIN_COMPARISONS
 from blindtest.stats.multiple import holm

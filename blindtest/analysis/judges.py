@@ -1,5 +1,5 @@
 """The machine judges' part of a report: per LLM judge its diagnostics
-(:mod:`blindtest.judge_diagnostics`), the position gate each one can fail, and the lines the
+(:mod:`blindtest.judging.llm.diagnostics`), the position gate each one can fail, and the lines the
 result screen prints. (The comparisons left out of the aggregate, leakage or an inconsistent
 swap under ``--inconsistent exclude``, are counted by the preference analysis as excluded.)
 
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from blindtest.judge_diagnostics import (
+from blindtest.judging.llm.diagnostics import (
     POSITION_ALPHA,
     Consistency,
     ControlResult,
@@ -23,8 +23,8 @@ from blindtest.judge_diagnostics import (
     machine_vs_person,
     position_gate,
 )
+from blindtest.judging.picks import JudgeView, PicksFile, Trial
 from blindtest.protocols import PROTOCOLS
-from blindtest.records import JudgeView, PicksFile, Trial
 from blindtest.reportfmt import format_p
 
 __all__ = ["agreement_section", "llm_section", "preference_rows"]
@@ -148,7 +148,7 @@ def llm_section(
     spent_in: Sequence[PicksFile] | None = None,
 ) -> dict[str, Any] | None:
     """``report["llm_judges"]``: each LLM judge's diagnostics and screen lines, and ``gates``
-    (the position gate each judge failed, :func:`blindtest.judge_diagnostics.position_gate`,
+    (the position gate each judge failed, :func:`blindtest.judging.llm.diagnostics.position_gate`,
     tested at the design's alpha), or None when no LLM judge is in the files. ``controls``
     (hidden control trials): each judge's control results, added to its
     diagnostics; the files then hold the real trials, and ``spent_in`` every trial judged, so

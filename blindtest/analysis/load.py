@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from blindtest import artifacts, records
+from blindtest import artifacts
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
 from blindtest.analysis.controls import (
     control_results,
@@ -25,6 +25,7 @@ from blindtest.analysis.style import style_section
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
 from blindtest.errors import BadInput
+from blindtest.judging import picks as records
 from blindtest.protocols import PROTOCOLS
 
 

@@ -28,7 +28,7 @@ from blindtest.stats import (
 )
 
 if TYPE_CHECKING:
-    from blindtest.records import Pick
+    from blindtest.judging.picks import Pick
 
 
 def _nicknames(picks: Sequence[Pick]) -> tuple[str, str]:

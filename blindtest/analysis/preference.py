@@ -38,7 +38,7 @@ from blindtest.stats import (
 
 if TYPE_CHECKING:
     from blindtest.analysis.controls import ControlsCheck
-    from blindtest.records import Pick
+    from blindtest.judging.picks import Pick
 
 
 def _per_judge_needed(judges: int, trials: int, shared: int) -> int:

@@ -27,7 +27,7 @@ from blindtest.sides import SIDES, side_config, sides_summary
 
 if TYPE_CHECKING:
     from blindtest.analysis.controls import ControlsCheck
-    from blindtest.records import Pick
+    from blindtest.judging.picks import Pick
 
 
 Analysis = Callable[

@@ -31,7 +31,7 @@ from blindtest.scoring import option1_side, preferred_side
 
 if TYPE_CHECKING:
     from blindtest.artifact_types import DesignRecord
-    from blindtest.records import JudgeView, Pick
+    from blindtest.judging.picks import JudgeView, Pick
     from blindtest.stats.style import StyleCoefficient, StyleControlResult
 
 __all__ = ["MIN_COMPARISONS", "markdown_density", "style_differences", "style_section"]

@@ -30,7 +30,7 @@ from blindtest.stats import (
 )
 
 if TYPE_CHECKING:
-    from blindtest.records import Pick
+    from blindtest.judging.picks import Pick
 
 
 def _triangle_rows(design: DesignRecord, picks: Sequence[Pick]) -> list[JsonObject]:

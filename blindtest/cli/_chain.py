@@ -23,7 +23,7 @@ def say(text: str) -> None:
 @contextlib.contextmanager
 def resumable(resume: str) -> Iterator[None]:
     """Every interrupted or failed ending of a chain names the command that resumes it."""
-    from blindtest.session import InputEnded
+    from blindtest.judging.terminal.session import InputEnded
 
     try:
         yield

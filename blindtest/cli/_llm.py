@@ -1,6 +1,6 @@
 """bt-judge's options for ``--judge llm:MODEL`` (they arrive in the command as ``**llm``), and
 turning them into the stage's :class:`~blindtest.stages.judge.LlmSettings`; the judge itself
-is :mod:`blindtest.llm_judge`."""
+is :mod:`blindtest.judging.llm.judge`."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import click
 
 from blindtest.cli._options import FilePath, grouped
 from blindtest.errors import BadInput
-from blindtest.llm_judge import DEFAULT_URL
-from blindtest.retry import DEFAULT_POLICY
+from blindtest.generation.retry import DEFAULT_POLICY
+from blindtest.judging.llm.judge import DEFAULT_URL
 
 if TYPE_CHECKING:
     from blindtest.stages.judge import LlmSettings
@@ -161,8 +161,8 @@ def settings(ctx: click.Context, kind: str, llm: dict[str, Any]) -> LlmSettings 
 def show_prompt(run_dir: Path, kind: str, chosen: LlmSettings, trial: int) -> None:
     """``--show-prompt N``: print the prompt the LLM judge gets for trial N; nothing else
     happens (no call, no file, no lock)."""
+    from blindtest.judging.llm.judge import show_prompt as prompt_text
     from blindtest.judgment import load_judge_run
-    from blindtest.llm_judge import show_prompt as prompt_text
     from blindtest.stages.judge import llm_options
 
     _, options = llm_options(kind, chosen)

@@ -2,9 +2,9 @@
 terminal or by a mechanical judge; ``--check FILE`` validates an external judge's picks.
 
 Options and output only: the stage is :func:`blindtest.stages.judge.judge` (one sitting into
-the picks file, ``blindtest.sitting``); the picks contract and the hidden stopping rule live
-in ``blindtest.judgment``, the kinds of judge and the driver in ``blindtest.judges``, the
-terminal session in ``blindtest.session``.
+the picks file, ``blindtest.judging.sitting``); the picks contract and the hidden stopping rule live
+in ``blindtest.judgment``, the kinds of judge and the driver in ``blindtest.judging.driver``, the
+terminal session in ``blindtest.judging.terminal.session``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from blindtest.cli._common import command
 from blindtest.cli._options import FilePath, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
-from blindtest.judges import JUDGE_KINDS
+from blindtest.judging.driver import JUDGE_KINDS
 from blindtest.judgment import load_judge_run, load_picks
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from blindtest.cli._chain import resumable
 from blindtest.cli._common import command, echo_prose
 from blindtest.cli._options import DirPath, concurrency_option
 from blindtest.hints import blindtest_command
-from blindtest.judges import JUDGE_KINDS
+from blindtest.judging.driver import JUDGE_KINDS
 
 
 def resume_command(ctx: click.Context, run_dir: Path) -> str:

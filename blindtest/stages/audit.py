@@ -42,7 +42,7 @@ def audit(
     same design is replaced without ``force``. Holds RUN's lock."""
     from blindtest.auditing import build_audit
     from blindtest.checks import subprocess_runner
-    from blindtest.records import trials_from_records
+    from blindtest.judging.picks import trials_from_records
 
     run = Path(run_dir)
     with holding_run(run, holder):

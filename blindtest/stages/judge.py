@@ -1,6 +1,7 @@
 """The judging stage: RUN/trials.jsonl -> a picks file (RUN/picks.jsonl by default), judged
 by a person (in the terminal or on a page), a bot, or an LLM judge (live, or through a batch
-file). One sitting: :func:`blindtest.sitting.sit`; the judge kinds: :mod:`blindtest.judges`.
+file). One sitting: :func:`blindtest.judging.sitting.sit`; the judge kinds:
+:mod:`blindtest.judging.driver`.
 """
 
 from __future__ import annotations
@@ -13,16 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from blindtest import artifacts, sitting
+from blindtest import artifacts
 from blindtest.errors import BadInput, EndpointFailed
+from blindtest.generation.retry import DEFAULT_POLICY
 from blindtest.hints import stage_command
-from blindtest.judges import JudgeKind, JudgingResult, judge_kind
+from blindtest.judging import sitting
+from blindtest.judging.driver import JudgeKind, JudgingResult, judge_kind
 from blindtest.judgment import JudgeRun, judge_id_problem, load_judge_run
 from blindtest.locking import holding_picks
-from blindtest.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
-    from blindtest.llm_judge import LlmOptions
+    from blindtest.judging.llm.judge import LlmOptions
 
 __all__ = [
     "JudgeResult",
@@ -130,8 +132,8 @@ def _default_of(judge_id: str | None, chosen: JudgeKind) -> str | None:
 def llm_options(kind: str, settings: LlmSettings) -> tuple[JudgeKind, LlmOptions]:
     """The ``llm:MODEL`` judge kind from its settings (all checked here: ``BadInput``,
     nothing written, no call)."""
-    from blindtest import judge_prompts
-    from blindtest.llm_judge import (
+    from blindtest.judging.llm import prompts as judge_prompts
+    from blindtest.judging.llm.judge import (
         DEFAULT_URL,
         LlmOptions,
         llm_kind,
@@ -232,7 +234,7 @@ def judge(
         if any(modes) and options is None:
             raise BadInput("--batch-export, --batch-import, --batch: only for --judge llm:MODEL")
         if options is not None:
-            from blindtest.llm_judge import check_run
+            from blindtest.judging.llm.judge import check_run
 
             check_run(options, run, key=not any(modes) or batch)
         name = judge_name(judge_id, chosen)
@@ -297,9 +299,9 @@ def _judge_batch(
     show: Say,
     mode: tuple[Path | None, list[Path], str, float, Callable[[str, bool], None] | None],
 ) -> None:
-    """An LLM judge's batch mode (:mod:`blindtest.judge_batch`)."""
-    from blindtest import judge_batch as core
-    from blindtest.llm_batch import check_batchable
+    """An LLM judge's batch mode (:mod:`blindtest.judging.llm.batch`)."""
+    from blindtest.judging.llm import batch as core
+    from blindtest.judging.llm.batch_requests import check_batchable
 
     export, imports, fmt, poll_interval, progress = mode
     work = core.JudgeBatch(run, options, judge_id, out, force, again, default_of)
@@ -309,7 +311,7 @@ def _judge_batch(
     elif imports:
         core.import_files(work, imports, say, show)
     else:
-        from blindtest.batch_run import check_submittable
+        from blindtest.generation.batch_run import check_submittable
 
         check_submittable(fmt)
         core.submit(work, options.timeout, poll_interval, progress, say, show)

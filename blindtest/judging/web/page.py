@@ -17,10 +17,10 @@ from typing import Any
 
 import jinja2
 
+from blindtest.judging.terminal.questions import help_text, nickname_keys
 from blindtest.judgment import JudgeView, Trial
 from blindtest.markup import render_text
 from blindtest.protocols import PROTOCOLS
-from blindtest.terminal.questions import help_text, nickname_keys
 
 #: The static assets the page links, by name, with their content types.
 STATIC = {"page.css": "text/css; charset=utf-8", "keys.js": "text/javascript; charset=utf-8"}

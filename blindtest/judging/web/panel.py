@@ -1,9 +1,9 @@
 """A panel of reviewers on one judging page: ``bt-judge RUN --web --panel alice,bob,carol``.
 
 Each reviewer gets a link with a random token of its own, judges the trials assigned to it
-into ``RUN/picks-<name>.jsonl`` (one judge's sitting, :mod:`blindtest.sitting`: the same file
-handling, recorder, syncing and driver; one driver thread per reviewer) and sees its own
-trials only. ``--per-judge N`` gives each reviewer N trials, dealt from the design seed
+into ``RUN/picks-<name>.jsonl`` (one judge's sitting, :mod:`blindtest.judging.sitting`: the
+same file handling, recorder, syncing and driver; one driver thread per reviewer) and sees its
+own trials only. ``--per-judge N`` gives each reviewer N trials, dealt from the design seed
 (``DesignRng(seed, "panel")``) so that every trial gets at least two reviewers whenever the
 panel has the N x reviewers >= 2 x trials slots it needs (spec 001: spread the work, check
 agreement); anyone holding the design can re-derive the assignment with
@@ -20,10 +20,11 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from blindtest import artifacts
+from blindtest import artifacts, locking
 from blindtest.assignment import assign, coverage
 from blindtest.errors import BadInput, Interrupted
-from blindtest.judges import KINDS, Answer, JudgeKind, JudgingResult, Stop, Turn
+from blindtest.judging.driver import KINDS, Answer, JudgeKind, JudgingResult, Stop, Turn
+from blindtest.judging.sitting import OpenedPicks, open_picks, sit_opened
 from blindtest.judging.web.reviewer import Reviewer
 from blindtest.judging.web.server import (
     LOOPBACK,
@@ -41,7 +42,6 @@ from blindtest.judgment import (
     judge_id_problem,
     judge_nicknames,
 )
-from blindtest.sitting import OpenedPicks, open_picks, sit_opened
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
@@ -147,7 +147,7 @@ def judge_panel(
         for name in names:
             out = picks_path(run.run_dir, name)
             artifacts.claim_output(out, "picks", force=True, inputs=inputs, same_inputs=True)
-            stack.enter_context(artifacts.file_lock(out, "bt-judge --panel"))
+            stack.enter_context(locking.file_lock(out, "bt-judge --panel"))
             opened = open_picks(run, KINDS["web"], name, out, force)
             existing = opened.existing
             reviewer = Reviewer(
@@ -228,7 +228,7 @@ def _announce(
 
 
 def _sit(run: JudgeRun, seat: Seat, panel: Mapping[str, object]) -> None:
-    """One reviewer's sitting, as one judge's (:func:`blindtest.sitting.sit_opened`): the
+    """One reviewer's sitting, as one judge's (:func:`blindtest.judging.sitting.sit_opened`): the
     same recorder, syncing and stamping; just the trials assigned to the reviewer."""
     name = seat.reviewer.judge_id
     judged = {p.trial for p in seat.earlier if p.judge == name and p.trial in seat.assigned}

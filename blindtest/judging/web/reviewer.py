@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from blindtest.judges import JudgingResult, Turn
+from blindtest.judging.driver import JudgingResult, Turn
+from blindtest.judging.picks import OPTION_ANSWER_KEYS, ExtraAnswer, JudgeView, Pick, clean_text
+from blindtest.judging.terminal.questions import nickname_problem
 from blindtest.protocols import PREFERENCE_PICKS, PROTOCOLS
-from blindtest.records import OPTION_ANSWER_KEYS, ExtraAnswer, JudgeView, Pick, clean_text
-from blindtest.terminal.questions import nickname_problem
 
 #: How long a page request waits for the driver to draw the next trial before it says so.
 READY_WAIT = 10.0

@@ -26,12 +26,12 @@ from pathlib import Path
 from aiohttp import web
 
 from blindtest.errors import BadInput, Interrupted
-from blindtest.judges import KINDS, Answer, JudgeKind, JudgingResult, Stop, Turn
+from blindtest.judging.driver import KINDS, Answer, JudgeKind, JudgingResult, Stop, Turn
+from blindtest.judging.terminal.questions import closing_message, quit_message
 from blindtest.judging.web import page
 from blindtest.judging.web.reviewer import Refused, Reviewer
 from blindtest.judgment import JudgeView
 from blindtest.protocols import PROTOCOLS
-from blindtest.terminal.questions import closing_message, quit_message
 
 Echo = Callable[[str], None]
 

@@ -24,10 +24,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, overload
 
-from blindtest.bots import BOT_KINDS, bot_pick, bot_settings, check_bot
 from blindtest.errors import BadInput
-from blindtest.judgment import Recorder as Recorder  # the judge's writer, named by judges
-from blindtest.records import (
+from blindtest.judging.bots import BOT_KINDS, bot_pick, bot_settings, check_bot
+from blindtest.judging.picks import (
     PICK_KINDS,
     JudgeRun,
     Pick,
@@ -35,7 +34,8 @@ from blindtest.records import (
     Trial,
     judge_nicknames,
 )
-from blindtest.records import JudgingResult as JudgingResult  # how a sitting ended
+from blindtest.judging.picks import JudgingResult as JudgingResult  # how a sitting ended
+from blindtest.judgment import Recorder as Recorder  # the judge's writer, named by judges
 from blindtest.rng import DesignRng
 
 # --------------------------------------------------------------------------- what passes
@@ -319,7 +319,7 @@ def _web(setup: JudgeSetup) -> Judge:
 
 
 def _human(setup: JudgeSetup) -> Judge:
-    from blindtest.session import Console, Session
+    from blindtest.judging.terminal.session import Console, Session
 
     return Session(
         setup.run.view,

@@ -7,8 +7,8 @@ nickname or a side), so a protocol whose picks are of a known kind needs nothing
 
 from __future__ import annotations
 
+from blindtest.judging.picks import JudgeView, JudgingResult
 from blindtest.protocols import PREFERENCE_PICKS, PROTOCOLS
-from blindtest.records import JudgeView, JudgingResult
 
 #: Keys the question line gives a meaning of its own (u: take back; v: view; b: back).
 COMMAND_KEYS = frozenset({"q", "v", "b", "u", "?"})

@@ -1,5 +1,5 @@
 """The interactive judging session in a terminal, for a human judge: a ``Judge``
-(``blindtest.judges``) that the driver asks one trial at a time.
+(``blindtest.judging.driver``) that the driver asks one trial at a time.
 
 It owns the flow of a sitting on the screen: the intro, the questions and keys of each protocol
 (``terminal.questions``), a trial laid out (``terminal.layout``) and paged
@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from blindtest.errors import Interrupted
-from blindtest.judges import (
+from blindtest.judging.driver import (
     KINDS,
     Answer,
     JudgeKind,
@@ -34,12 +34,11 @@ from blindtest.judges import (
     Turn,
     drive,
 )
-from blindtest.protocols import PROTOCOLS, Protocol
-from blindtest.records import ExtraAnswer, JudgeView, JudgingResult, Pick, Trial
-from blindtest.terminal.console import Console, InputEnded
-from blindtest.terminal.layout import fit, side_by_side, trial_layout, wrap_prose_line
-from blindtest.terminal.pager import Pager, Screen
-from blindtest.terminal.questions import (
+from blindtest.judging.picks import ExtraAnswer, JudgeView, JudgingResult, Pick, Trial
+from blindtest.judging.terminal.console import Console, InputEnded
+from blindtest.judging.terminal.layout import fit, side_by_side, trial_layout, wrap_prose_line
+from blindtest.judging.terminal.pager import Pager, Screen
+from blindtest.judging.terminal.questions import (
     answer_keys,
     closing_message,
     help_text,
@@ -48,6 +47,7 @@ from blindtest.terminal.questions import (
     pick_words,
     quit_message,
 )
+from blindtest.protocols import PROTOCOLS, Protocol
 
 __all__ = ["Console", "InputEnded", "Session", "closing_message", "quit_message"]
 
@@ -67,7 +67,7 @@ def utc_now() -> str:
 
 
 class Session:
-    """One sitting of one human judge, asked trial by trial by ``blindtest.judges.drive``.
+    """One sitting of one human judge, asked trial by trial by ``blindtest.judging.driver.drive``.
     Ctrl-C raises ``Interrupted`` (exit 130) and the end of input ``InputEnded`` (exit 2),
     after every completed pick has been saved."""
 

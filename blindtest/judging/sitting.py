@@ -17,7 +17,7 @@ from typing import Any
 
 from blindtest import artifacts
 from blindtest.hints import stage_command
-from blindtest.judges import Judge, JudgeKind, JudgeSetup, JudgingResult, drive
+from blindtest.judging.driver import Judge, JudgeKind, JudgeSetup, JudgingResult, drive
 from blindtest.judgment import (
     JudgeRun,
     PicksFile,

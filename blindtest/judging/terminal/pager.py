@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from blindtest.terminal.console import Console
-from blindtest.terminal.layout import fit
+from blindtest.judging.terminal.console import Console
+from blindtest.judging.terminal.layout import fit
 
 
 @dataclass

@@ -10,9 +10,9 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Protocol
 
+from blindtest.judging.picks import JudgeView, Trial
 from blindtest.normalize import classify_lines, is_table_delimiter
 from blindtest.protocols import PROTOCOLS
-from blindtest.records import JudgeView, Trial
 
 #: Prose is wrapped at most this wide even on wide terminals: long lines are hard to read.
 MAX_PROSE_WIDTH = 110

@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from blindtest.errors import BadInput
+from blindtest.judging.picks import Pick, Trial
 from blindtest.normalize import count_words, strip_formatting
 from blindtest.protocols import PROTOCOLS
-from blindtest.records import Pick, Trial
 
 __all__ = [
     "BOT_KINDS",
