@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 
 from blindtest import planning, protocols, render, scoring
+from blindtest.judging.llm import judge as llm_judge
+from blindtest.judging.llm import prompts as llm_prompts
+from blindtest.judging.terminal import layout, questions
 from blindtest.protocols import PROTOCOLS, TRIANGLE, Protocol
 
 from report_runs import make_design
@@ -161,9 +164,9 @@ def _variant(monkeypatch: pytest.MonkeyPatch) -> Protocol:
     """A protocol no module names: the triangle's statistics under other words."""
     variant = dataclasses.replace(
         TRIANGLE,
-        name="odd-one",
+        name="triad",
         question="Which response stands apart?",
-        title="odd-one test",
+        title="triad test",
         unit="hits",
         unit_words="hits",
         default_pcs=("0.55", "0.65"),
@@ -188,8 +191,35 @@ def test_a_new_protocol_object_reaches_the_design_plan_and_screen(
     assert [v.text for v in plan.values] == list(variant.default_pcs)
     assert plan.rows == same.rows
     text = planning.format_plan(plan)
-    assert text.startswith("odd-one design, exact binomial against chance 1/3, one-sided")
+    assert text.startswith("triad design, exact binomial against chance 1/3, one-sided")
     assert f"{plan.rows[0]['critical']} hits" in text
 
     report = {"protocol": variant.name, "verdict": "distinguished", "n": 20, "correct": 14}
     assert "  14 of 20 hits" in render._technical_lines(report)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", list(PROTOCOLS))
+def test_the_screens_and_the_llm_judge_read_the_protocol(name: str) -> None:
+    rules = PROTOCOLS[name]
+    assert questions.help_text(name, sequential=False)[0] == rules.task
+    assert layout.side_by_side(name, rules.side_by_side_from - 1)
+    assert not layout.side_by_side(name, rules.side_by_side_from - 2)
+    assert len(layout.option_labels(name)) == rules.options
+    for pick in rules.picks or ():
+        typed = str(pick) if rules.pick_kind == "position" else str(pick)[0]
+        assert questions.parse_answer(name, typed, None) == pick
+    schema = llm_judge.VERDICT_SCHEMAS[name]
+    assert schema["required"][: len(rules.llm.required)] == list(rules.llm.required)
+    assert rules.llm.verdict in schema["properties"]
+    assert all(llm_prompts.bundled(template) for template in rules.llm.templates)
+
+
+def test_a_new_protocol_object_reaches_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    variant = dataclasses.replace(
+        _variant(monkeypatch), task="Find the response that stands apart.", unsure=""
+    )
+    monkeypatch.setitem(PROTOCOLS, variant.name, variant)
+    assert questions.help_text(variant.name, sequential=False)[0] == variant.task
+    assert questions.parse_answer(variant.name, "2", None) == 2
+    assert questions.answer_keys(variant.name, None) == "1, 2 or 3"
+    assert variant.pick_problem(4) == "pick 4 is out of range for a triad run (1, 2 or 3)"
