@@ -46,11 +46,12 @@ PickKind = Literal["position", "nickname", "side"]
 Asking = Literal["alone", "conversation", "passes"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class JudgePrompt:
-    """What an LLM judge of a protocol is sent and must answer; `blindtest.llm_judge` builds
-    the requests and the verdict's JSON schema from it (the common fields, confidence,
-    justification and identity leakage, are its own)."""
+    """What an LLM judge of a protocol is sent and must answer; `blindtest.judging.llm.judge`
+    builds the requests and the verdict's JSON schema from it (the common fields, confidence,
+    justification and identity leakage, are its own). Compared by identity, so a `Protocol`
+    stays hashable although the schema pieces are dicts."""
 
     #: The bundled templates its prompts are made from, in order (``judge_<name>.txt``; their
     #: SHA-256 is part of the judge's settings).

@@ -120,6 +120,7 @@ def _fraction(words: str) -> Fraction:
 @pytest.mark.parametrize("rules", PROTOCOLS.values(), ids=list(PROTOCOLS))
 def test_each_protocol_states_every_rule_consistently(rules: Protocol) -> None:
     assert PROTOCOLS[rules.name] is rules
+    assert len({rules, dataclasses.replace(rules)}) == 1
     assert len(rules.labels) == rules.options
     assert math.isclose(float(_fraction(rules.chance_words)), rules.chance)
     assert rules.plan_chance.startswith(f"{Fraction(rules.chance).limit_denominator(10)},")
