@@ -314,6 +314,8 @@ def _web(setup: JudgeSetup) -> Judge:
         plain=bool(setup.run.design["normalization"]["strip_formatting"]),
         earlier_nicknames=judge_nicknames(setup.earlier.picks, setup.judge_id),
         resume_command=setup.resume_command,
+        run_dir=setup.run.run_dir,
+        picks=setup.earlier.path,
         **options_of(setup.options),  # type: ignore[arg-type]
     )
 
