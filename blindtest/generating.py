@@ -58,6 +58,7 @@ from blindtest.generation.summary import (
     session_summary,
 )
 from blindtest.keynames import check_key_names
+from blindtest.protocols import protocol_of
 from blindtest.sides import SIDES, parse_header_env
 from blindtest.slots import LAUNDER, SlotState, iter_trials_view
 
@@ -242,7 +243,7 @@ def generate_stage(
     fetched = book.session
     session = session_entry(fetched, time.monotonic() - started) if fetched.rows else None
     sessions, wall = ledger(previous, design_sha256, book.earlier, session)
-    triangle = design["protocol"] == "triangle"
+    triangle = protocol_of(design).repeats_side
     record = _generation(
         design,
         design_sha256,

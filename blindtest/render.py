@@ -15,6 +15,7 @@ from typing import Any
 from blindtest import reportfmt
 from blindtest.artifact_types import ReportRecord
 from blindtest.hints import placeholder_legend, stage_command
+from blindtest.protocols import PROTOCOLS
 from blindtest.reportfmt import format_p, pct
 from blindtest.screen import Verbatim, wrap_lines
 
@@ -58,10 +59,10 @@ def dprime_text(dprime: Mapping[str, Any], gap: str = "  ") -> str:
 
 def _technical_lines(report: ReportRecord) -> list[str]:
     """The figures a statistician checks, after everything a person needs."""
-    protocol = report["protocol"]
+    rules = PROTOCOLS[report["protocol"]]
     if report["verdict"] in ("void", "unusable") or not report.get("n"):
         return []
-    if protocol == "preference":
+    if rules.prefers:
         win = report["pc"]
         rate = (
             f"  A's win rate  {pct(win['estimate'])}  (Wilson 95% interval {pct(win['lo'])} "
@@ -84,8 +85,7 @@ def _technical_lines(report: ReportRecord) -> list[str]:
         ]
     if report.get("correct") is None:
         return ["Technical figures:", f"  {report['n']} judgements over all judges"]
-    unit = "correct" if protocol == "triangle" else "consistent with one mapping"
-    lines = ["Technical figures:", f"  {report['correct']} of {report['n']} {unit}"]
+    lines = ["Technical figures:", f"  {report['correct']} of {report['n']} {rules.unit_words}"]
     agree = report.get("reviewer_agreement")
     if agree and agree.get("pairs"):
         lines.append(
@@ -192,7 +192,7 @@ def _panel_lines(report: ReportRecord) -> list[str]:
     agreement = report.get("agreement")
     if agreement:
         lines += agreement_text(agreement)
-    elif report["protocol"] == "preference" and report.get("agreement", "absent") is None:
+    elif PROTOCOLS[report["protocol"]].prefers and report.get("agreement", "absent") is None:
         lines.append("Agreement: not measured (one judge).")
     lines += by_tag_lines(report)
     lines += [w for w in warnings if w not in position_warning]
@@ -261,7 +261,7 @@ def by_tag_sentences(report: ReportRecord) -> list[str]:
 
 
 def _bot_scores(report: ReportRecord, bots: Mapping[str, Any]) -> list[str]:
-    if report["protocol"] == "preference":
+    if PROTOCOLS[report["protocol"]].prefers:
         length = bots.get("length")
         if not length:
             return []
@@ -419,8 +419,9 @@ def _per_trial_lines(report: ReportRecord, width: int | None = None) -> list[str
     rows = report.get("per_trial") or []
     if not rows:
         return []
-    protocol = report["protocol"]
-    if protocol == "triangle":
+    # The columns follow the analysis's per-trial rows, one form per kind of pick.
+    kind = PROTOCOLS[report["protocol"]].pick_kind
+    if kind == "position":
         table = [["trial", "prompt", "judge", "doubled", "odd at", "pick", "correct"]]
         table += [
             [
@@ -434,7 +435,7 @@ def _per_trial_lines(report: ReportRecord, width: int | None = None) -> list[str
             ]
             for r in rows
         ]
-    elif protocol == "pair":
+    elif kind == "nickname":
         table = [["trial", "prompt", "judge", "option 1", "nickname", "consistent"]]
         table += [
             [

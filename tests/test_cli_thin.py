@@ -19,7 +19,8 @@ from blindtest.cli.analyze import analyze
 from blindtest.cli.design import design
 from blindtest.cli.run import run
 from blindtest.cli.verify import verify
-from blindtest.designing import DesignRequest, build_design, resolve_request
+from blindtest.designing import build_design
+from blindtest.designrequest import DesignRequest, resolve_request
 from blindtest.errors import BadInput
 
 from report_runs import load, make_run, triangle_picks, write_picks

@@ -45,7 +45,7 @@ STAGE_PACKAGES = {
     "designing": "design", "generating": "generate", "judgment": "judge", "auditing": "audit",
     "analyzing": "analyze", "planning": "plan",
     "analysis": "analyze", "judging": "judge",
-    "generation": "generate",
+    "generation": "generate", "powersearch": "plan", "designrequest": "design",
 }  # fmt: skip
 #: The half of ``blindtest/generation/`` that every stage asking a model shares (the judge
 #: stage's LLM judge too): how a request travels and what comes back. The rest of the package

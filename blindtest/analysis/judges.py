@@ -25,6 +25,7 @@ from blindtest.judging.llm.diagnostics import (
     position_gate,
 )
 from blindtest.judging.picks import JudgeView, PicksFile, Trial
+from blindtest.protocols import PROTOCOLS
 from blindtest.reportfmt import format_p
 
 __all__ = ["agreement_section", "llm_section", "preference_rows"]
@@ -83,7 +84,8 @@ def _direction_line(share: Share, what: str, chance: str) -> str:
 
 def _lines(found: JudgeDiagnostics, protocol: str) -> list[str]:
     name = found.model or found.judge
-    chance = "1/3" if protocol == "triangle" else "50%"
+    rules = PROTOCOLS[protocol]
+    chance = rules.chance_words
     lines = [f"LLM judge {name} ({reportfmt.count(found.comparisons, 'comparison')} judged):"]
     if found.position is not None:
         lines.append(_position_line(found.position))
@@ -101,10 +103,10 @@ def _lines(found: JudgeDiagnostics, protocol: str) -> list[str]:
             f"  position swap: both passes agreed in {_percent(found.consistent)} comparisons"
             f"{_interval_text(found.consistent)}"
         )
-    counted = "counted as ties, " if protocol == "preference" else ""
+    counted = "counted as ties, " if rules.prefers else ""
     leaked = (
         f"{found.excluded} excluded from the test (neither counted nor ties)"
-        if protocol == "preference"
+        if rules.prefers
         else "flagged for review, still counted (no tie to count them as)"
     )
     lines.append(
@@ -225,7 +227,7 @@ def agreement_section(
     judge of the analysed files, on the trials both judged (same pick, Cohen's kappa with a
     95% interval); never pooled into the test. Pair picks are nicknames each judge chose, so
     they are not compared."""
-    if protocol == "pair":
+    if PROTOCOLS[protocol].pick_kind == "nickname":
         return {"pairs": [], "lines": ["--against: pair picks are nicknames each judge chose; "
                                        "they are not compared"]}  # fmt: skip
     pairs = []

@@ -19,6 +19,7 @@ from blindtest.endpoints import DEFAULT_BASE_URL, is_loopback
 from blindtest.errors import BadInput
 from blindtest.hints import SIMULATOR_URL
 from blindtest.identity import added_terms
+from blindtest.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from blindtest.reportfmt import count, format_p, format_p_against, pct
 from blindtest.sides import identity_terms, parse_param
 
@@ -205,7 +206,7 @@ def screen_summary(design: DesignRecord, fields: Mapping[str, Any]) -> JsonObjec
     if verdict == "incomplete":
         prefix = statement.split("; ", 1)[0] + ". The picks alone: "
         statement = statement.split("The picks alone say: ", 1)[1]
-    if design["protocol"] == "preference":
+    if PROTOCOLS[design["protocol"]].prefers:
         headline, size = _preference_lead(design, fields)
         if sure is not None and (fields.get("controls_verdict") or {}).get("held"):
             sure += " The test alone would name a side; the hidden controls hold it back."
@@ -286,7 +287,7 @@ def _same_design_args(design: DesignRecord) -> list[str]:
         url = _side_url(spec["base_url"], design["demo"])
         if url != DEFAULT_BASE_URL:
             args += [f"--{side.lower()}-url", url]
-    if protocol != "triangle":
+    if protocol != DEFAULT_PROTOCOL:
         args += ["--protocol", protocol]
     args += _side_args(design)
     if design["alpha"] != 0.05:
@@ -366,11 +367,11 @@ def next_step(design: DesignRecord, fields: Mapping[str, Any]) -> JsonObject | N
             "stage": "judge",
             "args": ["RUN", "--out", "RUN/picks-2.jsonl"],
         }
-    if protocol == "preference" and fields["verdict"] == "inconclusive":
+    if PROTOCOLS[protocol].prefers and fields["verdict"] == "inconclusive":
         return {
             "why": "no side is preferred yet; plan how many comparisons a 65% win rate needs",
             "stage": "plan",
-            "args": ["--protocol", "preference", "--pc", "0.65", "--target-power", "0.8"],
+            "args": ["--protocol", protocol, "--pc", "0.65", "--target-power", "0.8"],
         }
     return None
 

@@ -8,7 +8,10 @@ import click
 
 from blindtest.cli._options import FilePath, alpha_option, grouped
 from blindtest.endpoints import DEFAULT_BASE_URL
-from blindtest.protocols import PROTOCOLS  # not blindtest.designing: bt-generate never loads it
+from blindtest.protocols import (  # not blindtest.designing: bt-generate never loads it
+    DEFAULT_PROTOCOL,
+    PROTOCOLS,
+)
 
 # The design options, shared by bt-design and `blindtest run` (which takes the models as
 # arguments): where the prompts come from, then everything after the model names.
@@ -86,7 +89,7 @@ design_options = grouped(
     click.option(
         "--protocol",
         type=click.Choice(tuple(PROTOCOLS)),
-        default="triangle",
+        default=DEFAULT_PROTOCOL,
         show_default=True,
         help="triangle: the judge picks the odd one of three (two from one model); pair: the "
         "judge tells which of two is which model; preference: the judge says which of two is "

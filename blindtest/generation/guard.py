@@ -14,6 +14,7 @@ from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import Columns
 from blindtest.errors import CheckFailed
 from blindtest.normalize import count_words
+from blindtest.protocols import protocol_of
 from blindtest.sides import SIDES
 from blindtest.slots import SlotState, original_text
 
@@ -133,7 +134,7 @@ class DrawCollisions:
     def empty(cls, design: DesignRecord) -> DrawCollisions:
         count = len(design["arrangement"])
         odd = bytearray(count)
-        if design["protocol"] == "triangle":
+        if protocol_of(design).repeats_side:  # the odd position says which two are twins
             odd = bytearray(int(p) for p in _arrangement_values(design, "odd_position"))
         return cls(odd, count, trial_positions(design))
 

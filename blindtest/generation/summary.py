@@ -16,6 +16,7 @@ from blindtest.generation.guard import DrawCollisions, deterministic_endpoint_er
 from blindtest.generation.ledger import Ledger
 from blindtest.generation.requests import _role_model
 from blindtest.normalize import outside_band
+from blindtest.protocols import protocol_of
 from blindtest.slots import LAUNDER, SlotState, Work, pending_work
 
 
@@ -164,7 +165,7 @@ def generation_record(
     wall time, requests and rows), a measurement carried from the file as ``wall_seconds`` is.
     """
     state = SlotState.from_rows(rows)
-    identical = identical_draws(design, state) if design["protocol"] == "triangle" else None
+    identical = identical_draws(design, state) if protocol_of(design).repeats_side else None
     return _generation(
         design,
         design_sha256,

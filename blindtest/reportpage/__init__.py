@@ -25,6 +25,7 @@ import jinja2
 from markupsafe import Markup
 
 from blindtest.markup import render_text
+from blindtest.protocols import PROTOCOLS
 from blindtest.render import by_tag_sentences, checks_lines, clean, reading_lines, skipped_lines
 from blindtest.reportfmt import count, format_p
 from blindtest.reportpage import sections
@@ -32,7 +33,6 @@ from blindtest.reportpage.charts import Row, bar_chart, e_value_chart, interval_
 from blindtest.stats.intervals import clopper_pearson
 from blindtest.version import __version__
 
-CHANCE = {"triangle": 1 / 3, "pair": 1 / 2, "preference": 1 / 2}
 CENSUS = ("mean_words", "bullets", "headings", "bold", "em_dashes", "code_blocks")
 
 
@@ -63,7 +63,7 @@ def _interval(value: Any) -> tuple[float | None, float | None, float | None]:
 
 
 def _estimate_charts(report: Mapping[str, Any]) -> list[Any]:
-    protocol = report["protocol"]
+    rules = PROTOCOLS[report["protocol"]]
     if report.get("verdict") == "void" or not report.get("n"):
         return []
     charts: list[Any] = []
@@ -71,7 +71,7 @@ def _estimate_charts(report: Mapping[str, Any]) -> list[Any]:
     for judge, result in sorted((report.get("per_judge") or {}).items()):
         rows.append(Row(f"judge {judge}", *_interval(result.get("pc"))))
     pooled = "pooled" if rows else ", ".join(report.get("judges") or []) or "judge"
-    if protocol == "preference":
+    if rules.prefers:
         rows.append(Row("A's win rate", *_interval(report.get("pc")), kind="pooled"))
     else:
         rows.append(Row(pooled, *_interval(report.get("pc")), kind="pooled"))
@@ -79,7 +79,7 @@ def _estimate_charts(report: Mapping[str, Any]) -> list[Any]:
         if bot.get("n"):
             ci = clopper_pearson(int(bot["correct"]), int(bot["n"]))
             rows.append(Row(f"bot: {name}", bot["correct"] / bot["n"], ci.lo, ci.hi, kind="bot"))
-    what = "A's win rate (ties excluded)" if protocol == "preference" else "Proportion correct"
+    what = "A's win rate (ties excluded)" if rules.prefers else "Proportion correct"
     charts.append(
         interval_chart(
             "chart-pc",
@@ -89,11 +89,11 @@ def _estimate_charts(report: Mapping[str, Any]) -> list[Any]:
             rows,
             lo=0.0,
             hi=1.0,
-            ref=CHANCE[protocol],
-            ref_label=f"chance {CHANCE[protocol]:.0%}",
+            ref=rules.chance,
+            ref_label=f"chance {rules.chance:.0%}",
         )
     )
-    if protocol != "preference" and report.get("pd"):
+    if rules.similarity and report.get("pd"):
         charts.append(
             interval_chart(
                 "chart-pd",
@@ -272,6 +272,7 @@ def render_report_page(
             title=f"blindtest report {str(report['design_sha256'])[:12]}",
             version=__version__,
             report=report,
+            rules=PROTOCOLS[report["protocol"]],
             summary=summary,
             charts=charts,
             census_header=census_header,

@@ -36,6 +36,7 @@ from blindtest.judgment import (
     read_picks,
     remaining_trials,
 )
+from blindtest.protocols import PROTOCOLS
 
 __all__ = ["JudgeBatch", "export", "import_files", "record_path", "submit"]
 
@@ -111,7 +112,7 @@ class JudgeBatch:
 
 def _passes(work: JudgeBatch, both: bool) -> str:
     """How many passes the export holds per comparison, said only for a preference judge."""
-    if work.run.view.protocol != "preference":
+    if PROTOCOLS[work.run.view.protocol].llm.asking != "passes":
         return ""
     if not work.options.swap:
         return ", one pass each, no swap"

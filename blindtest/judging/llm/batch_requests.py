@@ -57,6 +57,7 @@ from blindtest.judging.llm.judge import (
     response_format,
 )
 from blindtest.judgment import JudgeRun, PicksFile, Trial
+from blindtest.protocols import PROTOCOLS
 from blindtest.reportfmt import count
 
 __all__ = [
@@ -72,9 +73,9 @@ PASS = "p"
 
 
 def check_batchable(protocol: str) -> None:
-    if protocol == "pair":
+    if PROTOCOLS[protocol].llm.asking == "conversation":
         raise BadInput(
-            "a pair judge cannot be batched: each call holds the judge's earlier answers; "
+            f"a {protocol} judge cannot be batched: each call holds the judge's earlier answers; "
             "judge it live (drop the --batch option)"
         )
 
@@ -88,7 +89,7 @@ def _key(messages: Sequence[Mapping[str, Any]]) -> bytes:
 
 
 def _passes(run: JudgeRun, options: LlmOptions) -> tuple[tuple[int, bool], ...]:
-    if run.view.protocol == "preference" and options.swap:
+    if PROTOCOLS[run.view.protocol].llm.asking == "passes" and options.swap:
         return ((1, False), (2, True))
     return ((1, False),)
 
@@ -98,7 +99,7 @@ def judge_requests(
 ) -> list[tuple[int, str, dict[str, object]]]:
     """``(trial, custom_id, body)`` for every pass of every trial in ``trials``."""
     check_batchable(run.view.protocol)
-    fields = prompt_fields(run) if run.view.protocol == "preference" else {}
+    fields = prompt_fields(run) if PROTOCOLS[run.view.protocol].llm.asking == "passes" else {}
     endpoint = options.endpoint()
     shape = response_format(run.view.protocol)
     model = _tag(options.model.encode())

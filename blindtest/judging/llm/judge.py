@@ -60,6 +60,7 @@ from blindtest.judging.llm import prompts
 from blindtest.judging.picks import SETTINGS_HASH_FIELD, settings_sha256
 from blindtest.judgment import JudgeRun, Pick, Trial, judge_nicknames
 from blindtest.keynames import check_key_names
+from blindtest.protocols import PROTOCOLS, JudgePrompt
 
 __all__ = [
     "DEFAULT_KEY_ENVS",
@@ -91,41 +92,20 @@ _COMMON = {
     "key_differentiators": {"type": "array", "items": {"type": "string"}},
     **_LEAK,
 }
+_REQUIRED = ("confidence", "justification", "identity_leakage_detected")
+
+
+def _verdict_schema(form: JudgePrompt) -> dict[str, Any]:
+    """The JSON schema of a protocol's verdict: its own fields around the common ones."""
+    return {
+        "type": "object",
+        "properties": {**form.fields, **_COMMON, **form.after},
+        "required": [*form.required, *_REQUIRED],
+    }
+
+
 VERDICT_SCHEMAS: dict[str, dict[str, Any]] = {
-    "preference": {
-        "type": "object",
-        "properties": {
-            "preference": {"enum": ["A", "B", "TIE"]},
-            **_COMMON,
-            "tie_reason": {"type": ["string", "null"]},
-        },
-        "required": ["preference", "confidence", "justification", "identity_leakage_detected"],
-    },
-    "triangle": {
-        "type": "object",
-        "properties": {"odd": {"enum": [1, 2, 3]}, **_COMMON},
-        "required": ["odd", "confidence", "justification", "identity_leakage_detected"],
-    },
-    "pair": {
-        "type": "object",
-        "properties": {
-            "nicknames": {
-                "type": "array",
-                "items": {"type": "string", "minLength": 1},
-                "minItems": 2,
-                "maxItems": 2,
-            },
-            "output_1": {"type": "string", "minLength": 1},
-            **_COMMON,
-        },
-        "required": [
-            "nicknames",
-            "output_1",
-            "confidence",
-            "justification",
-            "identity_leakage_detected",
-        ],
-    },
+    name: _verdict_schema(rules.llm) for name, rules in PROTOCOLS.items()
 }
 
 
@@ -174,7 +154,7 @@ def _strings(value: object) -> bool:
 
 #: Per property of :data:`VERDICT_SCHEMAS`: a test true only of values the schema accepts.
 _QUICK: dict[str, Callable[[object], bool]] = {
-    "preference": lambda v: v in ("A", "B", "TIE") and isinstance(v, str),
+    "preference": lambda v: v in ("A", "B", "TIE") and isinstance(v, str),  # verdict field
     "odd": lambda v: isinstance(v, int) and not isinstance(v, bool) and v in (1, 2, 3),
     "nicknames": lambda v: _strings(v) and len(v) == 2 and all(v),  # type: ignore[arg-type]
     "output_1": lambda v: isinstance(v, str) and bool(v),
@@ -274,7 +254,7 @@ class LlmOptions:
             "template_sha256": _templates_sha256(self.template, protocol),
             "min_confidence": float(self.min_confidence),
         }
-        if protocol == "preference":
+        if PROTOCOLS[protocol].llm.asking == "passes":
             settings["swap"] = self.swap
             settings["inconsistent"] = self.inconsistent
         return settings
@@ -290,20 +270,13 @@ class LlmOptions:
         )
 
 
-#: The bundled templates each protocol's prompts are made from (judge_prompts.bundled).
-_TEMPLATES = {
-    "preference": ("preference",),
-    "triangle": ("triangle",),
-    "pair": ("pair_system", "pair_trial"),
-}
-
-
 def _templates_sha256(template: prompts.JudgeTemplate | None, protocol: str) -> str:
     """SHA-256 of the template texts this judge's prompts are made from, in order."""
-    if template is not None and protocol == "preference":
+    form = PROTOCOLS[protocol].llm
+    if template is not None and form.asking == "passes":
         texts = [template.text]
     else:
-        texts = [prompts.bundled(name) for name in _TEMPLATES[protocol]]
+        texts = [prompts.bundled(name) for name in form.templates]
     digest = hashlib.sha256()
     for text in texts:
         digest.update(text.encode("utf-8"))
@@ -345,10 +318,11 @@ def check_run(options: LlmOptions, run: JudgeRun, *, key: bool = True) -> None:
     if key:
         check_key(options)
     protocol = run.view.protocol
-    if options.template is not None and protocol != "preference":
+    asking = PROTOCOLS[protocol].llm.asking
+    if options.template is not None and asking != "passes":
         raise BadInput(f"--judge-template is for preference runs; this run is {protocol}")
     check_fields(run, options)
-    if protocol == "pair":
+    if asking == "conversation":  # the whole transcript is sent with the last trial
         fits, total = _pair_fit(run.view.trials, options.context_tokens)
         if fits < total:
             raise BadInput(
@@ -386,7 +360,7 @@ def check_fields(run: JudgeRun, options: LlmOptions) -> None:
     judged prompt (a prompt without it would be judged by a different prompt: exit 2 naming
     its id), and the template must show it (a ``--judge-template`` without the placeholder
     would hide it from the judge). A field no prompt carries falls back to the defaults."""
-    if run.view.protocol != "preference":
+    if PROTOCOLS[run.view.protocol].llm.asking != "passes":  # only its template has fields
         return
     text = options.template.text if options.template is not None else prompts.bundled("preference")
     used = {m.group(1) for m in prompts.PLACEHOLDER.finditer(text)}
@@ -444,8 +418,8 @@ def comparison_messages(
 ) -> list[ChatMessage]:
     """The messages of one (preference: one pass of one) comparison; pair: its first turn.
     ``fields``: the trial's prompt fields (:func:`prompt_fields`; looked up when None)."""
-    protocol = run.view.protocol
-    if protocol == "preference":
+    asking = PROTOCOLS[run.view.protocol].llm.asking
+    if asking == "passes":
         first, second = trial.options if not swapped else trial.options[::-1]
         given = prompt_fields(run).get(trial.number, {}) if fields is None else fields
         return prompts.preference_messages(
@@ -458,7 +432,7 @@ def comparison_messages(
             source=given.get("source"),
             constraints=given.get("constraints"),
         )
-    if protocol == "triangle":
+    if asking == "alone":
         return prompts.triangle_messages(input_context(trial), trial.options)
     turn = prompts.pair_turn(trial.number, input_context(trial), trial.options)
     return prompts.pair_messages([], turn)
@@ -573,6 +547,7 @@ class LlmJudge:
         self.options = options
         self._kind = kind
         self.protocol = setup.run.view.protocol
+        self._asking = PROTOCOLS[self.protocol].llm.asking
         self.failed = 0
         self.ledger = _Ledger()
         self._sleep = sleep
@@ -586,7 +561,7 @@ class LlmJudge:
         self._client: ChatClient | None = None
         self._futures: dict[int, concurrent.futures.Future[Answer]] = {}
         self._nicknames = judge_nicknames(setup.earlier.picks, setup.judge_id)
-        self._fields = prompt_fields(setup.run) if self.protocol == "preference" else {}
+        self._fields = prompt_fields(setup.run) if self._asking == "passes" else {}
         # Trials whose pass 1 is stored without its pass 2 (killed between the two appends):
         # only pass 2 is written for them.
         mine = [p for p in setup.earlier.picks if p.judge == setup.judge_id]
@@ -594,7 +569,7 @@ class LlmJudge:
         self._half_done = {p.trial for p in mine if p.pass_number == 1} - seconds
         # Passes paid for in an earlier sitting that no finished comparison holds, by trial and
         # pass: used as they are, never asked again.
-        self._kept = self._kept_passes(setup) if self.protocol == "preference" else {}
+        self._kept = self._kept_passes(setup) if self._asking == "passes" else {}
         # Passes answered in this sitting whose comparison has not finished, by trial: what a
         # stop keeps in a failure row.
         self._got: dict[int, dict[int, _Asked]] = {}
@@ -602,7 +577,9 @@ class LlmJudge:
         self._history: list[tuple[ChatMessage, str]] = [
             (prompts.pair_turn(p.trial, *_shown(setup.run, p.trial)), str(p.extra["raw_response"]))
             for p in sorted(setup.earlier.picks, key=lambda p: p.trial)
-            if self.protocol == "pair" and p.judge == setup.judge_id and "raw_response" in p.extra
+            if self._asking == "conversation"
+            and p.judge == setup.judge_id
+            and "raw_response" in p.extra
         ]
         self._pair_lock: asyncio.Lock | None = None
         self._active: asyncio.Semaphore | None = None
@@ -690,14 +667,15 @@ class LlmJudge:
             # the first turn starts every comparison (pair: one at a time), in one hand-over
             # to the loop; later turns only collect (walking the trials ahead on every turn
             # was quadratic, and one cross-thread call per comparison delayed the first)
-            ahead = (turn.trial, *turn.ahead) if self.protocol != "pair" else (turn.trial,)
+            alone = self._asking != "conversation"
+            ahead = (turn.trial, *turn.ahead) if alone else (turn.trial,)
             start = []
             for trial in ahead:
                 if trial.number not in self._futures:
                     self._futures[trial.number] = concurrent.futures.Future()
                     start.append((trial, self._futures[trial.number]))
             self._loop.call_soon_threadsafe(self._start, start)
-            self._all_started = self.protocol != "pair"
+            self._all_started = alone
         future = self._futures.pop(turn.trial.number)
         # Waited for through result(): concurrent.futures.wait() misses a cancel().
         with contextlib.suppress(Exception):  # what it raised is read in _answer
@@ -819,14 +797,14 @@ class LlmJudge:
     # one comparison ----------------------------------------------------------------
 
     async def _comparison(self, trial: Trial) -> Answer:
-        if self.protocol != "pair":
+        if self._asking != "conversation":
             # At most twice --concurrency comparisons prepare and ask at once (enough to keep
             # the client's slots full while some parse a verdict or back off): the first
             # request leaves as soon as its prompt is built, not after every comparison's.
             active = self._active
             assert active is not None
             async with active:
-                if self.protocol == "preference":
+                if self._asking == "passes":
                     return await self._preference(trial)
                 return await self._triangle(trial)
         lock = self._pair_lock
@@ -994,7 +972,7 @@ class LlmJudge:
             "comparison_id": f"{(self.run.design_sha256 or '')[:12]}-{trial.number}",
             "judge_model": self.options.model,
             "judge_origin": self._origin,
-            "verdict": verdict.get("preference", verdict.get("odd", verdict.get("output_1"))),
+            "verdict": verdict.get(PROTOCOLS[self.protocol].llm.verdict),
             "key_differentiators": list(verdict.get("key_differentiators") or []),
             "identity_leakage": bool(verdict["identity_leakage_detected"]),
             "identity_leakage_details": verdict.get("identity_leakage_details"),
@@ -1002,7 +980,7 @@ class LlmJudge:
             "attempts": asked.attempts,
             "tokens": {"prompt": asked.prompt_tokens, "completion": asked.completion_tokens},
         }
-        if self.protocol == "preference":
+        if self._asking == "passes":
             extra["position_mapping"] = _mapping(swapped)
             extra["tie_reason"] = verdict.get("tie_reason")
         if cost is not None:

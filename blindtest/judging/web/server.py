@@ -38,6 +38,7 @@ from blindtest.judging.web import page
 from blindtest.judging.web.links import LinkBook, picks_key
 from blindtest.judging.web.reviewer import Refused, Reviewer, Screen
 from blindtest.judgment import JudgeView
+from blindtest.protocols import PROTOCOLS
 
 Echo = Callable[[str], None]
 
@@ -291,6 +292,7 @@ class Page:
                 ],
                 button="Continue now",
             )
+        named = PROTOCOLS[view.protocol].pick_kind == "nickname"
         again = turn.correcting is not None  # counted already: shown again to be judged anew
         return page.trial_page(
             view,
@@ -298,7 +300,7 @@ class Page:
             page.Place(min(turn.judged + (0 if again else 1), reviewer.total), reviewer.total),
             base,
             plain=self.plain,
-            nicknames=reviewer.nicknames if view.protocol == "pair" else None,
+            nicknames=reviewer.nicknames if named else None,
             error=error,
             form=form,
             undo=turn.undoable.trial if turn.undoable is not None else None,
