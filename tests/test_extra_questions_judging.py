@@ -126,9 +126,8 @@ def browser() -> Iterator[Any]:
 
 
 def _press_yes_no(page: Any, yes: bool) -> None:
-    """Tab to the next yes/no pair; Space chooses yes (the first), the right arrow no."""
-    page.keyboard.press("Tab")
-    page.keyboard.press("Space" if yes else "ArrowRight")
+    """Y or N answers the first question still unanswered (the page marks it)."""
+    page.keyboard.press("y" if yes else "n")
 
 
 def test_page_asks_each_option_by_keyboard_and_records_what_the_terminal_does(
@@ -164,14 +163,12 @@ def test_page_asks_each_option_by_keyboard_and_records_what_the_terminal_does(
                 wait_for_keys(page)
                 checked = page.locator("input[name='e1-left']:checked").get_attribute("value")
                 assert checked == ("yes" if left else "no")  # what was chosen is kept
-                page.locator("#reason").focus()
-                page.keyboard.press("Tab")  # the left pair, already answered
-                _press_yes_no(page, right)
+                _press_yes_no(page, right)  # the left pair is answered: Y/N go on to the right
                 _press_yes_no(page, review)
                 screenshot(page, "judge-extra-questions")
                 page.keyboard.press("Enter")
                 continue
-            page.keyboard.press(PAGE_KEYS[pick])  # the reason box takes the focus
+            page.keyboard.press(PAGE_KEYS[pick])  # never types into the reason box
             for yes in (left, right, review):
                 _press_yes_no(page, yes)
             page.keyboard.press("Enter")
