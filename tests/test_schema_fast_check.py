@@ -410,7 +410,12 @@ def _swept(name: str, rng: random.Random) -> list[dict[str, Any]]:
     dropped, set to each edge of its own schema, and for an object an unknown key added. The
     random mutants reach a keyword by chance; this reaches each bound of each place there is."""
     found: list[dict[str, Any]] = []
+    shapes: set[frozenset[tuple[Any, ...]]] = set()
     for original in _by_name()[name]:
+        shape = frozenset(tuple(None if type(p) is int else p for p in q) for q in _nodes(original))
+        if shape in shapes:
+            continue  # another row with the same places (most of responses.jsonl)
+        shapes.add(shape)
         filled = copy.deepcopy(original)
         _filled(name, filled, rng)
         for base in (original, filled):
