@@ -3,8 +3,9 @@ refused record gets the same one-line error as with jsonschema alone.
 
 Records near the real ones (every artifact of examples/run, mutated with a seeded generator: a
 field dropped, added, retyped, set to a value at one of the schemas' own bounds, a string or
-number nudged) are put to both validators, many per schema; the compiled one may be stricter
-(jsonschema then decides), never looser. Both directions are counted and printed (``-rP``).
+number nudged; and one change at a time at every place, each of its bounds in turn) are put
+to both validators, many per schema; the compiled one may be stricter (jsonschema then
+decides), never looser. Both directions are counted and printed (``-rP``).
 """
 
 from __future__ import annotations
@@ -404,6 +405,41 @@ def _mutant(name: str, rng: random.Random) -> dict[str, Any]:
     return record
 
 
+def _swept(name: str, rng: random.Random) -> list[dict[str, Any]]:
+    """One change at a time at every place of each record (and of a filled copy of each):
+    dropped, set to each edge of its own schema, and for an object an unknown key added. The
+    random mutants reach a keyword by chance; this reaches each bound of each place there is."""
+    found: list[dict[str, Any]] = []
+    shapes: set[frozenset[tuple[Any, ...]]] = set()
+    for original in _by_name()[name]:
+        shape = frozenset(tuple(None if type(p) is int else p for p in q) for q in _nodes(original))
+        if shape in shapes:
+            continue  # another row with the same places (most of responses.jsonl)
+        shapes.add(shape)
+        filled = copy.deepcopy(original)
+        _filled(name, filled, rng)
+        for base in (original, filled):
+            places: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+            for path in _nodes(base)[1:]:
+                places.setdefault(tuple(None if type(p) is int else p for p in path), path)
+            for path in places.values():
+                value = _get(base, path)
+                changes: list[Any] = [_DROP, *_edges([n for n, _ in _schemas_at(name, path)])]
+                changes += [{**value, "x": 1}] if isinstance(value, dict) else []
+                for change in changes:
+                    record = copy.deepcopy(base)
+                    parent = _get(record, path[:-1])
+                    if change is _DROP:
+                        del parent[path[-1]]
+                    else:
+                        parent[path[-1]] = copy.deepcopy(change)
+                    found.append(record)
+    return found
+
+
+_DROP = object()
+
+
 def _reachable_keywords(name: str) -> set[str]:
     """The keywords a record of ``name`` meets: its schema's and those of every ``$ref`` it
     reaches, in its own document or in another."""
@@ -472,8 +508,9 @@ def _tally(name: str) -> Tally:
     rng = random.Random(f"{SEED}:{name}")
     tally = Tally()
     checker = artifacts.validator(name)
-    for _ in range(MUTANTS_PER_SCHEMA):
-        record = _mutant(name, rng)
+    mutants = [_mutant(name, rng) for _ in range(MUTANTS_PER_SCHEMA)]
+    swept = _swept(name, rng)
+    for record in mutants + swept:
         python = checker.is_valid(record)
         try:
             compiled = artifacts.fast_validator(name).is_valid(record)
@@ -495,9 +532,10 @@ def _tally(name: str) -> Tally:
         if _outcome(artifacts.validate, record, name) != _outcome(_old_validate, record, name):
             tally.other_message.append(shown)
     print(
-        f"{name}: {MUTANTS_PER_SCHEMA} mutants: both valid {tally.both_valid}, both refused "
-        f"{tally.both_refused}, only jsonschema-rs refused {tally.only_compiled_refused}, only "
-        f"jsonschema refused {len(tally.only_jsonschema_refused)}"
+        f"{name}: {len(mutants)} mutants and {len(swept)} swept: both valid {tally.both_valid}, "
+        f"both refused {tally.both_refused}, only jsonschema-rs refused "
+        f"{tally.only_compiled_refused}, only jsonschema refused "
+        f"{len(tally.only_jsonschema_refused)}"
     )
     return tally
 
