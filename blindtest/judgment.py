@@ -25,9 +25,9 @@ from blindtest import scoring
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import schema_tag
 from blindtest.errors import BadInput
-from blindtest.judging.bots import BOT_KINDS, BOT_NICKNAMES, bot_pick, check_bot
+from blindtest.judging.bots import BOT_NICKNAMES, bot_pick, check_bot
+from blindtest.judging.kinds import BOT_KINDS, PICK_KINDS
 from blindtest.judging.picks import (
-    PICK_KINDS,
     SETTING_OPTIONS,
     SETTINGS_FIELD,
     SETTINGS_HASH_FIELD,
@@ -35,7 +35,6 @@ from blindtest.judging.picks import (
     JudgeRun,
     JudgeView,
     Pick,
-    PickKind,
     PicksChecker,
     PicksFile,
     Trial,
@@ -70,7 +69,6 @@ __all__ = [
     "JudgeView",
     "LogE",
     "Pick",
-    "PickKind",
     "PicksFile",
     "Recorder",
     "StoppingRule",

@@ -2,9 +2,10 @@
 terminal or by a mechanical judge; ``--check FILE`` validates an external judge's picks.
 
 Options and output only: the stage is :func:`blindtest.stages.judge.judge` (one sitting into
-the picks file, ``blindtest.judging.sitting``); the picks contract and the hidden stopping rule live
-in ``blindtest.judgment``, the kinds of judge and the driver in ``blindtest.judging.driver``, the
-terminal session in ``blindtest.judging.terminal.session``.
+the picks file, ``blindtest.judging.sitting``); the hidden stopping rule lives in
+``blindtest.judgment``, the kinds of judge in ``blindtest.judging.kinds`` (the registry), the
+driver in ``blindtest.judging.driver``, the terminal session in
+``blindtest.judging.terminal.session``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from blindtest.cli._common import command
 from blindtest.cli._options import FilePath, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
-from blindtest.judging.driver import JUDGE_KINDS
+from blindtest.judging.kinds import judge_help
 from blindtest.judgment import load_judge_run, load_picks
 
 if TYPE_CHECKING:
@@ -51,11 +52,10 @@ def _check_only(run_dir: Path, path: Path, quiet: bool) -> None:
 @click.option(
     "--judge",
     "kind",
-    metavar=f"[{'|'.join(JUDGE_KINDS)}]",
+    metavar="KIND",
     default="human",
     show_default=True,
-    help="Who judges: a person in this terminal (human) or on a page (web), a mechanical "
-    "judge (bot:...), or llm:MODEL (a model through --judge-url).",
+    help=judge_help(),
 )
 @click.option(
     "--judge-id",

@@ -344,8 +344,8 @@ class BatchReplayJudge(LlmJudge):
 def replay_kind(options: LlmOptions, answers: Mapping[bytes, BatchResult]) -> JudgeKind:
     """The ``llm:MODEL`` judge kind whose judge answers from ``answers``."""
 
-    def check(protocol: str) -> None:
-        check_batchable(protocol)
+    def check(run: JudgeRun) -> None:
+        check_batchable(run.view.protocol)
 
     def make(setup: JudgeSetup) -> BatchReplayJudge:
         return BatchReplayJudge(setup, options, kind, answers)

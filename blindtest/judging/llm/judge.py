@@ -1127,7 +1127,7 @@ def _side(preference: str, swapped: bool) -> str:
 def llm_kind(options: LlmOptions) -> JudgeKind:
     """The ``--judge llm:MODEL`` kind for these options (checked before anything is written)."""
 
-    def check(protocol: str) -> None:
+    def check(run: JudgeRun) -> None:
         pass
 
     def make(setup: JudgeSetup) -> LlmJudge:
@@ -1142,6 +1142,15 @@ def llm_kind(options: LlmOptions) -> JudgeKind:
         settings=options.settings,
     )
     return kind
+
+
+def judge_kind(name: str) -> JudgeKind:
+    """``llm:MODEL`` with every setting at its default (``bt-judge`` builds the kind from its
+    ``--judge-*`` options: :func:`blindtest.stages.judge.llm_options`)."""
+    model = name.partition(":")[2].strip()
+    if not model:
+        raise BadInput("--judge llm:MODEL: name the judge model, e.g. --judge llm:gpt-4o")
+    return llm_kind(LlmOptions(model=model))
 
 
 def resolve_key_env(given: str | None, environ: Mapping[str, str]) -> str | None:

@@ -25,16 +25,24 @@ from pathlib import Path
 
 from blindtest.errors import Interrupted
 from blindtest.judging.driver import (
-    KINDS,
     Answer,
+    Judge,
     JudgeKind,
+    JudgeSetup,
     Recorder,
     Stop,
     TakeBack,
     Turn,
     drive,
 )
-from blindtest.judging.picks import ExtraAnswer, JudgeView, JudgingResult, Pick, Trial
+from blindtest.judging.picks import (
+    ExtraAnswer,
+    JudgeView,
+    JudgingResult,
+    Pick,
+    Trial,
+    judge_nicknames,
+)
 from blindtest.judging.terminal.console import Console, InputEnded
 from blindtest.judging.terminal.layout import fit, side_by_side, trial_layout, wrap_prose_line
 from blindtest.judging.terminal.pager import Pager, Screen
@@ -95,7 +103,7 @@ class Session:
 
     @property
     def kind(self) -> JudgeKind:
-        return KINDS["human"]
+        return HUMAN
 
     def run(self, recorder: Recorder, remaining: Sequence[Trial]) -> JudgingResult:
         """Drive this session over ``remaining`` into ``recorder``."""
@@ -442,3 +450,21 @@ class Session:
 
     def _footer(self, trial: Trial, width: int, hint: str) -> list[str]:
         return ["", *self._question_rows(trial, width), fit(hint, width)]
+
+
+def _make(setup: JudgeSetup) -> Judge:
+    return Session(
+        setup.run.view,
+        setup.judge_id,
+        Console(),
+        earlier_nicknames=judge_nicknames(setup.earlier.picks, setup.judge_id),
+        resume_command=setup.resume_command,
+    )
+
+
+#: ``--judge human``: a person in this terminal.
+HUMAN = JudgeKind("human", "human", _make)
+
+
+def judge_kind(name: str) -> JudgeKind:
+    return HUMAN

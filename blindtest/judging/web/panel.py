@@ -23,11 +23,12 @@ from pathlib import Path
 from blindtest import artifacts
 from blindtest.assignment import assign, coverage
 from blindtest.errors import BadInput, Interrupted
-from blindtest.judging.driver import KINDS, Answer, JudgeKind, JudgingResult, Stop, Turn
+from blindtest.judging.driver import Answer, JudgeKind, JudgingResult, Stop, Turn
 from blindtest.judging.sitting import OpenedPicks, open_picks, sit_opened
 from blindtest.judging.web.reviewer import Reviewer
 from blindtest.judging.web.server import (
     LOOPBACK,
+    WEB,
     Echo,
     Page,
     ServerThread,
@@ -77,7 +78,7 @@ class PanelJudge:
 
     @property
     def kind(self) -> JudgeKind:
-        return KINDS["web"]
+        return WEB
 
     @contextmanager
     def sitting(self, progress: Callable[[], JudgingResult]) -> Iterator[None]:
@@ -148,7 +149,7 @@ def judge_panel(
             out = picks_path(run.run_dir, name)
             artifacts.claim_output(out, "picks", force=True, inputs=inputs, same_inputs=True)
             stack.enter_context(artifacts.file_lock(out, "bt-judge --panel"))
-            opened = open_picks(run, KINDS["web"], name, out, force)
+            opened = open_picks(run, WEB, name, out, force)
             existing = opened.existing
             reviewer = Reviewer(
                 view,
@@ -235,7 +236,7 @@ def _sit(run: JudgeRun, seat: Seat, panel: Mapping[str, object]) -> None:
     try:
         seat.result = sit_opened(
             run,
-            KINDS["web"],
+            WEB,
             PanelJudge(seat.reviewer, panel),
             seat.opened,
             only=seat.assigned,

@@ -26,11 +26,19 @@ from pathlib import Path
 from aiohttp import web
 
 from blindtest.errors import BadInput, Interrupted
-from blindtest.judging.driver import KINDS, Answer, JudgeKind, JudgingResult, Stop, Turn
+from blindtest.judging.driver import (
+    Answer,
+    Judge,
+    JudgeKind,
+    JudgeSetup,
+    JudgingResult,
+    Stop,
+    Turn,
+)
 from blindtest.judging.terminal.questions import closing_message, quit_message
 from blindtest.judging.web import page
 from blindtest.judging.web.reviewer import Refused, Reviewer
-from blindtest.judgment import JudgeView
+from blindtest.judgment import JudgeView, judge_nicknames
 
 Echo = Callable[[str], None]
 
@@ -339,7 +347,7 @@ class WebJudge:
 
     @property
     def kind(self) -> JudgeKind:
-        return KINDS["web"]
+        return WEB
 
     @contextmanager
     def sitting(self, progress: Callable[[], JudgingResult]) -> Iterator[None]:
@@ -383,3 +391,22 @@ def options_of(setup_options: Mapping[str, object]) -> dict[str, object]:
     """The web judge's options from ``JudgeSetup.options`` (the CLI's --host, --port, ...)."""
     known = ("host", "port", "open_browser", "session_cap", "echo")
     return {key: setup_options[key] for key in known if key in setup_options}
+
+
+def _make(setup: JudgeSetup) -> Judge:
+    return WebJudge(
+        setup.run.view,
+        setup.judge_id,
+        plain=bool(setup.run.design["normalization"]["strip_formatting"]),
+        earlier_nicknames=judge_nicknames(setup.earlier.picks, setup.judge_id),
+        resume_command=setup.resume_command,
+        **options_of(setup.options),  # type: ignore[arg-type]
+    )
+
+
+#: ``--judge web`` (or ``--web``): a person on the judging page; a panel's reviewers too.
+WEB = JudgeKind("web", "human", _make)
+
+
+def judge_kind(name: str) -> JudgeKind:
+    return WEB
