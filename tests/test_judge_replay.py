@@ -73,9 +73,7 @@ def human_picks(run_dir: Path, trials: range, judge: str = "ann") -> list[dict[s
 # --------------------------------------------------------------------------- end to end
 
 
-def test_a_bots_picks_replayed_into_a_copy_analyse_the_same(
-    tmp_path: Path, invoke: Invoke
-) -> None:
+def test_a_bots_picks_replayed_into_a_copy_analyse_the_same(tmp_path: Path, invoke: Invoke) -> None:
     first = make_run(tmp_path, trials=8, name="first")
     assert invoke("judge", first, "--judge", "bot:length", "-q").exit_code == 0
     second = copy_run(first, "second")
@@ -120,9 +118,7 @@ def test_a_replay_may_rename_the_judge(tmp_path: Path, invoke: Invoke) -> None:
     assert {p["judge"] for p in picks_of(second / "picks.jsonl")} == {"ann-again"}
 
 
-def test_an_llm_judges_two_passes_and_failures_are_replayed(
-    tmp_path: Path, invoke: Invoke
-) -> None:
+def test_an_llm_judges_two_passes_and_failures_are_replayed(tmp_path: Path, invoke: Invoke) -> None:
     first = make_run(tmp_path, "preference", trials=4, name="first")
     sha = load_judge_run(first).design_sha256
     settings = {"model": "m", "temperature": 0.0}
@@ -173,9 +169,7 @@ def test_a_replay_from_another_design_is_refused_and_writes_nothing(
     assert existing.read_bytes() == b"\n"
 
 
-def test_a_replay_naming_a_trial_this_run_lacks_is_refused(
-    tmp_path: Path, invoke: Invoke
-) -> None:
+def test_a_replay_naming_a_trial_this_run_lacks_is_refused(tmp_path: Path, invoke: Invoke) -> None:
     first = make_run(tmp_path, trials=3, name="first")
     source = write_picks(tmp_path / "elsewhere.jsonl", human_picks(first, range(1, 5)))
     error = one_line_error(invoke("judge", first, "--judge", f"replay:{source}"))
