@@ -11,7 +11,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from blindtest.version import __version__
 
 _EXPORTS = {
     # The stages, each what its command does (lock, claim the outputs, write the files),

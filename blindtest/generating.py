@@ -28,14 +28,16 @@ from typing import Any
 
 from blindtest import artifacts
 from blindtest.artifact_types import DesignRecord, GenerationRecord, ResponseRow, TrialRecord
-from blindtest.client import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, ChatClient, Endpoint
 from blindtest.errors import BadInput, CheckFailed, EndpointFailed
+from blindtest.generation.client import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, ChatClient
 from blindtest.generation.cost import estimate_cost
+from blindtest.generation.endpoint import Endpoint
 from blindtest.generation.fetch import Progress, run_generation
 from blindtest.generation.guard import DrawCollisions, collision_notice
 from blindtest.generation.ledger import AddRow, AppendRow, Ledger, ReadRow, check_row_fits
 from blindtest.generation.requests import SlotRequests, endpoints_for
 from blindtest.generation.responses import import_rows
+from blindtest.generation.retry import DEFAULT_POLICY, RetryPolicy
 from blindtest.generation.summary import (
     RowCounts,
     Totals,
@@ -47,7 +49,6 @@ from blindtest.generation.summary import (
     session_entry,
     session_summary,
 )
-from blindtest.retry import DEFAULT_POLICY, RetryPolicy
 from blindtest.sides import SIDES, parse_header_env
 from blindtest.slots import LAUNDER, SlotState, iter_trials_view
 

@@ -4,18 +4,141 @@ Every stage function (:mod:`blindtest.stages`) takes one of these before it read
 anything, so a Python caller gets the same protection as the ``bt-*`` commands: a second
 process is refused with :class:`~blindtest.errors.BadInput` (exit 2 at the command line)
 naming the holder's PID. The holding process may re-enter (``blindtest run`` holds the run's
-lock while it calls each stage). No click here: the errors are the library's.
+lock while it calls each stage). The locks themselves (``RUN/.lock``, ``.picks.jsonl.lock``)
+are taken here on :mod:`blindtest.oslock`'s two calls. No click here: the errors are the
+library's.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from blindtest import artifacts
+from blindtest import artifacts, oslock
+from blindtest.artifacts import LOCK, cannot_write, make_dir
+from blindtest.artifacts.atomic import _BINARY
+from blindtest.errors import BadInput
 
-__all__ = ["holding_picks", "holding_run"]
+__all__ = ["file_lock", "holding_picks", "holding_run", "run_lock"]
+
+# --------------------------------------------------------------------------- locks
+
+_held: dict[str, list[int]] = {}  # lock path -> [fd, depth]: re-entry by the holding process
+
+
+def _holder(lock_path: Path) -> str:
+    for _ in range(50):  # the holder writes its PID just after taking the lock
+        try:
+            text = lock_path.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            text = ""
+        if text:
+            pid, _, label = text.partition(" ")
+            return f"process {pid}" + (f" ({label})" if label else "")
+        time.sleep(0.01)
+    return "another process"
+
+
+def _take(lock_path: Path, what: Path, label: str) -> int:
+    while True:
+        try:
+            # Not inherited by child processes (Python's default for every descriptor).
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | _BINARY, 0o666)
+        except OSError as error:
+            raise cannot_write(lock_path.parent, error) from None
+        try:
+            taken = oslock.try_lock(fd)
+        except OSError as error:
+            os.close(fd)
+            raise cannot_write(lock_path, error) from None
+        if not taken:
+            os.close(fd)
+            raise BadInput(f"{what} is in use by {_holder(lock_path)}; wait for it or stop it")
+        # A holder that was releasing may have unlinked the file we opened: lock the new one.
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(lock_path))
+        except FileNotFoundError:
+            same = False
+        if not same:
+            os.close(fd)
+            continue
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()} {label}\n".encode())
+        except OSError as error:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(lock_path)
+            raise cannot_write(lock_path, error) from None
+        return fd
+
+
+@contextlib.contextmanager
+def _lock(lock_path: Path, what: Path, label: str, create: bool = True) -> Iterator[None]:
+    if not create and not lock_path.parent.is_dir():
+        yield  # nothing there to protect: the command says what is missing
+        return
+    key = os.path.abspath(lock_path)
+    if key in _held:  # this process already holds it (``blindtest run`` calling a stage)
+        _held[key][1] += 1
+        try:
+            yield
+        finally:
+            _held[key][1] -= 1
+        return
+    created = make_dir(lock_path.parent)
+    try:
+        fd = _take(lock_path, what, label)
+    except BaseException:
+        _remove_empty(created)
+        raise
+    _held[key] = [fd, 1]
+    try:
+        yield
+    finally:
+        del _held[key]
+        # Unlink while still holding it (a waiter re-checks the inode), then let go. Windows
+        # refuses to unlink an open file: the lock file stays there, unlocked, for the next.
+        with contextlib.suppress(OSError):
+            os.unlink(lock_path)
+        with contextlib.suppress(OSError):
+            oslock.unlock(fd)
+        os.close(fd)
+        _remove_empty(created)
+
+
+def _remove_empty(created: Sequence[Path]) -> None:
+    """Remove the directories a lock created when the command left nothing in them."""
+    for directory in reversed(created):
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+
+
+def _label(label: str | None) -> str:
+    return label or os.path.basename(sys.argv[0]) or "blindtest"
+
+
+def run_lock(
+    run_dir: Path, label: str | None = None, *, create: bool = True
+) -> contextlib.AbstractContextManager[None]:
+    """Hold the run directory's lock (``RUN/.lock``, locked through :mod:`blindtest.oslock`;
+    the OS lets go when the process dies, so a kill -9 never leaves a stale lock). A second
+    process is refused with ``BadInput`` naming the holder's PID and ``label``; the holding
+    process may re-enter. With ``create`` the directory is made if needed (and removed again
+    if the command left it empty); without, a missing directory is not locked, and the
+    command reports it missing."""
+    return _lock(run_dir / LOCK, run_dir, _label(label), create)
+
+
+def file_lock(path: Path, label: str | None = None) -> contextlib.AbstractContextManager[None]:
+    """Like ``run_lock`` for one file (a judge's picks file): the lock file sits beside it."""
+    return _lock(path.with_name(f".{path.name}.lock"), path, _label(label))
 
 
 def holding_run(
@@ -24,7 +147,7 @@ def holding_run(
     """Hold RUN's lock while a stage writes into it. ``create``: make the directory (only the
     design stage starts a run; the others need one that exists and report it missing).
     ``holder`` names the holder in a refusal (default: the program's name)."""
-    return artifacts.run_lock(run_dir, holder, create=create)
+    return run_lock(run_dir, holder, create=create)
 
 
 @contextlib.contextmanager
@@ -34,5 +157,5 @@ def holding_picks(run_dir: Path, out: Path, holder: str | None = None) -> Iterat
     of artifact or one of the run's inputs."""
     inputs = [run_dir / artifacts.DESIGN, run_dir / artifacts.TRIALS]
     artifacts.claim_output(out, "picks", force=True, inputs=inputs, same_inputs=True)
-    with artifacts.file_lock(out, holder):
+    with file_lock(out, holder):
         yield

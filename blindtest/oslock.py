@@ -4,7 +4,7 @@ releases when the process ends (a kill -9 never leaves a stale lock).
 POSIX (Linux, macOS): ``fcntl.flock`` on the whole file. Windows: ``msvcrt.locking`` on one
 byte far past anything the lock file holds, so other processes can still read the holder's
 PID at its start (Windows byte locks are mandatory: a locked byte cannot be read).
-:mod:`blindtest.artifacts` builds the run and picks-file locks on these two calls.
+:mod:`blindtest.locking` builds the run and picks-file locks on these two calls.
 """
 
 from __future__ import annotations

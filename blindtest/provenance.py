@@ -14,7 +14,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import blindtest
+from blindtest.version import __version__
 
 KEY_PACKAGES = ("aiohttp", "click", "jsonschema", "numpy", "orjson", "scipy")
 
@@ -48,9 +48,9 @@ def git_state(directory: Path) -> dict[str, Any] | None:
 
 
 def collect_provenance() -> dict[str, Any]:
-    package_dir = Path(blindtest.__file__).resolve().parent
+    package_dir = Path(__file__).resolve().parent
     return {
-        "blindtest": blindtest.__version__,
+        "blindtest": __version__,
         "python": platform.python_version(),
         "packages": {name: _package_version(name) for name in KEY_PACKAGES},
         "git": git_state(package_dir),

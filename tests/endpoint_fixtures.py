@@ -29,7 +29,8 @@ import orjson
 import pytest
 from jsonschema import Draft202012Validator
 
-from blindtest.client import BatchClient, Endpoint
+from blindtest.generation.batch_client import BatchClient
+from blindtest.generation.endpoint import Endpoint
 from blindtest.simulator import Simulator, SimulatorConfig, running
 
 __all__ = [

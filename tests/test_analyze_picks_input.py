@@ -12,6 +12,7 @@ import pytest
 from click.testing import Result
 
 from blindtest import artifacts
+from blindtest.artifacts.validation import _registry
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
 from blindtest.judgment import load_judge_run, read_picks
@@ -47,7 +48,7 @@ def test_float_trial_number_refused_by_check_and_schema(tmp_path: Path, invoke: 
     # The schema says integer, and says how it must be written.
     trial_number: Any = artifacts.validator("picks").schema  # loaded through the registry
     assert trial_number["properties"]["trial"]["$ref"].endswith("/$defs/trialNumber")
-    common = artifacts._registry().contents("https://blindtest.invalid/schemas/common.schema.json")
+    common = _registry().contents("https://blindtest.invalid/schemas/common.schema.json")
     assert common["$defs"]["trialNumber"]["type"] == "integer"
     assert "3.0" in common["$defs"]["trialNumber"]["description"]
     # A pick of 2.0 is no position either (true and 2.5 are refused by the schema).

@@ -22,12 +22,12 @@ import pytest
 from test_generate import make_design
 
 from blindtest import artifacts
-from blindtest.client import ChatClient, Completion
 from blindtest.errors import BadInput
+from blindtest.generation.client import ChatClient, Completion
 from blindtest.generation.fetch import run_generation
+from blindtest.generation.wire import Usage
 from blindtest.simulator import Simulator
 from blindtest.slots import SlotState
-from blindtest.wire import Usage
 
 from conftest import Invoke, numbered_prompts
 

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from blindtest import artifacts
+from blindtest import artifacts, locking
 from blindtest.simulator import Simulator
 
 from conftest import Invoke
@@ -109,8 +109,8 @@ def test_one_picks_file_one_judge_a_panel_judges_at_once(
             sys.executable, "-c",
             "import sys, time\n"
             "from pathlib import Path\n"
-            "from blindtest import artifacts\n"
-            "with artifacts.file_lock(Path(sys.argv[1]), 'bt-judge'):\n"
+            "from blindtest import locking\n"
+            "with locking.file_lock(Path(sys.argv[1]), 'bt-judge'):\n"
             "    print('held', flush=True)\n"
             "    time.sleep(60)\n",
             str(alice),
@@ -136,13 +136,13 @@ def test_one_picks_file_one_judge_a_panel_judges_at_once(
 
 def test_the_lock_is_reentrant_in_one_process_and_refused_across(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    with artifacts.run_lock(run, "blindtest run"), artifacts.run_lock(run, "bt-design"):
+    with locking.run_lock(run, "blindtest run"), locking.run_lock(run, "bt-design"):
         assert (run / artifacts.LOCK).read_text() == f"{os.getpid()} blindtest run\n"
         other = subprocess.run(
             [
                 sys.executable, "-c",
-                "import sys\nfrom pathlib import Path\nfrom blindtest import artifacts\n"
-                "with artifacts.run_lock(Path(sys.argv[1]), 'bt-audit'):\n    pass\n",
+                "import sys\nfrom pathlib import Path\nfrom blindtest import locking\n"
+                "with locking.run_lock(Path(sys.argv[1]), 'bt-audit'):\n    pass\n",
                 str(run),
             ],
             capture_output=True,

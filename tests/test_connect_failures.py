@@ -14,9 +14,12 @@ from typing import Any
 
 import pytest
 
-from blindtest.client import CONNECT_RETRIES, BatchClient, ChatClient, Endpoint
 from blindtest.errors import AuthFailed, ConnectionRefused, ConnectTimeout
-from blindtest.retry import RetryPolicy
+from blindtest.generation.batch_client import BatchClient
+from blindtest.generation.client import ChatClient
+from blindtest.generation.endpoint import Endpoint
+from blindtest.generation.failures import CONNECT_RETRIES
+from blindtest.generation.retry import RetryPolicy
 from blindtest.simulator import Simulator
 
 POLICY = RetryPolicy(max_retries=5)

@@ -11,9 +11,9 @@ import orjson
 import pytest
 import yarl
 
-from blindtest.client import Endpoint
 from blindtest.designing import parse_url
 from blindtest.errors import BadInput
+from blindtest.generation.endpoint import Endpoint
 from blindtest.simulator import Simulator
 
 from conftest import Invoke, files_in, numbered_prompts

@@ -41,10 +41,11 @@ from pathlib import Path
 import pytest
 from test_generate import make_design, rows
 
-from blindtest.client import ChatClient, Endpoint
 from blindtest.errors import PromptTooLong
+from blindtest.generation.client import ChatClient
+from blindtest.generation.endpoint import Endpoint
+from blindtest.generation.wire import parse_error, prompt_too_long
 from blindtest.simulator import CONTEXT_BODIES, Fault, Simulator
-from blindtest.wire import parse_error, prompt_too_long
 
 from conftest import Invoke, numbered_prompts
 

@@ -20,9 +20,10 @@ import orjson
 import pytest
 from test_generate import make_design
 
-from blindtest.client import ChatClient, Endpoint
 from blindtest.errors import QuotaExceeded
-from blindtest.retry import should_retry
+from blindtest.generation.client import ChatClient
+from blindtest.generation.endpoint import Endpoint
+from blindtest.generation.retry import should_retry
 from blindtest.simulator import QUOTA_BODY, Simulator
 
 from conftest import Invoke

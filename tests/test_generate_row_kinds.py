@@ -12,9 +12,10 @@ import pytest
 from test_generate import make_design, rows
 
 from blindtest import artifacts
-from blindtest.client import ChatClient, Endpoint
+from blindtest.generation.client import ChatClient
+from blindtest.generation.endpoint import Endpoint
+from blindtest.generation.wire import parse_completion
 from blindtest.simulator import Simulator
-from blindtest.wire import parse_completion
 
 from conftest import Invoke
 

@@ -24,11 +24,12 @@ COMPOSE = ("stages.run",)
 #: Shared concepts every stage may use (some named before they land, so the graph classifies
 #: them the day they do).
 SHARED = (
-    "artifacts", "errors", "slots", "wire", "endpoints", "hints", "rng", "normalize", "census",
-    "prompts", "outputs", "checks", "retry", "client", "render", "scoring", "protocols",
-    "artifact_types", "report", "provenance", "flow", "batch",
-    "openai_wire", "reportfmt", "batch_run", "sides",
+    "artifacts", "errors", "slots", "endpoints", "hints", "rng", "normalize", "census",
+    "prompts", "outputs", "checks", "render", "scoring", "protocols",
+    "artifact_types", "report", "provenance", "flow",
+    "openai_wire", "reportfmt", "sides",
     "assignment", "markup", "reportpage", "identity", "screen", "oslock", "locking", "stages",
+    "version",
 )  # fmt: skip
 #: The parts of the judging package other stages read: the registry of judge kinds (which
 #: names the module making each kind and never imports it), the picks contract, the tell bots
@@ -43,8 +44,15 @@ STAGE_PACKAGES = {
     "designing": "design", "generating": "generate", "judgment": "judge", "auditing": "audit",
     "analyzing": "analyze", "planning": "plan",
     "analysis": "analyze", "judging": "judge",
-    "generate_batch": "generate", "generation": "generate",
+    "generation": "generate",
 }  # fmt: skip
+#: The half of ``blindtest/generation/`` that every stage asking a model shares (the judge
+#: stage's LLM judge too): how a request travels and what comes back. The rest of the package
+#: is the generate stage's.
+GENERATION_SHARED = (
+    "client", "endpoint", "failures", "flow", "wire", "retry", "batch", "batch_client",
+    "batch_run",
+)  # fmt: skip
 #: A tool of its own: it imports nothing of blindtest's but itself.
 TOOLS = ("simulator",)
 
@@ -79,6 +87,8 @@ def layer(module: str) -> tuple[str, str]:
     for shared in SHARED_JUDGING:
         if module == f"blindtest.{shared}" or module.startswith(f"blindtest.{shared}."):
             return "shared", shared
+    if top == "generation" and len(parts) > 2 and parts[2] in GENERATION_SHARED:
+        return "shared", f"generation.{parts[2]}"
     if top in ("cli", "__main__"):
         return "cli", "cli"
     if top == "stats":
@@ -220,8 +230,15 @@ NETWORK = {
     "socket", "socketserver", "ssl", "aiohttp", "http.client", "http.server", "urllib.request",
     "asyncio.open_connection", "asyncio.start_server", "asyncio.open_unix_connection",
 }  # fmt: skip
-#: The client, the simulator, and (when it lands) the judging page.
-NETWORK_ALLOWED = ("blindtest.client", "blindtest.simulator", "blindtest.judging.web")
+#: The clients (live and Batch API, and the one reading of aiohttp's errors), the simulator,
+#: and the judging page.
+NETWORK_ALLOWED = (
+    "blindtest.generation.client",
+    "blindtest.generation.batch_client",
+    "blindtest.generation.failures",
+    "blindtest.simulator",
+    "blindtest.judging.web",
+)
 
 
 def _network_uses(tree: ast.AST) -> Iterator[tuple[str, int]]:
@@ -246,7 +263,8 @@ def test_only_the_client_and_the_simulator_open_sockets() -> None:
 
 
 def test_the_socket_scan_sees_what_it_must() -> None:
-    uses = {t for t, _ in _network_uses(ast.parse(PACKAGE.joinpath("client.py").read_text()))}
+    client = PACKAGE.joinpath("generation", "client.py").read_text()
+    uses = {t for t, _ in _network_uses(ast.parse(client))}
     assert "aiohttp" in uses
     code = "import asyncio\nasync def f():\n    await asyncio.open_connection('h', 1)\n"
     assert {t for t, _ in _network_uses(ast.parse(code))} == {"asyncio.open_connection"}

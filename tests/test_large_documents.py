@@ -12,6 +12,7 @@ import pytest
 from jsonschema.exceptions import best_match
 
 from blindtest import artifacts
+from blindtest.artifacts.validation import _pointer
 from blindtest.errors import BadInput
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "run"
@@ -32,7 +33,7 @@ def _big_design(trials: int = 1_000) -> dict[str, Any]:
 def _full_walk_message(record: dict[str, Any], name: str) -> str:
     error = best_match(artifacts.validator(name).iter_errors(record))
     assert error is not None
-    return f"{name}: {artifacts._pointer(error)}: {error.message}"
+    return f"{name}: {_pointer(error)}: {error.message}"
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from blindtest import artifacts
+from blindtest import artifacts, locking
 from blindtest.errors import BadInput
 
 _POSIX_ONLY = ("fcntl", "termios", "tty")
@@ -57,8 +57,8 @@ _HOLD = """
 import sys, time
 from pathlib import Path
 from types import SimpleNamespace
-from blindtest import artifacts
-with artifacts.run_lock(Path(sys.argv[1]), "holder"):
+from blindtest import locking
+with locking.run_lock(Path(sys.argv[1]), "holder"):
     print("held", flush=True)
     sys.stdin.read()
 """
@@ -75,7 +75,7 @@ def test_a_run_held_by_another_process_is_refused_naming_it(tmp_path: Path) -> N
     try:
         assert holder.stdout is not None
         assert holder.stdout.readline() == "held\n"
-        with pytest.raises(BadInput) as refused, artifacts.run_lock(run, "second"):
+        with pytest.raises(BadInput) as refused, locking.run_lock(run, "second"):
             pass
         assert str(refused.value) == (
             f"{run} is in use by process {holder.pid} (holder); wait for it or stop it"
@@ -85,7 +85,7 @@ def test_a_run_held_by_another_process_is_refused_naming_it(tmp_path: Path) -> N
         holder.stdin.close()
         holder.wait()
         holder.stdout.close()  # type: ignore[union-attr]
-    with artifacts.run_lock(run, "second"):  # released when the holder ended
+    with locking.run_lock(run, "second"):  # released when the holder ended
         assert (run / artifacts.LOCK).read_text().startswith(f"{os.getpid()} ")
 
 

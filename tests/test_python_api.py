@@ -105,8 +105,8 @@ def test_a_stage_function_is_refused_while_another_process_holds_the_run(
             "-c",
             "import sys\n"
             "from pathlib import Path\n"
-            "from blindtest import artifacts\n"
-            "with artifacts.run_lock(Path(sys.argv[1]), 'the other writer'):\n"
+            "from blindtest import locking\n"
+            "with locking.run_lock(Path(sys.argv[1]), 'the other writer'):\n"
             "    print('held', flush=True)\n"
             "    sys.stdin.read()\n",
             str(run),

@@ -11,8 +11,8 @@ import orjson
 import pytest
 
 from blindtest import artifacts
+from blindtest.generation.wire import ServerError, parameter_fix, parse_completion
 from blindtest.simulator import Fault, Simulator
-from blindtest.wire import ServerError, parameter_fix, parse_completion
 
 from conftest import Invoke, numbered_prompts
 

@@ -298,8 +298,8 @@ def test_extra_body_fields_reach_the_server_at_the_top_level_of_the_body(
 
 
 def test_a_design_holding_extra_body_sends_its_fields_at_the_top_level() -> None:
-    from blindtest.client import Endpoint
     from blindtest.errors import BadInput
+    from blindtest.generation.endpoint import Endpoint
 
     extra = {"top_p": 0.5, "extra_body": {"top_k": 20, "top_p": None}}
     endpoint = Endpoint("http://127.0.0.1:9/v1", "m", extra=extra)

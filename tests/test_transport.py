@@ -12,9 +12,10 @@ import pytest
 from proxy_fixtures import LoopbackProxy, loopback_proxy  # noqa: F401  (fixture)
 
 from blindtest import artifacts
-from blindtest.client import ChatClient, Endpoint
 from blindtest.endpoints import proxy_for
 from blindtest.errors import BadInput, EndpointFailed
+from blindtest.generation.client import ChatClient
+from blindtest.generation.endpoint import Endpoint
 from blindtest.simulator import Simulator
 
 from conftest import Invoke, numbered_prompts

@@ -1,4 +1,4 @@
-"""What ``blindtest.wire.request_body`` builds is what goes on the wire,
+"""What ``blindtest.generation.wire.request_body`` builds is what goes on the wire,
 and every body built here is validated against OpenAI's published request schema
 (``tests/data/openai-chat-completions.schema.json``).
 """
@@ -16,11 +16,11 @@ import orjson
 import pytest
 from test_generate import make_design, rows
 
-from blindtest.client import ChatClient, Endpoint
 from blindtest.errors import EndpointRejected
+from blindtest.generation.client import ChatClient
+from blindtest.generation.endpoint import Endpoint
 from blindtest.generation.requests import endpoints_for
-from blindtest.simulator import Fault, Simulator
-from blindtest.wire import (
+from blindtest.generation.wire import (
     ChatMessage,
     ParsedCompletion,
     ServerError,
@@ -31,6 +31,7 @@ from blindtest.wire import (
     request_body,
     token_field_for,
 )
+from blindtest.simulator import Fault, Simulator
 
 from conftest import Invoke
 from endpoint_fixtures import *  # noqa: F403
@@ -391,9 +392,9 @@ def test_importing_the_analysis_does_not_load_aiohttp() -> None:
 
 def test_wire_and_slots_import_no_stage_and_no_http_stack() -> None:
     code = (
-        "import sys, blindtest.wire, blindtest.slots, blindtest.endpoints\n"
-        "heavy = {'aiohttp', 'click', 'blindtest.client', 'blindtest.generating',\n"
-        "         'blindtest.generation'}\n"
+        "import sys, blindtest.generation.wire, blindtest.slots, blindtest.endpoints\n"
+        "heavy = {'aiohttp', 'click', 'blindtest.generation.client', 'blindtest.generating',\n"
+        "         'blindtest.generation.fetch', 'blindtest.generation.ledger'}\n"
         "assert not heavy & set(sys.modules), heavy & set(sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

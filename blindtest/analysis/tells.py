@@ -48,12 +48,21 @@ def _length_preference(
             "so this preference may be a preference for length."
         ]
     if bot["p_value"] is not None and bot["p_value"] <= design["alpha"]:
-        how = (
-            f"in {followed} of {len(votes)} untied comparisons ({format_p(p_value)}), not "
-            "clearly more than half"
-            if share > 0.5
-            else f"in only {followed} of {len(votes)} untied comparisons"
-        )
+        # Three cases, said differently: more often than chance yet too seldom for length to
+        # explain the preference; above half but within chance; half or less.
+        if p_value <= design["alpha"] and share > 0.5:
+            how = (
+                f"in {followed} of {len(votes)} untied comparisons ({format_p(p_value)}): more "
+                f"often than chance, but under {EXPLAINS_SHARE:.0%}, so length explains only "
+                "part of the preference"
+            )
+        elif share > 0.5:
+            how = (
+                f"in {followed} of {len(votes)} untied comparisons ({format_p(p_value)}), not "
+                "clearly more than half"
+            )
+        else:
+            how = f"in only {followed} of {len(votes)} untied comparisons"
         return [
             f"Length separates the models (the longer answer was A's in {bot['correct']} of "
             f"{bot['n']} trials), and {_who(fields).lower()} preferred the longer response {how}."

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from blindtest import __version__
 from blindtest.cli._common import BlindtestGroup
 from blindtest.cli.analyze import analyze
 from blindtest.cli.audit import audit
@@ -14,6 +13,7 @@ from blindtest.cli.judge import judge
 from blindtest.cli.plan import plan
 from blindtest.cli.run import run
 from blindtest.cli.verify import verify
+from blindtest.version import __version__
 
 STAGES = (design, generate, judge, audit, analyze, verify, plan)
 #: ``blindtest --help`` lists the commands in the order a run uses them, not alphabetically.

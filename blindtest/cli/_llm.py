@@ -11,8 +11,8 @@ import click
 
 from blindtest.cli._options import FilePath, grouped
 from blindtest.errors import BadInput
+from blindtest.generation.retry import DEFAULT_POLICY
 from blindtest.judging.llm.judge import DEFAULT_URL
-from blindtest.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
     from blindtest.stages.judge import LlmSettings

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import click
 
-from blindtest import artifacts
+from blindtest import artifacts, locking
 from blindtest.chain import check_demo_dir, judging_state, picks_judges
 from blindtest.cli import analyze as cli_analyze
 from blindtest.cli import design as cli_design
@@ -80,7 +80,7 @@ def run_demo(run_dir: Path) -> int:
     resume = resume_command(run_dir)
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     port = check_demo_dir(run_dir)
-    with artifacts.run_lock(run_dir, "make demo"), resumable(resume):
+    with locking.run_lock(run_dir, "make demo"), resumable(resume):
         if port:
             say(f"resuming the demo in {run_dir}/ (nothing is deleted)")
         with demo_simulator(run_dir, port) as simulator:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import click
 
-from blindtest import artifacts
+from blindtest import artifacts, locking
 from blindtest.chain import check_demo_dir
 from blindtest.cli import analyze as cli_analyze
 from blindtest.cli import design as cli_design
@@ -43,7 +43,7 @@ JUDGE = "llm:sim-judge-fair"
 
 def run_demo(run_dir: Path) -> int:
     port = check_demo_dir(run_dir)
-    with artifacts.run_lock(run_dir, "make demo-llm"):
+    with locking.run_lock(run_dir, "make demo-llm"):
         if port:
             say(f"resuming the demo in {run_dir}/ (nothing is deleted)")
         with demo_simulator(run_dir, port) as simulator:

@@ -12,7 +12,7 @@ import click
 from blindtest.cli import _batch, _chain, _common, _options
 from blindtest.cli._common import command
 from blindtest.cli._options import concurrency_option, quiet_option, run_argument, timeout_option
-from blindtest.retry import DEFAULT_POLICY
+from blindtest.generation.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
     from blindtest.generation.fetch import Progress

@@ -8,10 +8,10 @@ from typing import Any
 
 from blindtest.artifact_types import DesignRecord, ResponseRow, TrialRecord
 from blindtest.artifacts import JsonObject
-from blindtest.batch import BatchResult, custom_id, parse_custom_id, result_completion
-from blindtest.client import Completion
 from blindtest.errors import BadInput
 from blindtest.generating import StageIO
+from blindtest.generation.batch import BatchResult, custom_id, parse_custom_id, result_completion
+from blindtest.generation.client import Completion
 from blindtest.generation.guard import DrawCollisions, collision_notice
 from blindtest.generation.requests import SlotRequests
 from blindtest.generation.responses import response_record
@@ -22,6 +22,7 @@ from blindtest.generation.summary import (
     recorded_prices,
     session_entry,
 )
+from blindtest.generation.wire import ServerError, prompt_too_long
 from blindtest.slots import (
     LAUNDER,
     Slot,
@@ -33,7 +34,6 @@ from blindtest.slots import (
     plan_slots,
     slot_seed,
 )
-from blindtest.wire import ServerError, prompt_too_long
 
 # --------------------------------------------------------------------------- batch files
 
@@ -95,7 +95,7 @@ def batch_rows(
     Refuses the whole import (``BadInput`` with the counts; nothing is to be written) when any
     result belongs to another run, names a slot this design does not have, or answers a slot
     already answered (on disk, or earlier in the same files): the caller has already set
-    aside the results it skips (:func:`blindtest.generate_batch.slot_triage`).
+    aside the results it skips (:func:`blindtest.generation.batch_mode.slot_triage`).
     """
     expected = {(s.trial, s.slot): s for s in plan_slots(design)}
     requests = SlotRequests(design)

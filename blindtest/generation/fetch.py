@@ -10,15 +10,15 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from blindtest.artifact_types import DesignRecord, ResponseRow
-from blindtest.client import ChatClient, Completion
 from blindtest.errors import CheckFailed, PromptTooLong
+from blindtest.generation.client import ChatClient, Completion
 from blindtest.generation.guard import DrawCollisions, deterministic_endpoint_error
 from blindtest.generation.ledger import AddRow, AppendRow, Ledger
 from blindtest.generation.requests import SlotRequests, messages_for, prompt_texts
 from blindtest.generation.responses import response_record
+from blindtest.generation.wire import ChatMessage
 from blindtest.normalize import launder_messages
 from blindtest.slots import LAUNDER, SlotState, Work, slot_seed
-from blindtest.wire import ChatMessage
 
 
 @dataclass

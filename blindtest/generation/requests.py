@@ -12,12 +12,12 @@ import orjson
 
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import Columns
-from blindtest.client import Endpoint
 from blindtest.endpoints import is_loopback
+from blindtest.generation.endpoint import Endpoint
+from blindtest.generation.wire import ChatMessage, token_field_for
 from blindtest.normalize import launder_messages
 from blindtest.sides import fill_template, side_system
 from blindtest.slots import LAUNDER, Slot, Work, slot_seed
-from blindtest.wire import ChatMessage, token_field_for
 
 
 def system_prompt(design: DesignRecord, side: str | None = None) -> str | None:

@@ -8,7 +8,7 @@ from typing import Literal, TypedDict, cast
 
 from blindtest.artifact_types import DesignRecord, ResponseRow, UsageRecord
 from blindtest.artifacts import schema_tag
-from blindtest.client import Completion
+from blindtest.generation.client import Completion
 from blindtest.generation.ledger import Ledger
 from blindtest.generation.requests import SlotRequests, _variant_for
 from blindtest.normalize import normalize_answer

@@ -24,13 +24,13 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from blindtest import __version__
 from blindtest.markup import render_text
 from blindtest.render import by_tag_sentences, checks_lines, clean, reading_lines, skipped_lines
 from blindtest.reportfmt import format_p
 from blindtest.reportpage import sections
 from blindtest.reportpage.charts import Row, bar_chart, e_value_chart, interval_chart
 from blindtest.stats.intervals import clopper_pearson
+from blindtest.version import __version__
 
 CHANCE = {"triangle": 1 / 3, "pair": 1 / 2, "preference": 1 / 2}
 CENSUS = ("mean_words", "bullets", "headings", "bold", "em_dashes", "code_blocks")

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from blindtest import artifacts
 from blindtest.artifact_types import GenerationRecord
-from blindtest.client import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT
 from blindtest.errors import BadInput
+from blindtest.generation.client import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT
+from blindtest.generation.retry import DEFAULT_POLICY
 from blindtest.hints import stage_command
 from blindtest.locking import holding_run
-from blindtest.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
     from blindtest.generation.fetch import Progress
@@ -195,7 +195,7 @@ def _live(
 
 @dataclass(frozen=True, slots=True)
 class _BatchWork:
-    """The batch mode asked for, run by :mod:`blindtest.generate_batch`."""
+    """The batch mode asked for, run by :mod:`blindtest.generation.batch_mode`."""
 
     run: Path
     mode: str
@@ -211,7 +211,7 @@ class _BatchWork:
         say: Say,
         progress: Callable[[str, bool], None] | None,
     ) -> None:
-        from blindtest import generate_batch as core
+        from blindtest.generation import batch_mode as core
 
         if self.mode == "batch-export":
             assert self.export is not None
@@ -219,7 +219,7 @@ class _BatchWork:
         elif self.mode == "batch-import":
             core.import_files(self.run, self.imports, prices, say)
         else:
-            from blindtest.batch_run import check_submittable
+            from blindtest.generation.batch_run import check_submittable
 
             check_submittable(self.fmt)
             core.submit(self.run, prices, self.timeout, self.poll_interval, progress, say)

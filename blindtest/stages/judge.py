@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 
 from blindtest import artifacts
 from blindtest.errors import BadInput, EndpointFailed
+from blindtest.generation.retry import DEFAULT_POLICY
 from blindtest.hints import stage_command
 from blindtest.judging import sitting
 from blindtest.judging.driver import JudgeKind, JudgingResult, judge_kind
 from blindtest.judgment import JudgeRun, judge_id_problem, load_judge_run
 from blindtest.locking import holding_picks
-from blindtest.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
     from blindtest.judging.llm.judge import LlmOptions
@@ -311,7 +311,7 @@ def _judge_batch(
     elif imports:
         core.import_files(work, imports, say, show)
     else:
-        from blindtest.batch_run import check_submittable
+        from blindtest.generation.batch_run import check_submittable
 
         check_submittable(fmt)
         core.submit(work, options.timeout, poll_interval, progress, say, show)

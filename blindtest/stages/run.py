@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from blindtest import artifacts
+from blindtest import artifacts, locking
 from blindtest.chain import judging_state, picks_judges, recorded_seed
 from blindtest.errors import BadInput
 from blindtest.judging.driver import judge_kind
@@ -110,7 +110,7 @@ def run(
         check_judge_key(judge_kind, judge_url, judge_key_env)
     run_path = Path(run_dir)
     show = hooks if hooks is not None else RunHooks()
-    with artifacts.run_lock(run_path, HOLDER):
+    with locking.run_lock(run_path, HOLDER):
         designed = _design(run_path, model_a, model_b, design_options, show)
         show.designed(designed)
         generated = generate(

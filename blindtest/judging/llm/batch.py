@@ -7,8 +7,8 @@ this judge's picks meet asks nothing more, as a live judge is asked nothing more
 
 The requests, the sorting of results and the replaying judge are
 :mod:`blindtest.judging.llm.batch_requests`; the sitting :mod:`blindtest.judging.sitting`;
-the export files and submitting :mod:`blindtest.batch_run`. No click: lines go to the
-caller's ``say`` (stderr) and ``show`` (the closing line, stdout).
+the export files and submitting :mod:`blindtest.generation.batch_run`. No click: lines go to
+the caller's ``say`` (stderr) and ``show`` (the closing line, stdout).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pathlib import Path
 
 from blindtest import artifacts
 from blindtest.artifacts import JsonObject
-from blindtest.batch import BatchResult
 from blindtest.errors import BadInput, EndpointFailed
+from blindtest.generation.batch import BatchResult
 from blindtest.hints import stage_command
 from blindtest.judging import sitting
 from blindtest.judging.driver import Judge, JudgeKind, JudgingResult
@@ -111,7 +111,7 @@ class JudgeBatch:
 
 def export(work: JudgeBatch, out: Path, fmt: str, say: Say) -> None:
     """``--batch-export FILE``: both passes of every comparison still to ask."""
-    from blindtest.batch_run import write_export
+    from blindtest.generation.batch_run import write_export
 
     requests = judge_requests(work.run, work.options, work.to_ask())
     if not requests:
@@ -148,7 +148,7 @@ def _missing(work: JudgeBatch, say: Say) -> int:
 def import_files(work: JudgeBatch, files: Sequence[Path], say: Say, show: Say) -> None:
     """``--batch-import FILE...``: the judge sat over the comparisons whose passes are all
     back. ``EndpointFailed`` when some failed (a batch asks no verdict again)."""
-    from blindtest.batch_run import read_result_files
+    from blindtest.generation.batch_run import read_result_files
 
     results = read_result_files(files)
     selection = _select(work, results)
@@ -229,7 +229,7 @@ def submit(
     """``--batch``: submit what is still to ask, wait, import (a rerun resumes the recorded
     batches; ``--force`` is refused). ``EndpointFailed`` when comparisons are still
     unjudged after it."""
-    from blindtest import batch_run
+    from blindtest.generation import batch_run
 
     if work.force:
         raise BadInput("--batch resumes its recorded batches; --force is not for it")

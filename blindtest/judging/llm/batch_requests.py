@@ -1,13 +1,13 @@
 """An LLM judge through a batch file (``bt-judge --judge llm:M``):
 the requests a live judge would send, as ``(custom_id, body)`` pairs for
-:mod:`blindtest.batch`, and the results read back checked and replayed through the live
-judge's own verdict parsing, validation, failure rows and resume logic.
+:mod:`blindtest.generation.batch`, and the results read back checked and replayed through the
+live judge's own verdict parsing, validation, failure rows and resume logic.
 
 Export. Every comparison still missing for this judge
 (:func:`blindtest.judging.picks.remaining_trials`: failed ones included, and both passes of a
 trial killed between its two appends), each pass of the position swap a request of its own:
 the second pass does not depend on the first, so both go in one file. The body is the exact
-one a live call sends (:meth:`~blindtest.client.Endpoint.request_body` with
+one a live call sends (:meth:`~blindtest.generation.endpoint.Endpoint.request_body` with
 ``response_format``). A pair judge is refused: each of its calls holds the judge's earlier
 answers.
 
@@ -16,18 +16,17 @@ hex of the body>`` (at most 64 characters of ``[a-zA-Z0-9_-]``): a result names 
 judge model, its trial and pass, and the very request it answers (a result for a prompt that
 has changed since the export, another template or temperature, matches nothing).
 
-Import. :func:`select` sorts the results with :func:`blindtest.batch.triage`, as bt-generate
-does: another run or judge model (foreign), no such comparison or a request this judge would
-not send now (unknown: a body hash that does not match), or a pass answered twice in the files
-with different results refuse the whole import with the counts. A pass already stored with the
-same raw answer and tokens, or a failed comparison whose failure row these very results made,
-is skipped with a count (an interrupted import run again), and so is a pass already judged
-with another answer (the stored verdict stands). A result whose request never ran (batch
-expired or cancelled) is left missing, and so is a trial whose passes are not all back.
+Import. :func:`select` sorts the results with :func:`blindtest.generation.batch.triage`, as
+bt-generate does: another run or judge model (foreign), no such comparison or a request this
+judge would not send now (unknown: a body hash that does not match), or a pass answered twice in
+the files with different results refuse the whole import with the counts. A pass already stored
+with the same raw answer and tokens, or a failed comparison whose failure row these very results
+made, is skipped with a count (an interrupted import run again), and so is a pass already judged
+with another answer (the stored verdict stands). A result whose request never ran (batch expired
+or cancelled) is left missing, and so is a trial whose passes are not all back.
 :class:`BatchReplayJudge` is the live judge with each call answered from the files and no
 verdict asked again (a batch cannot retry: a malformed verdict is a failure row, and the next
-export asks it again).
-"""
+export asks it again)."""
 
 from __future__ import annotations
 
@@ -38,7 +37,8 @@ from typing import Any, cast
 
 import orjson
 
-from blindtest.batch import (
+from blindtest.errors import BadInput
+from blindtest.generation.batch import (
     BatchResult,
     Triage,
     custom_id,
@@ -46,8 +46,8 @@ from blindtest.batch import (
     result_completion,
     triage,
 )
-from blindtest.client import Completion
-from blindtest.errors import BadInput
+from blindtest.generation.client import Completion
+from blindtest.generation.wire import ChatMessage
 from blindtest.judging.driver import JudgeKind, JudgeSetup
 from blindtest.judging.llm.judge import (
     LlmJudge,
@@ -57,7 +57,6 @@ from blindtest.judging.llm.judge import (
     response_format,
 )
 from blindtest.judgment import JudgeRun, PicksFile, Trial
-from blindtest.wire import ChatMessage
 
 __all__ = [
     "BatchReplayJudge",
@@ -120,7 +119,7 @@ class Selection:
     """What a set of results holds for this judge: the answers by request (``answers``: the
     messages as JSON -> result) of the ``trials`` whose passes are all back, results that
     never ran, results of trials with a pass still missing (``partial``), what was skipped
-    (``skipped``: :class:`~blindtest.batch.Triage` without its fresh results) and the
+    (``skipped``: :class:`~blindtest.generation.batch.Triage` without its fresh results) and the
     comparisons skipped because these results already made their failure rows
     (``failed_before``)."""
 

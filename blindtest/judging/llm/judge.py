@@ -1,4 +1,5 @@
-"""The LLM judge (spec 003): a model asked, through :class:`blindtest.client.ChatClient`, to
+"""The LLM judge (spec 003): a model asked, through
+:class:`blindtest.generation.client.ChatClient`, to
 judge the blinded trials with a strict JSON verdict; one more ``Judge`` for the driver.
 
 It owns the verdict schemas and their parsing (a fenced or bare JSON object, validated with
@@ -39,9 +40,12 @@ import orjson
 if TYPE_CHECKING:
     import jsonschema
 
-from blindtest.client import ChatClient, Completion, Endpoint
 from blindtest.endpoints import is_loopback
 from blindtest.errors import BadInput, EndpointFailed, EndpointRejected, PromptTooLong
+from blindtest.generation.client import ChatClient, Completion
+from blindtest.generation.endpoint import Endpoint
+from blindtest.generation.retry import DEFAULT_POLICY, RetryPolicy
+from blindtest.generation.wire import ChatMessage
 from blindtest.judging.driver import (
     Answer,
     Failed,
@@ -54,8 +58,6 @@ from blindtest.judging.driver import (
 from blindtest.judging.llm import prompts
 from blindtest.judging.picks import SETTINGS_HASH_FIELD, settings_sha256
 from blindtest.judgment import JudgeRun, Pick, Trial, judge_nicknames
-from blindtest.retry import DEFAULT_POLICY, RetryPolicy
-from blindtest.wire import ChatMessage
 
 __all__ = [
     "DEFAULT_KEY_ENVS",

@@ -20,7 +20,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from blindtest import artifacts
+from blindtest import artifacts, locking
 from blindtest.assignment import assign, coverage
 from blindtest.errors import BadInput, Interrupted
 from blindtest.judging.driver import Answer, JudgeKind, JudgingResult, Stop, Turn
@@ -148,7 +148,7 @@ def judge_panel(
         for name in names:
             out = picks_path(run.run_dir, name)
             artifacts.claim_output(out, "picks", force=True, inputs=inputs, same_inputs=True)
-            stack.enter_context(artifacts.file_lock(out, "bt-judge --panel"))
+            stack.enter_context(locking.file_lock(out, "bt-judge --panel"))
             opened = open_picks(run, WEB, name, out, force)
             existing = opened.existing
             reviewer = Reviewer(

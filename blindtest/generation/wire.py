@@ -1,7 +1,8 @@
 """The OpenAI chat-completions wire format, as bytes and dicts: the request body blindtest
 sends, a completion read out of a response body, and an error body read as structure.
 
-Pure: no socket, no aiohttp, no file, no environment. The client (:mod:`blindtest.client`)
+Pure: no socket, no aiohttp, no file, no environment. The client
+(:mod:`blindtest.generation.client`)
 sends what :func:`request_body` builds and reads answers with :func:`parse_completion` and
 :func:`parse_error`; batch import and an LLM judge reuse the same functions on bodies they get
 another way. Nothing here ever sees an API key.

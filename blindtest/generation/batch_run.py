@@ -10,12 +10,13 @@ polled, never submitted again; an upload recorded without a batch is first looke
 the API's recent batches by its input file (a process killed between creating a batch and
 recording it), and only created when none holds it. Results already imported are skipped
 on a second import of the same batch (the caller's ``import_results`` sorts them with
-:func:`blindtest.batch.triage`, as ``--batch-import`` does). An expired or cancelled
+:func:`blindtest.generation.batch.triage`, as ``--batch-import`` does). An expired or cancelled
 batch: what finished is imported, the rest is reported; the next ``--batch`` submits what is
 still missing.
 
 :func:`collect` opens no file (the record, the pending requests and the import are
-callbacks) and no socket but through :class:`blindtest.client.BatchClient`. An LLM judge
+callbacks) and no socket but through :class:`blindtest.generation.batch_client.BatchClient`.
+An LLM judge
 drives the same loop with its own requests and import callback.
 
 Also the file side both stages' ``--batch-export`` and ``--batch-import`` share (through
@@ -33,10 +34,11 @@ from typing import Any
 
 from blindtest import artifacts
 from blindtest.artifacts import JsonObject, schema_tag, sha256_bytes
-from blindtest.batch import BatchResult, read_results, request_lines, split_parts
-from blindtest.client import BATCH_DONE, BatchClient, Endpoint
 from blindtest.errors import BadInput
-from blindtest.retry import DEFAULT_POLICY, RetryPolicy
+from blindtest.generation.batch import BatchResult, read_results, request_lines, split_parts
+from blindtest.generation.batch_client import BATCH_DONE, BatchClient
+from blindtest.generation.endpoint import Endpoint
+from blindtest.generation.retry import DEFAULT_POLICY, RetryPolicy
 
 __all__ = [
     "CollectIO",

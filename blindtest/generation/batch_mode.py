@@ -3,9 +3,10 @@ slot as a batch input file, ``--batch-import FILE...`` reads the results back in
 ``responses.jsonl``, ``--batch`` submits and collects through the endpoints' Batch API; each
 writes the blinded view once every slot is answered, or says what is still missing.
 
-The run's files through :mod:`blindtest.artifacts`; the formats are :mod:`blindtest.batch`,
+The run's files through :mod:`blindtest.artifacts`; the formats are
+:mod:`blindtest.generation.batch`,
 the bodies and rows :mod:`blindtest.generation.batch_rows`, submitting and collecting
-:mod:`blindtest.batch_run`. No click: lines for the user go to the caller's ``say``.
+:mod:`blindtest.generation.batch_run`. No click: lines for the user go to the caller's ``say``.
 
 Import. Results are sorted against the rows on disk (:func:`slot_triage`): a result for a slot
 already answered with the same content (an interrupted import run again) is skipped with a
@@ -26,9 +27,9 @@ import orjson
 from blindtest import artifacts
 from blindtest.artifact_types import DesignRecord, GenerationRecord, TrialRecord
 from blindtest.artifacts import JsonObject, LoadedDesign
-from blindtest.batch import BatchResult, Triage, parse_custom_id, triage
 from blindtest.errors import EndpointFailed
 from blindtest.generating import StageIO, check_rows_current
+from blindtest.generation.batch import BatchResult, Triage, parse_custom_id, triage
 from blindtest.generation.batch_rows import (
     BatchImport,
     batch_requests,
@@ -47,7 +48,7 @@ Prices = Mapping[str, tuple[float, float]]
 
 def export(run_dir: Path, out: Path, fmt: str, say: Say) -> None:
     """``--batch-export FILE``: every unanswered slot's request (laundering is done live)."""
-    from blindtest.batch_run import write_export
+    from blindtest.generation.batch_run import write_export
 
     loaded = artifacts.load_design(run_dir)
     rows = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
@@ -71,7 +72,7 @@ def export(run_dir: Path, out: Path, fmt: str, say: Say) -> None:
 
 def import_files(run_dir: Path, files: Sequence[Path], prices: Prices, say: Say) -> None:
     """``--batch-import FILE...``: every file read and checked before anything is written."""
-    from blindtest.batch_run import read_result_files
+    from blindtest.generation.batch_run import read_result_files
 
     loaded, io = _io(run_dir, say)
     results = read_result_files(files)
@@ -95,10 +96,10 @@ def submit(
     progress: Callable[[str, bool], None] | None,
     say: Say,
 ) -> None:
-    """``--batch``: submit the missing slots, wait, import (:func:`blindtest.batch_run.collect`;
-    a rerun picks up the batches recorded in ``batches.json``). ``EndpointFailed`` when slots
-    are still unanswered after it."""
-    from blindtest import batch_run
+    """``--batch``: submit the missing slots, wait, import
+    (:func:`blindtest.generation.batch_run.collect`; a rerun picks up the batches recorded in
+    ``batches.json``). ``EndpointFailed`` when slots are still unanswered after it."""
+    from blindtest.generation import batch_run
 
     loaded, io = _io(run_dir, say)
     check_rows_current(
@@ -216,7 +217,7 @@ def slot_triage(
     rows: Sequence[Mapping[str, Any]],
     results: list[BatchResult],
 ) -> Triage:
-    """bt-generate's results sorted against ``rows`` (:func:`blindtest.batch.triage`): a
+    """bt-generate's results sorted against ``rows`` (:func:`blindtest.generation.batch.triage`): a
     result is "the same" as a stored row of its slot when the row it makes says the same."""
     slots = {(s.trial, s.slot): s for s in plan_slots(design)}
     stored: dict[Hashable, tuple[bool, set[Hashable]]] = {}

@@ -3,7 +3,7 @@
 This module owns the decision and the arithmetic only. It is pure: it never sleeps, never
 opens a socket, never reads the wall clock or global random state on its own. The clock and
 the jitter source come in as arguments, so the tables in ``tests/test_retry.py`` pin every
-branch. ``blindtest.client`` applies it in a bounded loop; stages never retry.
+branch. ``blindtest.generation.client`` applies it in a bounded loop; stages never retry.
 
 Anchors: openai-python ``_base_client.py`` (``x-should-retry``, ``retry-after-ms``, 0.5 s
 doubling to 8 s with up to 25 % jitter taken off) and RFC 9110 §10.2.3 (``Retry-After`` as

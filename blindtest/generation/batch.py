@@ -3,8 +3,8 @@ and writes too) and Anthropic's Message Batches requests and results.
 
 Pure: no socket, no file, no stage. A stage hands in ``(custom_id, body)`` pairs where
 ``body`` is the exact chat-completions body a live run would send
-(:func:`blindtest.wire.request_body`), and reads results back as :class:`BatchResult`
-records whose ``completion`` is the same :class:`~blindtest.wire.ParsedCompletion` a live
+(:func:`blindtest.generation.wire.request_body`), and reads results back as :class:`BatchResult`
+records whose ``completion`` is the same :class:`~blindtest.generation.wire.ParsedCompletion` a live
 answer is read into. bt-generate uses it for slots; an LLM judge can use it unchanged for its
 comparisons (its own ``part`` letter in :func:`custom_id`, e.g. ``"p"`` for a pass).
 
@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import orjson
 
 from blindtest.errors import BadInput
-from blindtest.wire import ParsedCompletion, ServerError, parse_completion, parse_error
+from blindtest.generation.wire import ParsedCompletion, ServerError, parse_completion, parse_error
 
 if TYPE_CHECKING:
-    from blindtest.client import Completion, CompletionKind
+    from blindtest.generation.client import Completion, CompletionKind
 
 __all__ = [
     "ANTHROPIC_DEFAULT_MAX_TOKENS",
@@ -251,7 +251,7 @@ def _anthropic_result(source: str, number: int, record: Mapping[str, Any]) -> Ba
 
 def _as_chat(message: Mapping[str, Any]) -> bytes:
     """An Anthropic ``message`` as the chat-completions body it corresponds to, so that one
-    reader (:func:`blindtest.wire.parse_completion`) classifies both."""
+    reader (:func:`blindtest.generation.wire.parse_completion`) classifies both."""
     blocks = message.get("content")
     text = "".join(
         b["text"] for b in blocks or [] if isinstance(b, dict) and isinstance(b.get("text"), str)
@@ -439,10 +439,11 @@ def _sort(
 
 
 def result_completion(result: BatchResult, role: str, *, seed: int | None = None) -> Completion:
-    """A batch result as the :class:`~blindtest.client.Completion` a live call returns (one
-    attempt, untimed): an answer read as a live answer is, a failure with the kind a live
-    call's status would give it (429 rate limited, 5xx/408/409 server error, else rejected)."""
-    from blindtest.client import Completion
+    """A batch result as the :class:`~blindtest.generation.client.Completion` a live call
+    returns (one attempt, untimed): an answer read as a live answer is, a failure with the kind
+    a live call's status would give it (429 rate limited, 5xx/408/409 server error, else
+    rejected)."""
+    from blindtest.generation.client import Completion
 
     parsed = result.completion
     if parsed is not None:
