@@ -32,11 +32,11 @@ from blindtest.judging.driver import (
     judge_kind,
 )
 from blindtest.judging.kinds import JUDGE_KINDS
+from blindtest.judging.recorder import Recorder
 from blindtest.judging.terminal import session
 from blindtest.judgment import (
     JudgeRun,
     Pick,
-    Recorder,
     load_judge_run,
     read_picks,
     remaining_trials,

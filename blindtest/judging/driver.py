@@ -29,7 +29,7 @@ from typing import Any, Protocol, overload
 from blindtest.judging.kinds import PICK_KINDS, kind_of
 from blindtest.judging.picks import JudgeRun, Pick, PicksFile, Trial
 from blindtest.judging.picks import JudgingResult as JudgingResult  # how a sitting ended
-from blindtest.judgment import Recorder as Recorder  # the judge's writer, named by judges
+from blindtest.judging.recorder import Recorder
 
 # --------------------------------------------------------------------------- what passes
 

@@ -18,10 +18,10 @@ from typing import Any
 from blindtest import artifacts
 from blindtest.hints import stage_command
 from blindtest.judging.driver import Judge, JudgeKind, JudgeSetup, JudgingResult, drive
+from blindtest.judging.recorder import Recorder
 from blindtest.judgment import (
     JudgeRun,
     PicksFile,
-    Recorder,
     check_default_id,
     check_settings,
     plan_output,

@@ -29,7 +29,6 @@ from blindtest.judging.driver import (
     Judge,
     JudgeKind,
     JudgeSetup,
-    Recorder,
     Stop,
     TakeBack,
     Turn,
@@ -43,6 +42,7 @@ from blindtest.judging.picks import (
     Trial,
     judge_nicknames,
 )
+from blindtest.judging.recorder import Recorder
 from blindtest.judging.terminal.console import Console, InputEnded
 from blindtest.judging.terminal.layout import fit, side_by_side, trial_layout, wrap_prose_line
 from blindtest.judging.terminal.pager import Pager, Screen
