@@ -33,9 +33,13 @@ SHARED = (
 )  # fmt: skip
 #: The parts of the judging package other stages read: the registry of judge kinds (which
 #: names the module making each kind and never imports it), the picks contract, the tell bots
-#: (the audit replays them) and a machine judge's diagnostics (the analysis reports them). The
+#: (the audit replays them) and a machine judge's diagnostics and calibration (the analysis
+#: reports them). The
 #: rest of ``blindtest.judging`` is the judge stage.
-SHARED_JUDGING = ("judging.kinds", "judging.picks", "judging.bots", "judging.llm.diagnostics")
+SHARED_JUDGING = (
+    "judging.kinds", "judging.picks", "judging.bots", "judging.llm.diagnostics",
+    "judging.llm.calibration",
+)  # fmt: skip
 #: Modules and packages that belong to a stage (they import each other freely). The terminal
 #: session is a judge the driver (``judging.driver``) asks, so it sits in the judge stage; so
 #: does the LLM judge. Each stage's batch modes sit in that stage (they make its rows or its
