@@ -209,7 +209,8 @@ def test_preference_session_with_reasons_and_extra_questions(
         for n, key in enumerate(keys, start=1):
             wait_for_trial(page, n, 6)
             page.keyboard.press(key)
-            page.keyboard.type(f"reason {n}")  # L/R/T moved the focus to the reason box
+            page.keyboard.press("Tab")  # from the choice to the reason box
+            page.keyboard.type(f"reason {n}")
             page.check("input[name='q1'][value='yes']")
             page.check(f"input[name='q2'][value='{'no' if n % 2 else 'yes'}']")
             page.locator("#reason").press("Enter")
@@ -277,8 +278,11 @@ def test_no_token_or_another_reviewers_token_gets_403_and_nothing_else(
         ):  # fmt: skip
             status, body = get(a.origin + path)
             assert status == 403, path
-            assert body == "403 forbidden\n", path
+            assert "This link does not open a judging page" in body, path
+            assert "ask the person running <code>bt-judge --web</code> for your link" in body
             assert not any(word in body for word in secret_words)
+            assert a.token not in body
+            assert b.token not in body
         status, _ = get(a.origin + "/", b"trial=1&pick=1")
         assert status == 403
         status, _ = get(f"{a.origin}/{b.token}/pick", b"trial=1&pick=1")

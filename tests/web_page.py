@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,7 @@ class JudgeServer:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "blindtest", "judge", str(run_dir), "--web", "--no-browser",
              *args],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -81,11 +82,22 @@ class JudgeServer:
     def token(self) -> str:
         return self.url.rstrip("/").rsplit("/", 1)[1]
 
+    def close_page(self) -> None:
+        """Press Enter on bt-judge's terminal: after the last pick, the page closes."""
+        assert self.proc.stdin is not None
+        if not self.proc.stdin.closed:
+            self.proc.stdin.write("\n")
+            self.proc.stdin.flush()
+
     def finish(self, timeout: float = 30) -> tuple[int, str, str]:
+        """Wait for bt-judge to end, its stdin closed (as a script runs it: once the last
+        reviewer's end screen has been served, the page closes by itself)."""
         # Read through the same buffered files the link was read from (communicate() reads
         # the raw descriptors and would miss what those buffers already hold).
         assert self.proc.stdout is not None
         assert self.proc.stderr is not None
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            self.proc.stdin.close()
         self.proc.wait(timeout=timeout)
         out, err = self.proc.stdout.read(), self.proc.stderr.read()
         return self.proc.returncode, "\n".join(self.lines) + "\n" + out, err
@@ -98,9 +110,10 @@ class JudgeServer:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(timeout=30)
-        for pipe in (self.proc.stdout, self.proc.stderr):
-            if pipe is not None:
-                pipe.close()
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if pipe is not None and not pipe.closed:
+                with suppress(BrokenPipeError):
+                    pipe.close()
 
 
 @contextmanager

@@ -80,6 +80,7 @@ from blindtest.artifacts.names import (
     RESPONSES,
     RUN_FILE_KINDS,
     TRIALS,
+    WEB_LINKS,
     e_values_name,
 )
 from blindtest.artifacts.validation import (
@@ -110,6 +111,7 @@ __all__ = [
     "SCHEMA_NAMES",
     "TORN",
     "TRIALS",
+    "WEB_LINKS",
     "Columns",
     "DesignDiffers",
     "JsonObject",

@@ -15,6 +15,8 @@ E_VALUES = "e_values.jsonl"
 GENERATION = "generation.json"
 #: bt-generate --batch: the batches submitted for this run (their ids are the resume state).
 BATCHES = "batches.json"
+#: bt-judge --web: the SHA-256 of each link the judging page gave, so a restart accepts them.
+WEB_LINKS = "web-links.jsonl"
 
 #: Files made from a design: once one exists the design may not be replaced.
 DOWNSTREAM_OF_DESIGN = (RESPONSES, TRIALS, PICKS, AUDIT, REPORT, GENERATION, BATCHES)
@@ -34,6 +36,7 @@ RUN_FILE_KINDS = {
     E_VALUES: "e_values",
     GENERATION: "generation",
     BATCHES: "batches",
+    WEB_LINKS: "web_links",
 }
 
 #: The ``kind`` of the standalone HTML page bt-analyze writes (see ``claim_output``).

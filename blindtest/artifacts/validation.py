@@ -31,6 +31,7 @@ SCHEMA_NAMES = (
     "report",
     "responses",
     "trials",
+    "web_links",
 )
 MAJOR_VERSION = 1
 _TAG = re.compile(r"^blindtest/(?P<name>[a-z_]+)@(?P<major>\d+)$")

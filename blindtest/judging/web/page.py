@@ -10,15 +10,19 @@ text, and every other string goes through Jinja2's autoescape.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
 import jinja2
+import markupsafe
 
-from blindtest.judging.terminal.questions import help_text, nickname_keys
-from blindtest.judgment import JudgeView, Trial
+from blindtest.judging.terminal.questions import help_text, nickname_keys, pick_words
+from blindtest.judgment import JudgeView, Pick, Trial
 from blindtest.markup import render_text
 
 #: The static assets the page links, by name, with their content types.
@@ -57,10 +61,30 @@ def _render(template: str, **context: Any) -> str:
     return _environment().get_template(template).render(**context)
 
 
+#: A preference's two sides, by the layout they stand in: side by side on a wide screen,
+#: one above the other on a narrow one (the page shows the words that match, by CSS).
+SIDES = (
+    {"value": "left", "key": "l", "wide": "Left", "narrow": "Top"},
+    {"value": "right", "key": "r", "wide": "Right", "narrow": "Bottom"},
+)
+
+
 def _option_labels(protocol: str, count: int) -> list[str]:
     if protocol == "preference":
         return ["Left (L)", "Right (R)"]
     return [f"Option {i}" for i in range(1, count + 1)]
+
+
+def _again(view: JudgeView, correcting: Pick | None) -> str:
+    """The line over a trial shown again because its pick was taken back."""
+    if correcting is None:
+        return ""
+    pick = correcting.pick
+    earlier = f"option {pick}" if isinstance(pick, int) else pick_words(view.protocol, pick, True)
+    return (
+        f"You took back your pick for trial {correcting.trial} ({earlier}): pick again. "
+        "If you leave now, the earlier pick stands."
+    )
 
 
 def trial_page(
@@ -72,10 +96,14 @@ def trial_page(
     plain: bool,
     nicknames: tuple[str, str] | None,
     error: str = "",
-    form: dict[str, str] | None = None,
+    form: Mapping[str, str] | None = None,
+    undo: int | None = None,
+    correcting: Pick | None = None,
 ) -> str:
     """One trial: a conversation's earlier turns (each under its role, as the terminal shows
-    them), the prompt, the options side by side, the question and its answers."""
+    them), the prompt, the options side by side, the question and its answers. ``undo``: the
+    trial whose pick the Undo button takes back (None: no button); ``correcting``: the pick
+    being taken back when this trial is shown again."""
     keys = nickname_keys(nicknames) if nicknames else (None, None)
     return _render(
         "trial.html",
@@ -90,6 +118,9 @@ def trial_page(
         history=[(role, render_text(text, plain=plain)) for role, text in trial.history],
         options=[render_text(text, plain=plain) for text in trial.options],
         labels=_option_labels(view.protocol, len(trial.options)),
+        sides=SIDES,
+        undo=undo,
+        again=_again(view, correcting),
         nicknames=nicknames,
         nickname_keys=keys,
         error=error,
@@ -101,3 +132,26 @@ def trial_page(
 def message_page(title: str, base: str, paragraphs: list[str], *, button: str = "") -> str:
     """A page of words only: the break screen, the end of a sitting, a stopped server."""
     return _render("message.html", title=title, base=base, paragraphs=paragraphs, button=button)
+
+
+#: The wrong-link page's own few rules, inline (the page's stylesheet is served under a
+#: reviewer's token only); the server allows exactly this text by its hash
+#: (``WRONG_LINK_CSP``), nothing else inline.
+WRONG_LINK_STYLE = (
+    ":root{color-scheme:light dark}"
+    "body{font:16px/1.5 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;"
+    "max-width:40rem;padding:3rem 1rem}"
+    "h1{font-size:1.5rem}code{white-space:nowrap}"
+)
+WRONG_LINK_CSP = (
+    "default-src 'none'; style-src 'sha256-"
+    + base64.b64encode(hashlib.sha256(WRONG_LINK_STYLE.encode()).digest()).decode()
+    + "'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+
+def wrong_link_page() -> str:
+    """What a link that opens nothing here shows (mistyped, cut short, from another run, or
+    retired): what to do, and nothing about the run or its reviewers. Served without the
+    page's assets (they are under a reviewer's token): its few style rules are inline."""
+    return _render("wrong_link.html", style=markupsafe.Markup(WRONG_LINK_STYLE))

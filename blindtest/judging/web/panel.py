@@ -23,8 +23,9 @@ from pathlib import Path
 from blindtest import artifacts, locking
 from blindtest.assignment import assign, coverage
 from blindtest.errors import BadInput, Interrupted
-from blindtest.judging.driver import Answer, JudgeKind, JudgingResult, Stop, Turn
+from blindtest.judging.driver import Answer, JudgeKind, JudgingResult, Stop, TakeBack, Turn
 from blindtest.judging.sitting import OpenedPicks, open_picks, sit_opened
+from blindtest.judging.web.links import LinkBook, picks_key
 from blindtest.judging.web.reviewer import Reviewer
 from blindtest.judging.web.server import (
     LOOPBACK,
@@ -32,8 +33,10 @@ from blindtest.judging.web.server import (
     Echo,
     Page,
     ServerThread,
+    hold_open,
     is_loopback_host,
-    listen,
+    listen_again,
+    network_warning,
     new_token,
     url_of,
 )
@@ -88,6 +91,8 @@ class PanelJudge:
         pick = self.reviewer.ask(turn)
         if pick is None:
             return Stop()
+        if isinstance(pick, TakeBack):
+            return pick
         # The panel a pick was made in: the analysis re-derives this reviewer's share from it.
         return (replace(pick, extra={**pick.extra, "panel": self.panel}),)
 
@@ -143,6 +148,7 @@ def judge_panel(
     assignment = assign(run.seed, view.total, names, per_judge)
     plain = bool(run.design["normalization"]["strip_formatting"])
     inputs = [run.run_dir / artifacts.DESIGN, run.run_dir / artifacts.TRIALS]
+    book = LinkBook(run.run_dir)
     with ExitStack() as stack:
         seats = []
         for name in names:
@@ -158,13 +164,12 @@ def judge_panel(
                 nicknames=judge_nicknames(existing.picks, name),
                 session_cap=session_cap,
                 total=len(assignment[name]),
+                earlier_links=book.hashes(name, picks_key(run.run_dir, out)),
             )
             earlier = (*existing.picks, *existing.later_passes)
             seat = Seat(reviewer, out, assignment[name], opened, earlier)
             seats.append(seat)
-        sock = listen(host, port)
-        server = ServerThread(Page([s.reviewer for s in seats], plain=plain).app(), sock)
-        server.start()
+        server = _serve(run, seats, book, host, port, plain, echo)
         stack.callback(server.stop)
         _announce(seats, host, server.port, assignment, view.total, echo, open_link)
         marker = {"reviewers": list(names), "per_judge": per_judge}
@@ -191,7 +196,31 @@ def judge_panel(
             tuple((s.reviewer.judge_id, s.out, s.judged, len(s.assigned)) for s in seats),
             complete=all(s.judged >= len(s.assigned) for s in seats),
         )
+        if any(s.reviewer.asked for s in seats):  # the last reviewer's end screen
+            hold_open([s.reviewer for s in seats], echo)
     return result
+
+
+def _serve(
+    run: JudgeRun,
+    seats: Sequence[Seat],
+    book: LinkBook,
+    host: str,
+    port: int,
+    plain: bool,
+    echo: Echo,
+) -> ServerThread:
+    """Start the page for every seat: on the port of the links given before when it is free,
+    each new link's hash recorded in ``RUN/web-links.jsonl``."""
+    keys = [(s.reviewer.judge_id, picks_key(run.run_dir, s.out)) for s in seats]
+    sock, note = listen_again(host, port, book.last_port(keys))
+    server = ServerThread(Page([s.reviewer for s in seats], plain=plain).app(), sock)
+    server.start()
+    for seat, key in zip(seats, keys, strict=True):
+        book.record(*key, seat.reviewer.token, server.port)
+    if note:
+        echo(note)
+    return server
 
 
 def _announce(
@@ -204,10 +233,7 @@ def _announce(
     open_link: Callable[[str], object] | None,
 ) -> None:
     if not is_loopback_host(host):
-        echo(
-            f"warning: serving on {host}, not 127.0.0.1: anyone on the network who has a "
-            "link can judge as that reviewer"
-        )
+        echo(network_warning(host, "a link"))
     counts = coverage(assignment, total)
     fewest = min(counts.values())
     for seat in seats:
@@ -226,6 +252,8 @@ def _announce(
         f"Every trial gets {fewest} or more reviewers. Send each reviewer their own link; "
         "leave this running until all are done (Ctrl-C stops; picks are kept)."
     )
+    if any(len(s.reviewer.token_hashes) > 1 for s in seats):
+        echo("Links given before to these reviewers work too.")
 
 
 def _sit(run: JudgeRun, seat: Seat, panel: Mapping[str, object]) -> None:

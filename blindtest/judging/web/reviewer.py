@@ -6,19 +6,23 @@ guards it. No socket here.
 A pick is taken once: a POST that names a trial other than the one asked now, or arrives
 while an answer for it is already on its way to the picks file, changes nothing (a
 double-clicked button, a resent form, a stale tab). What a reviewer may send is checked here
-into a ``Pick``; the recorder checks it again against the design.
+into a ``Pick``; the recorder checks it again against the design. Taking back the last pick
+(the page's Undo, the terminal's ``u``) is an answer too: ``TakeBack``, which the driver
+turns into that trial asked again, its new pick appended with ``correction: true``.
 """
 
 from __future__ import annotations
 
+import hmac
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from blindtest.judging.driver import JudgingResult, Turn
+from blindtest.judging.driver import JudgingResult, TakeBack, Turn
 from blindtest.judging.picks import OPTION_ANSWER_KEYS, ExtraAnswer, JudgeView, Pick, clean_text
 from blindtest.judging.terminal.questions import nickname_problem
+from blindtest.judging.web.links import token_hash
 from blindtest.protocols import PREFERENCE_PICKS
 
 #: How long a page request waits for the driver to draw the next trial before it says so.
@@ -60,10 +64,16 @@ class Reviewer:
         session_cap: int = 30,
         total: int | None = None,
         clock: Callable[[], str] = utc_now,
+        earlier_links: Iterable[str] = (),
     ) -> None:
         self.view = view
         self.judge_id = judge_id
         self.token = token
+        #: The SHA-256 of every token this reviewer may open the page with: this start's
+        #: and the links printed before (``RUN/web-links.jsonl``); never a token itself.
+        self.token_hashes = (token_hash(token), *dict.fromkeys(earlier_links))
+        #: Set once the end screen's stylesheet has been served: the end shows as it should.
+        self.end_served = threading.Event()
         self.nicknames = nicknames
         self.session_cap = session_cap
         #: How many trials this reviewer judges (a panel member's share; else all).
@@ -71,19 +81,23 @@ class Reviewer:
         self.clock = clock
         self._cond = threading.Condition()
         self._turn: Turn | None = None
-        self._answer: Pick | None = None
+        self._answer: Pick | TakeBack | None = None
         self._result: JudgingResult | None = None
         self._on_break = False
         self._break_at = 0
         self._version = 0  # grows each time the screen changes
         self._stopped = False
+        self._asked = False  # a trial was shown by this process: its end screen is due
 
     # ------------------------------------------------------------------ the driver's side
 
-    def ask(self, turn: Turn, interrupted: Callable[[], None] = lambda: None) -> Pick | None:
-        """Show ``turn`` and wait for the reviewer's pick (None when the server stops)."""
+    def ask(
+        self, turn: Turn, interrupted: Callable[[], None] = lambda: None
+    ) -> Pick | TakeBack | None:
+        """Show ``turn`` and wait for the reviewer's pick, or ``TakeBack`` when the reviewer
+        takes back the last pick (None when the server stops)."""
         with self._cond:
-            self._turn, self._answer = turn, None
+            self._turn, self._answer, self._asked = turn, None, True
             judged = turn.judged_now
             if judged and judged % self.session_cap == 0 and self._break_at != judged:
                 self._break_at, self._on_break = judged, True
@@ -104,6 +118,15 @@ class Reviewer:
         with self._cond:
             self._stopped = True
             self._changed()
+
+    def opens_with(self, token: str) -> bool:
+        """Whether ``token`` opens this reviewer's page (every hash compared, each in constant
+        time)."""
+        given = token_hash(token).encode()
+        found = False
+        for known in self.token_hashes:
+            found |= hmac.compare_digest(known.encode(), given)
+        return found
 
     def _changed(self) -> None:
         self._version += 1
@@ -148,6 +171,32 @@ class Reviewer:
             self._answer = made
             self._changed()
             return self._version
+
+    def take_back(self, form: Mapping[str, str]) -> int | None:
+        """Take back the last pick (``Turn.undoable``) from the trial the form was shown with.
+        Returns the screen version to wait past, or None when there is nothing to take back
+        from that page (a stale tab, a second click, the pick already on its way)."""
+        with self._cond:
+            turn = self._turn
+            if turn is None or turn.undoable is None or self._answer is not None:
+                return None
+            if self._on_break or form.get("trial", "") != str(turn.trial.number):
+                return None
+            self._answer = TakeBack()
+            self._changed()
+            return self._version
+
+    @property
+    def asked(self) -> bool:
+        """A trial was shown to this reviewer since the page started."""
+        with self._cond:
+            return self._asked
+
+    @property
+    def ended(self) -> bool:
+        """The sitting is over and the page shows its end."""
+        with self._cond:
+            return self._result is not None
 
     def wait_past(self, version: int, wait: float = READY_WAIT) -> None:
         """Wait until the driver has taken the answer and drawn what comes next."""

@@ -2,22 +2,27 @@
 in a thread beside the driver, and ``WebJudge``, the ``Judge`` that waits for the page's
 answers. The only module of the judging page that opens a socket.
 
-Every path starts with a reviewer's random token; anything else, a wrong token included, is
-403 with a body that says nothing more. The server serves the page, its own two static assets
-and nothing from the run directory: never design.json, responses.jsonl or anyone's picks.
-Responses forbid scripts from anywhere but the page's own asset (Content-Security-Policy), are
-never cached, and send no referrer (the token stays in the address bar).
+Every path starts with a reviewer's random token; anything else, a wrong or retired token
+included, is 403 with a page that says what to do and nothing more. Tokens live in memory;
+the run keeps only their SHA-256 (``RUN/web-links.jsonl``, :mod:`.links`), so a restart
+accepts the links it gave before and listens on the same port when it is free. The server
+serves the page, its own two static assets and nothing from the run directory: never
+design.json, responses.jsonl or anyone's picks. Responses forbid scripts from anywhere but the
+page's own asset (Content-Security-Policy), are never cached, and send no referrer (the token
+stays in the address bar). Once the last pick is in, the page stays up for the end screen
+until the operator presses Enter (or stdin ends and the end screen has been fetched).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import ipaddress
+import os
 import secrets
 import socket
 import sys
 import threading
+import time
 import webbrowser
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -33,11 +38,13 @@ from blindtest.judging.driver import (
     JudgeSetup,
     JudgingResult,
     Stop,
+    TakeBack,
     Turn,
 )
 from blindtest.judging.terminal.questions import closing_message, quit_message
 from blindtest.judging.web import page
-from blindtest.judging.web.reviewer import Refused, Reviewer
+from blindtest.judging.web.links import LinkBook, picks_key
+from blindtest.judging.web.reviewer import Refused, Reviewer, Screen
 from blindtest.judgment import JudgeView, judge_nicknames
 
 Echo = Callable[[str], None]
@@ -54,7 +61,12 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Server": "blindtest",
 }
-FORBIDDEN = "403 forbidden\n"
+#: How long, at most, the page stays up after the last pick when nobody can press Enter
+#: (stdin closed): long enough for the end screen and its stylesheet to be fetched.
+END_WAIT = 15.0
+#: Where a link's address comes from when the page listens on every interface: the address
+#: this machine would send from to a documentation address (no packet is sent).
+_PROBE = ("192.0.2.1", 9)
 
 
 def new_token() -> str:
@@ -92,9 +104,56 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def listen_again(
+    host: str, port: int, remembered: int | None, *, given: str = "the links given before"
+) -> tuple[socket.socket, str]:
+    """A listening socket: on ``port`` when one is asked for, else on ``remembered`` (the port
+    earlier links point at) when it is free, else on a free port. Returns the socket and a
+    note for the operator when ``remembered`` was taken ("" otherwise)."""
+    if port or not remembered:
+        return listen(host, port), ""
+    try:
+        return listen(host, remembered), ""
+    except BadInput:
+        note = (
+            f"note: port {remembered}, where {given} pointed, is in use: those links do not "
+            "work this time; send the new one (or stop what holds the port and start again)"
+        )
+        return listen(host, 0), note
+
+
+def link_host(host: str) -> str:
+    """The address a link names: ``host``, or this machine's address on the network when the
+    page listens on every interface (0.0.0.0, ::), which no browser can open."""
+    if host not in ("0.0.0.0", "::", ""):
+        return host
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(_PROBE)
+            address = str(probe.getsockname()[0])
+        if not ipaddress.ip_address(address).is_unspecified:
+            return address
+    except OSError:
+        pass
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return socket.gethostname()
+
+
 def url_of(host: str, port: int, token: str) -> str:
-    shown = f"[{host}]" if ":" in host else host
+    shown = link_host(host)
+    shown = f"[{shown}]" if ":" in shown else shown
     return f"http://{shown}:{port}/{token}/"
+
+
+def network_warning(host: str, who: str) -> str:
+    """The warning printed when the page is served beyond this machine."""
+    where = f"{host} (every address of this machine)" if host in ("0.0.0.0", "::") else host
+    return (
+        f"warning: serving on {where}, not 127.0.0.1:\n"
+        f"  anyone on the network who has {who} can judge as that reviewer"
+    )
 
 
 # --------------------------------------------------------------------------- the app
@@ -109,8 +168,8 @@ class Page:
 
     def reviewer(self, token: str) -> Reviewer | None:
         found = None
-        for reviewer in self.reviewers:  # compare every token, in constant time each
-            if hmac.compare_digest(reviewer.token.encode(), token.encode()):
+        for reviewer in self.reviewers:  # ask every reviewer: each compares in constant time
+            if reviewer.opens_with(token):
                 found = reviewer
         return found
 
@@ -119,6 +178,7 @@ class Page:
         app.router.add_get("/{token}/", self._show)
         app.router.add_get("/{token}/static/{name}", self._static)
         app.router.add_post("/{token}/pick", self._pick)
+        app.router.add_post("/{token}/undo", self._undo)
         app.router.add_post("/{token}/continue", self._continue)
         return app
 
@@ -128,7 +188,10 @@ class Page:
     ) -> web.StreamResponse:
         token = request.match_info.get("token")
         if token is None or self.reviewer(token) is None:
-            response: web.StreamResponse = web.Response(status=403, text=FORBIDDEN)
+            response: web.StreamResponse = self._html(page.wrong_link_page(), status=403)
+            response.headers.update(SECURITY_HEADERS)
+            response.headers["Content-Security-Policy"] = page.WRONG_LINK_CSP
+            return response
         else:
             try:
                 response = await handler(request)
@@ -137,8 +200,10 @@ class Page:
         response.headers.update(SECURITY_HEADERS)
         return response
 
-    def _base(self, reviewer: Reviewer) -> str:
-        return f"/{reviewer.token}"
+    def _base(self, request: web.Request) -> str:
+        """The path the page's forms and assets use: the token this request came with, so a
+        link given before stays the link in the reviewer's address bar."""
+        return f"/{request.match_info['token']}"
 
     def _of(self, request: web.Request) -> Reviewer:
         found = self.reviewer(request.match_info["token"])
@@ -149,6 +214,9 @@ class Page:
         name = request.match_info["name"]
         if name not in page.STATIC:
             return web.Response(status=404, text="404\n")
+        reviewer = self._of(request)
+        if name == "page.css" and reviewer.ended:
+            reviewer.end_served.set()
         return web.Response(
             body=page.static_asset(name), headers={"Content-Type": page.STATIC[name]}
         )
@@ -156,7 +224,7 @@ class Page:
     async def _show(self, request: web.Request) -> web.Response:
         reviewer = self._of(request)
         screen = await asyncio.to_thread(reviewer.screen)
-        return self._html(self._render(reviewer, screen.kind, screen))
+        return self._html(self._render(reviewer, self._base(request), screen.kind, screen))
 
     async def _pick(self, request: web.Request) -> web.Response:
         reviewer = self._of(request)
@@ -166,24 +234,31 @@ class Page:
             screen = await asyncio.to_thread(reviewer.screen, 0.0)
             if screen.kind == "trial":
                 return self._html(
-                    self._render(reviewer, "trial", screen, taken.message, dict(taken.form)),
+                    self._render(
+                        reviewer, self._base(request), "trial", screen, taken.message, taken.form
+                    ),
                     status=422,
                 )
         elif taken is not None:
             await asyncio.to_thread(reviewer.wait_past, taken)
-            screen = await asyncio.to_thread(reviewer.screen, 0.0)
-            if screen.kind == "done":  # answered here: the server stops after the last pick
-                return self._html(self._render(reviewer, "done", screen))
-        return self._see_page(reviewer)
+        return self._see_page(request)
+
+    async def _undo(self, request: web.Request) -> web.Response:
+        reviewer = self._of(request)
+        form = {key: str(value) for key, value in (await request.post()).items()}
+        taken = await asyncio.to_thread(reviewer.take_back, form)
+        if taken is not None:
+            await asyncio.to_thread(reviewer.wait_past, taken)
+        return self._see_page(request)
 
     async def _continue(self, request: web.Request) -> web.Response:
         reviewer = self._of(request)
         await asyncio.to_thread(reviewer.resume)
-        return self._see_page(reviewer)
+        return self._see_page(request)
 
-    def _see_page(self, reviewer: Reviewer) -> web.Response:
+    def _see_page(self, request: web.Request) -> web.Response:
         """303 to the reviewer's page: a reload after a pick does not send it again."""
-        return web.Response(status=303, headers={"Location": f"{self._base(reviewer)}/"})
+        return web.Response(status=303, headers={"Location": f"{self._base(request)}/"})
 
     def _html(self, body: str, status: int = 200) -> web.Response:
         return web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
@@ -191,15 +266,12 @@ class Page:
     def _render(
         self,
         reviewer: Reviewer,
+        base: str,
         kind: str,
-        screen: object,
+        screen: Screen,
         error: str = "",
-        form: dict[str, str] | None = None,
+        form: Mapping[str, str] | None = None,
     ) -> str:
-        from blindtest.judging.web.reviewer import Screen
-
-        assert isinstance(screen, Screen)
-        base = self._base(reviewer)
         view = reviewer.view
         if kind == "done":
             assert screen.result is not None
@@ -226,15 +298,18 @@ class Page:
                 ],
                 button="Continue now",
             )
+        again = turn.correcting is not None  # counted already: shown again to be judged anew
         return page.trial_page(
             view,
             turn.trial,
-            page.Place(min(turn.judged + 1, reviewer.total), reviewer.total),
+            page.Place(min(turn.judged + (0 if again else 1), reviewer.total), reviewer.total),
             base,
             plain=self.plain,
             nicknames=reviewer.nicknames if view.protocol == "pair" else None,
             error=error,
             form=form,
+            undo=turn.undoable.trial if turn.undoable is not None else None,
+            correcting=turn.correcting,
         )
 
 
@@ -311,7 +386,9 @@ class ServerThread:
 
 class WebJudge:
     """A person judging on the page: ``sitting`` serves it and prints the link, ``judge``
-    waits for the page's answer to the trial the driver asks."""
+    waits for the page's answer to the trial the driver asks. With ``run_dir`` and ``picks``
+    the links given before for the same picks file open the page too (``RUN/web-links.jsonl``)
+    and the page listens on their port when it is free."""
 
     def __init__(
         self,
@@ -327,6 +404,8 @@ class WebJudge:
         resume_command: str = "the same command",
         echo: Echo | None = None,
         token: str | None = None,
+        run_dir: Path | None = None,
+        picks: Path | None = None,
     ) -> None:
         self.view = view
         self.judge_id = judge_id
@@ -336,12 +415,16 @@ class WebJudge:
         self.plain = plain
         self.resume_command = resume_command
         self.echo: Echo = echo or _print
+        self.book = LinkBook(run_dir) if run_dir is not None else None
+        self.seat = (judge_id, picks_key(run_dir, picks)) if run_dir and picks else None
+        earlier = self.book.hashes(*self.seat) if self.book and self.seat else ()
         self.reviewer = Reviewer(
             view,
             judge_id,
             token or new_token(),
             nicknames=earlier_nicknames,
             session_cap=session_cap,
+            earlier_links=earlier,
         )
         self.url = ""
 
@@ -351,21 +434,27 @@ class WebJudge:
 
     @contextmanager
     def sitting(self, progress: Callable[[], JudgingResult]) -> Iterator[None]:
-        sock = listen(self.host, self.port)
+        remembered = self.book.last_port([self.seat]) if self.book and self.seat else None
+        sock, note = listen_again(self.host, self.port, remembered, given="the link given before")
         server = ServerThread(Page([self.reviewer], plain=self.plain).app(), sock)
         server.start()
         self.url = url_of(self.host, server.port, self.reviewer.token)
+        if self.book is not None and self.seat is not None:
+            self.book.record(*self.seat, self.reviewer.token, server.port)
         if not is_loopback_host(self.host):
-            self.echo(
-                f"warning: serving on {self.host}, not 127.0.0.1: anyone on the network "
-                "who has the link can judge as this reviewer"
-            )
+            self.echo(network_warning(self.host, "the link"))
+        if note:
+            self.echo(note)
+        if len(self.reviewer.token_hashes) > 1 and not note:
+            self.echo("The links given before for this judge and picks file work too.")
         self.echo(f"Judge {self.judge_id}: open {self.url}")
         self.echo("Leave this running until the page says all trials are judged; Ctrl-C stops.")
         if self.open_browser:
             webbrowser.open(self.url)
         try:
             yield
+            if self.reviewer.ended and self.reviewer.asked:
+                hold_open([self.reviewer], self.echo)
         except KeyboardInterrupt:
             raise Interrupted(f"interrupted; {quit_message(self.view, progress())}") from None
         finally:
@@ -374,13 +463,75 @@ class WebJudge:
 
     def judge(self, turn: Turn) -> Answer:
         pick = self.reviewer.ask(turn)
-        return Stop() if pick is None else (pick,)
+        if pick is None:
+            return Stop()
+        return pick if isinstance(pick, TakeBack) else (pick,)
 
     def end(self, result: JudgingResult) -> None:
         self.reviewer.finish(result)
 
     def closing(self, result: JudgingResult, out: Path, analyze_command: str) -> str:
         return closing_message(self.view, result, analyze_command)
+
+
+# --------------------------------------------------------------------------- the end screen
+
+
+class OperatorKeys:
+    """Enter on the terminal bt-judge runs in, read by a daemon thread: ``pressed`` once a
+    line is read, ``ended`` when there is nothing to read (stdin closed, not a terminal we may
+    read from: a background job reading its terminal would be stopped by the shell)."""
+
+    def __init__(self) -> None:
+        self.pressed = threading.Event()
+        self.ended = threading.Event()
+        stream = sys.stdin
+        if stream is None or stream.closed or not _may_read(stream):
+            self.ended.set()
+            return
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream: object) -> None:
+        line = ""
+        try:
+            line = stream.readline()  # type: ignore[attr-defined]
+        except (OSError, ValueError, RuntimeError, NotImplementedError):
+            pass  # closed, or a notebook's stdin that cannot be read: nobody can press Enter
+        finally:
+            (self.pressed if line else self.ended).set()
+
+
+def _may_read(stream: object) -> bool:
+    try:
+        fd = stream.fileno()  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return True  # an in-memory stream (a test's runner): reading it never blocks a job
+    if not os.isatty(fd):
+        return True
+    try:
+        return os.tcgetpgrp(fd) == os.getpgrp()  # in the foreground of its terminal
+    except OSError:
+        return False
+
+
+def hold_open(reviewers: Sequence[Reviewer], echo: Echo) -> None:
+    """After the last pick: keep serving the end screen (it is styled and can be reloaded)
+    until the operator presses Enter or Ctrl-C; when nobody can (stdin closed), until each
+    reviewer who judged here has been served the end screen's stylesheet, at most
+    ``END_WAIT`` seconds. Every pick is saved before this is called."""
+    keys = OperatorKeys()
+    if not keys.ended.is_set():
+        echo("All picks are saved. The page shows its end screen: press Enter here to close it.")
+    waiting = [r for r in reviewers if r.asked]
+    deadline: float | None = None
+    try:
+        while not keys.pressed.wait(0.2):  # short waits: Ctrl-C reaches the main thread
+            if keys.ended.is_set():
+                deadline = deadline or time.monotonic() + END_WAIT
+                if all(r.end_served.is_set() for r in waiting) or time.monotonic() > deadline:
+                    return
+    except KeyboardInterrupt:
+        return
 
 
 def _print(line: str) -> None:
@@ -400,6 +551,8 @@ def _make(setup: JudgeSetup) -> Judge:
         plain=bool(setup.run.design["normalization"]["strip_formatting"]),
         earlier_nicknames=judge_nicknames(setup.earlier.picks, setup.judge_id),
         resume_command=setup.resume_command,
+        run_dir=setup.run.run_dir,
+        picks=setup.earlier.path,
         **options_of(setup.options),  # type: ignore[arg-type]
     )
 
