@@ -106,9 +106,11 @@ class _DesignRequired(TypedDict):
 
 
 class DesignRecord(_DesignRequired, total=False):
-    """``design.json``: ``controls`` is the one optional property."""
+    """``design.json``: ``controls`` and ``derived_from`` (a design made ``--from`` another
+    without some trials: :mod:`blindtest.derived`) are the optional properties."""
 
     controls: int
+    derived_from: dict[str, Any]
 
 
 # --------------------------------------------------------------------------- responses.schema.json
@@ -129,7 +131,10 @@ class _ResponseRequired(TypedDict):
 
 
 class ResponseRow(_ResponseRequired, total=False):
-    """One line of ``responses.jsonl``."""
+    """One line of ``responses.jsonl`` (``reused_from``: an answer copied from the run a
+    derived design was made from)."""
+
+    reused_from: dict[str, Any]
 
     raw_text: str
     refusal: str | None
@@ -332,6 +337,7 @@ class ReportRecord(_ReportRequired, ProtocolFields, total=False):
     alpha: float
     sequential: bool
     trials_planned: int
+    dropped_trials: list[dict[str, Any]]
     models: dict[str, str]
     audit: dict[str, Any] | None
     channels_open: list[str]

@@ -49,6 +49,7 @@ from blindtest.generation.summary import (
     session_entry,
     session_summary,
 )
+from blindtest.keynames import check_key_names
 from blindtest.sides import SIDES, parse_header_env
 from blindtest.slots import LAUNDER, SlotState, iter_trials_view
 
@@ -239,6 +240,7 @@ def generate_stage(
         role: replace(endpoint, header_env=options.header_env.get(role, ()))
         for role, endpoint in endpoints_for(design).items()
     }
+    check_key_names(endpoints)  # a misspelt variable is named before any request
     for role, endpoint in endpoints.items():
         endpoint.check_key(role)
     prices = recorded_prices(previous, design_sha256) | dict(given_prices)

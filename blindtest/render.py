@@ -522,7 +522,7 @@ def format_summary(
         lines += [clean(report["statement"]), *skipped_lines(report), *reading_lines(report)]
         return _finish(lines, width)
     notes = list(report.get("notes") or [])
-    loud = [n for n in notes if n.startswith(("REVEALED", "LAUNDERED"))]
+    loud = [n for n in notes if n.startswith(("REVEALED", "LAUNDERED", "DROPPED"))]
     lines += [*loud, *([""] if loud else [])]
     lines += skipped_lines(report)
     lines += [*checks_lines(report), *_result_lines(report)]

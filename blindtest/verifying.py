@@ -27,6 +27,7 @@ from blindtest import artifacts
 from blindtest.analyzing import AnalysisOptions, analyze_run
 from blindtest.artifact_types import DesignRecord
 from blindtest.checks import CommandRunner
+from blindtest.derived import parent_trials, renumbered
 from blindtest.designing import build_arrangement
 from blindtest.errors import BadInput
 from blindtest.identity import IDENTITY_VERSION
@@ -241,18 +242,30 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
             )
         )
     v.note("arrangement from the seed")
-    derived = build_arrangement(  # hidden controls are part of it
+    # A design made from another (--from RUN --drop-trial N): the first design's arrangement,
+    # less the dropped trials, renumbered.
+    origin = cast(Mapping[str, Any], design)
+    full = build_arrangement(  # hidden controls are part of it
         design["seed"],
-        design["trials"],
+        parent_trials(origin),
         [p["id"] for p in design["prompts"]],
         design["protocol"],
-        design.get("controls", 0),
+        _first_controls(origin),
     )
+    derived = renumbered(full, origin)
     v.differ(f"{artifacts.DESIGN}/arrangement", design["arrangement"], derived)
     if "controls" in design:  # the count recorded is the count the arrangement marks
         marked = sum("control" in e for e in design["arrangement"])
         v.differ(f"{artifacts.DESIGN}/controls", design["controls"], marked)
     return cast(DesignRecord, design)  # validated against the schema by v.read
+
+
+def _first_controls(design: Mapping[str, Any]) -> int:
+    """The hidden controls of the first design of the line (its own, unless derived)."""
+    origin = design.get("derived_from")
+    if isinstance(origin, Mapping):
+        return int(origin.get("controls", 0))
+    return int(design.get("controls", 0))
 
 
 def _check_trials(v: _Verifier, design: DesignRecord) -> None:

@@ -70,11 +70,28 @@ def test_generate_stops_at_the_first_refused_connection_with_one_line(
     assert rows(run / "responses.jsonl") == []  # no failure rows: nothing was answered
 
 
-def test_generate_with_the_designs_key_variable_unset_says_so_not_only_http_401(
+def test_a_misspelt_key_variable_is_named_before_any_request_never_its_value(
     invoke: Any, simulator: Simulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     simulator.config.api_key = "sk-sim-0123456789"
     monkeypatch.setenv("SIMKEY", "sk-sim-0123456789")  # misspelt: the design names SIM_KEY
+    run = tmp_path / "run"
+    design(invoke, run, simulator.base_url, "--a-key-env", "SIM_KEY", "--b-key-env", "SIM_KEY")
+    result = invoke("generate", run, "--quiet", "--concurrency", 4)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "blindtest: error: side A: environment variable SIM_KEY is not set, but SIMKEY is (a "
+        'misspelling?); export SIM_KEY="$SIMKEY", or design again with --a-key-env SIMKEY\n'
+    )
+    assert "sk-sim" not in result.output
+    assert simulator.requests == []  # nothing was sent
+    assert not (run / "responses.jsonl").exists()
+
+
+def test_a_local_server_is_tried_without_an_unset_key_and_a_401_names_the_variable(
+    invoke: Any, simulator: Simulator, tmp_path: Path
+) -> None:
+    simulator.config.api_key = "sk-sim-0123456789"  # nothing similar to SIM_KEY is exported
     run = tmp_path / "run"
     design(invoke, run, simulator.base_url, "--a-key-env", "SIM_KEY", "--b-key-env", "SIM_KEY")
     result = invoke("generate", run, "--quiet", "--concurrency", 4)
@@ -193,3 +210,51 @@ def test_run_with_the_judge_key_variable_named_but_unset_stops_before_anything(
     assert "SIM_KEY is not set" in result.stderr
     assert simulator.requests == []
     assert not run.exists()
+
+
+def test_a_remote_endpoints_unset_key_names_a_similar_exported_variable(
+    invoke: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("my_api_key", "secret-value-1")
+    run = tmp_path / "run"
+    url = "https://api.example.invalid/v1"
+    design(invoke, run, url, "--a-key-env", "MY_API_KEY", "--b-key-env", "MY_API_KEY")
+    result = invoke("generate", run, "--quiet")
+    assert result.exit_code == 2
+    assert "MY_API_KEY is not set, but my_api_key is (a misspelling?)" in result.stderr
+    assert "secret-value-1" not in result.output
+    monkeypatch.delenv("my_api_key")
+    plain = invoke("generate", run, "--quiet")
+    assert plain.stderr == (
+        "blindtest: error: side A: environment variable MY_API_KEY is not set; export it with "
+        "the API key for sim-large\n"
+    )
+
+
+def test_similar_names_are_case_and_separator_misspellings_or_one_edit_away() -> None:
+    from blindtest.keynames import similar_name
+
+    environ = {"SIMKEY": "x", "PATH": "/bin", "OPENAI_API_KEYS": "y", "EMPTY_KEY": ""}
+    assert similar_name("SIM_KEY", environ) == "SIMKEY"
+    assert similar_name("OPENAI_API_KEY", environ) == "OPENAI_API_KEYS"
+    assert similar_name("EMPTYKEY", environ) is None  # set but empty is not set
+    assert similar_name("ANTHROPIC_API_KEY", environ) is None
+
+
+def test_an_llm_judges_misspelt_key_variable_is_named_before_any_call(
+    invoke: Any, simulator: Simulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = judged_run(invoke, simulator, tmp_path / "run", trials=4)
+    monkeypatch.setenv("JUDGEKEY", "judge-secret-123")
+    result = invoke(
+        "judge", run, "--judge", "llm:sim-judge-fair", "--judge-url", simulator.base_url,
+        "--judge-key-env", "JUDGE_KEY",
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "blindtest: error: the LLM judge: environment variable JUDGE_KEY is not set, but "
+        'JUDGEKEY is (a misspelling?); export JUDGE_KEY="$JUDGEKEY", or give --judge-key-env '
+        "JUDGEKEY\n"
+    )
+    assert simulator.requests == []
+    assert not (run / "picks.jsonl").exists()

@@ -23,6 +23,7 @@ from blindtest.analysis.triangle import analyze_triangle
 from blindtest.analysis.wording import channels, next_step, notes, screen_summary, torn_why
 from blindtest.artifact_types import AnalysisFields, DesignRecord, ReportRecord
 from blindtest.artifacts import JsonObject, schema_tag
+from blindtest.derived import dropped_trials
 from blindtest.sides import SIDES, side_config, sides_summary
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ VOID_KEYS = (
     "alpha",
     "sequential",
     "trials_planned",
+    "dropped_trials",
     "judges",
     "n",
     "judged",
@@ -160,6 +162,8 @@ def build_report(
             "reveal_void": options.reveal_void,
         },
     }
+    if dropped := dropped_trials(design):  # a design made --from another without them
+        report["dropped_trials"] = [dict(entry) for entry in dropped]
     # The protocol's figures (over "correct": None), none of them a key set above. mypy's update()
     # wants every report key declared by the argument's type; AnalysisFields declares its own.
     report.update(fields)  # type: ignore[typeddict-item]

@@ -14,6 +14,7 @@ from blindtest import artifacts
 from blindtest.analysis.tells import CENSUS_FIGURES
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
+from blindtest.derived import dropped_sentence
 from blindtest.endpoints import DEFAULT_BASE_URL, is_loopback
 from blindtest.errors import BadInput
 from blindtest.identity import added_terms
@@ -54,6 +55,9 @@ def channels(design: DesignRecord) -> tuple[list[str], list[str]]:
 def notes(design: DesignRecord) -> list[str]:
     """Sentences every reader of this run must see."""
     out = []
+    dropped = dropped_sentence(design)
+    if dropped is not None:
+        out.append(dropped)
     launder = design["normalization"]["launder"]
     if launder is not None:
         out.append(

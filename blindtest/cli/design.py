@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from blindtest.cli import _chain, _options
+from blindtest.cli import _chain, _from, _options
 from blindtest.cli._common import command, echo_prose
 from blindtest.cli._options import force_option, quiet_option, run_argument
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 @click.option("--a", "model_a", metavar="MODEL", help="Model for side A.")
 @click.option("--b", "model_b", metavar="MODEL", help="Model for side B.")
 @_options.design_options
+@_from.options
 @force_option
 @quiet_option
 def design(run_dir: Path, force: bool, quiet: bool, **options: Any) -> None:
@@ -33,7 +34,13 @@ def design(run_dir: Path, force: bool, quiet: bool, **options: Any) -> None:
       bt-design run --demo --a gpt-5.4 --b gpt-5.4-mini --seed 7
       bt-design run --prompts prompts.txt --a m1 --b m2 --protocol pair --temperature 0
       bt-design run --from-dirs out/model-a out/model-b --protocol preference --trials 12
+      bt-design new --from run --drop-trial 7    # without a trial no server answers
     """
+    from_run = options.pop("from_run")
+    drop_trials, reasons = options.pop("drop_trials"), options.pop("reasons")
+    if from_run is not None or drop_trials or reasons:
+        _from.derive(run_dir, from_run, drop_trials, reasons, force, quiet)
+        return
     from blindtest.stages.design import design as write_design
 
     result = write_design(
@@ -56,6 +63,8 @@ def show_dropped(name: str, items: list[str]) -> None:
 def show(result: DesignResult) -> None:
     """The design's summary: what it asks, what the judge sees, and its hash."""
     _summary(result.options, result.prompts)
+    for line in result.warnings:
+        echo_prose(line, err=True)
     _identity_line(result.design)
     click.echo(f"{result.sha256}  {result.design_path}")
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from blindtest.cli import _batch, _chain, _common, _options
+from blindtest.cli import _batch, _chain, _check, _common, _options
 from blindtest.cli._common import command
 from blindtest.cli._options import concurrency_option, quiet_option, run_argument, timeout_option
 from blindtest.generation.retry import DEFAULT_POLICY
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 @click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens.")
 @click.option("--price-launder", metavar="IN,OUT", help="Laundering model price.")
 @_batch.options
+@_check.option
 @quiet_option
 def generate(
     run_dir: Path,
@@ -51,6 +52,7 @@ def generate(
     price_b: str | None,
     price_launder: str | None,
     quiet: bool,
+    check: bool,
     **batch: Any,
 ) -> None:
     """Fetch every response before any judging; a rerun fetches only what is missing.
@@ -58,8 +60,13 @@ def generate(
     \b
     Example:
       export OPENAI_API_KEY=...
+      bt-generate run --check --price-a 2.5,10 --price-b 0.15,0.6
       bt-generate run --concurrency 16 --price-a 2.5,10 --price-b 0.15,0.6
     """
+    prices = {"A": price_a, "B": price_b, "launder": price_launder}
+    if check:
+        _check.generate(run_dir, prices, batch, timeout)
+        return
     from blindtest.stages.generate import generate as fetch
 
     _batch.merge_files(batch)
@@ -69,7 +76,7 @@ def generate(
         timeout=timeout,
         rpm=rpm,
         max_retries=max_retries,
-        prices={"A": price_a, "B": price_b, "launder": price_launder},
+        prices=prices,
         say=_common.say_unless(quiet),
         on_progress=ProgressLine() if not quiet and sys.stderr.isatty() else None,
         batch_progress=_batch.progress_line(quiet),

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from blindtest import artifacts
-from blindtest.cli import _batch, _chain, _common, _llm
+from blindtest.cli import _batch, _chain, _check, _common, _llm
 from blindtest.cli._common import command
 from blindtest.cli._options import FilePath, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput
@@ -73,7 +73,12 @@ def _check_only(run_dir: Path, path: Path, quiet: bool) -> None:
     "check_file",
     type=FilePath(),
     default=None,
-    help="Only validate FILE, an external judge's picks, against the design and trials.",
+    is_flag=False,
+    flag_value=_check.ENDPOINT_CHECK,
+    metavar="[FILE]",
+    help="Only validate FILE, an external judge's picks, against the design and trials; "
+    "with --judge llm:MODEL and no FILE: ask the judge one small request and say what is "
+    "wrong (key, URL, model, context, parameters, cost), writing nothing.",
 )
 @_llm.options
 @_batch.judge_options
@@ -140,6 +145,9 @@ def judge(
     ctx = click.get_current_context()
     kind = _web_kind(ctx, kind, web)
     batch = _batch.judge_batch_args(ctx, llm)
+    if check_file == Path(_check.ENDPOINT_CHECK):
+        _check.judge(run_dir, kind, ctx, llm)
+        return
     if check_file is not None:
         flags = {"kind": "--judge", "judge_id": "--judge-id", "out": "--out", "force": "--force"}
         given = [

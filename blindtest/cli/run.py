@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from blindtest.cli import _chain, _options
+from blindtest.cli import _chain, _check, _options
 from blindtest.cli._chain import resumable
 from blindtest.cli._common import command, echo_prose
 from blindtest.cli._options import DirPath, concurrency_option
@@ -61,6 +61,7 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 @_options.price_options
 @_options.prompt_source_options
 @_options.design_options
+@_check.option
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -82,6 +83,7 @@ def run(
     b_rpm: float | None,
     a_header_env: tuple[str, ...],
     b_header_env: tuple[str, ...],
+    check: bool,
     **design_options: Any,
 ) -> int:
     """Design, generate, judge, audit and analyze in one go; the same command resumes.
@@ -96,6 +98,20 @@ def run(
     from blindtest.stages.run import RunHooks
     from blindtest.stages.run import run as chain
 
+    transport = {
+        "a_concurrency": a_concurrency,
+        "b_concurrency": b_concurrency,
+        "a_rpm": a_rpm,
+        "b_rpm": b_rpm,
+        "a_header_env": a_header_env,
+        "b_header_env": b_header_env,
+    }
+    if check:
+        return _check.run(
+            run_dir, model_a, model_b, judge_kind=judge_kind, judge_url=judge_url,
+            judge_key_env=judge_key_env, timeout=timeout, prices={"A": price_a, "B": price_b},
+            transport=transport, **design_options,
+        )  # fmt: skip
     run_dir = run_dir or Path(time.strftime("blindtest-run-%Y%m%d-%H%M%S"))
     resume = resume_command(ctx, run_dir)
     hooks = RunHooks(
@@ -106,14 +122,6 @@ def run(
         judged=judge.show_closing,
         echo=click.echo,
     )
-    transport = {
-        "a_concurrency": a_concurrency,
-        "b_concurrency": b_concurrency,
-        "a_rpm": a_rpm,
-        "b_rpm": b_rpm,
-        "a_header_env": a_header_env,
-        "b_header_env": b_header_env,
-    }
     with resumable(resume):
         result = chain(
             run_dir,

@@ -8,6 +8,7 @@ from typing import Any
 
 from blindtest.artifact_types import DesignRecord, ResponseRow, TrialRecord
 from blindtest.artifacts import JsonObject
+from blindtest.derived import trial_slot_seed
 from blindtest.errors import BadInput
 from blindtest.generating import StageIO
 from blindtest.generation.batch import BatchResult, custom_id, parse_custom_id, result_completion
@@ -32,7 +33,6 @@ from blindtest.slots import (
     check_rows_match_design,
     pending_work,
     plan_slots,
-    slot_seed,
 )
 
 # --------------------------------------------------------------------------- batch files
@@ -67,7 +67,7 @@ class BatchImport:
 
 
 def _batch_completion(design: DesignRecord, slot: Slot, result: BatchResult) -> Completion:
-    seed = slot_seed(design["seed"], slot.trial, slot.slot) if result.fmt == "openai" else None
+    seed = trial_slot_seed(design, slot.trial, slot.slot) if result.fmt == "openai" else None
     completion = result_completion(result, slot.side, seed=seed)
     said = result.said or ServerError("failed")
     if result.completion is None and prompt_too_long(result.status, said):

@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
@@ -415,6 +416,36 @@ class ChatClient:
                 await self._sleep(delay)
                 continue
             return self._finish(lane, result, attempt, seed)
+
+    async def get_json(self, side: str, path: str, *, root: bool = False) -> tuple[int, object]:
+        """GET ``path`` under ``side``'s base URL once, no retry (``root``: under its origin,
+        as llama.cpp's ``/props``), with the side's key and headers: (HTTP status, the body
+        parsed as JSON, or None). What ``bt-generate --check`` asks (``/models``); raises
+        the :mod:`blindtest.errors` class of a transport failure (nothing listens there)."""
+        import aiohttp  # deferred: start-up
+
+        lane = self._lanes[side]
+        endpoint = lane.endpoint
+        key = _read_key(side, endpoint)
+        headers = {"Accept": "application/json", "User-Agent": f"blindtest/{__version__}"}
+        if key is not None:
+            headers["Authorization"] = f"Bearer {key}"
+        headers.update(_read_headers(side, endpoint))
+        parts = urlsplit(endpoint.base_url)
+        prefix = "" if root else parts.path.rstrip("/")
+        url = urlunsplit(parts._replace(path=prefix + path, query=""))
+        try:
+            async with lane.session.get(
+                url, headers=headers, allow_redirects=False, proxy=lane.proxy
+            ) as response:
+                payload = await response.read()
+        except (aiohttp.ClientError, asyncio.TimeoutError, TimeoutError, OSError) as error:
+            raise _failure(lane.where, 1, error=error, timeouts=self._timeouts, key=key) from None
+        lane.answered = True
+        try:
+            return response.status, orjson.loads(payload)
+        except orjson.JSONDecodeError:
+            return response.status, None
 
     async def _attempt(self, lane: _Lane, body: bytes, attempt: int) -> _Attempt:
         epoch = await lane.limit.acquire(retry=attempt > 1)

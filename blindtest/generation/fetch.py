@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from blindtest.artifact_types import DesignRecord, ResponseRow
+from blindtest.derived import trial_slot_seed
 from blindtest.errors import CheckFailed, PromptTooLong
 from blindtest.generation.client import ChatClient, Completion
 from blindtest.generation.guard import DrawCollisions, deterministic_endpoint_error
@@ -18,7 +19,7 @@ from blindtest.generation.requests import SlotRequests, messages_for, prompt_tex
 from blindtest.generation.responses import response_record
 from blindtest.generation.wire import ChatMessage
 from blindtest.normalize import launder_messages
-from blindtest.slots import LAUNDER, SlotState, Work, slot_seed
+from blindtest.slots import LAUNDER, SlotState, Work
 
 
 @dataclass
@@ -73,7 +74,7 @@ async def _worker(
             slot = work.slot
             text = prompt_text(slot.prompt_id)
             messages = messages_for(design, text, slot.side, slot.prompt_id)
-            seed = slot_seed(design["seed"], work.slot.trial, work.slot.slot)
+            seed = trial_slot_seed(design, work.slot.trial, work.slot.slot)
         # "a per-slot seed where the server accepts one": the client asks again without it
         # when the server refuses it (the row then records seed null).
         try:

@@ -12,12 +12,13 @@ import orjson
 
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import Columns
+from blindtest.derived import trial_slot_seed
 from blindtest.endpoints import is_loopback
 from blindtest.generation.endpoint import Endpoint
 from blindtest.generation.wire import ChatMessage, token_field_for
 from blindtest.normalize import launder_messages
 from blindtest.sides import fill_template, side_system
-from blindtest.slots import LAUNDER, Slot, Work, slot_seed
+from blindtest.slots import LAUNDER, Slot, Work
 
 
 def system_prompt(design: DesignRecord, side: str | None = None) -> str | None:
@@ -145,7 +146,7 @@ class SlotRequests:
             messages: Any = launder_messages(work.source or "")
             return self._endpoints[LAUNDER].request_body(messages)
         slot = work.slot
-        seed = slot_seed(self.design["seed"], slot.trial, slot.slot)
+        seed = trial_slot_seed(self.design, slot.trial, slot.slot)
         text = self._text(slot.prompt_id)
         messages = messages_for(self.design, text, slot.side, slot.prompt_id)
         return self._endpoints[slot.side].request_body(messages, seed=seed)

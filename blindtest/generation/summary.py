@@ -67,9 +67,11 @@ def endpoint_failure_summary(design: DesignRecord, state: SlotState | Ledger) ->
     these = "that prompt" if len(too_long) == 1 else "those prompts"
     others = len(missing) - n_long
     more = f"; {others} more after retries{last_error}" if others else ""
+    drops = " ".join(f"--drop-trial {t}" for t in sorted(too_long))
     return EndpointFailed(
         f"{len(missing)} slot(s) still unanswered: {named}: {said}; shorten or drop {these} "
-        f"in a new design, or give the server a larger context{more}; {rest}"
+        f"in a new design (bt-design NEW --from RUN {drops} reuses every answer fetched), "
+        f"or give the server a larger context{more}; {rest}"
     )
 
 

@@ -457,7 +457,7 @@ def responses_sentences(report: Mapping[str, Any]) -> list[str]:
 def loud_notes(report: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """The notes every reader must see first (REVEALED, LAUNDERED), and the others."""
     notes: Sequence[str] = report.get("notes") or []
-    loud = [n for n in notes if n.startswith(("REVEALED", "LAUNDERED"))]
+    loud = [n for n in notes if n.startswith(("REVEALED", "LAUNDERED", "DROPPED"))]
     return loud, [n for n in notes if n not in loud]
 
 

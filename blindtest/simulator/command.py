@@ -100,6 +100,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="NAME",
         help="the fault after --fail-after N requests (default 401: a key revoked mid-run)",
     )
+    parser.add_argument(
+        "--context",
+        type=int,
+        metavar="TOKENS",
+        help="every model's context: reported (GET /v1/models max_model_len, GET /props "
+        "n_ctx) and enforced (a longer prompt gets vLLM's 400); default: none reported",
+    )
     args = parser.parse_args(argv)
     key = None
     if args.require_key_env:
@@ -125,6 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         grammar_fails=args.grammar_fails,
         fail_after=args.fail_after,
         fail_with=args.fail_with,
+        context=args.context,
     )
     try:
         asyncio.run(_serve_forever(Simulator(config, port=args.port)))

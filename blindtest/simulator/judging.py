@@ -41,7 +41,8 @@ _PAIR_NAMES = ("Ash", "Birch")
 def _sections(text: str) -> dict[str, str]:
     found = list(_SECTION.finditer(text))
     parts = {}
-    for here, after in zip(found, [*found[1:], None], strict=True):
+    # A prompt without sections (a pre-flight check's "reply with one word") has none.
+    for here, after in zip(found, [*found[1:], None][: len(found)], strict=True):
         end = after.start() if after is not None else len(text)
         body = text[here.end() : end]
         name = here.group(1).split(" (")[0]

@@ -1,5 +1,6 @@
-"""The simulator's server: ``POST /v1/chat/completions`` and ``GET /v1/models`` on 127.0.0.1
-for the three simulated models, faults applied per request, requests and slots counted, plus
+"""The simulator's server: ``POST /v1/chat/completions``, ``GET /v1/models`` (and llama.cpp's
+``GET /props``, with a context) on 127.0.0.1 for the simulated models, faults applied per
+request, requests and slots counted, plus
 ``GET /_sim/stats`` and ``POST /_sim/reset`` for a benchmark in another process. Run in
 process (:class:`Simulator`, or :func:`running` from a thread of its own).
 
@@ -62,7 +63,8 @@ class SimulatorConfig:
     as servers without structured output do; ``grammar_fails``: by llama.cpp's 400 when it
     cannot build the grammar, which names no field. ``fail_after``: answer the first N chat
     requests (since the last reset) as usual, then every later one with the fault named
-    ``fail_with`` (a key revoked mid-run: "401"; a server that hangs: "hang").
+    ``fail_with`` (a key revoked mid-run: "401"; a server that hangs: "hang"). ``context``:
+    see the field.
     """
 
     latency: float = 0.0
@@ -79,6 +81,11 @@ class SimulatorConfig:
     grammar_fails: bool = False
     fail_after: int | None = None
     fail_with: str = "401"
+    #: The context every model has, in the simulator's tokens (words + 3 per message):
+    #: reported as vLLM does (``max_model_len`` in ``GET /v1/models``) and as llama.cpp does
+    #: (``GET /props``), and a longer prompt is answered by vLLM's 400. None: not reported,
+    #: not enforced (as OpenAI's API, which reports none).
+    context: int | None = None
 
 
 @dataclass(slots=True)
@@ -222,6 +229,7 @@ class Simulator:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._completions)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/props", self._props)
         app.router.add_post("/v1/files", self._guarded(self.batch_store.upload))
         app.router.add_get("/v1/files/{file_id}/content", self._guarded(self.batch_store.content))
         app.router.add_post("/v1/batches", self._guarded(self._create_batch))
@@ -325,8 +333,22 @@ class Simulator:
         denied = self._auth_error(request)
         if denied is not None:
             return denied
-        data = [{"id": m, "object": "model", "created": 0, "owned_by": "blindtest"} for m in MODELS]
+        context = self.config.context
+        data = []
+        for name in (self.config.serve_as,) if self.config.serve_as else SERVED:
+            entry: dict[str, Any] = {"id": name, "object": "model", "created": 0}
+            entry["owned_by"] = "blindtest"
+            if context is not None:
+                entry["max_model_len"] = context  # as vLLM lists it
+            data.append(entry)
         return _json(orjson.dumps({"object": "list", "data": data}))
+
+    async def _props(self, request: web.Request) -> web.Response:
+        """llama.cpp's ``GET /props`` (at the server's root): the context it was started with."""
+        if self.config.context is None:
+            return _json(error_body(404, "File Not Found"), 404)
+        settings = {"n_ctx": self.config.context}
+        return _json(orjson.dumps({"default_generation_settings": settings}))
 
     async def _stats(self, request: web.Request) -> web.Response:
         return _json(orjson.dumps(self.stats()))
@@ -411,9 +433,9 @@ class Simulator:
         if self.config.serve_as is not None:
             body["model"] = self.config.serve_as
         model = body["model"]
-        if model not in SERVED:
-            text = f"The model `{model}` does not exist or you do not have access to it."
-            return _json(error_body(404, text), 404)
+        refused = self._refused(body)
+        if refused is not None:
+            return refused
         slot = self._slot(model, body)
         nth = slot.received
         slot.received += 1
@@ -429,6 +451,30 @@ class Simulator:
             return await self._answer(request, body, slot, fault, arrived)
         finally:
             self.in_flight[model] -= 1
+
+    def _refused(self, body: dict[str, Any]) -> web.Response | None:
+        """A model not served (404), or a prompt longer than ``context`` (vLLM's 400)."""
+        if body["model"] not in SERVED:
+            text = f"The model `{body['model']}` does not exist or you do not have access to it."
+            return _json(error_body(404, text), 404)
+        too_long = self._over_context(body)
+        return None if too_long is None else _json(too_long, 400)
+
+    def _over_context(self, body: dict[str, Any]) -> bytes | None:
+        """vLLM's 400 body for a prompt longer than ``context`` (None: it fits, or no
+        context)."""
+        context = self.config.context
+        if context is None:
+            return None
+        tokens = sum(len(str(m.get("content", "")).split()) + 3 for m in body["messages"])
+        if tokens <= context:
+            return None
+        text = (
+            f"This model's maximum context length is {context} tokens. However, you requested "
+            f"{tokens} tokens in the messages. Please reduce the length of the messages."
+        )
+        return orjson.dumps({"object": "error", "message": text, "type": "BadRequestError",
+                             "param": None, "code": 400})  # fmt: skip
 
     def _slot(self, model: str, body: dict[str, Any]) -> SlotCount:
         messages = orjson.dumps(body["messages"], option=orjson.OPT_SORT_KEYS)

@@ -21,8 +21,9 @@ from blindtest.locking import holding_run
 
 if TYPE_CHECKING:
     from blindtest.generation.fetch import Progress
+    from blindtest.preflight import CheckResult
 
-__all__ = ["GenerateResult", "generate"]
+__all__ = ["GenerateResult", "check", "generate"]
 
 Say = Callable[[str], None]
 
@@ -130,6 +131,7 @@ def generate(
             }
         )
         given = parse_prices(dict(prices or {}))
+        _reuse_parent_answers(run, tell)
         mode = batch_mode(export, imports, batch, sides["refetch_changed"])
         if mode is not None:
             work = _BatchWork(run, mode, export, imports, batch_format, poll_interval, timeout)
@@ -246,6 +248,51 @@ def _missing_slots(run: Path) -> bool:
     loaded = artifacts.load_design(run)
     rows = artifacts.read_jsonl(run / artifacts.RESPONSES, "responses", missing_ok=True)
     return bool(pending_work(loaded.design, SlotState.from_rows(rows.records)))
+
+
+def check(
+    run_dir: str | os.PathLike[str],
+    *,
+    prices: Mapping[str, str | None] | None = None,
+    a_header_env: Sequence[str] = (),
+    b_header_env: Sequence[str] = (),
+    timeout: float = DEFAULT_TIMEOUT,
+) -> CheckResult:
+    """``bt-generate RUN --check``: one small request per endpoint of RUN's design (each side,
+    the launderer) and what each says (:mod:`blindtest.preflight`). Writes nothing
+    to RUN, takes no lock; the result's ``ok`` is False when any line failed."""
+    from blindtest.generation.check_run import run_targets
+    from blindtest.generation.cost import parse_prices
+    from blindtest.preflight import CheckResult, check_targets
+    from blindtest.sides import parse_header_env
+
+    run = Path(run_dir)
+    _check_numbers(timeout, None)
+    given = parse_prices(dict(prices or {}))
+    headers = {
+        side: tuple(parse_header_env(f"--{side.lower()}-header-env", item) for item in items)
+        for side, items in (("A", a_header_env), ("B", b_header_env))
+    }
+    targets = run_targets(run, given, headers)
+    if not targets:
+        return CheckResult(())
+    return check_targets(targets, min(timeout, 60.0))
+
+
+def _reuse_parent_answers(run: Path, say: Say) -> None:
+    """A design made from another run's (``bt-design --from``): before its first session,
+    copy the answers that run already holds for the kept trials (none asked twice)."""
+    if (run / artifacts.RESPONSES).exists():
+        return
+    from blindtest.generation.reuse import reuse_answers
+
+    reused = reuse_answers(run, artifacts.load_design(run).design, say)
+    if reused is not None:
+        laundered = f" and {reused.laundered} launderings" if reused.laundered else ""
+        say(
+            f"reused {reused.answers} answers{laundered} from {reused.run} (the run this design "
+            "was made from): none is asked again"
+        )
 
 
 def _previous(run_dir: Path) -> dict[str, Any] | None:

@@ -25,6 +25,7 @@ from blindtest.locking import holding_picks
 
 if TYPE_CHECKING:
     from blindtest.judging.llm.judge import LlmOptions
+    from blindtest.preflight import CheckResult
 
 __all__ = [
     "JudgeResult",
@@ -173,6 +174,23 @@ def llm_options(kind: str, settings: LlmSettings) -> tuple[JudgeKind, LlmOptions
     )
     options.endpoint()  # the URL and model are checked now
     return llm_kind(options), options
+
+
+def check_judge(run_dir: str | os.PathLike[str], kind: str, llm: LlmSettings) -> CheckResult:
+    """``bt-judge RUN --judge llm:MODEL --check``: one small request to the LLM judge and
+    what it says (:mod:`blindtest.preflight`), against RUN's blinded trials. Writes nothing
+    to RUN, takes no lock."""
+    from blindtest.judging.llm.check import judge_target
+    from blindtest.preflight import check_targets
+
+    if not kind.startswith("llm:"):
+        raise BadInput(
+            f"--check without a file checks an LLM judge's endpoint (--judge llm:MODEL), not "
+            f"{kind}; give --check FILE to validate an external judge's picks"
+        )
+    _, options = llm_options(kind, llm)
+    target = judge_target(load_judge_run(Path(run_dir)), options)
+    return check_targets([target], min(options.timeout, 60.0))
 
 
 def _choose(kind: str, llm: LlmSettings | None) -> tuple[JudgeKind, LlmOptions | None]:

@@ -28,8 +28,9 @@ from blindtest.stages.judge import JudgeResult, LlmSettings, default_judge_id, j
 
 if TYPE_CHECKING:
     from blindtest.generation.fetch import Progress
+    from blindtest.preflight import CheckResult
 
-__all__ = ["RunHooks", "RunResult", "run"]
+__all__ = ["RunHooks", "RunResult", "check", "run"]
 
 HOLDER = "blindtest run"
 
@@ -188,3 +189,53 @@ def _judge(
     if failure is not None:
         raise failure
     return sat
+
+
+def check(
+    run_dir: str | os.PathLike[str] | None,
+    model_a: str,
+    model_b: str,
+    *,
+    judge_kind: str = "human",
+    judge_url: str | None = None,
+    judge_key_env: str | None = None,
+    timeout: float = 120.0,
+    prices: Mapping[str, str | None] | None = None,
+    transport: Mapping[str, Any] | None = None,
+    **design_options: Any,
+) -> CheckResult:
+    """``blindtest run A B ... --check``: one small request per side (and to an LLM judge) of
+    the design these options make (or the one ``run_dir`` already holds), and what each says
+    (:mod:`blindtest.preflight`). Nothing is written: the design is built in memory, no
+    directory is made, no lock taken."""
+    from blindtest.generation.check_run import design_targets
+    from blindtest.generation.cost import parse_prices
+    from blindtest.preflight import check_targets
+    from blindtest.sides import parse_header_env
+    from blindtest.stages.design import preview
+    from blindtest.stages.judge import llm_options
+
+    if run_dir is not None and (Path(run_dir) / artifacts.DESIGN).exists():
+        run_path = Path(run_dir)
+        document: Any = artifacts.load_design(run_path).design
+    else:
+        options = dict(design_options)
+        if options.get("seed") is None:
+            options["seed"] = "check"  # only the small request's seed comes from it
+        document = preview(model_a=model_a, model_b=model_b, **options)
+    given = parse_prices(dict(prices or {}))
+    chosen = dict(transport or {})
+    headers = {
+        side: tuple(
+            parse_header_env(f"--{side.lower()}-header-env", item)
+            for item in chosen.get(f"{side.lower()}_header_env") or ()
+        )
+        for side in ("A", "B")
+    }
+    targets = design_targets(document, given, headers)
+    if judge_kind.startswith("llm:"):
+        from blindtest.judging.llm.check import design_judge_target
+
+        _, judge = llm_options(judge_kind, LlmSettings(url=judge_url, key_env=judge_key_env))
+        targets.append(design_judge_target(document, judge))
+    return check_targets(targets, min(timeout, 60.0))

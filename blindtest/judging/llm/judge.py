@@ -58,6 +58,7 @@ from blindtest.judging.driver import (
 from blindtest.judging.llm import prompts
 from blindtest.judging.picks import SETTINGS_HASH_FIELD, settings_sha256
 from blindtest.judgment import JudgeRun, Pick, Trial, judge_nicknames
+from blindtest.keynames import check_key_names
 
 __all__ = [
     "DEFAULT_KEY_ENVS",
@@ -315,6 +316,7 @@ def check_key(options: LlmOptions) -> None:
     it designs or generates anything. As in bt-generate, only a local server is asked
     without a key."""
     endpoint = options.endpoint()
+    check_key_names({"judge": endpoint})  # a misspelt variable named, with what is set
     endpoint.check_key("judge")
     if options.key_env is None and not is_loopback(options.base_url):
         raise BadInput(

@@ -1,0 +1,96 @@
+"""``bt-generate RUN --check``: what to check for a design (each side, and the launderer when
+the design launders), read from RUN without writing anything to it (no lock, no file)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from blindtest import artifacts
+from blindtest.artifact_types import DesignRecord
+from blindtest.derived import trial_slot_seed
+from blindtest.generation.cost import ASSUMED_OUTPUT_TOKENS, estimate_cost
+from blindtest.generation.requests import endpoints_for, messages_for, prompt_texts
+from blindtest.generation.summary import recorded_prices
+from blindtest.normalize import launder_messages
+from blindtest.preflight import CHECK_PROMPT, Target
+from blindtest.prompt_size import estimated_tokens
+from blindtest.slots import LAUNDER
+
+__all__ = ["design_targets", "run_targets"]
+
+
+def _words(messages: Sequence[Mapping[str, Any]]) -> str:
+    return "\n".join(str(m["content"]) for m in messages)
+
+
+def _longest(design: DesignRecord, side: str) -> tuple[int, str]:
+    """Estimated tokens of the longest request ``side`` is sent (system prompt, earlier turns
+    and the prompt through the side's template), over the prompts its trials use; and that
+    prompt's id."""
+    text = prompt_texts(design)
+    used = dict.fromkeys(str(entry["prompt_id"]) for entry in design["arrangement"])
+    sizes = (
+        (estimated_tokens(_words(messages_for(design, text(pid), side, pid))), pid) for pid in used
+    )
+    return max(sizes, default=(0, ""), key=lambda size: size[0])
+
+
+def design_targets(
+    design: DesignRecord,
+    prices: Mapping[str, tuple[float, float]],
+    header_env: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
+) -> list[Target]:
+    """One target per endpoint the design asks (none for answers read from files)."""
+    estimate = estimate_cost(design, prices)
+    targets = []
+    for role, endpoint in endpoints_for(design).items():
+        endpoint = replace(endpoint, header_env=(header_env or {}).get(role, ()))
+        if role == LAUNDER:
+            caps = [
+                design["models"][side].get("params", {}).get("max_tokens") for side in ("A", "B")
+            ]
+            longest_answer = max(cap or ASSUMED_OUTPUT_TOKENS for cap in caps)
+            messages: Any = launder_messages(CHECK_PROMPT)
+            longest = estimated_tokens(_words(launder_messages(""))) + longest_answer
+            longest_id = ""
+            title, out, seed = f"launderer: {endpoint.model} at {endpoint.origin}", None, None
+        else:
+            messages = messages_for(design, CHECK_PROMPT, role)
+            longest, longest_id = _longest(design, role)
+            title = f"side {role}: {endpoint.model} at {endpoint.origin}"
+            out = design["models"][role].get("params", {}).get("max_tokens")
+            seed = trial_slot_seed(design, 1, 1)
+        targets.append(
+            Target(
+                role=role,
+                title=title,
+                endpoint=endpoint,
+                messages=messages,
+                longest_tokens=longest,
+                output_tokens=out,
+                estimate=estimate.get(role),
+                price_option=f"--price-{role.lower()}",
+                seed=seed,
+                longest_name=f"prompt {longest_id}" if longest_id else "answer to launder",
+            )
+        )
+    return targets
+
+
+def run_targets(
+    run: Path,
+    given: Mapping[str, tuple[float, float]],
+    header_env: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
+) -> list[Target]:
+    """The targets of RUN's design (checked against its hash), priced by ``given`` and the
+    prices an earlier session recorded. Reads only."""
+    loaded = artifacts.load_design(run)
+    previous = None
+    path = run / artifacts.GENERATION
+    if path.exists():
+        previous = artifacts.read_json(path, "generation")
+    prices = recorded_prices(previous, loaded.sha256) | dict(given)
+    return design_targets(loaded.design, prices, header_env)
