@@ -106,7 +106,7 @@ def run(
     (``a_concurrency``, ``b_rpm``, ``a_header_env``...); ``judge_kind``: who judges
     (``llm:MODEL`` served at ``judge_url``, its key in ``judge_key_env``)."""
     if judge_kind.startswith("llm:"):  # before anything is written or paid for
-        from blindtest.judging.llm.judge import check_judge_key
+        from blindtest.judging.llm.options import check_judge_key
 
         check_judge_key(judge_kind, judge_url, judge_key_env)
     run_path = Path(run_dir)

@@ -49,13 +49,10 @@ from blindtest.generation.batch import (
 from blindtest.generation.client import Completion
 from blindtest.generation.wire import ChatMessage
 from blindtest.judging.driver import JudgeKind, JudgeSetup
-from blindtest.judging.llm.judge import (
-    LlmJudge,
-    LlmOptions,
-    comparison_messages,
-    prompt_fields,
-    response_format,
-)
+from blindtest.judging.llm.judge import LlmJudge
+from blindtest.judging.llm.messages import comparison_messages, prompt_fields
+from blindtest.judging.llm.options import LlmOptions
+from blindtest.judging.llm.verdicts import response_format
 from blindtest.judgment import JudgeRun, PicksFile, Trial
 
 __all__ = [
