@@ -30,38 +30,35 @@ from blindtest.checks import CommandRunner, evaluate
 from blindtest.judging.bots import bot_pick, duplicate_pick
 from blindtest.judging.picks import Pick, Trial
 from blindtest.normalize import outside_band
+from blindtest.protocols import protocol_of
 from blindtest.rng import DesignRng
-from blindtest.scoring import pair_consistent_count, preferred_side, triangle_correct
+from blindtest.scoring import arrangement_entry
 from blindtest.slots import LAUNDER, Slot, SlotState, original_text, plan_slots
-from blindtest.stats import binomial_test, pair_test, triangle_test
+from blindtest.stats import binomial_test
+from blindtest.stats.binomial import binomial_p_value
 
 BOT_KINDS = ("length", "duplicate")
 
 
 def _bot_score(design: DesignRecord, picks: Sequence[Pick]) -> tuple[int, int, float | None]:
     """(correct, n, p-value) for a bot's picks, by protocol (see the module docstring)."""
-    protocol = design["protocol"]
+    rules = protocol_of(design)
     if not picks:
         return 0, 0, None
-    if protocol == "triangle":
-        correct = sum(triangle_correct(design, p.trial, p.pick) for p in picks)
-        return correct, len(picks), triangle_test(correct, len(picks)).p_value
-    if protocol == "pair":
-        first = picks[0].nicknames[0] if picks[0].nicknames else "longer"
-        correct = pair_consistent_count(design, ((p.trial, p.pick) for p in picks), first)
-        return correct, len(picks), pair_test(correct, len(picks)).p_value
-    sides = [preferred_side(design, p.trial, p.pick) for p in picks]
-    untied = [s for s in sides if s is not None]
-    correct = sum(s == "A" for s in untied)
-    if not untied:
+    # A pair bot's first nickname is taken to mean A; the other protocols ignore it.
+    first = picks[0].nicknames[0] if picks[0].nicknames else "longer"
+    tallies = [rules.tally(arrangement_entry(design, p.trial), p.pick, first) for p in picks]
+    counted = [t for t in tallies if t is not None]  # a preference tie leaves the test
+    if not counted:
         return 0, 0, None
-    return correct, len(untied), binomial_test(correct, len(untied), 0.5).p_value
+    correct, n = sum(counted), len(counted)
+    return correct, n, binomial_p_value(correct, n, rules.chance, rules.alternative)
 
 
 def replay_bot(design: DesignRecord, trials: Sequence[Trial], kind: str) -> JsonObject:
     """One bot's picks over every trial, with its score."""
     protocol = design["protocol"]
-    if kind == "duplicate" and protocol != "triangle":
+    if kind == "duplicate" and not protocol_of(design).repeats_side:
         return {"picks": [], "n": 0, "correct": 0, "p_value": None, "applicable": False}
     rng = DesignRng(design["seed"], f"bot:{kind}")
     if kind == "duplicate":

@@ -25,11 +25,9 @@ The arrangement is a pure function of (seed, trials, prompts, protocol), drawn f
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
@@ -37,34 +35,22 @@ from blindtest.artifact_types import ArrangementEntry, DesignJudging, DesignReco
 from blindtest.artifacts import schema_tag
 from blindtest.endpoints import DEFAULT_BASE_URL as DEFAULT_BASE_URL  # re-exported for old imports
 from blindtest.errors import BadInput
-from blindtest.identity import identity_config, read_terms_file
+from blindtest.identity import identity_config
 from blindtest.normalize import (
-    LAUNDER_PROMPT,
     NORMALIZERS_VERSION,
-    length_band_instruction,
-    parse_length_band,
 )
-from blindtest.prompts import Prompt, demo_prompts, load_prompts, prompt_sha256
-from blindtest.rng import RNG_VERSION, DesignRng, fresh_seed
+from blindtest.prompts import Prompt, prompt_sha256
+from blindtest.protocols import DEFAULT_PROTOCOL, PROTOCOLS
+from blindtest.reportfmt import count
+from blindtest.rng import RNG_VERSION, DesignRng
 from blindtest.sides import (
     check_template,
     effective_temperature,
     identity_terms,
-    parse_params,
-    read_text_option,
 )
 
-PROTOCOLS = ("triangle", "pair", "preference")
 SIDES = ("A", "B")
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-#: With --demo and no models named, the design points at the bundled local simulator.
-DEMO_MODELS = ("sim-large", "sim-small")
-DEMO_BASE_URL = "http://127.0.0.1:8765/v1"
-DEFAULT_QUESTIONS = {
-    "triangle": "Which one is different?",
-    "pair": "Which nickname belongs to option 1?",
-    "preference": "Which would you rather use?",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +141,7 @@ class DesignOptions:
     a: ModelSpec
     b: ModelSpec
     seed: str
-    protocol: str = "triangle"
+    protocol: str = DEFAULT_PROTOCOL
     trials: int = 20
     alpha: float = 0.05
     sequential: bool = False
@@ -186,7 +172,7 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
         raise BadInput("--seed must not be empty")
     if options.source is None:
         _check_endpoints(options)
-    if options.sequential and options.protocol != "triangle":
+    if options.sequential and not PROTOCOLS[options.protocol].sequential:
         raise BadInput("--sequential is defined for the triangle protocol only")
     if options.similarity_pd0 is not None:
         _check_similarity(options, options.similarity_pd0)
@@ -194,8 +180,9 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
     _check_controls(options, distinct_prompts)
     if distinct_prompts < options.trials:
         raise BadInput(
-            f"found {distinct_prompts} distinct prompts, need {options.trials} (each prompt is "
-            f"used in one trial only); add prompts or use --trials {distinct_prompts}"
+            f"found {count(distinct_prompts, 'distinct prompt')}, need {options.trials} "
+            "(each prompt is used in one trial only); add prompts or use --trials "
+            f"{distinct_prompts}"
         )
 
 
@@ -205,7 +192,7 @@ def _check_questions(options: DesignOptions) -> None:
         ("--ask", options.extra_questions),
         ("--ask-each", options.extra_questions_per_option),
     ):
-        if asked and options.protocol != "preference":
+        if asked and not PROTOCOLS[options.protocol].prefers:
             raise BadInput(
                 f"{flag} is for the preference protocol only (a {options.protocol} judge answers "
                 f"no extra questions); drop {flag} or use --protocol preference"
@@ -238,7 +225,7 @@ def _check_controls(options: DesignOptions, distinct_prompts: int) -> None:
         raise BadInput(f"--controls must be 0 or more, got {k}")
     if k == 0:
         return
-    if options.protocol != "preference":
+    if not PROTOCOLS[options.protocol].prefers:
         raise BadInput(
             f"--controls is for preference designs only (a {options.protocol} trial already "
             "compares the two models); drop --controls or use --protocol preference"
@@ -263,9 +250,9 @@ def _check_controls(options: DesignOptions, distinct_prompts: int) -> None:
     total = options.trials + k
     if distinct_prompts < total:
         raise BadInput(
-            f"found {distinct_prompts} distinct prompts, need {options.trials} + {k} controls "
-            f"= {total} (each prompt is used in one trial only, controls included); add "
-            "prompts or lower --trials or --controls"
+            f"found {count(distinct_prompts, 'distinct prompt')}, need {options.trials} + "
+            f"{k} controls = {total} (each prompt is used in one trial only, controls "
+            "included); add prompts or lower --trials or --controls"
         )
 
 
@@ -381,7 +368,7 @@ def _check_model(side: str, spec: ModelSpec) -> None:
 def _check_endpoints(options: DesignOptions) -> None:
     for side, spec in zip(SIDES, (options.a, options.b), strict=True):
         _check_model(side, spec)
-    if options.protocol == "triangle":
+    if PROTOCOLS[options.protocol].repeats_side:
         _check_triangle_temperature(options)
 
 
@@ -398,7 +385,7 @@ def _check_triangle_temperature(options: DesignOptions) -> None:
 def _check_similarity(options: DesignOptions, pd0: float) -> None:
     if not 0 < pd0 < 1:
         raise BadInput(f"--similarity must be in (0, 1), got {pd0}")
-    if options.protocol == "preference":
+    if not PROTOCOLS[options.protocol].similarity:
         raise BadInput("--similarity applies to the triangle and pair protocols")
     if options.sequential:
         raise BadInput(
@@ -442,7 +429,7 @@ def build_arrangement(
             if "control" in entry:
                 entry["left"] = entry["control"]
         return arrangement
-    if protocol == "triangle":
+    if PROTOCOLS[protocol].layout_key == "doubled":  # one side shown twice, one odd position
         doubled = balanced_sides(trials, DesignRng(seed, "doubled"))
         odd_rng = DesignRng(seed, "odd_position")
         for entry, side in zip(arrangement, doubled, strict=True):
@@ -489,12 +476,12 @@ def build_design(
     check_options(options, len(prompts))
     models = _models(options)
     judging: DesignJudging = {
-        "question": options.question or DEFAULT_QUESTIONS[options.protocol],
+        "question": options.question or PROTOCOLS[options.protocol].question,
         "extra_questions": list(options.extra_questions),
         "require_reason": (
             options.require_reason
             if options.require_reason is not None
-            else options.protocol == "preference"
+            else PROTOCOLS[options.protocol].prefers
         ),
     }
     if options.extra_questions_per_option:  # absent otherwise: earlier designs keep their bytes
@@ -531,209 +518,3 @@ def build_design(
     if options.controls:  # absent when 0, so a design without controls hashes as before
         record["controls"] = options.controls
     return record
-
-
-# --------------------------------------------------------------------------- the options as given
-
-
-@dataclass(frozen=True, slots=True)
-class DesignRequest:
-    """bt-design's options as given (``None`` where not given), before any default or check."""
-
-    model_a: str | None = None
-    model_b: str | None = None
-    prompts_file: Path | None = None
-    demo: bool = False
-    a_url: str | None = None
-    b_url: str | None = None
-    a_key_env: str | None = None
-    b_key_env: str | None = None
-    temperature: float = 1.0
-    max_tokens: int | None = None
-    system: str | None = None
-    protocol: str = "triangle"
-    trials: int = 20
-    seed: str | None = None
-    alpha: float = 0.05
-    sequential: bool = False
-    similarity_pd0: float | None = None
-    strip_formatting: bool = False
-    length_band: str | None = None
-    truncate_match: bool = False
-    launder: str | None = None
-    launder_url: str | None = None
-    launder_key_env: str | None = None
-    strip_identity: bool = True
-    strip_identity_words: Path | None = None
-    question: str | None = None
-    extra_questions: tuple[str, ...] = ()
-    extra_questions_per_option: tuple[str, ...] = ()
-    require_reason: bool | None = None
-    from_dirs: tuple[Path, Path] | None = None
-    reference: Path | None = None
-    # Per-side options (None / empty: the shared option, or the default).
-    a_system: str | None = None
-    b_system: str | None = None
-    a_template: str | None = None
-    b_template: str | None = None
-    a_temperature: float | None = None
-    b_temperature: float | None = None
-    a_max_tokens: int | None = None
-    b_max_tokens: int | None = None
-    a_param: tuple[str, ...] = ()
-    b_param: tuple[str, ...] = ()
-    a_label: str | None = None
-    b_label: str | None = None
-    #: Hidden control trials (preference).
-    controls: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class ResolvedDesign:
-    """What ``build_design`` takes, and the items --from-dirs dropped (by candidate)."""
-
-    prompts: list[Prompt]
-    options: DesignOptions
-    dropped: dict[str, list[str]]
-
-
-def default_key_env(side: str) -> str:
-    """``BLINDTEST_<SIDE>_KEY`` when it is set, else ``OPENAI_API_KEY`` (the name, not the key)."""
-    specific = f"BLINDTEST_{side}_KEY"
-    return specific if os.environ.get(specific) else DEFAULT_KEY_ENV
-
-
-def resolve_request(request: DesignRequest) -> ResolvedDesign:
-    """Defaults filled in and the prompts loaded; refuses (BadInput) options that do not go
-    together. ``build_design`` checks the rest."""
-    r = request
-    source: dict[str, Any] | None = None
-    dropped: dict[str, list[str]] = {}
-    model_a, model_b, a_url, b_url = r.model_a, r.model_b, r.a_url, r.b_url
-    if r.from_dirs:
-        prompts, source, dropped, (model_a, model_b) = _from_dirs(r)
-    elif r.reference is not None:
-        raise BadInput("--reference goes with --from-dirs DIR_A DIR_B")
-    if r.demo and model_a is None and model_b is None:
-        model_a, model_b = DEMO_MODELS
-        a_url = a_url or DEMO_BASE_URL
-        b_url = b_url or DEMO_BASE_URL
-    if model_a is None or model_b is None:
-        raise BadInput("name both models: --a MODEL --b MODEL")
-    if not r.from_dirs:
-        prompts = _load_prompts(r.prompts_file, r.demo)
-
-    def side(side: str, model: str, url: str | None, key_env: str | None) -> ModelSpec:
-        return _side_spec(r, side, model, url or DEFAULT_BASE_URL, key_env or default_key_env(side))
-
-    options = DesignOptions(
-        a=side("A", model_a, a_url, r.a_key_env),
-        b=side("B", model_b, b_url, r.b_key_env),
-        seed=r.seed if r.seed is not None else fresh_seed(),
-        protocol=r.protocol,
-        trials=r.trials,
-        alpha=r.alpha,
-        sequential=r.sequential,
-        similarity_pd0=r.similarity_pd0,
-        demo=r.demo,
-        system=read_text_option("--system", r.system) if r.system is not None else None,
-        normalization=_normalization(r),
-        question=r.question,
-        extra_questions=r.extra_questions,
-        extra_questions_per_option=r.extra_questions_per_option,
-        require_reason=r.require_reason,
-        source=source,
-        controls=r.controls,
-    )
-    return ResolvedDesign(prompts, options, dropped)
-
-
-def _side_spec(r: DesignRequest, side: str, model: str, url: str, key_env: str) -> ModelSpec:
-    """One side's configuration: its own options where given, else the shared ones."""
-    lower = side.lower()
-
-    def own(name: str) -> Any:
-        return getattr(r, f"{lower}_{name}")
-
-    temperature = own("temperature")
-    max_tokens = own("max_tokens")
-    system = own("system")
-    params = parse_params(f"--{lower}-param", own("param"))
-    return ModelSpec(
-        model,
-        url,
-        key_env,
-        temperature=r.temperature if temperature is None else temperature,
-        max_tokens=r.max_tokens if max_tokens is None else max_tokens,
-        label=own("label"),
-        system=None if system is None else read_text_option(f"--{lower}-system", system),
-        template=own("template"),
-        extra_params=tuple(params.items()),
-    )
-
-
-def _load_prompts(prompts_file: Path | None, demo: bool) -> list[Prompt]:
-    if (prompts_file is None) == (not demo):
-        raise BadInput("give exactly one of --prompts FILE, --demo or --from-dirs A B")
-    return demo_prompts() if prompts_file is None else load_prompts(prompts_file)
-
-
-def _from_dirs(
-    r: DesignRequest,
-) -> tuple[list[Prompt], dict[str, Any], dict[str, list[str]], tuple[str, str]]:
-    """Prompts, the design's source record, the dropped items and the candidate names."""
-    from blindtest.outputs import check_triangle_variants, load_dirs
-
-    assert r.from_dirs is not None
-    given = {
-        "--prompts": r.prompts_file,
-        "--demo": r.demo or None,
-        "--a": r.model_a,
-        "--b": r.model_b,
-    }
-    others = [flag for flag, value in given.items() if value is not None]
-    if others:
-        raise BadInput(
-            f"--from-dirs takes its items and names from the directories; drop {others[0]}"
-        )
-    source = load_dirs(r.from_dirs[0], r.from_dirs[1], r.reference)
-    if r.protocol == "triangle":
-        check_triangle_variants(source)
-    return source.prompts(), source.record(), source.dropped, (source.a.name, source.b.name)
-
-
-def _normalization(r: DesignRequest) -> Normalization:
-    if r.launder is None and (r.launder_url is not None or r.launder_key_env is not None):
-        given = "--launder-url" if r.launder_url is not None else "--launder-key-env"
-        raise BadInput(f"{given} goes with --launder MODEL; add --launder or drop {given}")
-    if r.strip_identity_words is not None and not r.strip_identity:
-        raise BadInput(
-            "--strip-identity-words goes with identity stripping; drop --no-strip-identity "
-            "or drop --strip-identity-words"
-        )
-    words = () if r.strip_identity_words is None else read_terms_file(r.strip_identity_words)
-    band = None
-    if r.length_band is not None:
-        try:
-            band = parse_length_band(r.length_band)
-        except ValueError as error:
-            raise BadInput(f"--length-band: {error}") from None
-    spec = None
-    if r.launder is not None:
-        launder_url = r.launder_url or DEFAULT_BASE_URL
-        check_url("--launder-url", launder_url)
-        spec = LaunderSpec(
-            model=r.launder,
-            base_url=launder_url,
-            key_env=r.launder_key_env or default_key_env("LAUNDER"),
-            prompt=LAUNDER_PROMPT,
-        )
-    return Normalization(
-        strip_formatting=r.strip_formatting,
-        truncate_match=r.truncate_match,
-        length_band=band,
-        length_band_instruction=length_band_instruction(*band) if band else None,
-        launder=spec,
-        identity_strip=r.strip_identity,
-        identity_words=tuple(words),
-    )

@@ -1,6 +1,6 @@
 """Typed errors of the library, each carrying the process exit code it maps to.
 
-This module must never import click: the CLI layer (``blindtest.cli._common``) is the one
+This module must never import click: the CLI layer (``blindtest.cli._exits``) is the one
 place that turns these into output and exit codes.
 
 Exit codes (DESIGN.md): 0 success; 1 the check itself failed; 2 bad input or usage;

@@ -21,23 +21,31 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from blindtest import artifacts
-from blindtest.artifact_types import DesignRecord, GenerationRecord, ResponseRow, TrialRecord
+from blindtest import reportfmt
+from blindtest.artifact_types import DesignRecord, ResponseRow, TrialRecord
 from blindtest.errors import BadInput, CheckFailed, EndpointFailed
 from blindtest.generation.client import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, ChatClient
 from blindtest.generation.cost import estimate_cost
 from blindtest.generation.endpoint import Endpoint
 from blindtest.generation.fetch import Progress, run_generation
 from blindtest.generation.guard import DrawCollisions, collision_notice
-from blindtest.generation.ledger import AddRow, AppendRow, Ledger, ReadRow, check_row_fits
+from blindtest.generation.ledger import (
+    _ROLE_ORDER,
+    AddRow,
+    Ledger,
+    ReadRow,
+    check_row_fits,
+    refetch_notice,
+    stale_rows_error,
+)
 from blindtest.generation.requests import SlotRequests, endpoints_for
 from blindtest.generation.responses import import_rows
 from blindtest.generation.retry import DEFAULT_POLICY, RetryPolicy
+from blindtest.generation.stage_io import StageIO
 from blindtest.generation.summary import (
     RowCounts,
     Totals,
@@ -50,12 +58,11 @@ from blindtest.generation.summary import (
     session_summary,
 )
 from blindtest.keynames import check_key_names
+from blindtest.protocols import protocol_of
 from blindtest.sides import SIDES, parse_header_env
 from blindtest.slots import LAUNDER, SlotState, iter_trials_view
 
 # --------------------------------------------------------------------------- the stage
-
-_ROLE_ORDER = ("A", "B", LAUNDER)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,26 +105,6 @@ def side_transport(given: dict[str, Any]) -> dict[str, Any]:
             parse_header_env(f"--{lower}-header-env", item) for item in headers
         )
     return found
-
-
-@dataclass(frozen=True, slots=True)
-class StageIO:
-    """Everything the stage does outside itself, as callbacks (the CLI gives them files and
-    stderr): ``open_responses`` opens ``responses.jsonl`` for appending (opened only when
-    there is something to append); ``write_generation`` writes ``generation.json`` unless it
-    already holds that record, returning whether it wrote; ``read_imported(side, item,
-    variant)`` reads a --from-dirs output; ``say`` prints a line; ``on_progress(progress,
-    final)`` redraws a progress display."""
-
-    open_responses: Callable[[], AbstractContextManager[AppendRow]]
-    write_generation: Callable[[GenerationRecord], bool]
-    read_imported: Callable[[str, str, str], str]
-    say: Callable[[str], None] = field(default=lambda _: None)
-    on_progress: Callable[[Progress, bool], None] | None = None
-    #: Reads a row of ``responses.jsonl`` back by the byte offset its line starts at (the
-    #: ``append`` of ``open_responses`` then returns each row's offset, and ``existing``
-    #: comes as ``(offset, row)`` pairs); None: rows are kept in memory (small runs, tests).
-    read_row: ReadRow | None = None
 
 
 class TrialsView:
@@ -256,7 +243,7 @@ def generate_stage(
     fetched = book.session
     session = session_entry(fetched, time.monotonic() - started) if fetched.rows else None
     sessions, wall = ledger(previous, design_sha256, book.earlier, session)
-    triangle = design["protocol"] == "triangle"
+    triangle = protocol_of(design).repeats_side
     record = _generation(
         design,
         design_sha256,
@@ -277,57 +264,6 @@ def generate_stage(
     if notice:
         io.say(notice)
     return TrialsView(design, book.ledger)
-
-
-def _stale_counts(design: DesignRecord, stale: Mapping[str, int]) -> tuple[int, str]:
-    roles = sorted(stale, key=_ROLE_ORDER.index)
-    named = ", ".join(
-        f"{'laundering' if role == LAUNDER else 'side ' + role}: {stale[role]}" for role in roles
-    )
-    return sum(stale.values()), named
-
-
-def stale_rows_error(design: DesignRecord, stale: Mapping[str, int]) -> str:
-    """Why answers on disk are not reused: how many, whose, and the two ways on."""
-    total, named = _stale_counts(design, stale)
-    dirs = design["source"]["kind"] == "dirs"
-    if total == 1:
-        made = "answer on disk was " + (
-            "read from another file than its slot names now"
-            if dirs
-            else "made for another request than its slot makes now"
-        )
-    else:
-        made = "answers on disk were " + (
-            "read from other files than their slots name now"
-            if dirs
-            else "made for other requests than their slots make now"
-        )
-    return (
-        f"{artifacts.RESPONSES}: {total} {made} ({named}; the design changed "
-        "since they were recorded); use a new run directory, "
-        "or rerun with --refetch-changed to ask for those slots again (the old rows stay in "
-        f"{artifacts.RESPONSES}, no longer counted)"
-    )
-
-
-def check_rows_current(design: DesignRecord, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Refuse rows on disk whose answers were made for another request than their slot makes
-    now (the batch modes: a live ``--refetch-changed`` asks for those slots again)."""
-    ledger = Ledger(design, rows.__getitem__, SlotRequests(design))
-    for ref, row in enumerate(rows):
-        ledger.record(row, ref)
-    stale = ledger.stale()
-    if stale:
-        raise BadInput(stale_rows_error(design, stale))
-
-
-def refetch_notice(design: DesignRecord, stale: Mapping[str, int]) -> str:
-    total, named = _stale_counts(design, stale)
-    return (
-        f"asking again for {total} slots whose answer on disk was made for another request "
-        f"({named}); the old rows stay in {artifacts.RESPONSES}, no longer counted"
-    )
 
 
 def _fetch_missing(
@@ -400,8 +336,8 @@ def _announce(
     existing: int,
     say: Callable[[str], None],
 ) -> None:
-    resumed = f" (resuming: {existing} rows already on disk)" if existing else ""
-    say(f"fetching {pending} responses{resumed}")
+    resumed = f" (resuming: {reportfmt.count(existing, 'row')} already on disk)" if existing else ""
+    say(f"fetching {reportfmt.count(pending, 'response')}{resumed}")
     for role, entry in sorted(estimate.items(), key=lambda item: _ROLE_ORDER.index(item[0])):
         cost = f", about ${entry['cost']:.2f}" if "cost" in entry else ""
         say(

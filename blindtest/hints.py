@@ -59,8 +59,24 @@ PLACEHOLDERS = {
 }
 
 
+#: Where a suggested command sends a demo's requests: the demo's own simulator lived only
+#: while the demo ran (on a port it picked), so the command names one on a fixed port, and the
+#: legend says how to start it.
+SIMULATOR_PORT = 8000
+SIMULATOR_URL = f"http://127.0.0.1:{SIMULATOR_PORT}/v1"
+
+
+def simulator_command() -> str:
+    """The shell line that starts the local simulator where ``SIMULATOR_URL`` points."""
+    return shlex.join(
+        [_shown(Path(sys.executable)), "-m", "blindtest.simulator", "--port", str(SIMULATOR_PORT)]
+    )
+
+
 def placeholder_legend(args: list[str]) -> str:
-    """The line under a suggested command that says what its placeholders stand for ("" when
-    it has none)."""
+    """The line under a suggested command that says what its placeholders stand for, and how
+    to start the simulator it names ("" when it has neither)."""
     named = [f"{word}: {meaning}" for word, meaning in PLACEHOLDERS.items() if word in args]
+    if SIMULATOR_URL in args:
+        named.append(f"start the simulator first, in another terminal: {simulator_command()}")
     return f"({'; '.join(named)})" if named else ""

@@ -35,7 +35,6 @@ from blindtest.judging.picks import (
     changed_settings,
     check_picks,
     clean_text,
-    has_control,
     judge_id_problem,
     judge_nicknames,
     last_words,
@@ -51,6 +50,7 @@ from blindtest.judging.picks import (
     trials_from_records,
     view_of,
 )
+from blindtest.protocols import has_control
 
 __all__ = [
     "BOT_KINDS",

@@ -12,10 +12,11 @@ library's.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from blindtest import artifacts, oslock
@@ -43,12 +44,22 @@ def _holder(lock_path: Path) -> str:
     return "another process"
 
 
-def _take(lock_path: Path, what: Path, label: str) -> int:
+#: The errors that say a directory cannot be written at all (a read-only mount, no permission).
+_UNWRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+
+
+def _take(
+    lock_path: Path, what: Path, label: str, unlocked: Callable[[str], None] | None
+) -> int | None:
     while True:
         try:
             # Not inherited by child processes (Python's default for every descriptor).
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | _BINARY, 0o666)
         except OSError as error:
+            if unlocked is not None and error.errno in _UNWRITABLE:
+                reason = error.strerror or str(error)
+                unlocked(f"{what} cannot be written ({reason}), so it is read without its lock")
+                return None
             raise cannot_write(lock_path.parent, error) from None
         try:
             taken = oslock.try_lock(fd)
@@ -78,7 +89,13 @@ def _take(lock_path: Path, what: Path, label: str) -> int:
 
 
 @contextlib.contextmanager
-def _lock(lock_path: Path, what: Path, label: str, create: bool = True) -> Iterator[None]:
+def _lock(
+    lock_path: Path,
+    what: Path,
+    label: str,
+    create: bool = True,
+    unlocked: Callable[[str], None] | None = None,
+) -> Iterator[None]:
     if not create and not lock_path.parent.is_dir():
         yield  # nothing there to protect: the command says what is missing
         return
@@ -92,10 +109,13 @@ def _lock(lock_path: Path, what: Path, label: str, create: bool = True) -> Itera
         return
     created = make_dir(lock_path.parent)
     try:
-        fd = _take(lock_path, what, label)
+        fd = _take(lock_path, what, label, unlocked)
     except BaseException:
         _remove_empty(created)
         raise
+    if fd is None:  # the directory cannot be written, and the caller writes nothing there
+        yield
+        return
     _held[key] = [fd, 1]
     try:
         yield
@@ -125,15 +145,24 @@ def _label(label: str | None) -> str:
 
 
 def run_lock(
-    run_dir: Path, label: str | None = None, *, create: bool = True
+    run_dir: Path,
+    label: str | None = None,
+    *,
+    create: bool = True,
+    unlocked: Callable[[str], None] | None = None,
 ) -> contextlib.AbstractContextManager[None]:
     """Hold the run directory's lock (``RUN/.lock``, locked through :mod:`blindtest.oslock`;
     the OS lets go when the process dies, so a kill -9 never leaves a stale lock). A second
     process is refused with ``BadInput`` naming the holder's PID and ``label``; the holding
     process may re-enter. With ``create`` the directory is made if needed (and removed again
     if the command left it empty); without, a missing directory is not locked, and the
-    command reports it missing."""
-    return _lock(run_dir / LOCK, run_dir, _label(label), create)
+    command reports it missing. ``unlocked``: for a command that writes nothing into the run
+    (``bt-analyze --out`` elsewhere): when the lock file cannot be made because the directory
+    cannot be written (a read-only mount, an archive without write permission), the command
+    goes on without the lock and ``unlocked`` gets the reason (the lock keeps two commands
+    from writing into one run at once; this one writes nothing there, and a stage that
+    could not make the lock file could not write into the run either)."""
+    return _lock(run_dir / LOCK, run_dir, _label(label), create, unlocked)
 
 
 def file_lock(path: Path, label: str | None = None) -> contextlib.AbstractContextManager[None]:
@@ -142,12 +171,18 @@ def file_lock(path: Path, label: str | None = None) -> contextlib.AbstractContex
 
 
 def holding_run(
-    run_dir: Path, holder: str | None = None, *, create: bool = False
+    run_dir: Path,
+    holder: str | None = None,
+    *,
+    create: bool = False,
+    unlocked: Callable[[str], None] | None = None,
 ) -> contextlib.AbstractContextManager[None]:
     """Hold RUN's lock while a stage writes into it. ``create``: make the directory (only the
     design stage starts a run; the others need one that exists and report it missing).
-    ``holder`` names the holder in a refusal (default: the program's name)."""
-    return run_lock(run_dir, holder, create=create)
+    ``holder`` names the holder in a refusal (default: the program's name). ``unlocked``:
+    only for a stage that writes nothing into RUN; a RUN that cannot be written (a read-only
+    archive) is then read without the lock, and ``unlocked`` is told why."""
+    return run_lock(run_dir, holder, create=create, unlocked=unlocked)
 
 
 @contextlib.contextmanager

@@ -6,29 +6,26 @@ and ``str(0.6 + 0.0)`` is not always what was written.
 
 from __future__ import annotations
 
-import math
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
-import numpy.typing as npt
-from scipy import special
 
-from blindtest.stats.binomial import lower_tail, upper_tail
-from blindtest.stats.power import (
-    PowerProtocol,
-    power_row,
-    similarity_power_row,
+from blindtest.powersearch import (
+    SmallestN,
+    difference_smallest_n,
+    power_model,
+    power_with_ties,
+    similarity_model,
+    similarity_smallest_n,
 )
-from blindtest.stats.similarity import SimilarityProtocol, pc_at_pd
+from blindtest.protocols import PROTOCOLS
+from blindtest.stats.power import power_row, similarity_power_row
+from blindtest.stats.similarity import pc_at_pd
 
 DEFAULT_TRIALS = (10, 15, 20, 23, 25, 30, 40, 50)
-DEFAULT_PCS = {"triangle": ("0.6", "0.7"), "pair": ("0.7", "0.8"), "preference": ("0.7", "0.8")}
-#: The largest design bt-plan computes: one exact row costs O(n) time and memory (about 20 ms
-#: and a few MB at 100,000), and a --target-power search scans every n up to its answer.
-MAX_TRIALS = 100_000
 #: At most this many trials over all rows of one table (each row is exact and costs O(n)).
 MAX_TOTAL_TRIALS = 1_000_000
 
@@ -55,56 +52,18 @@ class PlanResult:
     ties: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
-class SmallestN:
-    """The answer to --target-power at one alternative.
-
-    ``n`` is the smallest trial count whose exact power reaches the target (None when none up
-    to ``searched_to`` does). Exact power is a sawtooth in n, so ``dips`` lists the larger n up
-    to ``checked_to`` (twice the answer, within the bound) that fall below the target again.
-    ``at_chance`` is True when the alternative is chance itself, which no n can detect.
-    """
-
-    target: float
-    n: int | None
-    power: float | None
-    searched_to: int
-    checked_to: int
-    dips: tuple[int, ...] = ()
-    at_chance: bool = False
-    #: The stable n: the smallest n from which every larger n reaches the target too. It is
-    #: certain when ``stable_sure`` (every n from it up to ``stable_checked_to`` was computed
-    #: exactly, and past that a Hoeffding bound on the power stays above the target); when
-    #: the bound lies past the most bt-plan computes, it holds up to ``stable_checked_to``.
-    stable_n: int | None = None
-    stable_checked_to: int = 0
-    stable_sure: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "target": self.target,
-            "n": self.n,
-            "power": self.power,
-            "searched_to": self.searched_to,
-            "checked_to": self.checked_to,
-            "dips": list(self.dips),
-            "stable_n": self.stable_n,
-            "stable_checked_to": self.stable_checked_to,
-            "stable_sure": self.stable_sure,
-        }
-
-
 def grid_values(
     protocol: str, pcs: Sequence[str] | None, pds: Sequence[str] | None
 ) -> tuple[str, tuple[GridValue, ...]]:
     """Turn the ``--pc``/``--pd`` texts into proportions correct for the protocol."""
+    rules = PROTOCOLS[protocol]
     if pds is not None:
-        if protocol == "preference":
-            raise ValueError("--pd has no meaning for preference; give win rates with --pc")
-        guess_protocol: SimilarityProtocol = "pair" if protocol == "pair" else "triangle"
-        return "pd", tuple(GridValue(t, pc_at_pd(_unit(t, "--pd"), guess_protocol)) for t in pds)
-    texts = pcs if pcs is not None else DEFAULT_PCS[protocol]
-    kind = "win rate" if protocol == "preference" else "pc"
+        if not rules.similarity:
+            raise ValueError(f"--pd has no meaning for {protocol}; give win rates with --pc")
+        guess = similarity_model(protocol)
+        return "pd", tuple(GridValue(t, pc_at_pd(_unit(t, "--pd"), guess)) for t in pds)
+    texts = pcs if pcs is not None else rules.default_pcs
+    kind = "win rate" if rules.prefers else "pc"
     return kind, tuple(GridValue(t, _unit(t, "--pc")) for t in texts)
 
 
@@ -133,16 +92,16 @@ def build_plan(
     ``ties`` (preference only) is the expected share of comparisons that are ties; n then
     counts every comparison and the win rates are among the untied ones."""
     grid, values = grid_values(protocol, pcs, pds)
-    kind = cast(PowerProtocol, protocol)
     if ties:
-        if protocol != "preference":
+        if not PROTOCOLS[protocol].prefers:  # only a preference judge may answer "tie"
             raise ValueError("--ties is for preference designs (triangle and pair have no ties)")
         if not 0 <= ties < 1:
             raise ValueError(f"--ties: {ties:g} is outside [0, 1)")
-        return _plan_with_ties(trials, alpha, grid, values, target_power, ties)
+        return _plan_with_ties(protocol, trials, alpha, grid, values, target_power, ties)
     rows = []
+    model = power_model(protocol)
     for n in trials:
-        row = power_row(n, protocol=kind, alpha=alpha, pcs=[v.value for v in values])
+        row = power_row(n, protocol=model, alpha=alpha, pcs=[v.value for v in values])
         rows.append(
             {
                 "n": row.n,
@@ -155,11 +114,12 @@ def build_plan(
     smallest: dict[str, SmallestN] = {}
     if target_power is not None:
         for v in values:
-            smallest[v.text] = difference_smallest_n(target_power, kind, alpha, v.value)
+            smallest[v.text] = difference_smallest_n(target_power, protocol, alpha, v.value)
     return PlanResult(protocol, alpha, grid, values, tuple(rows), smallest)
 
 
 def _plan_with_ties(
+    protocol: str,
     trials: Sequence[int],
     alpha: float,
     grid: str,
@@ -170,8 +130,8 @@ def _plan_with_ties(
     """Preference rows over n comparisons of which a share ``ties`` are expected to be ties:
     no fixed critical count (the verdict is decided on however many are untied)."""
     ns = np.asarray(trials, dtype=np.int64)
-    nulls = _preference_power_with_ties(ns, alpha, 0.5, ties)
-    powers = {v.text: _preference_power_with_ties(ns, alpha, v.value, ties) for v in values}
+    nulls = power_with_ties(ns, protocol, alpha, PROTOCOLS[protocol].chance, ties)
+    powers = {v.text: power_with_ties(ns, protocol, alpha, v.value, ties) for v in values}
     rows = tuple(
         {
             "n": int(n),
@@ -186,10 +146,8 @@ def _plan_with_ties(
     smallest: dict[str, SmallestN] = {}
     if target_power is not None:
         for v in values:
-            smallest[v.text] = difference_smallest_n(
-                target_power, "preference", alpha, v.value, ties
-            )
-    return PlanResult("preference", alpha, grid, values, rows, smallest, ties=ties)
+            smallest[v.text] = difference_smallest_n(target_power, protocol, alpha, v.value, ties)
+    return PlanResult(protocol, alpha, grid, values, rows, smallest, ties=ties)
 
 
 def build_similarity_plan(
@@ -203,9 +161,9 @@ def build_similarity_plan(
 ) -> PlanResult:
     """Rows for a pre-registered similarity claim at ``pd0``: power is the chance of
     declaring "indistinguishable within pd0" when the true pd is each grid value."""
-    if protocol == "preference":
+    if not PROTOCOLS[protocol].similarity:
         raise ValueError("--similarity applies to the triangle and pair protocols")
-    kind = cast(SimilarityProtocol, protocol)
+    kind = similarity_model(protocol)
     texts = pds if pds is not None else ("0",)
     values = tuple(GridValue(t, _unit(t, "--pd")) for t in texts)
     rows = []
@@ -229,273 +187,8 @@ def build_similarity_plan(
     smallest: dict[str, SmallestN] = {}
     if target_power is not None:
         for v in values:
-            smallest[v.text] = _similarity_smallest_n(target_power, kind, alpha, pd0, v.value)
+            smallest[v.text] = similarity_smallest_n(target_power, protocol, alpha, pd0, v.value)
     return PlanResult(protocol, alpha, "pd", values, tuple(rows), smallest, similarity_pd0=pd0)
-
-
-# --- the --target-power search ---------------------------------------------------------------
-#
-# The exact rows above cost O(n) each, so scanning every n to 100,000 one row at a time would
-# take minutes. The search below computes the same rejection regions for a whole block of n at
-# once, with the same tail functions (`stats.binomial`) and the same Wilson formula, and then
-# confirms the answer with the exact row. Blocks grow by four (1-256, 257-1024, ...), so the
-# work is proportional to the answer, not to the bound.
-
-Ints = npt.NDArray[np.int64]
-Floats = npt.NDArray[np.float64]
-
-
-def _first_true(
-    ns: Ints, start: Ints, holds: Callable[[Ints, Ints], npt.NDArray[np.bool_]], *, down: bool
-) -> Ints:
-    """Per n, the smallest k in [start-or-below, n + 1] where ``holds(k, n)`` (monotone: false
-    then true); ``n + 1`` when it never holds. ``down`` allows stepping below ``start``."""
-    k: Ints = np.asarray(np.clip(start, 0, ns + 1), dtype=np.int64)
-    while down:
-        lower = np.flatnonzero(k > 0)
-        moved = lower[holds(k[lower] - 1, ns[lower])]
-        if moved.size == 0:
-            break
-        k[moved] -= 1
-    while True:
-        open_ = np.flatnonzero(k <= ns)
-        moved = open_[~holds(k[open_], ns[open_])]
-        if moved.size == 0:
-            return k
-        k[moved] += 1
-
-
-def _normal_guess(ns: Ints, p0: float, z: float) -> Ints:
-    guess = np.ceil(ns * p0 + z * np.sqrt(ns * p0 * (1 - p0)))
-    return np.asarray(guess, dtype=np.int64)
-
-
-def _difference_region(ns: Ints, protocol: str, alpha: float) -> tuple[Ints, Ints]:
-    """(lower, upper) rejection bounds per n, as `stats.power` computes them one n at a time."""
-    if protocol == "triangle":
-        p0 = 1.0 / 3.0
-        upper = _first_true(
-            ns,
-            _normal_guess(ns, p0, -float(special.ndtri(alpha))),
-            lambda k, n: upper_tail(k, n, p0) <= alpha,
-            down=True,
-        )
-        return np.full_like(ns, -1), upper
-    # Two-sided at 1/2: R's p-value is twice the upper tail above the middle.
-    upper = _first_true(
-        ns,
-        _normal_guess(ns, 0.5, -float(special.ndtri(alpha / 2))),
-        lambda k, n: (2 * k > n) & (np.minimum(1.0, 2.0 * upper_tail(k, n, 0.5)) <= alpha),
-        down=True,
-    )
-    if protocol == "preference":
-        z = -float(special.ndtri(alpha / 2.0))
-
-        def wilson_above_half(k: Ints, n: Ints) -> npt.NDArray[np.bool_]:
-            root = np.sqrt(z * z + 4.0 * k * (n - k) / n)
-            lo = np.where(k == 0, 0.0, 2.0 * k * k / (n * (2.0 * k + z * z + z * root)))
-            return np.asarray(lo > 0.5)
-
-        start = np.maximum(upper, -((-(ns + 2)) // 2))
-        upper = _first_true(ns, start, wilson_above_half, down=False)
-    lower = np.where(upper <= ns, ns - upper, -1)
-    return lower, upper
-
-
-def _difference_power(ns: Ints, protocol: str, alpha: float, pc: float) -> Floats:
-    lower, upper = _difference_region(ns, protocol, alpha)
-    power = lower_tail(lower, ns, pc) + upper_tail(upper, ns, pc)
-    return np.asarray(np.minimum(1.0, power), dtype=np.float64)
-
-
-def _similarity_power(ns: Ints, protocol: str, alpha: float, pd0: float, pd: float) -> Floats:
-    """P(declare similarity) per n: ``lo <= k <= hi`` as `stats.power._similarity_region`."""
-    guess: SimilarityProtocol = "pair" if protocol == "pair" else "triangle"
-    pc0 = pc_at_pd(pd0, guess)
-    z = -float(special.ndtri(alpha))
-    above = _first_true(
-        ns, _normal_guess(ns, pc0, z), lambda k, n: lower_tail(k, n, pc0) > alpha, down=True
-    )
-    hi = above - 1
-    lo = np.zeros_like(ns)
-    if protocol == "pair":
-        q0 = 1.0 - pc0
-        lo = _first_true(
-            ns, _normal_guess(ns, q0, z), lambda k, n: upper_tail(k, n, q0) <= alpha, down=True
-        )
-    pc = pc_at_pd(pd, guess)
-    inside = lower_tail(hi, ns, pc) - lower_tail(lo - 1, ns, pc)
-    return np.asarray(np.where(lo > hi, 0.0, np.clip(inside, 0.0, 1.0)), dtype=np.float64)
-
-
-#: Untied counts further than this many standard deviations from the mean carry less than
-#: 1e-30 of the probability together: the mixture over ties leaves them out.
-_TIE_SPREAD = 12.0
-
-
-def _preference_power_with_ties(ns: Ints, alpha: float, win: float, ties: float) -> Floats:
-    """P(verdict) per n comparisons when each is a tie with probability ``ties``: ties leave
-    the test, so the verdict is decided on U ~ Bin(n, 1 - ties) untied comparisons, of which
-    each goes to the side with probability ``win``. Power = sum_u P(U = u) power(u)."""
-    from scipy import stats  # deferred: scipy.stats costs 0.5 s at start-up
-
-    top = int(ns.max()) if ns.size else 0
-    untied = np.zeros(top + 1, dtype=np.float64)
-    if top:
-        untied[1:] = _difference_power(np.arange(1, top + 1, dtype=np.int64), "preference",
-                                       alpha, win)  # fmt: skip
-    out = np.empty(ns.size, dtype=np.float64)
-    kept = 1.0 - ties
-    for index, n in enumerate(ns.tolist()):
-        mean, spread = n * kept, _TIE_SPREAD * math.sqrt(n * ties * kept) + 1.0
-        lo, hi = max(0, math.floor(mean - spread)), min(n, math.ceil(mean + spread))
-        us = np.arange(lo, hi + 1)
-        out[index] = float(stats.binom.pmf(us, n, kept) @ untied[lo : hi + 1])
-    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
-
-
-def certain_power_from(
-    protocol: str, alpha: float, pc: float, target: float, ties: float = 0.0
-) -> int | None:
-    """An n from which the power at ``pc`` is certainly at or above ``target`` for every
-    larger n; None at chance.
-
-    Hoeffding bounds both sides. The critical count of n trials is at most
-    ``n p0 + a sqrt(n) + 1`` (triangle ``a = sqrt(ln(1/alpha)/2)``; two-sided at 1/2
-    ``a = sqrt(ln(2/alpha)/2)``; preference also needs its Wilson interval to exclude 1/2,
-    which is ``k > n/2 + z sqrt(n)/2``). The count at the alternative falls short of that with
-    probability at most ``exp(-2 f^2)``, ``f = delta sqrt(n) - a - 1/sqrt(n)``, which only
-    shrinks as n grows: so power >= target once ``f >= sqrt(ln(1/(1 - target))/2)``. With
-    ties, the untied count reaches ``n (1 - t) - c sqrt(n)`` with probability >= sqrt(target),
-    and that many untied comparisons have power >= sqrt(target) by the same bound.
-    """
-    if protocol == "triangle":
-        a, delta = math.sqrt(math.log(1.0 / alpha) / 2.0), pc - 1.0 / 3.0
-    else:
-        a, delta = math.sqrt(math.log(2.0 / alpha) / 2.0), abs(pc - 0.5)
-        if protocol == "preference":
-            a = max(a, -float(special.ndtri(alpha / 2.0)) / 2.0)
-    if delta <= 0:
-        return None
-
-    def untied_needed(power: float) -> float:
-        b = math.sqrt(math.log(1.0 / (1.0 - power)) / 2.0)
-        root = ((a + b) + math.sqrt((a + b) ** 2 + 4.0 * delta)) / (2.0 * delta)
-        return root * root
-
-    if ties <= 0:
-        return math.ceil(untied_needed(target))
-    share = math.sqrt(target)
-    need, c = untied_needed(share), math.sqrt(math.log(1.0 / (1.0 - share)) / 2.0)
-    kept = 1.0 - ties
-    root = (c + math.sqrt(c * c + 4.0 * kept * need)) / (2.0 * kept)
-    return math.ceil(root * root)
-
-
-def difference_smallest_n(
-    target: float, protocol: PowerProtocol, alpha: float, pc: float, ties: float = 0.0
-) -> SmallestN:
-    """`find_smallest_n` for the difference test of ``protocol`` at the alternative ``pc``
-    (preference: a win rate among untied comparisons, with ``ties`` the expected tie rate)."""
-    if ties > 0:
-
-        def block(ns: Ints) -> Floats:
-            return _preference_power_with_ties(ns, alpha, pc, ties)
-
-        def exact(n: int) -> float:
-            return float(block(np.array([n], dtype=np.int64))[0])
-
-    else:
-
-        def block(ns: Ints) -> Floats:
-            return _difference_power(ns, protocol, alpha, pc)
-
-        def exact(n: int) -> float:
-            return power_row(n, protocol=protocol, alpha=alpha, pcs=[pc]).power[pc]
-
-    return find_smallest_n(
-        target,
-        block,
-        exact=exact,
-        at_chance=_at_chance(protocol, pc),
-        certain_from=certain_power_from(protocol, alpha, pc, target, ties),
-    )
-
-
-def _similarity_smallest_n(
-    target: float, protocol: SimilarityProtocol, alpha: float, pd0: float, pd: float
-) -> SmallestN:
-    def block(ns: Ints) -> Floats:
-        return _similarity_power(ns, protocol, alpha, pd0, pd)
-
-    def exact(n: int) -> float:
-        return similarity_power_row(n, pd0, protocol=protocol, alpha=alpha, pds=[pd]).power[pd]
-
-    return find_smallest_n(target, block, exact=exact)
-
-
-def _at_chance(protocol: str, pc: float) -> bool:
-    return pc <= 1.0 / 3.0 if protocol == "triangle" else pc == 0.5
-
-
-#: The stable-n scan computes at most this many n at once (memory, not time).
-_STABLE_BLOCK = 16_384
-
-
-def find_smallest_n(
-    target: float,
-    powers: Callable[[Ints], Floats],
-    *,
-    exact: Callable[[int], float],
-    at_chance: bool = False,
-    bound: int = MAX_TRIALS,
-    certain_from: int | None = None,
-) -> SmallestN:
-    """Smallest n <= ``bound`` whose power (``powers`` over a block of n; ``exact`` for one n)
-    reaches ``target``; the larger n up to twice the answer that fall below it again; and the
-    stable n, from which no larger n falls below: every n is computed up to ``certain_from``
-    (past which a bound guarantees the target), or up to twice the answer without one."""
-    if at_chance:
-        return SmallestN(target, None, None, 0, 0, at_chance=True)
-    low, high = 1, 256
-    while low <= bound:
-        high = min(high, bound)
-        ns = np.arange(low, high + 1, dtype=np.int64)
-        for index in np.flatnonzero(powers(ns) >= target - 1e-12):
-            n = int(ns[index])
-            power = exact(n)
-            if power >= target:
-                return _with_stable_n(target, n, power, powers, bound, certain_from)
-        low, high = high + 1, high * 4
-    return SmallestN(target, None, None, bound, bound)
-
-
-def _with_stable_n(
-    target: float,
-    n: int,
-    power: float,
-    powers: Callable[[Ints], Floats],
-    bound: int,
-    certain_from: int | None,
-) -> SmallestN:
-    checked_to = min(bound, 2 * n)
-    scan_to = min(bound, max(checked_to, certain_from or 0))
-    below: list[int] = []
-    for start in range(n + 1, scan_to + 1, _STABLE_BLOCK):
-        ns = np.arange(start, min(scan_to, start + _STABLE_BLOCK - 1) + 1, dtype=np.int64)
-        below += [int(d) for d in ns[powers(ns) < target]]
-    stable = below[-1] + 1 if below else n
-    return SmallestN(
-        target,
-        n,
-        power,
-        n,
-        checked_to,
-        tuple(d for d in below if d <= checked_to),
-        stable_n=stable if stable <= scan_to else None,
-        stable_checked_to=scan_to,
-        stable_sure=certain_from is not None and certain_from <= scan_to,
-    )
 
 
 def _label(result: PlanResult, value: GridValue) -> str:
@@ -507,17 +200,18 @@ def _decision(result: PlanResult, row: dict[str, Any]) -> str:
     if result.similarity_pd0 is not None:
         if row["similar_hi"] is None:
             return "never"
-        if result.protocol == "pair":
-            return f"{row['similar_lo']}..{row['similar_hi']} consistent"
-        return f"<= {row['similar_hi']} correct"
+        rules = PROTOCOLS[result.protocol]
+        if rules.two_sided:
+            return f"{row['similar_lo']}..{row['similar_hi']} {rules.unit}"
+        return f"<= {row['similar_hi']} {rules.unit}"
     if row.get("ties"):
         return "on the untied"
     if row["critical"] is None:
         return "never"
-    unit = {"triangle": "correct", "pair": "consistent", "preference": "wins"}[result.protocol]
-    if result.protocol == "triangle":
-        return f"{row['critical']} {unit}"
-    return f"{row['critical']} {unit} (or <= {row['lower_critical']})"
+    rules = PROTOCOLS[result.protocol]
+    if not rules.two_sided:
+        return f"{row['critical']} {rules.unit}"
+    return f"{row['critical']} {rules.unit} (or <= {row['lower_critical']})"
 
 
 def times_in_100(probability: float) -> str:
@@ -684,9 +378,9 @@ def format_plan(result: PlanResult, width: int = 80) -> str:
             f"alpha {result.alpha:g}: declares 'indistinguishable within pd0' when"
         )
     else:
-        chance = "1/3, one-sided" if result.protocol == "triangle" else "1/2, two-sided"
         head = (
-            f"{result.protocol} design, exact binomial against chance {chance}, "
+            f"{result.protocol} design, exact binomial against chance "
+            f"{PROTOCOLS[result.protocol].plan_chance}, "
             f"alpha {result.alpha:g}"
         )
         if result.ties:
@@ -720,14 +414,15 @@ WEAK_TARGET = 0.8
 def weak_design_note(protocol: str, trials: int, alpha: float) -> str | None:
     """One line for a design with under 50% power at Pc 0.7 (win rate 0.7), naming the trial
     count that reaches 80%; None for a design that is not weak."""
-    kind = cast(PowerProtocol, protocol)
-    power = power_row(trials, protocol=kind, alpha=alpha, pcs=[WEAK_AT]).power[WEAK_AT]
+    rules = PROTOCOLS[protocol]
+    model = power_model(protocol)
+    power = power_row(trials, protocol=model, alpha=alpha, pcs=[WEAK_AT]).power[WEAK_AT]
     if power >= WEAK_POWER:
         return None
-    found = difference_smallest_n(WEAK_TARGET, kind, alpha, WEAK_AT)
+    found = difference_smallest_n(WEAK_TARGET, protocol, alpha, WEAK_AT)
     verb, who = (
         ("find", "a side preferred 70% of the time")
-        if protocol == "preference"
+        if rules.prefers
         else ("detect", "a judge right 70% of the time")
     )
     head = f"with {trials} trial{'s' if trials != 1 else ''} this design"
@@ -741,6 +436,6 @@ def weak_design_note(protocol: str, trials: int, alpha: float) -> str | None:
     reach = f"; {found.n} trials reach 80%"
     if steady is not None and steady != found.n:
         reach += f" and every count from {steady} on stays there"
-    if protocol == "preference":
+    if rules.prefers:
         return line + reach + ", if no comparison is a tie (bt-plan --ties shows more)"
     return line + reach + " (bt-plan shows more)"

@@ -12,8 +12,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from blindtest import reportfmt
 from blindtest.artifact_types import ReportRecord
 from blindtest.hints import placeholder_legend, stage_command
+from blindtest.protocols import PROTOCOLS
 from blindtest.reportfmt import format_p, pct
 from blindtest.screen import Verbatim, wrap_lines
 
@@ -57,10 +59,10 @@ def dprime_text(dprime: Mapping[str, Any], gap: str = "  ") -> str:
 
 def _technical_lines(report: ReportRecord) -> list[str]:
     """The figures a statistician checks, after everything a person needs."""
-    protocol = report["protocol"]
+    rules = PROTOCOLS[report["protocol"]]
     if report["verdict"] in ("void", "unusable") or not report.get("n"):
         return []
-    if protocol == "preference":
+    if rules.prefers:
         win = report["pc"]
         rate = (
             f"  A's win rate  {pct(win['estimate'])}  (Wilson 95% interval {pct(win['lo'])} "
@@ -70,7 +72,8 @@ def _technical_lines(report: ReportRecord) -> list[str]:
         )
         left_out = (report.get("excluded") or {}).get("n")
         dropped = (
-            f"; {left_out} comparisons excluded by the LLM judge (neither wins nor ties)"
+            f"; {reportfmt.count(left_out, 'comparison')} excluded by the LLM judge "
+            "(neither wins nor ties)"
             if left_out
             else ""
         )
@@ -82,13 +85,12 @@ def _technical_lines(report: ReportRecord) -> list[str]:
         ]
     if report.get("correct") is None:
         return ["Technical figures:", f"  {report['n']} judgements over all judges"]
-    unit = "correct" if protocol == "triangle" else "consistent with one mapping"
-    lines = ["Technical figures:", f"  {report['correct']} of {report['n']} {unit}"]
+    lines = ["Technical figures:", f"  {report['correct']} of {report['n']} {rules.unit_words}"]
     agree = report.get("reviewer_agreement")
     if agree and agree.get("pairs"):
         lines.append(
             f"  judges agreeing    {pct(agree['rate'])} of {agree['pairs']} pairs of picks on "
-            f"{agree['trials_shared']} shared trials (1/3 if both guess)"
+            f"{reportfmt.count(agree['trials_shared'], 'shared trial')} (1/3 if both guess)"
         )
     pc, pd, dprime = report.get("pc"), report.get("pd"), report.get("dprime")
     if pc:
@@ -117,7 +119,10 @@ def _interval_words(found: Mapping[str, Any], what: str) -> str:
 
 def _pair_words(pair: Mapping[str, Any]) -> str:
     first, second = pair["judges"]
-    head = f"  {first} and {second}, {pair['n']} shared trials, the same answer on {pair['agreed']}"
+    head = (
+        f"  {first} and {second}, {reportfmt.count(pair['n'], 'shared trial')}, the same answer "
+        f"on {pair['agreed']}"
+    )
     if pair["statistic"] is None:
         return f"{head}: {pair['statement']}."
     kappa = f"Cohen's kappa {_num(pair['statistic'])}"
@@ -139,14 +144,18 @@ def agreement_text(agreement: Mapping[str, Any]) -> list[str]:
         if not kappa:
             return [f"Agreement: {agreement.get('statement') or 'not measured'}"]
         return [
-            f"Agreement over {agreement['n_items']} shared trials: {kappa['method']} kappa "
+            f"Agreement over {reportfmt.count(agreement['n_items'], 'shared trial')}: "
+            f"{kappa['method']} kappa "
             f"{_num(kappa['statistic'])} ({kappa['label']}). {agreement['caveat']}"
         ]
     if not agreement["measurable"]:
         return [f"Agreement not measured: {agreement['statement']}"]
     alpha = agreement["alpha"]
     if alpha["statistic"] is None:
-        head = f"Agreement over {agreement['n_items']} shared trials: {agreement['statement']}"
+        head = (
+            f"Agreement over {reportfmt.count(agreement['n_items'], 'shared trial')}: "
+            f"{agreement['statement']}"
+        )
     else:
         shown = f"Krippendorff's alpha {_num(alpha['statistic'])} ({alpha['label']}"
         if alpha.get("interval"):
@@ -158,7 +167,8 @@ def agreement_text(agreement: Mapping[str, Any]) -> list[str]:
                     "resamples that held more than one answer"
                 )
         head = (
-            f"Agreement over {agreement['n_items']} trials seen by two or more judges: {shown}), "
+            f"Agreement over {reportfmt.count(agreement['n_items'], 'trial')} seen by two or more "
+            f"judges: {shown}), "
             f"{pct(agreement['percent']['statistic'])} of pairs of answers identical."
         )
     return [head, *(_pair_words(p) for p in agreement["pairs"]), agreement["caveat"]]
@@ -182,7 +192,7 @@ def _panel_lines(report: ReportRecord) -> list[str]:
     agreement = report.get("agreement")
     if agreement:
         lines += agreement_text(agreement)
-    elif report["protocol"] == "preference" and report.get("agreement", "absent") is None:
+    elif PROTOCOLS[report["protocol"]].prefers and report.get("agreement", "absent") is None:
         lines.append("Agreement: not measured (one judge).")
     lines += by_tag_lines(report)
     lines += [w for w in warnings if w not in position_warning]
@@ -201,7 +211,7 @@ def by_tag_lines(report: ReportRecord) -> list[str]:
         return ["By task type: " + clean("; ".join(cells)) + "."]
     lines = [
         f"By task type (trials; A's win rate among the untied, Wilson 95% interval; exact "
-        f"two-sided p, Holm-adjusted across {len(by_tag)} tags):"
+        f"two-sided p, Holm-adjusted across {reportfmt.count(len(by_tag), 'tag')}):"
     ]
     for tag, c in by_tag.items():
         rate = c.get("win_rate") or {}
@@ -236,12 +246,14 @@ def by_tag_sentences(report: ReportRecord) -> list[str]:
         )
         if c["p_holm"] <= alpha:
             lines.append(
-                f"{said}, and it holds after Holm's adjustment across {len(by_tag)} tags "
+                f"{said}, and it holds after Holm's adjustment across "
+                f"{reportfmt.count(len(by_tag), 'tag')} "
                 f"({format_p(c['p_holm'])}): route by task rather than standardise on one."
             )
         else:
             lines.append(
-                f"{said}; not significant after Holm's adjustment across {len(by_tag)} tags "
+                f"{said}; not significant after Holm's adjustment across "
+                f"{reportfmt.count(len(by_tag), 'tag')} "
                 f"({format_p(c['p_holm'])}): a lead to test with more '{clean(tag)}' prompts, "
                 "not a finding."
             )
@@ -249,7 +261,7 @@ def by_tag_sentences(report: ReportRecord) -> list[str]:
 
 
 def _bot_scores(report: ReportRecord, bots: Mapping[str, Any]) -> list[str]:
-    if report["protocol"] == "preference":
+    if PROTOCOLS[report["protocol"]].prefers:
         length = bots.get("length")
         if not length:
             return []
@@ -269,10 +281,12 @@ def _bot_scores(report: ReportRecord, bots: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _census_lines(census: Mapping[str, Any] | None) -> list[str]:
+def _census_lines(report: ReportRecord, census: Mapping[str, Any] | None) -> list[str]:
     if not census:
         return []
-    rows = [["per response", f"A {census['A']['model']}", f"B {census['B']['model']}"]]
+    # Headed by label: when both sides are one model, the model name tells them not apart.
+    heads = [f"{s} {_label(report, s, census[s]['model'])}" for s in ("A", "B")]
+    rows = [["per response", *heads]]
     labels = {
         "mean_words": "words (mean)",
         "em_dashes": "em dashes",
@@ -296,7 +310,7 @@ def _audit_lines(report: ReportRecord) -> list[str]:
     lines = ["What a bot can explain (mechanical judges that read no content, same trials):"]
     lines += _bot_scores(report, audit["bots"])
     lines += [f"  {s}" for s in audit["sentences"]]
-    lines += _census_lines(audit.get("census"))
+    lines += _census_lines(report, audit.get("census"))
     return lines + responses
 
 
@@ -336,7 +350,7 @@ def reading_lines(report: ReportRecord) -> list[str]:
     read = []
     for name in report.get("inputs") or {}:
         if name in picks:
-            read.append(f"{clean(name)} ({picks[name]} picks)")
+            read.append(f"{clean(name)} ({reportfmt.count(picks[name], 'pick')})")
         elif name == "responses.jsonl" and responses:
             read.append(f"{name} ({responses['answered']} of {responses['slots']} answered)")
         elif name == "audit.json" and audit.get("used") is False:
@@ -358,7 +372,7 @@ def checks_lines(report: ReportRecord) -> list[str]:
     passed = checks["pass"]
     paired = checks["paired"]
     line = (
-        f"Mechanical checks first ({checks['prompts']} prompts): A passed "
+        f"Mechanical checks first ({reportfmt.count(checks['prompts'], 'prompt')}): A passed "
         f"{passed['A']['passed']}/{passed['A']['total']}, B {passed['B']['passed']}/"
         f"{passed['B']['total']}; paired McNemar {format_p(paired['p_value'])}."
     )
@@ -405,8 +419,9 @@ def _per_trial_lines(report: ReportRecord, width: int | None = None) -> list[str
     rows = report.get("per_trial") or []
     if not rows:
         return []
-    protocol = report["protocol"]
-    if protocol == "triangle":
+    # The columns follow the analysis's per-trial rows, one form per kind of pick.
+    kind = PROTOCOLS[report["protocol"]].pick_kind
+    if kind == "position":
         table = [["trial", "prompt", "judge", "doubled", "odd at", "pick", "correct"]]
         table += [
             [
@@ -420,7 +435,7 @@ def _per_trial_lines(report: ReportRecord, width: int | None = None) -> list[str
             ]
             for r in rows
         ]
-    elif protocol == "pair":
+    elif kind == "nickname":
         table = [["trial", "prompt", "judge", "option 1", "nickname", "consistent"]]
         table += [
             [
@@ -480,7 +495,8 @@ def _header(report: ReportRecord) -> list[str]:
     if models and summary and summary != f"{models['A']} vs {models['B']} (different models)":
         sides = f", {clean(summary)}"
     return [
-        f"blindtest: {report['protocol']} test{sides}, {report['trials_planned']} trials, "
+        f"blindtest: {report['protocol']} test{sides}, "
+        f"{reportfmt.count(report['trials_planned'], 'trial')}, "
         f"judged by: {judges}",
         f"design {report['design_sha256'][:16]}",
         "",

@@ -30,9 +30,10 @@ def pct(value: float | None) -> str:
     return "?" if value is None or math.isnan(value) else f"{100 * value:.0f}%"
 
 
-def count(n: int, noun: str) -> str:
-    """``1 trial``, ``2 trials``."""
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 trial``, ``2 trials``; ``plural`` where adding an s is wrong (``retry``,
+    ``retries``)."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
 
 
 def _rounded(value: float, digits: int) -> Decimal:
@@ -97,7 +98,8 @@ def control_line(control: Mapping[str, Any]) -> str:
     rate = control.get("non_tie_rate")
     real = found.get("real_rate")
     text = (
-        f"hidden controls (one model on both sides, {control['controls']} comparisons): first "
+        f"hidden controls (one model on both sides, {count(control['controls'], 'comparison')}): "
+        f"first "
         f"position in {_share({'estimate': control.get('share_left'), 'n': decided})} "
         f"comparisons position went with{where}; preferred one output in "
         f"{_share({'estimate': control.get('share_non_tie'), 'n': control['counted']})}"

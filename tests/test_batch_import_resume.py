@@ -103,9 +103,7 @@ def test_generate_import_killed_9_partway_then_the_same_command_completes_it(
     assert not (run / artifacts.TRIALS).exists()
     again = invoke("generate", run, "--batch-import", results)
     assert again.exit_code == 0, again.stderr
-    assert "imported 35 rows (0 failed) from 1 files; 25 already imported, skipped" in (
-        again.stderr
-    )
+    assert "imported 35 rows (0 failed) from 1 file; 25 already imported, skipped" in (again.stderr)
     _once_each(run)
     reference = _reference(invoke, tmp_path, simulator, results)
     assert artifacts.read_design_hash(reference) == artifacts.read_design_hash(run)
@@ -116,7 +114,7 @@ def test_generate_import_killed_9_partway_then_the_same_command_completes_it(
     before = (run / artifacts.RESPONSES).read_bytes()
     third = invoke("generate", run, "--batch-import", results)
     assert third.exit_code == 0, third.stderr
-    assert "imported 0 rows (0 failed) from 1 files; 60 already imported, skipped" in third.stderr
+    assert "imported 0 rows (0 failed) from 1 file; 60 already imported, skipped" in third.stderr
     assert (run / artifacts.RESPONSES).read_bytes() == before
 
 
@@ -132,9 +130,7 @@ def test_generate_import_of_the_first_lines_then_the_whole_file_fills_the_rest(
     assert "43 slots still missing; export just those:" in part.stderr
     whole = invoke("generate", run, "--batch-import", results)
     assert whole.exit_code == 0, whole.stderr
-    assert "imported 43 rows (0 failed) from 1 files; 17 already imported, skipped" in (
-        whole.stderr
-    )
+    assert "imported 43 rows (0 failed) from 1 file; 17 already imported, skipped" in (whole.stderr)
     assert "blinded trials" in whole.stderr
     _once_each(run)
     reference = _reference(invoke, tmp_path, simulator, results)
@@ -154,7 +150,7 @@ def test_generate_one_foreign_line_refuses_the_whole_import_nothing_written(
     mixed.write_bytes(b"".join(lines_[:-1]) + lines_[-1].replace(sha.encode(), b"0" * 16))
     refused = invoke("generate", run, "--batch-import", mixed)
     assert refused.exit_code == 2
-    assert "refused 1 batch results (1 for another run, 0 for slots this design" in refused.stderr
+    assert "refused 1 batch result (1 for another run, 0 for slots this design" in refused.stderr
     assert "nothing written" in refused.stderr
     assert refused.stderr.count("\n") == 1
     for name, data in before.items():
@@ -201,7 +197,7 @@ def test_generate_a_slot_already_answered_differently_is_skipped_the_stored_stan
     done = invoke("generate", run, "--batch-import", another)
     assert done.exit_code == 0, done.stderr
     assert (
-        "imported 50 rows (0 failed) from 1 files; 3 already answered with a different "
+        "imported 50 rows (0 failed) from 1 file; 3 already answered with a different "
         "result; the stored answers stand" in done.stderr
     )
     _once_each(run)
@@ -230,9 +226,8 @@ def test_judge_import_killed_9_partway_then_the_same_command_completes_it(
     assert len(lines(out)) == 5
     again = judge(invoke, run, out, "--batch-import", results)
     assert again.exit_code == 0, again.output
-    assert (
-        "imported 6 comparisons (0 failed) from 1 files; 4 results already imported, skipped"
-        in (again.stderr)
+    assert "imported 6 comparisons (0 failed) from 1 file; 4 results already imported, skipped" in (
+        again.stderr
     )
     picks = lines(out)
     assert Counter((r["trial"], r["pass"]) for r in picks) == {
@@ -245,8 +240,7 @@ def test_judge_import_killed_9_partway_then_the_same_command_completes_it(
     third = judge(invoke, run, out, "--batch-import", results)
     assert third.exit_code == 0, third.output
     assert (
-        "imported 0 comparisons (0 failed) from 1 files; 16 results already imported"
-        in third.stderr
+        "imported 0 comparisons (0 failed) from 1 file; 16 results already imported" in third.stderr
     )
     assert out.read_bytes() == before
 
@@ -262,9 +256,8 @@ def test_judge_import_of_some_lines_then_the_whole_file_fills_the_rest(
     assert judge(invoke, run, out, "--batch-import", first).exit_code == 0
     whole = judge(invoke, run, out, "--batch-import", results)
     assert whole.exit_code == 0, whole.output
-    assert (
-        "imported 4 comparisons (0 failed) from 1 files; 4 results already imported, skipped"
-        in (whole.stderr)
+    assert "imported 4 comparisons (0 failed) from 1 file; 4 results already imported, skipped" in (
+        whole.stderr
     )
     assert "still missing" not in whole.stderr
     reference = run / "picks-ref.jsonl"
@@ -288,7 +281,7 @@ def test_judge_one_foreign_line_refuses_the_whole_import_nothing_written(
     mixed.write_bytes(results.read_bytes() + foreign.read_bytes().splitlines(keepends=True)[0])
     refused = judge(invoke, run, out, "--batch-import", mixed)
     assert refused.exit_code == 2
-    assert "refused 1 batch results (1 for another run or judge model" in refused.stderr
+    assert "refused 1 batch result (1 for another run or judge model" in refused.stderr
     assert "nothing written" in refused.stderr
     assert out.read_bytes() == before
     # A tampered line (the body hash of a trial already judged): refused too.
@@ -344,9 +337,8 @@ def test_judge_failed_comparisons_imported_again_are_not_written_twice(
     assert len(lines(out)) == 6
     assert Counter(r["trial"] for r in lines(out)) == {t: 1 for t in range(1, 7)}
     # Trials 1-3 failed in the killed run: their 6 results made those rows; skipped now.
-    assert (
-        "imported 3 comparisons (3 failed) from 1 files; 6 results already imported, skipped"
-        in (again.stderr)
+    assert "imported 3 comparisons (3 failed) from 1 file; 6 results already imported, skipped" in (
+        again.stderr
     )
 
 

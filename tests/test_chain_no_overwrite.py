@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from blindtest import artifacts
-from blindtest.cli import _common
+from blindtest.cli import _prose
 from blindtest.errors import BadInput
 
 from report_runs import cli, load, make_run, read_report, triangle_picks, write_picks
@@ -225,11 +225,11 @@ def test_error_lines_are_wrapped_to_the_terminal(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
     monkeypatch.setattr(shutil, "get_terminal_size", lambda: os.terminal_size((40, 24)))
     line = "bt-analyze: error: " + "word " * 30
-    wrapped = _common._wrapped(line.strip())
+    wrapped = _prose._wrapped(line.strip())
     assert all(len(row) < 40 for row in wrapped.splitlines())
     assert " ".join(wrapped.split()) == " ".join(line.split())
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
-    assert _common._wrapped(line) == line
+    assert _prose._wrapped(line) == line
 
 
 def test_artifacts_are_told_apart_by_their_first_record(tmp_path: Path) -> None:

@@ -12,11 +12,11 @@ from pathlib import Path
 _LEAKY = """
 import atexit, sys
 import click
-from blindtest.cli import _common, plan
+from blindtest.cli import _command, plan
 
 kept = []
 
-@click.command(cls=_common.BlindtestCommand)
+@click.command(cls=_command.BlindtestCommand)
 @click.argument("path")
 @click.option("--code", type=int, default=0)
 def leaky(path: str, code: int) -> None:

@@ -189,7 +189,7 @@ def test_partial_import_then_the_rest_already_imported_skipped_missing_exported(
     # The same file again: every result is already imported; skipped, never written twice.
     again = invoke("generate", run, "--batch-import", first)
     assert again.exit_code == 0, again.stderr
-    assert "imported 0 rows (0 failed) from 1 files; 10 already imported, skipped" in again.stderr
+    assert "imported 0 rows (0 failed) from 1 file; 10 already imported, skipped" in again.stderr
     assert len(rows(run)) == 10
     # Exporting now gives just the missing slots.
     missing = tmp_path / "missing.jsonl"
@@ -251,7 +251,7 @@ def test_error_lines_are_failure_rows_and_leave_the_slot_pending(
     good.write_bytes(b"".join(lines[3:]))
     result = invoke("generate", run, "--batch-import", good, "--batch-import", errors)
     assert result.exit_code == 0, result.stderr
-    assert "imported 17 rows (2 failed) from 2 files; 1 requests never ran" in result.stderr
+    assert "imported 17 rows (2 failed) from 2 files; 1 request never ran" in result.stderr
     failed = {r["kind"]: r for r in rows(run) if r["status"] == "failed"}
     assert set(failed) == {"server_error", "too_long"}
     assert failed["server_error"]["error"] == "batch result: HTTP 500: boom"
@@ -404,7 +404,7 @@ def test_anthropic_export_and_results_import(
     path.write_bytes(b"\n".join(results) + b"\n")
     result = invoke("generate", run, "--batch-import", path)
     assert result.exit_code == 0, result.stderr
-    assert "imported 17 rows (1 failed) from 1 files; 1 requests never ran" in result.stderr
+    assert "imported 17 rows (1 failed) from 1 file; 1 request never ran" in result.stderr
     got = {(r["trial"], r["slot"]): r for r in rows(run)}
     ok = [r for r in got.values() if r["status"] == "ok"]
     assert len(ok) == 16

@@ -15,7 +15,8 @@ from test_generate import make_design
 from blindtest import artifacts
 from blindtest.artifacts import JsonObject
 from blindtest.errors import BadInput
-from blindtest.generating import FetchOptions, StageIO, generate_stage
+from blindtest.generating import FetchOptions, generate_stage
+from blindtest.generation.stage_io import StageIO
 from blindtest.simulator import Simulator
 
 from conftest import Invoke

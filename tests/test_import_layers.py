@@ -31,6 +31,7 @@ SHARED = (
     "assignment", "markup", "reportpage", "identity", "screen", "oslock", "locking", "stages",
     "version",
     "derived", "prompt_size", "preflight", "keynames",
+    "pairing",
 )  # fmt: skip
 #: The parts of the judging package other stages read: the registry of judge kinds (which
 #: names the module making each kind and never imports it), the picks contract, the tell bots
@@ -49,7 +50,7 @@ STAGE_PACKAGES = {
     "designing": "design", "generating": "generate", "judgment": "judge", "auditing": "audit",
     "analyzing": "analyze", "planning": "plan",
     "analysis": "analyze", "judging": "judge",
-    "generation": "generate",
+    "generation": "generate", "powersearch": "plan", "designrequest": "design",
 }  # fmt: skip
 #: The half of ``blindtest/generation/`` that every stage asking a model shares (the judge
 #: stage's LLM judge too): how a request travels and what comes back. The rest of the package
@@ -203,6 +204,21 @@ def test_done_when_cli_stages_shared_stats_and_no_stage_imports_a_stage() -> Non
     assert found == {}, "imports that go up or from stage to stage: " + "; ".join(
         w for ws in found.values() for w in ws
     )
+
+
+def test_no_module_imports_the_package_top() -> None:
+    # The package's face (``blindtest/__init__.py``) loads the stages lazily; a module below
+    # it that imports it (for ``__version__``, say) points up at everything it exports.
+    found = sorted(where for _, target, where in edges() if target == "blindtest")
+    assert found == []
+
+
+def test_the_package_top_scan_sees_what_it_must() -> None:
+    known = modules()
+    names = {t for t, _ in imported(ast.parse("from blindtest import __version__\n"), known)}
+    assert names == {"blindtest"}
+    names = {t for t, _ in imported(ast.parse("from blindtest import artifacts\n"), known)}
+    assert names == {"blindtest.artifacts"}
 
 
 # --------------------------------------------------------------------------- item 7

@@ -306,7 +306,7 @@ def test_wide_terminal_keeps_code_lines_whole(tmp_path: Path) -> None:
     while judge.child.expect_exact(["space more", "trial 1 of 1 > "]) == 0:
         judge.send(" ")
     judge.answer("1")
-    judge.expect("All 1 trials judged.")
+    judge.expect("The trial is judged.")
     assert judge.finish() == 0
     rows = judge.rows()
     assert "2 │ " + CODE_LINE in rows

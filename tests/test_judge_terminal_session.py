@@ -289,7 +289,7 @@ def test_a_resize_redraws_the_screen_at_once_keeping_what_was_typed(
     judge.send("\r")  # the "r" typed before the resize is still on the line
     judge.expect("Reason, one line: ")
     judge.send("because\r")
-    judge.expect("All 1 trials judged.")
+    judge.expect("The trial is judged.")
     assert judge.finish() == 0
     assert [(p["pick"], p["reason"]) for p in picks_of(run_dir / "picks.jsonl")] == [
         ("right", "because")

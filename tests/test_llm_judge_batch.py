@@ -142,8 +142,7 @@ def test_judge_done_export_batch_import_gives_the_picks_of_a_live_run(
     again = judge(invoke, run, run / "picks-batch.jsonl", "--batch-import", results)
     assert again.exit_code == 0, again.output
     assert (
-        "imported 0 comparisons (0 failed) from 1 files; 24 results already imported"
-        in again.stderr
+        "imported 0 comparisons (0 failed) from 1 file; 24 results already imported" in again.stderr
     )
     assert (run / "picks-batch.jsonl").read_bytes() == before
     assert (
@@ -199,7 +198,7 @@ def test_judge_partial_import_then_the_rest_missing_printed_with_its_export(
     rest.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows[4:]))
     result = judge(invoke, run, out, "--batch-import", first)
     assert result.exit_code == 0, result.output
-    assert "imported 2 comparisons (0 failed) from 1 files; 1 results left out" in result.stderr
+    assert "imported 2 comparisons (0 failed) from 1 file; 1 result left out" in result.stderr
     assert "4 comparisons still missing; export just those: " in result.stderr
     assert "--batch-export missing.jsonl" in result.stderr
     missing = tmp_path / "missing.jsonl"
@@ -224,7 +223,7 @@ def test_judge_malformed_verdicts_are_failure_rows_exit_3_and_export_again(
     assert "6 comparison(s) failed and recorded as failure rows" in result.stderr
     failures = [r for r in lines(out) if "error" in r]
     assert len(failures) == 6
-    assert all("no valid verdict after 1 answers" in r["error"] for r in failures)
+    assert all("no valid verdict after 1 answer" in r["error"] for r in failures)
     again = tmp_path / "again.jsonl"
     made = judge(invoke, run, out, "--batch-export", again, model="sim-judge-malformed")
     assert made.exit_code == 0

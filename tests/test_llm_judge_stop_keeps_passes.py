@@ -142,7 +142,7 @@ def test_a_kept_pass_is_reused_once_and_counted_once_in_the_report(
     # Every request answered is counted once: the kept pass is in its pick record, and the
     # failure row that kept it does not count it again. The one 401 sent no answer and no row
     # counts it.
-    assert f"{answered} requests (0 retries), 1 failure rows (0 trials still unjudged)" in " ".join(
+    assert f"{answered} requests (0 retries), 1 failure row (0 trials still unjudged)" in " ".join(
         report.stdout.split()
     )
 

@@ -18,11 +18,8 @@ import pexpect
 import pytest
 from scipy import stats
 
-from blindtest.planning import (
-    certain_power_from,
-    difference_smallest_n,
-    weak_design_note,
-)
+from blindtest.planning import weak_design_note
+from blindtest.powersearch import certain_power_from, difference_smallest_n
 
 from conftest import Invoke
 
@@ -89,7 +86,7 @@ def power(protocol: str, n: int, pc: float) -> float:
 def test_smallest_and_stable_n_agree_with_scipy_over_every_n(
     protocol: str, pc: float, target: float, smallest: int | None, stable: int | None
 ) -> None:
-    found = difference_smallest_n(target, protocol, ALPHA, pc)  # type: ignore[arg-type]
+    found = difference_smallest_n(target, protocol, ALPHA, pc)
     certain = certain_power_from(protocol, ALPHA, pc, target)
     assert certain is not None
     assert found.stable_sure

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+import orjson
+
 from blindtest.analysis.tells import CENSUS_FIGURES
 from blindtest.analysis.wording import next_step
 from blindtest.artifact_types import DesignRecord
@@ -106,3 +108,27 @@ def test_a_question_nobody_answered_says_so() -> None:
         "'Is it correct?', asked once per comparison (of neither response alone): no answers "
         "(the judges of these picks were not asked it)."
     )
+
+
+def test_next_step_after_the_demo_names_a_simulator_and_says_how_to_start_it(
+    invoke: Any, tmp_path: Any
+) -> None:
+    from blindtest.hints import SIMULATOR_URL, placeholder_legend
+
+    design = cast(DesignRecord, {**_design(), "protocol": "triangle", "demo": True})
+    step = next_step(design, _fields("distinguished"))
+    assert step is not None
+    args = [str(a) for a in step["args"]]
+    # The demo's own simulator (a port it picked) is gone: a fixed one is named instead.
+    assert args[args.index("--a-url") + 1] == SIMULATOR_URL
+    assert args[args.index("--b-url") + 1] == SIMULATOR_URL
+    assert "127.0.0.1:1/" not in " ".join(args)
+    legend = placeholder_legend(args)
+    assert "start the simulator first" in legend
+    assert "-m blindtest.simulator --port 8000" in legend
+    # The command as printed makes a design that sends its requests there.
+    run = tmp_path / "new-run"
+    result = invoke("design", *[str(run) if a == "NEW-RUN" else a for a in args])
+    assert result.exit_code == 0, result.stderr
+    written = orjson.loads((run / "design.json").read_bytes())
+    assert {side["base_url"] for side in written["models"].values()} == {SIMULATOR_URL}

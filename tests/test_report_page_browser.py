@@ -74,6 +74,47 @@ def test_example_report_opens_offline_and_shows_every_chart(
     assert page.locator("#chart-pc svg").is_visible()
 
 
+def _pdf_pages(pdf: bytes) -> int:
+    return len(re.findall(rb"/Type /Page\b", pdf))
+
+
+def test_printing_the_report_prints_every_trial_as_if_opened(
+    tmp_path: Path, browser: Any, invoke: Any
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "examples" / "run", run)
+    html = tmp_path / "report.html"
+    assert invoke("analyze", run, "--html", html, "--force").exit_code == 0
+    page = _open_offline(browser, html, {"width": 1100, "height": 900})
+    prompt = " ".join(page.locator("#trial-1 .prompt p").first.text_content().split())
+    assert prompt == "Why do databases keep a write-ahead log?"
+    # On screen each trial is a closed row: its prompt and options are not shown.
+    assert not page.locator("#trial-1 .option").first.is_visible()
+    assert " ".join(page.inner_text("#trial-1").split()) == page.inner_text("#trial-1 summary")
+    page.emulate_media(media="print")
+    assert (
+        page.evaluate("[...document.querySelectorAll('details.trial')].some(d => d.open)") is False
+    )
+    for trial in (1, 20):
+        assert page.locator(f"#trial-{trial} .option").count() == 3
+        for option in page.locator(f"#trial-{trial} .option").all():
+            assert option.is_visible()
+            assert option.bounding_box()["height"] > 20
+    printed = " ".join(page.inner_text("#trial-1").split())
+    assert prompt in printed
+    assert "Option 3" in printed
+    assert "odd_model" in printed  # the revealed table prints too
+    # The printout (Chromium's own PDF) is the one a reader gets by opening every trial.
+    closed = page.pdf()
+    page.evaluate("document.querySelectorAll('details.trial').forEach(d => { d.open = true; })")
+    opened = page.pdf()
+    page.evaluate("document.querySelectorAll('details.trial').forEach(d => { d.open = false; })")
+    page.evaluate("document.getElementById('trials').remove()")
+    without_trials = page.pdf()
+    assert _pdf_pages(closed) == _pdf_pages(opened)
+    assert _pdf_pages(closed) > _pdf_pages(without_trials) + 10  # 20 trials' texts
+
+
 def test_a_panel_report_draws_a_forest_plot_and_agreement(
     tmp_path: Path, browser: Any, invoke: Any
 ) -> None:

@@ -142,3 +142,89 @@ def test_demo_without_a_terminal_uses_the_length_bot_and_says_so(tmp_path: Path)
     assert len(picks) == 20
     assert "Demo run" in flat(done.stdout)
     assert "judged by: bot:length" in flat(done.stdout)
+
+
+def test_run_with_a_misspelt_judge_lists_every_kind_and_writes_nothing(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    url = simulator.base_url
+    result = invoke(
+        "run", "sim-large", "sim-small", "--demo", "--a-url", url, "--b-url", url,
+        "--judge", "lm:gpt-4o", "--run-dir", run,
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "unknown judge 'lm:gpt-4o'" in result.stderr
+    assert "bot:random, or llm:MODEL" in result.stderr
+    assert files_in(run) == []
+    assert simulator.requests == []
+
+
+def test_run_quiet_prints_nothing_and_still_runs_every_stage(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    url = simulator.base_url
+    result = invoke(
+        "run", "sim-large", "sim-small", "--demo", "--a-url", url, "--b-url", url,
+        "--judge", "bot:length", "--run-dir", run, "-q",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == ""
+    assert result.stderr == ""
+    assert files_in(run) == EVERY_ARTIFACT
+
+
+def test_run_html_writes_the_report_page_bt_analyze_writes(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run, page = tmp_path / "run", tmp_path / "report.html"
+    url = simulator.base_url
+    args = (
+        "run", "sim-large", "sim-small", "--demo", "--a-url", url, "--b-url", url,
+        "--judge", "bot:length", "--run-dir", run, "--seed", "page", "--html", page,
+    )  # fmt: skip
+    result = invoke(*args)
+    assert result.exit_code == 0, result.stderr
+    assert artifacts.artifact_kind(page) == "html"
+    assert files_in(run) == EVERY_ARTIFACT  # the page is where it was asked for, not in RUN
+    analyzed = invoke("analyze", run, "--html", tmp_path / "analyzed.html")
+    assert analyzed.exit_code == 0, analyzed.stderr
+    assert page.read_bytes() == (tmp_path / "analyzed.html").read_bytes()
+    assert "of 20 correct" in flat(page.read_text())
+    # The same command again resumes: the page is its own, so it is written again.
+    again = invoke(*args)
+    assert again.exit_code == 0, again.stderr
+    assert page.read_bytes() == (tmp_path / "analyzed.html").read_bytes()
+
+
+def test_run_html_that_cannot_be_written_is_refused_before_anything_is_written(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    url = simulator.base_url
+    taken = tmp_path / "taken.html"
+    taken.write_text("<!doctype html><p>someone's page</p>")
+    other_run_page = tmp_path / "other.html"
+    other = invoke(
+        "run", "sim-large", "sim-small", "--demo", "--a-url", url, "--b-url", url,
+        "--judge", "bot:length", "--run-dir", tmp_path / "other", "--html", other_run_page,
+    )  # fmt: skip
+    assert other.exit_code == 0, other.stderr
+    asked = len(simulator.requests)
+    refusals = {
+        taken: "is not a blindtest HTML report; refusing to overwrite it",
+        other_run_page: "already exists and this run has no report of its own to replace it",
+        tmp_path / "design.json": "design.json is the name of a run's design file",
+    }
+    for page, said in refusals.items():
+        run = tmp_path / "run"
+        result = invoke(
+            "run", "sim-large", "sim-small", "--demo", "--a-url", url, "--b-url", url,
+            "--judge", "bot:length", "--run-dir", run, "--html", page,
+        )  # fmt: skip
+        assert result.exit_code == 2, result.stderr
+        assert said in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert files_in(run) == []
+    assert len(simulator.requests) == asked
+    assert taken.read_text() == "<!doctype html><p>someone's page</p>"

@@ -1,5 +1,5 @@
-"""start-up. ``--help`` of every command loads neither scipy.stats, aiohttp nor
-jsonschema, and ``bt-plan``'s default table does not load scipy.stats (an import test, not a
+"""start-up. ``--help`` of every command loads neither scipy.stats, aiohttp, jsonschema nor
+jsonschema_rs, and ``bt-plan``'s default table does not load scipy.stats (an import test, not a
 wall-clock test; ``make bench`` times the whole processes against ``python -c pass``)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-HEAVY = ("scipy.stats", "aiohttp", "jsonschema")
+HEAVY = ("scipy.stats", "aiohttp", "jsonschema", "jsonschema_rs")
 
 #: Runs a console script's entry point (or the umbrella group) as its own process would, then
 #: prints which heavy modules it loaded: from an exit handler, because the entry points end

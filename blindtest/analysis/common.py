@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
+from blindtest import reportfmt
 from blindtest.artifact_types import DesignRecord, IntervalRecord, ReportRecord
 from blindtest.artifacts import JsonObject
 from blindtest.assignment import share_of
@@ -102,7 +103,7 @@ def panel_noun(judges: Mapping[str, Sequence[Pick]]) -> str:
     if len(kinds) == 1 and (kind := next(iter(kinds))) in nouns:
         singular, plural = nouns[kind]
         return f"{count} {singular if count == 1 else plural}"
-    return f"{count} judges"
+    return reportfmt.count(count, "judge")
 
 
 def prompts_by_trial(design: DesignRecord) -> dict[int, str]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from blindtest import reportfmt
 from blindtest.judging.llm.calibration import ControlResult, machine_vs_person
 from blindtest.judging.llm.diagnostics import (
     POSITION_ALPHA,
@@ -23,6 +24,7 @@ from blindtest.judging.llm.diagnostics import (
     position_gate,
 )
 from blindtest.judging.picks import JudgeView, PicksFile, Trial
+from blindtest.protocols import PROTOCOLS
 from blindtest.reportfmt import format_p
 
 __all__ = ["agreement_section", "llm_section", "preference_rows"]
@@ -81,8 +83,9 @@ def _direction_line(share: Share, what: str, chance: str) -> str:
 
 def _lines(found: JudgeDiagnostics, protocol: str) -> list[str]:
     name = found.model or found.judge
-    chance = "1/3" if protocol == "triangle" else "50%"
-    lines = [f"LLM judge {name} ({found.comparisons} comparisons judged):"]
+    rules = PROTOCOLS[protocol]
+    chance = rules.chance_words
+    lines = [f"LLM judge {name} ({reportfmt.count(found.comparisons, 'comparison')} judged):"]
     if found.position is not None:
         lines.append(_position_line(found.position))
     if found.first is not None:
@@ -99,10 +102,10 @@ def _lines(found: JudgeDiagnostics, protocol: str) -> list[str]:
             f"  position swap: both passes agreed in {_percent(found.consistent)} comparisons"
             f"{_interval_text(found.consistent)}"
         )
-    counted = "counted as ties, " if protocol == "preference" else ""
+    counted = "counted as ties, " if rules.prefers else ""
     leaked = (
         f"{found.excluded} excluded from the test (neither counted nor ties)"
-        if protocol == "preference"
+        if rules.prefers
         else "flagged for review, still counted (no tie to count them as)"
     )
     lines.append(
@@ -113,8 +116,11 @@ def _lines(found: JudgeDiagnostics, protocol: str) -> list[str]:
         lines.append(f"    leakage in trial {leak['trial']}: {leak['details']}")
     money = f", ${found.cost:.4f}" if found.cost is not None else ""
     lines.append(
-        f"  {found.requests} requests ({found.retries} retries), {found.failures} failure rows "
-        f"({found.still_failed} trials still unjudged), {found.tokens} tokens{money}"
+        f"  {reportfmt.count(found.requests, 'request')} ("
+        f"{reportfmt.count(found.retries, 'retry', 'retries')}), "
+        f"{reportfmt.count(found.failures, 'failure row')} "
+        f"({reportfmt.count(found.still_failed, 'trial')} still unjudged), "
+        f"{reportfmt.count(found.tokens, 'token')}{money}"
     )
     lines += [f"  WARNING: {w}" for w in found.warnings]
     return lines
@@ -220,7 +226,7 @@ def agreement_section(
     judge of the analysed files, on the trials both judged (same pick, Cohen's kappa with a
     95% interval); never pooled into the test. Pair picks are nicknames each judge chose, so
     they are not compared."""
-    if protocol == "pair":
+    if PROTOCOLS[protocol].pick_kind == "nickname":
         return {"pairs": [], "lines": ["--against: pair picks are nicknames each judge chose; "
                                        "they are not compared"]}  # fmt: skip
     pairs = []

@@ -26,6 +26,7 @@ from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
 from blindtest.errors import BadInput
 from blindtest.judging import picks as records
+from blindtest.protocols import PROTOCOLS
 
 
 def input_name(run_dir: Path, path: Path) -> str:
@@ -202,7 +203,7 @@ def export_rows(
 ) -> tuple[list[JsonObject], dict[str, int]]:
     """``--export-preferences``: the rows and the dropped counts (preference runs only)."""
     run = records.load_judge_run(run_dir)
-    if run.view.protocol != "preference":
+    if not PROTOCOLS[run.view.protocol].prefers:
         raise BadInput(
             f"--export-preferences needs a preference run; this run is {run.view.protocol}"
         )

@@ -121,7 +121,7 @@ def responses_sentences(design: DesignRecord, summary: Mapping[str, Any]) -> lis
         listed = ", ".join(str(t) for t in marked[:10]) + (", ..." if len(marked) > 10 else "")
         what = (
             "those comparisons may have been decided by the refusal, not by quality"
-            if design["protocol"] == "preference"
+            if protocol_of(design).prefers
             else "those trials can be told apart without reading the content, so they count "
             "towards the result as discrimination by refusal, not by quality"
         )

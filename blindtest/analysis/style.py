@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from blindtest.analysis.common import excluded_reason
+from blindtest.protocols import PROTOCOLS
 from blindtest.reportfmt import format_p, pct
 from blindtest.scoring import option1_side, preferred_side
 
@@ -98,7 +99,7 @@ def style_section(
     texts are not there (trials.jsonl)."""
     from blindtest.stats.style import style_control
 
-    if view.protocol != "preference":
+    if not PROTOCOLS[view.protocol].prefers:
         return None
     shown = {t.number: t.options for t in view.trials if len(t.options) == 2}
     if not shown:

@@ -164,10 +164,11 @@ def audit_summary(
         if not bot.get("applicable", True) or not bot["n"]:
             continue
         entry = {"correct": bot["correct"], "n": bot["n"], "p_value": bot["p_value"]}
-        if design["protocol"] != "preference" and single:
+        prefers = protocol_of(design).prefers
+        if not prefers and single:
             entry["same_picks_as_judge"] = _matching(bot, fields)
         summary["bots"][kind] = entry
-        if design["protocol"] == "preference":
+        if prefers:
             summary["sentences"] += (
                 _length_preference(design, bot, fields) if kind == "length" else []
             )

@@ -17,7 +17,9 @@ from blindtest.artifacts import JsonObject
 from blindtest.derived import dropped_sentence
 from blindtest.endpoints import DEFAULT_BASE_URL, is_loopback
 from blindtest.errors import BadInput
+from blindtest.hints import SIMULATOR_URL
 from blindtest.identity import added_terms
+from blindtest.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from blindtest.reportfmt import count, format_p, format_p_against, pct
 from blindtest.sides import identity_terms, parse_param
 
@@ -204,7 +206,7 @@ def screen_summary(design: DesignRecord, fields: Mapping[str, Any]) -> JsonObjec
     if verdict == "incomplete":
         prefix = statement.split("; ", 1)[0] + ". The picks alone: "
         statement = statement.split("The picks alone say: ", 1)[1]
-    if design["protocol"] == "preference":
+    if PROTOCOLS[design["protocol"]].prefers:
         headline, size = _preference_lead(design, fields)
         if sure is not None and (fields.get("controls_verdict") or {}).get("held"):
             sure += " The test alone would name a side; the hidden controls hold it back."
@@ -268,6 +270,13 @@ def _reads_back(text: str) -> bool:
         return False
 
 
+def _side_url(base_url: str, demo: bool) -> str:
+    """A side's URL in a suggested command. A demo's simulator lives only while the demo runs,
+    on a port it picked: the command names one on a fixed port, and the legend under it says
+    how to start it."""
+    return SIMULATOR_URL if demo and is_loopback(base_url) else base_url
+
+
 def _same_design_args(design: DesignRecord) -> list[str]:
     """bt-design arguments that rebuild this design's sides, protocol, size and seed."""
     protocol = design["protocol"]
@@ -275,11 +284,10 @@ def _same_design_args(design: DesignRecord) -> list[str]:
     for side in ("A", "B"):
         spec = design["models"][side]
         args += [f"--{side.lower()}", spec["model"]]
-        # A demo's simulator lives only while the demo runs: its port would not work.
-        local_demo = design["demo"] and is_loopback(spec["base_url"])
-        if spec["base_url"] != DEFAULT_BASE_URL and not local_demo:
-            args += [f"--{side.lower()}-url", spec["base_url"]]
-    if protocol != "triangle":
+        url = _side_url(spec["base_url"], design["demo"])
+        if url != DEFAULT_BASE_URL:
+            args += [f"--{side.lower()}-url", url]
+    if protocol != DEFAULT_PROTOCOL:
         args += ["--protocol", protocol]
     args += _side_args(design)
     if design["alpha"] != 0.05:
@@ -359,11 +367,11 @@ def next_step(design: DesignRecord, fields: Mapping[str, Any]) -> JsonObject | N
             "stage": "judge",
             "args": ["RUN", "--out", "RUN/picks-2.jsonl"],
         }
-    if protocol == "preference" and fields["verdict"] == "inconclusive":
+    if PROTOCOLS[protocol].prefers and fields["verdict"] == "inconclusive":
         return {
             "why": "no side is preferred yet; plan how many comparisons a 65% win rate needs",
             "stage": "plan",
-            "args": ["--protocol", "preference", "--pc", "0.65", "--target-power", "0.8"],
+            "args": ["--protocol", protocol, "--pc", "0.65", "--target-power", "0.8"],
         }
     return None
 

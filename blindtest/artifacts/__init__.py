@@ -1,4 +1,4 @@
-"""Every byte in a run directory goes through this module.
+"""Every byte in a run directory goes through this package.
 
 It owns the run-directory file names, JSON and JSONL reading and writing (orjson), atomic
 replacement (temporary file in the same directory, fsync, rename), one-write-per-line JSONL

@@ -49,7 +49,7 @@ _VALID_DOCUMENTS: set[tuple[str, str]] = set()
 def _validate_document(record: Any, data: bytes, name: str, where: str) -> None:
     key = (name, sha256_bytes(data))
     if key not in _VALID_DOCUMENTS:
-        validate(record, name, where)
+        validate(record, name, where, parsed=True)
         _VALID_DOCUMENTS.add(key)
 
 

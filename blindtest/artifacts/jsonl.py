@@ -207,7 +207,7 @@ def _read_jsonl(path: Path, name: str) -> JsonlContents:
                 torn = number
                 continue
             raise BadInput(f"{where}: not valid JSON ({error})") from None
-        validate(record, name, where)
+        validate(record, name, where, parsed=True)
         records.append(record)
         numbers.append(number)
     return JsonlContents(records=records, torn_line=torn, lines=numbers)
@@ -241,7 +241,7 @@ def iter_jsonl(
                 if not line.endswith(b"\n"):
                     continue  # a torn final line
                 raise BadInput(f"{where}: not valid JSON ({error})") from None
-            validate(record, name, where)
+            validate(record, name, where, parsed=True)
             yield start + len(line) - len(body), record
 
 

@@ -107,7 +107,8 @@ _JUDGE_OPTIONS = [
         "batch_export",
         metavar="FILE",
         type=FilePath(),
-        help="LLM judge: write every missing comparison (both passes) as a batch input file "
+        help="LLM judge: write every missing comparison (both passes; one with --no-swap) as a "
+        "batch input file "
         "instead of asking (FILE.partN over 50,000 requests or 200 MB).",
     ),
     click.option(

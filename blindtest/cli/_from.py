@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from blindtest.cli import _chain
-from blindtest.cli._common import echo_prose
+from blindtest.cli._prose import echo_prose
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from blindtest.cli._common import BlindtestGroup
+from blindtest.cli._command import BlindtestGroup
 from blindtest.cli.analyze import analyze
 from blindtest.cli.audit import audit
 from blindtest.cli.design import design

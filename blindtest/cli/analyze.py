@@ -9,8 +9,8 @@ import click
 
 from blindtest import artifacts
 from blindtest.artifact_types import ReportRecord
-from blindtest.cli import _chain, _common, _export, _options
-from blindtest.cli._common import command
+from blindtest.cli import _chain, _export, _options, _prose
+from blindtest.cli._command import command
 from blindtest.cli._options import force_option, json_option, quiet_option, run_argument
 
 
@@ -29,12 +29,7 @@ from blindtest.cli._options import force_option, json_option, quiet_option, run_
     type=_options.FilePath(),
     help="Where to write the report (default RUN/report.json), e.g. for a second judge.",
 )
-@click.option(
-    "--html",
-    "html_path",
-    type=_options.FilePath(),
-    help="Also write the summary as a standalone HTML page.",
-)
+@_options.html_option
 @click.option(
     "--min-kappa",
     type=float,
@@ -107,6 +102,7 @@ def analyze(
         reveal_void=reveal_void,
         force=force,
         holder=_chain.stage_label(),
+        say=_prose.say_unless(quiet),
     )
     if result.export_path is not None and result.dropped is not None:
         _export.summary(result.export_path, result.exported or 0, result.dropped)
@@ -137,6 +133,6 @@ def show(
                 " -- REVEALED with --reveal-void: whoever has seen this analysis can no longer "
                 "judge this run blind"
             )
-        _common.echo_prose(clean(line), err=True)
+        _prose.echo_prose(clean(line), err=True)
     elif report["verdict"] in ("unusable", "incomplete"):
-        _common.echo_prose(clean(f"bt-analyze: {report['statement']}"), err=True)
+        _prose.echo_prose(clean(f"bt-analyze: {report['statement']}"), err=True)

@@ -8,9 +8,9 @@ from typing import Any
 
 import click
 
-from blindtest import artifacts
+from blindtest import artifacts, reportfmt
 from blindtest.cli._chain import stage_label
-from blindtest.cli._common import command
+from blindtest.cli._command import command
 from blindtest.cli._options import force_option, quiet_option, run_argument
 from blindtest.hints import stage_command
 
@@ -103,9 +103,10 @@ def _show(document: Mapping[str, Any]) -> None:
     for side in ("A", "B"):
         c = document["census"][side]
         click.echo(
-            f"{side} ({c['model']}): {c['responses']} responses, mean "
-            f"{c['mean_words'] or 0:.0f} words, {c['totals']['bullets']} bullets, "
-            f"{c['totals']['em_dashes']} em dashes",
+            f"{side} ({c['model']}): {reportfmt.count(c['responses'], 'response')}, mean "
+            f"{c['mean_words'] or 0:.0f} words, "
+            f"{reportfmt.count(c['totals']['bullets'], 'bullet')}, "
+            f"{reportfmt.count(c['totals']['em_dashes'], 'em dash', 'em dashes')}",
             err=True,
         )
     stripping = document.get("identity_stripping")

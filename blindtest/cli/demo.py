@@ -31,7 +31,8 @@ from blindtest.cli import generate as cli_generate
 from blindtest.cli import judge as cli_judge
 from blindtest.cli import verify as cli_verify
 from blindtest.cli._chain import resumable, say
-from blindtest.cli._common import echo_prose, exit_mapped
+from blindtest.cli._exits import exit_mapped
+from blindtest.cli._prose import echo_prose
 from blindtest.errors import BadInput
 from blindtest.simulator import Simulator, running
 from blindtest.stages.analyze import analyze

@@ -27,7 +27,7 @@ from blindtest.cli import analyze as cli_analyze
 from blindtest.cli import design as cli_design
 from blindtest.cli import judge as cli_judge
 from blindtest.cli._chain import say
-from blindtest.cli._common import exit_mapped
+from blindtest.cli._exits import exit_mapped
 from blindtest.cli.demo import demo_simulator
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from blindtest.cli import _chain, _from, _options
-from blindtest.cli._common import command, echo_prose
+from blindtest import reportfmt
+from blindtest.cli import _chain, _design_options, _from
+from blindtest.cli._command import command
 from blindtest.cli._options import force_option, quiet_option, run_argument
+from blindtest.cli._prose import echo_prose
 
 if TYPE_CHECKING:
     from blindtest.designing import DesignOptions
@@ -19,10 +21,10 @@ if TYPE_CHECKING:
 
 @command("design")
 @run_argument
-@_options.prompt_source_options
+@_design_options.prompt_source_options
 @click.option("--a", "model_a", metavar="MODEL", help="Model for side A.")
 @click.option("--b", "model_b", metavar="MODEL", help="Model for side B.")
-@_options.design_options
+@_design_options.design_options
 @_from.options
 @force_option
 @quiet_option
@@ -93,7 +95,8 @@ def _summary(options: DesignOptions, prompts: int) -> None:
     sequential = options.sequential
     controls = f" + {options.controls} hidden controls" if options.controls else ""
     click.echo(
-        f"{options.protocol} design: {options.trials} trials{controls} from {prompts} prompts, "
+        f"{options.protocol} design: {reportfmt.count(options.trials, 'trial')}{controls} from "
+        f"{reportfmt.count(prompts, 'prompt')}, "
         f"seed {options.seed}, alpha {options.alpha}{', sequential' if sequential else ''}",
         err=True,
     )

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from blindtest.cli import _batch, _chain, _check, _common, _options
-from blindtest.cli._common import command
+from blindtest.cli import _batch, _chain, _check, _options, _prose
+from blindtest.cli._command import command
 from blindtest.cli._options import concurrency_option, quiet_option, run_argument, timeout_option
 from blindtest.generation.retry import DEFAULT_POLICY
 
@@ -77,7 +77,7 @@ def generate(
         rpm=rpm,
         max_retries=max_retries,
         prices=prices,
-        say=_common.say_unless(quiet),
+        say=_prose.say_unless(quiet),
         on_progress=ProgressLine() if not quiet and sys.stderr.isatty() else None,
         batch_progress=_batch.progress_line(quiet),
         holder=_chain.stage_label(),

@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from blindtest import artifacts
-from blindtest.cli import _batch, _chain, _check, _common, _llm
-from blindtest.cli._common import command
+from blindtest.cli import _batch, _chain, _check, _llm, _prose, _web
+from blindtest.cli._command import command
 from blindtest.cli._options import FilePath, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput
-from blindtest.hints import stage_command
 from blindtest.judging.kinds import judge_help
-from blindtest.judgment import load_judge_run, load_picks
+from blindtest.judgment import load_picks
 
 if TYPE_CHECKING:
     from blindtest.stages.judge import JudgeResult
@@ -82,35 +81,7 @@ def _check_only(run_dir: Path, path: Path, quiet: bool) -> None:
 )
 @_llm.options
 @_batch.judge_options
-@click.option("--web", is_flag=True, help="Judge on a local web page (the same as --judge web).")
-@click.option(
-    "--host",
-    default="127.0.0.1",
-    show_default=True,
-    help="Address the judging page listens on; anything but loopback lets others judge.",
-)
-@click.option(
-    "--port", type=click.IntRange(0, 65535), default=0, help="Port (default: a free one)."
-)
-@click.option(
-    "--panel",
-    default=None,
-    help="Reviewers, comma-separated: a link each, picks in RUN/picks-<name>.jsonl.",
-)
-@click.option(
-    "--per-judge",
-    type=click.IntRange(1),
-    default=None,
-    help="With --panel: trials per reviewer, dealt from the design seed (default: all).",
-)
-@click.option("--no-browser", is_flag=True, help="Print the page's link; do not open a browser.")
-@click.option(
-    "--session-cap",
-    type=click.IntRange(1),
-    default=30,
-    show_default=True,
-    help="Comparisons before the judging page shows a break screen.",
-)
+@_web.options
 @force_option
 @quiet_option
 def judge(
@@ -143,7 +114,7 @@ def judge(
       bt-judge runs/demo --web
     """
     ctx = click.get_current_context()
-    kind = _web_kind(ctx, kind, web)
+    kind = _web.web_kind(ctx, kind, web)
     batch = _batch.judge_batch_args(ctx, llm)
     if check_file == Path(_check.ENDPOINT_CHECK):
         _check.judge(run_dir, kind, ctx, llm)
@@ -159,13 +130,15 @@ def judge(
             raise BadInput(f"--check only validates a file; drop {', '.join(given)}")
         _check_only(run_dir, check_file, quiet)
         return
-    if _is_panel(panel, per_judge, judge_id, out):
+    if _web.is_panel(panel, per_judge, judge_id, out):
         assert panel is not None
         from blindtest.locking import holding_picks
 
         # As with one judge, RUN/picks.jsonl is claimed and locked while the panel sits.
         with holding_picks(run_dir, run_dir / artifacts.PICKS, _chain.stage_label()):
-            _panel(run_dir, panel, per_judge, force, quiet, host, port, session_cap, no_browser)
+            _web.sit_panel(
+                run_dir, panel, per_judge, force, quiet, host, port, session_cap, no_browser
+            )
         return
     chosen = _llm.settings(ctx, kind, llm)
     if chosen is not None and llm["show_prompt"] is not None:
@@ -186,7 +159,7 @@ def judge(
         open_browser=not no_browser,
         session_cap=session_cap,
         echo=click.echo,
-        say=_common.say_unless(quiet),
+        say=_prose.say_unless(quiet),
         show=None if quiet else click.echo,
         batch_progress=_batch.progress_line(quiet),
         resume_options=[] if chosen is None else _llm.resume_args(kind, llm, ctx),
@@ -202,72 +175,4 @@ def judge(
 def show_closing(result: JudgeResult) -> None:
     """A sitting's last line (a batch export or import says its own)."""
     if result.result is not None:
-        _common.echo_prose(result.closing)
-
-
-def _is_panel(
-    panel: str | None, per_judge: int | None, judge_id: str | None, out: Path | None
-) -> bool:
-    if per_judge is not None and panel is None:
-        raise BadInput("--per-judge deals trials to a panel; add --panel NAMES")
-    if panel is not None and (judge_id is not None or out is not None):
-        raise BadInput("--panel names the reviewers and their files; drop --judge-id/--out")
-    return panel is not None
-
-
-def _panel(
-    run_dir: Path,
-    panel: str,
-    per_judge: int | None,
-    force: bool,
-    quiet: bool,
-    host: str,
-    port: int,
-    session_cap: int,
-    no_browser: bool,
-) -> None:
-    import webbrowser
-
-    from blindtest.judging.web.panel import judge_panel, panel_names
-
-    names = panel_names(panel)
-    ended = judge_panel(
-        load_judge_run(run_dir),
-        names,
-        per_judge=per_judge,
-        force=force,
-        host=host,
-        port=port,
-        session_cap=session_cap,
-        echo=click.echo,
-        open_link=None if no_browser else webbrowser.open,
-    )
-    if quiet:
-        return
-    done = ", ".join(f"{name} {n} of {of}" for name, _, n, of in ended.seats)
-    files: list[str | Path] = []
-    for _, path, _, _ in ended.seats:
-        files += ["--picks", path]
-    if ended.complete:
-        click.echo(
-            f"The panel is closed: {done} judged. Run {stage_command('analyze', run_dir, *files)} "
-            "to see the result and the reviewers' agreement."
-        )
-    else:
-        click.echo(f"Stopped: {done} judged and saved; run the same command again to go on.")
-
-
-def _web_kind(ctx: click.Context, kind: str, web: bool) -> str:
-    """--web is --judge web; the page's options need it."""
-    given = {
-        name: ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
-        for name in ("kind", "host", "port", "panel", "per_judge", "no_browser", "session_cap")
-    }
-    if web and given["kind"] and kind != "web":
-        raise BadInput(f"--web judges on the page; drop --judge {kind}")
-    chosen = "web" if web else kind
-    if chosen != "web":
-        page = [f"--{n.replace('_', '-')}" for n in list(given)[1:] if given[n]]
-        if page:
-            raise BadInput(f"{', '.join(page)}: only for the judging page; add --web")
-    return chosen
+        _prose.echo_prose(result.closing)

@@ -8,10 +8,10 @@ from pathlib import Path
 import click
 import orjson
 
-from blindtest.cli._common import command
+from blindtest.cli._command import command
 from blindtest.cli._options import FilePath, alpha_option, json_option
 from blindtest.errors import BadInput
-from blindtest.protocols import PROTOCOLS
+from blindtest.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 
 
 def _split(text: str | None, option: str) -> list[str] | None:
@@ -43,7 +43,7 @@ def _width() -> int:
 @click.option(
     "--protocol",
     type=click.Choice(tuple(PROTOCOLS)),
-    default="triangle",
+    default=DEFAULT_PROTOCOL,
     show_default=True,
     help="triangle: pick the odd one of three; pair: tell which is which; preference: "
     "which is better.",

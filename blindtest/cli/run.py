@@ -1,7 +1,7 @@
 """blindtest run A B --prompts F: every stage in order (:func:`blindtest.stages.run.run`),
 each shown as its own command shows it.
 
-Its design options are the ``bt-design`` options themselves (one group in ``_common``, so
+Its design options are the ``bt-design`` options themselves (one group in ``_options``, so
 they can never drift apart); the stages run in order and leave their files in one directory.
 The same command again resumes that directory: the design must be the one the options make
 (the recorded seed is reused when ``--seed`` is not given), generation fetches only what is
@@ -18,10 +18,11 @@ from typing import Any
 
 import click
 
-from blindtest.cli import _chain, _check, _options
+from blindtest.cli import _chain, _check, _design_options, _options
 from blindtest.cli._chain import resumable
-from blindtest.cli._common import command, echo_prose
-from blindtest.cli._options import DirPath, concurrency_option
+from blindtest.cli._command import command
+from blindtest.cli._options import DirPath, concurrency_option, quiet_option
+from blindtest.cli._prose import echo_prose
 from blindtest.hints import blindtest_command
 from blindtest.judging.kinds import judge_help
 
@@ -55,13 +56,15 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 @click.option("--judge-id", help="Name written on every pick (default: your user name).")
 @click.option("--judge-url", metavar="URL", help="llm:MODEL: the judge model's base URL.")
 @click.option("--judge-key-env", metavar="NAME", help="llm:MODEL: variable holding its key.")
+@_options.html_option
 @concurrency_option
 @_options.side_transport_options
 @_options.timeout_option
 @_options.price_options
-@_options.prompt_source_options
-@_options.design_options
+@_design_options.prompt_source_options
+@_design_options.design_options
 @_check.option
+@quiet_option
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -73,6 +76,7 @@ def run(
     judge_id: str | None,
     judge_url: str | None,
     judge_key_env: str | None,
+    html_path: Path | None,
     concurrency: int,
     timeout: float,
     price_a: str | None,
@@ -84,6 +88,7 @@ def run(
     a_header_env: tuple[str, ...],
     b_header_env: tuple[str, ...],
     check: bool,
+    quiet: bool,
     **design_options: Any,
 ) -> int:
     """Design, generate, judge, audit and analyze in one go; the same command resumes.
@@ -114,34 +119,31 @@ def run(
         )  # fmt: skip
     run_dir = run_dir or Path(time.strftime("blindtest-run-%Y%m%d-%H%M%S"))
     resume = resume_command(ctx, run_dir)
-    hooks = RunHooks(
-        dropped=design.show_dropped,
-        designed=design.show,
-        say=lambda text: echo_prose(text, err=True),
-        on_progress=generate.ProgressLine() if sys.stderr.isatty() else None,
-        judged=judge.show_closing,
-        echo=click.echo,
+    hooks = (
+        RunHooks(echo=click.echo)  # a person judging still sees the trials
+        if quiet
+        else RunHooks(
+            dropped=design.show_dropped,
+            designed=design.show,
+            say=lambda text: echo_prose(text, err=True),
+            on_progress=generate.ProgressLine() if sys.stderr.isatty() else None,
+            judged=judge.show_closing,
+            echo=click.echo,
+        )
     )
     with resumable(resume):
         result = chain(
-            run_dir,
-            model_a,
-            model_b,
-            judge_kind=judge_kind,
-            judge_id=judge_id,
-            judge_url=judge_url,
-            judge_key_env=judge_key_env,
-            concurrency=concurrency,
-            timeout=timeout,
-            prices={"A": price_a, "B": price_b},
-            transport=transport,
-            hooks=hooks,
-            **design_options,
-        )
+            run_dir, model_a, model_b, judge_kind=judge_kind, judge_id=judge_id,
+            judge_url=judge_url, judge_key_env=judge_key_env, concurrency=concurrency,
+            timeout=timeout, prices={"A": price_a, "B": price_b}, transport=transport,
+            hooks=hooks, html=html_path, **design_options,
+        )  # fmt: skip
     if result.analysis is None:
+        if quiet:
+            return 0
         echo_prose(f"{result.judged} of {result.total} judged; continue with: {resume}", err=True)
         return 0
     analyze.show(
-        result.analysis.report, run_dir, as_json=False, quiet=False, brief=False, reveal=False
+        result.analysis.report, run_dir, as_json=False, quiet=quiet, brief=False, reveal=False
     )
     return result.exit_code

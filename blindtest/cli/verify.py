@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from blindtest import artifacts
-from blindtest.cli._common import command
+from blindtest.cli._command import command
 from blindtest.cli._options import json_option, quiet_option, run_argument
 from blindtest.hints import stage_command
 

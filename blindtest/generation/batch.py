@@ -37,6 +37,7 @@ import orjson
 
 from blindtest.errors import BadInput
 from blindtest.generation.wire import ParsedCompletion, ServerError, parse_completion, parse_error
+from blindtest.reportfmt import count
 
 if TYPE_CHECKING:
     from blindtest.generation.client import Completion, CompletionKind
@@ -319,11 +320,15 @@ class Triage:
 
     def summary(self, unit: str = "") -> str:
         """What was skipped, for the closing line ("" when nothing was); ``unit`` names what
-        is counted when the line counts something else ("results" beside "comparisons")."""
+        is counted (singular) when the line counts something else ("result" beside
+        "comparisons")."""
         said = []
-        unit = f" {unit}" if unit else ""
+
+        def counted(n: int) -> str:
+            return count(n, unit) if unit else str(n)
+
         if self.same:
-            said.append(f"{self.same}{unit} already imported, skipped")
+            said.append(f"{counted(self.same)} already imported, skipped")
         if self.differs:
             said.append(
                 f"{self.differs} already answered with a different result; the stored answers stand"

@@ -24,11 +24,10 @@ from typing import Any
 
 import orjson
 
-from blindtest import artifacts
+from blindtest import artifacts, reportfmt
 from blindtest.artifact_types import DesignRecord, GenerationRecord, TrialRecord
 from blindtest.artifacts import JsonObject, LoadedDesign
 from blindtest.errors import EndpointFailed
-from blindtest.generating import StageIO, check_rows_current
 from blindtest.generation.batch import BatchResult, Triage, parse_custom_id, triage
 from blindtest.generation.batch_rows import (
     BatchImport,
@@ -36,7 +35,9 @@ from blindtest.generation.batch_rows import (
     batch_row,
     import_batch_stage,
 )
+from blindtest.generation.ledger import check_rows_current
 from blindtest.generation.requests import SlotRequests, endpoints_for
+from blindtest.generation.stage_io import StageIO
 from blindtest.hints import stage_command
 from blindtest.slots import LAUNDER, SlotState, build_trials_view, pending_work, plan_slots
 
@@ -64,7 +65,7 @@ def export(run_dir: Path, out: Path, fmt: str, say: Say) -> None:
     sides = {side: sum(r[0] == side for r in requests) for side in ("A", "B")}
     names = ", ".join(str(p) for p in paths)
     say(
-        f"wrote {names}: {len(requests)} requests in the {fmt} batch format "
+        f"wrote {names}: {reportfmt.count(len(requests), 'request')} in the {fmt} batch format "
         f"({sides['A']} + {sides['B']} slots); when the results are back: "
         f"{stage_command('generate', run_dir, '--batch-import', 'RESULTS.jsonl')}"
     )
@@ -78,10 +79,11 @@ def import_files(run_dir: Path, files: Sequence[Path], prices: Prices, say: Say)
     results = read_result_files(files)
     found, sorted_, trials = _import_slots(run_dir, loaded, results, prices, io)
     failed = sum(row["status"] != "ok" for row in found.rows)
-    never = f"; {found.not_run} requests never ran (batch expired or cancelled)"
+    never = f"; {reportfmt.count(found.not_run, 'request')} never ran (batch expired or cancelled)"
     skipped = sorted_.summary()
     say(
-        f"imported {len(found.rows)} rows ({failed} failed) from {len(files)} files"
+        f"imported {reportfmt.count(len(found.rows), 'row')} ({failed} failed) from "
+        f"{reportfmt.count(len(files), 'file')}"
         + (never if found.not_run else "")
         + (f"; {skipped}" if skipped else "")
     )
@@ -186,18 +188,24 @@ def _finish(run_dir: Path, trials: list[TrialRecord] | None, say: Say) -> int:
             say(f"every slot is answered; {path} stands; next: {stage_command('judge', run_dir)}")
             return 0
         artifacts.write_jsonl(path, trials, "trials", force=True)
-        say(f"wrote {path}: {len(trials)} blinded trials; next: {stage_command('judge', run_dir)}")
+        say(
+            f"wrote {path}: {reportfmt.count(len(trials), 'blinded trial')}; next: "
+            f"{stage_command('judge', run_dir)}"
+        )
         return 0
     loaded = artifacts.load_design(run_dir)
     rows = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
     missing = pending_work(loaded.design, SlotState.from_rows(rows.records))
     asks = sum(w.stage != LAUNDER for w in missing)
     if not asks:
-        say(f"{len(missing)} answers still to launder: {stage_command('generate', run_dir)}")
+        say(
+            f"{reportfmt.count(len(missing), 'answer')} still to launder: "
+            f"{stage_command('generate', run_dir)}"
+        )
         return 0
     else:
         say(
-            f"{asks} slots still missing; export just those: "
+            f"{reportfmt.count(asks, 'slot')} still missing; export just those: "
             f"{stage_command('generate', run_dir, '--batch-export', 'missing.jsonl')}"
         )
     return asks
@@ -245,7 +253,8 @@ def slot_triage(
 
     def refusal(counts: Mapping[str, int], first: str) -> str:
         return (
-            f"refused {sum(counts.values())} batch results ({counts.get('foreign', 0)} for "
+            f"refused {reportfmt.count(sum(counts.values()), 'batch result')} "
+            f"({counts.get('foreign', 0)} for "
             f"another run, {counts.get('unknown', 0)} for slots this design does not have, "
             f"{counts.get('twice', 0)} answering a slot again with a different result; "
             f"first: {first}); nothing written"

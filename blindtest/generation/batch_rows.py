@@ -6,16 +6,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from blindtest import reportfmt
 from blindtest.artifact_types import DesignRecord, ResponseRow, TrialRecord
 from blindtest.artifacts import JsonObject
 from blindtest.derived import trial_slot_seed
 from blindtest.errors import BadInput
-from blindtest.generating import StageIO
 from blindtest.generation.batch import BatchResult, custom_id, parse_custom_id, result_completion
 from blindtest.generation.client import Completion
 from blindtest.generation.guard import DrawCollisions, collision_notice
 from blindtest.generation.requests import SlotRequests
 from blindtest.generation.responses import response_record
+from blindtest.generation.stage_io import StageIO
 from blindtest.generation.summary import (
     check_not_deterministic,
     generation_record,
@@ -129,7 +130,8 @@ def batch_rows(
             done.add(key)
     if foreign or unknown or answered:
         raise BadInput(
-            f"refused {foreign + unknown + answered} batch results ({foreign} for another run, "
+            f"refused {reportfmt.count(foreign + unknown + answered, 'batch result')} "
+            f"({foreign} for another run, "
             f"{unknown} for slots this design does not have, {answered} for slots already "
             f"answered; first: {first_bad}); nothing written"
         )

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from blindtest import artifacts
+from blindtest import artifacts, reportfmt
 from blindtest.artifacts import JsonObject, schema_tag, sha256_bytes
 from blindtest.errors import BadInput
 from blindtest.generation.batch import BatchResult, read_results, request_lines, split_parts
@@ -175,7 +175,10 @@ async def _submit(record: JsonObject, clients: Mapping[str, BatchClient], io: Co
                 }
             )
             io.write_record(record)
-            io.say(f"uploaded {_who({'side': side})}'s batch file {number}: {len(lines)} requests")
+            io.say(
+                f"uploaded {_who({'side': side})}'s batch file {number}: "
+                f"{reportfmt.count(len(lines), 'request')}"
+            )
             _checkpoint("uploaded")
 
 
@@ -262,7 +265,7 @@ async def _import(
         io.say(f"{_who(entry)}: batch {entry['batch_id']} {entry['status']}, imported")
     if done.ended:
         # Totals over both sides only: per-side failures are for after judging.
-        never = f"; {done.not_run} requests never ran" if done.not_run else ""
+        never = f"; {reportfmt.count(done.not_run, 'request')} never ran" if done.not_run else ""
         io.say(f"imported {done.imported_rows} {io.unit}{never}")
 
 

@@ -9,10 +9,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from blindtest import reportfmt
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import Columns
 from blindtest.errors import CheckFailed
 from blindtest.normalize import count_words
+from blindtest.protocols import protocol_of
 from blindtest.sides import SIDES
 from blindtest.slots import SlotState, original_text
 
@@ -132,7 +134,7 @@ class DrawCollisions:
     def empty(cls, design: DesignRecord) -> DrawCollisions:
         count = len(design["arrangement"])
         odd = bytearray(count)
-        if design["protocol"] == "triangle":
+        if protocol_of(design).repeats_side:  # the odd position says which two are twins
             odd = bytearray(int(p) for p in _arrangement_values(design, "odd_position"))
         return cls(odd, count, trial_positions(design))
 
@@ -196,7 +198,7 @@ def _over(collisions: DrawCollisions) -> str:
 def _side_count(name: str, side: SideCollisions, model: str) -> str:
     return (
         f"side {name} ({model}) in {side.identical} of its {side.pairs}, up to "
-        f"{side.longest} words long"
+        f"{reportfmt.count(side.longest, 'word')} long"
     )
 
 
@@ -224,7 +226,10 @@ def collision_notice(collisions: DrawCollisions) -> str | None:
     trials = "trial" if k == 1 else "trials"
     longest = max(side.longest for side in collisions.sides.values())
     if longest > 2 * FREE_WORDS:
-        why = f"the longest {longest} words: chance, or prompts with one right wording"
+        why = (
+            f"the longest {reportfmt.count(longest, 'word')}: chance, or prompts with one right "
+            "wording"
+        )
     elif k == collisions.pairs and k > 1:
         why = "every one; answers this short cannot tell a deterministic endpoint from chance"
     else:

@@ -1,12 +1,14 @@
 """What bt-generate keeps of ``responses.jsonl`` while it runs (per slot and stage, a
-reference to the row still current), and the check that a row belongs to the design."""
+reference to the row still current), the check that a row belongs to the design, and the
+rows on disk made for another request than their slot makes now (stale), in words."""
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
+from blindtest import artifacts, reportfmt
 from blindtest.artifact_types import DesignRecord, ResponseRow
 from blindtest.artifacts import Columns
 from blindtest.errors import BadInput
@@ -206,3 +208,58 @@ def check_row_fits(
             f"responses.jsonl row {number} (trial {row['trial']}, slot {row['slot']}, "
             f"side {row['side']}) does not belong to this design; use a new run directory"
         )
+
+
+_ROLE_ORDER = ("A", "B", LAUNDER)
+
+
+def _stale_counts(design: DesignRecord, stale: Mapping[str, int]) -> tuple[int, str]:
+    roles = sorted(stale, key=_ROLE_ORDER.index)
+    named = ", ".join(
+        f"{'laundering' if role == LAUNDER else 'side ' + role}: {stale[role]}" for role in roles
+    )
+    return sum(stale.values()), named
+
+
+def stale_rows_error(design: DesignRecord, stale: Mapping[str, int]) -> str:
+    """Why answers on disk are not reused: how many, whose, and the two ways on."""
+    total, named = _stale_counts(design, stale)
+    dirs = design["source"]["kind"] == "dirs"
+    if total == 1:
+        made = "answer on disk was " + (
+            "read from another file than its slot names now"
+            if dirs
+            else "made for another request than its slot makes now"
+        )
+    else:
+        made = "answers on disk were " + (
+            "read from other files than their slots name now"
+            if dirs
+            else "made for other requests than their slots make now"
+        )
+    return (
+        f"{artifacts.RESPONSES}: {total} {made} ({named}; the design changed "
+        "since they were recorded); use a new run directory, "
+        "or rerun with --refetch-changed to ask for those slots again (the old rows stay in "
+        f"{artifacts.RESPONSES}, no longer counted)"
+    )
+
+
+def check_rows_current(design: DesignRecord, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse rows on disk whose answers were made for another request than their slot makes
+    now (the batch modes: a live ``--refetch-changed`` asks for those slots again)."""
+    ledger = Ledger(design, rows.__getitem__, SlotRequests(design))
+    for ref, row in enumerate(rows):
+        ledger.record(row, ref)
+    stale = ledger.stale()
+    if stale:
+        raise BadInput(stale_rows_error(design, stale))
+
+
+def refetch_notice(design: DesignRecord, stale: Mapping[str, int]) -> str:
+    total, named = _stale_counts(design, stale)
+    return (
+        f"asking again for {reportfmt.count(total, 'slot')} whose answer on disk was made for "
+        "another request "
+        f"({named}); the old rows stay in {artifacts.RESPONSES}, no longer counted"
+    )

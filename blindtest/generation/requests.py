@@ -17,6 +17,7 @@ from blindtest.endpoints import is_loopback
 from blindtest.generation.endpoint import Endpoint
 from blindtest.generation.wire import ChatMessage, token_field_for
 from blindtest.normalize import launder_messages
+from blindtest.protocols import protocol_of
 from blindtest.sides import fill_template, side_system
 from blindtest.slots import LAUNDER, Slot, Work
 
@@ -181,7 +182,7 @@ def _variant_for(design: DesignRecord, slot: Slot) -> str:
     """Which file answers a slot: the doubled side's two triangle slots take variants 1 and 2
     in slot order; every other slot takes the candidate's first output."""
     variants: list[str] = sorted(design["source"]["files"][slot.prompt_id][slot.side])
-    if design["protocol"] != "triangle":
+    if not protocol_of(design).repeats_side:
         return variants[0]
     entry = design["arrangement"][slot.trial - 1]
     if slot.side != entry["doubled"]:

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from blindtest import reportfmt
 from blindtest.artifact_types import DesignRecord, GenerationRecord
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.errors import EndpointFailed
@@ -15,6 +16,7 @@ from blindtest.generation.guard import DrawCollisions, deterministic_endpoint_er
 from blindtest.generation.ledger import Ledger
 from blindtest.generation.requests import _role_model
 from blindtest.normalize import outside_band
+from blindtest.protocols import protocol_of
 from blindtest.slots import LAUNDER, SlotState, Work, pending_work
 
 
@@ -163,7 +165,7 @@ def generation_record(
     wall time, requests and rows), a measurement carried from the file as ``wall_seconds`` is.
     """
     state = SlotState.from_rows(rows)
-    identical = identical_draws(design, state) if design["protocol"] == "triangle" else None
+    identical = identical_draws(design, state) if protocol_of(design).repeats_side else None
     return _generation(
         design,
         design_sha256,
@@ -277,9 +279,13 @@ def session_summary(
     counts = RowCounts.of(fetched)
     if not counts.rows:
         state = "updated" if changed else "unchanged"
-        return f"nothing to fetch ({total_rows} rows on disk); generation.json {state}{said_prices}"
+        return (
+            f"nothing to fetch ({reportfmt.count(total_rows, 'row')} on disk); "
+            f"generation.json {state}{said_prices}"
+        )
     line = (
-        f"fetched {counts.rows} rows ({counts.failed} failed) in {counts.requests} requests; "
+        f"fetched {reportfmt.count(counts.rows, 'row')} ({counts.failed} failed) in "
+        f"{reportfmt.count(counts.requests, 'request')}; "
         "per-side figures are in generation.json, for after judging"
     )
     if sessions is not None and len(sessions) > 1:

@@ -46,6 +46,7 @@ from blindtest.errors import BadInput
 from blindtest.judging.kinds import BOT_KINDS
 from blindtest.judging.picks import Pick, Trial
 from blindtest.normalize import count_words, strip_formatting
+from blindtest.protocols import PROTOCOLS
 
 __all__ = [
     "BOT_NICKNAMES",
@@ -272,7 +273,7 @@ def check_bot(kind: str, protocol: str) -> None:
     """Refuse a bot the protocol has no form for, before anything is written."""
     if kind not in BOT_KINDS:
         raise BadInput(f"unknown bot {kind!r}; use one of {', '.join(BOT_KINDS)}")
-    if kind == "duplicate" and protocol != "triangle":
+    if kind == "duplicate" and not PROTOCOLS[protocol].repeats_side:
         raise BadInput(
             f"bot:duplicate needs a triangle run: in a {protocol} run the two options come "
             "from two different models, so a near-duplicate exposes nothing; use bot:length "
@@ -284,7 +285,7 @@ def bot_settings(kind: str, protocol: str) -> dict[str, object]:
     """What makes a bot's picks besides the trial and the design seed, recorded on each pick
     as its ``judge_settings``: its kind, and the duplicate spotter's threshold."""
     settings: dict[str, object] = {"bot": kind}
-    if kind == "duplicate" and protocol == "triangle":
+    if kind == "duplicate" and PROTOCOLS[protocol].repeats_side:
         settings["duplicate_threshold"] = DUPLICATE_THRESHOLD
     return settings
 
@@ -292,14 +293,15 @@ def bot_settings(kind: str, protocol: str) -> dict[str, object]:
 def bot_pick(kind: str, protocol: str, trial: Trial, rng: RandBelow) -> Pick:
     """One mechanical pick, with ``bot`` recording how it was made (judge left empty)."""
     options = trial.options
-    if protocol == "triangle":
+    pick_kind = PROTOCOLS[protocol].pick_kind  # each kind of pick has its bots
+    if pick_kind == "position":
         if kind == "duplicate":
             made = duplicate_bot(options, rng)
             how = {"name": "duplicate", "fired": made.fired, "similarity": made.similarity}
             return Pick(trial=trial.number, judge="", pick=made.pick, bot=how)
         value = length_bot(options, rng) if kind == "length" else random_bot(options, rng)
         return Pick(trial=trial.number, judge="", pick=value, bot={"name": kind})
-    if protocol == "preference":
+    if pick_kind == "side":
         choice = (
             length_preference_bot(options)
             if kind == "length"

@@ -30,11 +30,11 @@ from typing import Any, cast
 
 import orjson
 
-from blindtest import artifacts
+from blindtest import artifacts, reportfmt
 from blindtest.artifact_types import DesignRecord, PickRecord
 from blindtest.errors import BadInput
 from blindtest.judging.kinds import PICK_KINDS
-from blindtest.protocols import PREFERENCE_PICKS, PROTOCOLS
+from blindtest.protocols import PROTOCOLS, has_control
 
 JsonObject = dict[str, Any]
 
@@ -56,11 +56,6 @@ _ESCAPE_SEQUENCE = re.compile(
     r"|\x9b[0-?]*[ -/]*[@-~]"  # C1 CSI
 )
 _BLANKS = re.compile(r"[\t\n\r\v\f\x85\u2028\u2029]+")
-
-
-def has_control(text: str) -> bool:
-    """True when ``text`` holds a control or format character (Unicode Cc or Cf)."""
-    return any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text)
 
 
 def clean_text(text: str) -> str:
@@ -170,7 +165,8 @@ def trials_from_records(records: Sequence[JsonObject], design: DesignRecord) -> 
     count = PROTOCOLS[design["protocol"]].options
     if len(records) != expected:
         raise BadInput(
-            f"{artifacts.TRIALS} holds {len(records)} trials but the design has {expected}; "
+            f"{artifacts.TRIALS} holds {reportfmt.count(len(records), 'trial')} but the design "
+            f"has {expected}; "
             "rerun bt-generate to finish it"
         )
     trials = []
@@ -181,7 +177,8 @@ def trials_from_records(records: Sequence[JsonObject], design: DesignRecord) -> 
             )
         if len(record["options"]) != count:
             raise BadInput(
-                f"{artifacts.TRIALS}:{number}: {len(record['options'])} options, but a "
+                f"{artifacts.TRIALS}:{number}: "
+                f"{reportfmt.count(len(record['options']), 'option')}, but a "
                 f"{design['protocol']} trial shows {count}"
             )
         history = tuple((t["role"], t["content"]) for t in record.get("history", ()))
@@ -327,21 +324,7 @@ class PicksFile:
 
 def pick_problem(view: JudgeView, pick: int | str) -> str | None:
     """Why ``pick`` is out of range for the protocol, or None when it is in range."""
-    if view.protocol == "triangle":
-        # bool is an int in Python, but JSON true is not a position; 2.0 is not written by
-        # any judge that means 2.
-        if type(pick) is int and 1 <= pick <= 3:
-            return None
-        return f"pick {_shown(pick)} is out of range for a triangle run (1, 2 or 3)"
-    if view.protocol == "preference":
-        if pick in PREFERENCE_PICKS:
-            return None
-        return f"pick {_shown(pick)} is out of range for a preference run (left, right or tie)"
-    if isinstance(pick, str) and pick and pick not in PREFERENCE_PICKS:
-        if has_control(pick):
-            return f"pick {pick!r} holds a control character; a nickname is a plain word"
-        return None
-    return f"pick {_shown(pick)} is out of range for a pair run (a nickname for option 1)"
+    return PROTOCOLS[view.protocol].pick_problem(pick)
 
 
 def _shown(value: object) -> str:
@@ -475,7 +458,7 @@ class PicksChecker:
 
     def accept(self, pick: Pick) -> None:
         self.first_line.setdefault(pick.slot, pick.line)
-        if self.view.protocol == "pair":
+        if PROTOCOLS[self.view.protocol].pick_kind == "nickname":
             names, line = self.nicknames.get(pick.judge, (set(), pick.line))
             names.update(pick.nicknames or (str(pick.pick),))
             self.nicknames[pick.judge] = (names, line)
@@ -542,7 +525,7 @@ class PicksChecker:
 
     def _range(self, pick: Pick) -> str | None:
         problem = pick_problem(self.view, pick.pick)
-        if problem is not None or self.view.protocol != "pair":
+        if problem is not None or PROTOCOLS[self.view.protocol].pick_kind != "nickname":
             return problem
         if pick.nicknames is not None and pick.pick not in pick.nicknames:
             return f"pick {pick.pick!r} is not one of its nicknames {list(pick.nicknames)}"

@@ -25,14 +25,14 @@ import jinja2
 from markupsafe import Markup
 
 from blindtest.markup import render_text
+from blindtest.protocols import PROTOCOLS
 from blindtest.render import by_tag_sentences, checks_lines, clean, reading_lines, skipped_lines
-from blindtest.reportfmt import format_p
+from blindtest.reportfmt import count, format_p
 from blindtest.reportpage import sections
 from blindtest.reportpage.charts import Row, bar_chart, e_value_chart, interval_chart
 from blindtest.stats.intervals import clopper_pearson
 from blindtest.version import __version__
 
-CHANCE = {"triangle": 1 / 3, "pair": 1 / 2, "preference": 1 / 2}
 CENSUS = ("mean_words", "bullets", "headings", "bold", "em_dashes", "code_blocks")
 
 
@@ -63,7 +63,7 @@ def _interval(value: Any) -> tuple[float | None, float | None, float | None]:
 
 
 def _estimate_charts(report: Mapping[str, Any]) -> list[Any]:
-    protocol = report["protocol"]
+    rules = PROTOCOLS[report["protocol"]]
     if report.get("verdict") == "void" or not report.get("n"):
         return []
     charts: list[Any] = []
@@ -71,7 +71,7 @@ def _estimate_charts(report: Mapping[str, Any]) -> list[Any]:
     for judge, result in sorted((report.get("per_judge") or {}).items()):
         rows.append(Row(f"judge {judge}", *_interval(result.get("pc"))))
     pooled = "pooled" if rows else ", ".join(report.get("judges") or []) or "judge"
-    if protocol == "preference":
+    if rules.prefers:
         rows.append(Row("A's win rate", *_interval(report.get("pc")), kind="pooled"))
     else:
         rows.append(Row(pooled, *_interval(report.get("pc")), kind="pooled"))
@@ -79,7 +79,7 @@ def _estimate_charts(report: Mapping[str, Any]) -> list[Any]:
         if bot.get("n"):
             ci = clopper_pearson(int(bot["correct"]), int(bot["n"]))
             rows.append(Row(f"bot: {name}", bot["correct"] / bot["n"], ci.lo, ci.hi, kind="bot"))
-    what = "A's win rate (ties excluded)" if protocol == "preference" else "Proportion correct"
+    what = "A's win rate (ties excluded)" if rules.prefers else "Proportion correct"
     charts.append(
         interval_chart(
             "chart-pc",
@@ -89,11 +89,11 @@ def _estimate_charts(report: Mapping[str, Any]) -> list[Any]:
             rows,
             lo=0.0,
             hi=1.0,
-            ref=CHANCE[protocol],
-            ref_label=f"chance {CHANCE[protocol]:.0%}",
+            ref=rules.chance,
+            ref_label=f"chance {rules.chance:.0%}",
         )
     )
-    if protocol != "preference" and report.get("pd"):
+    if rules.similarity and report.get("pd"):
         charts.append(
             interval_chart(
                 "chart-pd",
@@ -129,7 +129,15 @@ def _census(report: Mapping[str, Any]) -> tuple[list[str], list[list[str]], Any]
     if not sides:
         return [], [], None
     metrics = [m for m in CENSUS if any(m in census[s] for s in sides)]
-    header = ["", *[f"{s}: {census[s].get('model', s)}" for s in sides]]
+    configs = report.get("sides") or {}
+    # Headed by label: when both sides are one model, the model name tells them not apart.
+    header = [
+        "",
+        *[
+            f"{s}: {(configs.get(s) or {}).get('label') or census[s].get('model', s)}"
+            for s in sides
+        ],
+    ]
     table = [[m.replace("_", " "), *[_num(census[s].get(m)) for s in sides]] for m in metrics]
     chart = bar_chart(
         "chart-census",
@@ -174,7 +182,7 @@ def _tag_note(report: Mapping[str, Any]) -> str | None:
     return (
         "Trials by their outcome, per prompt tag (a prompt with several tags counts in each); "
         "A's win rate among the untied with its Wilson 95% interval; the exact two-sided p, "
-        f"and that p Holm-adjusted across the {len(by_tag)} tags."
+        f"and that p Holm-adjusted across the {count(len(by_tag), 'tag')}."
     )
 
 
@@ -264,6 +272,7 @@ def render_report_page(
             title=f"blindtest report {str(report['design_sha256'])[:12]}",
             version=__version__,
             report=report,
+            rules=PROTOCOLS[report["protocol"]],
             summary=summary,
             charts=charts,
             census_header=census_header,
@@ -299,6 +308,7 @@ def render_report_page(
             sides=sections.sides(report),
             trials=_trials(report, trials, plain),
             format_p=format_p,
+            count=count,
             pct=lambda v: "n/a" if v is None else f"{float(v) * 100:.0f}%",
         )
     )

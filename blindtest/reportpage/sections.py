@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.hints import placeholder_legend, stage_command
+from blindtest.protocols import PROTOCOLS
 from blindtest.render import agreement_text, dprime_text
-from blindtest.reportfmt import control_line, format_p, pct
+from blindtest.reportfmt import control_line, count, format_p, pct
 
 #: The sentence of responses_sentences that discloses identity stripping.
 IDENTITY_SENTENCE = "Identity stripping replaced"
@@ -63,7 +64,7 @@ def llm_judges(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     share over comparisons, never passes), the table of counts, its leaking verdicts and its
     hidden-control line."""
     protocol = report["protocol"]
-    chance = "1/3" if protocol == "triangle" else "50%"
+    chance = PROTOCOLS[protocol].chance_words
     judges = []
     for found in (report.get("llm_judges") or {}).get("judges") or []:
         choices = [position_row(found["position"])] if found.get("position") else []
@@ -104,7 +105,7 @@ def _choice_row(label: str, found: Mapping[str, Any], chance: str) -> list[str]:
 
 
 def _llm_counts(found: Mapping[str, Any], protocol: str) -> list[list[str]]:
-    preference = protocol == "preference"
+    preference = PROTOCOLS[protocol].prefers  # low confidence counts as a tie
     rows = []
     if found.get("swap_consistency") is not None:
         rows.append(
@@ -130,10 +131,10 @@ def _llm_counts(found: Mapping[str, Any], protocol: str) -> list[list[str]]:
             if preference
             else "flagged for review, still counted (no tie to count them as)",
         ],
-        ["requests", f"{found['requests']} ({found['retries']} retries)"],
+        ["requests", f"{found['requests']} ({count(found['retries'], 'retry', 'retries')})"],
         [
             "failure rows",
-            f"{found['failures']} ({found['still_failed']} trials still unjudged)",
+            f"{found['failures']} ({count(found['still_failed'], 'trial')} still unjudged)",
         ],
         ["tokens", str(found["tokens"])],
         ["cost", money(found.get("cost"))],
@@ -148,7 +149,7 @@ def position(report: Mapping[str, Any]) -> dict[str, Any] | None:
     agreement = report.get("agreement")
     warnings = list(report.get("warnings") or [])
     gates = list(report.get("gates_failed") or [])
-    one_judge = report["protocol"] == "preference" and "agreement" in report and not agreement
+    one_judge = PROTOCOLS[report["protocol"]].prefers and "agreement" in report and not agreement
     if not (bias or agreement or warnings or gates or one_judge):
         return None
     rows = []
@@ -272,7 +273,7 @@ def bots(report: Mapping[str, Any]) -> list[list[str]]:
     found = (report.get("audit") or {}).get("bots") or {}
     if not found:
         return []
-    if report["protocol"] == "preference":
+    if PROTOCOLS[report["protocol"]].prefers:
         length = found.get("length")
         if not length:
             return []
@@ -342,12 +343,12 @@ def technical(report: Mapping[str, Any]) -> list[list[str]]:
     protocol = report["protocol"]
     if report.get("verdict") in ("void", "unusable") or not report.get("n"):
         return []
-    if protocol == "preference":
+    if PROTOCOLS[protocol].prefers:
         win = report.get("pc") or {}
         untied = (report.get("wins") or 0) + (report.get("losses") or 0)
         left_out = (report.get("excluded") or {}).get("n")
         dropped = (
-            f"; {left_out} comparisons excluded by the LLM judge (neither wins nor ties)"
+            f"; {count(left_out, 'comparison')} excluded by the LLM judge (neither wins nor ties)"
             if left_out
             else ""
         )
@@ -371,7 +372,7 @@ def technical(report: Mapping[str, Any]) -> list[list[str]]:
 
 
 def _discrimination(report: Mapping[str, Any], protocol: str) -> list[list[str]]:
-    unit = "correct" if protocol == "triangle" else "consistent with one mapping"
+    unit = PROTOCOLS[protocol].unit_words
     rows = [["trials", f"{report['correct']} of {report['n']} {unit}"]]
     agree = report.get("reviewer_agreement")
     if agree and agree.get("pairs"):
@@ -379,7 +380,7 @@ def _discrimination(report: Mapping[str, Any], protocol: str) -> list[list[str]]
             [
                 "judges agreeing",
                 f"{pct(agree['rate'])} of {agree['pairs']} pairs of picks on "
-                f"{agree['trials_shared']} shared trials (1/3 if both guess)",
+                f"{count(agree['trials_shared'], 'shared trial')} (1/3 if both guess)",
             ]
         )
     pc, pd, dprime = report.get("pc"), report.get("pd"), report.get("dprime")

@@ -4,7 +4,7 @@ e-values of a sequential design, and on request an HTML page and a preference ex
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,12 +68,15 @@ def analyze(
     reveal_void: bool = False,
     force: bool = False,
     holder: str | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> AnalyzeResult:
     """Score the picks (default RUN/picks.jsonl; several files: several judges), compute the
     exact statistics and write the report (``bt-analyze``; ``out``: another report file).
     ``against``: another judge kind's picks, compared with, never pooled. ``reveal_void``
     shows the analysis of an unfinished fixed design (whoever sees it can no longer judge
-    blind). A report from the same inputs is replaced without ``force``. Holds RUN's lock."""
+    blind). A report from the same inputs is replaced without ``force``. Holds RUN's lock,
+    except when nothing is written into RUN and RUN cannot be written (a read-only archive
+    analysed to ``out`` elsewhere): then it reads without the lock and tells ``say`` why."""
     from blindtest.analyzing import (
         AnalysisOptions,
         analyze_run,
@@ -84,14 +87,16 @@ def analyze(
 
     run = Path(run_dir)
     picks_given = _paths(picks)
-    with holding_run(run, holder):
-        report_path = Path(out) if out is not None else run / artifacts.REPORT
-        html_path = Path(html) if html is not None else None
-        export_path = Path(export_preferences) if export_preferences is not None else None
+    report_path = Path(out) if out is not None else run / artifacts.REPORT
+    html_path = Path(html) if html is not None else None
+    export_path = Path(export_preferences) if export_preferences is not None else None
+    e_values_path = report_path.with_name(artifacts.e_values_name(report_path.name))
+    written = [report_path, e_values_path, html_path, export_path]
+    inside = any(_inside(path, run) for path in written if path is not None)
+    with holding_run(run, holder, unlocked=None if inside else (say or _silent)):
         options = AnalysisOptions(
             min_kappa=min_kappa, position_margin=position_margin, reveal_void=reveal_void
         )
-        e_values_path = report_path.with_name(artifacts.e_values_name(report_path.name))
         inputs = picks_given or [run / artifacts.PICKS]
         names = [input_name(run, path) for path in inputs]
         artifacts.claim_report(run, inputs, names, report_path, e_values_path, html_path, force)
@@ -118,6 +123,15 @@ def analyze(
         exported=len(exported[0]) if exported is not None else None,
         dropped=dict(exported[1]) if exported is not None else None,
     )
+
+
+def _silent(_: str) -> None:
+    pass
+
+
+def _inside(path: Path, run_dir: Path) -> bool:
+    """Whether writing ``path`` writes into ``run_dir`` (a file directly in it or below)."""
+    return path.resolve().is_relative_to(run_dir.resolve())
 
 
 def _check_export(path: Path | None, run_dir: Path, picks: Sequence[Path], force: bool) -> None:

@@ -11,7 +11,8 @@ from typing import Any
 
 from blindtest import artifacts
 from blindtest.artifact_types import DesignRecord
-from blindtest.designing import DesignOptions, DesignRequest, build_design, resolve_request
+from blindtest.designing import DesignOptions, build_design
+from blindtest.designrequest import DesignRequest, resolve_request
 from blindtest.errors import BadInput
 from blindtest.locking import holding_run
 from blindtest.provenance import collect_provenance
@@ -58,7 +59,7 @@ def design(
     **options: Any,
 ) -> DesignResult:
     """Write RUN's pre-registered design (``bt-design``): ``options`` are the fields of
-    :class:`~blindtest.designing.DesignRequest` (``model_a``, ``model_b``, ``prompts_file``
+    :class:`~blindtest.designrequest.DesignRequest` (``model_a``, ``model_b``, ``prompts_file``
     or ``demo``, ``protocol``, ``trials``, ``seed``, ``a_url``...), the command's options by
     their Python names. The same design again writes nothing (a rerun resumes); another one
     is refused (:class:`~blindtest.artifacts.DesignDiffers`) unless ``force``, and never once

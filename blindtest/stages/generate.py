@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from blindtest import artifacts
+from blindtest import artifacts, reportfmt
 from blindtest.artifact_types import GenerationRecord
 from blindtest.errors import BadInput
 from blindtest.generation.client import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT
@@ -145,7 +145,7 @@ def generate(
             on_progress,
         )
     tell(
-        f"wrote {run / artifacts.TRIALS}: {count} blinded trials; next: "
+        f"wrote {run / artifacts.TRIALS}: {reportfmt.count(count, 'blinded trial')}; next: "
         f"{stage_command('judge', run)}"
     )
     return GenerateResult(
@@ -166,6 +166,7 @@ def _live(
     on_progress: Callable[[Progress, bool], None] | None,
 ) -> int:
     from blindtest import generating as lib
+    from blindtest.generation.stage_io import StageIO
     from blindtest.outputs import imported_text
 
     loaded = artifacts.load_design_lean(run)  # checked before anything is written or sent
@@ -181,7 +182,7 @@ def _live(
         return imported_text(loaded.design["source"], side, item, variant)
 
     with artifacts.LineReader(path) as read_row:
-        io = lib.StageIO(
+        io = StageIO(
             open_responses=open_responses,
             write_generation=lambda record: _write_generation(run, record),
             read_imported=read_imported,

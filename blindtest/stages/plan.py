@@ -13,12 +13,13 @@ from blindtest.errors import BadInput
 from blindtest.planning import (
     DEFAULT_TRIALS,
     MAX_TOTAL_TRIALS,
-    MAX_TRIALS,
     PlanResult,
     build_plan,
     build_similarity_plan,
     format_plan,
 )
+from blindtest.powersearch import MAX_TRIALS
+from blindtest.protocols import DEFAULT_PROTOCOL
 
 __all__ = ["Plan", "plan"]
 
@@ -68,7 +69,7 @@ def check_trials(trials: Sequence[int]) -> list[int]:
 
 
 def plan(
-    protocol: str = "triangle",
+    protocol: str = DEFAULT_PROTOCOL,
     *,
     trials: Sequence[int] | None = None,
     pc: Sequence[str | float] | None = None,

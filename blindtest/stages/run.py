@@ -99,17 +99,27 @@ def run(
     prices: Mapping[str, str | None] | None = None,
     transport: Mapping[str, Any] | None = None,
     hooks: RunHooks | None = None,
+    html: str | os.PathLike[str] | None = None,
     **design_options: Any,
 ) -> RunResult:
     """Every stage in order into ``run_dir`` (``blindtest run A B``). ``design_options``:
     the design's (:func:`blindtest.design`'s); ``transport``: generation's per-side options
     (``a_concurrency``, ``b_rpm``, ``a_header_env``...); ``judge_kind``: who judges
-    (``llm:MODEL`` served at ``judge_url``, its key in ``judge_key_env``)."""
+    (``llm:MODEL`` served at ``judge_url``, its key in ``judge_key_env``); ``html``: also
+    write the report page there (as ``bt-analyze --html``), checked before anything is
+    written."""
     if judge_kind.startswith("llm:"):  # before anything is written or paid for
         from blindtest.judging.llm.options import check_judge_key
 
         check_judge_key(judge_kind, judge_url, judge_key_env)
+    else:
+        from blindtest.judging.driver import judge_kind as known_kind
+
+        known_kind(judge_kind)  # an unknown kind is refused before the design is written
     run_path = Path(run_dir)
+    page = Path(html) if html is not None else None
+    if page is not None:
+        _check_page(page, run_path)
     show = hooks if hooks is not None else RunHooks()
     with locking.run_lock(run_path, HOLDER):
         designed = _design(run_path, model_a, model_b, design_options, show)
@@ -133,10 +143,22 @@ def run(
         if not state.done:
             return result
         audited = audit(run_path, force=True, holder=HOLDER)
-        analysis = analyze(run_path, holder=HOLDER)
+        analysis = analyze(run_path, html=page, holder=HOLDER)
     return RunResult(
         run_path, designed, generated, name, state.judged, state.total, sitting, audited, analysis
     )
+
+
+def _check_page(page: Path, run_dir: Path) -> None:
+    """``--html FILE`` refused before the design is written or a request paid for: a
+    directory, a run file's name, another artifact or a file not ours; an existing page only
+    when this run directory has a report to replace it with (a resumed run)."""
+    artifacts.claim_output(page, artifacts.HTML, force=True)
+    if page.exists() and not (run_dir / artifacts.REPORT).exists():
+        raise BadInput(
+            f"--html {page} already exists and this run has no report of its own to replace "
+            "it with; give another file name"
+        )
 
 
 def _design(

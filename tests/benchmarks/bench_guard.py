@@ -51,7 +51,15 @@ def triangle_design(trials: int) -> DesignRecord:
             "strip_formatting": False,
             "truncate_match": False,
         },
-        "models": {"A": {"model": "sim-large"}, "B": {"model": "sim-small"}},
+        "models": {
+            side: {
+                "model": model,
+                "base_url": "http://127.0.0.1:1/v1",  # never dialled: InstantClient answers
+                "key_env": "OPENAI_API_KEY",
+                "params": {"temperature": 1.0, "max_tokens": None},
+            }
+            for side, model in (("A", "sim-large"), ("B", "sim-small"))
+        },
         "prompts": [{"id": "p001", "text": "Explain tides."}],
         "arrangement": [
             {

@@ -1,6 +1,6 @@
 """bt-judge's batch modes for an LLM judge (``--judge llm:MODEL``):
-``--batch-export FILE`` writes every comparison this judge still has to make (both passes),
-``--batch-import FILE...`` sits the judge with each call answered from the files,
+``--batch-export FILE`` writes every comparison this judge still has to make (both passes of a
+swap), ``--batch-import FILE...`` sits the judge with each call answered from the files,
 ``--batch`` submits and collects through ``--judge-url``'s Batch API (the batches recorded
 next to the picks file, so a rerun picks them up). A sequential design whose stopping rule
 this judge's picks meet asks nothing more, as a live judge is asked nothing more.
@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from blindtest import artifacts
+from blindtest import artifacts, reportfmt
 from blindtest.artifacts import JsonObject
 from blindtest.errors import BadInput, EndpointFailed
 from blindtest.generation.batch import BatchResult
@@ -36,6 +36,7 @@ from blindtest.judgment import (
     read_picks,
     remaining_trials,
 )
+from blindtest.protocols import PROTOCOLS
 
 __all__ = ["JudgeBatch", "export", "import_files", "record_path", "submit"]
 
@@ -109,8 +110,17 @@ class JudgeBatch:
         return sitting.analyze_command(self.run.run_dir, self.out)
 
 
+def _passes(work: JudgeBatch, both: bool) -> str:
+    """How many passes the export holds per comparison, said only for a preference judge."""
+    if PROTOCOLS[work.run.view.protocol].llm.asking != "passes":
+        return ""
+    if not work.options.swap:
+        return ", one pass each, no swap"
+    return ", both passes" if both else ""
+
+
 def export(work: JudgeBatch, out: Path, fmt: str, say: Say) -> None:
-    """``--batch-export FILE``: both passes of every comparison still to ask."""
+    """``--batch-export FILE``: every comparison still to ask (both passes of a swap)."""
     from blindtest.generation.batch_run import write_export
 
     requests = judge_requests(work.run, work.options, work.to_ask())
@@ -128,8 +138,9 @@ def export(work: JudgeBatch, out: Path, fmt: str, say: Say) -> None:
     trials = len({trial for trial, _, _ in requests})
     names = ", ".join(str(p) for p in paths)
     say(
-        f"wrote {names}: {len(requests)} requests ({trials} comparisons"
-        f"{', both passes' if len(requests) > trials else ''}) for the judge "
+        f"wrote {names}: {reportfmt.count(len(requests), 'request')} ("
+        f"{reportfmt.count(trials, 'comparison')}"
+        f"{_passes(work, len(requests) > trials)}) for the judge "
         f"{work.options.model} in the {fmt} batch format; when the results are back: "
         f"{work.command('--batch-import', 'RESULTS.jsonl')}"
     )
@@ -139,7 +150,7 @@ def _missing(work: JudgeBatch, say: Say) -> int:
     left = len(work.to_ask()) if not work.force else 0
     if left:
         say(
-            f"{left} comparisons still missing; export just those: "
+            f"{reportfmt.count(left, 'comparison')} still missing; export just those: "
             f"{work.command('--batch-export', 'missing.jsonl')}"
         )
     return left
@@ -157,14 +168,20 @@ def import_files(work: JudgeBatch, files: Sequence[Path], say: Say, show: Say) -
     show(judge.closing(ended, work.out, work.analyze()))
     left_out = selection.not_run + selection.partial
     imported = ended.judged_now + failed
-    said = [f"imported {imported} comparisons ({failed} failed) from {len(files)} files"]
+    said = [
+        f"imported {reportfmt.count(imported, 'comparison')} ({failed} failed) from "
+        f"{reportfmt.count(len(files), 'file')}"
+    ]
     if left_out:
-        said.append(f"{left_out} results left out (a pass missing from these files, or never run)")
+        said.append(
+            f"{reportfmt.count(left_out, 'result')} left out (a pass missing from these files, "
+            "or never run)"
+        )
     past = len(selection.trials) - ended.judged_now - failed
     if ended.stopped_early and past > 0:
-        said.append(f"{past} comparisons past the sequential stop not recorded")
+        said.append(f"{reportfmt.count(past, 'comparison')} past the sequential stop not recorded")
     if selection.skipped.summary():  # results are passes: a comparison has one or two
-        said.append(selection.skipped.summary("results"))
+        said.append(selection.skipped.summary("result"))
     say("; ".join(said))
     work = replace(work, force=False)
     _missing(work, say)
@@ -270,7 +287,8 @@ def submit(
         timeout=timeout,
     )
     show(
-        f"The LLM judge {work.options.model} judged {judged[0]} comparisons through the "
+        f"The LLM judge {work.options.model} judged {reportfmt.count(judged[0], 'comparison')} "
+        f"through the "
         f"Batch API into {work.out}. Run {work.analyze()} to see the result."
     )
     left = _missing(work, say)

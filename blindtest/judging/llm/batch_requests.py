@@ -54,6 +54,8 @@ from blindtest.judging.llm.messages import comparison_messages, prompt_fields
 from blindtest.judging.llm.options import LlmOptions
 from blindtest.judging.llm.verdicts import response_format
 from blindtest.judgment import JudgeRun, PicksFile, Trial
+from blindtest.protocols import PROTOCOLS
+from blindtest.reportfmt import count
 
 __all__ = [
     "BatchReplayJudge",
@@ -68,9 +70,9 @@ PASS = "p"
 
 
 def check_batchable(protocol: str) -> None:
-    if protocol == "pair":
+    if PROTOCOLS[protocol].llm.asking == "conversation":
         raise BadInput(
-            "a pair judge cannot be batched: each call holds the judge's earlier answers; "
+            f"a {protocol} judge cannot be batched: each call holds the judge's earlier answers; "
             "judge it live (drop the --batch option)"
         )
 
@@ -84,7 +86,7 @@ def _key(messages: Sequence[Mapping[str, Any]]) -> bytes:
 
 
 def _passes(run: JudgeRun, options: LlmOptions) -> tuple[tuple[int, bool], ...]:
-    if run.view.protocol == "preference" and options.swap:
+    if PROTOCOLS[run.view.protocol].llm.asking == "passes" and options.swap:
         return ((1, False), (2, True))
     return ((1, False),)
 
@@ -94,7 +96,7 @@ def judge_requests(
 ) -> list[tuple[int, str, dict[str, object]]]:
     """``(trial, custom_id, body)`` for every pass of every trial in ``trials``."""
     check_batchable(run.view.protocol)
-    fields = prompt_fields(run) if run.view.protocol == "preference" else {}
+    fields = prompt_fields(run) if PROTOCOLS[run.view.protocol].llm.asking == "passes" else {}
     endpoint = options.endpoint()
     shape = response_format(run.view.protocol)
     model = _tag(options.model.encode())
@@ -215,7 +217,8 @@ def select(
 
 def _refusal(counts: Mapping[str, int], first: str) -> str:
     return (
-        f"refused {sum(counts.values())} batch results ({counts.get('foreign', 0)} for another "
+        f"refused {count(sum(counts.values()), 'batch result')} "
+        f"({counts.get('foreign', 0)} for another "
         f"run or judge model, {counts.get('unknown', 0)} for comparisons this judge does not "
         f"have, {counts.get('twice', 0)} answering a comparison again with a different result; "
         f"first: {first}); nothing written"

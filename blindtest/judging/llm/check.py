@@ -17,6 +17,7 @@ from blindtest.judging.llm.verdicts import response_format
 from blindtest.judging.picks import JudgeRun
 from blindtest.preflight import CHECK_PROMPT, Target
 from blindtest.prompt_size import estimated_tokens, prompt_text_of
+from blindtest.protocols import PROTOCOLS
 
 __all__ = ["JUDGE_ANSWER_TOKENS", "design_judge_target", "judge_target"]
 
@@ -36,8 +37,8 @@ def _requests(run: JudgeRun, options: LlmOptions) -> list[int]:
     """Estimated input tokens of every request the judge makes (a pair run's transcript
     grows: each request holds every earlier turn)."""
     trials = run.view.trials
-    protocol = run.view.protocol
-    if protocol == "pair":
+    llm = PROTOCOLS[run.view.protocol].llm
+    if llm.asking == "conversation":
         system = _tokens([{"role": "system", "content": prompts.bundled("pair_system")}])
         sizes, running = [], system
         for trial in trials:
@@ -47,7 +48,7 @@ def _requests(run: JudgeRun, options: LlmOptions) -> list[int]:
             running += _tokens([turn]) + JUDGE_ANSWER_TOKENS
             sizes.append(running)
         return sizes
-    passes = 2 if protocol == "preference" and options.swap else 1
+    passes = 2 if llm.asking == "passes" and options.swap else 1
     sizes = [_tokens(comparison_messages(run, options, trial)) for trial in trials]
     return sizes * passes
 
@@ -65,31 +66,23 @@ def design_judge_target(
     estimated as its prompt, the bundled template and every option at the sides' token cap
     (:data:`ASSUMED_OUTPUT_TOKENS` without one)."""
     protocol = str(design["protocol"])
+    rules = PROTOCOLS[protocol]
     caps = [
         spec.get("params", {}).get("max_tokens") or ASSUMED_OUTPUT_TOKENS
         for spec in design["models"].values()
     ]
-    shown = {"triangle": 3}.get(protocol, 2) * max(caps)
-    template = estimated_tokens(
-        "\n".join(prompts.bundled(name) for name in _TEMPLATE_NAMES[protocol])
-    )
+    shown = rules.options * max(caps)
+    template = estimated_tokens("\n".join(prompts.bundled(name) for name in rules.llm.templates))
     texts = {str(p["id"]): prompt_text_of(p) for p in design["prompts"]}
     sizes = [
         template + estimated_tokens(texts[str(entry["prompt_id"])]) + shown
         for entry in design["arrangement"]
     ]
-    if protocol == "pair":
+    if rules.llm.asking == "conversation":
         sizes = [sum(sizes[: k + 1]) + k * JUDGE_ANSWER_TOKENS for k in range(len(sizes))]
-    elif protocol == "preference" and options.swap:
+    elif rules.llm.asking == "passes" and options.swap:
         sizes = sizes * 2
     return _target(protocol, sizes, options, price_option)
-
-
-_TEMPLATE_NAMES = {
-    "preference": ("preference",),
-    "triangle": ("triangle",),
-    "pair": ("pair_system", "pair_trial"),
-}
 
 
 def _target(

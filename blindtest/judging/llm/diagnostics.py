@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from blindtest.reportfmt import format_p
+from blindtest.protocols import PROTOCOLS
+from blindtest.reportfmt import count, format_p
 from blindtest.stats.binomial import binomial_p_value
 from blindtest.stats.intervals import Interval, clopper_pearson
 
@@ -285,7 +286,7 @@ class JudgeDiagnostics:
 
 def _chosen(protocol: str, record: Mapping[str, Any]) -> int | None:
     """The option index (0-based, trial order) this record chose, None for a tie."""
-    if protocol == "triangle":
+    if PROTOCOLS[protocol].pick_kind == "position":
         pick = record.get("pick")
         return pick - 1 if isinstance(pick, int) else None
     own = record.get("pass_pick", record.get("pick"))
@@ -295,7 +296,7 @@ def _chosen(protocol: str, record: Mapping[str, Any]) -> int | None:
 def _first_shown(protocol: str, record: Mapping[str, Any]) -> bool | None:
     """Whether this record's raw verdict named the first output shown (None: a tie)."""
     verdict = record.get("verdict")
-    if protocol == "triangle":
+    if PROTOCOLS[protocol].pick_kind == "position":  # the verdict is a position, else A or B
         return bool(verdict == 1) if isinstance(verdict, int) else None
     if verdict in ("A", "B"):
         return bool(verdict == "A")
@@ -345,7 +346,7 @@ def _directions(
     options: Mapping[int, Sequence[str]],
     unit: str,
 ) -> tuple[Share, Share]:
-    count = 3 if protocol == "triangle" else 2
+    count = PROTOCOLS[protocol].options
     longer = [0, 0]
     marked = [0, 0]
     for passes in comparisons:
@@ -381,7 +382,7 @@ def _position_warning(
     if abs(gap) > POSITION_MARGIN and p is not None and p <= alpha:
         return (
             f"position bias: chose the first output shown in {first.estimate:.0%} of "
-            f"{first.n} comparisons, {abs(gap) * 100:.0f} points from {first.chance:.0%} "
+            f"{count(first.n, 'comparison')}, {abs(gap) * 100:.0f} points from {first.chance:.0%} "
             f"(spec 003's limit: {POSITION_MARGIN * 100:.0f} points; exact two-sided "
             f"{format_p(p)})"
         )
@@ -495,14 +496,18 @@ def diagnose(
     model = next((str(r["judge_model"]) for r in records if r.get("judge_model")), None)
     origin = next((str(r["judge_origin"]) for r in records if r.get("judge_origin")), None)
     comparisons = _comparisons(records)
-    swapped = protocol == "preference" and any(len(c) > 1 for c in comparisons)
+    rules = PROTOCOLS[protocol]
+    # Only a preference judge may swap positions (two passes per comparison).
+    swapped = rules.prefers and any(len(c) > 1 for c in comparisons)
     first = position = longer = marked = consistent = None
-    if protocol == "triangle":
+    # The position and direction diagnostics read which option a pick chose: a position, or
+    # a side; a nickname (pair) names no option.
+    if rules.pick_kind == "position":
         shown = [_first_shown(protocol, c[0]) for c in comparisons]
         read = [s for s in shown if s is not None]
-        first = Share(sum(read), len(read), 1 / 3)
+        first = Share(sum(read), len(read), rules.chance)
         longer, marked = _directions(protocol, comparisons, options, "comparisons")
-    elif protocol == "preference":
+    elif rules.pick_kind == "side":
         position = _position(protocol, comparisons, swapped)
         unit = (
             "comparisons whose two passes chose the same output"

@@ -33,6 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from blindtest import reportfmt
 from blindtest.errors import BadInput, EndpointFailed, EndpointRejected
 from blindtest.generation.client import ChatClient, Completion
 from blindtest.generation.retry import RetryPolicy
@@ -53,7 +54,9 @@ from blindtest.judging.llm.messages import (
     input_context,
     prompt_fields,
 )
-from blindtest.judging.llm.options import LlmOptions
+from blindtest.judging.llm.options import (
+    LlmOptions,
+)
 from blindtest.judging.llm.passes import (
     ANSWERED_PASS,
     _answered_pass,
@@ -66,9 +69,14 @@ from blindtest.judging.llm.passes import (
     _side,
     _stored_pass,
 )
-from blindtest.judging.llm.verdicts import VERDICT_RETRIES, response_format, validate_verdict
+from blindtest.judging.llm.verdicts import (
+    VERDICT_RETRIES,
+    response_format,
+    validate_verdict,
+)
 from blindtest.judging.picks import SETTINGS_HASH_FIELD, settings_sha256
 from blindtest.judgment import JudgeRun, Pick, Trial, judge_nicknames
+from blindtest.protocols import PROTOCOLS
 
 __all__ = [
     "LlmJudge",
@@ -98,6 +106,7 @@ class LlmJudge:
         self.options = options
         self._kind = kind
         self.protocol = setup.run.view.protocol
+        self._asking = PROTOCOLS[self.protocol].llm.asking
         self.failed = 0
         self.ledger = _Ledger()
         self._sleep = sleep
@@ -111,7 +120,7 @@ class LlmJudge:
         self._client: ChatClient | None = None
         self._futures: dict[int, concurrent.futures.Future[Answer]] = {}
         self._nicknames = judge_nicknames(setup.earlier.picks, setup.judge_id)
-        self._fields = prompt_fields(setup.run) if self.protocol == "preference" else {}
+        self._fields = prompt_fields(setup.run) if self._asking == "passes" else {}
         # Trials whose pass 1 is stored without its pass 2 (killed between the two appends):
         # only pass 2 is written for them.
         mine = [p for p in setup.earlier.picks if p.judge == setup.judge_id]
@@ -119,7 +128,7 @@ class LlmJudge:
         self._half_done = {p.trial for p in mine if p.pass_number == 1} - seconds
         # Passes paid for in an earlier sitting that no finished comparison holds, by trial and
         # pass: used as they are, never asked again.
-        self._kept = self._kept_passes(setup) if self.protocol == "preference" else {}
+        self._kept = self._kept_passes(setup) if self._asking == "passes" else {}
         # Passes answered in this sitting whose comparison has not finished, by trial: what a
         # stop keeps in a failure row.
         self._got: dict[int, dict[int, _Asked]] = {}
@@ -127,7 +136,9 @@ class LlmJudge:
         self._history: list[tuple[ChatMessage, str]] = [
             (prompts.pair_turn(p.trial, *_shown(setup.run, p.trial)), str(p.extra["raw_response"]))
             for p in sorted(setup.earlier.picks, key=lambda p: p.trial)
-            if self.protocol == "pair" and p.judge == setup.judge_id and "raw_response" in p.extra
+            if self._asking == "conversation"
+            and p.judge == setup.judge_id
+            and "raw_response" in p.extra
         ]
         self._pair_lock: asyncio.Lock | None = None
         self._active: asyncio.Semaphore | None = None
@@ -215,14 +226,15 @@ class LlmJudge:
             # the first turn starts every comparison (pair: one at a time), in one hand-over
             # to the loop; later turns only collect (walking the trials ahead on every turn
             # was quadratic, and one cross-thread call per comparison delayed the first)
-            ahead = (turn.trial, *turn.ahead) if self.protocol != "pair" else (turn.trial,)
+            alone = self._asking != "conversation"
+            ahead = (turn.trial, *turn.ahead) if alone else (turn.trial,)
             start = []
             for trial in ahead:
                 if trial.number not in self._futures:
                     self._futures[trial.number] = concurrent.futures.Future()
                     start.append((trial, self._futures[trial.number]))
             self._loop.call_soon_threadsafe(self._start, start)
-            self._all_started = self.protocol != "pair"
+            self._all_started = alone
         future = self._futures.pop(turn.trial.number)
         # Waited for through result(): concurrent.futures.wait() misses a cancel().
         with contextlib.suppress(Exception):  # what it raised is read in _answer
@@ -315,9 +327,12 @@ class LlmJudge:
 
     def closing(self, result: JudgingResult, out: Path, analyze_command: str) -> str:
         led = self.ledger
-        failed = f", {self.failed} failed (rerun the same command to ask them again)"
-        tokens = f"; {led.requests} requests ({led.retries} retries), " + (
-            f"{led.prompt_tokens + led.completion_tokens} tokens"
+        them = "it" if self.failed == 1 else "them"
+        failed = f", {self.failed} failed (rerun the same command to ask {them} again)"
+        tokens = (
+            f"; {reportfmt.count(led.requests, 'request')} ("
+            f"{reportfmt.count(led.retries, 'retry', 'retries')}), "
+            + (reportfmt.count(led.prompt_tokens + led.completion_tokens, "token"))
         )
         cost = self._cost(led.prompt_tokens, led.completion_tokens)
         money = f", ${cost:.4f}" if cost is not None else ""
@@ -341,14 +356,14 @@ class LlmJudge:
     # one comparison ----------------------------------------------------------------
 
     async def _comparison(self, trial: Trial) -> Answer:
-        if self.protocol != "pair":
+        if self._asking != "conversation":
             # At most twice --concurrency comparisons prepare and ask at once (enough to keep
             # the client's slots full while some parse a verdict or back off): the first
             # request leaves as soon as its prompt is built, not after every comparison's.
             active = self._active
             assert active is not None
             async with active:
-                if self.protocol == "preference":
+                if self._asking == "passes":
                     return await self._preference(trial)
                 return await self._triangle(trial)
         lock = self._pair_lock
@@ -516,7 +531,7 @@ class LlmJudge:
             "comparison_id": f"{(self.run.design_sha256 or '')[:12]}-{trial.number}",
             "judge_model": self.options.model,
             "judge_origin": self._origin,
-            "verdict": verdict.get("preference", verdict.get("odd", verdict.get("output_1"))),
+            "verdict": verdict.get(PROTOCOLS[self.protocol].llm.verdict),
             "key_differentiators": list(verdict.get("key_differentiators") or []),
             "identity_leakage": bool(verdict["identity_leakage_detected"]),
             "identity_leakage_details": verdict.get("identity_leakage_details"),
@@ -524,7 +539,7 @@ class LlmJudge:
             "attempts": asked.attempts,
             "tokens": {"prompt": asked.prompt_tokens, "completion": asked.completion_tokens},
         }
-        if self.protocol == "preference":
+        if self._asking == "passes":
             extra["position_mapping"] = _mapping(swapped)
             extra["tie_reason"] = verdict.get("tie_reason")
         if cost is not None:
@@ -596,7 +611,9 @@ class LlmJudge:
             if verdict is not None:
                 asked.verdict = verdict
                 return asked
-            asked.error = f"no valid verdict after {attempt + 1} answers: {problem}"
+            asked.error = (
+                f"no valid verdict after {reportfmt.count(attempt + 1, 'answer')}: {problem}"
+            )
         return asked
 
     async def _complete(self, messages: Sequence[ChatMessage]) -> Completion:

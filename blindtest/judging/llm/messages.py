@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from blindtest import reportfmt
 from blindtest.errors import BadInput
 from blindtest.generation.wire import ChatMessage
 from blindtest.judging.llm import prompts
 from blindtest.judging.llm.options import LlmOptions, check_key
 from blindtest.judgment import JudgeRun, Trial
+from blindtest.protocols import PROTOCOLS
 
 
 def check_run(options: LlmOptions, run: JudgeRun, *, key: bool = True) -> None:
@@ -22,15 +24,17 @@ def check_run(options: LlmOptions, run: JudgeRun, *, key: bool = True) -> None:
     if key:
         check_key(options)
     protocol = run.view.protocol
-    if options.template is not None and protocol != "preference":
+    asking = PROTOCOLS[protocol].llm.asking
+    if options.template is not None and asking != "passes":
         raise BadInput(f"--judge-template is for preference runs; this run is {protocol}")
     check_fields(run, options)
-    if protocol == "pair":
+    if asking == "conversation":  # the whole transcript is sent with the last trial
         fits, total = _pair_fit(run.view.trials, options.context_tokens)
         if fits < total:
             raise BadInput(
                 f"--judge-context-tokens {options.context_tokens}: the pair transcript of "
-                f"{total} trials would not fit; only {fits} fit: raise the limit (the judge "
+                f"{reportfmt.count(total, 'trial')} would not fit; only {fits} fit: raise the "
+                "limit (the judge "
                 "model's context window) or design fewer trials"
             )
 
@@ -62,7 +66,7 @@ def check_fields(run: JudgeRun, options: LlmOptions) -> None:
     judged prompt (a prompt without it would be judged by a different prompt: exit 2 naming
     its id), and the template must show it (a ``--judge-template`` without the placeholder
     would hide it from the judge). A field no prompt carries falls back to the defaults."""
-    if run.view.protocol != "preference":
+    if PROTOCOLS[run.view.protocol].llm.asking != "passes":  # only its template has fields
         return
     text = options.template.text if options.template is not None else prompts.bundled("preference")
     used = {m.group(1) for m in prompts.PLACEHOLDER.finditer(text)}
@@ -120,8 +124,8 @@ def comparison_messages(
 ) -> list[ChatMessage]:
     """The messages of one (preference: one pass of one) comparison; pair: its first turn.
     ``fields``: the trial's prompt fields (:func:`prompt_fields`; looked up when None)."""
-    protocol = run.view.protocol
-    if protocol == "preference":
+    asking = PROTOCOLS[run.view.protocol].llm.asking
+    if asking == "passes":
         first, second = trial.options if not swapped else trial.options[::-1]
         given = prompt_fields(run).get(trial.number, {}) if fields is None else fields
         return prompts.preference_messages(
@@ -134,7 +138,7 @@ def comparison_messages(
             source=given.get("source"),
             constraints=given.get("constraints"),
         )
-    if protocol == "triangle":
+    if asking == "alone":
         return prompts.triangle_messages(input_context(trial), trial.options)
     turn = prompts.pair_turn(trial.number, input_context(trial), trial.options)
     return prompts.pair_messages([], turn)

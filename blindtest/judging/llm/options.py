@@ -18,6 +18,7 @@ from blindtest.generation.endpoint import Endpoint
 from blindtest.generation.retry import DEFAULT_POLICY
 from blindtest.judging.llm import prompts
 from blindtest.keynames import check_key_names
+from blindtest.protocols import PROTOCOLS
 
 DEFAULT_KEY_ENVS = ("BLINDTEST_JUDGE_KEY", "OPENAI_API_KEY")
 
@@ -76,7 +77,7 @@ class LlmOptions:
             "template_sha256": _templates_sha256(self.template, protocol),
             "min_confidence": float(self.min_confidence),
         }
-        if protocol == "preference":
+        if PROTOCOLS[protocol].llm.asking == "passes":
             settings["swap"] = self.swap
             settings["inconsistent"] = self.inconsistent
         return settings
@@ -92,20 +93,13 @@ class LlmOptions:
         )
 
 
-#: The bundled templates each protocol's prompts are made from (judge_prompts.bundled).
-_TEMPLATES = {
-    "preference": ("preference",),
-    "triangle": ("triangle",),
-    "pair": ("pair_system", "pair_trial"),
-}
-
-
 def _templates_sha256(template: prompts.JudgeTemplate | None, protocol: str) -> str:
     """SHA-256 of the template texts this judge's prompts are made from, in order."""
-    if template is not None and protocol == "preference":
+    form = PROTOCOLS[protocol].llm
+    if template is not None and form.asking == "passes":
         texts = [template.text]
     else:
-        texts = [prompts.bundled(name) for name in _TEMPLATES[protocol]]
+        texts = [prompts.bundled(name) for name in form.templates]
     digest = hashlib.sha256()
     for text in texts:
         digest.update(text.encode("utf-8"))

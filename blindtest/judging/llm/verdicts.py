@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from blindtest.protocols import PROTOCOLS, JudgePrompt
+
 if TYPE_CHECKING:
     import jsonschema
 
@@ -36,41 +38,20 @@ _COMMON = {
 }
 
 
+_REQUIRED = ("confidence", "justification", "identity_leakage_detected")
+
+
+def _verdict_schema(form: JudgePrompt) -> dict[str, Any]:
+    """The JSON schema of a protocol's verdict: its own fields around the common ones."""
+    return {
+        "type": "object",
+        "properties": {**form.fields, **_COMMON, **form.after},
+        "required": [*form.required, *_REQUIRED],
+    }
+
+
 VERDICT_SCHEMAS: dict[str, dict[str, Any]] = {
-    "preference": {
-        "type": "object",
-        "properties": {
-            "preference": {"enum": ["A", "B", "TIE"]},
-            **_COMMON,
-            "tie_reason": {"type": ["string", "null"]},
-        },
-        "required": ["preference", "confidence", "justification", "identity_leakage_detected"],
-    },
-    "triangle": {
-        "type": "object",
-        "properties": {"odd": {"enum": [1, 2, 3]}, **_COMMON},
-        "required": ["odd", "confidence", "justification", "identity_leakage_detected"],
-    },
-    "pair": {
-        "type": "object",
-        "properties": {
-            "nicknames": {
-                "type": "array",
-                "items": {"type": "string", "minLength": 1},
-                "minItems": 2,
-                "maxItems": 2,
-            },
-            "output_1": {"type": "string", "minLength": 1},
-            **_COMMON,
-        },
-        "required": [
-            "nicknames",
-            "output_1",
-            "confidence",
-            "justification",
-            "identity_leakage_detected",
-        ],
-    },
+    name: _verdict_schema(rules.llm) for name, rules in PROTOCOLS.items()
 }
 
 
@@ -117,7 +98,7 @@ def _strings(value: object) -> bool:
 
 #: Per property of :data:`VERDICT_SCHEMAS`: a test true only of values the schema accepts.
 _QUICK: dict[str, Callable[[object], bool]] = {
-    "preference": lambda v: v in ("A", "B", "TIE") and isinstance(v, str),
+    "preference": lambda v: v in ("A", "B", "TIE") and isinstance(v, str),  # verdict field
     "odd": lambda v: isinstance(v, int) and not isinstance(v, bool) and v in (1, 2, 3),
     "nicknames": lambda v: _strings(v) and len(v) == 2 and all(v),  # type: ignore[arg-type]
     "output_1": lambda v: isinstance(v, str) and bool(v),

@@ -12,6 +12,7 @@ from typing import Protocol
 
 from blindtest.judging.picks import JudgeView, Trial
 from blindtest.normalize import classify_lines, is_table_delimiter
+from blindtest.protocols import PROTOCOLS
 
 #: Prose is wrapped at most this wide even on wide terminals: long lines are hard to read.
 MAX_PROSE_WIDTH = 110
@@ -130,16 +131,13 @@ def render_text(text: str, width: int, code_width: int, more: str) -> list[str]:
     return rows
 
 
-#: Terminal widths (columns) from which the options stand side by side, each column wrapped
-#: on its own: two columns need 160, three need 210 (about 65 characters of text each).
-SIDE_BY_SIDE_FROM = {"triangle": 210, "pair": 160, "preference": 160}
 COLUMN_GAP = 3
 
 
 def side_by_side(protocol: str, width: int) -> bool:
     """Whether a screen ``width`` columns wide (one less than the terminal) shows the options
-    side by side."""
-    return width + 1 >= SIDE_BY_SIDE_FROM[protocol]
+    side by side (`Protocol.side_by_side_from`: about 65 columns of text each)."""
+    return width + 1 >= PROTOCOLS[protocol].side_by_side_from
 
 
 def option_labels(protocol: str, beside: bool = False) -> tuple[tuple[str, str], ...]:
@@ -148,11 +146,13 @@ def option_labels(protocol: str, beside: bool = False) -> tuple[tuple[str, str],
     "Left" and "Right" are used only when the options really stand left and right; stacked,
     the preference options are "Option 1" (the pick "left") and "Option 2" (the pick "right").
     """
-    if protocol == "preference" and beside:
+    rules = PROTOCOLS[protocol]
+    if rules.pick_kind == "side" and beside:
         return (("Left", "L"), ("Right", "R"))
-    if protocol in ("pair", "preference"):
-        return (("Option 1", "1"), ("Option 2", "2"))
-    return (("1", "1"), ("2", "2"), ("3", "3"))
+    numbers = [str(n) for n in range(1, rules.options + 1)]
+    if rules.pick_kind != "position":
+        return tuple((f"Option {n}", n) for n in numbers)
+    return tuple((n, n) for n in numbers)
 
 
 class Style(Protocol):

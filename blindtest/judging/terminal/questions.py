@@ -1,11 +1,14 @@
 """What a judge types and reads, per protocol: the answer keys, the pair nicknames and their
 keys, how an answer is parsed into a pick, the help text and the closing words. Pure.
+
+The answer forms follow the protocol's kind of pick (`Protocol.pick_kind`: a position, a
+nickname or a side), so a protocol whose picks are of a known kind needs nothing here.
 """
 
 from __future__ import annotations
 
 from blindtest.judging.picks import JudgeView, JudgingResult
-from blindtest.protocols import PREFERENCE_PICKS
+from blindtest.protocols import PREFERENCE_PICKS, PROTOCOLS
 
 #: Keys the question line gives a meaning of its own (u: take back; v: view; b: back).
 COMMAND_KEYS = frozenset({"q", "v", "b", "u", "?"})
@@ -33,25 +36,27 @@ def nickname_keys(nicknames: tuple[str, str]) -> tuple[str | None, str | None]:
 
 
 def answer_keys(protocol: str, nicknames: tuple[str, str] | None, beside: bool = False) -> str:
-    if protocol == "preference":
+    rules = PROTOCOLS[protocol]
+    if rules.pick_kind == "side":
         if beside:
             return "l = left, r = right, t = tie"
         return "1 = option 1, 2 = option 2, t = tie"
-    if protocol == "pair":
+    if rules.pick_kind == "nickname":
         if nicknames is None:
             return "nicknames first"
         keys = nickname_keys(nicknames)
         return ", ".join(
             f"{key or name} = option 1 is {name}" for key, name in zip(keys, nicknames, strict=True)
         )
-    return "1, 2 or 3"
+    return f"{', '.join(rules.labels[:-1])} or {rules.labels[-1]}"
 
 
 def pick_words(protocol: str, pick: int | str, beside: bool = False) -> str:
     """A pick as the judge made it, in the words of the screen."""
-    if protocol == "preference" and not beside and pick in ("left", "right"):
+    kind = PROTOCOLS[protocol].pick_kind
+    if kind == "side" and not beside and pick in ("left", "right"):
         return "option 1" if pick == "left" else "option 2"
-    if protocol == "pair":
+    if kind == "nickname":
         return f"option 1 is {pick}"
     return str(pick)
 
@@ -62,9 +67,10 @@ def parse_answer(protocol: str, text: str, nicknames: tuple[str, str] | None) ->
     Preference: option 1 is the pick "left" and option 2 "right", whether the options stand
     side by side or one above the other, so 1/l and 2/r are the same answer."""
     answer = text.strip().lower()
-    if protocol == "triangle":
-        return int(answer) if answer in ("1", "2", "3") else None
-    if protocol == "preference":
+    rules = PROTOCOLS[protocol]
+    if rules.pick_kind == "position":
+        return int(answer) if answer in rules.labels else None
+    if rules.pick_kind == "side":
         words = {"l": "left", "1": "left", "r": "right", "2": "right", "t": "tie"}
         return words.get(answer, answer if answer in PREFERENCE_PICKS else None)
     if nicknames is None:
@@ -89,18 +95,7 @@ def nickname_problem(name: str, other: str | None) -> str | None:
 
 
 def help_text(protocol: str, sequential: bool) -> list[str]:
-    task = {
-        "triangle": "Two of the three responses come from one model and one from the other. "
-        "Pick the one that is different. If you are unsure, guess: every trial needs an "
-        "answer, and guesses are priced into the analysis.",
-        "pair": "Option 1 and option 2 come from different models. You give the two models "
-        "nicknames at the first trial (that first choice is arbitrary), then say each time "
-        "which nickname option 1 carries. What is scored is whether you are consistent.",
-        "preference": "Say which response you would rather use, or t for a tie, then give a "
-        "one-line reason and answer any extra yes/no questions (a question about each response "
-        "is answered for option 1, then option 2). Option 1 is the left one when they stand "
-        "side by side.",
-    }[protocol]
+    task = PROTOCOLS[protocol].task
     stop = (
         "This design may end before the last trial: it stops by itself when the evidence is "
         "enough, and it tells you nothing else until the end."
@@ -151,4 +146,5 @@ def closing_message(view: JudgeView, result: JudgingResult, analyze_command: str
             f"The session is complete after {result.judged} of {result.total} trials "
             f"(this sequential design stops by itself). Run {analyze_command} to see the result."
         )
-    return f"All {result.total} trials judged. Run {analyze_command} to see the result."
+    judged = "The trial is judged." if result.total == 1 else f"All {result.total} trials judged."
+    return f"{judged} Run {analyze_command} to see the result."

@@ -34,14 +34,7 @@ from blindtest.judging.driver import (
     Turn,
     drive,
 )
-from blindtest.judging.picks import (
-    ExtraAnswer,
-    JudgeView,
-    JudgingResult,
-    Pick,
-    Trial,
-    judge_nicknames,
-)
+from blindtest.judging.picks import ExtraAnswer, JudgeView, JudgingResult, Pick, Trial
 from blindtest.judging.recorder import Recorder
 from blindtest.judging.terminal.console import Console, InputEnded
 from blindtest.judging.terminal.layout import fit, side_by_side, trial_layout, wrap_prose_line
@@ -55,6 +48,9 @@ from blindtest.judging.terminal.questions import (
     pick_words,
     quit_message,
 )
+from blindtest.judgment import judge_nicknames
+from blindtest.protocols import PROTOCOLS, Protocol
+from blindtest.reportfmt import count
 
 __all__ = ["Console", "InputEnded", "Session", "closing_message", "quit_message"]
 
@@ -192,10 +188,9 @@ class Session:
 
     def _paint_intro(self) -> None:
         c = self.console
-        kind = {"triangle": "triangle test", "pair": "pair test", "preference": "preference"}
         header = (
-            f"blindtest {c.glyphs.sep} {kind[self.view.protocol]} {c.glyphs.sep} "
-            f"{self.view.total} trials {c.glyphs.sep} judge {self.judge_id}"
+            f"blindtest {c.glyphs.sep} {self._rules.title} {c.glyphs.sep} "
+            f"{count(self.view.total, 'trial')} {c.glyphs.sep} judge {self.judge_id}"
         )
         c.clear()
         width = self._width()
@@ -259,7 +254,8 @@ class Session:
 
     def _paint_fatigue(self) -> None:
         text = (
-            f"You have judged {self.turn.judged_now} trials in this sitting. Judgement gets worse "
+            f"You have judged {count(self.turn.judged_now, 'trial')} in this sitting. "
+            "Judgement gets worse "
             f"after about {self.fatigue_every} comparisons in a row: consider stopping now and "
             "resuming later. Your picks are saved, and running the same command again "
             f"continues at trial {self.turn.trial.number}."
@@ -303,7 +299,7 @@ class Session:
         )
         value = self._ask_choice(trial, pager)
         reason = answers = None
-        if self.view.protocol == "preference":
+        if self._rules.prefers:  # a preference gives its reason and any extra answers
             reason = self._ask_reason(trial)
             answers = self._ask_extras() if self.view.asks_extra else None
         return Pick(
@@ -312,7 +308,7 @@ class Session:
             pick=value,
             reason=reason,
             at=self.clock(),
-            nicknames=self.nicknames if self.view.protocol == "pair" else None,
+            nicknames=self.nicknames if self._named else None,
             answers=answers,
         )
 
@@ -325,9 +321,18 @@ class Session:
                 f"Taking back your pick for trial {trial.number} ({earlier}): pick again. "
                 "If you stop now, the earlier pick stands."
             )
-        if self.view.protocol == "pair" and self._arbitrary_first:
+        if self._named and self._arbitrary_first:
             return "This first choice is arbitrary: either nickname is right for trial 1."
         return ""
+
+    @property
+    def _rules(self) -> Protocol:
+        return PROTOCOLS[self.view.protocol]
+
+    @property
+    def _named(self) -> bool:
+        """Whether a pick is a nickname (pair): the judge names the two models first."""
+        return self._rules.pick_kind == "nickname"
 
     @property
     def _arbitrary_first(self) -> bool:
@@ -352,7 +357,7 @@ class Session:
     def _ask_choice(self, trial: Trial, pager: Pager) -> int | str:
         hint = ""
         pager.show(start=0)
-        if self.view.protocol == "pair" and self.nicknames is None:
+        if self._named and self.nicknames is None:
             self.nicknames = self._ask_nicknames()
             pager.redraw(None, "")
         while True:
@@ -386,8 +391,7 @@ class Session:
         keys = answer_keys(self.view.protocol, self.nicknames, self._beside())
         shown = answer if len(answer) <= 12 else answer[:12] + "..."
         what = f"{shown!r} is not an answer" if answer else "an answer is needed"
-        unsure = "; guess if unsure" if self.view.protocol == "triangle" else ""
-        return None, f"{what}: type {keys}{unsure}; ? for help"
+        return None, f"{what}: type {keys}{self._rules.unsure}; ? for help"
 
     def _show_help(self) -> None:
         c = self.console
@@ -462,7 +466,6 @@ def _make(setup: JudgeSetup) -> Judge:
     )
 
 
-#: ``--judge human``: a person in this terminal.
 HUMAN = JudgeKind("human", "human", _make)
 
 

@@ -24,11 +24,10 @@ import markupsafe
 from blindtest.judging.terminal.questions import help_text, nickname_keys, pick_words
 from blindtest.judgment import JudgeView, Pick, Trial
 from blindtest.markup import render_text
+from blindtest.protocols import PROTOCOLS
 
 #: The static assets the page links, by name, with their content types.
 STATIC = {"page.css": "text/css; charset=utf-8", "keys.js": "text/javascript; charset=utf-8"}
-
-PROTOCOL_TITLES = {"triangle": "triangle test", "pair": "pair test", "preference": "preference"}
 
 
 @cache
@@ -70,7 +69,7 @@ SIDES = (
 
 
 def _option_labels(protocol: str, count: int) -> list[str]:
-    if protocol == "preference":
+    if PROTOCOLS[protocol].pick_kind == "side":  # the picks are the words left and right
         return ["Left (L)", "Right (R)"]
     return [f"Option {i}" for i in range(1, count + 1)]
 
@@ -111,7 +110,8 @@ def trial_page(
         base=base,
         view=view,
         protocol=view.protocol,
-        protocol_title=PROTOCOL_TITLES[view.protocol],
+        pick_kind=PROTOCOLS[view.protocol].pick_kind,
+        protocol_title=PROTOCOLS[view.protocol].title,
         trial=trial,
         place=place,
         prompt=render_text(trial.prompt, plain=plain),

@@ -20,7 +20,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from blindtest import artifacts, locking
+from blindtest import artifacts, locking, reportfmt
 from blindtest.assignment import assign, coverage
 from blindtest.errors import BadInput, Interrupted
 from blindtest.judging.driver import Answer, JudgeKind, JudgingResult, Stop, TakeBack, Turn
@@ -239,7 +239,7 @@ def _announce(
     for seat in seats:
         name = seat.reviewer.judge_id
         url = url_of(host, port, seat.reviewer.token)
-        echo(f"{name} ({len(seat.assigned)} trials): open {url}")
+        echo(f"{name} ({reportfmt.count(len(seat.assigned), 'trial')}): open {url}")
         if open_link is not None:
             open_link(url)
     if fewest < 2:

@@ -23,7 +23,7 @@ from blindtest.judging.driver import JudgingResult, TakeBack, Turn
 from blindtest.judging.picks import OPTION_ANSWER_KEYS, ExtraAnswer, JudgeView, Pick, clean_text
 from blindtest.judging.terminal.questions import nickname_problem
 from blindtest.judging.web.links import token_hash
-from blindtest.protocols import PREFERENCE_PICKS
+from blindtest.protocols import PREFERENCE_PICKS, PROTOCOLS
 
 #: How long a page request waits for the driver to draw the next trial before it says so.
 READY_WAIT = 10.0
@@ -212,15 +212,16 @@ class Reviewer:
     # ------------------------------------------------------------------ reading a form
 
     def _pick(self, turn: Turn, form: Mapping[str, str]) -> Pick | Refused:
-        protocol = self.view.protocol
+        rules = PROTOCOLS[self.view.protocol]
         value: int | str
         reason = answers = None
         raw = form.get("pick", "")
-        if protocol == "triangle":
-            if raw not in ("1", "2", "3"):
-                return Refused("Pick option 1, 2 or 3.", form)
+        if rules.pick_kind == "position":
+            if raw not in rules.labels:
+                shown = f"{', '.join(rules.labels[:-1])} or {rules.labels[-1]}"
+                return Refused(f"Pick option {shown}.", form)
             value = int(raw)
-        elif protocol == "pair":
+        elif rules.pick_kind == "nickname":
             named = self._pair(raw, form)
             if isinstance(named, Refused):
                 return named
@@ -242,7 +243,7 @@ class Reviewer:
             pick=value,
             reason=reason or None,
             at=self.clock(),
-            nicknames=self.nicknames if protocol == "pair" else None,
+            nicknames=self.nicknames if rules.pick_kind == "nickname" else None,
             answers=answers or None,
         )
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from blindtest import reportfmt
 from blindtest.errors import BadInput, Interrupted
 from blindtest.judging.driver import (
     Answer,
@@ -46,6 +47,7 @@ from blindtest.judging.web import page
 from blindtest.judging.web.links import LinkBook, picks_key
 from blindtest.judging.web.reviewer import Refused, Reviewer, Screen
 from blindtest.judgment import JudgeView, judge_nicknames
+from blindtest.protocols import PROTOCOLS
 
 Echo = Callable[[str], None]
 
@@ -291,13 +293,15 @@ class Page:
                 "Time for a break",
                 base,
                 [
-                    f"You have judged {screen.judged_now} trials in this sitting. Judgement "
+                    f"You have judged {reportfmt.count(screen.judged_now, 'trial')} in this "
+                    "sitting. Judgement "
                     f"gets worse after about {reviewer.session_cap} comparisons in a row: "
                     "consider stopping now and coming back later. Your picks are saved; this "
                     "link continues where you stopped while bt-judge runs.",
                 ],
                 button="Continue now",
             )
+        named = PROTOCOLS[view.protocol].pick_kind == "nickname"
         again = turn.correcting is not None  # counted already: shown again to be judged anew
         return page.trial_page(
             view,
@@ -305,7 +309,7 @@ class Page:
             page.Place(min(turn.judged + (0 if again else 1), reviewer.total), reviewer.total),
             base,
             plain=self.plain,
-            nicknames=reviewer.nicknames if view.protocol == "pair" else None,
+            nicknames=reviewer.nicknames if named else None,
             error=error,
             form=form,
             undo=turn.undoable.trial if turn.undoable is not None else None,
@@ -322,9 +326,12 @@ def done_words(reviewer: Reviewer, result: JudgingResult) -> list[str]:
         ]
     if result.status == "quit":
         return ["Judging was stopped. Your picks are saved; ask for a new link to continue."]
+    judged = (
+        "The trial is judged." if reviewer.total == 1 else f"All {reviewer.total} trials judged."
+    )
     return [
-        f"All {reviewer.total} trials judged. Thank you: your picks are saved. Results are "
-        "shown once the judging is closed and analysed."
+        f"{judged} Thank you: your picks are saved. Results are shown once the judging is "
+        "closed and analysed."
     ]
 
 

@@ -19,7 +19,8 @@
     sent = false;
   });
   var answer = document.getElementById("answer");
-  var protocol = answer ? answer.getAttribute("data-protocol") : "";
+  // What a pick is (Protocol.pick_kind): a side (left/right/tie), a position, or a nickname.
+  var pickKind = answer ? answer.getAttribute("data-pick") : "";
 
   function typing(target) {
     if (!target || !target.tagName) {
@@ -45,7 +46,7 @@
   }
   if (answer) {
     answer.addEventListener("change", function () {
-      if (protocol === "preference") {
+      if (pickKind === "side") {
         mark(chosenOption());
       }
       markQuestion();
@@ -53,13 +54,13 @@
   }
   var triangleChoice = "";
   function selectOption(option) {
-    if (protocol === "preference") {
+    if (pickKind === "side") {
       var label = document.querySelector('#choices label[data-option="' + option + '"]');
       if (label) {
         label.querySelector("input").checked = true;
         mark(option);
       }
-    } else if (protocol === "triangle") {
+    } else if (pickKind === "position") {
       var button = document.querySelector('button[data-option="' + option + '"]');
       if (button) {
         triangleChoice = option;
@@ -105,7 +106,7 @@
     if (!answer) {
       return;
     }
-    if (protocol === "triangle") {
+    if (pickKind === "position") {
       if (triangleChoice) {
         document.querySelector('button[data-option="' + triangleChoice + '"]').click();
       }
@@ -174,7 +175,7 @@
       }
     }
   });
-  if (protocol === "preference") {
+  if (pickKind === "side") {
     mark(chosenOption());
   }
   // Said once the keys above are listening: keys.js is deferred, so on a slow machine the

@@ -1,0 +1,184 @@
+"""The design options, word for word the same for ``bt-design`` and ``blindtest run`` (one
+group, so they can never drift apart): where the prompts come from, then everything after the
+model names."""
+
+from __future__ import annotations
+
+import click
+
+from blindtest.cli._options import FilePath, alpha_option, grouped
+from blindtest.endpoints import DEFAULT_BASE_URL
+from blindtest.protocols import (  # not blindtest.designing: bt-generate never loads it
+    DEFAULT_PROTOCOL,
+    PROTOCOLS,
+)
+
+# The design options, shared by bt-design and `blindtest run` (which takes the models as
+# arguments): where the prompts come from, then everything after the model names.
+prompt_source_options = grouped(
+    click.option(
+        "--prompts",
+        "prompts_file",
+        type=FilePath(dir_okay=True),
+        metavar="FILE",
+        help='Prompts: .txt (one per line) or .jsonl ({"prompt": ...}).',
+    ),
+    click.option("--demo", is_flag=True, help="Use the bundled generic engineering prompts."),
+)
+design_options = grouped(
+    click.option(
+        "--a-url", metavar="URL", help=f"Base URL for side A [default: {DEFAULT_BASE_URL}]."
+    ),
+    click.option(
+        "--b-url", metavar="URL", help=f"Base URL for side B [default: {DEFAULT_BASE_URL}]."
+    ),
+    click.option(
+        "--a-key-env",
+        metavar="NAME",
+        help="NAME of the env variable holding A's key [default: BLINDTEST_A_KEY if set, "
+        "else OPENAI_API_KEY].",
+    ),
+    click.option("--b-key-env", metavar="NAME", help="Same for side B (BLINDTEST_B_KEY)."),
+    click.option(
+        "--temperature",
+        type=float,
+        default=1.0,
+        show_default=True,
+        help="Sampling temperature for both sides.",
+    ),
+    click.option("--max-tokens", type=click.IntRange(min=1), help="Token limit per response."),
+    click.option("--system", metavar="TEXT|@FILE", help="System prompt, the same for both sides."),
+    *(
+        option
+        for side in ("a", "b")
+        for option in (
+            click.option(
+                f"--{side}-system",
+                metavar="TEXT|@FILE",
+                help=f"System prompt for side {side.upper()} only.",
+            ),
+            click.option(
+                f"--{side}-template",
+                metavar="TEXT",
+                help=f"Side {side.upper()}'s user message, with {{prompt}} where the prompt goes.",
+            ),
+            click.option(
+                f"--{side}-temperature",
+                type=float,
+                help=f"Temperature for side {side.upper()} only.",
+            ),
+            click.option(
+                f"--{side}-max-tokens",
+                type=click.IntRange(min=1),
+                help=f"Token limit for side {side.upper()} only.",
+            ),
+            click.option(
+                f"--{side}-param",
+                metavar="KEY=VALUE",
+                multiple=True,
+                help=f"Extra request field for side {side.upper()} (JSON value; null removes "
+                "it; repeatable).",
+            ),
+            click.option(
+                f"--{side}-label",
+                metavar="NAME",
+                help=f"What the report calls side {side.upper()} [default: the model].",
+            ),
+        )
+    ),
+    click.option(
+        "--protocol",
+        type=click.Choice(tuple(PROTOCOLS)),
+        default=DEFAULT_PROTOCOL,
+        show_default=True,
+        help="triangle: the judge picks the odd one of three (two from one model); pair: the "
+        "judge tells which of two is which model; preference: the judge says which of two is "
+        "better.",
+    ),
+    click.option("--trials", type=int, default=20, show_default=True, help="Number of trials."),
+    click.option(
+        "--controls",
+        type=int,
+        default=0,
+        metavar="K",
+        help="Preference: add K hidden controls (one model on both sides) among the trials.",
+    ),
+    click.option("--seed", type=str, help="Arrangement seed (default: fresh, recorded)."),
+    alpha_option,
+    click.option(
+        "--sequential",
+        is_flag=True,
+        help="Pre-register the right to stop early (triangle e-process).",
+    ),
+    click.option(
+        "--similarity",
+        "similarity_pd0",
+        type=float,
+        metavar="PD0",
+        help="Pre-register a similarity claim: pd < PD0.",
+    ),
+    click.option("--strip-formatting", is_flag=True, help="Flatten markdown and typography."),
+    click.option("--length-band", metavar="LO..HI", help="Ask both models for LO..HI words."),
+    click.option(
+        "--truncate-match", is_flag=True, help="Cut responses to the shortest in a trial."
+    ),
+    click.option(
+        "--strip-identity/--no-strip-identity",
+        default=True,
+        help="Replace model names and self-identification in what the judge sees with one "
+        "token [default: on].",
+    ),
+    click.option(
+        "--strip-identity-words",
+        type=FilePath(dir_okay=True),
+        metavar="FILE",
+        help="More terms to strip: one a line, # comments, !TERM keeps TERM.",
+    ),
+    click.option("--launder", metavar="MODEL", help="Rewrite every response with MODEL."),
+    click.option(
+        "--launder-url",
+        metavar="URL",
+        help=f"Base URL of the laundering model (with --launder) [default: {DEFAULT_BASE_URL}].",
+    ),
+    click.option(
+        "--launder-key-env",
+        metavar="NAME",
+        help="NAME of the laundering key variable (with --launder).",
+    ),
+    click.option("--question", metavar="TEXT", help="The question put to the judge."),
+    click.option(
+        "--ask",
+        "extra_questions",
+        metavar="TEXT",
+        multiple=True,
+        help="An extra yes/no question asked once per comparison (preference only; repeatable).",
+    ),
+    click.option(
+        "--ask-each",
+        "extra_questions_per_option",
+        metavar="TEXT",
+        multiple=True,
+        help="An extra yes/no question asked of each of the two options (preference only; "
+        "repeatable).",
+    ),
+    click.option(
+        "--reason/--no-reason",
+        "require_reason",
+        default=None,
+        help="Require a one-line reason per pick [default: only for preference].",
+    ),
+    click.option(
+        "--from-dirs",
+        "from_dirs",
+        nargs=2,
+        type=FilePath(dir_okay=True),
+        metavar="DIR_A DIR_B",
+        help="Import outputs from two candidate directories instead of calling models.",
+    ),
+    click.option(
+        "--reference",
+        type=FilePath(dir_okay=True),
+        metavar="DIR",
+        help="With --from-dirs: a directory of reference files shown as the prompts.",
+    ),
+)
