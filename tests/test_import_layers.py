@@ -33,10 +33,15 @@ SHARED = (
     "derived", "prompt_size", "preflight", "keynames",
     "pairing",
 )  # fmt: skip
-#: The parts of the judging package other stages read: the picks contract, the tell bots (the
-#: audit replays them) and a machine judge's diagnostics (the analysis reports them). The rest
-#: of ``blindtest.judging`` is the judge stage.
-SHARED_JUDGING = ("judging.picks", "judging.bots", "judging.llm.diagnostics")
+#: The parts of the judging package other stages read: the registry of judge kinds (which
+#: names the module making each kind and never imports it), the picks contract, the tell bots
+#: (the audit replays them) and a machine judge's diagnostics and calibration (the analysis
+#: reports them). The
+#: rest of ``blindtest.judging`` is the judge stage.
+SHARED_JUDGING = (
+    "judging.kinds", "judging.picks", "judging.bots", "judging.llm.diagnostics",
+    "judging.llm.calibration",
+)  # fmt: skip
 #: Modules and packages that belong to a stage (they import each other freely). The terminal
 #: session is a judge the driver (``judging.driver``) asks, so it sits in the judge stage; so
 #: does the LLM judge. Each stage's batch modes sit in that stage (they make its rows or its
@@ -285,3 +290,71 @@ def test_the_socket_scan_sees_what_it_must() -> None:
     code = "import asyncio\nasync def f():\n    await asyncio.open_connection('h', 1)\n"
     assert {t for t, _ in _network_uses(ast.parse(code))} == {"asyncio.open_connection"}
     assert not list(_network_uses(ast.parse("from http import HTTPStatus\n")))
+
+
+# --------------------------------------------------------------------------- no import circle
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Importer -> imported, for every import between blindtest modules (lazy ones inside a
+    function too; a package's ``if TYPE_CHECKING:`` names are left out as ``edges`` does)."""
+    graph: dict[str, set[str]] = {name: set() for name in modules()}
+    for importer, target, _ in edges():
+        if target in graph and target != importer:
+            graph[importer].add(target)
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def test_the_circle_finder_sees_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert circles(graph) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circle_anywhere_even_through_lazy_imports() -> None:
+    found = circles(import_graph())
+    assert found == [], "modules that import each other in a circle: " + "; ".join(
+        " <-> ".join(group) for group in found
+    )

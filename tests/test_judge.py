@@ -18,15 +18,15 @@ from screen_text import flat
 from blindtest import artifacts
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
-from blindtest.judging.driver import BotJudge, drive
+from blindtest.judging.bot_judge import BotJudge
+from blindtest.judging.driver import drive
+from blindtest.judging.recorder import Recorder, StoppingRule
 from blindtest.judging.terminal.layout import display_width, render_text, sanitize, wrap_prose_line
 from blindtest.judging.terminal.session import Console, Session
 from blindtest.judgment import (
     JudgeView,
     Pick,
     PicksFile,
-    Recorder,
-    StoppingRule,
     check_bot,
     load_judge_run,
     load_picks,

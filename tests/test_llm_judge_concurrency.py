@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from blindtest import artifacts
-from blindtest.judging.llm.judge import _quick_valid, _validator, validate_verdict
+from blindtest.judging.llm.verdicts import _quick_valid, _validator, validate_verdict
 from blindtest.simulator import Simulator
 
 from conftest import Invoke

@@ -14,10 +14,10 @@ import pytest
 from screen_text import flat
 from test_llm_judge import llm, make_run, records
 
+from blindtest.judging.llm.calibration import kappa_interval
 from blindtest.judging.llm.diagnostics import (
     Share,
     diagnose,
-    kappa_interval,
     markdown_marks,
     model_family,
 )

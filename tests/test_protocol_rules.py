@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from blindtest import planning, protocols, render, scoring
-from blindtest.judging.llm import judge as llm_judge
 from blindtest.judging.llm import prompts as llm_prompts
+from blindtest.judging.llm import verdicts
 from blindtest.judging.terminal import layout, questions
 from blindtest.protocols import PROTOCOLS, TRIANGLE, Protocol
 
@@ -59,7 +59,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
         "protocol whose analysis runs them, the others are sequential, panel, pair_panel)",
     ),
     "analysis/preference.py": (1, "the report field named 'preference', not a branch"),
-    "judging/llm/judge.py": (
+    "judging/llm/verdicts.py": (
         1,
         "_QUICK is keyed by the verdict's fields, one of them named 'preference'",
     ),
@@ -209,7 +209,7 @@ def test_the_screens_and_the_llm_judge_read_the_protocol(name: str) -> None:
     for pick in rules.picks or ():
         typed = str(pick) if rules.pick_kind == "position" else str(pick)[0]
         assert questions.parse_answer(name, typed, None) == pick
-    schema = llm_judge.VERDICT_SCHEMAS[name]
+    schema = verdicts.VERDICT_SCHEMAS[name]
     assert schema["required"][: len(rules.llm.required)] == list(rules.llm.required)
     assert rules.llm.verdict in schema["properties"]
     assert all(llm_prompts.bundled(template) for template in rules.llm.templates)

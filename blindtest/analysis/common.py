@@ -13,7 +13,7 @@ from blindtest import reportfmt
 from blindtest.artifact_types import DesignRecord, IntervalRecord, ReportRecord
 from blindtest.artifacts import JsonObject
 from blindtest.assignment import share_of
-from blindtest.judging.bots import BOT_KINDS
+from blindtest.judging.kinds import BOT_KINDS
 from blindtest.reportfmt import format_p_against, pct
 from blindtest.stats import Interval, similarity_test
 from blindtest.stats.similarity import SimilarityProtocol

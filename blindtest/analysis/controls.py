@@ -21,7 +21,7 @@ from typing import Any, cast
 
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
-from blindtest.judging.llm.diagnostics import ControlResult, control_result
+from blindtest.judging.llm.calibration import ControlResult, control_result
 from blindtest.judging.picks import Pick, PicksFile
 from blindtest.reportfmt import count, format_p, pct
 from blindtest.stats.controls import MIN_COMPARISONS

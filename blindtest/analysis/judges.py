@@ -13,15 +13,14 @@ from dataclasses import replace
 from typing import Any
 
 from blindtest import reportfmt
+from blindtest.judging.llm.calibration import ControlResult, machine_vs_person
 from blindtest.judging.llm.diagnostics import (
     POSITION_ALPHA,
     Consistency,
-    ControlResult,
     JudgeDiagnostics,
     PositionSplit,
     Share,
     diagnose,
-    machine_vs_person,
     position_gate,
 )
 from blindtest.judging.picks import JudgeView, PicksFile, Trial

@@ -12,7 +12,7 @@ import click
 from blindtest.cli._options import FilePath, grouped
 from blindtest.errors import BadInput
 from blindtest.generation.retry import DEFAULT_POLICY
-from blindtest.judging.llm.judge import DEFAULT_URL
+from blindtest.judging.llm.options import DEFAULT_URL
 
 if TYPE_CHECKING:
     from blindtest.stages.judge import LlmSettings
@@ -161,7 +161,7 @@ def settings(ctx: click.Context, kind: str, llm: dict[str, Any]) -> LlmSettings 
 def show_prompt(run_dir: Path, kind: str, chosen: LlmSettings, trial: int) -> None:
     """``--show-prompt N``: print the prompt the LLM judge gets for trial N; nothing else
     happens (no call, no file, no lock)."""
-    from blindtest.judging.llm.judge import show_prompt as prompt_text
+    from blindtest.judging.llm.messages import show_prompt as prompt_text
     from blindtest.judgment import load_judge_run
     from blindtest.stages.judge import llm_options
 

@@ -2,9 +2,10 @@
 terminal or by a mechanical judge; ``--check FILE`` validates an external judge's picks.
 
 Options and output only: the stage is :func:`blindtest.stages.judge.judge` (one sitting into
-the picks file, ``blindtest.judging.sitting``); the picks contract and the hidden stopping rule live
-in ``blindtest.judgment``, the kinds of judge and the driver in ``blindtest.judging.driver``, the
-terminal session in ``blindtest.judging.terminal.session``.
+the picks file, ``blindtest.judging.sitting``); the hidden stopping rule lives in
+``blindtest.judgment``, the kinds of judge in ``blindtest.judging.kinds`` (the registry), the
+driver in ``blindtest.judging.driver``, the terminal session in
+``blindtest.judging.terminal.session``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from blindtest.cli import _batch, _chain, _check, _llm, _prose, _web
 from blindtest.cli._command import command
 from blindtest.cli._options import FilePath, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput
-from blindtest.judging.driver import JUDGE_KINDS
+from blindtest.judging.kinds import judge_help
 from blindtest.judgment import load_picks
 
 if TYPE_CHECKING:
@@ -50,11 +51,10 @@ def _check_only(run_dir: Path, path: Path, quiet: bool) -> None:
 @click.option(
     "--judge",
     "kind",
-    metavar=f"[{'|'.join(JUDGE_KINDS)}]",
+    metavar="KIND",
     default="human",
     show_default=True,
-    help="Who judges: a person in this terminal (human) or on a page (web), a mechanical "
-    "judge (bot:...), or llm:MODEL (a model through --judge-url).",
+    help=judge_help(),
 )
 @click.option(
     "--judge-id",

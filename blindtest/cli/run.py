@@ -24,7 +24,7 @@ from blindtest.cli._command import command
 from blindtest.cli._options import DirPath, concurrency_option, quiet_option
 from blindtest.cli._prose import echo_prose
 from blindtest.hints import blindtest_command
-from blindtest.judging.driver import JUDGE_KINDS
+from blindtest.judging.kinds import judge_help
 
 
 def resume_command(ctx: click.Context, run_dir: Path) -> str:
@@ -51,7 +51,7 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
     default="human",
     show_default=True,
     metavar="KIND",
-    help=f"Who judges: {', '.join(JUDGE_KINDS)}, or llm:MODEL (a model judges).",
+    help=judge_help(),
 )
 @click.option("--judge-id", help="Name written on every pick (default: your user name).")
 @click.option("--judge-url", metavar="URL", help="llm:MODEL: the judge model's base URL.")

@@ -43,12 +43,12 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from blindtest.errors import BadInput
+from blindtest.judging.kinds import BOT_KINDS
 from blindtest.judging.picks import Pick, Trial
 from blindtest.normalize import count_words, strip_formatting
 from blindtest.protocols import PROTOCOLS
 
 __all__ = [
-    "BOT_KINDS",
     "BOT_NICKNAMES",
     "DUPLICATE_THRESHOLD",
     "BotPick",
@@ -264,10 +264,6 @@ def random_pair_bot(
 
 
 # --------------------------------------------------------------------------- a bot as a judge
-
-#: The bots ``bt-judge --judge bot:KIND`` and ``bt-audit`` offer.
-BOT_KINDS = ("length", "duplicate", "random")
-
 
 #: The nicknames a pair bot gives: ``length`` names option 1 by whether it is the longer one.
 BOT_NICKNAMES = {"length": ("longer", "shorter"), "random": ("X", "Y")}

@@ -1,5 +1,6 @@
-"""Who judges, behind one interface: the ``Judge`` protocol, the kinds of judge ``bt-judge
---judge`` offers (a registry), and the one driver that records any judge's picks in trial order.
+"""Who judges, behind one interface: the ``Judge`` protocol, what a kind of judge is
+(``JudgeKind``, made by the module the registry :mod:`blindtest.judging.kinds` names for it:
+:func:`judge_kind`), and the one driver that records any judge's picks in trial order.
 
 The driver owns what is the same for every judge: the trials that remain, taking back the last
 pick (a correction), the hidden sequential stopping rule and writing through the ``Recorder``.
@@ -16,27 +17,19 @@ blinded trial and counts, nothing else. Library code: no click, no file opened h
 
 from __future__ import annotations
 
+import importlib
 import itertools
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, overload
 
-from blindtest.errors import BadInput
-from blindtest.judging.bots import BOT_KINDS, bot_pick, bot_settings, check_bot
-from blindtest.judging.picks import (
-    PICK_KINDS,
-    JudgeRun,
-    Pick,
-    PicksFile,
-    Trial,
-    judge_nicknames,
-)
+from blindtest.judging.kinds import PICK_KINDS, kind_of
+from blindtest.judging.picks import JudgeRun, Pick, PicksFile, Trial
 from blindtest.judging.picks import JudgingResult as JudgingResult  # how a sitting ended
-from blindtest.judgment import Recorder as Recorder  # the judge's writer, named by judges
-from blindtest.rng import DesignRng
+from blindtest.judging.recorder import Recorder
 
 # --------------------------------------------------------------------------- what passes
 
@@ -280,7 +273,7 @@ class JudgeKind:
     name: str
     records_as: str
     make: Callable[[JudgeSetup], Judge] = field(repr=False)
-    check: Callable[[str], None] = field(default=lambda protocol: None, repr=False)
+    check: Callable[[JudgeRun], None] = field(default=lambda run: None, repr=False)
     default_id: str | None = None
     settings: Callable[[str], Mapping[str, Any]] | None = field(default=None, repr=False)
 
@@ -305,99 +298,9 @@ class JudgeKind:
         return self.records_as == "bot"
 
 
-def _web(setup: JudgeSetup) -> Judge:
-    from blindtest.judging.web.server import WebJudge, options_of
-
-    return WebJudge(
-        setup.run.view,
-        setup.judge_id,
-        plain=bool(setup.run.design["normalization"]["strip_formatting"]),
-        earlier_nicknames=judge_nicknames(setup.earlier.picks, setup.judge_id),
-        resume_command=setup.resume_command,
-        run_dir=setup.run.run_dir,
-        picks=setup.earlier.path,
-        **options_of(setup.options),  # type: ignore[arg-type]
-    )
-
-
-def _human(setup: JudgeSetup) -> Judge:
-    from blindtest.judging.terminal.session import Console, Session
-
-    return Session(
-        setup.run.view,
-        setup.judge_id,
-        Console(),
-        earlier_nicknames=judge_nicknames(setup.earlier.picks, setup.judge_id),
-        resume_command=setup.resume_command,
-    )
-
-
-class BotJudge:
-    """A mechanical judge: the tell bot ``name`` answers each trial at once, from the seeded
-    generator ``DesignRng(seed, "bot:<name>")``, so a rerun writes the same picks."""
-
-    def __init__(self, run: JudgeRun, name: str, judge_id: str) -> None:
-        check_bot(name, run.view.protocol)
-        self.name = name
-        self.judge_id = judge_id
-        self.protocol = run.view.protocol
-        self.total = run.view.total
-        self._rng = DesignRng(run.seed, f"bot:{name}")
-
-    @property
-    def kind(self) -> JudgeKind:
-        return KINDS[f"bot:{self.name}"]
-
-    @contextmanager
-    def sitting(self, progress: Callable[[], JudgingResult]) -> Iterator[None]:
-        yield
-
-    def judge(self, turn: Turn) -> Answer:
-        made = bot_pick(self.name, self.protocol, turn.trial, self._rng)
-        return (replace(made, judge=self.judge_id, judge_kind="bot"),)
-
-    def end(self, result: JudgingResult) -> None:
-        pass
-
-    def closing(self, result: JudgingResult, out: Path, analyze_command: str) -> str:
-        stop = " (the sequential design stopped)" if result.stopped_early else ""
-        return (
-            f"bot:{self.name} judged {result.judged_now} of {self.total} trials{stop} into "
-            f"{out}. Run {analyze_command} to see the result."
-        )
-
-
-def _bot(name: str) -> JudgeKind:
-    def check(protocol: str) -> None:
-        check_bot(name, protocol)
-
-    def make(setup: JudgeSetup) -> Judge:
-        return BotJudge(setup.run, name, setup.judge_id)
-
-    def settings(protocol: str) -> Mapping[str, Any]:
-        return bot_settings(name, protocol)
-
-    return JudgeKind(f"bot:{name}", "bot", make, check, default_id=f"bot:{name}", settings=settings)
-
-
-#: Every kind ``bt-judge --judge`` offers, by name. A new judge (a model, a web page) is one
-#: more entry here; the driver does not change.
-KINDS: dict[str, JudgeKind] = {
-    kind.name: kind
-    for kind in (
-        JudgeKind("human", "human", _human),
-        JudgeKind("web", "human", _web),
-        *(_bot(name) for name in BOT_KINDS),
-    )
-}
-JUDGE_KINDS = tuple(KINDS)
-
-
 def judge_kind(name: str) -> JudgeKind:
-    """The registered kind called ``name``."""
-    try:
-        return KINDS[name]
-    except KeyError:
-        raise BadInput(
-            f"unknown judge {name!r}; use one of {', '.join(KINDS)}, or llm:MODEL"
-        ) from None
+    """The kind of judge a ``--judge`` value names, made by the module the registry
+    (:mod:`blindtest.judging.kinds`) names for it, imported only now."""
+    module = importlib.import_module(str(kind_of(name).module))
+    make: Callable[[str], JudgeKind] = module.judge_kind
+    return make(name)

@@ -33,6 +33,7 @@ import orjson
 from blindtest import artifacts, reportfmt
 from blindtest.artifact_types import DesignRecord, PickRecord
 from blindtest.errors import BadInput
+from blindtest.judging.kinds import PICK_KINDS
 from blindtest.protocols import PROTOCOLS, has_control
 
 JsonObject = dict[str, Any]
@@ -42,41 +43,6 @@ JsonObject = dict[str, Any]
 ExtraAnswer = bool | Mapping[str, bool]
 #: The keys of a per-option answer, in display order.
 OPTION_ANSWER_KEYS = ("left", "right")
-
-
-@dataclass(frozen=True, slots=True)
-class PickKind:
-    """A ``judge_kind`` a pick record may carry (picks.schema.json), and what it allows.
-
-    ``pool``: kinds in different pools are never analyzed together. ``passes``: how many
-    records one judge of this kind writes per trial, told apart by ``"pass"`` (1 when the
-    field is absent); ``passes_mean`` says what they are. A correction is something else: it
-    replaces a record of the same pass.
-    """
-
-    name: str
-    pool: str
-    passes: int = 1
-    passes_mean: str = ""
-
-
-PICK_KINDS = {
-    kind.name: kind
-    for kind in (
-        PickKind("human", "people"),
-        PickKind("bot", "bots"),
-        PickKind(
-            "llm",
-            "llm",
-            passes=2,
-            passes_mean=(
-                "pass 1 is the trial as shown; pass 2 the same comparison with the two "
-                "options' positions swapped, its pick given in the trial's own order"
-            ),
-        ),
-        PickKind("external", "people"),
-    )
-}
 
 
 # --------------------------------------------------------------------------- typed text

@@ -18,10 +18,10 @@ from typing import Any
 from blindtest import artifacts
 from blindtest.hints import stage_command
 from blindtest.judging.driver import Judge, JudgeKind, JudgeSetup, JudgingResult, drive
+from blindtest.judging.recorder import Recorder
 from blindtest.judgment import (
     JudgeRun,
     PicksFile,
-    Recorder,
     check_default_id,
     check_settings,
     plan_output,
@@ -79,7 +79,7 @@ def open_picks(
     """Decide what happens to ``out`` before ``kind`` judges into it
     (:func:`~blindtest.judgment.plan_output`): restarted with ``force``, refused when it holds
     another kind of judge's picks, or this judge's made with other settings."""
-    kind.check(run.view.protocol)
+    kind.check(run)
     settings = kind.settings(run.view.protocol) if kind.settings is not None else None
     existing = read_picks(out, run.view, missing_ok=True)
     if plan_output(existing, judge_id, bot=kind.mechanical, force=force, kind=kind.records_as):

@@ -24,7 +24,7 @@ from blindtest.judgment import JudgeRun, judge_id_problem, load_judge_run
 from blindtest.locking import holding_picks
 
 if TYPE_CHECKING:
-    from blindtest.judging.llm.judge import LlmOptions
+    from blindtest.judging.llm.options import LlmOptions
     from blindtest.preflight import CheckResult
 
 __all__ = [
@@ -134,13 +134,8 @@ def llm_options(kind: str, settings: LlmSettings) -> tuple[JudgeKind, LlmOptions
     """The ``llm:MODEL`` judge kind from its settings (all checked here: ``BadInput``,
     nothing written, no call)."""
     from blindtest.judging.llm import prompts as judge_prompts
-    from blindtest.judging.llm.judge import (
-        DEFAULT_URL,
-        LlmOptions,
-        llm_kind,
-        parse_price,
-        resolve_key_env,
-    )
+    from blindtest.judging.llm.judge import llm_kind
+    from blindtest.judging.llm.options import DEFAULT_URL, LlmOptions, parse_price, resolve_key_env
 
     model = kind.removeprefix("llm:").strip()
     if not model:
@@ -252,7 +247,7 @@ def judge(
         if any(modes) and options is None:
             raise BadInput("--batch-export, --batch-import, --batch: only for --judge llm:MODEL")
         if options is not None:
-            from blindtest.judging.llm.judge import check_run
+            from blindtest.judging.llm.messages import check_run
 
             check_run(options, run, key=not any(modes) or batch)
         name = judge_name(judge_id, chosen)

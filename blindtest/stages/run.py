@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from blindtest import artifacts, locking
 from blindtest.chain import judging_state, picks_judges, recorded_seed
 from blindtest.errors import BadInput
+from blindtest.judging.driver import judge_kind
 from blindtest.stages.analyze import AnalyzeResult, analyze
 from blindtest.stages.audit import AuditResult, audit
 from blindtest.stages.design import DesignResult, design
@@ -79,11 +80,9 @@ class RunResult:
 
 
 def judge_name(kind: str, judge_id: str | None) -> str:
-    """The name a chained judge's picks carry: the id given, else a bot's kind, an LLM
-    judge's model, or the user's name."""
-    bot = kind.startswith("bot:")
-    model = kind.removeprefix("llm:") if kind.startswith("llm:") else None
-    return (judge_id or "").strip() or (kind if bot else model or default_judge_id())
+    """The name a chained judge's picks carry: the id given, else the kind's own (a bot's
+    kind, an LLM judge's model), or the user's name."""
+    return (judge_id or "").strip() or judge_kind(kind).default_id or default_judge_id()
 
 
 def run(
@@ -110,7 +109,7 @@ def run(
     write the report page there (as ``bt-analyze --html``), checked before anything is
     written."""
     if judge_kind.startswith("llm:"):  # before anything is written or paid for
-        from blindtest.judging.llm.judge import check_judge_key
+        from blindtest.judging.llm.options import check_judge_key
 
         check_judge_key(judge_kind, judge_url, judge_key_env)
     else:
@@ -194,7 +193,7 @@ def _judge(
     show: RunHooks,
 ) -> JudgeResult:
     """One sitting of the chained judge; a bot cut short starts over."""
-    restart = kind.startswith("bot:") and name in picks_judges(run_dir)
+    restart = judge_kind(kind).mechanical and name in picks_judges(run_dir)
     llm = LlmSettings(url=url, key_env=key_env) if kind.startswith("llm:") else None
     resume: Sequence[str] = ["--judge", kind] if llm is not None else []
     sat = judge(

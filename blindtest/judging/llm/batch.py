@@ -25,11 +25,11 @@ from blindtest.hints import stage_command
 from blindtest.judging import sitting
 from blindtest.judging.driver import Judge, JudgeKind, JudgingResult
 from blindtest.judging.llm.batch_requests import Selection, judge_requests, replay_kind, select
-from blindtest.judging.llm.judge import LlmOptions
+from blindtest.judging.llm.options import LlmOptions
+from blindtest.judging.recorder import Recorder
 from blindtest.judgment import (
     JudgeRun,
     PicksFile,
-    Recorder,
     Trial,
     check_default_id,
     check_settings,

@@ -49,13 +49,10 @@ from blindtest.generation.batch import (
 from blindtest.generation.client import Completion
 from blindtest.generation.wire import ChatMessage
 from blindtest.judging.driver import JudgeKind, JudgeSetup
-from blindtest.judging.llm.judge import (
-    LlmJudge,
-    LlmOptions,
-    comparison_messages,
-    prompt_fields,
-    response_format,
-)
+from blindtest.judging.llm.judge import LlmJudge
+from blindtest.judging.llm.messages import comparison_messages, prompt_fields
+from blindtest.judging.llm.options import LlmOptions
+from blindtest.judging.llm.verdicts import response_format
 from blindtest.judgment import JudgeRun, PicksFile, Trial
 from blindtest.protocols import PROTOCOLS
 from blindtest.reportfmt import count
@@ -346,8 +343,8 @@ class BatchReplayJudge(LlmJudge):
 def replay_kind(options: LlmOptions, answers: Mapping[bytes, BatchResult]) -> JudgeKind:
     """The ``llm:MODEL`` judge kind whose judge answers from ``answers``."""
 
-    def check(protocol: str) -> None:
-        check_batchable(protocol)
+    def check(run: JudgeRun) -> None:
+        check_batchable(run.view.protocol)
 
     def make(setup: JudgeSetup) -> BatchReplayJudge:
         return BatchReplayJudge(setup, options, kind, answers)

@@ -11,7 +11,9 @@ from typing import Any
 
 from blindtest.generation.wire import ChatMessage
 from blindtest.judging.llm import prompts
-from blindtest.judging.llm.judge import LlmOptions, comparison_messages, response_format
+from blindtest.judging.llm.messages import comparison_messages
+from blindtest.judging.llm.options import LlmOptions
+from blindtest.judging.llm.verdicts import response_format
 from blindtest.judging.picks import JudgeRun
 from blindtest.preflight import CHECK_PROMPT, Target
 from blindtest.prompt_size import estimated_tokens, prompt_text_of

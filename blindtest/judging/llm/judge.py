@@ -2,12 +2,15 @@
 :class:`blindtest.generation.client.ChatClient`, to
 judge the blinded trials with a strict JSON verdict; one more ``Judge`` for the driver.
 
-It owns the verdict schemas and their parsing (a fenced or bare JSON object, validated with
-jsonschema, asked again up to three times with backoff when malformed), the structured-output
-fallback (``response_format`` until the endpoint refuses it by a 400, then plain text), the stop
-at the first failure that would repeat for every comparison (a refused key, nothing listening),
-the position swap of a preference comparison (both raw verdicts kept; the pass-1 record's pick is
-the comparison's verdict after the swap and confidence rules), and what each record stores.
+It owns asking: each verdict asked again up to three times with backoff when malformed
+(the schemas and their parsing are :mod:`~blindtest.judging.llm.verdicts`; the messages
+:mod:`~blindtest.judging.llm.messages`; the options and key checks
+:mod:`~blindtest.judging.llm.options`; the passes' bookkeeping
+:mod:`~blindtest.judging.llm.passes`), the structured-output fallback (``response_format``
+until the endpoint refuses it by a 400, then plain text), the stop at the first failure that
+would repeat for every comparison (a refused key, nothing listening), the position swap of a
+preference comparison (both raw verdicts kept; the pass-1 record's pick is the comparison's
+verdict after the swap and confidence rules), and what each record stores.
 
 It works ahead: at its first turn it starts every remaining comparison (pair: one at a time,
 each trial's conversation holds the judge's earlier answers) on an event loop of its own
@@ -20,32 +23,20 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import hashlib
-import math
-import os
-import re
 import signal
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime, timezone
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
-
-import orjson
-
-if TYPE_CHECKING:
-    import jsonschema
+from typing import Any
 
 from blindtest import reportfmt
-from blindtest.endpoints import is_loopback
-from blindtest.errors import BadInput, EndpointFailed, EndpointRejected, PromptTooLong
+from blindtest.errors import BadInput, EndpointFailed, EndpointRejected
 from blindtest.generation.client import ChatClient, Completion
-from blindtest.generation.endpoint import Endpoint
-from blindtest.generation.retry import DEFAULT_POLICY, RetryPolicy
+from blindtest.generation.retry import RetryPolicy
 from blindtest.generation.wire import ChatMessage
 from blindtest.judging.driver import (
     Answer,
@@ -57,475 +48,43 @@ from blindtest.judging.driver import (
     Turn,
 )
 from blindtest.judging.llm import prompts
+from blindtest.judging.llm.messages import (
+    _mapping,
+    comparison_messages,
+    input_context,
+    prompt_fields,
+)
+from blindtest.judging.llm.options import (
+    LlmOptions,
+)
+from blindtest.judging.llm.passes import (
+    ANSWERED_PASS,
+    _answered_pass,
+    _Asked,
+    _Halted,
+    _Ledger,
+    _refuses_response_format,
+    _settle,
+    _shown,
+    _side,
+    _stored_pass,
+)
+from blindtest.judging.llm.verdicts import (
+    VERDICT_RETRIES,
+    response_format,
+    validate_verdict,
+)
 from blindtest.judging.picks import SETTINGS_HASH_FIELD, settings_sha256
 from blindtest.judgment import JudgeRun, Pick, Trial, judge_nicknames
-from blindtest.keynames import check_key_names
-from blindtest.protocols import PROTOCOLS, JudgePrompt
+from blindtest.protocols import PROTOCOLS
 
 __all__ = [
-    "DEFAULT_KEY_ENVS",
-    "VERDICT_RETRIES",
     "LlmJudge",
-    "LlmOptions",
-    "check_judge_key",
-    "check_key",
-    "check_run",
-    "extract_json",
     "llm_kind",
-    "parse_price",
-    "response_format",
-    "show_prompt",
-    "validate_verdict",
 ]
-
-DEFAULT_KEY_ENVS = ("BLINDTEST_JUDGE_KEY", "OPENAI_API_KEY")
-DEFAULT_URL = "https://api.openai.com/v1"
-#: Spec 003: "cap retries at three attempts before logging a failure and moving on".
-VERDICT_RETRIES = 3
-_LEAK = {
-    "identity_leakage_detected": {"type": "boolean"},
-    "identity_leakage_details": {"type": "string"},
-}
-_COMMON = {
-    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-    "justification": {"type": "string"},
-    "key_differentiators": {"type": "array", "items": {"type": "string"}},
-    **_LEAK,
-}
-_REQUIRED = ("confidence", "justification", "identity_leakage_detected")
-
-
-def _verdict_schema(form: JudgePrompt) -> dict[str, Any]:
-    """The JSON schema of a protocol's verdict: its own fields around the common ones."""
-    return {
-        "type": "object",
-        "properties": {**form.fields, **_COMMON, **form.after},
-        "required": [*form.required, *_REQUIRED],
-    }
-
-
-VERDICT_SCHEMAS: dict[str, dict[str, Any]] = {
-    name: _verdict_schema(rules.llm) for name, rules in PROTOCOLS.items()
-}
-
-
-def response_format(protocol: str) -> dict[str, object]:
-    return {
-        "type": "json_schema",
-        "json_schema": {"name": f"{protocol}_verdict", "schema": VERDICT_SCHEMAS[protocol]},
-    }
-
-
-# --------------------------------------------------------------------------- verdicts
-
-_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
-
-
-def extract_json(text: str) -> object:
-    """The JSON object in a model's answer: the whole text, a fenced block, or the outermost
-    ``{...}``; raises ValueError when there is none."""
-    candidates = [text.strip()]
-    candidates += [m.group(1) for m in _FENCE.finditer(text)]
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        candidates.append(text[start : end + 1])
-    for candidate in candidates:
-        try:
-            return orjson.loads(candidate)
-        except orjson.JSONDecodeError:
-            continue
-    raise ValueError("no JSON object in the answer")
-
-
-@cache
-def _validator(protocol: str) -> jsonschema.Draft202012Validator:
-    import jsonschema  # deferred: start-up
-
-    return jsonschema.Draft202012Validator(VERDICT_SCHEMAS[protocol])
-
-
-def _number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _strings(value: object) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) for v in value)
-
-
-#: Per property of :data:`VERDICT_SCHEMAS`: a test true only of values the schema accepts.
-_QUICK: dict[str, Callable[[object], bool]] = {
-    "preference": lambda v: v in ("A", "B", "TIE") and isinstance(v, str),  # verdict field
-    "odd": lambda v: isinstance(v, int) and not isinstance(v, bool) and v in (1, 2, 3),
-    "nicknames": lambda v: _strings(v) and len(v) == 2 and all(v),  # type: ignore[arg-type]
-    "output_1": lambda v: isinstance(v, str) and bool(v),
-    "confidence": lambda v: _number(v) and 0 <= v <= 1,  # type: ignore[operator]
-    "justification": lambda v: isinstance(v, str),
-    "key_differentiators": _strings,
-    "identity_leakage_detected": lambda v: isinstance(v, bool),
-    "identity_leakage_details": lambda v: isinstance(v, str),
-    "tie_reason": lambda v: v is None or isinstance(v, str),
-}
-
-
-def _quick_valid(protocol: str, value: object) -> bool:
-    """True when ``value`` certainly satisfies the protocol's verdict schema (the common case,
-    checked in microseconds); False sends it to jsonschema, which decides and explains."""
-    if not isinstance(value, dict):
-        return False
-    schema = VERDICT_SCHEMAS[protocol]
-    properties = schema["properties"]
-    if any(name not in value for name in schema["required"]):
-        return False
-    return all(_QUICK[name](item) for name, item in value.items() if name in properties)
-
-
-def validate_verdict(protocol: str, text: str) -> tuple[dict[str, Any] | None, str]:
-    """The verdict in ``text`` and "", or None and why it is not one (jsonschema decides every
-    verdict the quick check is not sure of)."""
-    try:
-        value = extract_json(text)
-    except ValueError as error:
-        return None, str(error)
-    if _quick_valid(protocol, value):
-        assert isinstance(value, dict)
-        return value, ""
-    validator = _validator(protocol)
-    from jsonschema.exceptions import best_match
-
-    problem = best_match(validator.iter_errors(value))
-    if problem is not None:
-        where = "/" + "/".join(str(p) for p in problem.absolute_path)
-        return None, f"invalid verdict at {where}: {problem.message}"
-    assert isinstance(value, dict)
-    return value, ""
-
-
-def parse_price(text: str | None) -> tuple[float, float] | None:
-    """``--price IN,OUT`` (dollars per million tokens) as two numbers, or None."""
-    if text is None:
-        return None
-    try:
-        parts = [float(p) for p in text.split(",")]
-    except ValueError:
-        parts = []
-    if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
-        raise BadInput(
-            f"--price: expected IN,OUT dollars per million tokens (two finite numbers >= 0), "
-            f"e.g. 2.5,10; got {text!r}"
-        )
-    return parts[0], parts[1]
-
-
-# --------------------------------------------------------------------------- options
-
-
-@dataclass(frozen=True, slots=True)
-class LlmOptions:
-    """What ``bt-judge --judge llm:MODEL`` was given (the key's variable name, never a key)."""
-
-    model: str
-    base_url: str = DEFAULT_URL
-    key_env: str | None = None
-    temperature: float = 0.0
-    concurrency: int = 8
-    rpm: float | None = None
-    timeout: float = 120.0
-    max_retries: int = DEFAULT_POLICY.max_retries
-    price: tuple[float, float] | None = None
-    template: prompts.JudgeTemplate | None = None
-    swap: bool = True
-    min_confidence: float = 0.7
-    inconsistent: str = "tie"
-    context_tokens: int = 128_000
-
-    def settings(self, protocol: str) -> dict[str, object]:
-        """What makes this judge's verdicts, recorded on each of its picks (``judge_settings``)
-        so a resume with other settings is refused: the model, the URL (scheme, host, port and
-        path; no user info or query, where keys may hide: a key in the query may rotate), the
-        temperature, the SHA-256 of the prompt templates the protocol uses,
-        ``--min-confidence``, and for preference the swap and ``--inconsistent``. Not the key
-        (nor its variable), the concurrency, the rate, timeouts, retries or price: they change
-        no verdict."""
-        parts = urlsplit(self.base_url)
-        settings: dict[str, object] = {
-            "model": self.model,
-            "url": self.endpoint().origin + parts.path.rstrip("/"),
-            "temperature": float(self.temperature),
-            "template_sha256": _templates_sha256(self.template, protocol),
-            "min_confidence": float(self.min_confidence),
-        }
-        if PROTOCOLS[protocol].llm.asking == "passes":
-            settings["swap"] = self.swap
-            settings["inconsistent"] = self.inconsistent
-        return settings
-
-    def endpoint(self) -> Endpoint:
-        """The judge's endpoint; with no key variable set, a 401/403 names the first default."""
-        return Endpoint(
-            base_url=self.base_url,
-            model=self.model,
-            key_env=self.key_env,
-            temperature=self.temperature,
-            unset_key_env=DEFAULT_KEY_ENVS[0] if self.key_env is None else None,
-        )
-
-
-def _templates_sha256(template: prompts.JudgeTemplate | None, protocol: str) -> str:
-    """SHA-256 of the template texts this judge's prompts are made from, in order."""
-    form = PROTOCOLS[protocol].llm
-    if template is not None and form.asking == "passes":
-        texts = [template.text]
-    else:
-        texts = [prompts.bundled(name) for name in form.templates]
-    digest = hashlib.sha256()
-    for text in texts:
-        digest.update(text.encode("utf-8"))
-        digest.update(b"\0")
-    return digest.hexdigest()
-
-
-def check_key(options: LlmOptions) -> None:
-    """Refuse (exit 2) a judge whose key variable is named but unset, or a remote judge with
-    no key variable set at all; nothing needs the run, so ``blindtest run`` asks this before
-    it designs or generates anything. As in bt-generate, only a local server is asked
-    without a key."""
-    endpoint = options.endpoint()
-    check_key_names({"judge": endpoint})  # a misspelt variable named, with what is set
-    endpoint.check_key("judge")
-    if options.key_env is None and not is_loopback(options.base_url):
-        raise BadInput(
-            f"the LLM judge ({options.model} at {endpoint.origin}) needs a key: export "
-            f"{' or '.join(DEFAULT_KEY_ENVS)} with it, or name its variable with "
-            "--judge-key-env"
-        )
-
-
-def check_judge_key(kind: str, url: str | None, key_env: str | None) -> None:
-    """``blindtest run --judge llm:MODEL``: the judge's key (:func:`check_key`) from its
-    options alone, before the design is written or a side is asked (the judge comes last: a
-    missing key found there would leave the answers paid for and the chain stopped)."""
-    model = kind.removeprefix("llm:").strip()
-    if not model:
-        raise BadInput("--judge llm:MODEL: name the judge model, e.g. --judge llm:gpt-4o")
-    base_url = url or DEFAULT_URL
-    check_key(LlmOptions(model, base_url, resolve_key_env(key_env, os.environ)))
-
-
-def check_run(options: LlmOptions, run: JudgeRun, *, key: bool = True) -> None:
-    """Everything that can be refused before the first call (exit 2, nothing written);
-    ``key``: whether the key is needed (a batch file export or import calls nothing;
-    :func:`check_key`)."""
-    if key:
-        check_key(options)
-    protocol = run.view.protocol
-    asking = PROTOCOLS[protocol].llm.asking
-    if options.template is not None and asking != "passes":
-        raise BadInput(f"--judge-template is for preference runs; this run is {protocol}")
-    check_fields(run, options)
-    if asking == "conversation":  # the whole transcript is sent with the last trial
-        fits, total = _pair_fit(run.view.trials, options.context_tokens)
-        if fits < total:
-            raise BadInput(
-                f"--judge-context-tokens {options.context_tokens}: the pair transcript of "
-                f"{reportfmt.count(total, 'trial')} would not fit; only {fits} fit: raise the "
-                "limit (the judge "
-                "model's context window) or design fewer trials"
-            )
-
-
-#: A prompt record's judge field -> the spec 003 placeholder it fills.
-FIELD_PLACEHOLDERS = {
-    "criteria": "EVALUATION_CRITERIA",
-    "source": "SOURCE_MATERIAL",
-    "constraints": "CONSTRAINTS",
-}
-
-
-def prompt_fields(run: JudgeRun) -> dict[int, dict[str, str]]:
-    """Trial number -> the criteria, source and constraints its prompt record carries (the
-    prompt file's fields, kept in the design). Only the arrangement's ``prompt_id`` is read:
-    nothing here depends on which side is which."""
-    by_id = {
-        str(p["id"]): {name: str(p[name]) for name in FIELD_PLACEHOLDERS if name in p}
-        for p in run.design["prompts"]
-    }
-    return {
-        int(entry["trial"]): by_id.get(str(entry["prompt_id"]), {})
-        for entry in run.design["arrangement"]
-    }
-
-
-def check_fields(run: JudgeRun, options: LlmOptions) -> None:
-    """Preference: a field the prompt file gives for some prompts is required of every
-    judged prompt (a prompt without it would be judged by a different prompt: exit 2 naming
-    its id), and the template must show it (a ``--judge-template`` without the placeholder
-    would hide it from the judge). A field no prompt carries falls back to the defaults."""
-    if PROTOCOLS[run.view.protocol].llm.asking != "passes":  # only its template has fields
-        return
-    text = options.template.text if options.template is not None else prompts.bundled("preference")
-    used = {m.group(1) for m in prompts.PLACEHOLDER.finditer(text)}
-    where = options.template.source if options.template is not None else "the bundled prompt"
-    fields = prompt_fields(run)
-    ids = {int(e["trial"]): str(e["prompt_id"]) for e in run.design["arrangement"]}
-    for name, placeholder in FIELD_PLACEHOLDERS.items():
-        carried = [n for n in sorted(fields) if name in fields[n]]
-        if not carried:
-            continue
-        if placeholder not in used:
-            raise BadInput(
-                f"{where}: the prompts carry {name!r} but the template has no "
-                f"[{placeholder}]; add it, or the judge never sees it"
-            )
-        lacking = sorted({ids[n] for n in fields if name not in fields[n]})
-        if lacking:
-            shown = ", ".join(lacking[:5]) + (", ..." if len(lacking) > 5 else "")
-            raise BadInput(
-                f"prompt {shown}: no {name!r}, which the prompts of {len(carried)} "
-                f'trials carry; give every prompt a {name!r} in the prompt file (e.g. "None.") '
-                "and design the run again"
-            )
-
-
-_ANSWER_TOKENS = 200  # what a pair verdict adds to the transcript, generously
-
-
-def _pair_fit(trials: Sequence[Trial], limit: int) -> tuple[int, int]:
-    used = prompts.estimate_tokens(prompts.bundled("pair_system"))
-    for count, trial in enumerate(trials):
-        turn = prompts.pair_turn(trial.number, input_context(trial), trial.options)
-        used += prompts.estimate_tokens(turn["content"]) + _ANSWER_TOKENS
-        if used > limit:
-            return count, len(trials)
-    return len(trials), len(trials)
-
-
-def _mapping(swapped: bool) -> dict[str, str]:
-    return {"A": "right", "B": "left"} if swapped else {"A": "left", "B": "right"}
-
-
-def input_context(trial: Trial) -> str:
-    """The trial's ``[INPUT_CONTEXT]``: its prompt, or its whole conversation, every turn
-    role-labelled (:func:`blindtest.judging.llm.prompts.input_context`); the same for every pass."""
-    return prompts.input_context(trial.prompt, trial.history)
-
-
-def comparison_messages(
-    run: JudgeRun,
-    options: LlmOptions,
-    trial: Trial,
-    swapped: bool = False,
-    fields: Mapping[str, str] | None = None,
-) -> list[ChatMessage]:
-    """The messages of one (preference: one pass of one) comparison; pair: its first turn.
-    ``fields``: the trial's prompt fields (:func:`prompt_fields`; looked up when None)."""
-    asking = PROTOCOLS[run.view.protocol].llm.asking
-    if asking == "passes":
-        first, second = trial.options if not swapped else trial.options[::-1]
-        given = prompt_fields(run).get(trial.number, {}) if fields is None else fields
-        return prompts.preference_messages(
-            options.template,
-            question=run.view.question,
-            prompt=input_context(trial),
-            output_a=first,
-            output_b=second,
-            criteria=given.get("criteria"),
-            source=given.get("source"),
-            constraints=given.get("constraints"),
-        )
-    if asking == "alone":
-        return prompts.triangle_messages(input_context(trial), trial.options)
-    turn = prompts.pair_turn(trial.number, input_context(trial), trial.options)
-    return prompts.pair_messages([], turn)
-
-
-def show_prompt(run: JudgeRun, options: LlmOptions, number: int) -> str:
-    """The messages the judge gets for trial ``number`` (pass 1), as text; nothing is called."""
-    if not 1 <= number <= run.view.total:
-        raise BadInput(f"--show-prompt {number}: this run has trials 1..{run.view.total}")
-    check_fields(run, options)
-    messages = comparison_messages(run, options, run.view.trials[number - 1])
-    return "\n\n".join(f"--- {m['role']} ---\n{m['content']}" for m in messages)
 
 
 # --------------------------------------------------------------------------- asking
-
-
-@dataclass(slots=True)
-class _Asked:
-    """One verdict asked for: the verdict (None: failed), the last raw text, attempts, tokens."""
-
-    verdict: dict[str, Any] | None
-    raw: str
-    attempts: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    error: str = ""
-    #: Paid for in an earlier sitting (a stored answer), not asked in this one.
-    reused: bool = False
-
-
-#: A failure row's field holding the one answered pass of a position swap whose other pass
-#: got no answer: ``{"pass", "raw_response", "attempts", "tokens"}``. Never a pick; a rerun
-#: takes its answer instead of asking that pass again.
-ANSWERED_PASS = "answered_pass"
-
-
-def _answered_pass(number: int, asked: _Asked) -> dict[str, Any]:
-    return {
-        "pass": number,
-        "raw_response": asked.raw,
-        "attempts": asked.attempts,
-        "tokens": {"prompt": asked.prompt_tokens, "completion": asked.completion_tokens},
-    }
-
-
-def _stored_pass(protocol: str, stored: Mapping[str, Any]) -> _Asked | None:
-    """A pass answered in an earlier sitting (a pick record, or a failure row's
-    :data:`ANSWERED_PASS`), as asked again: its verdict read back from the raw answer, its
-    attempts and tokens as recorded. None when it holds no valid verdict."""
-    raw = stored.get("raw_response")
-    if not isinstance(raw, str):
-        return None
-    verdict, _ = validate_verdict(protocol, raw)
-    if verdict is None:
-        return None
-    tokens = stored.get("tokens")
-    tokens = tokens if isinstance(tokens, Mapping) else {}
-    return _Asked(
-        verdict,
-        raw,
-        attempts=int(stored.get("attempts") or 0),
-        prompt_tokens=int(tokens.get("prompt") or 0),
-        completion_tokens=int(tokens.get("completion") or 0),
-        reused=True,
-    )
-
-
-@dataclass
-class _Ledger:
-    requests: int = 0
-    retries: int = 0
-    failures: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    leaks: list[int] = field(default_factory=list)
-
-
-def _refuses_response_format(error: EndpointRejected) -> bool:
-    """Whether a rejection may be the server refusing structured output: a 400 or 422 naming
-    ``response_format`` (its ``param``, or its words), or any other 400 that names no other
-    parameter, in the server's own words (llama.cpp's "Failed to initialize samplers" when it
-    cannot build the grammar). The request is then tried once without it."""
-    if error.status not in (400, 422) or isinstance(error, PromptTooLong):
-        return False
-    if getattr(error, "param", None) is not None:
-        return bool(error.param == "response_format")
-    said = getattr(error, "server_message", "") or str(error)
-    return error.status == 400 or re.search(r"\bresponse_format\b", said) is not None
-
-
-class _Halted(Exception):
-    """A comparison not asked because an earlier request stopped the judge (``LlmJudge._halt``)."""
 
 
 class LlmJudge:
@@ -1091,32 +650,10 @@ class LlmJudge:
         return await client.complete("judge", messages)
 
 
-def _settle(future: concurrent.futures.Future[Answer], task: asyncio.Task[Answer]) -> None:
-    """Hand a comparison's outcome from the loop's task to the driver's future."""
-    if task.cancelled():
-        future.cancel()
-    elif task.exception() is not None:
-        future.set_exception(task.exception())
-    else:
-        future.set_result(task.result())
-
-
-def _shown(run: JudgeRun, number: int) -> tuple[str, tuple[str, ...]]:
-    trial = run.view.trials[number - 1]
-    return input_context(trial), trial.options
-
-
-def _side(preference: str, swapped: bool) -> str:
-    """A preference verdict ("A", "B", "TIE") in the trial's own order."""
-    if preference == "TIE":
-        return "tie"
-    return _mapping(swapped)[preference]
-
-
 def llm_kind(options: LlmOptions) -> JudgeKind:
     """The ``--judge llm:MODEL`` kind for these options (checked before anything is written)."""
 
-    def check(protocol: str) -> None:
+    def check(run: JudgeRun) -> None:
         pass
 
     def make(setup: JudgeSetup) -> LlmJudge:
@@ -1133,9 +670,10 @@ def llm_kind(options: LlmOptions) -> JudgeKind:
     return kind
 
 
-def resolve_key_env(given: str | None, environ: Mapping[str, str]) -> str | None:
-    """``--judge-key-env``, else the first of :data:`DEFAULT_KEY_ENVS` that is set, else None
-    (a local server that needs no key)."""
-    if given is not None:
-        return given
-    return next((name for name in DEFAULT_KEY_ENVS if environ.get(name)), None)
+def judge_kind(name: str) -> JudgeKind:
+    """``llm:MODEL`` with every setting at its default (``bt-judge`` builds the kind from its
+    ``--judge-*`` options: :func:`blindtest.stages.judge.llm_options`)."""
+    model = name.partition(":")[2].strip()
+    if not model:
+        raise BadInput("--judge llm:MODEL: name the judge model, e.g. --judge llm:gpt-4o")
+    return llm_kind(LlmOptions(model=model))

@@ -25,16 +25,17 @@ from pathlib import Path
 
 from blindtest.errors import Interrupted
 from blindtest.judging.driver import (
-    KINDS,
     Answer,
+    Judge,
     JudgeKind,
-    Recorder,
+    JudgeSetup,
     Stop,
     TakeBack,
     Turn,
     drive,
 )
 from blindtest.judging.picks import ExtraAnswer, JudgeView, JudgingResult, Pick, Trial
+from blindtest.judging.recorder import Recorder
 from blindtest.judging.terminal.console import Console, InputEnded
 from blindtest.judging.terminal.layout import fit, side_by_side, trial_layout, wrap_prose_line
 from blindtest.judging.terminal.pager import Pager, Screen
@@ -47,6 +48,7 @@ from blindtest.judging.terminal.questions import (
     pick_words,
     quit_message,
 )
+from blindtest.judgment import judge_nicknames
 from blindtest.protocols import PROTOCOLS, Protocol
 from blindtest.reportfmt import count
 
@@ -97,7 +99,7 @@ class Session:
 
     @property
     def kind(self) -> JudgeKind:
-        return KINDS["human"]
+        return HUMAN
 
     def run(self, recorder: Recorder, remaining: Sequence[Trial]) -> JudgingResult:
         """Drive this session over ``remaining`` into ``recorder``."""
@@ -452,3 +454,20 @@ class Session:
 
     def _footer(self, trial: Trial, width: int, hint: str) -> list[str]:
         return ["", *self._question_rows(trial, width), fit(hint, width)]
+
+
+def _make(setup: JudgeSetup) -> Judge:
+    return Session(
+        setup.run.view,
+        setup.judge_id,
+        Console(),
+        earlier_nicknames=judge_nicknames(setup.earlier.picks, setup.judge_id),
+        resume_command=setup.resume_command,
+    )
+
+
+HUMAN = JudgeKind("human", "human", _make)
+
+
+def judge_kind(name: str) -> JudgeKind:
+    return HUMAN

@@ -23,12 +23,13 @@ from pathlib import Path
 from blindtest import artifacts, locking, reportfmt
 from blindtest.assignment import assign, coverage
 from blindtest.errors import BadInput, Interrupted
-from blindtest.judging.driver import KINDS, Answer, JudgeKind, JudgingResult, Stop, TakeBack, Turn
+from blindtest.judging.driver import Answer, JudgeKind, JudgingResult, Stop, TakeBack, Turn
 from blindtest.judging.sitting import OpenedPicks, open_picks, sit_opened
 from blindtest.judging.web.links import LinkBook, picks_key
 from blindtest.judging.web.reviewer import Reviewer
 from blindtest.judging.web.server import (
     LOOPBACK,
+    WEB,
     Echo,
     Page,
     ServerThread,
@@ -80,7 +81,7 @@ class PanelJudge:
 
     @property
     def kind(self) -> JudgeKind:
-        return KINDS["web"]
+        return WEB
 
     @contextmanager
     def sitting(self, progress: Callable[[], JudgingResult]) -> Iterator[None]:
@@ -154,7 +155,7 @@ def judge_panel(
             out = picks_path(run.run_dir, name)
             artifacts.claim_output(out, "picks", force=True, inputs=inputs, same_inputs=True)
             stack.enter_context(locking.file_lock(out, "bt-judge --panel"))
-            opened = open_picks(run, KINDS["web"], name, out, force)
+            opened = open_picks(run, WEB, name, out, force)
             existing = opened.existing
             reviewer = Reviewer(
                 view,
@@ -263,7 +264,7 @@ def _sit(run: JudgeRun, seat: Seat, panel: Mapping[str, object]) -> None:
     try:
         seat.result = sit_opened(
             run,
-            KINDS["web"],
+            WEB,
             PanelJudge(seat.reviewer, panel),
             seat.opened,
             only=seat.assigned,

@@ -32,12 +32,21 @@ from aiohttp import web
 
 from blindtest import reportfmt
 from blindtest.errors import BadInput, Interrupted
-from blindtest.judging.driver import KINDS, Answer, JudgeKind, JudgingResult, Stop, TakeBack, Turn
+from blindtest.judging.driver import (
+    Answer,
+    Judge,
+    JudgeKind,
+    JudgeSetup,
+    JudgingResult,
+    Stop,
+    TakeBack,
+    Turn,
+)
 from blindtest.judging.terminal.questions import closing_message, quit_message
 from blindtest.judging.web import page
 from blindtest.judging.web.links import LinkBook, picks_key
 from blindtest.judging.web.reviewer import Refused, Reviewer, Screen
-from blindtest.judgment import JudgeView
+from blindtest.judgment import JudgeView, judge_nicknames
 from blindtest.protocols import PROTOCOLS
 
 Echo = Callable[[str], None]
@@ -428,7 +437,7 @@ class WebJudge:
 
     @property
     def kind(self) -> JudgeKind:
-        return KINDS["web"]
+        return WEB
 
     @contextmanager
     def sitting(self, progress: Callable[[], JudgingResult]) -> Iterator[None]:
@@ -540,3 +549,24 @@ def options_of(setup_options: Mapping[str, object]) -> dict[str, object]:
     """The web judge's options from ``JudgeSetup.options`` (the CLI's --host, --port, ...)."""
     known = ("host", "port", "open_browser", "session_cap", "echo")
     return {key: setup_options[key] for key in known if key in setup_options}
+
+
+def _make(setup: JudgeSetup) -> Judge:
+    return WebJudge(
+        setup.run.view,
+        setup.judge_id,
+        plain=bool(setup.run.design["normalization"]["strip_formatting"]),
+        earlier_nicknames=judge_nicknames(setup.earlier.picks, setup.judge_id),
+        resume_command=setup.resume_command,
+        run_dir=setup.run.run_dir,
+        picks=setup.earlier.path,
+        **options_of(setup.options),  # type: ignore[arg-type]
+    )
+
+
+#: ``--judge web`` (or ``--web``): a person on the judging page; a panel's reviewers too.
+WEB = JudgeKind("web", "human", _make)
+
+
+def judge_kind(name: str) -> JudgeKind:
+    return WEB
