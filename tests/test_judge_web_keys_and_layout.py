@@ -21,11 +21,8 @@ from blindtest import artifacts
 from blindtest.judging.web.server import hold_open
 
 from judge_runs import make_run, picks_of
-from web_page import chromium, judge_server, screenshot
+from web_page import LAPTOP, PHONE, SIZES, chromium, judge_server, page_at, screenshot
 
-LAPTOP = {"width": 1366, "height": 768}
-PHONE = {"width": 390, "height": 844}
-SIZES = {"laptop": LAPTOP, "phone": PHONE}
 QUESTIONS = ("Is it correct?", "Would it pass review unchanged?")
 TABLE = (
     "Measured over a week:\n\n| service | latency | price per 1k |\n|---|---|---|\n"
@@ -49,11 +46,8 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture(params=sorted(SIZES))
 def sized(request: pytest.FixtureRequest, browser: Any) -> Iterator[tuple[str, Any]]:
-    context = browser.new_context(viewport=SIZES[request.param])
-    try:
-        yield request.param, context.new_page()
-    finally:
-        context.close()
+    with page_at(browser, request.param) as named:
+        yield named
 
 
 def _focus(page: Any) -> str:

@@ -22,9 +22,7 @@ from blindtest.judging.web.links import LINKS, LinkBook, picks_key, token_hash
 from blindtest.judging.web.server import link_host, listen, listen_again
 
 from judge_runs import make_run, picks_of
-from web_page import chromium, judge_server, screenshot
-
-SIZES = {"laptop": {"width": 1366, "height": 768}, "phone": {"width": 390, "height": 844}}
+from web_page import SIZES, chromium, judge_server, page_at, screenshot
 
 
 @pytest.fixture(scope="module")
@@ -35,11 +33,8 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture(params=sorted(SIZES))
 def sized(request: pytest.FixtureRequest, browser: Any) -> Iterator[tuple[str, Any]]:
-    context = browser.new_context(viewport=SIZES[request.param])
-    try:
-        yield request.param, context.new_page()
-    finally:
-        context.close()
+    with page_at(browser, request.param) as named:
+        yield named
 
 
 def _port(url: str) -> int:

@@ -19,11 +19,7 @@ from blindtest.judging.picks import Pick, load_judge_run, load_picks
 from blindtest.judging.web.reviewer import Reviewer
 
 from judge_runs import make_run, picks_of
-from web_page import chromium, judge_server, screenshot
-
-LAPTOP = {"width": 1366, "height": 768}
-PHONE = {"width": 390, "height": 844}
-SIZES = {"laptop": LAPTOP, "phone": PHONE}
+from web_page import LAPTOP, SIZES, chromium, judge_server, page_at, screenshot
 
 
 @pytest.fixture(scope="module")
@@ -34,11 +30,8 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture(params=sorted(SIZES))
 def sized(request: pytest.FixtureRequest, browser: Any) -> Iterator[tuple[str, Any]]:
-    context = browser.new_context(viewport=SIZES[request.param])
-    try:
-        yield request.param, context.new_page()
-    finally:
-        context.close()
+    with page_at(browser, request.param) as named:
+        yield named
 
 
 def _wrong(odd: int) -> int:

@@ -125,6 +125,22 @@ def judge_server(run_dir: Path, *args: str) -> Iterator[JudgeServer]:
         server.kill()
 
 
+#: The screens the judging page is tried at: a common laptop and a phone.
+LAPTOP = {"width": 1366, "height": 768}
+PHONE = {"width": 390, "height": 844}
+SIZES = {"laptop": LAPTOP, "phone": PHONE}
+
+
+@contextmanager
+def page_at(browser: Any, size: str) -> Iterator[tuple[str, Any]]:
+    """A fresh page at one of :data:`SIZES`, named, in a context closed afterwards."""
+    context = browser.new_context(viewport=SIZES[size])
+    try:
+        yield size, context.new_page()
+    finally:
+        context.close()
+
+
 @contextmanager
 def chromium() -> Iterator[Any]:
     path = chromium_path()
