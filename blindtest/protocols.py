@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from blindtest.candidates import comparison_sides
+
 __all__ = [
     "DEFAULT_PROTOCOL",
     "PAIR",
@@ -146,8 +148,7 @@ class Protocol:
                 odd if position == entry["odd_position"] else doubled
                 for position in range(1, self.options + 1)
             )
-        left = str(entry["left"])
-        return (left, _other(left))
+        return comparison_sides(entry)  # names both when the design has candidates
 
     @property
     def alternative(self) -> Literal["greater", "two-sided"]:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from blindtest.artifact_types import DesignRecord
+from blindtest.candidates import comparison_sides
 
 __all__ = [
     "arrangement_entry",
@@ -47,8 +48,8 @@ def preferred_side(design: DesignRecord, trial: int, pick: int | str) -> str | N
     entry = arrangement_entry(design, trial)
     if pick == "tie" or "control" in entry:  # a hidden control shows one side twice
         return None
-    left = str(entry["left"])
-    return left if pick == "left" else ("B" if left == "A" else "A")
+    left, right = comparison_sides(entry)
+    return left if pick == "left" else right
 
 
 def pair_consistent(design: DesignRecord, trial: int, pick: int | str, first: str) -> bool:
