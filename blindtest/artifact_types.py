@@ -21,6 +21,7 @@ __all__ = [
     "ArrangementEntry",
     "AuditRecord",
     "DesignJudging",
+    "DesignPairing",
     "DesignRecord",
     "GenerationRecord",
     "IntervalRecord",
@@ -77,12 +78,21 @@ class _ArrangementRequired(TypedDict):
 
 class ArrangementEntry(_ArrangementRequired, total=False):
     """One item of ``arrangement``: ``doubled`` and ``odd_position`` (triangle) or ``left``;
-    ``control`` (preference) marks a hidden control, both outputs drawn from that side."""
+    ``control`` (preference) marks a hidden control, both outputs drawn from that side. With
+    candidates, ``left`` and ``right`` name the two candidates shown."""
 
     doubled: str
     odd_position: int
     left: str
+    right: str
     control: str
+
+
+class DesignPairing(TypedDict):
+    """``pairing`` of a several-candidate design: the schedule's version and ``--pairs``."""
+
+    version: str
+    mode: str
 
 
 class _DesignRequired(TypedDict):
@@ -106,11 +116,14 @@ class _DesignRequired(TypedDict):
 
 
 class DesignRecord(_DesignRequired, total=False):
-    """``design.json``: ``controls`` and ``derived_from`` (a design made ``--from`` another
-    without some trials: :mod:`blindtest.derived`) are the optional properties."""
+    """``design.json``: ``controls``, ``derived_from`` (a design made ``--from`` another
+    without some trials: :mod:`blindtest.derived`), and ``candidates`` with ``pairing`` (a
+    several-candidate design: :mod:`blindtest.candidates`) are the optional properties."""
 
     controls: int
     derived_from: dict[str, Any]
+    candidates: list[str]
+    pairing: DesignPairing
 
 
 # --------------------------------------------------------------------------- responses.schema.json

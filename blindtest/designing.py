@@ -20,6 +20,12 @@ The arrangement is a pure function of (seed, trials, prompts, protocol), drawn f
    ``K`` become controls, and ``"control_sides"``: a balanced list of ``K`` sides (as in step 2)
    says whose two independent draws each control shows. A control entry carries ``control``
    (the side) and ``left`` equal to it; the ``"left"`` sides go, in order, to the real trials.
+
+A design with several candidates (``candidates``, k = 2..20) takes none of the steps above:
+its arrangement is :func:`blindtest.pairing.schedule` (the seed, the candidates in the order
+given, the number of prompts, the pairing mode and the number of comparisons), one entry per
+comparison in the order the schedule gives, ``{"trial", "prompt_id", "left", "right"}``
+(:func:`build_candidate_arrangement`).
 """
 
 from __future__ import annotations
@@ -31,8 +37,10 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
+from blindtest import pairing
 from blindtest.artifact_types import ArrangementEntry, DesignJudging, DesignRecord, ProtocolName
 from blindtest.artifacts import schema_tag
+from blindtest.candidates import check_candidate_name
 from blindtest.endpoints import DEFAULT_BASE_URL as DEFAULT_BASE_URL  # re-exported for old imports
 from blindtest.errors import BadInput
 from blindtest.identity import identity_config
@@ -158,6 +166,12 @@ class DesignOptions:
     source: dict[str, Any] | None = None
     #: Hidden control trials added to ``trials`` (preference only).
     controls: int = 0
+    #: Several candidates (k = 2..20), in the order given, each with its side configuration
+    #: (for --from-dirs: the model is the directory's name). When given, ``a`` and ``b`` are
+    #: not read: the models are these, and ``trials`` counts the comparisons.
+    candidates: tuple[tuple[str, ModelSpec], ...] = ()
+    #: Who meets whom with candidates (``blindtest.pairing``): all, reference:NAME, sample:M.
+    pairs: str = "all"
 
 
 def check_options(options: DesignOptions, distinct_prompts: int) -> None:
@@ -170,7 +184,9 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
         raise BadInput(f"--alpha must be in (0, 0.5], got {options.alpha}")
     if not options.seed:
         raise BadInput("--seed must not be empty")
-    if options.source is None:
+    if options.candidates:
+        _check_candidates(options)
+    elif options.source is None:
         _check_endpoints(options)
     if options.sequential and not PROTOCOLS[options.protocol].sequential:
         raise BadInput("--sequential is defined for the triangle protocol only")
@@ -178,12 +194,50 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
         _check_similarity(options, options.similarity_pd0)
     _check_questions(options)
     _check_controls(options, distinct_prompts)
-    if distinct_prompts < options.trials:
+    if not options.candidates and distinct_prompts < options.trials:
         raise BadInput(
             f"found {count(distinct_prompts, 'distinct prompt')}, need {options.trials} "
             "(each prompt is used in one trial only); add prompts or use --trials "
             f"{distinct_prompts}"
         )
+
+
+def _check_candidates(options: DesignOptions) -> None:
+    """Several candidates: 2..20 distinct names a file may carry, a preference design (a
+    ranking needs a preference) without hidden controls, every endpoint sound."""
+    names = [name for name, _ in options.candidates]
+    if not pairing.MIN_CANDIDATES <= len(names) <= pairing.MAX_CANDIDATES:
+        raise BadInput(
+            f"{count(len(names), 'candidate')}: a design takes {pairing.MIN_CANDIDATES} to "
+            f"{pairing.MAX_CANDIDATES}"
+        )
+    seen: set[str] = set()
+    for name in names:
+        try:
+            check_candidate_name(name)
+        except ValueError as error:
+            raise BadInput(str(error)) from None
+        if name in seen:
+            raise BadInput(f"candidate {name!r} is named twice; names must be distinct")
+        seen.add(name)
+    if not PROTOCOLS[options.protocol].prefers:
+        raise BadInput(
+            f"several candidates are ranked from preferences: --protocol {options.protocol} "
+            "is refused with candidates; drop --protocol or use --protocol preference"
+        )
+    if options.controls:
+        raise BadInput(
+            "--controls is refused with candidates (a hidden control measures a judge of two "
+            "sides); drop --controls"
+        )
+    try:
+        pairing.parse_mode(options.pairs)
+    except ValueError as error:
+        raise BadInput(str(error)) from None
+    if options.source is not None:
+        return
+    for name, spec in options.candidates:
+        _check_model(name, spec, option=f"candidate {name}")
 
 
 def _check_questions(options: DesignOptions) -> None:
@@ -342,25 +396,35 @@ def check_url(option: str, url: str) -> None:
     parse_url(option, url)
 
 
-def _check_model(side: str, spec: ModelSpec) -> None:
+def _check_model(side: str, spec: ModelSpec, option: str | None = None) -> None:
+    """One side's configuration; ``option`` names a candidate's fields ("candidate NAME"),
+    else they are the two-sided options (--a-url...)."""
     lower = side.lower()
+
+    def name(field: str) -> str:
+        if option is not None:
+            return f"{option} {field}"
+        return f"--{lower}" if field == "model" else f"--{lower}-{field.replace('_', '-')}"
+
     if not spec.model.strip():
-        raise BadInput(f"--{lower}: the model name is empty")
-    check_url(f"--{lower}-url", spec.base_url)
+        raise BadInput(f"{name('model')}: the model name is empty")
+    check_url(name("url"), spec.base_url)
     if not _ENV_NAME.match(spec.key_env):
         raise BadInput(
-            f"--{lower}-key-env: {spec.key_env!r} is not an environment variable name; give "
+            f"{name('key_env')}: {spec.key_env!r} is not an environment variable name; give "
             "the NAME of the variable that holds the key, never the key itself"
         )
     if not 0 <= spec.temperature <= 2:
-        raise BadInput(
-            f"--temperature must be in [0, 2], got {spec.temperature} (side {side}; "
-            f"--{lower}-temperature sets this side only)"
+        where = (
+            f"{option}"
+            if option is not None
+            else f"side {side}; --{lower}-temperature sets this side only"
         )
+        raise BadInput(f"--temperature must be in [0, 2], got {spec.temperature} ({where})")
     if spec.template is not None:
-        check_template(f"--{lower}-template", spec.template)
+        check_template(name("template"), spec.template)
     if spec.label is not None and not spec.label.strip():
-        raise BadInput(f"--{lower}-label is empty; give a name such as 'prompt v2'")
+        raise BadInput(f"{name('label')} is empty; give a name such as 'prompt v2'")
     if spec.top_p is not None and not 0 < spec.top_p <= 1:
         raise BadInput(f"--top-p must be in (0, 1], got {spec.top_p}")
 
@@ -442,7 +506,29 @@ def build_arrangement(
     return arrangement
 
 
+def build_candidate_arrangement(
+    seed: str,
+    candidates: Sequence[str],
+    prompt_ids: Sequence[str],
+    pairs: str,
+    trials: int | None = None,
+) -> list[ArrangementEntry]:
+    """A several-candidate design's arrangement: :func:`blindtest.pairing.schedule` over the
+    prompts in the design's order, capped at ``trials`` comparisons, numbered 1..N in the
+    order the schedule gives. ValueError (one line) for what the schedule refuses."""
+    comparisons = pairing.schedule(candidates, len(prompt_ids), pairs, seed, trials=trials)
+    return [
+        {"trial": n, "prompt_id": prompt_ids[c.prompt], "left": c.left, "right": c.right}
+        for n, c in enumerate(comparisons, start=1)
+    ]
+
+
 def _models(options: DesignOptions) -> dict[str, Any]:
+    if options.candidates:
+        if options.source is None:
+            return {name: spec.to_dict() for name, spec in options.candidates}
+        dirs = options.source["dirs"]
+        return {name: {"model": spec.model, "dir": dirs[name]} for name, spec in options.candidates}
     if options.source is None:
         return {"A": options.a.to_dict(), "B": options.b.to_dict()}
     dirs = options.source["dirs"]
@@ -487,6 +573,20 @@ def build_design(
     if options.extra_questions_per_option:  # absent otherwise: earlier designs keep their bytes
         judging["extra_questions_per_option"] = list(options.extra_questions_per_option)
     total = options.trials + options.controls
+    prompt_ids = [p.id for p in prompts]
+    names = [name for name, _ in options.candidates]
+    if names:
+        try:
+            arrangement = build_candidate_arrangement(
+                options.seed, names, prompt_ids, options.pairs, options.trials
+            )
+        except ValueError as error:
+            raise BadInput(str(error)) from None
+        total = len(arrangement)
+    else:
+        arrangement = build_arrangement(
+            options.seed, total, prompt_ids, options.protocol, options.controls
+        )
     record: DesignRecord = {
         "schema": schema_tag("design"),
         "protocol": cast(ProtocolName, options.protocol),  # check_options refused any other
@@ -510,11 +610,13 @@ def build_design(
         },
         "judging": judging,
         "prompts": [prompt_record(p) for p in prompts],
-        "arrangement": build_arrangement(
-            options.seed, total, [p.id for p in prompts], options.protocol, options.controls
-        ),
+        "arrangement": arrangement,
         "provenance": provenance,
     }
     if options.controls:  # absent when 0, so a design without controls hashes as before
         record["controls"] = options.controls
+    if names:  # absent for two sides, so a two-sided design hashes as before
+        record["candidates"] = names
+        mode = str(pairing.parse_mode(options.pairs))  # as the schedule reads it: sample:3
+        record["pairing"] = {"version": pairing.PAIRING_VERSION, "mode": mode}
     return record

@@ -1,16 +1,25 @@
 """bt-design's options as given (`DesignRequest`, ``None`` where not given) resolved into what
 `blindtest.designing.build_design` takes: defaults filled in, each side's own options over the
-shared ones, the prompts loaded (a file, the demo set, or two directories of outputs), and the
+shared ones, the prompts loaded (a file, the demo set, or directories of outputs), and the
 normalization checked. Refuses options that do not go together; calls no model.
+
+Several candidates (``candidate``: ``NAME=MODEL`` each; ``sides``: a file of full side
+configurations, :mod:`blindtest.sidesfile`; or ``from_dirs`` with three or more directories,
+or two with ``pairs``) make a several-candidate design (:mod:`blindtest.candidates`): the
+shared options (temperature, max tokens, system, ``url``, ``key_env``) apply to every
+candidate, the per-side ``a_*``/``b_*`` options are refused, the protocol is preference and
+``trials`` caps the comparisons (default: every comparison ``pairs`` gives).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from blindtest import pairing
 from blindtest.designing import (
     DEFAULT_KEY_ENV,
     DesignOptions,
@@ -27,8 +36,10 @@ from blindtest.prompts import Prompt, demo_prompts, load_prompts
 from blindtest.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from blindtest.rng import fresh_seed
 from blindtest.sides import parse_params, read_text_option
+from blindtest.sidesfile import SideEntry, read_sides_file
 
 __all__ = [
+    "DEFAULT_TRIALS",
     "DEMO_BASE_URL",
     "DEMO_MODELS",
     "DesignRequest",
@@ -40,6 +51,8 @@ __all__ = [
 #: With --demo and no models named, the design points at the bundled local simulator.
 DEMO_MODELS = ("sim-large", "sim-small")
 DEMO_BASE_URL = "http://127.0.0.1:8765/v1"
+#: Trials of a two-sided design when --trials is not given.
+DEFAULT_TRIALS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +70,10 @@ class DesignRequest:
     temperature: float = 1.0
     max_tokens: int | None = None
     system: str | None = None
-    protocol: str = DEFAULT_PROTOCOL
-    trials: int = 20
+    #: None: triangle for two sides, preference with candidates.
+    protocol: str | None = None
+    #: None: 20 for two sides; with candidates, every comparison the pairing gives.
+    trials: int | None = None
     seed: str | None = None
     alpha: float = 0.05
     sequential: bool = False
@@ -75,7 +90,9 @@ class DesignRequest:
     extra_questions: tuple[str, ...] = ()
     extra_questions_per_option: tuple[str, ...] = ()
     require_reason: bool | None = None
-    from_dirs: tuple[Path, Path] | None = None
+    #: Two directories: a two-sided design (unless ``pairs`` is given); three or more: one
+    #: candidate each.
+    from_dirs: tuple[Path, ...] | None = None
     reference: Path | None = None
     # Per-side options (None / empty: the shared option, or the default).
     a_system: str | None = None
@@ -92,6 +109,16 @@ class DesignRequest:
     b_label: str | None = None
     #: Hidden control trials (preference).
     controls: int = 0
+    #: Several candidates: ``NAME=MODEL`` each (--candidate), in the order given.
+    candidate: tuple[str, ...] = ()
+    #: Several candidates as full side configurations: a .json or .toml file (--sides), or
+    #: the same document already parsed (the Python API).
+    sides: Path | Sequence[Any] | Mapping[str, Any] | None = None
+    #: Who meets whom with candidates: all, reference:NAME, sample:M (None: all).
+    pairs: str | None = None
+    #: The base URL and key variable every candidate shares (None: the defaults).
+    url: str | None = None
+    key_env: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +128,19 @@ class ResolvedDesign:
     prompts: list[Prompt]
     options: DesignOptions
     dropped: dict[str, list[str]]
+
+
+def _refuse_candidate_options(r: DesignRequest) -> None:
+    """A two-sided design: --pairs belongs to candidates, --from-dirs needs two or more."""
+    if r.pairs is not None:
+        raise BadInput(
+            "--pairs goes with several candidates (--candidate NAME=MODEL ..., --sides FILE "
+            "or --from-dirs DIR...); drop --pairs"
+        )
+    if r.from_dirs is not None and len(r.from_dirs) != 2:
+        raise BadInput(
+            f"--from-dirs takes two directories or more (one per candidate), got {len(r.from_dirs)}"
+        )
 
 
 def default_key_env(side: str) -> str:
@@ -113,6 +153,11 @@ def resolve_request(request: DesignRequest) -> ResolvedDesign:
     """Defaults filled in and the prompts loaded; refuses (BadInput) options that do not go
     together. ``build_design`` checks the rest."""
     r = request
+    if r.from_dirs is not None and not r.from_dirs:  # the command's "not given"
+        r = replace(r, from_dirs=None)
+    if _wants_candidates(r):
+        return _resolve_candidates(r)
+    _refuse_candidate_options(r)
     source: dict[str, Any] | None = None
     dropped: dict[str, list[str]] = {}
     model_a, model_b, a_url, b_url = r.model_a, r.model_b, r.a_url, r.b_url
@@ -130,14 +175,15 @@ def resolve_request(request: DesignRequest) -> ResolvedDesign:
         prompts = _load_prompts(r.prompts_file, r.demo)
 
     def side(side: str, model: str, url: str | None, key_env: str | None) -> ModelSpec:
-        return _side_spec(r, side, model, url or DEFAULT_BASE_URL, key_env or default_key_env(side))
+        url = url or r.url or DEFAULT_BASE_URL
+        return _side_spec(r, side, model, url, key_env or r.key_env or default_key_env(side))
 
     options = DesignOptions(
         a=side("A", model_a, a_url, r.a_key_env),
         b=side("B", model_b, b_url, r.b_key_env),
         seed=r.seed if r.seed is not None else fresh_seed(),
-        protocol=r.protocol,
-        trials=r.trials,
+        protocol=r.protocol or DEFAULT_PROTOCOL,
+        trials=DEFAULT_TRIALS if r.trials is None else r.trials,
         alpha=r.alpha,
         sequential=r.sequential,
         similarity_pd0=r.similarity_pd0,
@@ -203,7 +249,7 @@ def _from_dirs(
             f"--from-dirs takes its items and names from the directories; drop {others[0]}"
         )
     source = load_dirs(r.from_dirs[0], r.from_dirs[1], r.reference)
-    rules = PROTOCOLS.get(r.protocol)
+    rules = PROTOCOLS.get(r.protocol or DEFAULT_PROTOCOL)
     if rules is not None and rules.repeats_side:
         check_triangle_variants(source)
     return source.prompts(), source.record(), source.dropped, (source.a.name, source.b.name)
@@ -244,3 +290,221 @@ def _normalization(r: DesignRequest) -> Normalization:
         identity_strip=r.strip_identity,
         identity_words=tuple(words),
     )
+
+
+# --------------------------------------------------------------------------- several candidates
+
+#: The per-side options of a two-sided design (refused with candidates: each candidate's own
+#: settings go in --sides FILE).
+_PER_SIDE = tuple(
+    f"{side}_{name}"
+    for side in ("a", "b")
+    for name in ("url", "key_env", "system", "template", "temperature", "max_tokens", "label")
+)
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _wants_candidates(r: DesignRequest) -> bool:
+    """--candidate, --sides, --from-dirs with three or more directories, or two with --pairs."""
+    dirs = len(r.from_dirs) if r.from_dirs is not None else 0
+    return bool(r.candidate) or r.sides is not None or dirs > 2 or (dirs == 2 and bool(r.pairs))
+
+
+def _refuse_two_sided_options(r: DesignRequest) -> None:
+    """One line for an option that names side A or B, or that a candidates design lacks."""
+    if r.model_a is not None or r.model_b is not None:
+        given = "--a" if r.model_a is not None else "--b"
+        raise BadInput(
+            f"{given} names a side of a two-sided design; with candidates name every model "
+            "with --candidate NAME=MODEL (or --sides FILE): drop --a and --b"
+        )
+    for name in _PER_SIDE:
+        if getattr(r, name) is not None:
+            raise BadInput(
+                f"{_flag(name)} sets one side of a two-sided design; with candidates give each "
+                f"candidate's own settings in --sides FILE, or drop {_flag(name)}"
+            )
+    for name in ("a_param", "b_param"):
+        if getattr(r, name):
+            raise BadInput(
+                f"{_flag(name)} sets one side of a two-sided design; with candidates put "
+                "request fields in --sides FILE (extra_params)"
+            )
+    if r.protocol is not None and r.protocol != "preference":
+        raise BadInput(
+            f"several candidates are ranked from preferences: --protocol {r.protocol} is "
+            "refused with candidates; drop --protocol or use --protocol preference"
+        )
+    if r.controls:
+        raise BadInput(
+            "--controls is refused with candidates (a hidden control measures a judge of two "
+            "sides); drop --controls"
+        )
+
+
+def _candidate_specs(r: DesignRequest) -> list[tuple[str, ModelSpec]]:
+    """--candidate NAME=MODEL (the shared options for all) or --sides FILE, in order."""
+    url = r.url or DEFAULT_BASE_URL
+    key_env = r.key_env or default_key_env("A")
+    if r.candidate and r.sides is not None:
+        raise BadInput("give the candidates once: --candidate NAME=MODEL ... or --sides FILE")
+    if r.candidate:
+        specs = []
+        for item in r.candidate:
+            name, sep, model = item.partition("=")
+            if not sep or not name.strip() or not model.strip():
+                raise BadInput(
+                    f"--candidate {item!r}: give NAME=MODEL, e.g. --candidate fast=gpt-5.4-mini"
+                )
+            spec = ModelSpec(
+                model.strip(), url, key_env, temperature=r.temperature, max_tokens=r.max_tokens
+            )
+            specs.append((name.strip(), spec))
+        return specs
+    assert r.sides is not None
+    return [(entry.name, _entry_spec(r, entry, url, key_env)) for entry in _sides(r.sides)]
+
+
+def _sides(sides: Path | Sequence[Any] | Mapping[str, Any]) -> list[SideEntry]:
+    if isinstance(sides, Path):
+        return read_sides_file(sides)
+    if isinstance(sides, Mapping):
+        return read_sides_file(sides)
+    return read_sides_file(list(sides))
+
+
+def _entry_spec(r: DesignRequest, entry: SideEntry, url: str, key_env: str) -> ModelSpec:
+    """One --sides candidate: its own settings, else the shared options."""
+    return ModelSpec(
+        entry.model,
+        entry.base_url or url,
+        entry.key_env or key_env,
+        temperature=r.temperature if entry.temperature is None else entry.temperature,
+        max_tokens=r.max_tokens if entry.max_tokens is None else entry.max_tokens,
+        top_p=entry.top_p,
+        label=entry.label,
+        system=entry.system,
+        template=entry.template,
+        extra_params=entry.extra_params,
+    )
+
+
+def _dirs_candidates(
+    r: DesignRequest,
+) -> tuple[list[Prompt], dict[str, Any], dict[str, list[str]], list[tuple[str, ModelSpec]]]:
+    """--from-dirs DIR...: one candidate per directory, named by the directory."""
+    from blindtest.outputs import load_candidate_dirs
+
+    assert r.from_dirs is not None
+    if r.candidate or r.sides is not None:
+        given = "--candidate" if r.candidate else "--sides"
+        raise BadInput(f"--from-dirs names the candidates by their directories; drop {given}")
+    for flag, value in (("--prompts", r.prompts_file), ("--demo", r.demo or None)):
+        if value is not None:
+            raise BadInput(
+                f"--from-dirs takes its items and names from the directories; drop {flag}"
+            )
+    for name in ("url", "key_env", "max_tokens", "system"):
+        if getattr(r, name) is not None:
+            raise BadInput(
+                f"{_flag(name)} configures a model; --from-dirs imports outputs and calls none: "
+                f"drop {_flag(name)}"
+            )
+    if not pairing.MIN_CANDIDATES <= len(r.from_dirs) <= pairing.MAX_CANDIDATES:
+        raise BadInput(
+            f"--from-dirs: {len(r.from_dirs)} directories; a design takes "
+            f"{pairing.MIN_CANDIDATES} to {pairing.MAX_CANDIDATES} candidates"
+        )
+    source = load_candidate_dirs(list(r.from_dirs), r.reference)
+    specs = [(name, ModelSpec(name)) for name in source.names()]
+    return source.prompts(), source.record(), source.dropped, specs
+
+
+def _check_count_and_names(specs: list[tuple[str, ModelSpec]]) -> None:
+    from blindtest.candidates import check_candidate_name
+
+    k = len(specs)
+    if not pairing.MIN_CANDIDATES <= k <= pairing.MAX_CANDIDATES:
+        raise BadInput(
+            f"{k} candidate{'s' if k != 1 else ''}: a design takes {pairing.MIN_CANDIDATES} to "
+            f"{pairing.MAX_CANDIDATES}"
+        )
+    seen: set[str] = set()
+    for name, _ in specs:
+        try:
+            check_candidate_name(name)
+        except ValueError as error:
+            raise BadInput(str(error)) from None
+        if name in seen:
+            raise BadInput(f"candidate {name!r} is named twice; names must be distinct")
+        seen.add(name)
+
+
+def _comparisons(names: list[str], prompts: int, pairs: str, trials: int | None) -> int:
+    """How many comparisons the pairing gives (the schedule's own checks, one line each)."""
+    try:
+        mode = pairing.parse_mode(pairs)
+    except ValueError as error:
+        raise BadInput(str(error)) from None
+    k = len(names)
+    if mode.kind == "reference" and mode.reference not in names:
+        raise BadInput(
+            f"--pairs reference:{mode.reference}: no candidate of that name "
+            f"(candidates: {', '.join(names)})"
+        )
+    every = k * (k - 1) // 2
+    per_prompt = {"all": every, "reference": k - 1}.get(mode.kind, mode.per_prompt or 0)
+    if not 1 <= per_prompt <= every:
+        raise BadInput(
+            f"--pairs {mode}: {k} candidates make {every} pairs, so M must be 1 to {every}"
+        )
+    if trials is not None and trials < 1:
+        raise BadInput(f"--trials must be at least 1, got {trials}")
+    most = prompts * per_prompt
+    return most if trials is None else min(trials, most)
+
+
+def _resolve_candidates(r: DesignRequest) -> ResolvedDesign:
+    _refuse_two_sided_options(r)
+    dropped: dict[str, list[str]] = {}
+    source: dict[str, Any] | None = None
+    if r.from_dirs is not None:
+        prompts, source, dropped, specs = _dirs_candidates(r)
+    else:
+        if r.reference is not None:
+            raise BadInput("--reference goes with --from-dirs DIR...")
+        specs = _candidate_specs(r)
+    _check_count_and_names(specs)
+    if r.from_dirs is None:
+        prompts = _load_prompts(r.prompts_file, r.demo)
+    pairs = r.pairs or "all"
+    names = [name for name, _ in specs]
+    trials = _comparisons(names, len(prompts), pairs, r.trials)
+    options = DesignOptions(
+        a=specs[0][1],  # not read with candidates (DesignOptions.candidates)
+        b=specs[1][1],
+        seed=r.seed if r.seed is not None else fresh_seed(),
+        protocol="preference",
+        trials=trials,
+        alpha=r.alpha,
+        sequential=r.sequential,
+        similarity_pd0=r.similarity_pd0,
+        demo=r.demo,
+        system=read_text_option("--system", r.system) if r.system is not None else None,
+        normalization=_normalization(r),
+        question=r.question,
+        extra_questions=r.extra_questions,
+        extra_questions_per_option=r.extra_questions_per_option,
+        require_reason=r.require_reason,
+        source=source,
+        candidates=tuple(specs),
+        pairs=str(pairing.parse_mode(pairs)),
+    )
+    return ResolvedDesign(prompts, options, dropped)
+
+
+#: Every field a DesignRequest takes (the Python API's keyword names).
+REQUEST_FIELDS = frozenset(f.name for f in fields(DesignRequest))

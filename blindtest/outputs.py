@@ -45,7 +45,7 @@ class CandidateFiles:
 
 def scan_candidate(path: Path) -> CandidateFiles:
     if not path.is_dir():
-        raise BadInput(f"{path}: not a directory (--from-dirs takes two candidate directories)")
+        raise BadInput(f"{path}: not a directory (--from-dirs takes candidate directories)")
     items: dict[str, dict[str, Path]] = {}
     for file in sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")):
         match = _VARIANT.match(file.name)
@@ -72,11 +72,7 @@ class DirsSource:
 
     def prompts(self) -> list[Prompt]:
         """One prompt per item: the reference text, or the item name without a reference."""
-        prompts = []
-        for number, item in enumerate(self.items, start=1):
-            text = _read_text(self.reference / item) if self.reference else f"item: {item}"
-            prompts.append(Prompt(id=item, text=text.strip() or f"item: {item}", line=number))
-        return prompts
+        return _item_prompts(self.items, self.reference)
 
     def record(self) -> dict[str, Any]:
         """The design's ``source``: directories, items and the SHA-256 of every file used."""
@@ -119,6 +115,95 @@ def load_dirs(dir_a: Path, dir_b: Path, reference: Path | None) -> DirsSource:
     if not everyone:
         raise BadInput(f"{dir_a} and {dir_b} share no item (file name); nothing to compare")
     return DirsSource(a=a, b=b, reference=reference, items=sorted(everyone), dropped=dropped)
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateDirsSource:
+    """The common items of k candidate directories (and a reference), and what was dropped:
+    the several-candidate form of :class:`DirsSource`, keyed by candidate name."""
+
+    candidates: tuple[CandidateFiles, ...]
+    reference: Path | None
+    items: list[str]
+    dropped: dict[str, list[str]]
+
+    def names(self) -> list[str]:
+        return [c.name for c in self.candidates]
+
+    def prompts(self) -> list[Prompt]:
+        """One prompt per item, as :meth:`DirsSource.prompts`."""
+        return _item_prompts(self.items, self.reference)
+
+    def record(self) -> dict[str, Any]:
+        """The design's ``source``, as :meth:`DirsSource.record` with candidate names where
+        the two-sided one has A and B."""
+        files = {
+            item: {
+                c.name: {v: sha256_bytes(c.items[item][v].read_bytes()) for v in c.variants(item)}
+                for c in self.candidates
+            }
+            for item in self.items
+        }
+        return {
+            "kind": "dirs",
+            "dirs": {c.name: str(c.path) for c in self.candidates},
+            "reference": str(self.reference.resolve()) if self.reference else None,
+            "files": files,
+            "dropped": self.dropped,
+        }
+
+
+def _item_prompts(items: list[str], reference: Path | None) -> list[Prompt]:
+    prompts = []
+    for number, item in enumerate(items, start=1):
+        text = _read_text(reference / item) if reference else f"item: {item}"
+        prompts.append(Prompt(id=item, text=text.strip() or f"item: {item}", line=number))
+    return prompts
+
+
+def _distinct_names(scanned: list[CandidateFiles]) -> None:
+    seen: dict[str, Path] = {}
+    for candidate in scanned:
+        if candidate.name in seen:
+            raise BadInput(
+                f"two candidate directories are named {candidate.name!r} ({seen[candidate.name]}"
+                f" and {candidate.path}); a candidate is named by its directory: rename one"
+            )
+        seen[candidate.name] = candidate.path
+
+
+def load_candidate_dirs(dirs: list[Path], reference: Path | None) -> CandidateDirsSource:
+    """k candidate directories, each named by its directory's name: the items present in
+    every one (and in the reference), each dropped item named under the candidate (or
+    ``reference``) that lacks it."""
+    scanned = [scan_candidate(path) for path in dirs]
+    _distinct_names(scanned)
+    ref_items: set[str] | None = None
+    if reference is not None:
+        if not reference.is_dir():
+            raise BadInput(f"{reference}: --reference must be a directory")
+        ref_items = {p.name for p in reference.iterdir() if p.is_file()}
+    union = set().union(*(set(c.items) for c in scanned))
+    everyone = set.intersection(*(set(c.items) for c in scanned))
+    if ref_items is not None:
+        everyone &= ref_items
+    dropped: dict[str, list[str]] = {}
+    for candidate in scanned:
+        missing = sorted(union - set(candidate.items))
+        if missing:
+            dropped[candidate.name] = missing
+    if ref_items is not None:
+        missing = sorted(union - ref_items)
+        if missing:
+            dropped["reference"] = missing
+    if not everyone:
+        raise BadInput(
+            f"the {len(scanned)} candidate directories share no item (file name); nothing to "
+            "compare"
+        )
+    return CandidateDirsSource(
+        candidates=tuple(scanned), reference=reference, items=sorted(everyone), dropped=dropped
+    )
 
 
 def check_triangle_variants(source: DirsSource) -> None:

@@ -236,12 +236,13 @@ def sides_summary(design: Mapping[str, Any]) -> str:
 
 
 def identity_terms(design: Mapping[str, Any]) -> list[str]:
-    """Every name that would tell a judge which side wrote a text: both sides' model names
-    and labels (for identity stripping), longest first, without repeats."""
+    """Every name that would tell a judge which side wrote a text: every side's model name
+    and label (both sides, or every candidate), for identity stripping, longest first, without
+    repeats."""
     terms = {
         str(value)
-        for side in SIDES
-        for value in (design["models"][side]["model"], design["models"][side].get("label"))
+        for spec in design["models"].values()  # A and B, or every candidate
+        for value in (spec["model"], spec.get("label"))
         if value
     }
     return sorted(terms, key=lambda term: (-len(term), term))

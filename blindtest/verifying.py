@@ -26,12 +26,14 @@ import orjson
 from blindtest import artifacts
 from blindtest.analyzing import AnalysisOptions, analyze_run
 from blindtest.artifact_types import DesignRecord
+from blindtest.candidates import has_candidates
 from blindtest.checks import CommandRunner
 from blindtest.derived import parent_trials, renumbered
-from blindtest.designing import build_arrangement
+from blindtest.designing import build_arrangement, build_candidate_arrangement
 from blindtest.errors import BadInput
 from blindtest.identity import IDENTITY_VERSION
 from blindtest.normalize import NORMALIZERS_VERSION, normalize_answer
+from blindtest.pairing import PAIRING_VERSION
 from blindtest.prompts import prompt_sha256
 
 if TYPE_CHECKING:
@@ -245,19 +247,48 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
     # A design made from another (--from RUN --drop-trial N): the first design's arrangement,
     # less the dropped trials, renumbered.
     origin = cast(Mapping[str, Any], design)
-    full = build_arrangement(  # hidden controls are part of it
-        design["seed"],
-        parent_trials(origin),
-        [p["id"] for p in design["prompts"]],
-        design["protocol"],
-        _first_controls(origin),
-    )
+    if has_candidates(origin):
+        full = _candidate_arrangement(v, origin)
+    else:
+        full = build_arrangement(  # hidden controls are part of it
+            design["seed"],
+            parent_trials(origin),
+            [p["id"] for p in design["prompts"]],
+            design["protocol"],
+            _first_controls(origin),
+        )
     derived = renumbered(full, origin)
     v.differ(f"{artifacts.DESIGN}/arrangement", design["arrangement"], derived)
     if "controls" in design:  # the count recorded is the count the arrangement marks
         marked = sum("control" in e for e in design["arrangement"])
         v.differ(f"{artifacts.DESIGN}/controls", design["controls"], marked)
     return cast(DesignRecord, design)  # validated against the schema by v.read
+
+
+def _candidate_arrangement(v: _Verifier, design: Mapping[str, Any]) -> list[Any]:
+    """A several-candidate design's arrangement from its seed, candidates, prompts and pairing
+    (:func:`blindtest.designing.build_candidate_arrangement`); its models are its candidates
+    and its trials the comparisons it holds. A schedule the pairing refuses (an unknown
+    reference, M out of range) is a difference, never an exception."""
+    names = [str(name) for name in design["candidates"]]
+    mode = str(design["pairing"]["mode"])
+    v.differ(f"{artifacts.DESIGN}/pairing/version", design["pairing"]["version"], PAIRING_VERSION)
+    v.differ(f"{artifacts.DESIGN}/models (its names)", sorted(design["models"]), sorted(names))
+    if "derived_from" not in design:
+        v.differ(f"{artifacts.DESIGN}/trials", design["trials"], len(design["arrangement"]))
+    try:
+        return build_candidate_arrangement(
+            str(design["seed"]),
+            names,
+            [str(p["id"]) for p in design["prompts"]],
+            mode,
+            parent_trials(design),
+        )
+    except ValueError as error:
+        v.result.differences.append(
+            Difference(f"{artifacts.DESIGN}/pairing/mode", mode, f"no schedule: {error}")
+        )
+        return []
 
 
 def _first_controls(design: Mapping[str, Any]) -> int:

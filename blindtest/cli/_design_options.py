@@ -4,6 +4,8 @@ model names."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from blindtest.cli._options import FilePath, alpha_option, grouped
@@ -12,6 +14,28 @@ from blindtest.protocols import (  # not blindtest.designing: bt-generate never 
     DEFAULT_PROTOCOL,
     PROTOCOLS,
 )
+
+
+class GreedyOption(click.Option):
+    """An option that takes every argument after it up to the next option (``--from-dirs
+    a b c``): each is one value of a ``multiple`` option, so ``--from-dirs a --from-dirs b``
+    means the same."""
+
+    def add_to_parser(self, parser: Any, ctx: click.Context) -> None:
+        super().add_to_parser(parser, ctx)
+        for name in self.opts:
+            option = parser._long_opt.get(name) or parser._short_opt.get(name)
+            if option is None:
+                continue
+            single = option.process
+
+            def greedy(value: Any, state: Any, single: Any = single) -> None:
+                single(value, state)
+                while state.rargs and not str(state.rargs[0]).startswith("-"):
+                    single(state.rargs.pop(0), state)
+
+            option.process = greedy
+
 
 # The design options, shared by bt-design and `blindtest run` (which takes the models as
 # arguments): where the prompts come from, then everything after the model names.
@@ -89,13 +113,16 @@ design_options = grouped(
     click.option(
         "--protocol",
         type=click.Choice(tuple(PROTOCOLS)),
-        default=DEFAULT_PROTOCOL,
-        show_default=True,
         help="triangle: the judge picks the odd one of three (two from one model); pair: the "
         "judge tells which of two is which model; preference: the judge says which of two is "
-        "better.",
+        f"better [default: {DEFAULT_PROTOCOL}; with candidates: preference, the only one].",
     ),
-    click.option("--trials", type=int, default=20, show_default=True, help="Number of trials."),
+    click.option(
+        "--trials",
+        type=int,
+        help="Number of trials [default: 20; with candidates every comparison --pairs gives, "
+        "and --trials caps it].",
+    ),
     click.option(
         "--controls",
         type=int,
@@ -170,15 +197,50 @@ design_options = grouped(
     click.option(
         "--from-dirs",
         "from_dirs",
-        nargs=2,
+        cls=GreedyOption,
+        multiple=True,
         type=FilePath(dir_okay=True),
-        metavar="DIR_A DIR_B",
-        help="Import outputs from two candidate directories instead of calling models.",
+        metavar="DIR...",
+        help="Import outputs from candidate directories instead of calling models: two are "
+        "sides A and B; three or more (or two with --pairs) are candidates named by their "
+        "directories.",
     ),
     click.option(
         "--reference",
         type=FilePath(dir_okay=True),
         metavar="DIR",
         help="With --from-dirs: a directory of reference files shown as the prompts.",
+    ),
+)
+
+# bt-design only: several candidates (`blindtest run` takes two models as its arguments).
+candidate_options = grouped(
+    click.option(
+        "--candidate",
+        metavar="NAME=MODEL",
+        multiple=True,
+        help="A candidate of a several-candidate design (repeat for each, 2 to 20); the shared "
+        "--temperature, --max-tokens, --system, --url and --key-env apply to all.",
+    ),
+    click.option(
+        "--sides",
+        type=FilePath(),
+        metavar="FILE",
+        help="Every candidate as a full side configuration, in one .json or .toml file "
+        "(docs/formats.md).",
+    ),
+    click.option(
+        "--pairs",
+        metavar="MODE",
+        help="With candidates, who meets whom: all (every pair on every prompt), reference:NAME "
+        "(each against NAME) or sample:M (M pairs per prompt) [default: all].",
+    ),
+    click.option(
+        "--url", metavar="URL", help=f"Base URL of every candidate [default: {DEFAULT_BASE_URL}]."
+    ),
+    click.option(
+        "--key-env",
+        metavar="NAME",
+        help="NAME of the env variable holding every candidate's key [default: as --a-key-env].",
     ),
 )

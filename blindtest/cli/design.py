@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 @_design_options.prompt_source_options
 @click.option("--a", "model_a", metavar="MODEL", help="Model for side A.")
 @click.option("--b", "model_b", metavar="MODEL", help="Model for side B.")
+@_design_options.candidate_options
 @_design_options.design_options
 @_from.options
 @force_option
@@ -36,6 +37,8 @@ def design(run_dir: Path, force: bool, quiet: bool, **options: Any) -> None:
       bt-design run --demo --a gpt-5.4 --b gpt-5.4-mini --seed 7
       bt-design run --prompts prompts.txt --a m1 --b m2 --protocol pair --temperature 0
       bt-design run --from-dirs out/model-a out/model-b --protocol preference --trials 12
+      bt-design run --prompts p.txt --candidate fast=m1 --candidate big=m2 --pairs all
+      bt-design run --from-dirs out/v1 out/v2 out/v3 out/v4 --pairs sample:2
       bt-design new --from run --drop-trial 7    # without a trial no server answers
     """
     from_run = options.pop("from_run")
@@ -64,7 +67,10 @@ def show_dropped(name: str, items: list[str]) -> None:
 
 def show(result: DesignResult) -> None:
     """The design's summary: what it asks, what the judge sees, and its hash."""
-    _summary(result.options, result.prompts)
+    if result.options.candidates:
+        _candidates_summary(result)
+    else:
+        _summary(result.options, result.prompts)
     for line in result.warnings:
         echo_prose(line, err=True)
     _identity_line(result.design)
@@ -104,3 +110,16 @@ def _summary(options: DesignOptions, prompts: int) -> None:
         note = weak_design_note(options.protocol, options.trials, options.alpha)
         if note:
             echo_prose(note, err=True)  # wrapped to a terminal, whole into a log
+
+
+def _candidates_summary(result: DesignResult) -> None:
+    """A several-candidate design, before anything is sent: who, who meets whom, how many
+    comparisons, and what is paid for (answers per candidate, not per comparison)."""
+    from blindtest.candidateplan import plan_candidates, summary_lines
+
+    options = result.options
+    for line, whole in summary_lines(plan_candidates(result.design), options.seed, options.alpha):
+        if whole:  # a table row: never wrapped
+            click.echo(line, err=True)
+        else:
+            echo_prose(line, err=True)
