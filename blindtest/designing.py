@@ -396,6 +396,15 @@ def check_url(option: str, url: str) -> None:
     parse_url(option, url)
 
 
+def check_key_env(option: str, name: str) -> None:
+    """A key variable's NAME (never the key itself), or BadInput naming the option."""
+    if not _ENV_NAME.match(name):
+        raise BadInput(
+            f"{option}: {name!r} is not an environment variable name; give the NAME of the "
+            "variable that holds the key, never the key itself"
+        )
+
+
 def _check_model(side: str, spec: ModelSpec, option: str | None = None) -> None:
     """One side's configuration; ``option`` names a candidate's fields ("candidate NAME"),
     else they are the two-sided options (--a-url...)."""
@@ -409,11 +418,7 @@ def _check_model(side: str, spec: ModelSpec, option: str | None = None) -> None:
     if not spec.model.strip():
         raise BadInput(f"{name('model')}: the model name is empty")
     check_url(name("url"), spec.base_url)
-    if not _ENV_NAME.match(spec.key_env):
-        raise BadInput(
-            f"{name('key_env')}: {spec.key_env!r} is not an environment variable name; give "
-            "the NAME of the variable that holds the key, never the key itself"
-        )
+    check_key_env(name("key_env"), spec.key_env)
     if not 0 <= spec.temperature <= 2:
         where = (
             f"{option}"

@@ -26,6 +26,7 @@ from blindtest.designing import (
     LaunderSpec,
     ModelSpec,
     Normalization,
+    check_key_env,
     check_url,
 )
 from blindtest.endpoints import DEFAULT_BASE_URL
@@ -349,6 +350,8 @@ def _candidate_specs(r: DesignRequest) -> list[tuple[str, ModelSpec]]:
     """--candidate NAME=MODEL (the shared options for all) or --sides FILE, in order."""
     url = r.url or DEFAULT_BASE_URL
     key_env = r.key_env or default_key_env("A")
+    check_url("--url", url)
+    check_key_env("--key-env", key_env)
     if r.candidate and r.sides is not None:
         raise BadInput("give the candidates once: --candidate NAME=MODEL ... or --sides FILE")
     if r.candidate:

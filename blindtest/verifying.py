@@ -272,10 +272,17 @@ def _candidate_arrangement(v: _Verifier, design: Mapping[str, Any]) -> list[Any]
     reference, M out of range) is a difference, never an exception."""
     names = [str(name) for name in design["candidates"]]
     mode = str(design["pairing"]["mode"])
-    v.differ(f"{artifacts.DESIGN}/pairing/version", design["pairing"]["version"], PAIRING_VERSION)
-    v.differ(f"{artifacts.DESIGN}/models (its names)", sorted(design["models"]), sorted(names))
+    checks: list[tuple[str, Any, Any]] = [
+        ("pairing/version", design["pairing"]["version"], PAIRING_VERSION),
+        ("models (their names)", sorted(design["models"]), sorted(names)),
+    ]
     if "derived_from" not in design:
-        v.differ(f"{artifacts.DESIGN}/trials", design["trials"], len(design["arrangement"]))
+        checks.append(("trials", design["trials"], len(design["arrangement"])))
+    for where, recorded, recomputed in checks:
+        if recorded != recomputed:
+            v.result.differences.append(
+                Difference(f"{artifacts.DESIGN}/{where}", recorded, recomputed)
+            )
     try:
         return build_candidate_arrangement(
             str(design["seed"]),

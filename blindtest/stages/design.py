@@ -102,6 +102,15 @@ def _as_given(options: dict[str, Any]) -> None:
     for side in ("a", "b"):
         if isinstance(options.get(f"{side}_param"), list):
             options[f"{side}_param"] = tuple(options[f"{side}_param"])
+    # Several candidates: ``candidate`` as a list or a {name: model} mapping; ``sides`` as a
+    # file name or the document itself (a list of tables with ``name``, or one per name).
+    candidate = options.get("candidate")
+    if isinstance(candidate, dict):
+        options["candidate"] = tuple(f"{name}={model}" for name, model in candidate.items())
+    elif isinstance(candidate, list):
+        options["candidate"] = tuple(candidate)
+    if isinstance(options.get("sides"), str):
+        options["sides"] = Path(options["sides"])
 
 
 def preview(**options: Any) -> DesignRecord:
