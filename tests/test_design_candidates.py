@@ -524,3 +524,52 @@ def test_twenty_candidates_every_pair_on_a_thousand_prompts_is_built(tmp_path: P
     assert set(pairs.values()) == {1000}
     result = verify_run(tmp_path / "big")
     assert not [d for d in result.differences if "design.json" in d.where]
+
+
+def test_a_candidates_design_is_not_derived_without_some_comparisons(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    assert invoke("design", run, "--prompts", prompts_file(tmp_path, 3), *FOUR).exit_code == 0
+    new = tmp_path / "new"
+    result = invoke("design", new, "--from", run, "--drop-trial", "2")
+    one_line_refusal(result, new, "several candidates cannot be made again")
+
+
+def test_a_reference_directory_gives_the_prompts_of_a_candidates_design(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    dirs = candidate_dirs(tmp_path, ("v1", "v2", "v3"))
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    for i in range(1, 5):  # q0 has no reference: dropped, and named
+        (reference / f"q{i}.md").write_text(f"Write about {i}.\n")
+    run = tmp_path / "run"
+    result = invoke("design", run, "--from-dirs", *dirs, "--reference", reference)
+    assert result.exit_code == 0, result.stderr
+    assert "dropped 1 item(s) missing from reference: q0.md" in result.stderr
+    design = load(run / "design.json")
+    assert [p["text"] for p in design["prompts"]] == [f"Write about {i}." for i in range(1, 5)]
+    assert design["source"]["reference"] == str(reference.resolve())
+
+
+def test_the_sides_file_in_the_formats_doc_makes_a_design(tmp_path: Path) -> None:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "formats.md").read_text()
+    block = doc.split("```toml\n", 1)[1].split("```", 1)[0]
+    sides = tmp_path / "sides.toml"
+    sides.write_text(block)
+    path = prompts_file(tmp_path, 3)
+    made = blindtest.design(tmp_path / "run", prompts_file=str(path), sides=str(sides), seed="d")
+    assert made.design["candidates"] == ["fast", "big"]
+    assert made.design["models"]["big"]["extra_params"] == {"reasoning_effort": "low"}
+    assert made.design["models"]["fast"]["params"]["temperature"] == 0.3
+
+
+def test_the_python_api_takes_candidates_as_a_mapping(tmp_path: Path) -> None:
+    path = prompts_file(tmp_path, 4)
+    made = blindtest.design(
+        tmp_path / "run", prompts_file=str(path), candidate={"fast": "m1", "big": "m2"},
+        pairs="reference:fast", seed="m",
+    )  # fmt: skip
+    assert made.design["candidates"] == ["fast", "big"]
+    assert made.design["trials"] == 4

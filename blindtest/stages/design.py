@@ -183,6 +183,12 @@ def derive(
     if not (parent_dir / artifacts.DESIGN).exists():
         raise BadInput(f"--from {parent_dir}: no {artifacts.DESIGN} there; give a run directory")
     loaded = artifacts.load_design(parent_dir)
+    if loaded.design.get("candidates") is not None:
+        raise BadInput(
+            f"--from {parent_dir}: a design with several candidates cannot be made again "
+            "without some comparisons (each answer is shared by every comparison of its "
+            "prompt); make a new design from the prompts you keep"
+        )
     if new.exists() and new.resolve() == parent_dir.resolve():
         raise BadInput(f"{new}: that is the run given to --from; give a new directory")
     document = derive_design(
