@@ -1,0 +1,158 @@
+"""Several-candidate runs for tests: a two-sided preference design from bt-design, rewritten
+to the several-candidate shape (``candidates``, ``pairing``, ``models`` per name, the
+arrangement from ``pairing.schedule`` naming left and right, ``trials``).
+
+* ``candidates_design(two_sided, models, mode)``: the rewritten design (a new dict).
+* ``make_candidate_run(invoke, run, simulator, tmp_path, ...)``: bt-design a preference design
+  on the simulator, rewrite it with four candidates (``CANDIDATES``) and write it to RUN with
+  its hash.
+* ``accept_design(run)``: let this process read RUN's design even where the design schema does
+  not know candidates yet (``python tests/candidate_runs.py accept RUN -- ARGS`` runs the
+  blindtest command line in a process that accepts it: for tests that kill bt-generate).
+
+Until bt-design writes such designs itself, this is the one way tests make them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from blindtest import artifacts
+from blindtest.errors import BadInput
+from blindtest.pairing import PAIRING_VERSION, schedule
+
+#: Four candidates on the simulator's two answering models: two differ by model, the other
+#: two by system prompt and temperature.
+CANDIDATES: dict[str, dict[str, Any]] = {
+    "alpha": {"model": "sim-large"},
+    "beta": {"model": "sim-small"},
+    "gamma": {"model": "sim-large", "system": "Answer as a careful engineer would."},
+    "delta": {"model": "sim-small", "params": {"max_tokens": None, "temperature": 0.5}},
+}
+
+
+def candidates_design(
+    two_sided: Mapping[str, Any],
+    models: Mapping[str, Mapping[str, Any]],
+    mode: str = "all",
+    trials: int | None = None,
+) -> dict[str, Any]:
+    """``two_sided`` (a preference design) rewritten for the candidates ``models`` (name ->
+    fields over side A's configuration): every prompt of the design, paired by ``mode``."""
+    if two_sided["protocol"] != "preference":
+        raise ValueError("a several-candidate design is a preference design")
+    design = {key: value for key, value in two_sided.items()}
+    base = dict(two_sided["models"]["A"])
+    names = list(models)
+    design["candidates"] = names
+    design["pairing"] = {"version": PAIRING_VERSION, "mode": mode}
+    design["models"] = {name: {**base, **dict(models[name])} for name in names}
+    prompts = design["prompts"]
+    comparisons = schedule(names, len(prompts), mode, str(design["seed"]), trials=trials)
+    design["arrangement"] = [
+        {
+            "trial": number,
+            "prompt_id": prompts[comparison.prompt]["id"],
+            "left": comparison.left,
+            "right": comparison.right,
+        }
+        for number, comparison in enumerate(comparisons, start=1)
+    ]
+    design["trials"] = len(comparisons)
+    strip = design["normalization"]["identity_strip"]
+    if strip is not None:  # every candidate's model name (and label) is stripped
+        terms = list(strip["terms"])
+        for spec in design["models"].values():
+            for term in (spec["model"], spec.get("label")):
+                if term and term not in terms:
+                    at = next((i for i, t in enumerate(terms) if len(t) < len(term)), len(terms))
+                    terms.insert(at, term)
+        design["normalization"] = {
+            **design["normalization"],
+            "identity_strip": {**strip, "terms": terms},
+        }
+    return design
+
+
+def write_design(run: Path, design: Mapping[str, Any]) -> str:
+    """Write ``design`` to RUN (design.json and design.sha256) and let this process read it."""
+    run.mkdir(parents=True, exist_ok=True)
+    data = artifacts.dump_json(design)
+    digest = artifacts.sha256_bytes(data)
+    (run / artifacts.DESIGN).write_bytes(data)
+    (run / artifacts.DESIGN_HASH).write_text(digest + "\n")
+    accept_design(run)
+    return digest
+
+
+def accept_design(run: Path) -> None:
+    """Let this process read RUN's design: the schema checks it, and where the schema refuses
+    only because it does not know candidates yet (bt-design's schema lands apart), the design
+    is taken as checked. Any other refusal is raised."""
+    from blindtest.artifacts import documents
+    from blindtest.artifacts.validation import validate
+
+    data = (run / artifacts.DESIGN).read_bytes()
+    record = orjson.loads(data)
+    try:
+        validate(record, "design", artifacts.DESIGN, parsed=True)
+    except BadInput:
+        if "candidates" not in record:
+            raise
+        documents._VALID_DOCUMENTS.add(("design", artifacts.sha256_bytes(data)))
+
+
+def make_candidate_run(
+    invoke: Callable[..., Any],
+    run: Path,
+    simulator: Any,
+    tmp_path: Path,
+    *,
+    prompts: int = 5,
+    mode: str = "all",
+    models: Mapping[str, Mapping[str, Any]] | None = None,
+    extra: Sequence[str] = (),
+    seed: str = "cands",
+) -> dict[str, Any]:
+    """A several-candidate design on the simulator in RUN: ``prompts`` prompts, paired by
+    ``mode``, the candidates ``models`` (default ``CANDIDATES``); returns the design."""
+    source = tmp_path / f"{run.name}-two-sided"
+    prompt_path = tmp_path / f"{run.name}-prompts.txt"
+    prompt_path.write_text(
+        "".join(
+            f"Question {n}: explain topic number {n} in a few sentences.\n"
+            for n in range(1, prompts + 1)
+        )
+    )
+    result = invoke(
+        "design", source, "--prompts", prompt_path, "--protocol", "preference",
+        "--a", "sim-large", "--b", "sim-small",
+        "--a-url", simulator.base_url, "--b-url", simulator.base_url,
+        "--seed", seed, "--trials", prompts, *extra,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    two_sided = artifacts.load_design(source).design
+    design = candidates_design(two_sided, models or CANDIDATES, mode)
+    write_design(run, design)
+    return design
+
+
+def _main(argv: list[str]) -> None:
+    """``candidate_runs.py accept RUN -- ARGS...``: blindtest ARGS in a process that reads
+    RUN's several-candidate design."""
+    if len(argv) < 3 or argv[0] != "accept" or "--" not in argv:
+        raise SystemExit("usage: candidate_runs.py accept RUN -- ARGS...")
+    accept_design(Path(argv[1]))
+    from blindtest.cli import cli
+
+    rest = argv[argv.index("--") + 1 :]
+    cli.main(rest, prog_name="blindtest")
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])

@@ -1,0 +1,296 @@
+"""bt-generate on a design with several candidates: each candidate answers each prompt once
+(k x prompts requests, however many comparisons show the answers), the blinded view reads
+every comparison's two options through the answers' owners and names no candidate, a rerun
+asks for nothing, a run killed midway resumes without asking an answered slot again, and the
+options that name sides A and B are refused with one line."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from candidate_runs import CANDIDATES, make_candidate_run
+
+from blindtest import artifacts
+from blindtest.candidates import answer_owners
+from blindtest.simulator import Simulator
+
+from conftest import Invoke
+
+HELPER = Path(__file__).parent / "candidate_runs.py"
+NAMES = list(CANDIDATES)
+MODELS = sorted({spec["model"] for spec in CANDIDATES.values()})
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in path.read_bytes().splitlines()]
+
+
+def seeds(simulator: Simulator) -> list[int]:
+    return [request.json()["seed"] for request in simulator.requests]
+
+
+def test_each_candidate_answers_each_prompt_once_and_every_comparison_reads_the_owners(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    design = make_candidate_run(invoke, run, simulator, tmp_path, prompts=5, mode="all")
+    assert design["trials"] == 5 * 6  # every pair of 4 candidates on every prompt
+    result = invoke("generate", run)
+    assert result.exit_code == 0, result.stderr
+    assert simulator.stats()["requests"] == 4 * 5  # k x prompts, not 2 x comparisons
+    assert simulator.stats()["answered_twice"] == 0
+    rows = lines(run / "responses.jsonl")
+    owners = answer_owners(design)
+    assert {(r["prompt_id"], r["side"]): (r["trial"], r["slot"]) for r in rows} == owners
+    assert len(rows) == len(owners)
+    text = {(r["prompt_id"], r["side"]): r["text"] for r in rows}
+    trials = lines(run / "trials.jsonl")
+    assert len(trials) == 30
+    for entry, trial in zip(design["arrangement"], trials, strict=True):
+        assert trial["trial"] == entry["trial"]
+        pid = entry["prompt_id"]
+        assert trial["options"] == [text[(pid, entry["left"])], text[(pid, entry["right"])]]
+    # Each row asked its model, with the seed of the slot that owns it.
+    for row in rows:
+        assert row["model"] == CANDIDATES[row["side"]]["model"]
+    # The announcement and the summary speak of candidates, per answer.
+    assert "fetching 20 responses" in result.stderr
+    assert "estimate for the whole run, gamma:" in result.stderr
+    assert "per-candidate figures are in generation.json" in result.stderr
+
+
+@pytest.mark.parametrize(("mode", "per_prompt"), [("reference:alpha", 3), ("sample:2", 2)])
+def test_reference_and_sampled_pairs_ask_each_answer_once(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator, mode: str, per_prompt: int
+) -> None:
+    run = tmp_path / "run"
+    design = make_candidate_run(invoke, run, simulator, tmp_path, prompts=6, mode=mode)
+    assert design["trials"] == 6 * per_prompt
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    answers = len(answer_owners(design))  # the (prompt, candidate) some comparison shows
+    assert simulator.stats()["requests"] == answers
+    assert len(lines(run / "trials.jsonl")) == design["trials"]
+
+
+def test_cost_and_tokens_are_recorded_per_candidate(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    make_candidate_run(invoke, run, simulator, tmp_path, prompts=3)
+    result = invoke("generate", run, "--quiet", "--price", "alpha=2.5,10", "--price", "beta=1,2")
+    assert result.exit_code == 0, result.stderr
+    record = artifacts.read_json(run / "generation.json", "generation")
+    assert set(record["roles"]) == set(NAMES)  # design.json and generation.json sort keys
+    assert set(record["prices"]) == {"alpha", "beta"}
+    for name in NAMES:
+        role = record["roles"][name]
+        assert role["model"] == CANDIDATES[name]["model"]
+        assert role["responses"] == 3
+        assert role["completion_tokens"] > 0
+    alpha = record["roles"]["alpha"]
+    expected = (alpha["prompt_tokens"] * 2.5 + alpha["completion_tokens"] * 10) / 1e6
+    assert alpha["cost"] == pytest.approx(expected, rel=1e-12)
+    assert record["roles"]["gamma"]["cost"] is None  # no price given
+
+
+def test_a_rerun_asks_for_nothing_and_changes_nothing(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    make_candidate_run(invoke, run, simulator, tmp_path, prompts=4)
+    assert invoke("generate", run, "--quiet", "--price", "delta=1,1").exit_code == 0
+    files = {
+        name: (run / name).read_bytes()
+        for name in (artifacts.RESPONSES, artifacts.GENERATION, artifacts.TRIALS)
+    }
+    before = simulator.stats()["requests"]
+    again = invoke("generate", run)
+    assert again.exit_code == 0, again.stderr
+    assert simulator.stats()["requests"] == before
+    assert again.stderr.splitlines()[0] == (
+        "nothing to fetch (16 rows on disk); generation.json unchanged; "
+        "recorded prices kept for delta"
+    )
+    assert {name: (run / name).read_bytes() for name in files} == files
+
+
+def test_a_killed_run_resumes_without_asking_an_answered_slot_again(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    design = make_candidate_run(invoke, run, simulator, tmp_path, prompts=15)
+    total = len(answer_owners(design))  # 60 answers for 90 comparisons
+    simulator.config.latency = 0.02
+    process = subprocess.Popen(
+        [sys.executable, str(HELPER), "accept", str(run), "--",
+         "generate", str(run), "--quiet", "--concurrency", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        while sum(slot.answered for slot in simulator.slots.values()) < 20:
+            assert process.poll() is None, "bt-generate ended before it was stopped"
+            time.sleep(0.002)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait()
+    time.sleep(0.1)
+    simulator.config.latency = 0.0
+    kept = lines(run / "responses.jsonl")
+    assert 0 < len(kept) < total
+    asked_before = len(simulator.requests)
+    again = invoke("generate", run, "--quiet")
+    assert again.exit_code == 0, again.stderr
+    asked_now = seeds(simulator)[asked_before:]
+    assert len(asked_now) == total - len(kept)  # only what the disk did not hold
+    assert not set(asked_now) & {row["seed"] for row in kept}
+    rows = lines(run / "responses.jsonl")
+    assert {(r["trial"], r["slot"]) for r in rows} == set(answer_owners(design).values())
+    assert len(rows) == total
+    assert len(lines(run / "trials.jsonl")) == design["trials"]
+
+
+def test_nothing_a_judge_or_a_bot_sees_names_a_candidate_or_its_model(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    models = {name: {**spec, "label": f"{name}-label"} for name, spec in CANDIDATES.items()}
+    make_candidate_run(invoke, run, simulator, tmp_path, prompts=4, models=models)
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    judged = invoke("judge", run, "--judge", "bot:length")
+    assert judged.exit_code == 0, judged.stderr
+    shown = (run / "trials.jsonl").read_text() + (run / "picks.jsonl").read_text()
+    shown += judged.stdout + judged.stderr
+    for word in [*NAMES, *MODELS, *(f"{name}-label" for name in NAMES)]:
+        assert word not in shown
+    for trial in lines(run / "trials.jsonl"):
+        assert set(trial) == {"schema", "trial", "prompt", "options"}
+    assert len(lines(run / "picks.jsonl")) == 4 * 6
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--price-a", "1,2"],
+            "--price-a: this design has candidates (alpha, beta, gamma, delta), not sides A "
+            "and B; price each with --price NAME=IN,OUT",
+        ),
+        (
+            ["--price", "zeta=1,2"],
+            "--price zeta: this design has no candidate of that name (candidates: alpha, beta, "
+            "gamma, delta)",
+        ),
+        (
+            ["--price", "alpha=1"],
+            "--price alpha=1: expected IN,OUT dollars per million tokens (two finite numbers "
+            ">= 0), e.g. 2.5,10",
+        ),
+        (
+            ["--price", "alpha"],
+            "--price alpha: expected NAME=IN,OUT (a candidate's name and its dollars per "
+            "million tokens), e.g. --price alpha=2.5,10",
+        ),
+        (
+            ["--b-rpm", "5"],
+            "--b-rpm: this design has candidates (alpha, beta, gamma, delta), not sides A and "
+            "B; --concurrency and --rpm apply to every candidate's endpoint",
+        ),
+        (
+            ["--a-header-env", "X-Org:ORG"],
+            "--a-header-env: this design has candidates (alpha, beta, gamma, delta), not sides "
+            "A and B; --concurrency and --rpm apply to every candidate's endpoint",
+        ),
+    ],
+)
+def test_options_for_sides_a_and_b_are_refused_with_one_line(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator, args: list[str], message: str
+) -> None:
+    run = tmp_path / "run"
+    make_candidate_run(invoke, run, simulator, tmp_path, prompts=2)
+    result = invoke("generate", run, *args)
+    assert result.exit_code == 2
+    assert result.stderr == f"blindtest: error: {message}\n"
+    assert simulator.stats()["requests"] == 0
+    assert not (run / "responses.jsonl").exists()
+
+
+def test_a_price_for_a_candidate_on_a_two_sided_design_is_refused(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    from test_generate import make_design
+
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path)
+    result = invoke("generate", run, "--price", "alpha=1,2")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "blindtest: error: --price alpha: this design has sides A and B, not candidates; "
+        "price them with --price-a and --price-b\n"
+    )
+
+
+def test_check_asks_each_candidate_endpoint_once_in_the_design_order(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    make_candidate_run(invoke, run, simulator, tmp_path, prompts=2)
+    result = invoke("generate", run, "--check", "--price", "beta=1,2")
+    assert result.exit_code == 0, result.stderr
+    titles = [line for line in result.stdout.splitlines() if line.startswith("candidate ")]
+    assert [title.split(":")[0] for title in titles] == [f"candidate {n}" for n in NAMES]
+    assert "unknown: no price (--price alpha=IN,OUT)" in result.stdout
+    assert len(simulator.requests) == 4  # one chat request per candidate
+    assert not (run / "responses.jsonl").exists()
+
+
+def test_a_row_at_a_slot_that_owns_no_answer_is_refused(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    design = make_candidate_run(invoke, run, simulator, tmp_path, prompts=3)
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    owners = set(answer_owners(design).values())
+    reader = next(
+        (e["trial"], slot)
+        for e in design["arrangement"]
+        for slot in (1, 2)
+        if (e["trial"], slot) not in owners
+    )
+    rows = lines(run / "responses.jsonl")
+    entry = design["arrangement"][reader[0] - 1]
+    moved = rows[0] | {"trial": reader[0], "slot": reader[1]}
+    moved["side"] = entry["left"] if reader[1] == 1 else entry["right"]
+    moved["prompt_id"] = entry["prompt_id"]
+    with (run / "responses.jsonl").open("ab") as out:
+        out.write(orjson.dumps(moved) + b"\n")
+    result = invoke("generate", run)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"blindtest: error: responses.jsonl row {len(rows) + 1} (trial {reader[0]}, slot "
+        f"{reader[1]}, side {moved['side']}) does not belong to this design; use a new run "
+        "directory\n"
+    )
+
+
+def test_a_two_sided_run_refuses_a_row_naming_a_candidate(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    from test_generate import make_design
+
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path)
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    rows = lines(run / "responses.jsonl")
+    with (run / "responses.jsonl").open("ab") as out:
+        out.write(orjson.dumps(rows[0] | {"side": "gamma"}) + b"\n")
+    result = invoke("generate", run)
+    assert result.exit_code == 2
+    assert "side gamma) does not belong to this design" in result.stderr
