@@ -3,6 +3,8 @@ to the several-candidate shape (``candidates``, ``pairing``, ``models`` per name
 arrangement from ``pairing.schedule`` naming left and right, ``trials``).
 
 * ``candidates_design(two_sided, models, mode)``: the rewritten design (a new dict).
+* ``candidates_dirs_design(two_sided, dirs)``: the same for a --from-dirs design, one
+  directory per candidate.
 * ``make_candidate_run(invoke, run, simulator, tmp_path, ...)``: bt-design a preference design
   on the simulator, rewrite it with four candidates (``CANDIDATES``) and write it to RUN with
   its hash.
@@ -76,6 +78,30 @@ def candidates_design(
             **design["normalization"],
             "identity_strip": {**strip, "terms": terms},
         }
+    return design
+
+
+def candidates_dirs_design(
+    two_sided: Mapping[str, Any], dirs: Mapping[str, Path], mode: str = "all"
+) -> dict[str, Any]:
+    """``two_sided`` (a --from-dirs preference design) rewritten for the candidate
+    directories ``dirs`` (name -> directory holding one file per item of the design)."""
+    design = candidates_design(
+        two_sided, {name: {"model": name, "dir": str(path)} for name, path in dirs.items()}, mode
+    )
+    design["models"] = {name: {"model": name, "dir": str(path)} for name, path in dirs.items()}
+    files = {
+        item: {
+            name: {"0": artifacts.sha256_bytes((Path(path) / item).read_bytes())}
+            for name, path in dirs.items()
+        }
+        for item in two_sided["source"]["files"]
+    }
+    design["source"] = {
+        **two_sided["source"],
+        "dirs": {name: str(path) for name, path in dirs.items()},
+        "files": files,
+    }
     return design
 
 

@@ -294,3 +294,87 @@ def test_a_two_sided_run_refuses_a_row_naming_a_candidate(
     result = invoke("generate", run)
     assert result.exit_code == 2
     assert "side gamma) does not belong to this design" in result.stderr
+
+
+def test_from_dirs_imports_each_candidates_files_once_without_a_request(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    from candidate_runs import candidates_dirs_design, write_design
+
+    dirs = {name: tmp_path / "outputs" / name for name in NAMES}
+    for name, path in dirs.items():
+        path.mkdir(parents=True)
+        for item in range(1, 5):
+            (path / f"q{item}.md").write_text(f"{name} on item {item}, at its own length.\n")
+    source = tmp_path / "two-sided"
+    made = invoke(
+        "design", source, "--from-dirs", dirs["alpha"], dirs["beta"],
+        "--protocol", "preference", "--trials", 4, "--seed", "dirs",
+    )  # fmt: skip
+    assert made.exit_code == 0, made.stderr
+    design = candidates_dirs_design(artifacts.load_design(source).design, dirs)
+    run = tmp_path / "run"
+    write_design(run, design)
+    result = invoke("generate", run)
+    assert result.exit_code == 0, result.stderr
+    assert simulator.stats()["requests"] == 0
+    rows = lines(run / "responses.jsonl")
+    assert len(rows) == 4 * 4
+    assert {r["kind"] for r in rows} == {"imported"}
+    for row in rows:
+        item = row["prompt_id"]
+        said = (dirs[row["side"]] / item).read_text()
+        assert row.get("raw_text", row["text"]) == said
+        assert row["text"] == said.replace(row["side"], "[redacted]")  # the name is stripped
+        assert row["source_sha256"] == design["source"]["files"][item][row["side"]]["0"]
+    text = {(r["prompt_id"], r["side"]): r["text"] for r in rows}
+    for entry, trial in zip(design["arrangement"], lines(run / "trials.jsonl"), strict=True):
+        pid = entry["prompt_id"]
+        assert trial["options"] == [text[(pid, entry["left"])], text[(pid, entry["right"])]]
+    again = invoke("generate", run)
+    assert again.exit_code == 0
+    assert len(lines(run / "responses.jsonl")) == 16  # nothing imported twice
+    (dirs["gamma"] / "q2.md").write_text("changed after the design\n")
+    fresh = tmp_path / "fresh"
+    write_design(fresh, design)
+    changed = invoke("generate", fresh)
+    assert changed.exit_code == 2
+    assert changed.stderr == (
+        f"blindtest: error: {dirs['gamma'] / 'q2.md'} changed since the design was made; make "
+        "a new design\n"
+    )
+
+
+def test_batch_submits_one_batch_per_candidate_and_asks_each_answer_once(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    design = make_candidate_run(invoke, run, simulator, tmp_path, prompts=3)
+    simulator.config.batch_delay = 0.05
+    result = invoke("generate", run, "--batch", "--poll-interval", "0.02", "--price", "beta=1,2")
+    assert result.exit_code == 0, result.stderr
+    record = artifacts.read_json(run / artifacts.BATCHES, "batches")
+    assert sorted(b["side"] for b in record["batches"]) == sorted(NAMES)
+    assert all(b["imported"] for b in record["batches"])
+    rows = lines(run / "responses.jsonl")
+    assert {(r["trial"], r["slot"]) for r in rows} == set(answer_owners(design).values())
+    assert len(rows) == 4 * 3
+    assert len(lines(run / "trials.jsonl")) == design["trials"]
+    generation = artifacts.read_json(run / "generation.json", "generation")
+    assert generation["roles"]["beta"]["cost"] is not None
+
+
+def test_batch_export_counts_the_slots_of_each_candidate(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    make_candidate_run(invoke, run, simulator, tmp_path, prompts=3)
+    out = tmp_path / "batch.jsonl"
+    result = invoke("generate", run, "--batch-export", out)
+    assert result.exit_code == 0, result.stderr
+    assert f"wrote {out}: 12 requests in the openai batch format (3 + 3 + 3 + 3 slots)" in (
+        result.stderr
+    )
+    bodies = lines(out)
+    assert len(bodies) == 12
+    assert sorted({b["body"]["model"] for b in bodies}) == MODELS
