@@ -8,6 +8,8 @@ arrangement from ``pairing.schedule`` naming left and right, ``trials``).
 * ``make_candidate_run(invoke, run, simulator, tmp_path, ...)``: bt-design a preference design
   on the simulator, rewrite it with four candidates (``CANDIDATES``) and write it to RUN with
   its hash.
+* ``offline_candidate_run(root, ...)`` and ``add_candidate_answers(run, text)``: the same
+  without the simulator, answers written as given.
 * ``accept_design(run)``: let this process read RUN's design even where the design schema does
   not know candidates yet (``python tests/candidate_runs.py accept RUN -- ARGS`` runs the
   blindtest command line in a process that accepts it: for tests that kill bt-generate).
@@ -166,6 +168,50 @@ def make_candidate_run(
     design = candidates_design(two_sided, models or CANDIDATES, mode)
     write_design(run, design)
     return design
+
+
+def offline_candidate_run(
+    root: Path,
+    names: Sequence[str] = tuple(CANDIDATES),
+    *,
+    prompts: int = 8,
+    mode: str = "all",
+    name: str = "run",
+    prompts_list: Sequence[Any] | None = None,
+    **options: Any,
+) -> tuple[Path, dict[str, Any]]:
+    """A several-candidate design without the simulator (``report_runs.make_design``, a
+    preference design of ``prompts`` prompts, ``prompts_list`` when given; ``options`` go to
+    its ``DesignOptions``),
+    candidate NAME answering as model ``model-NAME``; written to ROOT/NAME."""
+    from report_runs import make_design
+
+    two_sided = make_design("preference", prompts, prompts=prompts_list, **options)
+    models = {n: {"model": f"model-{n}"} for n in names}
+    design = candidates_design(two_sided, models, mode)
+    run = root / name
+    write_design(run, design)
+    return run, design
+
+
+def add_candidate_answers(
+    run: Path, text: Callable[[str, str], str], finish_reason: str = "stop"
+) -> list[dict[str, Any]]:
+    """responses.jsonl (each candidate's answer to each prompt, at the slot that owns it:
+    ``text(prompt_id, name)``) and trials.jsonl (the blinded view, read through the owners)."""
+    from blindtest.slots import SlotState, build_trials_view, plan_slots
+
+    from report_runs import response_row
+
+    design = artifacts.load_design(run).design
+    rows = [
+        response_row(design, slot, text(slot.prompt_id, slot.side), finish_reason)
+        for slot in plan_slots(design)
+    ]
+    artifacts.write_jsonl(run / artifacts.RESPONSES, rows, "responses", force=False)
+    trials = build_trials_view(design, SlotState.from_rows(rows))
+    artifacts.write_jsonl(run / artifacts.TRIALS, trials, "trials", force=False)
+    return rows
 
 
 def _main(argv: list[str]) -> None:
