@@ -367,11 +367,39 @@ def _announce(
     say: Callable[[str], None],
 ) -> None:
     resumed = f" (resuming: {reportfmt.count(existing, 'row')} already on disk)" if existing else ""
-    say(f"fetching {reportfmt.count(pending, 'response')}{resumed}")
     order = role_order(design)
-    for role, entry in sorted(estimate.items(), key=lambda item: order.index(item[0])):
+    ordered = sorted(estimate.items(), key=lambda item: order.index(item[0]))
+    if has_candidates(design):
+        _announce_candidates(design, ordered, pending, resumed, say)
+        return
+    say(f"fetching {reportfmt.count(pending, 'response')}{resumed}")
+    for role, entry in ordered:
         cost = f", about ${entry['cost']:.2f}" if "cost" in entry else ""
         say(
             f"  estimate for the whole run, {role}: ~{entry['input_tokens']:.0f} input and "
             f"<= {entry['output_tokens']:.0f} output tokens{cost}"
+        )
+
+
+def _announce_candidates(
+    design: DesignRecord,
+    estimate: list[tuple[str, Mapping[str, float]]],
+    pending: int,
+    resumed: str,
+    say: Callable[[str], None],
+) -> None:
+    """The same for a design of candidates: one answer per candidate and prompt (whatever the
+    number of comparisons showing it), and the estimate one short line per candidate."""
+    comparisons = reportfmt.count(len(design["arrangement"]), "comparison")
+    say(
+        f"fetching {reportfmt.count(pending, 'response')}{resumed}: one per candidate and "
+        f"prompt, for {comparisons}"
+    )
+    say("  estimate for the whole run, per candidate:")
+    width = max(len(role) for role, _ in estimate)
+    for role, entry in estimate:
+        cost = f", about ${entry['cost']:.2f}" if "cost" in entry else ""
+        say(
+            f"    {role:<{width}}  ~{entry['input_tokens']:,.0f} input and "
+            f"<= {entry['output_tokens']:,.0f} output tokens{cost}"
         )

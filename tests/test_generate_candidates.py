@@ -61,8 +61,13 @@ def test_each_candidate_answers_each_prompt_once_and_every_comparison_reads_the_
     for row in rows:
         assert row["model"] == CANDIDATES[row["side"]]["model"]
     # The announcement and the summary speak of candidates, per answer.
-    assert "fetching 20 responses" in result.stderr
-    assert "estimate for the whole run, gamma:" in result.stderr
+    said = result.stderr.splitlines()
+    assert said[:2] == [
+        "fetching 20 responses: one per candidate and prompt, for 30 comparisons",
+        "  estimate for the whole run, per candidate:",
+    ]
+    assert [line.split()[0] for line in said[2:6]] == NAMES
+    assert said[2].startswith("    alpha  ~")
     assert "per-candidate figures are in generation.json" in result.stderr
 
 
