@@ -29,7 +29,7 @@ from typing import Any, Protocol, cast
 
 from blindtest.artifact_types import DesignRecord, ResponseRow, TrialRecord
 from blindtest.artifacts import Columns, JsonObject, schema_tag
-from blindtest.candidates import answer_owners, comparison_sides, has_candidates
+from blindtest.candidates import comparison_sides, has_candidates
 from blindtest.errors import BadInput
 from blindtest.normalize import truncate_match
 from blindtest.protocols import protocol_of
@@ -42,10 +42,12 @@ __all__ = [
     "answer_slots",
     "build_trials_view",
     "check_rows_match_design",
+    "comparisons",
     "displayed_texts",
     "iter_slots",
     "iter_trials_view",
     "original_text",
+    "owners_of",
     "pending_work",
     "plan_slots",
     "slot_seed",
@@ -78,15 +80,43 @@ def plan_slots(design: DesignRecord) -> list[Slot]:
     return list(iter_slots(design))
 
 
+def comparisons(design: DesignRecord) -> Iterator[tuple[int, str, str, str]]:
+    """(trial, prompt_id, left, right) of each comparison of a design of candidates, in
+    arrangement order (a lean design's columns are read whole, not entry by entry)."""
+    arrangement: Any = design["arrangement"]
+    if isinstance(arrangement, Columns):
+        keys = ("trial", "prompt_id", "left", "right")
+        return zip(*(arrangement.values_of(key) for key in keys), strict=True)
+    return ((entry["trial"], entry["prompt_id"], *comparison_sides(entry)) for entry in arrangement)
+
+
+#: The arrangement whose answer owners were last worked out, and those owners: every stage
+#: asks several times per run (slots to fetch, rows that fit, the blinded view).
+_OWNERS: list[tuple[Any, int, dict[tuple[str, str], tuple[int, int]]]] = []
+
+
+def owners_of(design: DesignRecord) -> dict[tuple[str, str], tuple[int, int]]:
+    """:func:`blindtest.candidates.answer_owners`, worked out once per arrangement."""
+    arrangement = design["arrangement"]
+    if _OWNERS and _OWNERS[0][0] is arrangement and _OWNERS[0][1] == len(arrangement):
+        return _OWNERS[0][2]
+    owners: dict[tuple[str, str], tuple[int, int]] = {}
+    for trial, prompt_id, left, right in comparisons(design):
+        owners.setdefault((str(prompt_id), left), (trial, 1))
+        owners.setdefault((str(prompt_id), right), (trial, 2))
+    _OWNERS[:] = [(arrangement, len(arrangement), owners)]
+    return owners
+
+
 def iter_slots(design: DesignRecord) -> Iterator[Slot]:
     """``plan_slots``, one trial at a time: a 90,000-slot design is never held as a list."""
     if has_candidates(design):
-        owners = answer_owners(design)
-        for entry in design["arrangement"]:
-            trial, prompt_id = entry["trial"], entry["prompt_id"]
-            for position, side in enumerate(comparison_sides(entry), start=1):
-                if owners[(str(prompt_id), side)] == (trial, position):
-                    yield Slot(trial, position, side, prompt_id)
+        owners = owners_of(design)
+        for trial, prompt_id, left, right in comparisons(design):
+            if owners[(prompt_id, left)] == (trial, 1):
+                yield Slot(trial, 1, left, prompt_id)
+            if owners[(prompt_id, right)] == (trial, 2):
+                yield Slot(trial, 2, right, prompt_id)
         return
     protocol = protocol_of(design)
     for entry in design["arrangement"]:
@@ -101,7 +131,7 @@ def answer_slots(design: DesignRecord) -> Callable[[Mapping[str, Any]], list[tup
     if not has_candidates(design):
         n_slots = protocol_of(design).options
         return lambda entry: [(entry["trial"], slot) for slot in range(1, n_slots + 1)]
-    owners = answer_owners(design)
+    owners = owners_of(design)
     return lambda entry: [
         owners[(str(entry["prompt_id"]), side)] for side in comparison_sides(entry)
     ]

@@ -11,12 +11,12 @@ from typing import Any, cast
 from blindtest import artifacts, reportfmt
 from blindtest.artifact_types import DesignRecord, ResponseRow
 from blindtest.artifacts import Columns
-from blindtest.candidates import answer_owners, has_candidates, sides_of
+from blindtest.candidates import has_candidates, sides_of
 from blindtest.errors import BadInput
 from blindtest.generation.guard import _arrangement_values, trial_positions
 from blindtest.generation.requests import SlotRequests
 from blindtest.protocols import protocol_of
-from blindtest.slots import LAUNDER, Slot, Work, iter_slots, original_text
+from blindtest.slots import LAUNDER, Slot, Work, iter_slots, original_text, owners_of
 
 #: What a ledger row reference reads back: a row of ``responses.jsonl`` (by byte offset, or
 #: by index into rows held in memory).
@@ -77,7 +77,7 @@ class Ledger:
         self.generated = _StageRows(self, "generate")
         self.laundered = _StageRows(self, LAUNDER)
         #: With candidates, the (trial, slot) that own an answer: the only slots with rows.
-        self.owners = set(answer_owners(design).values()) if has_candidates(design) else None
+        self.owners = set(owners_of(design).values()) if has_candidates(design) else None
 
     def index(self, trial: int, slot: int) -> int | None:
         position = self.position(trial)
