@@ -383,3 +383,44 @@ def test_batch_export_counts_the_slots_of_each_candidate(
     bodies = lines(out)
     assert len(bodies) == 12
     assert sorted({b["body"]["model"] for b in bodies}) == MODELS
+
+
+def test_laundering_rewrites_each_answer_once_and_every_comparison_shows_the_rewrite(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    launder = ["--launder", "sim-launder", "--launder-url", simulator.base_url]
+    design = make_candidate_run(invoke, run, simulator, tmp_path, prompts=3, extra=launder)
+    result = invoke("generate", run, "--quiet")
+    assert result.exit_code == 0, result.stderr
+    assert simulator.stats()["requests"] == 2 * 4 * 3  # each answer, then its laundering
+    rows = lines(run / "responses.jsonl")
+    rewrite = {(r["prompt_id"], r["side"]): r["text"] for r in rows if r["stage"] == "launder"}
+    assert len(rewrite) == 12
+    for entry, trial in zip(design["arrangement"], lines(run / "trials.jsonl"), strict=True):
+        pid = entry["prompt_id"]
+        assert trial["options"] == [rewrite[(pid, entry["left"])], rewrite[(pid, entry["right"])]]
+
+
+def test_a_changed_candidate_makes_its_answers_stale_and_names_it(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    from candidate_runs import write_design
+
+    run = tmp_path / "run"
+    design = make_candidate_run(invoke, run, simulator, tmp_path, prompts=3)
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    design["models"]["gamma"]["system"] = "Answer as a poet would."
+    for name in ("design.json", "design.sha256", "trials.jsonl", "generation.json"):
+        (run / name).unlink()
+    write_design(run, design)
+    result = invoke("generate", run)
+    assert result.exit_code == 2
+    assert "3 answers on disk were made for other requests than their slots make now " in (
+        result.stderr
+    )
+    assert "(candidate gamma: 3; the design changed" in result.stderr
+    asked = simulator.stats()["requests"]
+    again = invoke("generate", run, "--quiet", "--refetch-changed")
+    assert again.exit_code == 0, again.stderr
+    assert simulator.stats()["requests"] == asked + 3  # gamma's three answers, nothing else
