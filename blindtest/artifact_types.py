@@ -273,6 +273,7 @@ class AuditRecord(_AuditRequired, total=False):
     responses_seen: int | None
     responses_missing: int | None
     identity_stripping: dict[str, Any]
+    candidates: list[str]
 
 
 # --------------------------------------------------------------------------- generation.schema.json

@@ -16,6 +16,20 @@ length bot and a length-bot judge make identical picks. Scoring:
 
 The census reads the texts as displayed (after normalization), attributed to their side. Checks
 read the responses as the endpoints returned them.
+
+Several candidates. The bots replay every comparison as for two sides (the same picks as
+``bt-judge --judge bot:length``); the length tell is then taken per candidate, against the pool
+of the candidates it met, with the prompt as the unit (a candidate's one answer to a prompt
+serves all its comparisons of that prompt, so those comparisons are not independent): per
+prompt, the candidate's score is the comparisons the length bot gave it minus those it gave
+its opponents; a prompt counts as "longer" (score > 0) or "shorter" (< 0), an even score
+leaves the test. Under "length does not tell this candidate from the others" a prompt is as
+likely longer as shorter: a two-sided exact sign test against 1/2, Holm-adjusted across the
+candidates. The bot's headline ``n``/``correct``/``p_value`` are those of the candidate with
+the smallest Holm-adjusted p (named in ``candidate``): a small p there means length alone
+separates at least one candidate from the rest, with the family-wise error held at alpha. The
+census, the identity stripping counts and the checks' pass rates are per candidate, each
+answer counted once (at the comparison that owns it); the checks' paired test is left out.
 """
 
 from __future__ import annotations
@@ -25,6 +39,7 @@ from typing import Any
 
 from blindtest.artifact_types import AuditRecord, DesignRecord
 from blindtest.artifacts import JsonObject, schema_tag
+from blindtest.candidates import candidates_of, comparison_sides, sides_of
 from blindtest.census import aggregate_census
 from blindtest.checks import CommandRunner, evaluate
 from blindtest.judging.bots import bot_pick, duplicate_pick
@@ -36,6 +51,7 @@ from blindtest.scoring import arrangement_entry
 from blindtest.slots import LAUNDER, Slot, SlotState, original_text, plan_slots
 from blindtest.stats import binomial_test
 from blindtest.stats.binomial import binomial_p_value
+from blindtest.stats.multiple import holm
 
 BOT_KINDS = ("length", "duplicate")
 
@@ -66,7 +82,12 @@ def replay_bot(design: DesignRecord, trials: Sequence[Trial], kind: str) -> Json
         picks = [_duplicate(trial, rng) for trial in trials]
     else:
         picks = [bot_pick(kind, protocol, trial, rng) for trial in trials]
-    correct, n, p_value = _bot_score(design, picks)
+    tells = None
+    if candidates_of(design) is not None and kind == "length":
+        tells = candidate_length_tells(design, picks)
+        correct, n, p_value = _headline(tells)
+    else:
+        correct, n, p_value = _bot_score(design, picks)
     records = []
     for pick in picks:
         record: JsonObject = {"trial": pick.trial, "pick": pick.pick}
@@ -76,7 +97,68 @@ def replay_bot(design: DesignRecord, trials: Sequence[Trial], kind: str) -> Json
     result: JsonObject = {"picks": records, "n": n, "correct": correct, "p_value": p_value}
     if kind == "duplicate":
         result["fired"] = sum(1 for r in records if r.get("fired"))
+    if tells is not None:
+        tested = [name for name in tells if tells[name]["p_holm"] is not None]
+        result["candidate"] = min(tested, key=lambda name: tells[name]["p_holm"], default=None)
+        result["unit"] = "prompt"
+        result["per_candidate"] = tells
     return result
+
+
+def candidate_length_tells(design: DesignRecord, picks: Sequence[Pick]) -> dict[str, JsonObject]:
+    """Per candidate, the length bot's sign test over prompts (module doc): ``prompts``
+    (prompts where it met another candidate), ``longer``/``shorter``/``even`` (prompts by its
+    score), ``comparisons`` and ``preferred`` (comparisons, untied, and those the bot gave
+    it: descriptive, not the test's unit), ``p_value`` (exact, two-sided, 1/2 over
+    ``longer + shorter``) and ``p_holm`` (Holm across the candidates)."""
+    names = sides_of(design)
+    score: dict[tuple[str, str], int] = {}
+    comparisons = dict.fromkeys(names, 0)
+    preferred = dict.fromkeys(names, 0)
+    for pick in picks:
+        entry = arrangement_entry(design, pick.trial)
+        left, right = comparison_sides(entry)
+        prompt_id = str(entry["prompt_id"])
+        for name in (left, right):
+            score.setdefault((name, prompt_id), 0)
+        if pick.pick not in ("left", "right"):
+            continue  # a tie (equal lengths) gives neither a point
+        winner, loser = (left, right) if pick.pick == "left" else (right, left)
+        score[(winner, prompt_id)] += 1
+        score[(loser, prompt_id)] -= 1
+        comparisons[winner] += 1
+        comparisons[loser] += 1
+        preferred[winner] += 1
+    tells: dict[str, JsonObject] = {}
+    for name in names:
+        scores = [value for (who, _), value in score.items() if who == name]
+        longer = sum(1 for value in scores if value > 0)
+        shorter = sum(1 for value in scores if value < 0)
+        n = longer + shorter
+        tells[name] = {
+            "prompts": len(scores),
+            "longer": longer,
+            "shorter": shorter,
+            "even": len(scores) - n,
+            "comparisons": comparisons[name],
+            "preferred": preferred[name],
+            "p_value": binomial_p_value(longer, n, 0.5, "two-sided") if n else None,
+        }
+    tested = [name for name in names if tells[name]["p_value"] is not None]
+    adjusted = dict(zip(tested, holm([tells[n]["p_value"] for n in tested]), strict=True))
+    for name in names:
+        tells[name]["p_holm"] = adjusted.get(name)
+    return tells
+
+
+def _headline(tells: Mapping[str, JsonObject]) -> tuple[int, int, float | None]:
+    """(correct, n, p) of the candidate length separates most (smallest Holm-adjusted p):
+    its longer prompts, its prompts with an uneven score, and that adjusted p."""
+    tested = [entry for entry in tells.values() if entry["p_holm"] is not None]
+    if not tested:
+        return 0, 0, None
+    top = min(tested, key=lambda entry: entry["p_holm"])
+    return int(top["longer"]), int(top["longer"] + top["shorter"]), float(top["p_holm"])
 
 
 def _duplicate(trial: Trial, rng: DesignRng) -> Pick:
@@ -89,7 +171,7 @@ def displayed_by_side(
 ) -> dict[str, list[str]]:
     """The displayed texts of each side, in trial and slot order (``slots``: the design's
     `plan_slots`, when the caller has them)."""
-    texts: dict[str, list[str]] = {"A": [], "B": []}
+    texts: dict[str, list[str]] = {side: [] for side in sides_of(design)}
     options = {t.number: t.options for t in trials}
     for slot in plan_slots(design) if slots is None else slots:
         texts[slot.side].append(options[slot.trial][slot.slot - 1])
@@ -113,7 +195,7 @@ def census_by_model(
     slots = plan_slots(design) if slots is None else slots
     texts = displayed_by_side(design, trials, slots)
     census: JsonObject = {}
-    for side in ("A", "B"):
+    for side in sides_of(design):
         reasons = None
         if state is not None:
             reasons = [
@@ -125,7 +207,7 @@ def census_by_model(
         census[side] = result.to_dict()
     band = design["normalization"]["length_band"]
     if band is not None:
-        for side in ("A", "B"):
+        for side in sides_of(design):
             census[side]["outside_length_band"] = sum(
                 outside_band(text, band["lo"], band["hi"]) for text in texts[side]
             )
@@ -147,7 +229,7 @@ def run_checks(
     used = [e for e in design["arrangement"] if e["prompt_id"] in checks]
     if not used:
         return None
-    per_response: dict[str, list[bool]] = {"A": [], "B": []}
+    per_response: dict[str, list[bool]] = {side: [] for side in sides_of(design)}
     pairs: list[tuple[bool, bool]] = []
     not_run = 0
     first_of: dict[tuple[int, str], bool] = {}
@@ -163,6 +245,16 @@ def run_checks(
             continue
         per_response[slot.side].append(outcome)
         first_of.setdefault((slot.trial, slot.side), outcome)
+    if candidates_of(design) is not None:  # pass rates per candidate; no A/B pairs to test
+        return {
+            "prompts": len({entry["prompt_id"] for entry in used}),
+            "not_run": not_run,
+            "pass": {
+                side: {"passed": sum(results), "total": len(results)}
+                for side, results in per_response.items()
+            },
+            "paired": None,
+        }
     for entry in used:
         a, b = first_of.get((entry["trial"], "A")), first_of.get((entry["trial"], "B"))
         if a is not None and b is not None:
@@ -210,6 +302,9 @@ def build_audit(
         else sum(1 for row in responses or () if row.get("stage") != LAUNDER),
         "responses_missing": None if state is None else missing_responses(design, state, slots),
     }
+    names = candidates_of(design)
+    if names is not None:
+        audit["candidates"] = list(names)
     record = design["normalization"].get("identity_strip")
     if record is not None and state is not None:
         audit["identity_stripping"] = identity_stripping(design, state, record, slots)
@@ -223,9 +318,10 @@ def identity_stripping(
     the design launders), per side and per term. Side-dependent: audit.json only, printed by
     ``bt-audit --show``."""
     rows = state.laundered if design["normalization"]["launder"] is not None else state.generated
-    mentions = {"A": 0, "B": 0}
-    touched = {"A": 0, "B": 0}
-    shown = {"A": 0, "B": 0}
+    sides = sides_of(design)
+    mentions = dict.fromkeys(sides, 0)
+    touched = dict.fromkeys(sides, 0)
+    shown = dict.fromkeys(sides, 0)
     terms: dict[str, JsonObject] = {}
     for slot in slots:
         row = rows.get((slot.trial, slot.slot))
@@ -238,7 +334,7 @@ def identity_stripping(
         for term, n in counts.items():
             mentions[slot.side] += n
             entry = terms.setdefault(
-                term, {"mentions": {"A": 0, "B": 0}, "responses": {"A": 0, "B": 0}}
+                term, {"mentions": dict.fromkeys(sides, 0), "responses": dict.fromkeys(sides, 0)}
             )
             entry["mentions"][slot.side] += n
             entry["responses"][slot.side] += 1

@@ -27,19 +27,20 @@ from typing import Any
 
 from blindtest import reportfmt
 from blindtest.artifact_types import DesignRecord, ResponseRow, TrialRecord
+from blindtest.candidates import has_candidates, sides_of
 from blindtest.errors import BadInput, CheckFailed, EndpointFailed
 from blindtest.generation.client import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, ChatClient
-from blindtest.generation.cost import estimate_cost
+from blindtest.generation.cost import check_price_roles, estimate_cost
 from blindtest.generation.endpoint import Endpoint
 from blindtest.generation.fetch import Progress, run_generation
 from blindtest.generation.guard import DrawCollisions, collision_notice
 from blindtest.generation.ledger import (
-    _ROLE_ORDER,
     AddRow,
     Ledger,
     ReadRow,
     check_row_fits,
     refetch_notice,
+    role_order,
     stale_rows_error,
 )
 from blindtest.generation.requests import SlotRequests, endpoints_for
@@ -105,6 +106,29 @@ def side_transport(given: dict[str, Any]) -> dict[str, Any]:
             parse_header_env(f"--{lower}-header-env", item) for item in headers
         )
     return found
+
+
+def check_side_options(design: DesignRecord, options: FetchOptions) -> None:
+    """A design of candidates has no sides A and B: ``--a-concurrency``, ``--b-rpm``,
+    ``--a-header-env``... are refused (one line) rather than applied to nobody; ``--concurrency``
+    and ``--rpm`` apply to every candidate's endpoint."""
+    if not has_candidates(design):
+        return
+    given = [
+        f"--{side.lower()}-{option}"
+        for option, values in (
+            ("concurrency", options.side_concurrency),
+            ("rpm", options.side_rpm),
+            ("header-env", options.header_env),
+        )
+        for side, value in values.items()
+        if value
+    ]
+    if given:
+        raise BadInput(
+            f"{given[0]}: this design has candidates ({', '.join(sides_of(design))}), not sides "
+            "A and B; --concurrency and --rpm apply to every candidate's endpoint"
+        )
 
 
 class TrialsView:
@@ -217,6 +241,8 @@ def generate_stage(
     unanswered raises (:func:`check_finished`); a triangle with some identical draws says so.
     Memory: a few bytes per slot (:class:`Ledger`); no row is held.
     """
+    check_side_options(design, options)
+    check_price_roles(design, given_prices)
     book = _Book.open(design, existing, io.read_row)
     stale = book.ledger.stale()
     if stale and not options.refetch_changed:
@@ -256,7 +282,10 @@ def generate_stage(
     )
     changed = io.write_generation(record)
     total = book.earlier.rows + fetched.rows
-    io.say(session_summary(fetched, total, previous, sessions, given_prices, prices, changed))
+    figures = "per-candidate" if has_candidates(design) else "per-side"
+    io.say(
+        session_summary(fetched, total, previous, sessions, given_prices, prices, changed, figures)
+    )
     if stopped is not None:
         raise stopped
     check_finished(design, book.ledger, book.collisions)
@@ -279,7 +308,7 @@ def _fetch_missing(
     if not pending:
         return None
     check_not_deterministic(design, book.ledger, book.collisions)  # found on an earlier run
-    _announce(estimate_cost(design, prices), pending, book.earlier.rows, io.say)
+    _announce(design, estimate_cost(design, prices), pending, book.earlier.rows, io.say)
     progress = Progress(total=pending)
     try:
         with io.open_responses() as append:
@@ -331,16 +360,46 @@ async def _fetch(
 
 
 def _announce(
+    design: DesignRecord,
     estimate: Mapping[str, Mapping[str, float]],
     pending: int,
     existing: int,
     say: Callable[[str], None],
 ) -> None:
     resumed = f" (resuming: {reportfmt.count(existing, 'row')} already on disk)" if existing else ""
+    order = role_order(design)
+    ordered = sorted(estimate.items(), key=lambda item: order.index(item[0]))
+    if has_candidates(design):
+        _announce_candidates(design, ordered, pending, resumed, say)
+        return
     say(f"fetching {reportfmt.count(pending, 'response')}{resumed}")
-    for role, entry in sorted(estimate.items(), key=lambda item: _ROLE_ORDER.index(item[0])):
+    for role, entry in ordered:
         cost = f", about ${entry['cost']:.2f}" if "cost" in entry else ""
         say(
             f"  estimate for the whole run, {role}: ~{entry['input_tokens']:.0f} input and "
             f"<= {entry['output_tokens']:.0f} output tokens{cost}"
+        )
+
+
+def _announce_candidates(
+    design: DesignRecord,
+    estimate: list[tuple[str, Mapping[str, float]]],
+    pending: int,
+    resumed: str,
+    say: Callable[[str], None],
+) -> None:
+    """The same for a design of candidates: one answer per candidate and prompt (whatever the
+    number of comparisons showing it), and the estimate one short line per candidate."""
+    comparisons = reportfmt.count(len(design["arrangement"]), "comparison")
+    say(
+        f"fetching {reportfmt.count(pending, 'response')}{resumed}: one per candidate and "
+        f"prompt, for {comparisons}"
+    )
+    say("  estimate for the whole run, per candidate:")
+    width = max(len(role) for role, _ in estimate)
+    for role, entry in estimate:
+        cost = f", about ${entry['cost']:.2f}" if "cost" in entry else ""
+        say(
+            f"    {role:<{width}}  ~{entry['input_tokens']:,.0f} input and "
+            f"<= {entry['output_tokens']:,.0f} output tokens{cost}"
         )

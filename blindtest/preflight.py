@@ -293,7 +293,8 @@ def _cost_line(target: Target, lines: _Lines) -> None:
     if "cost" in estimate:
         lines.set("cost", OK, f"about ${estimate['cost']:,.2f} for the whole run ({tokens})")
     else:
-        option = f" ({target.price_option} IN,OUT)" if target.price_option else ""
+        gap = "" if target.price_option.endswith("=") else " "  # --price NAME=IN,OUT
+        option = f" ({target.price_option}{gap}IN,OUT)" if target.price_option else ""
         lines.set("cost", UNKNOWN, f"unknown: no price{option}; {tokens}")
 
 

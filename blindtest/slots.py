@@ -8,6 +8,11 @@ doubled side. Pair and preference trials have slot 1 (left) and slot 2 (right). 
 one request; the per-slot ``seed`` is derived from the design seed so servers that honour it
 give each slot its own draw.
 
+Several candidates. A candidate answers each prompt once: only the slot that owns the answer
+(:func:`blindtest.candidates.answer_owners`: the first comparison showing it, at its position
+there) is a slot to fetch, its row's ``side`` the candidate's name; every comparison reads its
+two options through the owners.
+
 Resume. A slot counts as answered once a row with ``status: "ok"`` exists for it (stage
 ``generate``; with laundering also stage ``launder``); a later failure row cannot undo it.
 Failure rows are explicit and the slot stays pending; the latest row for a slot wins, and of
@@ -24,6 +29,7 @@ from typing import Any, Protocol, cast
 
 from blindtest.artifact_types import DesignRecord, ResponseRow, TrialRecord
 from blindtest.artifacts import Columns, JsonObject, schema_tag
+from blindtest.candidates import comparison_sides, has_candidates
 from blindtest.errors import BadInput
 from blindtest.normalize import truncate_match
 from blindtest.protocols import protocol_of
@@ -33,12 +39,15 @@ __all__ = [
     "Slot",
     "SlotState",
     "Work",
+    "answer_slots",
     "build_trials_view",
     "check_rows_match_design",
+    "comparisons",
     "displayed_texts",
     "iter_slots",
     "iter_trials_view",
     "original_text",
+    "owners_of",
     "pending_work",
     "plan_slots",
     "slot_seed",
@@ -66,20 +75,66 @@ class Work:
 
 
 def plan_slots(design: DesignRecord) -> list[Slot]:
-    """Every slot the design needs, in trial then slot order."""
-    protocol = protocol_of(design)
-    slots = []
-    for entry in design["arrangement"]:
-        sides = protocol.slot_sides(entry)  # the side at each position, per protocol
-        for position, side in enumerate(sides, start=1):
-            slots.append(Slot(entry["trial"], position, side, entry["prompt_id"]))
-    return slots
+    """Every slot the design needs, in trial then slot order (with candidates: the owner
+    slots only, one per answer)."""
+    return list(iter_slots(design))
+
+
+def comparisons(design: DesignRecord) -> Iterator[tuple[int, str, str, str]]:
+    """(trial, prompt_id, left, right) of each comparison of a design of candidates, in
+    arrangement order (a lean design's columns are read whole, not entry by entry)."""
+    arrangement: Any = design["arrangement"]
+    if isinstance(arrangement, Columns):
+        keys = ("trial", "prompt_id", "left", "right")
+        return zip(*(arrangement.values_of(key) for key in keys), strict=True)
+    return ((entry["trial"], entry["prompt_id"], *comparison_sides(entry)) for entry in arrangement)
+
+
+#: The arrangement whose answer owners were last worked out, and those owners: every stage
+#: asks several times per run (slots to fetch, rows that fit, the blinded view).
+_OWNERS: list[tuple[Any, int, dict[tuple[str, str], tuple[int, int]]]] = []
+
+
+def owners_of(design: DesignRecord) -> dict[tuple[str, str], tuple[int, int]]:
+    """:func:`blindtest.candidates.answer_owners`, worked out once per arrangement."""
+    arrangement = design["arrangement"]
+    if _OWNERS and _OWNERS[0][0] is arrangement and _OWNERS[0][1] == len(arrangement):
+        return _OWNERS[0][2]
+    owners: dict[tuple[str, str], tuple[int, int]] = {}
+    for trial, prompt_id, left, right in comparisons(design):
+        owners.setdefault((str(prompt_id), left), (trial, 1))
+        owners.setdefault((str(prompt_id), right), (trial, 2))
+    _OWNERS[:] = [(arrangement, len(arrangement), owners)]
+    return owners
 
 
 def iter_slots(design: DesignRecord) -> Iterator[Slot]:
     """``plan_slots``, one trial at a time: a 90,000-slot design is never held as a list."""
+    if has_candidates(design):
+        owners = owners_of(design)
+        for trial, prompt_id, left, right in comparisons(design):
+            if owners[(prompt_id, left)] == (trial, 1):
+                yield Slot(trial, 1, left, prompt_id)
+            if owners[(prompt_id, right)] == (trial, 2):
+                yield Slot(trial, 2, right, prompt_id)
+        return
+    protocol = protocol_of(design)
     for entry in design["arrangement"]:
-        yield from plan_slots(cast(DesignRecord, {**design, "arrangement": [entry]}))
+        sides = protocol.slot_sides(entry)  # the side at each position, per protocol
+        for position, side in enumerate(sides, start=1):
+            yield Slot(entry["trial"], position, side, entry["prompt_id"])
+
+
+def answer_slots(design: DesignRecord) -> Callable[[Mapping[str, Any]], list[tuple[int, int]]]:
+    """Per arrangement entry, the (trial, slot) whose row holds each option it shows, in
+    display order: its own slots, or with candidates the owners of its two answers."""
+    if not has_candidates(design):
+        n_slots = protocol_of(design).options
+        return lambda entry: [(entry["trial"], slot) for slot in range(1, n_slots + 1)]
+    owners = owners_of(design)
+    return lambda entry: [
+        owners[(str(entry["prompt_id"]), side)] for side in comparison_sides(entry)
+    ]
 
 
 def slot_seed(design_seed: str, trial: int, slot: int) -> int:
@@ -133,7 +188,8 @@ class SlotState:
 
 
 def check_rows_match_design(design: DesignRecord, rows: Iterable[JsonObject]) -> None:
-    """Refuse a responses file whose rows do not fit this design's slots."""
+    """Refuse a responses file whose rows do not fit this design's slots (with candidates:
+    a row at a slot that owns no answer, or naming another candidate, does not fit)."""
     expected = {(s.trial, s.slot): s.side for s in plan_slots(design)}
     for number, row in enumerate(rows, start=1):
         side = expected.get(_key(row))
@@ -173,13 +229,21 @@ class AnsweredRows(Protocol):
 
 
 def displayed_texts(
-    design: DesignRecord, state: AnsweredRows, trial: int, n_slots: int
+    design: DesignRecord,
+    state: AnsweredRows,
+    trial: int,
+    n_slots: int,
+    keys: Iterable[tuple[int, int]] | None = None,
 ) -> list[str]:
-    """The options of one trial exactly as the judge sees them, in display order."""
+    """The options of one trial exactly as the judge sees them, in display order; ``keys``:
+    the (trial, slot) whose row holds each option (default: the trial's own slots 1..n; a
+    several-candidate design passes the owners, :func:`answer_slots`)."""
     launder = design["normalization"]["launder"] is not None
     rows = state.laundered if launder else state.generated
+    if keys is None:
+        keys = [(trial, slot) for slot in range(1, n_slots + 1)]
     # An answered slot's row is an ok row, whose text is a string.
-    texts = [cast(str, rows[(trial, slot)]["text"]) for slot in range(1, n_slots + 1)]
+    texts = [cast(str, rows[key]["text"]) for key in keys]
     if design["normalization"]["truncate_match"]:
         texts = truncate_match(texts)
     return texts
@@ -200,13 +264,14 @@ def iter_trials_view(design: DesignRecord, state: AnsweredRows) -> Iterator[Tria
     applied here."""
     prompt_of = _prompt_lookup(design["prompts"])
     n_slots = protocol_of(design).options
+    keys_of = answer_slots(design)
     for entry in design["arrangement"]:
         prompt = prompt_of(entry["prompt_id"])
         row: TrialRecord = {
             "schema": schema_tag("trials"),
             "trial": entry["trial"],
             "prompt": prompt["text"],
-            "options": displayed_texts(design, state, entry["trial"], n_slots),
+            "options": displayed_texts(design, state, entry["trial"], n_slots, keys_of(entry)),
         }
         if "messages" in prompt:  # a conversation: the judge sees every turn
             row["history"] = [

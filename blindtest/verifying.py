@@ -195,6 +195,12 @@ class _Verifier:
                 self.result.skipped.append(note)
         return contents
 
+    def refuse(self, name: str, schema: str, error: str) -> None:
+        """A JSONL artifact that is valid alone but not for this design: a difference, and
+        every later check reads it as missing (as an artifact its schema refuses)."""
+        self._lines[(self.run_dir / name, schema)] = None
+        self.result.differences.append(Difference(name, "valid artifact", error))
+
     def shown(self, path: Path) -> str:
         try:
             return str(path.relative_to(self.run_dir))
@@ -465,12 +471,23 @@ def _check_complete(v: _Verifier, design: DesignRecord) -> None:
     from blindtest.protocols import protocol_of
 
     v.note("the run is whole (every slot answered, trials.jsonl present)")
-    # Every trial has the protocol's number of slots (plan_slots would build 90,000 of them).
+    from blindtest.candidates import answer_owners, has_candidates
+    from blindtest.slots import check_rows_match_design
+
+    # Every trial has the protocol's number of slots (plan_slots would build 90,000 of them);
+    # with candidates, one slot per answer.
     total = len(design["arrangement"]) * protocol_of(design).options
+    if has_candidates(design):
+        total = len(answer_owners(design))
     if not (v.run_dir / artifacts.RESPONSES).exists():
         v.result.missing.append(f"0 of {total} responses ({artifacts.RESPONSES} missing)")
     else:
         responses = v.read(artifacts.RESPONSES, "responses", jsonl=True)
+        try:  # the schema takes any side name: the design says which this run may hold
+            check_rows_match_design(design, responses or ())
+        except BadInput as error:
+            v.refuse(artifacts.RESPONSES, "responses", str(error))
+            responses = None
         if responses is not None:
             _, work = v.pending(design, responses)
             unanswered = sum(1 for w in work if w.stage == "generate")

@@ -31,7 +31,7 @@ SHARED = (
     "assignment", "markup", "reportpage", "identity", "screen", "oslock", "locking", "stages",
     "version",
     "derived", "prompt_size", "preflight", "keynames",
-    "pairing",
+    "pairing", "candidates",
 )  # fmt: skip
 #: The parts of the judging package other stages read: the registry of judge kinds (which
 #: names the module making each kind and never imports it), the picks contract, the tell bots

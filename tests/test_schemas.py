@@ -64,6 +64,7 @@ PICK: dict[str, Any] = {"schema": "blindtest/picks@1", "trial": 3, "judge": "ana
 VALID = [
     ("responses", RESPONSE_OK),
     ("responses", RESPONSE_OK | {"status": "failed", "text": None, "error": "HTTP 500"}),
+    ("responses", RESPONSE_OK | {"side": "alpha"}),
     ("trials", TRIAL),
     ("trials", TRIAL | {"options": ["x", "y"]}),
     ("picks", PICK),
@@ -73,7 +74,10 @@ VALID = [
 INVALID = [
     ("responses", RESPONSE_OK | {"status": "failed"}, "'error' is a required"),
     ("responses", RESPONSE_OK | {"status": "ok", "text": None}, "/text"),
-    ("responses", RESPONSE_OK | {"side": "C"}, "/side"),
+    # A side is A, B or a candidate's name (which of them a row may name is its design's to
+    # say: bt-generate refuses a row whose side its design does not have).
+    ("responses", RESPONSE_OK | {"side": "C D"}, "/side"),
+    ("responses", RESPONSE_OK | {"side": "-x"}, "/side"),
     ("responses", RESPONSE_OK | {"slot": 4}, "/slot"),
     ("trials", TRIAL | {"side": "A"}, "Additional properties"),
     ("trials", TRIAL | {"model": "gpt"}, "Additional properties"),

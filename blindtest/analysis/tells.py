@@ -63,10 +63,18 @@ def _length_preference(
             )
         else:
             how = f"in only {followed} of {len(votes)} untied comparisons"
-        return [
-            f"Length separates the models (the longer answer was A's in {bot['correct']} of "
-            f"{bot['n']} trials), and {_who(fields).lower()} preferred the longer response {how}."
-        ]
+        if "per_candidate" in bot:  # several candidates: the one length separates most
+            separates = (
+                f"Length separates {bot['candidate']} from the other candidates (the length "
+                f"bot preferred its answer on balance on {bot['correct']} of {bot['n']} "
+                f"prompts, {format_p(bot['p_value'])} after Holm across candidates)"
+            )
+        else:
+            separates = (
+                f"Length separates the models (the longer answer was A's in {bot['correct']} "
+                f"of {bot['n']} trials)"
+            )
+        return [f"{separates}, and {_who(fields).lower()} preferred the longer response {how}."]
     return []
 
 
@@ -131,10 +139,13 @@ def _bot_sentence(
 CENSUS_FIGURES = ("em_dashes", "bold", "bullets")
 
 
-def census_summary(audit: Mapping[str, Any]) -> JsonObject | None:
-    """Mean words and the formatting counts that matter, per side, from ``audit.json``."""
+def census_summary(
+    audit: Mapping[str, Any], sides: tuple[str, ...] | list[str] = ("A", "B")
+) -> JsonObject | None:
+    """Mean words and the formatting counts that matter, per side (``sides``: or per
+    candidate, in the design's order), from ``audit.json``; None when it lacks one."""
     census = audit.get("census") or {}
-    if not all(side in census for side in ("A", "B")):
+    if not all(side in census for side in sides):
         return None
     return {
         side: {
@@ -143,7 +154,7 @@ def census_summary(audit: Mapping[str, Any]) -> JsonObject | None:
             "mean_words": census[side].get("mean_words"),
             **{f: (census[side].get("per_response") or {}).get(f) for f in CENSUS_FIGURES},
         }
-        for side in ("A", "B")
+        for side in sides
     }
 
 
@@ -159,6 +170,10 @@ def audit_summary(
         "checks": audit.get("checks"),
         "census": census_summary(audit),
     }
+    names = audit.get("candidates")
+    if names:  # several candidates: the census and the length tell per candidate
+        summary["census_by_candidate"] = census_summary(audit, names)
+        summary["length_by_candidate"] = audit["bots"]["length"].get("per_candidate")
     single = len(fields.get("judges") or []) == 1
     for kind, bot in audit["bots"].items():
         if not bot.get("applicable", True) or not bot["n"]:

@@ -103,6 +103,16 @@ class Columns(Sequence[JsonObject]):
             return default
         return column.values[column.codes[position]]
 
+    def values_of(self, key: str) -> list[Any]:
+        """Every entry's value for ``key`` (None where it is absent), without building the
+        entries: one column read whole."""
+        column = self._by_key.get(key)
+        if column is None:
+            return [None] * self._size
+        values, codes = column.values, column.codes
+        found = [values[code] if code >= 0 else None for code in codes]
+        return found + [None] * (self._size - len(found))
+
     def position(self, key: str, value: Any, *, last: bool = False) -> int:
         """The position of the first (``last``: the last) entry whose ``key`` is ``value``
         (an index built once per key and choice); KeyError when there is none."""

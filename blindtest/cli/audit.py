@@ -96,11 +96,14 @@ def audit(
 
 
 def _show(document: Mapping[str, Any]) -> None:
+    sides = document.get("candidates") or ("A", "B")
     for kind, bot in document["bots"].items():
-        if bot.get("applicable", True):
+        if "per_candidate" in bot:
+            _show_candidates(document, kind, bot)
+        elif bot.get("applicable", True):
             p = f", p = {bot['p_value']:.2g}" if bot["p_value"] is not None else ""
             click.echo(f"{kind} bot: {bot['correct']}/{bot['n']}{p}", err=True)
-    for side in ("A", "B"):
+    for side in sides:
         c = document["census"][side]
         click.echo(
             f"{side} ({c['model']}): {reportfmt.count(c['responses'], 'response')}, mean "
@@ -111,7 +114,7 @@ def _show(document: Mapping[str, Any]) -> None:
         )
     stripping = document.get("identity_stripping")
     if stripping and stripping["enabled"]:
-        for side in ("A", "B"):
+        for side in sides:
             terms = ", ".join(
                 f"{term} {entry['mentions'][side]}"
                 for term, entry in stripping["terms"].items()
@@ -123,3 +126,22 @@ def _show(document: Mapping[str, Any]) -> None:
                 + (f" ({terms})" if terms else ""),
                 err=True,
             )
+
+
+def _show_candidates(document: Mapping[str, Any], kind: str, bot: Mapping[str, Any]) -> None:
+    """The length bot per candidate: on how many prompts it gave the candidate more of its
+    comparisons than its opponents (the prompt is the unit), with the exact p and Holm's."""
+    click.echo(f"{kind} bot per candidate, prompt as the unit (Holm across candidates):", err=True)
+    for name in document["candidates"]:
+        tell = bot["per_candidate"][name]
+        uneven = tell["longer"] + tell["shorter"]
+        p = (
+            f", p = {tell['p_value']:.2g}, Holm p = {tell['p_holm']:.2g}"
+            if tell["p_value"] is not None
+            else ""
+        )
+        click.echo(
+            f"  {name} preferred on balance on {tell['longer']} of "
+            f"{reportfmt.count(uneven, 'prompt')}{p}",
+            err=True,
+        )

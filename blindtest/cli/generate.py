@@ -39,6 +39,13 @@ if TYPE_CHECKING:
 @click.option("--price-a", metavar="IN,OUT", help="Side A price, dollars per million tokens.")
 @click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens.")
 @click.option("--price-launder", metavar="IN,OUT", help="Laundering model price.")
+@click.option(
+    "--price",
+    "price_named",
+    metavar="NAME=IN,OUT",
+    multiple=True,
+    help="A candidate's price (a design with candidates), once per candidate.",
+)
 @_batch.options
 @_check.option
 @quiet_option
@@ -51,6 +58,7 @@ def generate(
     price_a: str | None,
     price_b: str | None,
     price_launder: str | None,
+    price_named: tuple[str, ...],
     quiet: bool,
     check: bool,
     **batch: Any,
@@ -63,7 +71,10 @@ def generate(
       bt-generate run --check --price-a 2.5,10 --price-b 0.15,0.6
       bt-generate run --concurrency 16 --price-a 2.5,10 --price-b 0.15,0.6
     """
+    from blindtest.generation.cost import named_prices
+
     prices = {"A": price_a, "B": price_b, "launder": price_launder}
+    prices |= named_prices(price_named)
     if check:
         _check.generate(run_dir, prices, batch, timeout)
         return

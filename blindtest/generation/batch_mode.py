@@ -27,6 +27,7 @@ import orjson
 from blindtest import artifacts, reportfmt
 from blindtest.artifact_types import DesignRecord, GenerationRecord, TrialRecord
 from blindtest.artifacts import JsonObject, LoadedDesign
+from blindtest.candidates import sides_of
 from blindtest.errors import EndpointFailed
 from blindtest.generation.batch import BatchResult, Triage, parse_custom_id, triage
 from blindtest.generation.batch_rows import (
@@ -35,6 +36,7 @@ from blindtest.generation.batch_rows import (
     batch_row,
     import_batch_stage,
 )
+from blindtest.generation.cost import check_price_roles
 from blindtest.generation.ledger import check_rows_current
 from blindtest.generation.requests import SlotRequests, endpoints_for
 from blindtest.generation.stage_io import StageIO
@@ -62,11 +64,13 @@ def export(run_dir: Path, out: Path, fmt: str, say: Say) -> None:
         say(f"nothing to export: every slot is answered{rest}")
         return
     paths = write_export(out, ((cid, body) for _, cid, body in requests), fmt, loaded.sha256)
-    sides = {side: sum(r[0] == side for r in requests) for side in ("A", "B")}
+    counts = " + ".join(
+        str(sum(r[0] == side for r in requests)) for side in sides_of(loaded.design)
+    )
     names = ", ".join(str(p) for p in paths)
     say(
         f"wrote {names}: {reportfmt.count(len(requests), 'request')} in the {fmt} batch format "
-        f"({sides['A']} + {sides['B']} slots); when the results are back: "
+        f"({counts} slots); when the results are back: "
         f"{stage_command('generate', run_dir, '--batch-import', 'RESULTS.jsonl')}"
     )
 
@@ -76,6 +80,7 @@ def import_files(run_dir: Path, files: Sequence[Path], prices: Prices, say: Say)
     from blindtest.generation.batch_run import read_result_files
 
     loaded, io = _io(run_dir, say)
+    check_price_roles(loaded.design, prices)
     results = read_result_files(files)
     found, sorted_, trials = _import_slots(run_dir, loaded, results, prices, io)
     failed = sum(row["status"] != "ok" for row in found.rows)
@@ -108,8 +113,9 @@ def submit(
         loaded.design,
         artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True).records,
     )
+    check_price_roles(loaded.design, prices)
     endpoints = endpoints_for(loaded.design)
-    for side in ("A", "B"):
+    for side in sides_of(loaded.design):
         endpoints[side].check_key(side)
     record_path = run_dir / artifacts.BATCHES
     responses = run_dir / artifacts.RESPONSES
@@ -140,7 +146,7 @@ def submit(
         say=say,
         progress=progress,
     )
-    sides = {side: endpoints[side] for side in ("A", "B")}
+    sides = {side: endpoints[side] for side in sides_of(loaded.design)}
     done = batch_run.collect(
         loaded.sha256, sides, collect_io, poll_interval=poll_interval, timeout=timeout
     )

@@ -139,8 +139,11 @@ async def _collect(
 
 
 def _who(entry: Mapping[str, Any]) -> str:
-    """ "side A", or "judge" for an LLM judge's batch (bt-judge --batch)."""
-    return f"side {entry['side']}" if entry["side"] in ("A", "B") else str(entry["side"])
+    """ "side A", "candidate alpha", or "judge" for an LLM judge's batch (bt-judge --batch)."""
+    side = str(entry["side"])
+    if side in ("A", "B"):
+        return f"side {side}"
+    return side if side == "judge" else f"candidate {side}"
 
 
 def _open(record: JsonObject) -> list[dict[str, Any]]:

@@ -10,8 +10,10 @@ from typing import Any
 
 from blindtest import artifacts
 from blindtest.artifact_types import DesignRecord
+from blindtest.candidates import has_candidates, sides_of
 from blindtest.derived import trial_slot_seed
-from blindtest.generation.cost import ASSUMED_OUTPUT_TOKENS, estimate_cost
+from blindtest.errors import BadInput
+from blindtest.generation.cost import ASSUMED_OUTPUT_TOKENS, check_price_roles, estimate_cost
 from blindtest.generation.requests import endpoints_for, messages_for, prompt_texts
 from blindtest.generation.summary import recorded_prices
 from blindtest.normalize import launder_messages
@@ -38,6 +40,14 @@ def _longest(design: DesignRecord, side: str) -> tuple[int, str]:
     return max(sizes, default=(0, ""), key=lambda size: size[0])
 
 
+def price_option(design: DesignRecord, role: str) -> str:
+    """The option that prices a role: ``--price-a``, ``--price-launder``, or for a candidate
+    ``--price NAME=IN,OUT``."""
+    if has_candidates(design) and role != LAUNDER:
+        return f"--price {role}="
+    return f"--price-{role.lower()}"
+
+
 def design_targets(
     design: DesignRecord,
     prices: Mapping[str, tuple[float, float]],
@@ -50,7 +60,8 @@ def design_targets(
         endpoint = replace(endpoint, header_env=(header_env or {}).get(role, ()))
         if role == LAUNDER:
             caps = [
-                design["models"][side].get("params", {}).get("max_tokens") for side in ("A", "B")
+                design["models"][side].get("params", {}).get("max_tokens")
+                for side in sides_of(design)
             ]
             longest_answer = max(cap or ASSUMED_OUTPUT_TOKENS for cap in caps)
             messages: Any = launder_messages(CHECK_PROMPT)
@@ -60,7 +71,8 @@ def design_targets(
         else:
             messages = messages_for(design, CHECK_PROMPT, role)
             longest, longest_id = _longest(design, role)
-            title = f"side {role}: {endpoint.model} at {endpoint.origin}"
+            who = f"candidate {role}" if has_candidates(design) else f"side {role}"
+            title = f"{who}: {endpoint.model} at {endpoint.origin}"
             out = design["models"][role].get("params", {}).get("max_tokens")
             seed = trial_slot_seed(design, 1, 1)
         targets.append(
@@ -72,7 +84,7 @@ def design_targets(
                 longest_tokens=longest,
                 output_tokens=out,
                 estimate=estimate.get(role),
-                price_option=f"--price-{role.lower()}",
+                price_option=price_option(design, role),
                 seed=seed,
                 longest_name=f"prompt {longest_id}" if longest_id else "answer to launder",
             )
@@ -92,5 +104,13 @@ def run_targets(
     path = run / artifacts.GENERATION
     if path.exists():
         previous = artifacts.read_json(path, "generation")
+    check_price_roles(loaded.design, given)
+    if has_candidates(loaded.design):
+        named = next((side for side, items in (header_env or {}).items() if items), None)
+        if named is not None:
+            raise BadInput(
+                f"--{named.lower()}-header-env: this design has candidates "
+                f"({', '.join(sides_of(loaded.design))}), not sides A and B"
+            )
     prices = recorded_prices(previous, loaded.sha256) | dict(given)
     return design_targets(loaded.design, prices, header_env)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from blindtest.artifact_types import DesignRecord
+from blindtest.candidates import TWO_SIDES, has_candidates, sides_of
 from blindtest.errors import BadInput
 from blindtest.generation.requests import prompt_texts, system_prompt
 from blindtest.normalize import count_words
-from blindtest.sides import SIDES
 from blindtest.slots import LAUNDER, iter_slots
 
 #: Assumed output length for a cost estimate when the design sets no token limit.
@@ -25,9 +25,13 @@ def estimate_cost(
     design: DesignRecord, prices: Mapping[str, tuple[float, float]]
 ) -> dict[str, dict[str, float]]:
     """A rough pre-run estimate per role: input tokens ~ words x 4/3 of system + prompt;
-    output tokens = the design's token limit, or ``ASSUMED_OUTPUT_TOKENS`` without one."""
+    output tokens = the design's token limit, or ``ASSUMED_OUTPUT_TOKENS`` without one. Per
+    slot to fetch: with candidates, per answer (each prompt once per candidate), however many
+    comparisons show it."""
     prompt_text = prompt_texts(design)
-    system_words = {side: count_words(system_prompt(design, side) or "") for side in SIDES}
+    system_words = {
+        side: count_words(system_prompt(design, side) or "") for side in sides_of(design)
+    }
     estimate: dict[str, dict[str, float]] = {}
     imported = design["source"]["kind"] == "dirs"
     prompt_words: dict[str, int] = {}  # a prompt is asked in every slot of its trial
@@ -53,6 +57,46 @@ def estimate_cost(
     return estimate
 
 
+def named_prices(items: Sequence[str]) -> dict[str, str]:
+    """``--price NAME=IN,OUT`` (once per candidate) -> ``{NAME: "IN,OUT"}``."""
+    found: dict[str, str] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise BadInput(
+                f"--price {item}: expected NAME=IN,OUT (a candidate's name and its dollars per "
+                "million tokens), e.g. --price alpha=2.5,10"
+            )
+        if name in found:
+            raise BadInput(f"--price {name}: given twice; give each candidate's price once")
+        found[name] = text
+    return found
+
+
+def check_price_roles(design: DesignRecord, prices: Mapping[str, object]) -> None:
+    """Refuse a price for a role the design does not have: ``--price-a`` for a design of
+    candidates, ``--price NAME`` for a two-sided design or a name it does not hold."""
+    roles = sides_of(design)
+    unknown = [role for role in prices if role != LAUNDER and role not in roles]
+    if not unknown:
+        return
+    if has_candidates(design):
+        if unknown[0] in TWO_SIDES:
+            raise BadInput(
+                f"--price-{unknown[0].lower()}: this design has candidates "
+                f"({', '.join(roles)}), not sides A and B; price each with --price NAME=IN,OUT"
+            )
+        raise BadInput(
+            f"--price {unknown[0]}: this design has no candidate of that name "
+            f"(candidates: {', '.join(roles)})"
+        )
+    raise BadInput(
+        f"--price {unknown[0]}: this design has sides A and B, not candidates; price them "
+        "with --price-a and --price-b"
+    )
+
+
 def parse_prices(texts: Mapping[str, str | None]) -> dict[str, tuple[float, float]]:
     """``{role: "IN,OUT"}`` as given to ``--price-ROLE`` -> dollars per million tokens, in
     and out; refuses anything but two finite numbers >= 0."""
@@ -65,6 +109,11 @@ def parse_prices(texts: Mapping[str, str | None]) -> dict[str, tuple[float, floa
         except ValueError:
             parts = []
         if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
+            if role not in (*TWO_SIDES, LAUNDER):  # a candidate's --price NAME=IN,OUT
+                raise BadInput(
+                    f"--price {role}={text}: expected IN,OUT dollars per million tokens (two "
+                    "finite numbers >= 0), e.g. 2.5,10"
+                )
             option = f"--price-{role.lower()}"
             raise BadInput(
                 f"{option}: expected IN,OUT dollars per million tokens (two finite numbers "

@@ -12,10 +12,10 @@ from typing import Any
 from blindtest import reportfmt
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import Columns
+from blindtest.candidates import TWO_SIDES, sides_of
 from blindtest.errors import CheckFailed
 from blindtest.normalize import count_words
 from blindtest.protocols import protocol_of
-from blindtest.sides import SIDES
 from blindtest.slots import SlotState, original_text
 
 #: The deterministic-side guard. A side that answers deterministically (temperature ignored
@@ -127,7 +127,7 @@ class DrawCollisions:
     identical: int = 0
     first: dict[int, tuple[int, int]] = field(default_factory=dict)
     sides: dict[str, SideCollisions] = field(
-        default_factory=lambda: {side: SideCollisions() for side in SIDES}
+        default_factory=lambda: {side: SideCollisions() for side in TWO_SIDES}
     )
 
     @classmethod
@@ -136,7 +136,8 @@ class DrawCollisions:
         odd = bytearray(count)
         if protocol_of(design).repeats_side:  # the odd position says which two are twins
             odd = bytearray(int(p) for p in _arrangement_values(design, "odd_position"))
-        return cls(odd, count, trial_positions(design))
+        sides = {side: SideCollisions() for side in sides_of(design)}
+        return cls(odd, count, trial_positions(design), sides=sides)
 
     @classmethod
     def for_design(cls, design: DesignRecord, state: SlotState) -> DrawCollisions:

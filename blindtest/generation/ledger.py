@@ -11,11 +11,12 @@ from typing import Any, cast
 from blindtest import artifacts, reportfmt
 from blindtest.artifact_types import DesignRecord, ResponseRow
 from blindtest.artifacts import Columns
+from blindtest.candidates import has_candidates, sides_of
 from blindtest.errors import BadInput
 from blindtest.generation.guard import _arrangement_values, trial_positions
 from blindtest.generation.requests import SlotRequests
 from blindtest.protocols import protocol_of
-from blindtest.slots import LAUNDER, Slot, Work, iter_slots, original_text
+from blindtest.slots import LAUNDER, Slot, Work, iter_slots, original_text, owners_of
 
 #: What a ledger row reference reads back: a row of ``responses.jsonl`` (by byte offset, or
 #: by index into rows held in memory).
@@ -75,6 +76,8 @@ class Ledger:
         self.requests = requests
         self.generated = _StageRows(self, "generate")
         self.laundered = _StageRows(self, LAUNDER)
+        #: With candidates, the (trial, slot) that own an answer: the only slots with rows.
+        self.owners = set(owners_of(design).values()) if has_candidates(design) else None
 
     def index(self, trial: int, slot: int) -> int | None:
         position = self.position(trial)
@@ -200,6 +203,8 @@ def check_row_fits(
     """``check_rows_match_design`` for one row (the ``number``-th of the file)."""
     index = ledger.index(row["trial"], row["slot"])
     side = None
+    if ledger.owners is not None and (row["trial"], row["slot"]) not in ledger.owners:
+        index = None  # a comparison that reads its answer from an earlier one
     if index is not None:
         entry = design["arrangement"][index // ledger.options]
         side = protocol_of(design).slot_sides(entry)[row["slot"] - 1]
@@ -210,14 +215,23 @@ def check_row_fits(
         )
 
 
-_ROLE_ORDER = ("A", "B", LAUNDER)
+def role_order(design: DesignRecord) -> tuple[str, ...]:
+    """The roles in the order lines name them: the sides (A, B, or the candidates), then the
+    launderer."""
+    return (*sides_of(design), LAUNDER)
+
+
+def role_name(design: DesignRecord, role: str) -> str:
+    """How a line names a role: ``side A``, ``candidate alpha``, ``laundering``."""
+    if role == LAUNDER:
+        return "laundering"
+    return f"candidate {role}" if has_candidates(design) else f"side {role}"
 
 
 def _stale_counts(design: DesignRecord, stale: Mapping[str, int]) -> tuple[int, str]:
-    roles = sorted(stale, key=_ROLE_ORDER.index)
-    named = ", ".join(
-        f"{'laundering' if role == LAUNDER else 'side ' + role}: {stale[role]}" for role in roles
-    )
+    order = role_order(design)
+    roles = sorted(stale, key=order.index)
+    named = ", ".join(f"{role_name(design, role)}: {stale[role]}" for role in roles)
     return sum(stale.values()), named
 
 

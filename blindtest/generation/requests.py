@@ -12,6 +12,7 @@ import orjson
 
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import Columns
+from blindtest.candidates import sides_of
 from blindtest.derived import trial_slot_seed
 from blindtest.endpoints import is_loopback
 from blindtest.generation.endpoint import Endpoint
@@ -88,13 +89,14 @@ def messages_for(
 def endpoints_for(
     design: DesignRecord, environ: Mapping[str, str] | None = None
 ) -> dict[str, Endpoint]:
-    """Client endpoints for A, B (and the launderer). A local server (127.0.0.1, localhost)
-    needs no key: when the named variable is unset, no Authorization header is sent (and a
-    401/403 says that variable is not set)."""
+    """Client endpoints for A, B or each candidate (and the launderer). A local server
+    (127.0.0.1, localhost) needs no key: when the named variable is unset, no Authorization
+    header is sent (and a 401/403 says that variable is not set)."""
     environ = os.environ if environ is None else environ
+    models = design["models"]
     specs: dict[str, dict[str, Any]] = {
-        side: {**spec, **spec["params"]}
-        for side, spec in design["models"].items()
+        side: {**models[side], **models[side]["params"]}
+        for side in sides_of(design)  # in the design's order (design.json sorts its keys)
         if design["source"]["kind"] == "endpoints"
     }
     launder = design["normalization"]["launder"]

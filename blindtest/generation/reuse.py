@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from blindtest import artifacts
 from blindtest.artifact_types import DesignRecord, ResponseRow
+from blindtest.candidates import answer_owners, has_candidates
 from blindtest.derived import source_trials
 from blindtest.generation.ledger import Ledger
 from blindtest.generation.requests import SlotRequests
@@ -79,10 +80,14 @@ def reuse_answers(run: Path, design: DesignRecord, say: Callable[[str], None]) -
         if source in number_here
     }
     rows = list(artifacts.read_jsonl(parent_dir / artifacts.RESPONSES, "responses").records)
+    # With candidates only the slots owning an answer hold rows: an answer whose owner was
+    # dropped is owned here by a later comparison (another slot, another seed), so it is
+    # asked again rather than copied to a slot that does not hold it.
+    owners = set(answer_owners(design).values()) if has_candidates(design) else None
     copied: list[ResponseRow] = []
     for there, row in _parent_rows(parent, rows):
         here = mapping.get(there)
-        if here is None:
+        if here is None or (owners is not None and (here, row["slot"]) not in owners):
             continue
         reused = dict(row)
         reused["trial"] = here

@@ -10,6 +10,7 @@ from typing import Any
 from blindtest import reportfmt
 from blindtest.artifact_types import DesignRecord, GenerationRecord
 from blindtest.artifacts import JsonObject, schema_tag
+from blindtest.candidates import sides_of
 from blindtest.errors import EndpointFailed
 from blindtest.generation.cost import _cost
 from blindtest.generation.guard import DrawCollisions, deterministic_endpoint_error, identical_draws
@@ -84,7 +85,8 @@ class Totals:
     """Per-role totals over rows fed one at a time (``generation.json``'s ``roles``)."""
 
     def __init__(self, design: DesignRecord) -> None:
-        self.roles = ["A", "B"] + ([LAUNDER] if design["normalization"]["launder"] else [])
+        launder = [LAUNDER] if design["normalization"]["launder"] else []
+        self.roles = [*sides_of(design), *launder]
         self.band = design["normalization"]["length_band"]
         self.summary: dict[str, dict[str, Any]] = {}
         for role in self.roles:
@@ -271,10 +273,12 @@ def session_summary(
     given: Mapping[str, tuple[float, float]],
     prices: Mapping[str, tuple[float, float]],
     changed: bool,
+    figures: str = "per-side",
 ) -> str:
     """What a session did, the same whichever side is which: totals over both sides only
     (tokens, costs, timings and failures per side are in generation.json, for after judging);
-    a second line for a resumed run: the ledger and the prices."""
+    a second line for a resumed run: the ledger and the prices. ``figures``: what
+    generation.json holds them per (``per-candidate`` for a design of candidates)."""
     said_prices = _said_prices(previous, given, prices)
     counts = RowCounts.of(fetched)
     if not counts.rows:
@@ -286,7 +290,7 @@ def session_summary(
     line = (
         f"fetched {reportfmt.count(counts.rows, 'row')} ({counts.failed} failed) in "
         f"{reportfmt.count(counts.requests, 'request')}; "
-        "per-side figures are in generation.json, for after judging"
+        f"{figures} figures are in generation.json, for after judging"
     )
     if sessions is not None and len(sessions) > 1:
         line += f"\nresumed: session {len(sessions)} added to the ledger{said_prices}"
