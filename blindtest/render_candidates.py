@@ -124,7 +124,7 @@ def _ranking_table(section: Mapping[str, Any]) -> list[str]:
 
 def _pairs_table(section: Mapping[str, Any]) -> list[str]:
     pairs = section["pairs"]
-    if not pairs["pairs"]:
+    if not pairs["pairs"] or section.get("reference"):  # then the reference's table is it
         return []
     title = (
         f"Pairs ({reportfmt.count(len(pairs['pairs']), 'pair')} that met; the unit is a "

@@ -371,7 +371,9 @@ def _holm_lines(pairs: PairTable) -> list[str]:
         winner, loser = (r.first, r.second) if r.wins > r.losses else (r.second, r.first)
         parts.append(f"{winner} over {loser} ({_pair_result(r, winner)})")
     rest = len(pairs.pairs) - len(real)
-    tail = f"; the other {count(rest, 'pair')} are not shown to differ." if rest else "."
+    tail = {0: ".", 1: "; the other pair is not shown to differ."}.get(
+        rest, f"; the other {rest} pairs are not shown to differ."
+    )
     return [f"Real differences after Holm across the {family}: " + "; ".join(parts) + tail]
 
 
@@ -410,9 +412,8 @@ def _headline(
         lines += _leader_lines(ranking, met, anchor)
     elif ranking is not None:
         lines.append(f"No ranking: {ranking.problem}.")
-    lines += _holm_lines(pairs)
-    if reference is not None:
-        lines += _reference_lines(reference)
+    # With a reference every pair that met holds it: the reference's table says it all.
+    lines += _holm_lines(pairs) if reference is None else _reference_lines(reference)
     costs = {n: s["cost_per_answer"] for n, s in spend.items() if s["cost_per_answer"]}
     if costs:
         names = [s.candidate for s in ranking.strengths] if ranking and ranked else list(spend)
@@ -427,33 +428,35 @@ def _adequate(
     met: Mapping[frozenset[str], Any],
     costs: Mapping[str, float],
 ) -> list[str]:
-    """Seed 001's honest conclusion: when a cheaper candidate is not shown worse than the
-    leader (not separated in the ranking, nor by the Holm-adjusted pair test), it is adequate
-    on this evidence."""
+    """Seed 001's honest conclusion: a cheaper candidate that met the leader and is not shown
+    worse (the Holm-adjusted pair test does not reach alpha, and the ranking's simultaneous
+    interval for the difference is bounded and holds 0) is adequate on this evidence, and
+    the sentence says how far the data allow the leader to be ahead. Candidates that never
+    met the leader, or whose difference the data cannot bound, get no such sentence: not
+    being told apart for want of data is not adequacy."""
     if ranking is None or ranking.problem is not None:
         return []
     order = [s.candidate for s in ranking.strengths]
     leader = order[0]
     if leader not in costs:
         return []
-    separated = {_pair_key(d.first, d.second) for d in ranking.differences if d.separated}
-    close = [
-        n
-        for n in order[1:]
-        if n in costs
-        and _pair_key(leader, n) not in separated
-        and not (_pair_key(leader, n) in met and met[_pair_key(leader, n)].significant)
-    ]
-    cheaper = [n for n in close if costs[n] < costs[leader]]
-    if not cheaper:
+    close = []
+    for name in order[1:]:
+        record = met.get(_pair_key(leader, name))
+        if name not in costs or costs[name] >= costs[leader] or record is None:
+            continue
+        _, lo, hi, separated = _difference(ranking, leader, name)
+        if record.n and not record.significant and not separated and math.isfinite(lo + hi):
+            close.append((name, record, lo, hi))
+    if not close:
         return []
-    pick = min(cheaper, key=lambda n: (costs[n], order.index(n)))
-    record = met.get(_pair_key(leader, pick))
-    between = f" ({leader} {_pair_result(record, leader)})" if record is not None else ""
+    name, record, lo, hi = min(close, key=lambda c: (costs[c[0]], order.index(c[0])))
     return [
-        f"{pick} is not shown worse than the leader {leader}{between}, and {leader} costs "
-        f"{_times(costs[leader] / costs[pick])} per answer: on this evidence the cheaper "
-        f"{pick} is adequate."
+        f"{name} is not shown worse than the leader {leader} ({leader} "
+        f"{_pair_result(record, leader)}; the data allow {leader} to be preferred in "
+        f"{pct(_prob(lo))} to {pct(_prob(hi))} of untied comparisons between them), and "
+        f"{leader} costs {_times(costs[leader] / costs[name])} per answer: on this evidence "
+        f"the cheaper {name} is adequate."
     ]
 
 
