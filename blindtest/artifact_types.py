@@ -326,6 +326,7 @@ class ProtocolFields(TypedDict, total=False):
     gates_failed: list[str]
     warnings: list[str]
     reviewer_agreement: dict[str, Any] | None
+    candidates: dict[str, Any]
 
 
 class _Verdict(TypedDict):

@@ -533,6 +533,8 @@ def format_summary(
     commands stay whole); None leaves one line per paragraph (the HTML page). The per-trial
     table's reasons are cut to fit ``table_width`` (default ``width``): a wide terminal's
     tables may be wider than its prose."""
+    if report.get("candidates"):
+        return _candidates_summary(report, per_trial=per_trial, width=width)
     lines = _header(report)
     if report["verdict"] == "void" and not report.get("summary"):
         lines += [clean(report["statement"]), *skipped_lines(report), *reading_lines(report)]
@@ -570,6 +572,44 @@ def format_summary(
     if per_trial:
         lines += ["", *_per_trial_lines(report, table_width or width)]
     lines += _sides_lines(report)
+    appendix = _appendix_lines(report)
+    if appendix:
+        lines += ["", *appendix]
+    return _finish(lines, width)
+
+
+def _candidates_summary(report: ReportRecord, *, per_trial: bool, width: int | None) -> str:
+    """A several-candidate run's screen (``render_candidates``): the ranking in words and its
+    tables where the two-sided screen has its verdict and figures; the diagnostics, notes and
+    revealed tables as there."""
+    from blindtest import render_candidates as ranked
+
+    notes = list(report.get("notes") or [])
+    loud = [n for n in notes if n.startswith(("REVEALED", "LAUNDERED", "DROPPED"))]
+    lines = [*ranked.header_lines(report), *loud, *([""] if loud else [])]
+    lines += skipped_lines(report)
+    lines += ranked.candidates_lines(report)
+    channels = [
+        "Channels open (differences the judge could have used): "
+        + "; ".join(report["channels_open"]),
+        "Channels closed (made equal or hidden): " + "; ".join(report["channels_closed"]),
+    ]
+    for block in (
+        _panel_lines(report),
+        _section_lines(report.get("llm_judges")),
+        _section_lines(report.get("machine_vs_person")),
+        _audit_lines(report),
+        channels,
+    ):
+        if block:
+            lines += ["", *block]
+    lines += ["", *[n for n in notes if n not in loud]]
+    if report.get("missing"):
+        lines.append("Not available for this report: " + ", ".join(report["missing"]) + ".")
+    lines += reading_lines(report)
+    if per_trial:
+        lines += ["", *ranked.per_comparison_lines(report)]
+    lines += ranked.sides_lines(report)
     appendix = _appendix_lines(report)
     if appendix:
         lines += ["", *appendix]

@@ -645,6 +645,20 @@ def verify_run(run_dir: Path, *, runner: CommandRunner | None = None) -> VerifyR
         return _verify(run_dir, runner)
 
 
+def verify_reports(run_dir: Path) -> VerifyResult:
+    """bt-verify's last check alone: every ``report*.json`` recomputed from the inputs it
+    names (each picks file checked against the design hash first), for a caller that checks
+    the rest of the run itself."""
+    if not (run_dir / artifacts.DESIGN).exists():
+        raise BadInput(f"{run_dir}: no {artifacts.DESIGN}; not a run directory")
+    with artifacts.reading_once():
+        v = _Verifier(run_dir)
+        sha256 = artifacts.sha256_bytes(artifacts.read_bytes(run_dir / artifacts.DESIGN))
+        for name in sorted(p.name for p in run_dir.glob("report*.json")):
+            _check_report(v, name, sha256)
+        return v.result
+
+
 def _verify(run_dir: Path, runner: CommandRunner | None) -> VerifyResult:
     v = _Verifier(run_dir)
     design = _check_design(v)

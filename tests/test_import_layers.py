@@ -31,7 +31,8 @@ SHARED = (
     "assignment", "markup", "reportpage", "identity", "screen", "oslock", "locking", "stages",
     "version",
     "derived", "prompt_size", "preflight", "keynames",
-    "pairing", "candidates",
+    "pairing",
+    "candidates", "render_candidates",
 )  # fmt: skip
 #: The parts of the judging package other stages read: the registry of judge kinds (which
 #: names the module making each kind and never imports it), the picks contract, the tell bots

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from blindtest import artifacts
+from blindtest.analysis.candidates import candidate_responses
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
 from blindtest.analysis.controls import (
     control_results,
@@ -24,6 +25,7 @@ from blindtest.analysis.responses import responses_summary
 from blindtest.analysis.style import style_section
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
+from blindtest.candidates import has_candidates
 from blindtest.errors import BadInput
 from blindtest.judging import picks as records
 from blindtest.protocols import PROTOCOLS
@@ -77,7 +79,8 @@ def _read_responses(run_dir: Path, design: DesignRecord, skipped: list[str]) -> 
     if not path.exists():
         return None
     contents = artifacts.read_jsonl(path, "responses")
-    responses = responses_summary(design, contents.records, contents.torn_line)
+    summarize = candidate_responses if has_candidates(design) else responses_summary
+    responses = summarize(design, contents.records, contents.torn_line)
     if contents.torn_line is not None:
         skipped.append(
             f"{artifacts.RESPONSES} line {contents.torn_line}: an incomplete final line was ignored"
@@ -185,7 +188,11 @@ def analyze_run(
         result.report["controls"] = controls_section(
             loaded.design, all_files, loaded.design["alpha"], shown
         )
-    style = style_section(design, view, picks) if "per_trial" in result.report else None
+    style = (
+        style_section(design, view, picks)
+        if "per_trial" in result.report and not has_candidates(design)
+        else None
+    )
     if style is not None:
         result.report["style_control"] = style
     if against and "per_trial" in result.report:

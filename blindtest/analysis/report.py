@@ -23,6 +23,7 @@ from blindtest.analysis.triangle import analyze_triangle
 from blindtest.analysis.wording import channels, next_step, notes, screen_summary, torn_why
 from blindtest.artifact_types import AnalysisFields, DesignRecord, ReportRecord
 from blindtest.artifacts import JsonObject, schema_tag
+from blindtest.candidates import has_candidates
 from blindtest.derived import dropped_trials
 from blindtest.sides import SIDES, side_config, sides_summary
 
@@ -107,6 +108,23 @@ def build_report(
     prefers as often where nothing differs.
     """
     options = options or AnalysisOptions()
+    if has_candidates(design):
+        from blindtest.analysis.candidates import build_candidates_report
+
+        return build_candidates_report(
+            design,
+            design_sha256,
+            picks,
+            inputs=inputs,
+            missing=missing,
+            audit=audit,
+            generation=generation,
+            options=options,
+            reading=reading,
+            responses=responses,
+            gates=gates,
+            void_keys=VOID_KEYS,
+        )
     protocol = design["protocol"]
     if not picks:
         fields: AnalysisFields = {

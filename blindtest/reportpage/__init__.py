@@ -254,6 +254,8 @@ def render_report_page(
     plain: bool = False,
 ) -> str:
     """The report as one self-contained HTML page."""
+    if report.get("candidates"):
+        return _candidates_page(report, trials, plain)
     census_header, census_rows, census_chart = _census(report)
     tag_header, tag_rows, tag_chart = _by_tag(report)
     charts = _estimate_charts(report)
@@ -310,6 +312,35 @@ def render_report_page(
             format_p=format_p,
             count=count,
             pct=lambda v: "n/a" if v is None else f"{float(v) * 100:.0f}%",
+        )
+    )
+
+
+def _candidates_page(
+    report: Mapping[str, Any], trials: Sequence[Mapping[str, Any]], plain: bool
+) -> str:
+    """A several-candidate run's page (``templates/candidates.html``, ``ranking``)."""
+    from blindtest.reportpage.ranking import page_data
+
+    loud, notes = sections.loud_notes(report)
+    return (
+        _environment()
+        .get_template("candidates.html")
+        .render(
+            title=f"blindtest report {str(report['design_sha256'])[:12]}",
+            version=__version__,
+            report=report,
+            **page_data(report),
+            loud=loud,
+            notes=notes,
+            skipped=skipped_lines(report),  # type: ignore[arg-type]
+            reading=reading_lines(report),  # type: ignore[arg-type]
+            position=sections.position(report),
+            llm_judges=sections.llm_judges(report),
+            responses_sentences=sections.responses_sentences(report),
+            appendix=sections.appendix(report),
+            trials=_trials(report, trials, plain),
+            count=count,
         )
     )
 

@@ -264,3 +264,106 @@ def power_chart(
         None if target is None else xy(lo, target)[1],
         "" if target is None else f"target {target:.0%}",
     )
+
+
+def strength_chart(
+    chart_id: str, title: str, rows: Sequence[Row], ref: float, ref_label: str
+) -> IntervalChart:
+    """Strengths on the log-odds scale with their intervals (a ranking), on an axis that holds
+    every finite bound; an unbounded end runs to the axis's edge and is said in the table."""
+    ends = [v for r in rows for v in (r.estimate, r.lo, r.hi) if v is not None]
+    lo, hi = _five_steps(min([*ends, ref]), max([*ends, ref]))
+    drawn = [
+        Row(r.label, r.estimate, lo if r.lo is None else r.lo, hi if r.hi is None else r.hi)
+        for r in rows
+    ]
+    chart = interval_chart(
+        chart_id, title, drawn, lo=lo, hi=hi, ref=ref, ref_label=ref_label, percent=False
+    )
+    for row, shown in zip(rows, chart.rows, strict=True):
+        lo_text = "unbounded" if row.lo is None else f"{row.lo:.2f}"
+        hi_text = "unbounded" if row.hi is None else f"{row.hi:.2f}"
+        shown["interval"] = f"{lo_text} to {hi_text}"
+    return chart
+
+
+def _five_steps(low: float, high: float) -> tuple[float, float]:
+    """An axis from ``low`` to ``high`` in five round steps (ticks at 0.25, 0.5, 1, 2, 5...)."""
+    for step in (0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 2.5, 5.0, 10.0, 20.0, 50.0):
+        start = math.floor(low / step) * step
+        if start + 5 * step >= high:
+            return start, start + 5 * step
+    return low, high
+
+
+@dataclass
+class ScatterChart:
+    """Points with vertical intervals against a horizontal measure (cost against strength),
+    each point labelled."""
+
+    id: str
+    title: str
+    points: list[dict[str, object]]
+    x_ticks: list[Tick]
+    y_ticks: list[Tick]
+    x_label: str
+    y_label: str
+    zero_y: float | None
+    width: int = WIDTH
+    height: int = 320
+    kind: str = "scatter"
+
+
+def cost_chart(
+    chart_id: str,
+    title: str,
+    points: Sequence[tuple[str, float, float, float | None, float | None]],
+    x_label: str,
+    y_label: str,
+) -> ScatterChart:
+    """``(label, cost, strength, lo, hi)`` per candidate: cost across (a log scale when the
+    costs span more than a factor of five), strength up with its interval."""
+    left, right, top, bottom = 60.0, float(WIDTH - 90), 20.0, 270.0
+    costs = [c for _, c, _, _, _ in points]
+    log = min(costs) > 0 and max(costs) / min(costs) > 5
+    if log:
+        x_lo = float(math.floor(math.log10(min(costs))))
+        x_hi = max(float(math.ceil(math.log10(max(costs)))), x_lo + 1)
+    else:
+        x_lo, x_hi = 0.0, max(costs) * 1.1 or 1.0
+    ends = [v for _, _, s, a, b in points for v in (s, a, b) if v is not None]
+    y_lo, y_hi = _five_steps(min([*ends, 0.0]), max([*ends, 0.0]))
+
+    def x(cost: float) -> float:
+        value = math.log10(cost) if log else cost
+        return round(left + (value - x_lo) / (x_hi - x_lo) * (right - left), 1)
+
+    def y(value: float) -> float:
+        value = min(max(value, y_lo), y_hi)
+        return round(bottom - (value - y_lo) / (y_hi - y_lo) * (bottom - top), 1)
+
+    drawn = [
+        {
+            "label": label,
+            "x": x(cost),
+            "y": y(strength),
+            "y_lo": y(y_lo if lo is None else lo),
+            "y_hi": y(y_hi if hi is None else hi),
+        }
+        for label, cost, strength, lo, hi in points
+    ]
+    if log:
+        x_ticks = [Tick(x(10.0**k), _money_tick(10.0**k)) for k in range(int(x_lo), int(x_hi) + 1)]
+    else:
+        x_ticks = [Tick(x(x_hi * k / 4), _money_tick(x_hi * k / 4)) for k in range(5)]
+    y_ticks = [
+        Tick(y(y_lo + (y_hi - y_lo) * k / 5), f"{y_lo + (y_hi - y_lo) * k / 5:+.2g}")
+        for k in range(6)
+    ]
+    return ScatterChart(chart_id, title, drawn, x_ticks, y_ticks, x_label, y_label, zero_y=y(0.0))
+
+
+def _money_tick(value: float) -> str:
+    if value == 0:
+        return "$0"
+    return f"${value:.2f}" if value >= 1 else f"${value:.2g}"

@@ -1,0 +1,229 @@
+"""The HTML report of a several-candidate run: the ranking in words, the strengths with their
+interval bars, the win-rate matrix, cost against strength, then the pair and reference
+tables, the tags, the gates and the revealed comparisons (``templates/candidates.html``).
+
+Formatting only: every figure comes from report.json's ``candidates`` section. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from blindtest.reportfmt import count, format_p, pct
+from blindtest.reportpage import charts
+
+__all__ = ["page_data"]
+
+
+def _p(value: float | None) -> str:
+    return format_p(value).removeprefix("p = ").removeprefix("p ")
+
+
+def _rate(rate: Mapping[str, Any], n: int) -> str:
+    if not n or rate.get("estimate") is None:
+        return "only ties"
+    return f"{pct(rate['estimate'])} ({pct(rate['lo'])} to {pct(rate['hi'])})"
+
+
+def _money(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"${value:.2f}" if value >= 1 else f"${value:.2g}"
+
+
+def _strength_chart(section: Mapping[str, Any]) -> Any:
+    records = [
+        r for r in section["ranking"] if (r.get("strength") or {}).get("estimate") is not None
+    ]
+    if not records:
+        return None
+    zero = "the mean" if section["anchor"] == "mean" else section["anchor"]
+    rows = [
+        charts.Row(
+            r["candidate"], r["strength"]["estimate"], r["strength"]["lo"], r["strength"]["hi"]
+        )
+        for r in records
+    ]
+    return charts.strength_chart(
+        "chart-ranking",
+        f"Strength on the log-odds scale ({zero} at 0), strongest first, with 95% intervals "
+        f"from a bootstrap over prompts",
+        rows,
+        ref=0.0,
+        ref_label=f"{zero} = 0",
+    )
+
+
+def _cost_chart(section: Mapping[str, Any]) -> Any:
+    points = [
+        (
+            r["candidate"],
+            1000 * r["cost_per_answer"],
+            r["strength"]["estimate"],
+            r["strength"]["lo"],
+            r["strength"]["hi"],
+        )
+        for r in section["ranking"]
+        if r.get("cost_per_answer") and (r.get("strength") or {}).get("estimate") is not None
+    ]
+    if len(points) < 2:
+        return None
+    return charts.cost_chart(
+        "chart-cost",
+        "Cost against strength: dollars per 1,000 answers across, strength (log-odds, 95% "
+        "interval) up; up and to the left is better",
+        points,
+        "dollars per 1,000 answers",
+        "strength",
+    )
+
+
+def _matrix(section: Mapping[str, Any]) -> dict[str, Any]:
+    """Row against column: the row's untied win rate, its wins-losses-ties, and a shade
+    (blue when the row wins more, orange when it loses more)."""
+    names = section["names"]
+    rows = []
+    for i, name in enumerate(names):
+        cells = []
+        for j, other in enumerate(names):
+            cell = section["win_matrix"][i][j]
+            if i == j:
+                cells.append({"text": "", "title": "", "shade": "self"})
+            elif cell is None:
+                cells.append(
+                    {"text": "did not meet", "title": f"{name} never met {other}", "shade": "none"}
+                )
+            else:
+                rate = cell["win_rate"]
+                shade = (
+                    "none"
+                    if rate is None
+                    else "w2"
+                    if rate >= 0.7
+                    else "w1"
+                    if rate > 0.55
+                    else "l2"
+                    if rate <= 0.3
+                    else "l1"
+                    if rate < 0.45
+                    else "even"
+                )
+                cells.append(
+                    {
+                        "text": "ties only" if rate is None else pct(rate),
+                        "counts": f"{cell['wins']}-{cell['losses']}-{cell['ties']}",
+                        "title": f"{name} against {other}: won {cell['wins']}, lost "
+                        f"{cell['losses']}, {count(cell['ties'], 'tie')}",
+                        "shade": shade,
+                    }
+                )
+        rows.append({"name": name, "cells": cells})
+    return {"names": names, "rows": rows}
+
+
+def _ranking_rows(section: Mapping[str, Any]) -> list[list[str]]:
+    out = []
+    for r in section["ranking"]:
+        strength = r.get("strength") or {}
+        estimate = strength.get("estimate")
+        best, worst = r.get("rank_best"), r.get("rank_worst")
+        tokens = r.get("tokens")
+        out.append(
+            [
+                "-" if r.get("rank") is None else str(r["rank"]),
+                r["candidate"],
+                "-" if estimate is None else f"{estimate:+.2f}",
+                "-" if estimate is None else f"{_end(strength['lo'])} to {_end(strength['hi'])}",
+                "-" if best is None else str(best) if best == worst else f"{best} to {worst}",
+                f"{r.get('wins', 0)}-{r.get('losses', 0)}-{r.get('ties', 0)}",
+                "-"
+                if not tokens or not r.get("answers")
+                else f"{tokens['total'] / r['answers']:,.0f}",
+                _money(None if r.get("cost_per_answer") is None else 1000 * r["cost_per_answer"]),
+            ]
+        )
+    return out
+
+
+def _end(value: float | None) -> str:
+    return "unbounded" if value is None else f"{value:+.2f}"
+
+
+def _pair_rows(table: Mapping[str, Any] | None, reference: bool = False) -> list[list[str]]:
+    if not table:
+        return []
+    return [
+        [
+            r["first"] if reference else f"{r['first']} v {r['second']}",
+            f"{r['wins']}-{r['losses']}-{r['ties']}",
+            _rate(r["win_rate"], r["n"]),
+            _p(r["p_value"]),
+            _p(r["p_holm"]),
+            "real" if r["significant"] else "",
+        ]
+        for r in table["pairs"]
+    ]
+
+
+def _tag_rows(section: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+    by_tag = section.get("by_tag") or {}
+    names = section["names"]
+    header = ["tag", "comparisons", *names]
+    rows = []
+    for tag, found in by_tag.items():
+        own = {r["candidate"]: r for r in found["candidates"]}
+        rows.append(
+            [
+                tag,
+                str(found["comparisons"]),
+                *[
+                    "-"
+                    if n not in own
+                    else f"{_rate(own[n]['win_rate'], own[n]['n'])}, "
+                    f"{own[n]['wins']}-{own[n]['losses']}-{own[n]['ties']}"
+                    for n in names
+                ],
+            ]
+        )
+    return header, rows
+
+
+def _sides(report: Mapping[str, Any]) -> list[list[str]]:
+    sides = report.get("sides") or {}
+    rows = []
+    for name in report["candidates"]["names"]:
+        config = sides.get(name) or {}
+        rows.append(
+            [
+                name,
+                str(config.get("model", "")),
+                str(config.get("dir") or config.get("base_url") or ""),
+                str(config.get("system") or ""),
+                str(config.get("template") or ""),
+            ]
+        )
+    return rows
+
+
+def page_data(report: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``candidates.html`` draws, from the report's ``candidates`` section."""
+    section = report["candidates"]
+    headline: Sequence[str] = section.get("headline") or []
+    tag_header, tag_rows = _tag_rows(section)
+    return {
+        "section": section,
+        "headline": headline,
+        "strength_chart": _strength_chart(section),
+        "cost_chart": _cost_chart(section),
+        "matrix": _matrix(section),
+        "ranking_rows": _ranking_rows(section),
+        "pair_rows": _pair_rows(section["pairs"]),
+        "reference_rows": _pair_rows(section.get("reference"), reference=True),
+        "reference_name": (section.get("reference") or {})
+        .get("family", "")
+        .removeprefix("against "),
+        "tag_header": tag_header,
+        "tag_rows": tag_rows,
+        "candidate_sides": _sides(report),
+    }

@@ -1,0 +1,295 @@
+"""bt-analyze on a several-candidate run: the pairs (Holm), the ranking, the reference, cost
+and tokens beside them, the gates, and what is said in words when no strength exists.
+
+The runs are built by hand (``candidate_analysis_runs``) and judged by seeded bots with known
+strengths. Reference values are computed here independently: exact two-sided binomial
+p-values by enumeration over Python integers (``report_runs.two_sided_half``), Wilson bounds
+with mpmath (``report_runs.wilson``), Holm's step-down by hand.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from candidate_analysis_runs import (
+    ANSWER_TOKENS,
+    PRICES,
+    STRENGTHS,
+    candidate_design,
+    candidate_run,
+    candidate_schemas,
+    strength_picks,
+    write_candidate_run,
+)
+
+from blindtest import artifacts
+from blindtest.analysis.report import VOID_KEYS
+from blindtest.analyzing import analyze_run
+
+from report_runs import read_report, two_sided_half, wilson, write_picks
+
+
+@pytest.fixture(autouse=True)
+def _schemas() -> Iterator[None]:
+    with candidate_schemas():
+        yield
+
+
+def _analyze(invoke: Any, run: Path, *args: Any) -> tuple[Any, dict[str, Any]]:
+    result = invoke("analyze", run, "--force", *args, env={"COLUMNS": "80"})
+    return result, read_report(run)
+
+
+def test_a_bot_with_known_strengths_is_ranked_in_their_order(tmp_path: Path, invoke: Any) -> None:
+    run = candidate_run(tmp_path, prompts=40)
+    result, report = _analyze(invoke, run)
+    assert result.exit_code == 0, result.output
+    section = report["candidates"]
+    order = [r["candidate"] for r in section["ranking"]]
+    assert order == sorted(STRENGTHS, key=lambda n: -STRENGTHS[n])
+    assert section["anchor"] == "mean"
+    assert section["scale"].startswith("log-odds")
+    assert section["tie_model"] == "davidson-1970"
+    assert math.isclose(sum(r["strength"]["estimate"] for r in section["ranking"]), 0, abs_tol=1e-9)
+    for record in section["ranking"]:
+        strength = record["strength"]
+        assert strength["lo"] < strength["estimate"] < strength["hi"]
+    # The truth spans 2.4 on the log-odds scale: the extremes are separated.
+    assert section["groups"][0][0] == "alpha"
+    assert section["groups"][-1][-1] == "delta"
+    assert section["bootstrap"]["unit"] == "prompt"
+    assert section["bootstrap"]["resamples"] == 2000
+    assert "prompt" in section["unit"]
+    assert "comparison" in section["unit"]
+    assert report["verdict"] == "ranked"
+    # Every comparison was judged once: 6 pairs on each of 40 prompts.
+    assert report["n"] == 240
+    assert section["comparisons"] == 240
+    assert section["prompts"] == 40
+
+
+def test_each_pair_has_the_exact_test_the_wilson_interval_and_holm_across_pairs(
+    tmp_path: Path, invoke: Any
+) -> None:
+    run = candidate_run(tmp_path, prompts=25)
+    _, report = _analyze(invoke, run)
+    pairs = report["candidates"]["pairs"]
+    design: dict[str, Any] = dict(artifacts.load_design(run).design)
+    picks = {
+        p["trial"]: p["pick"] for p in artifacts.read_jsonl(run / "picks.jsonl", "picks").records
+    }
+    counted: dict[tuple[str, str], list[int]] = {}
+    order = design["candidates"]
+    for entry in design["arrangement"]:
+        first, second = sorted((entry["left"], entry["right"]), key=order.index)
+        row = counted.setdefault((first, second), [0, 0, 0])
+        pick = picks[entry["trial"]]
+        winner = None if pick == "tie" else entry[pick]
+        row[2 if winner is None else 0 if winner == first else 1] += 1
+    assert [(r["first"], r["second"]) for r in pairs["pairs"]] == sorted(
+        counted, key=lambda pair: (order.index(pair[0]), order.index(pair[1]))
+    )
+    raw = []
+    for record in pairs["pairs"]:
+        wins, losses, ties = counted[(record["first"], record["second"])]
+        assert (record["wins"], record["losses"], record["ties"]) == (wins, losses, ties)
+        p = float(two_sided_half(wins, wins + losses))
+        assert math.isclose(record["p_value"], p, rel_tol=1e-9)
+        lo, hi = wilson(wins, wins + losses)
+        assert math.isclose(record["win_rate"]["lo"], lo, rel_tol=1e-9)
+        assert math.isclose(record["win_rate"]["hi"], hi, rel_tol=1e-9)
+        raw.append(p)
+    # Holm by hand: sorted ascending, multiplied by (m - rank), running maximum, capped at 1.
+    m = len(raw)
+    holm = [0.0] * m
+    running = 0.0
+    for rank, index in enumerate(sorted(range(m), key=raw.__getitem__)):
+        running = max(running, min(1.0, (m - rank) * raw[index]))
+        holm[index] = running
+    for record, expected in zip(pairs["pairs"], holm, strict=True):
+        assert math.isclose(record["p_holm"], expected, rel_tol=1e-9)
+        assert record["significant"] == (expected <= 0.05)
+    assert pairs["adjustment"] == "holm"
+    assert pairs["unit"] == "comparison"
+
+
+def test_cost_and_tokens_stand_beside_each_candidate(tmp_path: Path, invoke: Any) -> None:
+    run = candidate_run(tmp_path, prompts=20)
+    _, report = _analyze(invoke, run)
+    for record in report["candidates"]["ranking"]:
+        name = record["candidate"]
+        assert record["answers"] == 20
+        assert record["tokens"] == {
+            "prompt": 20 * 10,
+            "completion": 20 * ANSWER_TOKENS[name],
+            "total": 20 * (10 + ANSWER_TOKENS[name]),
+        }
+        price_in, price_out = PRICES[name]
+        cost = (200 * price_in + 20 * ANSWER_TOKENS[name] * price_out) / 1e6
+        assert math.isclose(record["cost"], cost, rel_tol=1e-12)
+        assert math.isclose(record["cost_per_answer"], cost / 20, rel_tol=1e-12)
+    assert any(
+        line.startswith("Cost per 1,000 answers:") for line in report["candidates"]["headline"]
+    )
+
+
+def test_a_cheaper_candidate_the_data_cannot_tell_from_the_leader_is_called_adequate(
+    tmp_path: Path, invoke: Any
+) -> None:
+    # Seed 001: the leading candidate wins narrowly and costs far more; the honest
+    # conclusion is that the cheaper one is adequate.
+    strengths = {"alpha": 0.15, "beta": 0.0, "gamma": -2.5, "delta": -2.6}
+    run = candidate_run(tmp_path, prompts=30, strengths=strengths)
+    _, report = _analyze(invoke, run)
+    section = report["candidates"]
+    top = [r["candidate"] for r in section["ranking"][:2]]
+    assert set(top) == {"alpha", "beta"}
+    assert any(set(group) >= {"alpha", "beta"} for group in section["groups"])
+    adequate = [line for line in section["headline"] if "adequate" in line]
+    leader = top[0]
+    if leader == "alpha":
+        assert adequate
+        assert adequate[0].startswith("beta is not shown worse than the leader alpha")
+        assert "costs" in adequate[0]
+        assert "times as much per answer" in adequate[0] or "twice as much" in adequate[0]
+    else:  # beta leads and is the cheaper of the two: nothing cheaper to recommend
+        assert not adequate
+
+
+def test_against_a_reference_each_candidate_has_its_win_rate_and_holm_and_the_reference_is_zero(
+    tmp_path: Path, invoke: Any
+) -> None:
+    run = candidate_run(tmp_path, prompts=30, mode="reference:delta")
+    result, report = _analyze(invoke, run)
+    assert result.exit_code == 0, result.output
+    section = report["candidates"]
+    assert section["anchor"] == "delta"
+    reference = next(r for r in section["ranking"] if r["candidate"] == "delta")
+    assert reference["strength"] == {"estimate": 0.0, "lo": 0.0, "hi": 0.0}
+    against = section["reference"]
+    assert against["family"] == "against delta"
+    assert [r["first"] for r in against["pairs"]] == ["alpha", "beta", "gamma"]
+    assert {r["second"] for r in against["pairs"]} == {"delta"}
+    raw = [r["p_value"] for r in against["pairs"]]
+    for record in against["pairs"]:
+        wins, losses = record["wins"], record["losses"]
+        assert math.isclose(
+            record["p_value"], float(two_sided_half(wins, wins + losses)), rel_tol=1e-9
+        )
+        assert record["win_rate"]["estimate"] == pytest.approx(wins / (wins + losses))
+    ranked = sorted(range(3), key=raw.__getitem__)
+    running = 0.0
+    for rank, index in enumerate(ranked):
+        running = max(running, min(1.0, (3 - rank) * raw[index]))
+        assert math.isclose(against["pairs"][index]["p_holm"], running, rel_tol=1e-9)
+    # Only pairs with the reference met.
+    assert len(section["pairs"]["pairs"]) == 3
+    assert any(line.startswith("Against the reference delta") for line in section["headline"])
+
+
+def test_a_judge_drawn_to_the_left_fails_the_position_gate(tmp_path: Path, invoke: Any) -> None:
+    run = candidate_run(tmp_path, prompts=30, left_bias=1.5)
+    result, report = _analyze(invoke, run)
+    assert result.exit_code == 1
+    assert report["verdict"] == "unusable"
+    assert report["gates_failed"][0].startswith("position bias")
+    assert "position bias" in result.stderr
+    assert report["statement"].startswith("Not a result:")
+
+
+def test_judges_who_do_not_agree_fail_the_agreement_gate(tmp_path: Path, invoke: Any) -> None:
+    # Equal candidates: two judges' picks are independent noise, so their agreement is low.
+    even = dict.fromkeys(STRENGTHS, 0.0)
+    run = candidate_run(tmp_path, prompts=20, strengths=even, judges=("bot:one", "bot:two"))
+    result, report = _analyze(
+        invoke, run, "--picks", run / "picks.jsonl", "--picks", run / "picks-bot-two.jsonl"
+    )
+    assert result.exit_code == 1
+    assert report["verdict"] == "unusable"
+    assert any(g.startswith("agreement:") for g in report["gates_failed"])
+    assert report["agreement"]["n_judges"] == 2
+    assert "the answer on the left preferred" in report["agreement"]["method"]
+
+
+def test_agreeing_judges_pass_and_are_counted_by_majority(tmp_path: Path, invoke: Any) -> None:
+    strong = {"alpha": 3.0, "beta": 1.0, "gamma": -1.0, "delta": -3.0}
+    run = candidate_run(
+        tmp_path, prompts=20, strengths=strong, judges=("bot:one", "bot:two"), nu=0.1
+    )
+    result, report = _analyze(
+        invoke, run, "--picks", run / "picks.jsonl", "--picks", run / "picks-bot-two.jsonl"
+    )
+    assert result.exit_code == 0, result.output
+    assert report["gates_failed"] == []
+    assert report["n"] == 120  # comparisons, not picks
+    assert len(report["per_trial"]) == 240
+
+
+def test_a_candidate_that_never_loses_gets_no_strength_and_the_reason_in_words(
+    tmp_path: Path, invoke: Any
+) -> None:
+    design = candidate_design(("alpha", "beta", "gamma"), prompts=10)
+    run = write_candidate_run(tmp_path, design)
+    loaded: dict[str, Any] = dict(artifacts.load_design(run).design)
+    picks = []
+    for n, entry in enumerate(loaded["arrangement"]):
+        if "alpha" in (entry["left"], entry["right"]):
+            pick = "left" if entry["left"] == "alpha" else "right"
+        else:
+            pick = ("left", "right", "tie")[n % 3]
+        picks.append({"trial": entry["trial"], "judge": "bot:x", "judge_kind": "bot", "pick": pick})
+    write_picks(run / "picks.jsonl", picks)
+    result, report = _analyze(invoke, run)
+    section = report["candidates"]
+    assert section["problem"] is not None
+    assert "alpha" in section["problem"]
+    assert "no finite estimate" in section["problem"]
+    assert all(r["strength"]["estimate"] is None for r in section["ranking"])
+    assert all(r["rank"] is None for r in section["ranking"])
+    assert section["headline"][0].startswith("No ranking:")
+    # The pair tests still stand, and the screen says it in words, with no strength number.
+    assert any(r["significant"] for r in section["pairs"]["pairs"])
+    screen = result.output
+    assert "No ranking:" in screen
+    assert "no finite estimate" in screen
+    assert not re.search(r"\b(nan|inf|infinity)\b", screen, re.IGNORECASE)
+
+
+def test_an_unfinished_design_is_void_and_names_no_candidate(tmp_path: Path) -> None:
+    design = candidate_design(prompts=10)
+    run = write_candidate_run(tmp_path, design)
+    loaded: dict[str, Any] = dict(artifacts.load_design(run).design)
+    picks = strength_picks(loaded, STRENGTHS)[:-5]
+    write_picks(run / "picks.jsonl", picks)
+    result = analyze_run(run, [])
+    assert result.exit_code == 1
+    assert result.report["verdict"] == "void"
+    assert set(result.report) <= {*VOID_KEYS, "picks_files"}
+    shown = artifacts.dump_json(result.report).decode()
+    assert not any(name in shown for name in ("model-", "beta", "gamma", "delta"))
+
+
+def test_the_breakdown_by_tag_counts_each_candidate_per_tag(tmp_path: Path, invoke: Any) -> None:
+    run = candidate_run(tmp_path, prompts=20)
+    _, report = _analyze(invoke, run)
+    by_tag = report["candidates"]["by_tag"]
+    assert set(by_tag) == {"code", "prose"}
+    assert sum(t["comparisons"] for t in by_tag.values()) == report["n"]
+    for tag in by_tag.values():
+        rows = {r["candidate"]: r for r in tag["candidates"]}
+        assert sum(r["wins"] for r in rows.values()) == sum(r["losses"] for r in rows.values())
+        for r in rows.values():
+            assert r["n"] == r["wins"] + r["losses"]
+
+
+def test_the_report_is_valid_and_deterministic(tmp_path: Path) -> None:
+    run = candidate_run(tmp_path, prompts=15)
+    first = analyze_run(run, []).report
+    second = analyze_run(run, []).report
+    assert artifacts.dump_json(first) == artifacts.dump_json(second)
+    artifacts.write_json(tmp_path / "report.json", first, "report")  # schema-checked
