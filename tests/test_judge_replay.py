@@ -17,7 +17,7 @@ import blindtest
 from blindtest import artifacts
 from blindtest.judging import kinds
 from blindtest.judging.driver import JudgeKind, judge_kind
-from blindtest.judgment import load_judge_run
+from blindtest.judging.picks import load_judge_run
 
 from judge_runs import make_run, picks_of, write_picks
 
