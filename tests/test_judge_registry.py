@@ -431,7 +431,7 @@ def test_stopping_mid_correction_keeps_the_earlier_pick(tmp_path: Path) -> None:
 
 def test_judge_kinds_come_from_the_registry() -> None:
     offered = ("human", "web", "bot:length", "bot:duplicate", "bot:random")
-    assert (*offered, "llm:MODEL", "replay:PATH") == JUDGE_KINDS
+    assert (*offered, "llm:MODEL", "replay:PATH", "verdicts:PATH") == JUDGE_KINDS
     made = [judge_kind(name) for name in (*offered, "llm:gpt-4o")]
     assert {kind.records_as for kind in made} <= set(PICK_KINDS)
     assert [kind.name for kind in made if kind.mechanical] == list(offered[2:])

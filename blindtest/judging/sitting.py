@@ -43,7 +43,10 @@ def sit(
 
     Refused before anything is written: resuming a machine judge with other settings than
     its picks in ``out`` were made with, and a default judge id in a file that holds only
-    other judges' picks (:func:`~blindtest.judging.output.check_default_id`)."""
+    other judges' picks (:func:`~blindtest.judging.output.check_default_id`). A kind that
+    answers a share of the trials (:attr:`JudgeKind.answers`) is asked only those."""
+    if only is None and kind.answers is not None:
+        only = kind.answers(run, judge_id)
     opened = open_picks(run, kind, judge_id, out, force, default_of=default_of)
     judge = kind.make(JudgeSetup(run, judge_id, opened.existing, resume, options))
     return judge, sit_opened(run, kind, judge, opened, only)
