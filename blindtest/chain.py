@@ -28,8 +28,8 @@ class Judging:
 
 def judging_state(run_dir: Path, judge_name: str, picks_path: Path | None = None) -> Judging:
     """Read the picks file (default RUN/picks.jsonl) and say where ``judge_name`` stands."""
+    from blindtest.judging.picks import load_judge_run, read_picks
     from blindtest.judging.recorder import Recorder
-    from blindtest.judgment import load_judge_run, read_picks
 
     run = load_judge_run(run_dir)
     path = picks_path if picks_path is not None else run_dir / artifacts.PICKS

@@ -550,7 +550,7 @@ def _check_audit(
     v: _Verifier, design: DesignRecord, sha256: str, runner: CommandRunner | None
 ) -> None:
     from blindtest.auditing import build_audit
-    from blindtest.judgment import trials_from_records
+    from blindtest.judging.picks import trials_from_records
 
     audit = v.read(artifacts.AUDIT, "audit")
     trials = v.read(artifacts.TRIALS, "trials", jsonl=True)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from blindtest import judgment as judging
 from blindtest import protocols, reportfmt, scoring
+from blindtest.judging.picks import Pick
 from blindtest.stats.similarity import GUESS
 
 from report_runs import (
@@ -67,7 +67,7 @@ def test_render_does_not_import_the_analysis() -> None:
 
 def test_shared_modules_import_no_stage() -> None:
     stages = {"design", "generate", "judge", "audit", "analyze", "verify", "plan"}
-    stages |= {"judgment", "judging.driver", "judging.sitting", "judging.terminal.session"}
+    stages |= {"judging.output", "judging.driver", "judging.sitting", "judging.terminal.session"}
     shared = ("protocols.py", "scoring.py", "reportfmt.py", "judging/picks.py", "judging/bots.py")
     for module in shared:
         names = imported(PACKAGE / module)
@@ -100,18 +100,20 @@ def test_slot_layout_puts_each_side_where_the_arrangement_says(protocol: str) ->
 
 
 def test_scoring_is_the_judge_stages_scoring() -> None:
+    # The recorder (the judge stage's hidden stopping rule) scores through blindtest.scoring,
+    # as the analysis does: no second copy of the rule.
+    assert "blindtest.scoring" in imported(PACKAGE / "judging" / "recorder.py")
     triangle = make_design("triangle", 12)
-    for record in triangle_picks(triangle, {1, 4, 5, 9}):
-        pick = judging.Pick.from_record(record)
-        assert scoring.triangle_correct(triangle, pick.trial, pick.pick) == (
-            judging.triangle_correct(triangle, pick)
-        )
+    found = {1, 4, 5, 9}
+    for record in triangle_picks(triangle, found):
+        pick = Pick.from_record(record)
+        assert scoring.triangle_correct(triangle, pick.trial, pick.pick) == (pick.trial in found)
     preference = make_design("preference", 12)
+    sides = []
     for record in preference_picks(preference, balanced_outcomes(preference, 5, 4)):
-        pick = judging.Pick.from_record(record)
-        assert scoring.preferred_side(preference, pick.trial, pick.pick) == (
-            judging.preferred_side(preference, pick)
-        )
+        pick = Pick.from_record(record)
+        sides.append(scoring.preferred_side(preference, pick.trial, pick.pick))
+    assert (sides.count("A"), sides.count("B")) == (5, 4)
     pair = make_design("pair", 12)
     records = pair_picks(pair, {2, 3, 7})
     consistent = scoring.pair_consistent_count(

@@ -24,12 +24,12 @@ from scipy import integrate, special, stats
 from screen_text import flat, paragraphs
 
 from blindtest import artifacts
-from blindtest import judgment as judging
 from blindtest.analysis.common import MIN_SHARED_TRIALS
 from blindtest.analysis.preference import _per_judge_needed
 from blindtest.analyzing import AnalysisOptions, build_report, format_p, format_p_against
 from blindtest.assignment import assign, coverage
 from blindtest.designing import LaunderSpec, Normalization
+from blindtest.judging.picks import Pick
 from blindtest.slots import Slot
 from blindtest.stats import position_bias
 
@@ -146,7 +146,7 @@ def test_triangle_report_matches_exact_binomial_clopper_pearson_pd_and_dprime(n:
     # The CLI path to the same report is exercised by the spec 000 tests below.
     design = make_design("triangle", n)
     for k in scores(n):
-        picks = [judging.Pick.from_record(r) for r in triangle_picks(design, k)]
+        picks = [Pick.from_record(r) for r in triangle_picks(design, k)]
         result = build_report(design, "0" * 64, picks, inputs={})
         assert result.exit_code == 0
         artifacts.validate(result.report, "report", f"report for {k} of {n}")

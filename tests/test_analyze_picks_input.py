@@ -15,7 +15,7 @@ from blindtest import artifacts
 from blindtest.artifacts.validation import _registry
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
-from blindtest.judgment import load_judge_run, read_picks
+from blindtest.judging.picks import load_judge_run, read_picks
 
 from judge_runs import make_run, picks_of, write_picks
 

@@ -12,9 +12,9 @@ import orjson
 import pytest
 
 from blindtest import artifacts
+from blindtest.judging.picks import load_judge_run
 from blindtest.judging.terminal.layout import display_width, trial_layout
 from blindtest.judging.terminal.session import Console
-from blindtest.judgment import load_judge_run
 from blindtest.simulator import Simulator
 from blindtest.verifying import verify_run
 

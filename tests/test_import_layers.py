@@ -48,7 +48,7 @@ SHARED_JUDGING = (
 #: does the LLM judge. Each stage's batch modes sit in that stage (they make its rows or its
 #: picks).
 STAGE_PACKAGES = {
-    "designing": "design", "generating": "generate", "judgment": "judge", "auditing": "audit",
+    "designing": "design", "generating": "generate", "auditing": "audit",
     "analyzing": "analyze", "planning": "plan",
     "analysis": "analyze", "judging": "judge",
     "generation": "generate", "powersearch": "plan", "designrequest": "design",

@@ -19,24 +19,22 @@ from blindtest import artifacts
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
 from blindtest.judging.bot_judge import BotJudge
+from blindtest.judging.bots import check_bot
 from blindtest.judging.driver import drive
-from blindtest.judging.recorder import Recorder, StoppingRule
-from blindtest.judging.terminal.layout import display_width, render_text, sanitize, wrap_prose_line
-from blindtest.judging.terminal.session import Console, Session
-from blindtest.judgment import (
+from blindtest.judging.output import plan_output
+from blindtest.judging.picks import (
     JudgeView,
     Pick,
     PicksFile,
-    check_bot,
     load_judge_run,
     load_picks,
-    option1_side,
-    plan_output,
-    preferred_side,
     read_picks,
     remaining_trials,
-    triangle_correct,
 )
+from blindtest.judging.recorder import Recorder, StoppingRule
+from blindtest.judging.terminal.layout import display_width, render_text, sanitize, wrap_prose_line
+from blindtest.judging.terminal.session import Console, Session
+from blindtest.scoring import option1_side, preferred_side, triangle_correct
 from blindtest.stats.sequential import e_process
 
 from judge_runs import answer_key, make_run, picks_of, write_picks
@@ -227,13 +225,13 @@ def test_scoring_reads_the_arrangement(tmp_path: Path) -> None:
     entry = run.design["arrangement"][4]
     right = Pick(trial=5, judge="a", pick=entry["odd_position"])
     wrong = Pick(trial=5, judge="a", pick=entry["odd_position"] % 3 + 1)
-    assert triangle_correct(run.design, right)
-    assert not triangle_correct(run.design, wrong)
+    assert triangle_correct(run.design, right.trial, right.pick)
+    assert not triangle_correct(run.design, wrong.trial, wrong.pick)
     pref = load_judge_run(make_run(tmp_path, "preference", name="pref"))
     left = pref.design["arrangement"][0]["left"]
-    assert preferred_side(pref.design, Pick(trial=1, judge="a", pick="left")) == left
-    assert preferred_side(pref.design, Pick(trial=1, judge="a", pick="right")) != left
-    assert preferred_side(pref.design, Pick(trial=1, judge="a", pick="tie")) is None
+    assert preferred_side(pref.design, 1, "left") == left
+    assert preferred_side(pref.design, 1, "right") != left
+    assert preferred_side(pref.design, 1, "tie") is None
     assert option1_side(pref.design, 1) == left
 
 

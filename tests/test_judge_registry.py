@@ -6,6 +6,7 @@ swap), the terminal session split into layout / console / pager, and the dead co
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -19,8 +20,8 @@ import pytest
 
 import blindtest
 from blindtest import artifacts
-from blindtest import judgment as judge
 from blindtest.errors import BadInput
+from blindtest.judging import driver, kinds, picks
 from blindtest.judging.driver import (
     Answer,
     JudgeKind,
@@ -31,17 +32,11 @@ from blindtest.judging.driver import (
     drive,
     judge_kind,
 )
-from blindtest.judging.kinds import JUDGE_KINDS
+from blindtest.judging.kinds import JUDGE_KINDS, PICK_KINDS
+from blindtest.judging.picks import JudgeRun, Pick, load_judge_run, read_picks, remaining_trials
 from blindtest.judging.recorder import Recorder
 from blindtest.judging.terminal import session
-from blindtest.judgment import (
-    JudgeRun,
-    Pick,
-    load_judge_run,
-    read_picks,
-    remaining_trials,
-    triangle_correct,
-)
+from blindtest.scoring import triangle_correct
 
 from judge_runs import answer_key, make_run, picks_of, write_picks
 
@@ -143,8 +138,8 @@ def test_an_llm_judge_may_write_two_passes_per_trial_and_pass_one_is_scored(
         (3, 2, 1),
     ]
     assert [(p.trial, p.pick) for p in read.later_passes] == [(1, 2), (2, 3)]
-    assert judge.PICK_KINDS["llm"].passes == 2
-    assert "swapped" in judge.PICK_KINDS["llm"].passes_mean
+    assert PICK_KINDS["llm"].passes == 2
+    assert "swapped" in PICK_KINDS["llm"].passes_mean
 
 
 @pytest.mark.parametrize(
@@ -297,7 +292,7 @@ def test_the_driver_stops_a_judge_that_works_ahead_at_the_sequential_stop(
     assert result.judged < 40
     assert swap.asked == list(range(1, result.judged + 1))
     # The rule stood on pass 1 only: one outcome per trial, not two.
-    assert all(triangle_correct(run.design, Pick.from_record(r)) for r in records)
+    assert all(triangle_correct(run.design, r["trial"], r["pick"]) for r in records)
     assert len(records) == 2 * result.judged
 
 
@@ -436,9 +431,9 @@ def test_stopping_mid_correction_keeps_the_earlier_pick(tmp_path: Path) -> None:
 
 def test_judge_kinds_come_from_the_registry() -> None:
     offered = ("human", "web", "bot:length", "bot:duplicate", "bot:random")
-    assert (*offered, "llm:MODEL", "replay:PATH") == JUDGE_KINDS
+    assert (*offered, "llm:MODEL", "replay:PATH", "verdicts:PATH") == JUDGE_KINDS
     made = [judge_kind(name) for name in (*offered, "llm:gpt-4o")]
-    assert {kind.records_as for kind in made} <= set(judge.PICK_KINDS)
+    assert {kind.records_as for kind in made} <= set(PICK_KINDS)
     assert [kind.name for kind in made if kind.mechanical] == list(offered[2:])
     assert judge_kind("bot:length").default_id == "bot:length"
     assert judge_kind("human").default_id is None
@@ -482,7 +477,10 @@ def test_the_session_is_split_and_no_module_is_over_450_lines() -> None:
 
 
 def test_dead_code_is_gone() -> None:
-    assert not hasattr(judge, "resume_point")
+    # The old judge-stage module, which re-exported names for old imports, is gone: each name
+    # is imported from the module that makes it.
+    assert importlib.util.find_spec("blindtest.judgment") is None
     assert not hasattr(session, "strip_ansi")
-    assert not hasattr(judge, "run_bot")  # the bots run through the one driver
-    assert not hasattr(judge, "PICK_JUDGE_KINDS")  # PICK_KINDS says more
+    assert not hasattr(picks, "resume_point")
+    assert not hasattr(driver, "run_bot")  # the bots run through the one driver
+    assert not hasattr(kinds, "PICK_JUDGE_KINDS")  # PICK_KINDS says more

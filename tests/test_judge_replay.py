@@ -17,7 +17,7 @@ import blindtest
 from blindtest import artifacts
 from blindtest.judging import kinds
 from blindtest.judging.driver import JudgeKind, judge_kind
-from blindtest.judgment import load_judge_run
+from blindtest.judging.picks import load_judge_run
 
 from judge_runs import make_run, picks_of, write_picks
 
@@ -223,7 +223,9 @@ def test_every_registered_kind_is_made_by_the_module_the_registry_names(
 ) -> None:
     run_dir = make_run(tmp_path, trials=2)
     source = write_picks(tmp_path / "one.jsonl", human_picks(run_dir, range(1, 3)))
-    examples = {**EXAMPLES, "replay": f"replay:{source}"}
+    verdicts = tmp_path / "verdicts.json"
+    verdicts.write_text('[{"pairId": "a--b--p001", "judge": "al", "choice": "left"}]')
+    examples = {**EXAMPLES, "replay": f"replay:{source}", "verdicts": f"verdicts:{verdicts}"}
     for kind in kinds.REGISTRY:
         if kind.module is None:
             assert kind.offered == ()

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from blindtest import artifacts
-from blindtest import judgment as judging
 from blindtest.analyzing import build_report
 from blindtest.artifact_types import ReportRecord
+from blindtest.judging.picks import Pick
 from blindtest.reportfmt import pct
 
 from data.pair_pd_reference import PAIR_PD
@@ -33,7 +33,7 @@ REFERENCE = {(n, k): (estimate, lo, hi, p) for n, k, estimate, lo, hi, p in PAIR
 
 def pair_report(n: int, consistent: int) -> ReportRecord:
     design = make_design("pair", n)
-    picks = [judging.Pick.from_record(r) for r in pair_picks(design, consistent)]
+    picks = [Pick.from_record(r) for r in pair_picks(design, consistent)]
     return build_report(design, "0" * 64, picks, inputs={}).report
 
 

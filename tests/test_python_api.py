@@ -61,7 +61,7 @@ def test_the_stage_names_are_the_functions_even_after_the_modules_load() -> None
     import blindtest.auditing
     import blindtest.designing
     import blindtest.generating
-    import blindtest.judgment
+    import blindtest.judging.sitting
     import blindtest.planning
     import blindtest.verifying
 

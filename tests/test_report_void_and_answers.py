@@ -13,11 +13,11 @@ from scipy import stats as scipy_stats
 from screen_text import flat, paragraphs
 
 from blindtest import artifacts
-from blindtest import judgment as judging
 from blindtest.analyzing import VOID_KEYS, build_report
 from blindtest.artifact_types import DesignRecord, ReportRecord
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
+from blindtest.judging.picks import Pick
 from blindtest.render import format_summary, render_html
 
 from report_runs import (
@@ -104,11 +104,11 @@ def test_void_line_names_the_picks_file_of_a_second_judge(tmp_path: Path) -> Non
 # --------------------------------------------------------------------------- --ask answers
 
 
-def _picks_with_answers(design: DesignRecord, answers: list[Any]) -> list[judging.Pick]:
+def _picks_with_answers(design: DesignRecord, answers: list[Any]) -> list[Pick]:
     outcome = balanced_outcomes(design, 12, 8)
     records = preference_picks(design, outcome)
     return [
-        judging.Pick.from_record(r | {"answers": {"Any factual error?": a}})
+        Pick.from_record(r | {"answers": {"Any factual error?": a}})
         for r, a in zip(records, answers, strict=True)
     ]
 

@@ -162,7 +162,7 @@ def show_prompt(run_dir: Path, kind: str, chosen: LlmSettings, trial: int) -> No
     """``--show-prompt N``: print the prompt the LLM judge gets for trial N; nothing else
     happens (no call, no file, no lock)."""
     from blindtest.judging.llm.messages import show_prompt as prompt_text
-    from blindtest.judgment import load_judge_run
+    from blindtest.judging.picks import load_judge_run
     from blindtest.stages.judge import llm_options
 
     _, options = llm_options(kind, chosen)

@@ -11,7 +11,7 @@ import click
 from blindtest.cli._options import grouped
 from blindtest.errors import BadInput
 from blindtest.hints import stage_command
-from blindtest.judgment import load_judge_run
+from blindtest.judging.picks import load_judge_run
 
 #: The page's options, in the order ``bt-judge --help`` lists them.
 options = grouped(

@@ -3,8 +3,8 @@ terminal or by a mechanical judge; ``--check FILE`` validates an external judge'
 
 Options and output only: the stage is :func:`blindtest.stages.judge.judge` (one sitting into
 the picks file, ``blindtest.judging.sitting``); the hidden stopping rule lives in
-``blindtest.judgment``, the kinds of judge in ``blindtest.judging.kinds`` (the registry), the
-driver in ``blindtest.judging.driver``, the terminal session in
+``blindtest.judging.recorder``, the kinds of judge in ``blindtest.judging.kinds`` (the
+registry), the driver in ``blindtest.judging.driver``, the terminal session in
 ``blindtest.judging.terminal.session``.
 """
 
@@ -21,7 +21,7 @@ from blindtest.cli._command import command
 from blindtest.cli._options import FilePath, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput
 from blindtest.judging.kinds import judge_help
-from blindtest.judgment import load_picks
+from blindtest.judging.picks import load_picks
 
 if TYPE_CHECKING:
     from blindtest.stages.judge import JudgeResult

@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 import itertools
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -276,6 +276,10 @@ class JudgeKind:
     check: Callable[[JudgeRun], None] = field(default=lambda run: None, repr=False)
     default_id: str | None = None
     settings: Callable[[str], Mapping[str, Any]] | None = field(default=None, repr=False)
+    #: The trials a judge of this kind answers, for a kind that imports answers to a share
+    #: of them (a panel member's verdicts); checked before anything is written, ``BadInput``
+    #: when the judge has none. None: every trial.
+    answers: Callable[[JudgeRun, str], Collection[int]] | None = field(default=None, repr=False)
 
     @property
     def sync_each_pick(self) -> bool:

@@ -1,7 +1,7 @@
 """The one registry of judge kinds: every ``bt-judge --judge`` choice (``human``, ``web``,
-``bot:KIND``, ``llm:MODEL``, ``replay:PATH``), the module that makes it, and the picks contract
-each kind of record carries (``PICK_KINDS``: the pool it is analysed in, how many records one
-judge writes per trial).
+``bot:KIND``, ``llm:MODEL``, ``replay:PATH``, ``verdicts:PATH``), the module that makes it,
+and the picks contract each kind of record carries (``PICK_KINDS``: the pool it is analysed
+in, how many records one judge writes per trial).
 
 A new judge kind is one module and one entry here. The module names a function
 ``judge_kind(name: str) -> blindtest.judging.driver.JudgeKind`` that makes the kind from its
@@ -67,6 +67,10 @@ class Kind:
 
 
 _J = "blindtest.judging"
+_VERDICTS = (
+    "blind-panel verdicts imported for a design with candidates, one --judge-id per run; "
+    "left and right are options 1 and 2 as trials.jsonl shows each comparison"
+)
 
 #: Every kind of judge, one line each, in the order ``--help`` lists them: name, records as,
 #: module, words, argument, choices, pool, passes, what the passes mean.
@@ -77,6 +81,7 @@ REGISTRY = (
     Kind("bot", "bot", f"{_J}.bot_judge", "a tell bot", "KIND", BOT_KINDS, pool="bots"),
     Kind("llm", "llm", f"{_J}.llm.judge", "a model at --judge-url", "MODEL", (), "llm", 2, _SWAP),
     Kind("replay", None, f"{_J}.replay", "another run's picks, copied", "PATH"),
+    Kind("verdicts", "external", f"{_J}.verdicts", _VERDICTS, "PATH"),
     Kind("external", "external", pool="people"),  # picks another tool wrote: bt-judge --check
 )
 # fmt: on

@@ -26,7 +26,7 @@ from blindtest.judging.picks import (
     clean_text,
     settings_sha256,
 )
-from blindtest.judgment import triangle_correct
+from blindtest.scoring import triangle_correct
 
 __all__ = ["Append", "LogE", "Recorder", "StoppingRule"]
 
@@ -118,7 +118,7 @@ class Recorder:
         self._last = pick.trial
         if self._rule is None or (pick.pass_number or 1) > 1:
             return  # the rule stands on pass 1, the trial as shown
-        correct = triangle_correct(self._run.design, pick)
+        correct = triangle_correct(self._run.design, pick.trial, pick.pick)
         if pick.correction and self._outcome is not None:
             self._rule.revise(self._outcome, correct)
         else:

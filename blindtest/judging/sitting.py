@@ -1,9 +1,9 @@
 """One sitting of a judge into its picks file (bt-judge without --check, and each reviewer of
 a --panel: the same file handling, recorder and syncing): the file planned
-(:func:`blindtest.judgment.plan_output`: restarted with --force, refused when it holds another
-judge's kind of picks), the judge made, and the trials it still has to judge driven through
-the :class:`~blindtest.judgment.Recorder` into the file. A live judge sits here, and so does an
-LLM judge's batch import (the same judge, answered from the files).
+(:func:`blindtest.judging.output.plan_output`: restarted with --force, refused when it holds
+another judge's kind of picks), the judge made, and the trials it still has to judge driven
+through the :class:`~blindtest.judging.recorder.Recorder` into the file. A live judge sits
+here, and so does an LLM judge's batch import (the same judge, answered from the files).
 
 The picks file through :mod:`blindtest.artifacts`; what the judge shows and asks is its own.
 """
@@ -18,16 +18,9 @@ from typing import Any
 from blindtest import artifacts
 from blindtest.hints import stage_command
 from blindtest.judging.driver import Judge, JudgeKind, JudgeSetup, JudgingResult, drive
+from blindtest.judging.output import check_default_id, check_settings, plan_output
+from blindtest.judging.picks import JudgeRun, PicksFile, read_picks, remaining_trials
 from blindtest.judging.recorder import Recorder
-from blindtest.judgment import (
-    JudgeRun,
-    PicksFile,
-    check_default_id,
-    check_settings,
-    plan_output,
-    read_picks,
-    remaining_trials,
-)
 
 __all__ = ["OpenedPicks", "analyze_command", "open_picks", "sit", "sit_opened"]
 
@@ -50,7 +43,10 @@ def sit(
 
     Refused before anything is written: resuming a machine judge with other settings than
     its picks in ``out`` were made with, and a default judge id in a file that holds only
-    other judges' picks (:func:`~blindtest.judgment.check_default_id`)."""
+    other judges' picks (:func:`~blindtest.judging.output.check_default_id`). A kind that
+    answers a share of the trials (:attr:`JudgeKind.answers`) is asked only those."""
+    if only is None and kind.answers is not None:
+        only = kind.answers(run, judge_id)
     opened = open_picks(run, kind, judge_id, out, force, default_of=default_of)
     judge = kind.make(JudgeSetup(run, judge_id, opened.existing, resume, options))
     return judge, sit_opened(run, kind, judge, opened, only)
@@ -77,7 +73,7 @@ def open_picks(
     default_of: str | None = None,
 ) -> OpenedPicks:
     """Decide what happens to ``out`` before ``kind`` judges into it
-    (:func:`~blindtest.judgment.plan_output`): restarted with ``force``, refused when it holds
+    (:func:`~blindtest.judging.output.plan_output`): restarted with ``force``, refused when it holds
     another kind of judge's picks, or this judge's made with other settings."""
     kind.check(run)
     settings = kind.settings(run.view.protocol) if kind.settings is not None else None
@@ -102,8 +98,8 @@ def sit_opened(
 ) -> JudgingResult:
     """Drive ``judge`` through the trials it still has to judge (``only``: just those
     numbered there) into the opened file, each pick through the
-    :class:`~blindtest.judgment.Recorder` (stamped with the kind and the settings) and synced
-    as the kind promises; ``on_record`` is told of every record appended."""
+    :class:`~blindtest.judging.recorder.Recorder` (stamped with the kind and the settings) and
+    synced as the kind promises; ``on_record`` is told of every record appended."""
     existing = opened.existing
     remaining = remaining_trials(run.view, existing.picks, opened.judge_id, existing.later_passes)
     if only is not None:

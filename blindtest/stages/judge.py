@@ -20,7 +20,7 @@ from blindtest.generation.retry import DEFAULT_POLICY
 from blindtest.hints import stage_command
 from blindtest.judging import sitting
 from blindtest.judging.driver import JudgeKind, JudgingResult, judge_kind
-from blindtest.judgment import JudgeRun, judge_id_problem, load_judge_run
+from blindtest.judging.picks import JudgeRun, judge_id_problem, load_judge_run
 from blindtest.locking import holding_picks
 
 if TYPE_CHECKING:

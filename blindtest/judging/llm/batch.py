@@ -26,16 +26,9 @@ from blindtest.judging import sitting
 from blindtest.judging.driver import Judge, JudgeKind, JudgingResult
 from blindtest.judging.llm.batch_requests import Selection, judge_requests, replay_kind, select
 from blindtest.judging.llm.options import LlmOptions
+from blindtest.judging.output import check_default_id, check_settings
+from blindtest.judging.picks import JudgeRun, PicksFile, Trial, read_picks, remaining_trials
 from blindtest.judging.recorder import Recorder
-from blindtest.judgment import (
-    JudgeRun,
-    PicksFile,
-    Trial,
-    check_default_id,
-    check_settings,
-    read_picks,
-    remaining_trials,
-)
 from blindtest.protocols import PROTOCOLS
 
 __all__ = ["JudgeBatch", "export", "import_files", "record_path", "submit"]

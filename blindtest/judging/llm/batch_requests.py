@@ -53,7 +53,7 @@ from blindtest.judging.llm.judge import LlmJudge
 from blindtest.judging.llm.messages import comparison_messages, prompt_fields
 from blindtest.judging.llm.options import LlmOptions
 from blindtest.judging.llm.verdicts import response_format
-from blindtest.judgment import JudgeRun, PicksFile, Trial
+from blindtest.judging.picks import JudgeRun, PicksFile, Trial
 from blindtest.protocols import PROTOCOLS
 from blindtest.reportfmt import count
 

@@ -74,8 +74,14 @@ from blindtest.judging.llm.verdicts import (
     response_format,
     validate_verdict,
 )
-from blindtest.judging.picks import SETTINGS_HASH_FIELD, settings_sha256
-from blindtest.judgment import JudgeRun, Pick, Trial, judge_nicknames
+from blindtest.judging.picks import (
+    SETTINGS_HASH_FIELD,
+    JudgeRun,
+    Pick,
+    Trial,
+    judge_nicknames,
+    settings_sha256,
+)
 from blindtest.protocols import PROTOCOLS
 
 __all__ = [

@@ -13,7 +13,7 @@ from blindtest.errors import BadInput
 from blindtest.generation.wire import ChatMessage
 from blindtest.judging.llm import prompts
 from blindtest.judging.llm.options import LlmOptions, check_key
-from blindtest.judgment import JudgeRun, Trial
+from blindtest.judging.picks import JudgeRun, Trial
 from blindtest.protocols import PROTOCOLS
 
 

@@ -16,7 +16,7 @@ from blindtest.errors import EndpointRejected, PromptTooLong
 from blindtest.judging.driver import Answer
 from blindtest.judging.llm.messages import _mapping, input_context
 from blindtest.judging.llm.verdicts import validate_verdict
-from blindtest.judgment import JudgeRun
+from blindtest.judging.picks import JudgeRun
 
 
 @dataclass(slots=True)

@@ -1,5 +1,6 @@
-"""What a judge types and reads, per protocol: the answer keys, the pair nicknames and their
-keys, how an answer is parsed into a pick, the help text and the closing words. Pure.
+"""What a judge types and reads in the terminal, per protocol: the answer keys, the pair
+nicknames' keys, how a typed answer is read (the pick record it makes is built by the rule the
+judging page shares, ``blindtest.judging.answers``), the help text and the closing words. Pure.
 
 The answer forms follow the protocol's kind of pick (`Protocol.pick_kind`: a position, a
 nickname or a side), so a protocol whose picks are of a known kind needs nothing here.
@@ -7,13 +8,9 @@ nickname or a side), so a protocol whose picks are of a known kind needs nothing
 
 from __future__ import annotations
 
+from blindtest.judging.answers import COMMAND_KEYS
 from blindtest.judging.picks import JudgeView, JudgingResult
 from blindtest.protocols import PREFERENCE_PICKS, PROTOCOLS
-
-#: Keys the question line gives a meaning of its own (u: take back; v: view; b: back).
-COMMAND_KEYS = frozenset({"q", "v", "b", "u", "?"})
-#: Words a nickname may not be, because they are keys or preference answers.
-RESERVED_NICKNAMES = frozenset({"1", "2", "3", *COMMAND_KEYS, *PREFERENCE_PICKS})
 
 
 def nickname_keys(nicknames: tuple[str, str]) -> tuple[str | None, str | None]:
@@ -80,18 +77,6 @@ def parse_answer(protocol: str, text: str, nicknames: tuple[str, str] | None) ->
     }
     choices.update({name.lower(): name for name in nicknames})
     return choices.get(answer)
-
-
-def nickname_problem(name: str, other: str | None) -> str | None:
-    if not name:
-        return "a nickname cannot be empty"
-    if name.lower() in RESERVED_NICKNAMES:
-        return f"{name!r} is a key in this session; choose a word such as fox or owl"
-    if len(name) > 24:
-        return "keep a nickname to 24 characters or fewer"
-    if other is not None and name.lower() == other.lower():
-        return "the two nicknames must differ"
-    return None
 
 
 def help_text(protocol: str, sequential: bool) -> list[str]:

@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from blindtest.errors import Interrupted
+from blindtest.judging.answers import Answered, nickname_problem, pick_from_answer
 from blindtest.judging.driver import (
     Answer,
     Judge,
@@ -34,7 +35,14 @@ from blindtest.judging.driver import (
     Turn,
     drive,
 )
-from blindtest.judging.picks import ExtraAnswer, JudgeView, JudgingResult, Pick, Trial
+from blindtest.judging.picks import (
+    ExtraAnswer,
+    JudgeView,
+    JudgingResult,
+    Pick,
+    Trial,
+    judge_nicknames,
+)
 from blindtest.judging.recorder import Recorder
 from blindtest.judging.terminal.console import Console, InputEnded
 from blindtest.judging.terminal.layout import fit, side_by_side, trial_layout, wrap_prose_line
@@ -43,12 +51,10 @@ from blindtest.judging.terminal.questions import (
     answer_keys,
     closing_message,
     help_text,
-    nickname_problem,
     parse_answer,
     pick_words,
     quit_message,
 )
-from blindtest.judgment import judge_nicknames
 from blindtest.protocols import PROTOCOLS, Protocol
 from blindtest.reportfmt import count
 
@@ -297,20 +303,21 @@ class Session:
             on_quit=self._confirm_quit,
             on_help=self._show_help,
         )
-        value = self._ask_choice(trial, pager)
-        reason = answers = None
-        if self._rules.prefers:  # a preference gives its reason and any extra answers
-            reason = self._ask_reason(trial)
-            answers = self._ask_extras() if self.view.asks_extra else None
-        return Pick(
-            trial=trial.number,
-            judge=self.judge_id,
-            pick=value,
-            reason=reason,
-            at=self.clock(),
-            nicknames=self.nicknames if self._named else None,
-            answers=answers,
-        )
+        while True:
+            value = self._ask_choice(trial, pager)
+            reason, extras = None, {}
+            if self._rules.prefers:  # a preference gives its reason and any extra answers
+                reason = self._ask_reason(trial)
+                extras = self._ask_extras() if self.view.asks_extra else {}
+            answered = Answered(str(value), reason, extras, self.nicknames)
+            made = pick_from_answer(
+                self.view, trial.number, self.judge_id, answered, at=self.clock()
+            )
+            if isinstance(made, Pick):
+                return made
+            # The prompts above ask until each part is an answer, so the shared rule agrees;
+            # should it not, the judge sees why and answers the trial again.
+            self.console.write(f"{made.message}\n")
 
     def _notice(self, trial: Trial) -> str:
         """A line under the question: a correction under way, or the arbitrary first pair."""

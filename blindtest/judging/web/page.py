@@ -21,8 +21,8 @@ from typing import Any
 import jinja2
 import markupsafe
 
+from blindtest.judging.picks import JudgeView, Pick, Trial
 from blindtest.judging.terminal.questions import help_text, nickname_keys, pick_words
-from blindtest.judgment import JudgeView, Pick, Trial
 from blindtest.markup import render_text
 from blindtest.protocols import PROTOCOLS
 

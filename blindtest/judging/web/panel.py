@@ -24,6 +24,7 @@ from blindtest import artifacts, locking, reportfmt
 from blindtest.assignment import assign, coverage
 from blindtest.errors import BadInput, Interrupted
 from blindtest.judging.driver import Answer, JudgeKind, JudgingResult, Stop, TakeBack, Turn
+from blindtest.judging.picks import JudgeRun, Pick, judge_id_problem, judge_nicknames
 from blindtest.judging.sitting import OpenedPicks, open_picks, sit_opened
 from blindtest.judging.web.links import LinkBook, picks_key
 from blindtest.judging.web.reviewer import Reviewer
@@ -39,12 +40,6 @@ from blindtest.judging.web.server import (
     network_warning,
     new_token,
     url_of,
-)
-from blindtest.judgment import (
-    JudgeRun,
-    Pick,
-    judge_id_problem,
-    judge_nicknames,
 )
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")

@@ -5,8 +5,9 @@ guards it. No socket here.
 
 A pick is taken once: a POST that names a trial other than the one asked now, or arrives
 while an answer for it is already on its way to the picks file, changes nothing (a
-double-clicked button, a resent form, a stale tab). What a reviewer may send is checked here
-into a ``Pick``; the recorder checks it again against the design. Taking back the last pick
+double-clicked button, a resent form, a stale tab). What a reviewer sends is read here and made
+a ``Pick`` by the rule the terminal shares (``blindtest.judging.answers``); the recorder checks
+it again against the design. Taking back the last pick
 (the page's Undo, the terminal's ``u``) is an answer too: ``TakeBack``, which the driver
 turns into that trial asked again, its new pick appended with ``correction: true``.
 """
@@ -19,11 +20,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from blindtest.judging.answers import Answered, Refusal, pick_from_answer
 from blindtest.judging.driver import JudgingResult, TakeBack, Turn
-from blindtest.judging.picks import OPTION_ANSWER_KEYS, ExtraAnswer, JudgeView, Pick, clean_text
-from blindtest.judging.terminal.questions import nickname_problem
+from blindtest.judging.picks import OPTION_ANSWER_KEYS, JudgeView, Pick, clean_text
 from blindtest.judging.web.links import token_hash
-from blindtest.protocols import PREFERENCE_PICKS, PROTOCOLS
+from blindtest.protocols import PROTOCOLS
 
 #: How long a page request waits for the driver to draw the next trial before it says so.
 READY_WAIT = 10.0
@@ -212,69 +213,29 @@ class Reviewer:
     # ------------------------------------------------------------------ reading a form
 
     def _pick(self, turn: Turn, form: Mapping[str, str]) -> Pick | Refused:
-        rules = PROTOCOLS[self.view.protocol]
-        value: int | str
-        reason = answers = None
-        raw = form.get("pick", "")
-        if rules.pick_kind == "position":
-            if raw not in rules.labels:
-                shown = f"{', '.join(rules.labels[:-1])} or {rules.labels[-1]}"
-                return Refused(f"Pick option {shown}.", form)
-            value = int(raw)
-        elif rules.pick_kind == "nickname":
-            named = self._pair(raw, form)
-            if isinstance(named, Refused):
-                return named
-            value = named
-        else:
-            if raw not in PREFERENCE_PICKS:
-                return Refused("Choose left, right or tie.", form)
-            value = raw
-            reason = clean_text(form.get("reason", "")).strip()
-            if self.view.require_reason and not reason:
-                return Refused("Give a one-line reason for your choice.", form)
-            extras = self._extras(form)
-            if isinstance(extras, Refused):
-                return extras
-            answers = extras
-        return Pick(
-            trial=turn.trial.number,
-            judge=self.judge_id,
-            pick=value,
-            reason=reason or None,
-            at=self.clock(),
-            nicknames=self.nicknames if rules.pick_kind == "nickname" else None,
-            answers=answers or None,
-        )
-
-    def _extras(self, form: Mapping[str, str]) -> dict[str, ExtraAnswer] | Refused:
-        """The extra questions' answers: ``e{i}-left`` and ``e{i}-right`` for the i-th question
-        asked of each option, ``q{i}`` for the i-th asked once per comparison; each yes or no.
-        """
-        answers: dict[str, ExtraAnswer] = {}
-        for i, question in enumerate(self.view.extra_questions_per_option, start=1):
-            each = [form.get(f"e{i}-{name}", "") for name in OPTION_ANSWER_KEYS]
-            if any(word not in ("yes", "no") for word in each):
-                return Refused(f"Answer yes or no for the left and the right: {question}", form)
-            answers[question] = {
-                name: word == "yes" for name, word in zip(OPTION_ANSWER_KEYS, each, strict=True)
-            }
-        for i, question in enumerate(self.view.extra_questions, start=1):
-            said = form.get(f"q{i}", "")
-            if said not in ("yes", "no"):
-                return Refused(f"Answer yes or no: {question}", form)
-            answers[question] = said == "yes"
-        return answers
-
-    def _pair(self, raw: str, form: Mapping[str, str]) -> str | Refused:
-        if raw not in ("1", "2"):
-            return Refused("Say which nickname option 1 carries.", form)
+        """The form read into what the reviewer answered, made a pick by the rule the
+        terminal shares (``blindtest.judging.answers``)."""
         nicknames = self.nicknames
-        if nicknames is None:
+        if nicknames is None and PROTOCOLS[self.view.protocol].pick_kind == "nickname":
             first = clean_text(form.get("nick1", "")).strip()
-            second = clean_text(form.get("nick2", "")).strip()
-            problem = nickname_problem(first, None) or nickname_problem(second, first)
-            if problem is not None:
-                return Refused(f"Nicknames: {problem}.", form)
-            nicknames = self.nicknames = (first, second)
-        return nicknames[int(raw) - 1]
+            nicknames = (first, clean_text(form.get("nick2", "")).strip())
+        answered = Answered(form.get("pick", ""), form.get("reason"), self._extras(form), nicknames)
+        made = pick_from_answer(
+            self.view, turn.trial.number, self.judge_id, answered, at=self.clock()
+        )
+        if isinstance(made, Refusal):
+            return Refused(made.message, form)
+        if made.nicknames is not None:
+            self.nicknames = made.nicknames  # chosen with the first pick, kept from then on
+        return made
+
+    def _extras(self, form: Mapping[str, str]) -> dict[str, Mapping[str, str] | str]:
+        """The extra questions' answers as the form sends them: ``e{i}-left`` and
+        ``e{i}-right`` for the i-th question asked of each option, ``q{i}`` for the i-th asked
+        once per comparison; each "yes" or "no" (the shared rule refuses anything else)."""
+        said: dict[str, Mapping[str, str] | str] = {}
+        for i, question in enumerate(self.view.extra_questions_per_option, start=1):
+            said[question] = {name: form.get(f"e{i}-{name}", "") for name in OPTION_ANSWER_KEYS}
+        for i, question in enumerate(self.view.extra_questions, start=1):
+            said[question] = form.get(f"q{i}", "")
+        return said

@@ -42,11 +42,11 @@ from blindtest.judging.driver import (
     TakeBack,
     Turn,
 )
+from blindtest.judging.picks import JudgeView, judge_nicknames
 from blindtest.judging.terminal.questions import closing_message, quit_message
 from blindtest.judging.web import page
 from blindtest.judging.web.links import LinkBook, picks_key
 from blindtest.judging.web.reviewer import Refused, Reviewer, Screen
-from blindtest.judgment import JudgeView, judge_nicknames
 from blindtest.protocols import PROTOCOLS
 
 Echo = Callable[[str], None]

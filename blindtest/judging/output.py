@@ -1,16 +1,11 @@
-"""The judging stage as a library: how a pick scores against the arrangement, and what
-happens to an existing picks file (the driver that asks a judge is
-``blindtest.judging.driver``; the ``Recorder`` it writes through, which applies the hidden
-sequential stopping rule, is ``blindtest.judging.recorder``).
+"""What happens to an existing picks file before a judge writes to it: restarted with
+``--force``, appended to (a person resuming), or refused in one line (a bot's picks never join
+a person's, an LLM judge's never share a file with either, ``--force`` never deletes another
+judge's picks, a judge resumes with the settings its picks were made with, a default judge id
+never starts a second judge in a file unawares).
 
-The records a judge sees and writes, and the picks contract, are shared
-(``blindtest.judging.picks``); the bots are ``blindtest.judging.bots``. Both are re-exported
-here for the code that names them through this module.
-
-It must never hand the arrangement, a correctness flag or an e-value to anything that displays
-things: a session gets a ``JudgeView`` (the blinded trials and the question), and the
-recorder's ``record`` answers only "go on" or "stop". It opens no file itself (``artifacts`` does),
-prints nothing and imports no click; side effects come in as an ``append`` callback.
+Used by one sitting (``blindtest.judging.sitting``) and the LLM judge's batch mode. Opens no
+file itself, prints nothing, imports no click.
 """
 
 from __future__ import annotations
@@ -19,93 +14,17 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from blindtest import scoring
-from blindtest.artifact_types import DesignRecord
 from blindtest.errors import BadInput
-from blindtest.judging.bots import BOT_NICKNAMES, bot_pick, check_bot
-from blindtest.judging.kinds import BOT_KINDS, PICK_KINDS
+from blindtest.judging.kinds import PICK_KINDS
 from blindtest.judging.picks import (
     SETTING_OPTIONS,
-    JsonObject,
-    JudgeRun,
-    JudgeView,
-    Pick,
     PicksFile,
-    Trial,
     changed_settings,
-    check_picks,
-    clean_text,
-    judge_id_problem,
-    judge_nicknames,
-    last_words,
-    load_judge_run,
-    load_picks,
-    mixing_problem,
-    pick_problem,
-    read_picks,
-    remaining_trials,
     settings_changes,
     settings_of,
-    trial_problem,
-    trials_from_records,
-    view_of,
 )
-from blindtest.protocols import has_control
 
-__all__ = [
-    "BOT_KINDS",
-    "BOT_NICKNAMES",
-    "PICK_KINDS",
-    "JsonObject",
-    "JudgeRun",
-    "JudgeView",
-    "Pick",
-    "PicksFile",
-    "Trial",
-    "arrangement_entry",
-    "bot_pick",
-    "check_bot",
-    "check_default_id",
-    "check_picks",
-    "check_settings",
-    "clean_text",
-    "has_control",
-    "judge_id_problem",
-    "judge_nicknames",
-    "last_words",
-    "load_judge_run",
-    "load_picks",
-    "mixing_problem",
-    "option1_side",
-    "pick_problem",
-    "plan_output",
-    "preferred_side",
-    "read_picks",
-    "remaining_trials",
-    "trial_problem",
-    "trials_from_records",
-    "triangle_correct",
-    "view_of",
-]
-
-
-# --------------------------------------------------------------------------- scoring
-
-arrangement_entry = scoring.arrangement_entry
-option1_side = scoring.option1_side
-
-
-def triangle_correct(design: DesignRecord, pick: Pick) -> bool:
-    """Whether a triangle pick found the odd response."""
-    return scoring.triangle_correct(design, pick.trial, pick.pick)
-
-
-def preferred_side(design: DesignRecord, pick: Pick) -> str | None:
-    """Preference: the side ("A"/"B") the judge preferred, or None for a tie."""
-    return scoring.preferred_side(design, pick.trial, pick.pick)
-
-
-# --------------------------------------------------------------------------- the output file
+__all__ = ["check_default_id", "check_settings", "plan_output"]
 
 
 def plan_output(
