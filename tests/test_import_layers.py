@@ -32,7 +32,7 @@ SHARED = (
     "version",
     "derived", "prompt_size", "preflight", "keynames",
     "pairing",
-    "candidates", "render_candidates",
+    "candidates", "render_candidates", "candidateplan", "sidesfile",
 )  # fmt: skip
 #: The parts of the judging package other stages read: the registry of judge kinds (which
 #: names the module making each kind and never imports it), the picks contract, the tell bots
