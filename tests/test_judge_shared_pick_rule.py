@@ -170,6 +170,7 @@ def test_the_page_refuses_in_the_words_of_the_shared_rule(
             ERROR: {k: form.get(f"e1-{k}", "") for k in ("left", "right")},
         },
         nicknames=(form["nick1"], form["nick2"]) if "nick1" in form else None,
+        naming="nick1" in form,
     )
     assert pick_from_answer(run.view, 1, "ann", said, at=AT) == Refusal(message)
 
@@ -209,3 +210,17 @@ def test_a_reason_or_extra_answer_is_no_part_of_a_pick_that_prefers_nothing(
     run = _run(tmp_path, "triangle")
     said = Answered("3", reason="the odd one", extras={REVIEW: True})
     assert pick_from_answer(run.view, 1, "ann", said, at=None) == Pick(trial=1, judge="ann", pick=3)
+
+
+def test_nicknames_are_checked_when_chosen_and_kept_as_recorded_after(tmp_path: Path) -> None:
+    # A judge resuming keeps the nicknames its earlier picks carry, even ones a new choice
+    # could not make now; a choice made with this answer is checked.
+    run = _run(tmp_path, "pair")
+    kept = ("Fox", "fox")
+    resumed = pick_from_answer(run.view, 2, "ann", Answered("fox", nicknames=kept), at=AT)
+    assert isinstance(resumed, Pick)
+    assert (resumed.pick, resumed.nicknames) == ("fox", kept)
+    chosen = Answered("fox", nicknames=kept, naming=True)
+    assert pick_from_answer(run.view, 2, "ann", chosen, at=AT) == Refusal(
+        "Nicknames: the two nicknames must differ."
+    )

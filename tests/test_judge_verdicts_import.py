@@ -196,6 +196,17 @@ def test_every_trial_has_a_pair_id_that_names_it_back(tmp_path: Path, mode: str)
         assert all(pid.count("--") in (1, 2) and "ref" not in pid for pid in ids.values())
 
 
+def test_an_import_is_synced_in_groups_not_pick_by_pick(tmp_path: Path) -> None:
+    # The verdicts file is read again by a rerun, so a pick need not be fsynced as it is
+    # made (a person's must): picks are synced in groups and at the end, as a model's.
+    path = write_verdicts(
+        tmp_path / "v.json", [{"pairId": "modelA--q4.md", "judge": "fay", "choice": "left"}]
+    )
+    kind = judge_kind(f"verdicts:{path}")
+    assert (kind.sync_each_pick, kind.sync_grouped) == (False, True)
+    assert judge_kind("human").sync_each_pick
+
+
 def test_a_rerun_imports_nothing_twice(tmp_path: Path) -> None:
     run = candidate_run(tmp_path, ["ref", "modelA"], "reference:ref")
     path = write_verdicts(

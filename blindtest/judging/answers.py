@@ -10,7 +10,8 @@ What a person answers (``Answered``) is said in the protocol's terms, whatever t
 - a side (preference): ``"left"`` (option 1), ``"right"`` (option 2) or ``"tie"``;
 - a nickname (pair): which of the judge's two nicknames option 1 carries, by name or as
   ``"1"`` / ``"2"`` (the first or the second; a nickname can never be a digit), with the two
-  nicknames (a pair judge chooses them before the first pick and keeps them).
+  nicknames (a pair judge chooses them before the first pick and keeps them: they are checked
+  when chosen, ``naming``).
 
 The protocol's ``prefers`` fact decides whether a reason and the design's extra questions
 belong to the pick. An extra answer is yes or no: ``True`` / ``False`` or the words
@@ -59,6 +60,9 @@ class Answered:
     extras: Mapping[str, YesNo | Mapping[str, YesNo]] = field(default_factory=dict)
     #: A pair judge's two nicknames, in the order chosen.
     nicknames: tuple[str, str] | None = None
+    #: Whether the nicknames were chosen with this answer (checked as a new choice), rather
+    #: than kept from the judge's earlier picks (taken as they were recorded).
+    naming: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,10 +138,11 @@ def _value(rules: Protocol, answered: Answered) -> int | str | Refusal:
         return Refusal("Say which nickname option 1 carries.")
     if nicknames is None:
         return Refusal("Nicknames: give the two models nicknames first.")
-    first, second = nicknames
-    problem = nickname_problem(first, None) or nickname_problem(second, first)
-    if problem is not None:
-        return Refusal(f"Nicknames: {problem}.")
+    if answered.naming:
+        first, second = nicknames
+        problem = nickname_problem(first, None) or nickname_problem(second, first)
+        if problem is not None:
+            return Refusal(f"Nicknames: {problem}.")
     return choice if named else nicknames[int(choice) - 1]
 
 

@@ -280,20 +280,24 @@ class JudgeKind:
     #: of them (a panel member's verdicts); checked before anything is written, ``BadInput``
     #: when the judge has none. None: every trial.
     answers: Callable[[JudgeRun, str], Collection[int]] | None = field(default=None, repr=False)
+    #: Its answers are read from a file that a rerun reads again (a replay, an import).
+    from_file: bool = False
 
     @property
     def sync_each_pick(self) -> bool:
         """A person's pick is fsynced as it is made (it cannot be asked again); a bot's is
         written without (a kill -9 keeps what was written; only an OS crash could lose the
-        last few, which a rerun asks again), a model's in groups (:attr:`sync_grouped`)."""
-        return self.records_as not in ("bot", "llm")
+        last few, which a rerun asks again), a model's and a file's in groups
+        (:attr:`sync_grouped`)."""
+        return self.records_as not in ("bot", "llm") and not self.from_file
 
     @property
     def sync_grouped(self) -> bool:
-        """A model's picks are synced in groups (every 500 picks or 100 ms, and at the end),
-        as bt-generate syncs its rows: a kill -9 loses nothing written, a power loss at most
-        the last group, which a rerun asks again (the calls cost money)."""
-        return self.records_as == "llm"
+        """A model's picks, and picks read from a file, are synced in groups (every 500 picks
+        or 100 ms, and at the end), as bt-generate syncs its rows: a kill -9 loses nothing
+        written, a power loss at most the last group, which a rerun asks again (the calls
+        cost money; a file is read again)."""
+        return self.records_as == "llm" or self.from_file
 
     @property
     def mechanical(self) -> bool:

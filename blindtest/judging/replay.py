@@ -142,6 +142,7 @@ def judge_kind(value: str) -> JudgeKind:
         check,
         default_id=judges[0],
         settings=None if settings is None else (lambda protocol: settings),
+        from_file=True,
     )
     return kind
 

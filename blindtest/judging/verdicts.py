@@ -311,5 +311,6 @@ def judge_kind(value: str) -> JudgeKind:
         check,
         default_id=judges[0] if len(judges) == 1 else None,
         answers=answers,
+        from_file=True,
     )
     return kind

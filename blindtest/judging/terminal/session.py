@@ -182,8 +182,6 @@ class Session:
 
     # ----------------------------------------------------------------- prompts
 
-    # ----------------------------------------------------------------- prompts
-
     def _intro(self) -> None:
         c = self.console
         c.show(self._paint_intro)
@@ -304,12 +302,13 @@ class Session:
             on_help=self._show_help,
         )
         while True:
+            naming = self._named and self.nicknames is None  # chosen now, before the pick
             value = self._ask_choice(trial, pager)
             reason, extras = None, {}
             if self._rules.prefers:  # a preference gives its reason and any extra answers
                 reason = self._ask_reason(trial)
                 extras = self._ask_extras() if self.view.asks_extra else {}
-            answered = Answered(str(value), reason, extras, self.nicknames)
+            answered = Answered(str(value), reason, extras, self.nicknames, naming)
             made = pick_from_answer(
                 self.view, trial.number, self.judge_id, answered, at=self.clock()
             )

@@ -216,10 +216,12 @@ class Reviewer:
         """The form read into what the reviewer answered, made a pick by the rule the
         terminal shares (``blindtest.judging.answers``)."""
         nicknames = self.nicknames
-        if nicknames is None and PROTOCOLS[self.view.protocol].pick_kind == "nickname":
+        naming = nicknames is None and PROTOCOLS[self.view.protocol].pick_kind == "nickname"
+        if naming:  # the first pick: the form carries the nicknames chosen with it
             first = clean_text(form.get("nick1", "")).strip()
             nicknames = (first, clean_text(form.get("nick2", "")).strip())
-        answered = Answered(form.get("pick", ""), form.get("reason"), self._extras(form), nicknames)
+        said = self._extras(form)
+        answered = Answered(form.get("pick", ""), form.get("reason"), said, nicknames, naming)
         made = pick_from_answer(
             self.view, turn.trial.number, self.judge_id, answered, at=self.clock()
         )
