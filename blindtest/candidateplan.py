@@ -21,13 +21,23 @@ from typing import Any
 
 from blindtest.artifact_types import DesignRecord
 from blindtest.candidates import candidates_of
-from blindtest.generation.cost import ASSUMED_OUTPUT_TOKENS
-from blindtest.generation.requests import messages_for, prompt_texts
 from blindtest.pairing import Comparison, parse_mode, schedule_size
 from blindtest.prompt_size import estimated_tokens
 from blindtest.reportfmt import count as _count
+from blindtest.sides import fill_template, side_system
 
-__all__ = ["CandidateCost", "CandidatePlan", "plan_candidates", "summary_lines"]
+__all__ = [
+    "ASSUMED_OUTPUT_TOKENS",
+    "CandidateCost",
+    "CandidatePlan",
+    "plan_candidates",
+    "summary_lines",
+]
+
+#: The output length assumed for an answer without a token limit: bt-generate's figure
+#: (``blindtest.generation.cost.ASSUMED_OUTPUT_TOKENS``; a test holds the two equal, as the
+#: design stage does not import the generate stage).
+ASSUMED_OUTPUT_TOKENS = 600
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +76,19 @@ def _meetings(arrangement: list[Any]) -> Counter[frozenset[str]]:
     return Counter(frozenset((str(e["left"]), str(e["right"]))) for e in arrangement)
 
 
+def _sent_tokens(design: DesignRecord, name: str, prompt: Mapping[str, Any]) -> int:
+    """Estimated tokens of what ``name`` is sent for ``prompt``: its system prompt (and the
+    length-band instruction), a conversation's earlier turns, the prompt through its
+    template; as bt-generate builds the request."""
+    parts = [side_system(design, name) or ""]
+    band = design["normalization"]["length_band"]
+    if band is not None:
+        parts.append(band["instruction"])
+    parts += [str(turn["content"]) for turn in prompt.get("messages", [])[:-1]]
+    parts.append(fill_template(design["models"][name].get("template"), str(prompt["text"])))
+    return estimated_tokens("\n".join(part for part in parts if part))
+
+
 def plan_candidates(design: DesignRecord) -> CandidatePlan:
     """The plan of a several-candidate design (ValueError for a two-sided one)."""
     names = candidates_of(design)
@@ -78,21 +101,18 @@ def plan_candidates(design: DesignRecord) -> CandidatePlan:
     ]
     size = schedule_size(comparisons, names)
     imported = design["source"]["kind"] == "dirs"
-    asked: dict[str, set[str]] = {name: set() for name in names}
+    asked: dict[str, set[int]] = {name: set() for name in names}
     for comparison in comparisons:
-        prompt_id = str(design["prompts"][comparison.prompt]["id"])
-        asked[comparison.left].add(prompt_id)
-        asked[comparison.right].add(prompt_id)
-    text = prompt_texts(design)
+        asked[comparison.left].add(comparison.prompt)
+        asked[comparison.right].add(comparison.prompt)
     costs = []
     for name, answers in size.answers_per_candidate:
         model: Mapping[str, Any] = design["models"][name]
         limit = model.get("params", {}).get("max_tokens")
         tokens_in = 0
         if not imported:
-            for prompt_id in sorted(asked[name]):
-                sent = messages_for(design, text(prompt_id), name, prompt_id)
-                tokens_in += estimated_tokens("\n".join(str(m["content"]) for m in sent))
+            for number in sorted(asked[name]):
+                tokens_in += _sent_tokens(design, name, design["prompts"][number])
         costs.append(
             CandidateCost(
                 name=name,
@@ -125,7 +145,7 @@ def count(n: int, noun: str) -> str:
 
 _PAIRS_SAID = {
     "all": "every pair of candidates on every prompt",
-    "reference": "every candidate against {name} on every prompt",
+    "reference": "every other candidate against {name} on every prompt",
     "sample": "{m} pairs on each prompt, every pair as often as the others",
 }
 

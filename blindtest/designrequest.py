@@ -334,7 +334,8 @@ def _refuse_two_sided_options(r: DesignRequest) -> None:
                 f"{_flag(name)} sets one side of a two-sided design; with candidates put "
                 "request fields in --sides FILE (extra_params)"
             )
-    if r.protocol is not None and r.protocol != "preference":
+    rules = None if r.protocol is None else PROTOCOLS.get(r.protocol)
+    if r.protocol is not None and (rules is None or not rules.prefers):
         raise BadInput(
             f"several candidates are ranked from preferences: --protocol {r.protocol} is "
             "refused with candidates; drop --protocol or use --protocol preference"

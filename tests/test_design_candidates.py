@@ -573,3 +573,75 @@ def test_the_python_api_takes_candidates_as_a_mapping(tmp_path: Path) -> None:
     )  # fmt: skip
     assert made.design["candidates"] == ["fast", "big"]
     assert made.design["trials"] == 4
+
+
+# ---------------------------------------------------------------------- the schema
+
+
+def test_the_schema_takes_the_candidates_shape_and_refuses_mixtures(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    from blindtest.errors import BadInput
+
+    run = tmp_path / "run"
+    assert invoke("design", run, "--prompts", prompts_file(tmp_path, 3), *FOUR).exit_code == 0
+    good = load(run / "design.json")
+    artifacts.validate(good, "design", "design.json")
+    two = load(EXAMPLES / "run" / "design.json")
+    artifacts.validate(two, "design", "design.json")
+
+    def refused(document: Any) -> None:
+        with pytest.raises(BadInput):
+            artifacts.validate(document, "design", "design.json")
+
+    refused({**good, "protocol": "triangle"})
+    refused({**good, "controls": 1})
+    refused({k: v for k, v in good.items() if k != "pairing"})
+    refused({**good, "pairing": {"version": "blindtest/pairing@1", "mode": "some"}})
+    refused({**good, "arrangement": [{**good["arrangement"][0], "right": "bad name"}]})
+    refused(
+        {**good, "arrangement": [{k: v for k, v in good["arrangement"][0].items() if k != "right"}]}
+    )
+    refused({**two, "pairing": good["pairing"]})
+    refused({**two, "arrangement": [{**two["arrangement"][0], "right": "B"}]})
+    refused({**two, "models": {**two["models"], "C": two["models"]["A"]}})
+
+
+def test_the_token_estimate_counts_what_bt_generate_sends(tmp_path: Path) -> None:
+    """The plan counts each candidate's requests as bt-generate builds them (system prompt,
+    length band, template), once per prompt it answers, and the output figure bt-generate
+    assumes without a token limit."""
+    from blindtest.candidateplan import ASSUMED_OUTPUT_TOKENS, plan_candidates
+    from blindtest.generation import cost
+    from blindtest.generation.requests import messages_for
+    from blindtest.prompt_size import estimated_tokens
+
+    assert ASSUMED_OUTPUT_TOKENS == cost.ASSUMED_OUTPUT_TOKENS
+    sides = [
+        {"name": "x", "model": "m1", "system": "Be very brief indeed.", "max_tokens": 30},
+        {"name": "y", "model": "m2", "template": "Please answer this: {prompt}"},
+        {"name": "z", "model": "m3"},
+    ]
+    path = prompts_file(tmp_path, 7)
+    made = blindtest.design(
+        tmp_path / "run", prompts_file=str(path), sides=sides, pairs="sample:1", seed="t",
+        length_band="50..80",
+    )  # fmt: skip
+    design = made.design
+    plan = plan_candidates(design)
+    for c in plan.candidates:
+        ids = {e["prompt_id"] for e in design["arrangement"] if c.name in (e["left"], e["right"])}
+        texts = {p["id"]: p["text"] for p in design["prompts"]}
+        sent = sum(
+            estimated_tokens(
+                "\n".join(m["content"] for m in messages_for(design, texts[i], c.name))
+            )
+            for i in ids
+        )
+        assert c.answers == len(ids)
+        assert c.input_tokens == sent
+        limit = 30 if c.name == "x" else ASSUMED_OUTPUT_TOKENS
+        assert c.output_tokens == len(ids) * limit
+        assert c.assumed_output == (c.name != "x")
+    assert plan.comparisons == 7
+    assert plan.answers == 14

@@ -32,7 +32,7 @@ SHARED = (
     "version",
     "derived", "prompt_size", "preflight", "keynames",
     "pairing",
-    "candidates", "render_candidates", "candidateplan", "sidesfile",
+    "candidates", "render_candidates",
 )  # fmt: skip
 #: The parts of the judging package other stages read: the registry of judge kinds (which
 #: names the module making each kind and never imports it), the picks contract, the tell bots
@@ -52,6 +52,7 @@ STAGE_PACKAGES = {
     "analyzing": "analyze", "planning": "plan",
     "analysis": "analyze", "judging": "judge",
     "generation": "generate", "powersearch": "plan", "designrequest": "design",
+    "candidateplan": "design", "sidesfile": "design",
 }  # fmt: skip
 #: The half of ``blindtest/generation/`` that every stage asking a model shares (the judge
 #: stage's LLM judge too): how a request travels and what comes back. The rest of the package

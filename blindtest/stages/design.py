@@ -61,7 +61,10 @@ def design(
     """Write RUN's pre-registered design (``bt-design``): ``options`` are the fields of
     :class:`~blindtest.designrequest.DesignRequest` (``model_a``, ``model_b``, ``prompts_file``
     or ``demo``, ``protocol``, ``trials``, ``seed``, ``a_url``...), the command's options by
-    their Python names. The same design again writes nothing (a rerun resumes); another one
+    their Python names. Several candidates: ``candidate`` (``["fast=m1", ...]`` or
+    ``{"fast": "m1", ...}``), or ``sides`` (a .json/.toml file, or that document as Python
+    values), or ``from_dirs`` with three or more directories; ``pairs`` says who meets whom.
+    The same design again writes nothing (a rerun resumes); another one
     is refused (:class:`~blindtest.artifacts.DesignDiffers`) unless ``force``, and never once
     later stages built on the old one.
 
