@@ -19,7 +19,8 @@ from candidate_runs import CANDIDATES, make_candidate_run
 
 from blindtest import artifacts
 from blindtest.candidates import answer_owners
-from blindtest.simulator import Simulator
+from blindtest.generation.wire import ServerError, parameter_fix
+from blindtest.simulator import Fault, Simulator
 
 from conftest import Invoke
 
@@ -424,3 +425,48 @@ def test_a_changed_candidate_makes_its_answers_stale_and_names_it(
     again = invoke("generate", run, "--quiet", "--refetch-changed")
     assert again.exit_code == 0, again.stderr
     assert simulator.stats()["requests"] == asked + 3  # gamma's three answers, nothing else
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        (
+            ServerError("x", "unsupported_value", None, "temperature"),
+            "this model takes only its default temperature: design again with temperature = 1 "
+            "in gamma's table of a --sides file (or --temperature 1 for every candidate)",
+        ),
+        (
+            ServerError("x", "unsupported_parameter", None, "max_completion_tokens"),
+            "this model refuses max_completion_tokens: design again with max_completion_tokens "
+            "= null in the extra_params of gamma's table of a --sides file (and max_tokens = N "
+            "there for a limit)",
+        ),
+        (
+            ServerError("x", "unsupported_parameter", None, "top_p"),
+            "this model refuses top_p: design again with top_p = null in the extra_params of "
+            "gamma's table of a --sides file",
+        ),
+    ],
+)
+def test_a_refused_parameter_names_where_a_candidate_sets_it(
+    said: ServerError, expected: str
+) -> None:
+    assert parameter_fix(400, said, "gamma") == expected
+    assert parameter_fix(400, said, "judge") is None
+
+
+def test_a_refused_temperature_stops_the_run_naming_the_candidate(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    body = (
+        '{"error": {"message": "Unsupported value: temperature does not support 0.5", '
+        '"type": "invalid_request_error", "param": "temperature", "code": "unsupported_value"}}'
+    )
+    run = tmp_path / "run"
+    make_candidate_run(invoke, run, simulator, tmp_path, prompts=2)
+    simulator.inject(Fault("status", status=400, body=body), times=100, model="sim-small")
+    result = invoke("generate", run, "--quiet")
+    assert result.exit_code == 3
+    assert "temperature = 1 in beta's table of a --sides file" in result.stderr or (
+        "temperature = 1 in delta's table of a --sides file" in result.stderr
+    )

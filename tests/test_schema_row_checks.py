@@ -56,7 +56,8 @@ def _keywords(node: Any, found: set[str], *, names: bool = False) -> None:
         ({"slot": 0}, "/slot"),
         ({"trial": 0}, "/trial"),
         ({"trial": -5}, "/trial"),
-        ({"side": "C"}, "/side"),
+        ({"side": "C D"}, "/side"),  # A, B or a candidate's name: "C" alone is a name
+        ({"side": ""}, "/side"),
         ({"status": "failed"}, "error"),
         ({"latency_ms": -0.5}, "/latency_ms"),
         ({"attempts": True}, "/attempts"),

@@ -391,14 +391,16 @@ def _rejected_param(body: ServerError) -> str | None:
 
 def parameter_fix(status: int, body: ServerError, side: str) -> str | None:
     """For a 400 that refuses a sampling parameter, the one option to change (``side`` A or
-    B): ``--a-temperature 1`` when only the default temperature is accepted,
+    B, or a candidate's name): ``--a-temperature 1`` when only the default temperature is accepted,
     ``--a-param max_tokens=null`` for a refused token field, ``--a-param NAME=null`` for any
     other refused parameter; None when the error is something else."""
-    if status not in (400, 422) or side not in ("A", "B"):
+    if status not in (400, 422) or side in ("judge", "launder"):
         return None
     param = _rejected_param(body)
     if param is None:
         return None
+    if side not in ("A", "B"):  # a candidate: its table in a --sides file
+        return _candidate_fix(side, param)
     lower = side.lower()
     if param == "temperature":
         return (
@@ -412,6 +414,27 @@ def parameter_fix(status: int, body: ServerError, side: str) -> str | None:
             f"(and --{lower}-param {other}=N for a limit)"
         )
     return f"this model refuses {param}: design again with --{lower}-param {param}=null"
+
+
+def _candidate_fix(name: str, param: str) -> str:
+    """:func:`parameter_fix` for a candidate, whose configuration is a table of a --sides file
+    (or the options shared by every candidate)."""
+    table = f"{name}'s table of a --sides file"
+    if param == "temperature":
+        return (
+            f"this model takes only its default temperature: design again with temperature = 1 "
+            f"in {table} (or --temperature 1 for every candidate)"
+        )
+    if param in _TOKEN_FIELDS:
+        other = next(f for f in _TOKEN_FIELDS if f != param)
+        return (
+            f"this model refuses {param}: design again with {param} = null in the extra_params "
+            f"of {table} (and {other} = N there for a limit)"
+        )
+    return (
+        f"this model refuses {param}: design again with {param} = null in the extra_params of "
+        f"{table}"
+    )
 
 
 # Recognising "this prompt does not fit": by status, code or type first, wording second.

@@ -102,9 +102,10 @@ def generate(
 ) -> GenerateResult:
     """Fetch every response RUN's design needs (``bt-generate``); a rerun fetches only what
     is missing. ``prices``: ``{"A": "IN,OUT", "B": ..., "launder": ...}`` in dollars per
-    million tokens. Per side: ``a_concurrency``, ``b_rpm``, ``a_header_env`` (``NAME:ENVVAR``
-    headers). One of ``batch_export`` (a file to write), ``batch_import`` (result files) or
-    ``batch`` (submit, wait, import) instead of asking live.
+    million tokens (a design of candidates: ``{NAME: "IN,OUT", ...}``). Per side:
+    ``a_concurrency``, ``b_rpm``, ``a_header_env`` (``NAME:ENVVAR`` headers; refused for a
+    design of candidates). One of ``batch_export`` (a file to write), ``batch_import``
+    (result files) or ``batch`` (submit, wait, import) instead of asking live.
 
     Holds RUN's lock. ``say`` gets the lines the command prints on stderr; ``on_progress``
     and ``batch_progress`` redraw a progress display. Raises ``EndpointFailed`` (what was
