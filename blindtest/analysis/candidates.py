@@ -611,7 +611,7 @@ def _analyse(
             "resamples": ranking.resamples if ranking is not None else 0,
             "failed_resamples": ranking.failed_resamples if ranking is not None else 0,
             "confidence_level": ranking.confidence_level if ranking is not None else 0.95,
-            "critical_value": interval_float(ranking.critical_value) if ranking else None,
+            "critical_value": _finite(ranking.critical_value) if ranking else None,
             "stream": f"IndexStream(seed, {RANKING_STREAM!r})",
             "interval_method": ranking.interval_method if ranking else None,
             "difference_method": ranking.difference_method if ranking else None,
@@ -642,7 +642,7 @@ def _as_two_sided(design: DesignRecord) -> DesignRecord:
     return cast(DesignRecord, {**design, "arrangement": arrangement, "candidates": None})
 
 
-def interval_float(value: float) -> float | None:
+def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
