@@ -224,10 +224,11 @@ def candidates_lines(report: ReportRecord) -> list[str]:
     ):
         if block:
             lines += [*block, ""]
-    model = section.get("tie_model") or "no model fitted"
-    if model.startswith("davidson"):
-        model = "Davidson's (1970): a tie counts as half a win to each side"
-    lines.append(f"The unit: {section['unit']}. Scale: {section['scale']}. Ties: {model}.")
+    model = {
+        "davidson": "Davidson's (1970): a tie counts as half a win to each side",
+        "bradley-terry": "none in the data, so plain Bradley-Terry",
+    }.get(section.get("tie_model") or "", "no model fitted")
+    lines.append(f"The unit: {section['unit']}. Scale: {section['scale_meaning']}. Ties: {model}.")
     return lines
 
 

@@ -53,8 +53,9 @@ def test_a_bot_with_known_strengths_is_ranked_in_their_order(tmp_path: Path, inv
     order = [r["candidate"] for r in section["ranking"]]
     assert order == sorted(STRENGTHS, key=lambda n: -STRENGTHS[n])
     assert section["anchor"] == "mean"
-    assert section["scale"].startswith("log-odds")
-    assert section["tie_model"] == "davidson-1970"
+    assert section["scale"] == "log-odds"
+    assert section["scale_meaning"].startswith("log-odds: a difference d")
+    assert section["tie_model"] == "davidson"
     assert math.isclose(sum(r["strength"]["estimate"] for r in section["ranking"]), 0, abs_tol=1e-9)
     for record in section["ranking"]:
         strength = record["strength"]

@@ -49,7 +49,7 @@ from blindtest.rng import IndexStream
 from blindtest.sides import side_config
 from blindtest.stats import position_bias, preference_test
 from blindtest.stats.pairwise import PairTable, pair_table, reference_table, tally
-from blindtest.stats.ranking import Ranking, outcomes, rank_candidates
+from blindtest.stats.ranking import DAVIDSON, Ranking, outcomes, rank_candidates
 
 if TYPE_CHECKING:
     from blindtest.judging.picks import Pick
@@ -538,8 +538,10 @@ def _analyse(
     options: AnalysisOptions,
     judge_gates: Sequence[str],
     spend_of: Any,
+    rank: bool,
 ) -> tuple[JsonObject, list[str], list[str], dict[int, str], list[Pick]]:
-    """(the candidates section, gate problems, warnings, outcome per comparison, excluded)."""
+    """(the candidates section, gate problems, warnings, outcome per comparison, excluded);
+    ``rank`` False leaves the bootstrap out (an unfinished design's report keeps none of it)."""
     names = list(candidates_of(design) or ())
     excluded = [p for p in picks if excluded_reason(p) is not None]
     counted = [p for p in picks if excluded_reason(p) is None]
@@ -564,7 +566,7 @@ def _analyse(
             rng=IndexStream(str(design["seed"]), RANKING_STREAM),
             anchor=reference,
         )
-        if rows
+        if rows and rank
         else None
     )
     spend = spend_of(names)
@@ -597,8 +599,9 @@ def _analyse(
         "names": names,
         "pairing": str(mode),
         "unit": UNIT,
-        "tie_model": ranking.model if ranking is not None else None,
-        "scale": SCALE,
+        "tie_model": _tie_model(ranking),
+        "scale": "log-odds",
+        "scale_meaning": SCALE,
         "anchor": "mean" if reference is None else reference,
         "ranking": _ranking_records(ranking, names, spend),
         "groups": [list(g) for g in ranking.groups] if ranking is not None else [],
@@ -608,7 +611,7 @@ def _analyse(
             "resamples": ranking.resamples if ranking is not None else 0,
             "failed_resamples": ranking.failed_resamples if ranking is not None else 0,
             "confidence_level": ranking.confidence_level if ranking is not None else 0.95,
-            "critical_value": interval_float(ranking.critical_value) if ranking else None,
+            "critical_value": _finite(ranking.critical_value) if ranking else None,
             "stream": f"IndexStream(seed, {RANKING_STREAM!r})",
             "interval_method": ranking.interval_method if ranking else None,
             "difference_method": ranking.difference_method if ranking else None,
@@ -639,8 +642,14 @@ def _as_two_sided(design: DesignRecord) -> DesignRecord:
     return cast(DesignRecord, {**design, "arrangement": arrangement, "candidates": None})
 
 
-def interval_float(value: float) -> float | None:
+def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
+
+
+def _tie_model(ranking: Ranking | None) -> str | None:
+    if ranking is None:
+        return None
+    return "davidson" if ranking.model == DAVIDSON else "bradley-terry"
 
 
 def _verdict(section: Mapping[str, Any]) -> str:
@@ -676,8 +685,14 @@ def build_candidates_report(
     is unfinished, a gate fails, or responses.jsonl is incomplete."""
     names = list(candidates_of(design) or ())
     prompt_of = prompts_by_trial(design)
+    finished = len({p.trial for p in picks}) >= design["trials"]
     section, problems, warnings, outcome, excluded = _analyse(
-        design, picks, options, gates, lambda ns: _spend(ns, responses, generation)
+        design,
+        picks,
+        options,
+        gates,
+        lambda ns: _spend(ns, responses, generation),
+        rank=finished or options.reveal_void,
     )
     judged = {judge: len(own) for judge, own in sorted(by_judge(picks).items())}
     dropped = _excluded_section(excluded, outcome) if excluded else None
