@@ -227,6 +227,13 @@ def test_sides_toml_list_form_equals_the_json_table_form(invoke: Invoke, tmp_pat
         ('{"a": {"model": "m"}, "b": {"model": "n", "params": {"stop": 1}}}',
          ("put 'stop' in extra_params",)),
         ("[1, 2]", ('needs a "name"',)),
+        ('{"a": {"model": "m", "url": "http://u:p@h/v1"}, "b": {"model": "n"}}',
+         ("candidate a: base_url", "with candidate a: key_env")),
+        ('{"a": {"model": "m", "key_env": "sk-1"}, "b": {"model": "n"}}',
+         ("candidate a: key_env: 'sk-1' is not an environment variable name",)),
+        ('{"a": {"model": "m"}, "b": {"model": "n", "temperature": 5}}',
+         ("got 5.0 (candidate b; a --sides table's temperature",)),
+        ('{"a": {"model": "m"}}', ("1 candidate: a design takes 2 to 20",)),
         ("{not json", ("not JSON",)),
     ],
 )  # fmt: skip
