@@ -237,7 +237,7 @@ def _check_candidates(options: DesignOptions) -> None:
     if options.source is not None:
         return
     for name, spec in options.candidates:
-        _check_model(name, spec, option=f"candidate {name}")
+        _check_model(name, spec, option=f"candidate {name}:")
 
 
 def _check_questions(options: DesignOptions) -> None:
@@ -343,7 +343,13 @@ def parse_url(option: str, url: str) -> str:
         raise BadInput(f"{option}: {url!r} is not an http(s) URL, {_URL_EXAMPLE}")
     if "@" in parts.netloc:
         key_option = (
-            option.replace("-url", "-key-env") if option.endswith("-url") else "--a-key-env"
+            option.replace("-url", "-key-env")
+            if option.endswith("-url")
+            else (
+                option.removesuffix("base_url") + "key_env"
+                if option.endswith(" base_url")
+                else "--a-key-env"
+            )
         )
         bare = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
         raise BadInput(
@@ -411,8 +417,8 @@ def _check_model(side: str, spec: ModelSpec, option: str | None = None) -> None:
     lower = side.lower()
 
     def name(field: str) -> str:
-        if option is not None:
-            return f"{option} {field}"
+        if option is not None:  # a --sides table's keys
+            return f"{option} {'base_url' if field == 'url' else field}"
         return f"--{lower}" if field == "model" else f"--{lower}-{field.replace('_', '-')}"
 
     if not spec.model.strip():
@@ -421,7 +427,7 @@ def _check_model(side: str, spec: ModelSpec, option: str | None = None) -> None:
     check_key_env(name("key_env"), spec.key_env)
     if not 0 <= spec.temperature <= 2:
         where = (
-            f"{option}"
+            f"{option.rstrip(':')}; a --sides table's temperature sets one candidate only"
             if option is not None
             else f"side {side}; --{lower}-temperature sets this side only"
         )

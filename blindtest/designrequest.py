@@ -447,28 +447,18 @@ def _check_count_and_names(specs: list[tuple[str, ModelSpec]]) -> None:
         seen.add(name)
 
 
-def _comparisons(names: list[str], prompts: int, pairs: str, trials: int | None) -> int:
-    """How many comparisons the pairing gives (the schedule's own checks, one line each)."""
+def _cap(names: list[str], prompts: int, pairs: str, trials: int | None) -> int:
+    """The comparisons ``build_design`` may take from the schedule: ``--trials``, or without
+    it a number no schedule reaches (every pair on every prompt), so the schedule gives all
+    it has; ``build_design`` records how many it gave. The mode is parsed here, so a typo is
+    refused before the prompts are read; what else the schedule refuses (an unknown
+    reference, M out of range) it says itself."""
     try:
-        mode = pairing.parse_mode(pairs)
+        pairing.parse_mode(pairs)
     except ValueError as error:
         raise BadInput(str(error)) from None
     k = len(names)
-    if mode.kind == "reference" and mode.reference not in names:
-        raise BadInput(
-            f"--pairs reference:{mode.reference}: no candidate of that name "
-            f"(candidates: {', '.join(names)})"
-        )
-    every = k * (k - 1) // 2
-    per_prompt = {"all": every, "reference": k - 1}.get(mode.kind, mode.per_prompt or 0)
-    if not 1 <= per_prompt <= every:
-        raise BadInput(
-            f"--pairs {mode}: {k} candidates make {every} pairs, so M must be 1 to {every}"
-        )
-    if trials is not None and trials < 1:
-        raise BadInput(f"--trials must be at least 1, got {trials}")
-    most = prompts * per_prompt
-    return most if trials is None else min(trials, most)
+    return prompts * (k * (k - 1) // 2) if trials is None else trials
 
 
 def _resolve_candidates(r: DesignRequest) -> ResolvedDesign:
@@ -486,7 +476,7 @@ def _resolve_candidates(r: DesignRequest) -> ResolvedDesign:
         prompts = _load_prompts(r.prompts_file, r.demo)
     pairs = r.pairs or "all"
     names = [name for name, _ in specs]
-    trials = _comparisons(names, len(prompts), pairs, r.trials)
+    trials = _cap(names, len(prompts), pairs, r.trials)
     options = DesignOptions(
         a=specs[0][1],  # not read with candidates (DesignOptions.candidates)
         b=specs[1][1],

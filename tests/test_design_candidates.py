@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import blindtest
 from blindtest import artifacts, pairing
@@ -183,6 +186,10 @@ def test_sides_json_gives_each_candidate_its_full_configuration_in_order(
     assert "Zeta v2" in design["normalization"]["identity_strip"]["terms"]
 
 
+NEEDS_TOMLLIB = pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is Python 3.11's")
+
+
+@NEEDS_TOMLLIB
 def test_sides_toml_list_form_equals_the_json_table_form(invoke: Invoke, tmp_path: Path) -> None:
     toml = tmp_path / "sides.toml"
     toml.write_text(
@@ -220,6 +227,13 @@ def test_sides_toml_list_form_equals_the_json_table_form(invoke: Invoke, tmp_pat
         ('{"a": {"model": "m"}, "b": {"model": "n", "params": {"stop": 1}}}',
          ("put 'stop' in extra_params",)),
         ("[1, 2]", ('needs a "name"',)),
+        ('{"a": {"model": "m", "url": "http://u:p@h/v1"}, "b": {"model": "n"}}',
+         ("candidate a: base_url", "with candidate a: key_env")),
+        ('{"a": {"model": "m", "key_env": "sk-1"}, "b": {"model": "n"}}',
+         ("candidate a: key_env: 'sk-1' is not an environment variable name",)),
+        ('{"a": {"model": "m"}, "b": {"model": "n", "temperature": 5}}',
+         ("got 5.0 (candidate b; a --sides table's temperature",)),
+        ('{"a": {"model": "m"}}', ("1 candidate: a design takes 2 to 20",)),
         ("{not json", ("not JSON",)),
     ],
 )  # fmt: skip
@@ -553,6 +567,7 @@ def test_a_reference_directory_gives_the_prompts_of_a_candidates_design(
     assert design["source"]["reference"] == str(reference.resolve())
 
 
+@NEEDS_TOMLLIB
 def test_the_sides_file_in_the_formats_doc_makes_a_design(tmp_path: Path) -> None:
     doc = (Path(__file__).resolve().parent.parent / "docs" / "formats.md").read_text()
     block = doc.split("```toml\n", 1)[1].split("```", 1)[0]
@@ -645,3 +660,45 @@ def test_the_token_estimate_counts_what_bt_generate_sends(tmp_path: Path) -> Non
         assert c.assumed_output == (c.name != "x")
     assert plan.comparisons == 7
     assert plan.answers == 14
+
+
+# ---------------------------------------------------------------------- any seed, any mode
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    k=st.integers(2, 8),
+    n=st.integers(1, 12),
+    seed=st.text(min_size=1, max_size=12),
+    kind=st.sampled_from(["all", "reference", "sample"]),
+    pick=st.integers(0, 100),
+    cap=st.one_of(st.none(), st.integers(1, 200)),
+)
+def test_any_design_holds_exactly_the_schedule(
+    k: int, n: int, seed: str, kind: str, pick: int, cap: int | None
+) -> None:
+    from blindtest.designing import DesignOptions, ModelSpec
+    from blindtest.prompts import Prompt
+
+    names = [f"c{i}" for i in range(k)]
+    mode = {
+        "all": "all",
+        "reference": f"reference:{names[pick % k]}",
+        "sample": f"sample:{1 + pick % (k * (k - 1) // 2)}",
+    }[kind]
+    prompts = [Prompt(id=f"p{i}", text=f"text {i}", line=i + 1) for i in range(n)]
+    candidates = tuple((name, ModelSpec(f"model-{name}")) for name in names)
+    expected = pairing.schedule(names, n, mode, seed, trials=cap)
+    options = DesignOptions(
+        a=candidates[0][1], b=candidates[1][1], seed=seed, protocol="preference",
+        trials=len(expected), candidates=candidates, pairs=mode,
+    )  # fmt: skip
+    design = build_design(
+        prompts, options, {"blindtest": "x", "python": "x", "packages": {}, "git": None}
+    )
+    assert design["trials"] == len(design["arrangement"]) == len(expected)
+    assert design["arrangement"] == [
+        {"trial": t, "prompt_id": f"p{c.prompt}", "left": c.left, "right": c.right}
+        for t, c in enumerate(expected, start=1)
+    ]
+    artifacts.validate(design, "design", "design.json")

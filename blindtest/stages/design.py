@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,13 +80,16 @@ def design(
                 on_dropped(candidate, items)
         document = build_design(resolved.prompts, resolved.options, collect_provenance())
         digest = artifacts.write_design(run, document, force=force)
+    made = resolved.options
+    if made.candidates:  # the comparisons the schedule gave (--trials only caps them)
+        made = replace(made, trials=document["trials"])
     return DesignResult(
         run_dir=run,
         design_path=run / artifacts.DESIGN,
         hash_path=run / artifacts.DESIGN_HASH,
         sha256=digest,
         design=document,
-        options=resolved.options,
+        options=made,
         prompts=len(resolved.prompts),
         dropped=resolved.dropped,
         warnings=_warnings(document),
