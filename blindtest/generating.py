@@ -111,7 +111,7 @@ def side_transport(given: dict[str, Any]) -> dict[str, Any]:
 def check_side_options(design: DesignRecord, options: FetchOptions) -> None:
     """A design of candidates has no sides A and B: ``--a-concurrency``, ``--b-rpm``,
     ``--a-header-env``... are refused (one line) rather than applied to nobody; ``--concurrency``
-    and ``--rpm`` apply to every candidate's endpoint."""
+    and ``--rpm`` hold per endpoint (candidates asking one server with one key share them)."""
     if not has_candidates(design):
         return
     given = [
@@ -127,7 +127,7 @@ def check_side_options(design: DesignRecord, options: FetchOptions) -> None:
     if given:
         raise BadInput(
             f"{given[0]}: this design has candidates ({', '.join(sides_of(design))}), not sides "
-            "A and B; --concurrency and --rpm apply to every candidate's endpoint"
+            "A and B; --concurrency and --rpm hold per endpoint, shared by the candidates on it"
         )
 
 
@@ -337,6 +337,7 @@ async def _fetch(
         policy=policy,
         side_concurrency=options.side_concurrency,
         side_rpm=options.side_rpm,
+        share_endpoints=has_candidates(design),  # --concurrency per endpoint, not candidate
     ) as client:
 
         def update(final: bool = False) -> None:

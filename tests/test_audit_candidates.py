@@ -282,3 +282,16 @@ def test_the_library_and_the_vectorised_procedure_agree(tmp_path: Path) -> None:
         assert tells[name]["longer"] == int((values > 0).sum())
         assert tells[name]["shorter"] == int((values < 0).sum())
         assert tells[name]["prompts"] == len(values)
+
+
+def test_show_says_when_length_never_tells_a_candidate_apart(tmp_path: Path) -> None:
+    run, _ = offline_candidate_run(tmp_path, NAMES, prompts=3, mode="all")
+    add_candidate_answers(run, lambda prompt_id, name: tokens(f"{prompt_id}{name}", 12))
+    result = cli("audit", run, "--show")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines()[1:5] == [
+        f"  {name}: length never told it from its opponents (3 prompts)" for name in NAMES
+    ]
+    document = artifacts.read_json(run / artifacts.AUDIT, "audit")
+    bot = document["bots"]["length"]
+    assert (bot["candidate"], bot["n"], bot["correct"], bot["p_value"]) == (None, 0, 0, None)

@@ -207,12 +207,12 @@ def test_nothing_a_judge_or_a_bot_sees_names_a_candidate_or_its_model(
         (
             ["--b-rpm", "5"],
             "--b-rpm: this design has candidates (alpha, beta, gamma, delta), not sides A and "
-            "B; --concurrency and --rpm apply to every candidate's endpoint",
+            "B; --concurrency and --rpm hold per endpoint, shared by the candidates on it",
         ),
         (
             ["--a-header-env", "X-Org:ORG"],
             "--a-header-env: this design has candidates (alpha, beta, gamma, delta), not sides "
-            "A and B; --concurrency and --rpm apply to every candidate's endpoint",
+            "A and B; --concurrency and --rpm hold per endpoint, shared by the candidates on it",
         ),
     ],
 )
@@ -470,3 +470,20 @@ def test_a_refused_temperature_stops_the_run_naming_the_candidate(
     assert "temperature = 1 in beta's table of a --sides file" in result.stderr or (
         "temperature = 1 in delta's table of a --sides file" in result.stderr
     )
+
+
+def test_concurrency_holds_per_endpoint_however_many_candidates_it_serves(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    # Four candidates on one server and one key: --concurrency 2 is two requests in flight
+    # at that server, not two per candidate (eight).
+    run = tmp_path / "run"
+    make_candidate_run(invoke, run, simulator, tmp_path, prompts=6)
+    simulator.config.latency = 0.03
+    result = invoke("generate", run, "--quiet", "--concurrency", "2")
+    assert result.exit_code == 0, result.stderr
+    in_flight = simulator.stats()["max_in_flight"]
+    assert set(in_flight) == set(MODELS)
+    assert sum(in_flight.values()) <= 2 * 2  # each model's peak within the shared two
+    assert max(in_flight.values()) <= 2
+    assert simulator.stats()["requests"] == 4 * 6

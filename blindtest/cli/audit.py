@@ -135,6 +135,10 @@ def _show_candidates(document: Mapping[str, Any], kind: str, bot: Mapping[str, A
     for name in document["candidates"]:
         tell = bot["per_candidate"][name]
         uneven = tell["longer"] + tell["shorter"]
+        if not uneven:
+            even = reportfmt.count(tell["even"], "prompt")
+            click.echo(f"  {name}: length never told it from its opponents ({even})", err=True)
+            continue
         p = (
             f", p = {tell['p_value']:.2g}, Holm p = {tell['p_holm']:.2g}"
             if tell["p_value"] is not None

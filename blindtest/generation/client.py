@@ -262,6 +262,7 @@ class ChatClient:
         clock: Callable[[], float] = time.time,
         side_concurrency: Mapping[str, int] | None = None,
         side_rpm: Mapping[str, float] | None = None,
+        share_endpoints: bool = False,
     ) -> None:
         import aiohttp  # deferred: start-up
 
@@ -294,6 +295,10 @@ class ChatClient:
         self._tallies = {side: _Tally() for side in self._endpoints}
         # Sides whose server refused a ``seed`` parameter: their requests go without one.
         self._seedless: set[str] = set()
+        #: Sides asking the same server with the same key (a design of candidates) share one
+        #: session, concurrency limit and pace: ``concurrency`` and ``rpm`` hold per endpoint,
+        #: however many candidates it serves.
+        self._share = share_endpoints
 
     def __repr__(self) -> str:
         sides = ", ".join(f"{s}={e.model}" for s, e in self._endpoints.items())
@@ -315,16 +320,23 @@ class ChatClient:
         """Create one session and connection pool per endpoint (needs a running loop)."""
         import aiohttp  # deferred: start-up
 
+        shared: dict[object, tuple[aiohttp.ClientSession, _AdaptiveLimit, _Pace]] = {}
         for side, endpoint in self._endpoints.items():
             if side in self._lanes:
                 continue
             ceiling = self._ceilings[side]
-            connector = aiohttp.TCPConnector(limit=ceiling, limit_per_host=0)
-            # trust_env stays off: aiohttp would read ~/.netrc; the proxy is chosen here.
-            session = aiohttp.ClientSession(
-                connector=connector, timeout=self._timeouts, raise_for_status=False
-            )
-            limit, pace = _AdaptiveLimit(ceiling), _Pace(self._rpms[side])
+            key: object = side
+            if self._share:
+                key = (endpoint.base_url, endpoint.key_env, endpoint.unset_key_env)
+                key = (key, endpoint.header_env, ceiling, self._rpms[side])
+            if key not in shared:
+                connector = aiohttp.TCPConnector(limit=ceiling, limit_per_host=0)
+                # trust_env stays off: aiohttp would read ~/.netrc; the proxy is chosen here.
+                session = aiohttp.ClientSession(
+                    connector=connector, timeout=self._timeouts, raise_for_status=False
+                )
+                shared[key] = (session, _AdaptiveLimit(ceiling), _Pace(self._rpms[side]))
+            session, limit, pace = shared[key]
             self._lanes[side] = _Lane(
                 side, endpoint, session, limit, pace, self._tallies[side], proxy_for(endpoint.url)
             )
@@ -332,8 +344,9 @@ class ChatClient:
     async def aclose(self) -> None:
         """Close every session; idempotent."""
         lanes, self._lanes = list(self._lanes.values()), {}
-        for lane in lanes:
-            await lane.session.close()
+        sessions = {id(lane.session): lane.session for lane in lanes}  # shared ones once
+        for session in sessions.values():
+            await session.close()
 
     @property
     def sides(self) -> tuple[str, ...]:
