@@ -321,15 +321,7 @@ def _difference(ranking: Ranking, a: str, b: str) -> tuple[float, float, float, 
 def _leader_lines(ranking: Ranking, met: Mapping[frozenset[str], Any], anchor: str) -> list[str]:
     """Who is ahead, by how much as a chance of being preferred, and the groups."""
     order = [s.candidate for s in ranking.strengths]
-    model = (
-        "Bradley-Terry strengths with Davidson's ties"
-        if ranking.model.startswith("davidson")
-        else "Bradley-Terry strengths (no tie in the data)"
-    )
-    lines = [
-        f"Ranking, strongest first: {', '.join(order)} ({model}, on the log-odds scale, "
-        f"{anchor} at 0)."
-    ]
+    lines = [f"Ranking, strongest first: {', '.join(order)} (Bradley-Terry, {anchor} at 0)."]
     leader, second = order[0], order[1]
     est, lo, hi, separated = _difference(ranking, leader, second)
     bounds = (
@@ -339,11 +331,15 @@ def _leader_lines(ranking: Ranking, met: Mapping[frozenset[str], Any], anchor: s
     )
     record = met.get(_pair_key(leader, second))
     direct = f"; when they met, {leader} {_pair_result(record, leader)}" if record else ""
-    verdict = (
-        "the ranking separates the two."
-        if separated
-        else "the data cannot separate the two, so the lead is not established."
-    )
+    if not separated:
+        verdict = "the data cannot separate the two, so the lead is not established."
+    elif record is not None and not record.significant:
+        verdict = (
+            "the ranking, which draws on every comparison, separates the two, though their "
+            "own meetings alone do not after Holm."
+        )
+    else:
+        verdict = "the ranking separates the two."
     lines.append(
         f"{leader} is ahead: against {second}, the next, it is preferred in {_p_words(est)} "
         f"of the comparisons that are not ties ({bounds}{direct}); {verdict}"
