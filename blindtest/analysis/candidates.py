@@ -112,9 +112,11 @@ def candidate_responses(
         per[name][kind] += 1
         if row is not None and row["status"] == "ok":
             answered += 1
-            usage = row.get("usage") or {}
-            per[name]["prompt_tokens"] += int(usage.get("prompt_tokens") or 0)
-            per[name]["completion_tokens"] += int(usage.get("completion_tokens") or 0)
+            usage = row.get("usage")
+            if usage:  # an answer read from a file has none
+                per[name]["with_usage"] += 1
+                per[name]["prompt_tokens"] += int(usage.get("prompt_tokens") or 0)
+                per[name]["completion_tokens"] += int(usage.get("completion_tokens") or 0)
             if row.get("served_model"):
                 served[name][str(row["served_model"])] += 1
         wash = state.laundered.get(key)
@@ -138,8 +140,8 @@ def candidate_responses(
                 "truncated": c["length"],
                 "failed": c["failed"],
                 "missing": c["missing"],
-                "prompt_tokens": c["prompt_tokens"],
-                "completion_tokens": c["completion_tokens"],
+                "prompt_tokens": c["prompt_tokens"] if c["with_usage"] else None,
+                "completion_tokens": c["completion_tokens"] if c["with_usage"] else None,
             }
             for name, c in per.items()
         },
@@ -149,7 +151,7 @@ def candidate_responses(
     return summary
 
 
-_NOT_ANSWERED = ("missing", "failed", "prompt_tokens", "completion_tokens")
+_NOT_ANSWERED = ("missing", "failed", "prompt_tokens", "completion_tokens", "with_usage")
 
 
 def _sides(entry: Mapping[str, Any]) -> tuple[str, str]:
@@ -208,8 +210,10 @@ def _spend(
         own = per.get(name)
         role = roles.get(name) or {}
         answers = own["answered"] if own else role.get("responses")
-        tokens_in = own["prompt_tokens"] if own else role.get("prompt_tokens")
-        tokens_out = own["completion_tokens"] if own else role.get("completion_tokens")
+        # Tokens as responses.jsonl records them; without it, as generation.json summed
+        # them, when a request was made (an answer read from a file used none).
+        source = own if own else role if role.get("requests") else {}
+        tokens_in, tokens_out = source.get("prompt_tokens"), source.get("completion_tokens")
         cost = role.get("cost")
         out[name] = {
             "answers": answers,
