@@ -88,11 +88,15 @@ def _ranking_table(section: Mapping[str, Any]) -> list[str]:
     anchor = section["anchor"]
     zero = "the mean" if anchor == "mean" else anchor
     boot = section["bootstrap"]
+    ranked = not section.get("problem")
     title = (
         f"Ranking: strength on the log-odds scale, {zero} at 0; 95% interval from a bootstrap "
         f"over {reportfmt.count(section.get('prompts') or 0, 'prompt')} "
         f"({boot['resamples']} resamples); the ranks the data allow; wins, losses and ties "
         "(W-L-T); tokens per answer; dollars per 1,000 answers:"
+        if ranked
+        else "Each candidate (no strengths, as said above): wins, losses and ties (W-L-T); "
+        "tokens per answer; dollars per 1,000 answers:"
     )
     table = [
         [
@@ -112,7 +116,7 @@ def _ranking_table(section: Mapping[str, Any]) -> list[str]:
             [
                 "-" if r.get("rank") is None else str(r["rank"]),
                 r["candidate"],
-                strength_text(r["strength"]) if r.get("strength") else "-",
+                strength_text(r["strength"]) if ranked and r.get("strength") else "-",
                 ranks,
                 f"{r['wins']}-{r['losses']}-{r['ties']}" if "wins" in r else "-",
                 _tokens(r),
@@ -200,8 +204,6 @@ def _by_tag_lines(section: Mapping[str, Any]) -> list[str]:
 
 def _problems(section: Mapping[str, Any]) -> list[str]:
     out = []
-    if section.get("problem") and section.get("ranking"):
-        out.append(f"No strengths: {section['problem']}.")
     if section.get("interval_problem"):
         out.append(f"Intervals: {section['interval_problem']}.")
     return out

@@ -232,7 +232,7 @@ def write_candidate_run(
             "truncated": 0,
             "refusals": 0,
             "outside_length_band": None,
-            "mean_latency_ms": 101.0,
+            "mean_latency_ms": round(sum(r["latency_ms"] for r in own) / len(own), 3),
             "cost": None
             if unit is None
             else (tokens_in * unit[0] + tokens_out * unit[1]) / 1_000_000,
@@ -244,7 +244,7 @@ def write_candidate_run(
         "wall_seconds": 1.0,
         "prices": {who: {"input": p[0], "output": p[1]} for who, p in price.items()},
         "roles": roles,
-        "identical_draws": 0,
+        "identical_draws": None,
         "sessions": [{"wall_seconds": 1.0, "requests": len(rows), "rows": len(rows)}],
     }
     artifacts.write_json(run_dir / artifacts.GENERATION, generation, "generation")

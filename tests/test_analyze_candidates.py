@@ -294,3 +294,20 @@ def test_the_report_is_valid_and_deterministic(tmp_path: Path) -> None:
     second = analyze_run(run, []).report
     assert artifacts.dump_json(first) == artifacts.dump_json(second)
     artifacts.write_json(tmp_path / "report.json", first, "report")  # schema-checked
+
+
+def test_answers_read_from_files_have_no_tokens_rather_than_zero(tmp_path: Path) -> None:
+    from blindtest.analysis.candidates import candidate_responses
+
+    run = candidate_run(tmp_path, prompts=6)
+    design = artifacts.load_design(run).design
+    rows = [
+        {k: v for k, v in row.items() if k != "usage"}
+        for row in artifacts.read_jsonl(run / "responses.jsonl", "responses").records
+    ]
+    summary = candidate_responses(design, rows, None)
+    assert summary["complete"]
+    for found in summary["per_side"].values():
+        assert found["answered"] == 6
+        assert found["prompt_tokens"] is None
+        assert found["completion_tokens"] is None

@@ -29,10 +29,9 @@ SHARED = (
     "artifact_types", "report", "provenance", "flow",
     "openai_wire", "reportfmt", "sides",
     "assignment", "markup", "reportpage", "identity", "screen", "oslock", "locking", "stages",
-    "version",
+    "version", "render_candidates",
     "derived", "prompt_size", "preflight", "keynames",
-    "pairing",
-    "candidates", "render_candidates",
+    "pairing", "candidates",
 )  # fmt: skip
 #: The parts of the judging package other stages read: the registry of judge kinds (which
 #: names the module making each kind and never imports it), the picks contract, the tell bots

@@ -112,9 +112,11 @@ def candidate_responses(
         per[name][kind] += 1
         if row is not None and row["status"] == "ok":
             answered += 1
-            usage = row.get("usage") or {}
-            per[name]["prompt_tokens"] += int(usage.get("prompt_tokens") or 0)
-            per[name]["completion_tokens"] += int(usage.get("completion_tokens") or 0)
+            usage = row.get("usage")
+            if usage:  # an answer read from a file has none
+                per[name]["with_usage"] += 1
+                per[name]["prompt_tokens"] += int(usage.get("prompt_tokens") or 0)
+                per[name]["completion_tokens"] += int(usage.get("completion_tokens") or 0)
             if row.get("served_model"):
                 served[name][str(row["served_model"])] += 1
         wash = state.laundered.get(key)
@@ -138,8 +140,8 @@ def candidate_responses(
                 "truncated": c["length"],
                 "failed": c["failed"],
                 "missing": c["missing"],
-                "prompt_tokens": c["prompt_tokens"],
-                "completion_tokens": c["completion_tokens"],
+                "prompt_tokens": c["prompt_tokens"] if c["with_usage"] else None,
+                "completion_tokens": c["completion_tokens"] if c["with_usage"] else None,
             }
             for name, c in per.items()
         },
@@ -149,7 +151,7 @@ def candidate_responses(
     return summary
 
 
-_NOT_ANSWERED = ("missing", "failed", "prompt_tokens", "completion_tokens")
+_NOT_ANSWERED = ("missing", "failed", "prompt_tokens", "completion_tokens", "with_usage")
 
 
 def _sides(entry: Mapping[str, Any]) -> tuple[str, str]:
@@ -208,8 +210,10 @@ def _spend(
         own = per.get(name)
         role = roles.get(name) or {}
         answers = own["answered"] if own else role.get("responses")
-        tokens_in = own["prompt_tokens"] if own else role.get("prompt_tokens")
-        tokens_out = own["completion_tokens"] if own else role.get("completion_tokens")
+        # Tokens as responses.jsonl records them; without it, as generation.json summed
+        # them, when a request was made (an answer read from a file used none).
+        source = own if own else role if role.get("requests") else {}
+        tokens_in, tokens_out = source.get("prompt_tokens"), source.get("completion_tokens")
         cost = role.get("cost")
         out[name] = {
             "answers": answers,
@@ -321,15 +325,7 @@ def _difference(ranking: Ranking, a: str, b: str) -> tuple[float, float, float, 
 def _leader_lines(ranking: Ranking, met: Mapping[frozenset[str], Any], anchor: str) -> list[str]:
     """Who is ahead, by how much as a chance of being preferred, and the groups."""
     order = [s.candidate for s in ranking.strengths]
-    model = (
-        "Bradley-Terry strengths with Davidson's ties"
-        if ranking.model.startswith("davidson")
-        else "Bradley-Terry strengths (no tie in the data)"
-    )
-    lines = [
-        f"Ranking, strongest first: {', '.join(order)} ({model}, on the log-odds scale, "
-        f"{anchor} at 0)."
-    ]
+    lines = [f"Ranking, strongest first: {', '.join(order)} (Bradley-Terry, {anchor} at 0)."]
     leader, second = order[0], order[1]
     est, lo, hi, separated = _difference(ranking, leader, second)
     bounds = (
@@ -339,11 +335,15 @@ def _leader_lines(ranking: Ranking, met: Mapping[frozenset[str], Any], anchor: s
     )
     record = met.get(_pair_key(leader, second))
     direct = f"; when they met, {leader} {_pair_result(record, leader)}" if record else ""
-    verdict = (
-        "the ranking separates the two."
-        if separated
-        else "the data cannot separate the two, so the lead is not established."
-    )
+    if not separated:
+        verdict = "the data cannot separate the two, so the lead is not established."
+    elif record is not None and not record.significant:
+        verdict = (
+            "the ranking, which draws on every comparison, separates the two, though their "
+            "own meetings alone do not after Holm."
+        )
+    else:
+        verdict = "the ranking separates the two."
     lines.append(
         f"{leader} is ahead: against {second}, the next, it is preferred in {_p_words(est)} "
         f"of the comparisons that are not ties ({bounds}{direct}); {verdict}"

@@ -167,25 +167,20 @@ def _pair_rows(table: Mapping[str, Any] | None, reference: bool = False) -> list
 
 
 def _tag_rows(section: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """One row per tag and candidate (long, so it reads on a phone too)."""
     by_tag = section.get("by_tag") or {}
-    names = section["names"]
-    header = ["tag", "comparisons", *names]
+    header = ["tag", "candidate", "won-lost-tied", "untied win rate (Wilson 95%)"]
     rows = []
     for tag, found in by_tag.items():
-        own = {r["candidate"]: r for r in found["candidates"]}
-        rows.append(
-            [
-                tag,
-                str(found["comparisons"]),
-                *[
-                    "-"
-                    if n not in own
-                    else f"{_rate(own[n]['win_rate'], own[n]['n'])}, "
-                    f"{own[n]['wins']}-{own[n]['losses']}-{own[n]['ties']}"
-                    for n in names
-                ],
-            ]
-        )
+        for n, r in enumerate(found["candidates"]):
+            rows.append(
+                [
+                    f"{tag} ({count(found['comparisons'], 'comparison')})" if n == 0 else "",
+                    r["candidate"],
+                    f"{r['wins']}-{r['losses']}-{r['ties']}",
+                    _rate(r["win_rate"], r["n"]),
+                ]
+            )
     return header, rows
 
 
