@@ -59,7 +59,8 @@ def given_words(ctx: click.Context, *, skip: Sequence[str] = ()) -> list[str]:
 
 def _words(param: click.Parameter, value: Any) -> list[str]:
     if isinstance(param, click.Argument):
-        return [os.fspath(value)]
+        values = value if param.nargs != 1 else (value,)  # ``[A B]`` of blindtest run
+        return [os.fspath(item) for item in values]
     assert isinstance(param, click.Option)
     longest = max(param.opts, key=len)
     if param.is_flag:

@@ -73,7 +73,7 @@ def judge(run_dir: Path, kind: str, ctx: click.Context, llm: dict[str, Any]) -> 
     show(check_judge(run_dir, kind, chosen))
 
 
-def run(run_dir: Path | None, model_a: str, model_b: str, **given: Any) -> int:
+def run(run_dir: Path | None, model_a: str | None, model_b: str | None, **given: Any) -> int:
     """``blindtest run A B ... --check``: the design the options make, built in memory."""
     from blindtest.stages.run import check
 

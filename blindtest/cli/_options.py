@@ -125,7 +125,27 @@ def grouped(*decorators: Callable[[F], F]) -> Callable[[F], F]:
 #: Per-side transport, for bt-generate and `blindtest run`.
 side_transport_options = grouped(*_side_transport("a"), *_side_transport("b"))
 
+#: The parameter names of ``side_transport_options``.
+SIDE_TRANSPORT = tuple(
+    f"{side}_{what}" for what in ("concurrency", "rpm", "header_env") for side in "ab"
+)
+
 price_options = grouped(
     click.option("--price-a", metavar="IN,OUT", help="Side A price, dollars per million tokens."),
     click.option("--price-b", metavar="IN,OUT", help="Side B price, dollars per million tokens."),
+    click.option(
+        "--price",
+        "price_named",
+        metavar="NAME=IN,OUT",
+        multiple=True,
+        help="A candidate's price (a design with candidates), once per candidate.",
+    ),
 )
+
+
+def given_prices(given: dict[str, Any]) -> dict[str, str | None]:
+    """The prices of ``price_options``, popped from ``given``: keyed "A", "B" and by candidate."""
+    from blindtest.generation.cost import named_prices
+
+    prices = {"A": given.pop("price_a", None), "B": given.pop("price_b", None)}
+    return prices | named_prices(given.pop("price_named", ()) or ())

@@ -37,8 +37,7 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 
 
 @command("run")
-@click.argument("model_a", metavar="A")
-@click.argument("model_b", metavar="B")
+@click.argument("models", nargs=-1, metavar="[A B]")
 @click.option(
     "--run-dir",
     type=DirPath(),
@@ -62,6 +61,7 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 @_options.timeout_option
 @_options.price_options
 @_design_options.prompt_source_options
+@_design_options.candidate_options
 @_design_options.design_options
 @_check.option
 @quiet_option
@@ -69,8 +69,7 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 def run(
     ctx: click.Context,
     /,
-    model_a: str,
-    model_b: str,
+    models: tuple[str, ...],
     run_dir: Path | None,
     judge_kind: str,
     judge_id: str | None,
@@ -79,14 +78,6 @@ def run(
     html_path: Path | None,
     concurrency: int,
     timeout: float,
-    price_a: str | None,
-    price_b: str | None,
-    a_concurrency: int | None,
-    b_concurrency: int | None,
-    a_rpm: float | None,
-    b_rpm: float | None,
-    a_header_env: tuple[str, ...],
-    b_header_env: tuple[str, ...],
     check: bool,
     quiet: bool,
     **design_options: Any,
@@ -98,23 +89,22 @@ def run(
       export OPENAI_API_KEY=...
       blindtest run gpt-5.4 gpt-5.4-mini --prompts prompts.txt
       blindtest run gpt-5.4 qwen3:32b --b-url http://localhost:11434/v1 --prompts prompts.txt
+      blindtest run --prompts prompts.txt --sides candidates.toml --judge web
+
+    A B are the two sides' models; a design of several candidates (--candidate, --sides,
+    or three or more --from-dirs) takes none.
     """
     from blindtest.cli import analyze, design, generate, judge
-    from blindtest.stages.run import RunHooks
+    from blindtest.stages.run import RunHooks, two_models
     from blindtest.stages.run import run as chain
 
-    transport = {
-        "a_concurrency": a_concurrency,
-        "b_concurrency": b_concurrency,
-        "a_rpm": a_rpm,
-        "b_rpm": b_rpm,
-        "a_header_env": a_header_env,
-        "b_header_env": b_header_env,
-    }
+    model_a, model_b = two_models(models, design_options)
+    prices = _options.given_prices(design_options)  # taken out: the rest are the design's
+    transport = {name: design_options.pop(name) for name in _options.SIDE_TRANSPORT}
     if check:
         return _check.run(
             run_dir, model_a, model_b, judge_kind=judge_kind, judge_url=judge_url,
-            judge_key_env=judge_key_env, timeout=timeout, prices={"A": price_a, "B": price_b},
+            judge_key_env=judge_key_env, timeout=timeout, prices=prices,
             transport=transport, **design_options,
         )  # fmt: skip
     run_dir = run_dir or Path(time.strftime("blindtest-run-%Y%m%d-%H%M%S"))
@@ -135,7 +125,7 @@ def run(
         result = chain(
             run_dir, model_a, model_b, judge_kind=judge_kind, judge_id=judge_id,
             judge_url=judge_url, judge_key_env=judge_key_env, concurrency=concurrency,
-            timeout=timeout, prices={"A": price_a, "B": price_b}, transport=transport,
+            timeout=timeout, prices=prices, transport=transport,
             hooks=hooks, html=html_path, **design_options,
         )  # fmt: skip
     if result.analysis is None:

@@ -79,6 +79,27 @@ class RunResult:
         return self.analysis.exit_code if self.analysis is not None else 0
 
 
+def two_models(
+    models: Sequence[str], design_options: Mapping[str, Any]
+) -> tuple[str | None, str | None]:
+    """A and B as given on the command line, or none for a design of candidates (named by
+    ``candidate``, ``sides`` or three or more ``from_dirs``); anything else is BadInput."""
+    several = bool(design_options.get("candidate")) or design_options.get("sides") is not None
+    if several or len(design_options.get("from_dirs") or ()) > 2:
+        if models:
+            raise BadInput(
+                f"{' '.join(models)}: a design of candidates names its models with "
+                "--candidate or --sides, not as A B"
+            )
+        return None, None
+    if len(models) != 2:
+        raise BadInput(
+            "give the two models, A B (e.g. blindtest run gpt-5.4 gpt-5.4-mini), or "
+            "candidates with --candidate NAME=MODEL or --sides FILE"
+        )
+    return models[0], models[1]
+
+
 def judge_name(kind: str, judge_id: str | None) -> str:
     """The name a chained judge's picks carry: the id given, else the kind's own (a bot's
     kind, an LLM judge's model), or the user's name."""
@@ -87,8 +108,8 @@ def judge_name(kind: str, judge_id: str | None) -> str:
 
 def run(
     run_dir: str | os.PathLike[str],
-    model_a: str,
-    model_b: str,
+    model_a: str | None = None,
+    model_b: str | None = None,
     *,
     judge_kind: str = "human",
     judge_id: str | None = None,
@@ -102,7 +123,8 @@ def run(
     html: str | os.PathLike[str] | None = None,
     **design_options: Any,
 ) -> RunResult:
-    """Every stage in order into ``run_dir`` (``blindtest run A B``). ``design_options``:
+    """Every stage in order into ``run_dir`` (``blindtest run A B``; no A B for a design of
+    candidates, named by ``candidate=``, ``sides=`` or ``from_dirs=``). ``design_options``:
     the design's (:func:`blindtest.design`'s); ``transport``: generation's per-side options
     (``a_concurrency``, ``b_rpm``, ``a_header_env``...); ``judge_kind``: who judges
     (``llm:MODEL`` served at ``judge_url``, its key in ``judge_key_env``); ``html``: also
@@ -162,7 +184,11 @@ def _check_page(page: Path, run_dir: Path) -> None:
 
 
 def _design(
-    run_dir: Path, model_a: str, model_b: str, options: dict[str, Any], show: RunHooks
+    run_dir: Path,
+    model_a: str | None,
+    model_b: str | None,
+    options: dict[str, Any],
+    show: RunHooks,
 ) -> DesignResult:
     """Write the design, or find the same one already there (a resumed run)."""
     if options.get("seed") is None:
@@ -215,8 +241,8 @@ def _judge(
 
 def check(
     run_dir: str | os.PathLike[str] | None,
-    model_a: str,
-    model_b: str,
+    model_a: str | None = None,
+    model_b: str | None = None,
     *,
     judge_kind: str = "human",
     judge_url: str | None = None,
