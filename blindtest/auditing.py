@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from blindtest import reportfmt
 from blindtest.artifact_types import AuditRecord, DesignRecord
 from blindtest.artifacts import JsonObject, schema_tag
 from blindtest.candidates import candidates_of, comparison_sides, sides_of
@@ -149,6 +150,29 @@ def candidate_length_tells(design: DesignRecord, picks: Sequence[Pick]) -> dict[
     for name in names:
         tells[name]["p_holm"] = adjusted.get(name)
     return tells
+
+
+def candidate_tell_lines(document: Mapping[str, Any], kind: str) -> list[str]:
+    """``bt-audit --show``'s lines for a bot's per-candidate tell: on how many prompts the
+    bot gave the candidate more of its comparisons than its opponents (the prompt is the
+    unit), with the exact p and Holm's."""
+    bot = document["bots"][kind]
+    lines = [f"{kind} bot per candidate, prompt as the unit (Holm across candidates):"]
+    for name in document["candidates"]:
+        tell = bot["per_candidate"][name]
+        uneven = tell["longer"] + tell["shorter"]
+        if not uneven:
+            even = reportfmt.count(tell["even"], "prompt")
+            lines.append(f"  {name}: length never told it from its opponents ({even})")
+            continue
+        p = ""
+        if tell["p_value"] is not None:
+            p = f", p = {tell['p_value']:.2g}, Holm p = {tell['p_holm']:.2g}"
+        lines.append(
+            f"  {name} preferred on balance on {tell['longer']} of "
+            f"{reportfmt.count(uneven, 'prompt')}{p}"
+        )
+    return lines
 
 
 def _headline(tells: Mapping[str, JsonObject]) -> tuple[int, int, float | None]:

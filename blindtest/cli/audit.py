@@ -96,10 +96,13 @@ def audit(
 
 
 def _show(document: Mapping[str, Any]) -> None:
+    from blindtest.auditing import candidate_tell_lines
+
     sides = document.get("candidates") or ("A", "B")
     for kind, bot in document["bots"].items():
         if "per_candidate" in bot:
-            _show_candidates(document, kind, bot)
+            for line in candidate_tell_lines(document, kind):
+                click.echo(line, err=True)
         elif bot.get("applicable", True):
             p = f", p = {bot['p_value']:.2g}" if bot["p_value"] is not None else ""
             click.echo(f"{kind} bot: {bot['correct']}/{bot['n']}{p}", err=True)
@@ -126,26 +129,3 @@ def _show(document: Mapping[str, Any]) -> None:
                 + (f" ({terms})" if terms else ""),
                 err=True,
             )
-
-
-def _show_candidates(document: Mapping[str, Any], kind: str, bot: Mapping[str, Any]) -> None:
-    """The length bot per candidate: on how many prompts it gave the candidate more of its
-    comparisons than its opponents (the prompt is the unit), with the exact p and Holm's."""
-    click.echo(f"{kind} bot per candidate, prompt as the unit (Holm across candidates):", err=True)
-    for name in document["candidates"]:
-        tell = bot["per_candidate"][name]
-        uneven = tell["longer"] + tell["shorter"]
-        if not uneven:
-            even = reportfmt.count(tell["even"], "prompt")
-            click.echo(f"  {name}: length never told it from its opponents ({even})", err=True)
-            continue
-        p = (
-            f", p = {tell['p_value']:.2g}, Holm p = {tell['p_holm']:.2g}"
-            if tell["p_value"] is not None
-            else ""
-        )
-        click.echo(
-            f"  {name} preferred on balance on {tell['longer']} of "
-            f"{reportfmt.count(uneven, 'prompt')}{p}",
-            err=True,
-        )
