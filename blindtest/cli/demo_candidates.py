@@ -129,9 +129,10 @@ def _design_and_judge(run_dir: Path, url: str, trials: int | None) -> None:
         ) from None
     cli_design.show(designed)
     prices = {name: PRICES[model] for name, model, _ in CANDIDATES}
-    say(
-        "\nprices (made up, dollars per million tokens in,out): "
-        + ", ".join(f"{model} {price}" for model, price in PRICES.items())
+    echo_prose(
+        "\nprices, made up (dollars per million tokens, in,out): "
+        + "; ".join(f"{model} {price}" for model, price in PRICES.items()),
+        err=True,
     )
     generate(
         run_dir,
