@@ -82,7 +82,7 @@ golden: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	@# Every benchmark runs and prints its figures; a missed target fails the whole at the end.
-	@status=0; for name in startup process pipeline generate llm_judge ranking; do \
+	@status=0; for name in startup process pipeline generate llm_judge ranking candidates; do \
 	  echo "$(BIN)/python tests/benchmarks/bench_$$name.py"; \
 	  $(BIN)/python tests/benchmarks/bench_$$name.py || status=1; \
 	done; exit $$status
