@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from blindtest import artifacts
+from blindtest.cli.demo import main as two_sided_demo
 from blindtest.cli.demo_candidates import CANDIDATES, main, run_demo
 from blindtest.errors import BadInput
 
@@ -47,6 +48,12 @@ def test_the_candidates_demo_ranks_four_candidates_and_ends_verified(
     again = capsys.readouterr()
     assert f"resuming the demo in {run}/ (nothing is deleted)" in again.err
     assert f"bt-verify: every file in {run}/ recomputes" in again.out + again.err
+    for name, data in kept.items():
+        assert (run / name).read_bytes() == data, name
+
+    # make demo (two sides) given this directory refuses it in one line, writing nothing.
+    with pytest.raises(BadInput, match="holds a different design"):
+        two_sided_demo([str(run)])
     for name, data in kept.items():
         assert (run / name).read_bytes() == data, name
 
