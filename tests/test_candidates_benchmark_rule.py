@@ -74,3 +74,26 @@ def test_analysis_at_thirty_seconds_fails(capsys: pytest.CaptureFixture[str]) ->
     missed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("MISSED")]
     assert len(missed) == 1
     assert missed[0].startswith("MISSED  bt-analyze 30.9 s at 45,000 comparisons")
+
+
+def test_generation_linear_in_answers_and_comparisons_passes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """bt-generate's requests follow the answers and the trials it writes the comparisons:
+    per answer that grows well past 2x between the sizes, and it is still linear."""
+    bench = _bench()
+
+    def seconds(stage: str, units: float) -> float:
+        return 0.5 + units * 0.0001
+
+    results = _results(seconds)
+    for row in results.values():
+        row["generate"] = row["generate_cpu"] = (
+            0.4 + row["answers"] * 3e-4 + row["comparisons"] * 1e-4
+        )
+    assert bench.report(results, bench.STAGES) == 0
+    out = capsys.readouterr().out
+    assert "MISSED" not in out
+    per_answer = [line for line in out.splitlines() if line.strip().startswith("answer")]
+    assert len(per_answer) == 2  # wall and CPU
+    assert all(float(line.split()[-1].rstrip("x")) > 2 for line in per_answer)
