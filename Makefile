@@ -9,11 +9,12 @@ DEMO_RUN ?= demo-run
 PYTEST_WORKERS ?= 2
 SCRIPTS := blindtest bt-design bt-generate bt-judge bt-audit bt-analyze bt-verify bt-plan
 
-.PHONY: help venv test test-fast lint fmt docs demo demo-llm bench schemas golden check clean
+.PHONY: help venv test test-fast lint fmt docs demo demo-llm demo-candidates bench schemas golden check clean
 
 help:
 	@echo "make demo    run blindtest on the bundled demo prompts against the local simulator"
 	@echo "make demo-llm  the same chain judged by a simulated LLM judge (spec 003)"
+	@echo "make demo-candidates  four candidates ranked end to end (a bot judge, then bt-verify)"
 	@echo "make test    create $(VENV), install, run the test suite and smoke-run every command"
 	@echo "make test-fast  the inner loop: the suite without the pseudo-terminal tests"
 	@echo "make lint    ruff check, ruff format --check, mypy, schema copy check"
@@ -67,6 +68,12 @@ demo: $(STAMP)
 DEMO_LLM_RUN ?= demo-llm-run
 demo-llm: $(STAMP)
 	$(BIN)/python -m blindtest.cli.demo_llm "$(DEMO_LLM_RUN)"
+
+# Four candidates (the simulator's two models, each also with a system prompt that moves its
+# style), every pair on every prompt, judged by the length bot: the ranking, then bt-verify.
+DEMO_CANDIDATES_RUN ?= demo-candidates-run
+demo-candidates: $(STAMP)
+	$(BIN)/python -m blindtest.cli.demo_candidates "$(DEMO_CANDIDATES_RUN)"
 
 # Regenerate examples/run against the simulator; review the diff before committing.
 golden: $(STAMP)

@@ -89,7 +89,9 @@ def check_demo_dir(run_dir: Path) -> int:
             f"{run_dir} holds another design (not made by the demo); give the demo another "
             "directory"
         )
-    url = urlsplit(str(recorded["models"]["A"].get("base_url", "")))
+    # Side A's endpoint, or with candidates the first candidate's (the demos serve all on one).
+    first = next(iter(recorded["models"].values()))
+    url = urlsplit(str(first.get("base_url", "")))
     try:
         port = url.port
     except ValueError:
