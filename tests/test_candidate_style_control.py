@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from blindtest.rng import IndexStream
 from blindtest.stats.candidate_style import candidate_style_control
@@ -76,6 +77,23 @@ def test_standard_errors_match_statsmodels_plain_and_prompt_clustered(
         half = 1.959963984540054 * s.se_prompt
         assert s.strength.lo == pytest.approx(s.strength.estimate - half, abs=1e-12)
         assert s.strength.hi == pytest.approx(s.strength.estimate + half, abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ["four", "three"])
+def test_differences_are_bonferroni_wald_with_statsmodels_clustered_standard_errors(
+    name: str,
+) -> None:
+    found, ref = _fit_case(name, "mean")
+    k = len(found.strengths)
+    pairs = k * (k - 1) // 2
+    z = stats.norm.ppf(1 - 0.05 / (2 * pairs))
+    assert len(found.differences) == pairs
+    half = [(d.difference.hi - d.difference.lo) / 2 for d in found.differences]
+    np.testing.assert_allclose(np.array(half) / z, ref["difference_se_prompt"], atol=TOL)
+    estimate = {s.candidate: s.strength.estimate for s in found.strengths}
+    for d in found.differences:
+        assert d.difference.estimate == pytest.approx(estimate[d.first] - estimate[d.second])
+        assert d.separated == (d.difference.lo > 0 or d.difference.hi < 0)
 
 
 def test_mean_anchor_centres_the_strengths_and_a_reference_sits_at_zero() -> None:

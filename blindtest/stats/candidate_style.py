@@ -32,16 +32,18 @@ separation check is `blindtest.stats.style.detect_separation`'s exact linear pro
 variation") or is a combination of the candidate columns and earlier covariates ("aliased")
 gets no coefficient.
 
-**Intervals: Wald's**, estimate +/- z se, named as such. Two standard errors are given: ``se``
-from the inverse Fisher information (the comparison is the unit, comparisons treated as
-independent), and ``se_prompt``, the cluster-robust (sandwich) one with every comparison of a
-prompt in one cluster (the prompt is the unit), with statsmodels' small-sample factor
-G/(G-1) (N-1)/(N-K) (G prompts, N comparisons, K free coefficients). The intervals use
-``se_prompt``, since comparisons on one prompt share its difficulty and the same answers; with
-one prompt, or as many free coefficients as comparisons, there is no clustered standard error
-and the intervals use ``se`` (``interval_unit`` says which). A prompt bootstrap as the
-ranking's would need one logistic fit per resample over every comparison (2,000 fits of
-45,000 rows at the scale the tool promises), which is not cheap enough here.
+**Intervals: Wald's**, estimate +/- z se, named as such. Each strength and coefficient at the
+confidence level; the differences of strengths at the family's level, Bonferroni across the
+k(k-1)/2 pairs, and a difference is *separated* when its interval excludes 0. Two standard
+errors are given: ``se`` from the inverse Fisher information (the comparison is the unit,
+comparisons treated as independent), and ``se_prompt``, the cluster-robust (sandwich) one with
+every comparison of a prompt in one cluster (the prompt is the unit), with statsmodels' small-
+sample factor G/(G-1) (N-1)/(N-K) (G prompts, N comparisons, K free coefficients). The intervals
+use ``se_prompt``, since comparisons on one prompt share its difficulty and the same answers;
+with one prompt, or as many free coefficients as comparisons, there is no clustered standard
+error and the intervals use ``se`` (``interval_unit`` says which). A prompt bootstrap as the
+ranking's would need one logistic fit per resample over every comparison (2,000 fits of 45,000
+rows at the scale the tool promises), which is not cheap enough here.
 
 Pure: arrays in, a frozen result out; no file, no seed.
 """
@@ -61,6 +63,7 @@ from blindtest.stats.style import Separation, _fit, detect_separation
 
 __all__ = [
     "CandidateStyleResult",
+    "StyleDifference",
     "StyleStrength",
     "StyleTerm",
     "candidate_style_control",
@@ -103,6 +106,21 @@ class StyleTerm:
 
 
 @dataclass(frozen=True, slots=True)
+class StyleDifference:
+    """``first`` minus ``second`` with style held equal, its Wald interval at the family's
+    level (Bonferroni across every pair: z at 1 - (1 - level) / (2 m), m = k(k-1)/2, from the
+    prompt-clustered standard error when there is one), and whether it excludes 0."""
+
+    first: str
+    second: str
+    difference: Interval
+    separated: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return result_to_dict(self)
+
+
+@dataclass(frozen=True, slots=True)
 class CandidateStyleResult:
     """The style-controlled Bradley-Terry fit of ``n`` untied comparisons over ``prompts``
     prompts. ``strengths`` in the candidates' order; all NaN, and ``problem`` set (words),
@@ -116,6 +134,7 @@ class CandidateStyleResult:
     prompts: int
     strengths: tuple[StyleStrength, ...]
     terms: tuple[StyleTerm, ...]
+    differences: tuple[StyleDifference, ...]
     log_likelihood: float
     problem: str | None
     separation: str
@@ -196,6 +215,7 @@ def _nan_result(
             StyleTerm(name, nan, math.nan, math.nan, (left or {}).get(j, "not estimated"))
             for j, name in enumerate(names)
         ),
+        differences=(),
         log_likelihood=math.nan,
         problem=problem,
         separation=separation,
@@ -297,6 +317,23 @@ def _terms(
             )
         )
     return tuple(terms)
+
+
+def _differences(
+    names: tuple[str, ...], s: Array, to_s: Array, cov: Array, level: float
+) -> tuple[StyleDifference, ...]:
+    from scipy import stats
+
+    k = len(names)
+    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
+    quantile = float(stats.norm.ppf(1.0 - (1.0 - level) / (2.0 * len(pairs))))
+    out = []
+    for a, b in pairs:
+        contrast = to_s[a] - to_s[b]
+        se = math.sqrt(max(float(contrast @ cov @ contrast), 0.0))
+        found = _wald(float(s[a] - s[b]), se, quantile)
+        out.append(StyleDifference(names[a], names[b], found, found.lo > 0 or found.hi < 0))
+    return tuple(out)
 
 
 def _wald(estimate: float, se: float, quantile: float) -> Interval:
@@ -410,6 +447,7 @@ def candidate_style_control(
         prompts=prompts,
         strengths=strengths,
         terms=terms,
+        differences=_differences(names_t, s, to_s, cov_prompt, level),
         log_likelihood=float(value[0]),
         problem=None,
         separation="none",

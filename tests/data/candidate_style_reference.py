@@ -11,7 +11,9 @@ A Bradley-Terry model without ties is a logistic regression without intercept on
 candidate columns are +1 (the left answer's candidate), -1 (the right one's), 0 otherwise, plus
 the style covariates (left minus right). One candidate's column is dropped to fix the scale
 (candidate 0, or the reference); strengths are then re-anchored (mean 0, or the reference at 0)
-and their standard errors carried through the linear map with statsmodels' own covariance.
+and their standard errors, and those of every difference of two strengths (pairs in the order
+(0, 1), (0, 2), ..., (k-2, k-1)), carried through the linear map with statsmodels' own
+covariance.
 Fitted by statsmodels Logit (Newton, tolerance 1e-12); standard errors: ``nonrobust`` (inverse
 Fisher information) and ``cluster`` with every comparison of a prompt in one cluster
 (statsmodels' default small-sample correction G/(G-1) (N-1)/(N-K)). The log-likelihood is
@@ -30,7 +32,7 @@ import sys
 from typing import Any
 
 import numpy as np
-import statsmodels.api as sm
+import statsmodels.api as sm  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
 
 def simulate(
@@ -92,6 +94,9 @@ def fit(case: dict[str, Any], anchor: int | None) -> dict[str, Any]:
         cov = np.asarray(result.cov_params())
         out[f"strength_{label}"] = np.sqrt(np.diag(to_s @ cov @ to_s.T)).tolist()
         out[f"gamma_{label}"] = np.sqrt(np.diag(cov)[k - 1 :]).tolist()
+        pairs = list(itertools.combinations(range(k), 2))
+        contrasts = np.array([to_s[a] - to_s[b] for a, b in pairs])
+        out[f"difference_{label}"] = np.sqrt(np.diag(contrasts @ cov @ contrasts.T)).tolist()
     out["strength"] = (to_s @ plain.params).tolist()
     out["gamma"] = np.asarray(plain.params[k - 1 :]).tolist()
     return out
