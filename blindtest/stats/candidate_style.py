@@ -28,9 +28,9 @@ with each other (their strengths are not on one scale), or the picks are separat
 Anderson, 1984): some direction of the coefficients puts every comparison on its observed side,
 the likelihood keeps rising along it and the maximum-likelihood estimate is infinite. The
 separation check is `blindtest.stats.style.detect_separation`'s exact linear programme (Konis,
-2007), and the terms it finds infinite are named. A style covariate that never varies ("no
-variation") or is a combination of the candidate columns and earlier covariates ("aliased")
-gets no coefficient.
+2007), in sparse form, and the terms it finds infinite are named. A style covariate that never
+varies ("no variation") or is a combination of the candidate columns and earlier covariates
+("aliased") gets no coefficient.
 
 **Intervals: Wald's**, estimate +/- z se, named as such. Each strength and coefficient at the
 confidence level; the differences of strengths at the family's level, Bonferroni across the
@@ -59,7 +59,7 @@ import numpy as np
 import numpy.typing as npt
 
 from blindtest.stats.intervals import Interval, result_to_dict
-from blindtest.stats.style import Separation, _fit, detect_separation
+from blindtest.stats.style import _LP_BOX, _LP_DECIDED, _fit
 
 __all__ = [
     "CandidateStyleResult",
@@ -275,13 +275,66 @@ def _clustered(
     return cov
 
 
-def _separation_words(separation: Separation, n: int) -> str:
-    infinite = list(separation.terms)
-    how = (
-        "every comparison"
-        if separation.status == "complete"
-        else f"{separation.determined} of the {n} comparisons"
+def _separation(z: Array, y: Array, names: Sequence[str]) -> tuple[str, int, tuple[str, ...]]:
+    """(status, comparisons decided, terms with an infinite ML estimate). First Stiemke's
+    alternative (`_stiemke`: p rows, fast); only when that finds separation, the linear
+    programme of `blindtest.stats.style.detect_separation` (Konis, 2007) for which
+    comparisons and terms, written with sparse matrices so that tens of thousands of
+    comparisons fit in memory (the dense form holds an n x n identity), and the null space of
+    the undecided rows from the SVD of QR's R."""
+    from scipy import optimize, sparse
+
+    n, p = z.shape
+    signed = z * (2.0 * y - 1.0)[:, None]
+    scaled = signed / np.maximum(np.max(np.abs(signed), axis=0), 1e-300)
+    scaled /= np.maximum(np.linalg.norm(scaled, axis=1, keepdims=True), 1e-300)
+    if _stiemke(scaled):
+        return "none", 0, ()
+    found = optimize.linprog(
+        np.concatenate([np.zeros(p), -np.ones(n)]),
+        A_ub=sparse.hstack([sparse.csr_matrix(-scaled), sparse.identity(n, format="csr")]),
+        b_ub=np.zeros(n),
+        bounds=[(-_LP_BOX, _LP_BOX)] * p + [(0.0, 1.0)] * n,
+        method="highs",
     )
+    decided = np.asarray(found.x[p:] > _LP_DECIDED) if found.status == 0 else np.zeros(n, bool)
+    count = int(decided.sum())
+    if count == 0:
+        return "none", 0, ()
+    if count == n:
+        return "complete", n, tuple(names)
+    # Every separating direction lies in the null space of the undecided rows.
+    kept = scaled[~decided]
+    # The SVD of QR's R has the same singular values and right vectors, without an n x n U.
+    square = np.linalg.qr(kept, mode="r") if kept.shape[0] >= p else kept
+    _, singular, vh = np.linalg.svd(square, full_matrices=True)
+    rank = int(np.sum(singular > 1e-10 * max(1.0, float(singular.max(initial=0.0)))))
+    null = vh[rank:].T
+    terms = tuple(names[j] for j in range(p) if np.linalg.norm(null[j]) > 1e-8)
+    return "quasi", count, terms
+
+
+def _stiemke(scaled: Array) -> bool:
+    """True when no direction b != 0 has ``scaled @ b >= 0`` (the picks are not separated),
+    by Stiemke's alternative: exactly when some w > 0 (scaled to w >= 1) has
+    ``scaled.T @ w = 0``. A linear programme with p rows, not n: cheap at any n. The design has
+    full column rank here, so ``scaled @ b = 0`` has no solution b != 0."""
+    from scipy import optimize, sparse
+
+    n, p = scaled.shape
+    found = optimize.linprog(
+        np.ones(n),
+        A_eq=sparse.csr_matrix(scaled.T),
+        b_eq=np.zeros(p),
+        bounds=(1.0, None),
+        method="highs",
+    )
+    return bool(found.status == 0)
+
+
+def _separation_words(status: str, determined: int, terms: Sequence[str], n: int) -> str:
+    infinite = list(terms)
+    how = "every comparison" if status == "complete" else f"{determined} of the {n} comparisons"
     return (
         f"the picks are separated: one weighting of {', '.join(infinite)} puts {how} on the "
         "side that was preferred, so the likelihood keeps rising and no finite estimate "
@@ -389,14 +442,14 @@ def candidate_style_control(
     kept, left = _style_columns(base, design)
     z = np.column_stack([base, design[:, kept]])
     term_names = [names_t[m] for m in free_candidates] + [names[c] for c in kept]
-    separation = detect_separation(z, outcome, term_names)
-    if separation.separated:
+    status, determined, infinite = _separation(z, outcome, term_names)
+    if status != "none":
         return _nan_result(
             *args,
-            _separation_words(separation, n),
+            _separation_words(status, determined, infinite, n),
             level,
-            separation.status,
-            tuple(separation.terms),
+            status,
+            infinite,
             left,
         )
     p = z.shape[1]
