@@ -157,3 +157,36 @@ def test_bt_verify_recomputes_the_style_control_and_catches_a_changed_figure(
     (run / "report.json").write_bytes(artifacts.dump_json(report))
     where = [d.where for d in verify_reports(run).differences]
     assert "report.json/candidates/style_control/terms/length/coefficient/estimate" in where
+
+
+def test_the_covariates_are_the_two_sided_style_differences_left_minus_right(
+    tmp_path: Path, invoke: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Refit from the texts with the two-sided analysis's own style_differences (left answer
+    # first): the report's figures are the same.
+    from blindtest.analysis.style import COVARIATES, style_differences
+    from blindtest.stats.candidate_style import candidate_style_control
+
+    run = _length_run(tmp_path, monkeypatch, prompts=15)
+    _, report = _analyze(invoke, run)
+    design = artifacts.load_design(run).design
+    names = list(design["candidates"])
+    trials = {r["trial"]: r for r in artifacts.read_jsonl(run / "trials.jsonl", "trials").records}
+    rows = [r for r in report["per_trial"] if r["preferred"] is not None]
+    prompt_ids = sorted({r["prompt_id"] for r in rows})
+    found = candidate_style_control(
+        names,
+        [names.index(r["left"]) for r in rows],
+        [names.index(r["right"]) for r in rows],
+        [int(r["preferred"] == r["left"]) for r in rows],
+        [style_differences(*trials[r["trial"]]["options"]) for r in rows],
+        COVARIATES,
+        [prompt_ids.index(r["prompt_id"]) for r in rows],
+    )
+    style = report["candidates"]["style_control"]
+    for s in found.strengths:
+        recorded = style["strengths"][s.candidate]["strength"]
+        assert recorded["estimate"] == pytest.approx(s.strength.estimate, abs=1e-12)
+        assert recorded["hi"] == pytest.approx(s.strength.hi, abs=1e-12)
+    length = style["terms"]["length"]["coefficient"]["estimate"]
+    assert length == pytest.approx(found.terms[0].coefficient.estimate, abs=1e-12)

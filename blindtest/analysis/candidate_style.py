@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from blindtest.analysis.common import by_judge, excluded_reason
 from blindtest.analysis.preference import _majority
-from blindtest.analysis.style import COVARIATES, MIN_COMPARISONS, style_differences
+from blindtest.analysis.style import (
+    COVARIATES,
+    MIN_COMPARISONS,
+    _normalised,
+    _words,
+    markdown_density,
+)
 
 if TYPE_CHECKING:
     from blindtest.artifact_types import DesignRecord
@@ -88,13 +94,24 @@ def candidate_style_section(
     prompt_ids = sorted({str(entries[t]["prompt_id"]) for t in trials})
     prompt_index = {pid: q for q, pid in enumerate(prompt_ids)}
     first, second, y, x, prompt = [], [], [], [], []
+    # An answer appears in every comparison of its candidate on its prompt: measure each text
+    # once (at 45,000 comparisons, measuring per comparison took longer than the rest).
+    measured: dict[str, tuple[int, float]] = {}
+
+    def measure(text: str) -> tuple[int, float]:
+        if text not in measured:
+            measured[text] = (_words(text), markdown_density(text))
+        return measured[text]
+
     for trial in trials:
         entry = entries[trial]
         left, right = str(entry["left"]), str(entry["right"])
         first.append(index[left])
         second.append(index[right])
         y.append(1 if outcome[trial] == left else 0)
-        x.append(style_differences(*shown[trial]))
+        (words_l, marks_l), (words_r, marks_r) = (measure(t) for t in shown[trial])
+        # As blindtest.analysis.style.style_differences: (left - right) / (left + right).
+        x.append((_normalised(words_l, words_r), _normalised(marks_l, marks_r)))
         prompt.append(prompt_index[str(entry["prompt_id"])])
     found = candidate_style_control(
         names, first, second, y, x, COVARIATES, prompt, anchor=_anchor_of(section)
