@@ -220,6 +220,7 @@ def candidates_lines(report: ReportRecord) -> list[str]:
     lines += _problems(section)
     for block in (
         _ranking_table(section),
+        (section.get("style_control") or {}).get("lines") or [],
         _pairs_table(section),
         _reference_table(section),
         _by_tag_lines(section),

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from blindtest import artifacts
+from blindtest.analysis.candidate_style import attach_candidate_style
 from blindtest.analysis.candidates import candidate_responses
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
 from blindtest.analysis.controls import (
@@ -195,6 +196,7 @@ def analyze_run(
     )
     if style is not None:
         result.report["style_control"] = style
+    attach_candidate_style(result.report, design, view, picks)
     if against and "per_trial" in result.report:
         others = main_files([records.read_picks(path, view) for path in against], controls)
         result.report["machine_vs_person"] = agreement_section(files, others, view.protocol)

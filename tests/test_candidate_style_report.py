@@ -1,0 +1,192 @@
+"""Style control in a several-candidate report: ``report["candidates"]["style_control"]``
+built from the answers' texts and the picks, the plain lines printed after the ranking, the
+schema, and bt-verify recomputing it (and catching a changed figure)."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import candidate_analysis_runs
+import pytest
+from candidate_analysis_runs import candidate_design, candidate_run, candidate_schemas
+from candidate_analysis_runs import write_candidate_run as write_run
+
+from blindtest import artifacts
+from blindtest.artifacts.validation import validate
+from blindtest.errors import BadInput
+from blindtest.verifying import verify_reports
+
+from report_runs import read_report, write_picks
+
+#: Equal quality, typical lengths in words: the judge below prefers the longer answer only.
+WORDS = {"alpha": 8, "beta": 14, "gamma": 24, "delta": 40}
+
+
+@pytest.fixture(autouse=True)
+def _schemas() -> Iterator[None]:
+    with candidate_schemas():
+        yield
+
+
+def _words(prompt_id: str, name: str) -> int:
+    jitter = random.Random(f"{prompt_id}:{name}").randint(0, 6)
+    return WORDS[name] + jitter
+
+
+def _length_run(root: Path, monkeypatch: pytest.MonkeyPatch, prompts: int = 40) -> Path:
+    """Four candidates whose answers differ only in length; the judge picks the longer answer
+    with logit 3 x the normalised length difference (no quality difference at all)."""
+    monkeypatch.setattr(
+        candidate_analysis_runs,
+        "answer_text",
+        lambda pid, name: " ".join(f"{name}-{pid}-w{i}" for i in range(_words(pid, name))),
+    )
+    design = candidate_design(("alpha", "beta", "gamma", "delta"), prompts, "all")
+    run = write_run(root, design)
+    loaded = artifacts.load_design(run).design
+    rng = random.Random(3)
+    picks = []
+    for e in loaded["arrangement"]:
+        a, b = _words(e["prompt_id"], e["left"]), _words(e["prompt_id"], e["right"])
+        p_left = 1 / (1 + math.exp(-3 * (a - b) / (a + b)))
+        pick = "left" if rng.random() < p_left else "right"
+        picks.append({"trial": e["trial"], "judge": "bot:len", "judge_kind": "bot", "pick": pick})
+    write_picks(run / artifacts.PICKS, picks)
+    return run
+
+
+def _analyze(invoke: Any, run: Path) -> tuple[Any, dict[str, Any]]:
+    result = invoke("analyze", run, "--force", env={"COLUMNS": "80"})
+    return result, read_report(run)
+
+
+def test_a_length_only_judge_ranks_by_length_but_style_control_tells_none_apart(
+    tmp_path: Path, invoke: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _length_run(tmp_path, monkeypatch)
+    result, report = _analyze(invoke, run)
+    assert result.exit_code == 0, result.output
+    section = report["candidates"]
+    assert section["ranking"][0]["candidate"] == "delta"
+    assert any(d["separated"] for d in section["differences"])  # the raw ranking separates
+    style = section["style_control"]
+    assert style["fitted"]
+    assert style["n"] == 240
+    assert style["prompts"] == 40
+    assert style["interval_unit"] == "prompt"
+    assert "prompt" in style["interval_method"]
+    assert "Wald" in style["interval_method"]
+    assert not any(d["separated"] for d in style["differences"])
+    assert style["terms"]["length"]["status"] == "estimated"
+    assert style["terms"]["markdown"]["status"] == "no variation"
+    assert math.isclose(
+        sum(s["strength"]["estimate"] for s in style["strengths"].values()), 0, abs_tol=1e-9
+    )
+    # On the screen: after the ranking table, before the pairs, in plain words.
+    out = result.output
+    at = out.index("Style control, 240 untied comparisons")
+    assert out.index("Ranking: strength") < at < out.index("Pairs (")
+    assert "no two candidates are told apart" in out[at:]
+    assert max(len(line) for line in out[at : out.index("Pairs (")].splitlines()) <= 80
+
+
+def test_distinct_candidates_keep_their_order_with_style_held_equal(
+    tmp_path: Path, invoke: Any
+) -> None:
+    # The fixture's answers all have the same length and no markdown: nothing to hold equal,
+    # so the model is the ranking's Bradley-Terry without ties and the order holds.
+    run = candidate_run(tmp_path, prompts=40)
+    result, report = _analyze(invoke, run)
+    assert result.exit_code == 0, result.output
+    style = report["candidates"]["style_control"]
+    assert style["order_holds"] is True
+    assert style["order"] == [r["candidate"] for r in report["candidates"]["ranking"]]
+    assert {t["status"] for t in style["terms"].values()} == {"no variation"}
+    assert any(d["separated"] for d in style["differences"])
+    assert "the ranking's order is the same" in result.output
+    flat = " ".join(result.output.split())
+    assert "told apart: alpha over" in flat
+    assert "alpha over delta" in flat
+    assert "No style term varies" in flat
+
+
+def test_a_reference_anchor_is_kept(tmp_path: Path, invoke: Any) -> None:
+    run = candidate_run(tmp_path, prompts=20, mode="reference:alpha")
+    result, report = _analyze(invoke, run)
+    assert result.exit_code == 0, result.output
+    style = report["candidates"]["style_control"]
+    assert style["anchor"] == "alpha"
+    assert style["strengths"]["alpha"]["strength"] == {"estimate": 0.0, "lo": 0.0, "hi": 0.0}
+
+
+def test_too_few_untied_comparisons_are_not_fitted_and_it_says_so(
+    tmp_path: Path, invoke: Any
+) -> None:
+    run = candidate_run(tmp_path, prompts=1, names=("alpha", "beta", "gamma"))
+    result, report = _analyze(invoke, run)
+    style = report["candidates"]["style_control"]
+    assert style["fitted"] is False
+    assert "not fitted; it needs at least 10 untied comparisons" in style["lines"][0]
+    assert "Style control: not fitted" in result.output
+
+
+def test_the_schema_holds_the_section_and_refuses_a_wrong_value(
+    tmp_path: Path, invoke: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _length_run(tmp_path, monkeypatch, prompts=12)
+    _analyze(invoke, run)
+    report = read_report(run)
+    validate(report, "report", "report.json")
+    report["candidates"]["style_control"]["separation"] = "partly"
+    with pytest.raises(BadInput):
+        validate(report, "report", "report.json")
+
+
+def test_bt_verify_recomputes_the_style_control_and_catches_a_changed_figure(
+    tmp_path: Path, invoke: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _length_run(tmp_path, monkeypatch, prompts=12)
+    _analyze(invoke, run)
+    assert verify_reports(run).differences == []
+    report = read_report(run)
+    report["candidates"]["style_control"]["terms"]["length"]["coefficient"]["estimate"] += 0.5
+    (run / "report.json").write_bytes(artifacts.dump_json(report))
+    where = [d.where for d in verify_reports(run).differences]
+    assert "report.json/candidates/style_control/terms/length/coefficient/estimate" in where
+
+
+def test_the_covariates_are_the_two_sided_style_differences_left_minus_right(
+    tmp_path: Path, invoke: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Refit from the texts with the two-sided analysis's own style_differences (left answer
+    # first): the report's figures are the same.
+    from blindtest.analysis.style import COVARIATES, style_differences
+    from blindtest.stats.candidate_style import candidate_style_control
+
+    run = _length_run(tmp_path, monkeypatch, prompts=15)
+    _, report = _analyze(invoke, run)
+    design = artifacts.load_design(run).design
+    names = list(design["candidates"])
+    trials = {r["trial"]: r for r in artifacts.read_jsonl(run / "trials.jsonl", "trials").records}
+    rows = [r for r in report["per_trial"] if r["preferred"] is not None]
+    prompt_ids = sorted({r["prompt_id"] for r in rows})
+    found = candidate_style_control(
+        names,
+        [names.index(r["left"]) for r in rows],
+        [names.index(r["right"]) for r in rows],
+        [int(r["preferred"] == r["left"]) for r in rows],
+        [style_differences(*trials[r["trial"]]["options"]) for r in rows],
+        COVARIATES,
+        [prompt_ids.index(r["prompt_id"]) for r in rows],
+    )
+    style = report["candidates"]["style_control"]
+    for s in found.strengths:
+        recorded = style["strengths"][s.candidate]["strength"]
+        assert recorded["estimate"] == pytest.approx(s.strength.estimate, abs=1e-12)
+        assert recorded["hi"] == pytest.approx(s.strength.hi, abs=1e-12)
+    length = style["terms"]["length"]["coefficient"]["estimate"]
+    assert length == pytest.approx(found.terms[0].coefficient.estimate, abs=1e-12)
