@@ -261,6 +261,10 @@ def by_tag_sentences(report: ReportRecord) -> list[str]:
 
 
 def _bot_scores(report: ReportRecord, bots: Mapping[str, Any]) -> list[str]:
+    if report.get("candidates"):  # no side A: the length tell is per candidate
+        from blindtest.render_candidates import length_tell_lines
+
+        return length_tell_lines(report)
     if PROTOCOLS[report["protocol"]].prefers:
         length = bots.get("length")
         if not length:

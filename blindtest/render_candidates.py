@@ -17,7 +17,14 @@ from blindtest.artifact_types import ReportRecord
 from blindtest.reportfmt import format_p, pct
 from blindtest.screen import Verbatim
 
-__all__ = ["candidates_lines", "header_lines", "money", "strength_text"]
+__all__ = [
+    "candidates_lines",
+    "header_lines",
+    "length_tell_lines",
+    "length_tell_rows",
+    "money",
+    "strength_text",
+]
 
 
 def _num(value: Any, digits: int = 2) -> str:
@@ -232,6 +239,42 @@ def candidates_lines(report: ReportRecord) -> list[str]:
     }.get(section.get("tie_model") or "", "no model fitted")
     lines.append(f"The unit: {section['unit']}. Scale: {section['scale_meaning']}. Ties: {model}.")
     return lines
+
+
+def length_tell_rows(report: Mapping[str, Any]) -> list[list[str]]:
+    """The length bot per candidate (bt-audit's sign test, the prompt as the unit), in the
+    design's order: on how many prompts its answer was longer, shorter or even against the
+    candidates it met there, and the Holm-adjusted p; a header row first, nothing when the
+    report has no such test."""
+    tells = (report.get("audit") or {}).get("length_by_candidate")
+    if not tells:
+        return []
+    rows = [["candidate", "longer", "shorter", "even", "prompts", "Holm p"]]
+    for name in report["candidates"]["names"]:
+        t = tells[name]
+        rows.append(
+            [
+                name,
+                str(t["longer"]),
+                str(t["shorter"]),
+                str(t["even"]),
+                str(t["prompts"]),
+                "-" if t["p_holm"] is None else _p(t["p_holm"]),
+            ]
+        )
+    return rows
+
+
+def length_tell_lines(report: Mapping[str, Any]) -> list[str]:
+    """The screen's length line of a several-candidate run: per candidate, not "A's answer"."""
+    rows = length_tell_rows(report)
+    if not rows:
+        return []
+    return [
+        "  length, prompt by prompt: on how many prompts each candidate's answer was longer, "
+        "shorter or even against those it met (Holm-adjusted across the candidates):",
+        *[Verbatim("  " + line) for line in _table(rows, right=(1, 2, 3, 4, 5))],
+    ]
 
 
 def per_comparison_lines(report: ReportRecord) -> list[str]:

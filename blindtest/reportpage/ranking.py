@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from blindtest.render_candidates import length_tell_rows
 from blindtest.reportfmt import count, format_p, pct
 from blindtest.reportpage import charts
 
@@ -206,7 +207,10 @@ def page_data(report: Mapping[str, Any]) -> dict[str, Any]:
     section = report["candidates"]
     headline: Sequence[str] = section.get("headline") or []
     tag_header, tag_rows = _tag_rows(section)
+    length = length_tell_rows(report)
     return {
+        "length_header": length[0] if length else [],
+        "length_rows": length[1:],
         "section": section,
         "headline": headline,
         "strength_chart": _strength_chart(section),
