@@ -99,7 +99,7 @@ def _ranking_table(section: Mapping[str, Any]) -> list[str]:
     title = (
         f"Ranking: strength on the log-odds scale, {zero} at 0; 95% interval from a bootstrap "
         f"over {reportfmt.count(section.get('prompts') or 0, 'prompt')} "
-        f"({boot['resamples']} resamples); the ranks the data allow; wins, losses and ties "
+        f"({boot['resamples']:,} resamples); the ranks the data allow; wins, losses and ties "
         "(W-L-T); tokens per answer; dollars per 1,000 answers:"
         if ranked
         else "Each candidate (no strengths, as said above): wins, losses and ties (W-L-T); "
