@@ -30,7 +30,7 @@ __all__ = [
 def _num(value: Any, digits: int = 2) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "?"
-    return f"{value:+.{digits}f}" if value else f"{0:.{digits}f}"
+    return reportfmt.fixed(value, digits, sign=True)
 
 
 def money(value: float | None) -> str:
@@ -45,7 +45,10 @@ def strength_text(strength: Mapping[str, Any]) -> str:
     lo, hi = strength.get("lo"), strength.get("hi")
     lo_text = "unbounded" if lo is None else _num(lo)
     hi_text = "unbounded" if hi is None else _num(hi)
-    return f"{_num(strength.get('estimate'))}  ({lo_text} to {hi_text})"
+    estimate = _num(strength.get("estimate"))
+    if estimate[0].isdigit():  # 0.00 has no sign: a space keeps the column's digits aligned
+        estimate = " " + estimate
+    return f"{estimate}  ({lo_text} to {hi_text})"
 
 
 def _p(value: float | None) -> str:

@@ -18,6 +18,7 @@ __all__ = [
     "control_line",
     "count",
     "count_grouped",
+    "fixed",
     "format_p",
     "format_p_against",
     "group_counts",
@@ -50,6 +51,13 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
 def count_grouped(n: int, noun: str, plural: str | None = None) -> str:
     """``count`` with thousands separators (``55,980 tokens``), for lines no report stores."""
     return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def fixed(value: float, digits: int = 2, *, sign: bool = False) -> str:
+    """``value`` to ``digits`` decimals (``sign``: with its sign, ``+0.59``); a value that
+    rounds to zero is ``0.00``, never ``-0.00``."""
+    text = f"{value:{'+' if sign else ''}.{digits}f}"
+    return f"{0:.{digits}f}" if float(text) == 0 else text
 
 
 def grouped(n: int | float | None) -> str:

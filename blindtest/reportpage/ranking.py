@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.render_candidates import length_tell_rows
-from blindtest.reportfmt import count, format_p, pct
+from blindtest.reportfmt import count, fixed, format_p, pct
 from blindtest.reportpage import charts
 
 __all__ = ["page_data"]
@@ -134,7 +134,7 @@ def _ranking_rows(section: Mapping[str, Any]) -> list[list[str]]:
             [
                 "-" if r.get("rank") is None else str(r["rank"]),
                 r["candidate"],
-                "-" if estimate is None else f"{estimate:+.2f}",
+                "-" if estimate is None else fixed(estimate, sign=True),
                 "-" if estimate is None else f"{_end(strength['lo'])} to {_end(strength['hi'])}",
                 "-" if best is None else str(best) if best == worst else f"{best} to {worst}",
                 f"{r.get('wins', 0)}-{r.get('losses', 0)}-{r.get('ties', 0)}",
@@ -148,7 +148,7 @@ def _ranking_rows(section: Mapping[str, Any]) -> list[list[str]]:
 
 
 def _end(value: float | None) -> str:
-    return "unbounded" if value is None else f"{value:+.2f}"
+    return "unbounded" if value is None else fixed(value, sign=True)
 
 
 def _pair_rows(table: Mapping[str, Any] | None, reference: bool = False) -> list[list[str]]:
