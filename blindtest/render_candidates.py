@@ -18,6 +18,7 @@ from blindtest.reportfmt import format_p, pct
 from blindtest.screen import Verbatim
 
 __all__ = [
+    "NOT_ESTIMABLE",
     "candidates_lines",
     "header_lines",
     "length_tell_lines",
@@ -25,6 +26,10 @@ __all__ = [
     "money",
     "strength_text",
 ]
+
+
+#: A strength the data give no finite estimate of (the ranking's reason says why).
+NOT_ESTIMABLE = "not estimable"
 
 
 def _num(value: Any, digits: int = 2) -> str:
@@ -105,8 +110,9 @@ def _ranking_table(section: Mapping[str, Any]) -> list[str]:
         f"({boot['resamples']:,} resamples); the ranks the data allow; wins, losses and ties "
         "(W-L-T); tokens per answer; dollars per 1,000 answers:"
         if ranked
-        else "Each candidate (no strengths, as said above): wins, losses and ties (W-L-T); "
-        "tokens per answer; dollars per 1,000 answers:"
+        else "Ranking: strengths not estimable (the reason is above), so no interval and no "
+        "bootstrap; each candidate's wins, losses and ties (W-L-T); tokens per answer; "
+        "dollars per 1,000 answers:"
     )
     table = [
         [
@@ -126,7 +132,9 @@ def _ranking_table(section: Mapping[str, Any]) -> list[str]:
             [
                 "-" if r.get("rank") is None else str(r["rank"]),
                 r["candidate"],
-                strength_text(r["strength"]) if ranked and r.get("strength") else "-",
+                strength_text(r["strength"])
+                if ranked and (r.get("strength") or {}).get("estimate") is not None
+                else NOT_ESTIMABLE,
                 ranks,
                 f"{r['wins']}-{r['losses']}-{r['ties']}" if "wins" in r else "-",
                 _tokens(r),
