@@ -163,7 +163,7 @@ def agreement_text(agreement: Mapping[str, Any]) -> list[str]:
             left_out = alpha.get("undefined_resamples") or 0
             if left_out:  # resamples of one answer throughout have no alpha
                 shown += (
-                    f", from the {alpha['resamples'] - left_out} of {alpha['resamples']} "
+                    f", from the {alpha['resamples'] - left_out:,} of {alpha['resamples']:,} "
                     "resamples that held more than one answer"
                 )
         head = (
@@ -261,6 +261,10 @@ def by_tag_sentences(report: ReportRecord) -> list[str]:
 
 
 def _bot_scores(report: ReportRecord, bots: Mapping[str, Any]) -> list[str]:
+    if report.get("candidates"):  # no side A: the length tell is per candidate
+        from blindtest.render_candidates import length_tell_lines
+
+        return length_tell_lines(report)
     if PROTOCOLS[report["protocol"]].prefers:
         length = bots.get("length")
         if not length:
@@ -480,7 +484,8 @@ def _appendix_lines(report: ReportRecord) -> list[str]:
                 str(e["model"]),
                 str(e["responses"]),
                 latency,
-                f"{e['prompt_tokens']}+{e['completion_tokens']}",
+                f"{reportfmt.grouped(e['prompt_tokens'])}+"
+                f"{reportfmt.grouped(e['completion_tokens'])}",
                 cost,
             ]
         )
@@ -517,7 +522,7 @@ def _result_lines(report: ReportRecord) -> list[str]:
 
 def _section_lines(section: Mapping[str, Any] | None) -> list[str]:
     """The screen lines an optional report section carries (LLM judges, style control...)."""
-    return [str(line) for line in (section or {}).get("lines") or []]
+    return [reportfmt.group_counts(str(line)) for line in (section or {}).get("lines") or []]
 
 
 def format_summary(

@@ -17,13 +17,25 @@ from blindtest.artifact_types import ReportRecord
 from blindtest.reportfmt import format_p, pct
 from blindtest.screen import Verbatim
 
-__all__ = ["candidates_lines", "header_lines", "money", "strength_text"]
+__all__ = [
+    "NOT_ESTIMABLE",
+    "candidates_lines",
+    "header_lines",
+    "length_tell_lines",
+    "length_tell_rows",
+    "money",
+    "strength_text",
+]
+
+
+#: A strength the data give no finite estimate of (the ranking's reason says why).
+NOT_ESTIMABLE = "not estimable"
 
 
 def _num(value: Any, digits: int = 2) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "?"
-    return f"{value:+.{digits}f}" if value else f"{0:.{digits}f}"
+    return reportfmt.fixed(value, digits, sign=True)
 
 
 def money(value: float | None) -> str:
@@ -38,7 +50,10 @@ def strength_text(strength: Mapping[str, Any]) -> str:
     lo, hi = strength.get("lo"), strength.get("hi")
     lo_text = "unbounded" if lo is None else _num(lo)
     hi_text = "unbounded" if hi is None else _num(hi)
-    return f"{_num(strength.get('estimate'))}  ({lo_text} to {hi_text})"
+    estimate = _num(strength.get("estimate"))
+    if estimate[0].isdigit():  # 0.00 has no sign: a space keeps the column's digits aligned
+        estimate = " " + estimate
+    return f"{estimate}  ({lo_text} to {hi_text})"
 
 
 def _p(value: float | None) -> str:
@@ -92,11 +107,12 @@ def _ranking_table(section: Mapping[str, Any]) -> list[str]:
     title = (
         f"Ranking: strength on the log-odds scale, {zero} at 0; 95% interval from a bootstrap "
         f"over {reportfmt.count(section.get('prompts') or 0, 'prompt')} "
-        f"({boot['resamples']} resamples); the ranks the data allow; wins, losses and ties "
+        f"({boot['resamples']:,} resamples); the ranks the data allow; wins, losses and ties "
         "(W-L-T); tokens per answer; dollars per 1,000 answers:"
         if ranked
-        else "Each candidate (no strengths, as said above): wins, losses and ties (W-L-T); "
-        "tokens per answer; dollars per 1,000 answers:"
+        else "Ranking: strengths not estimable (the reason is above), so no interval and no "
+        "bootstrap; each candidate's wins, losses and ties (W-L-T); tokens per answer; "
+        "dollars per 1,000 answers:"
     )
     table = [
         [
@@ -116,7 +132,9 @@ def _ranking_table(section: Mapping[str, Any]) -> list[str]:
             [
                 "-" if r.get("rank") is None else str(r["rank"]),
                 r["candidate"],
-                strength_text(r["strength"]) if ranked and r.get("strength") else "-",
+                strength_text(r["strength"])
+                if ranked and (r.get("strength") or {}).get("estimate") is not None
+                else NOT_ESTIMABLE,
                 ranks,
                 f"{r['wins']}-{r['losses']}-{r['ties']}" if "wins" in r else "-",
                 _tokens(r),
@@ -233,6 +251,42 @@ def candidates_lines(report: ReportRecord) -> list[str]:
     }.get(section.get("tie_model") or "", "no model fitted")
     lines.append(f"The unit: {section['unit']}. Scale: {section['scale_meaning']}. Ties: {model}.")
     return lines
+
+
+def length_tell_rows(report: Mapping[str, Any]) -> list[list[str]]:
+    """The length bot per candidate (bt-audit's sign test, the prompt as the unit), in the
+    design's order: on how many prompts its answer was longer, shorter or even against the
+    candidates it met there, and the Holm-adjusted p; a header row first, nothing when the
+    report has no such test."""
+    tells = (report.get("audit") or {}).get("length_by_candidate")
+    if not tells:
+        return []
+    rows = [["candidate", "longer", "shorter", "even", "prompts", "Holm p"]]
+    for name in report["candidates"]["names"]:
+        t = tells[name]
+        rows.append(
+            [
+                name,
+                str(t["longer"]),
+                str(t["shorter"]),
+                str(t["even"]),
+                str(t["prompts"]),
+                "-" if t["p_holm"] is None else _p(t["p_holm"]),
+            ]
+        )
+    return rows
+
+
+def length_tell_lines(report: Mapping[str, Any]) -> list[str]:
+    """The screen's length line of a several-candidate run: per candidate, not "A's answer"."""
+    rows = length_tell_rows(report)
+    if not rows:
+        return []
+    return [
+        "  length, prompt by prompt: on how many prompts each candidate's answer was longer, "
+        "shorter or even against those it met (Holm-adjusted across the candidates):",
+        *[Verbatim("  " + line) for line in _table(rows, right=(1, 2, 3, 4, 5))],
+    ]
 
 
 def per_comparison_lines(report: ReportRecord) -> list[str]:

@@ -8,11 +8,23 @@ render never imports the analysis. Pure; imports nothing of blindtest's.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-__all__ = ["TESTS", "control_line", "count", "format_p", "format_p_against", "pct"]
+__all__ = [
+    "TESTS",
+    "control_line",
+    "count",
+    "count_grouped",
+    "fixed",
+    "format_p",
+    "format_p_against",
+    "group_counts",
+    "grouped",
+    "pct",
+]
 
 #: The test behind each report's p-value, as the result screen names it.
 TESTS = {
@@ -34,6 +46,34 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
     """``1 trial``, ``2 trials``; ``plural`` where adding an s is wrong (``retry``,
     ``retries``)."""
     return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def count_grouped(n: int, noun: str, plural: str | None = None) -> str:
+    """``count`` with thousands separators (``55,980 tokens``), for lines no report stores."""
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def fixed(value: float, digits: int = 2, *, sign: bool = False) -> str:
+    """``value`` to ``digits`` decimals (``sign``: with its sign, ``+0.59``); a value that
+    rounds to zero is ``0.00``, never ``-0.00``."""
+    text = f"{value:{'+' if sign else ''}.{digits}f}"
+    return f"{0:.{digits}f}" if float(text) == 0 else text
+
+
+def grouped(n: int | float | None) -> str:
+    """A whole count with thousands separators (``55,980``); ``-`` when unknown."""
+    return "-" if n is None else f"{n:,.0f}"
+
+
+#: A count of at least four digits before tokens, requests or resamples, as a stored line
+#: (report.json) says it without separators.
+_UNGROUPED = re.compile(r"(?<![\d,.$])(\d{4,})(?= (?:tokens?|requests?|resamples?)\b)")
+
+
+def group_counts(text: str) -> str:
+    """``55980 tokens`` -> ``55,980 tokens`` (and requests, resamples) in a line report.json
+    stores ungrouped, whose bytes stay as written: the screen groups them as it prints."""
+    return _UNGROUPED.sub(lambda m: f"{int(m[1]):,}", text)
 
 
 def _rounded(value: float, digits: int) -> Decimal:

@@ -297,7 +297,7 @@ def test_the_report_is_valid_and_deterministic(tmp_path: Path) -> None:
 
 
 def test_answers_read_from_files_have_no_tokens_rather_than_zero(tmp_path: Path) -> None:
-    from blindtest.analysis.candidates import candidate_responses
+    from blindtest.analysis.candidate_responses import candidate_responses
 
     run = candidate_run(tmp_path, prompts=6)
     design = artifacts.load_design(run).design

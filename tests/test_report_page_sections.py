@@ -167,8 +167,8 @@ def test_report_page_of_an_always_first_judge_carries_every_section(
         in judge
     )
     assert "below --min-confidence 0 (counted as ties, flagged for human review)" in judge
-    assert f"requests {found['requests']} ({found['retries']} retries)" in judge
-    assert f"tokens {found['tokens']}" in judge
+    assert f"requests {found['requests']:,} ({found['retries']} retries)" in judge
+    assert f"tokens {found['tokens']:,}" in judge  # grouped: 12,345
     assert f"cost ${found['cost']:.4f}" in judge
     assert (
         "hidden controls (one model on both sides, 4 comparisons): first position in 100% of 4"
@@ -210,7 +210,10 @@ def test_report_page_of_an_always_first_judge_carries_every_section(
     # Cost: the appendix with latency, and the judge's tokens and cost.
     cost = page.section("cost")
     assert "mean latency" in cost
-    assert f"sim-judge-first {found['requests']} 0 0 {found['tokens']} ${found['cost']:.4f}" in cost
+    assert (
+        f"sim-judge-first {found['requests']:,} 0 0 {found['tokens']:,} ${found['cost']:.4f}"
+        in cost
+    )
     # Sides and notes, as the screen ends.
     assert report["sides"]["A"]["base_url"] in page.section("sides")
     for note in report["notes"]:

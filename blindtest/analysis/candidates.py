@@ -11,7 +11,9 @@ takes the prompt as the unit of its intervals: a seeded bootstrap over prompts f
 gates are the two-sided preference run's, over the same picks.
 
 Everything here is revealed only after judging; a fixed design that was not finished keeps
-only ``VOID_KEYS`` (`blindtest.analysis.report`). Pure; opens no file.
+only ``VOID_KEYS`` (`blindtest.analysis.report`). The answers, tokens and cost per candidate
+come from `blindtest.analysis.candidate_responses`, the words of the headline from
+`blindtest.analysis.candidate_headline`. Pure; opens no file.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from blindtest import artifacts, pairing
+from blindtest.analysis.candidate_headline import headline, prob
+from blindtest.analysis.candidate_responses import candidate_responses, responses_sentences, spend
 from blindtest.analysis.common import (
     AnalysisOptions,
     AnalysisResult,
@@ -38,12 +42,12 @@ from blindtest.analysis.preference import (
     _gate_problems,
     _majority,
 )
-from blindtest.analysis.responses import MARKED_KINDS, appendix
+from blindtest.analysis.responses import appendix
 from blindtest.analysis.tells import audit_summary
 from blindtest.analysis.wording import channels, notes
 from blindtest.artifact_types import DesignRecord, ReportRecord
 from blindtest.artifacts import JsonObject, schema_tag
-from blindtest.candidates import answer_owners, candidates_of
+from blindtest.candidates import candidates_of
 from blindtest.reportfmt import count, format_p, pct
 from blindtest.rng import IndexStream
 from blindtest.sides import side_config
@@ -77,153 +81,11 @@ SCALE = (
 )
 
 
-# --------------------------------------------------------------------------- responses
-
-
-def _kind(row: Mapping[str, Any] | None) -> str:
-    if row is None:
-        return "missing"
-    if row["status"] != "ok":
-        return "failed"
-    return str(row.get("kind") or "ok")
-
-
-def candidate_responses(
-    design: DesignRecord, rows: Sequence[JsonObject], torn_line: int | None
-) -> JsonObject:
-    """responses.jsonl against a several-candidate design: each candidate answers each of its
-    prompts once (the row at its owner slot, ``candidates.answer_owners``); answered, refused,
-    cut and failed answers and the tokens used per candidate, the comparisons a refusal or a
-    cut-off singles one answer out in, and the model each server said answered."""
-    from blindtest.slots import SlotState
-
-    state = SlotState.from_rows(rows)
-    owners = answer_owners(design)
-    names = candidates_of(design) or ()
-    launder = design["normalization"]["launder"] is not None
-    per: dict[str, Counter[str]] = {name: Counter() for name in names}
-    served: dict[str, Counter[str]] = {name: Counter() for name in names}
-    kinds: dict[tuple[str, str], str] = {}
-    answered = laundered = 0
-    for (prompt_id, name), key in owners.items():
-        row = state.generated.get(key)
-        kind = _kind(row)
-        kinds[(prompt_id, name)] = kind
-        per[name][kind] += 1
-        if row is not None and row["status"] == "ok":
-            answered += 1
-            usage = row.get("usage")
-            if usage:  # an answer read from a file has none
-                per[name]["with_usage"] += 1
-                per[name]["prompt_tokens"] += int(usage.get("prompt_tokens") or 0)
-                per[name]["completion_tokens"] += int(usage.get("completion_tokens") or 0)
-            if row.get("served_model"):
-                served[name][str(row["served_model"])] += 1
-        wash = state.laundered.get(key)
-        laundered += wash is not None and wash["status"] == "ok"
-    marked = []
-    for entry in design["arrangement"]:
-        shown = {kinds.get((entry["prompt_id"], side), "missing") for side in _sides(entry)}
-        if len(shown) == 2 and shown & set(MARKED_KINDS):
-            marked.append(int(entry["trial"]))
-    summary: JsonObject = {
-        "rows": len(rows),
-        "slots": len(owners),
-        "answered": answered,
-        "laundered": laundered if launder else None,
-        "complete": answered == len(owners) and (not launder or laundered == len(owners)),
-        "torn_line": torn_line,
-        "per_side": {
-            name: {
-                "answered": sum(c[k] for k in c if k not in _NOT_ANSWERED),
-                "refusals": c["refusal"],
-                "truncated": c["length"],
-                "failed": c["failed"],
-                "missing": c["missing"],
-                "prompt_tokens": c["prompt_tokens"] if c["with_usage"] else None,
-                "completion_tokens": c["completion_tokens"] if c["with_usage"] else None,
-            }
-            for name, c in per.items()
-        },
-        "marked_trials": marked,
-        "served_models": {name: dict(sorted(c.items())) for name, c in served.items()},
-    }
-    return summary
-
-
-_NOT_ANSWERED = ("missing", "failed", "prompt_tokens", "completion_tokens", "with_usage")
-
-
 def _sides(entry: Mapping[str, Any]) -> tuple[str, str]:
     return str(entry["left"]), str(entry["right"])
 
 
-def _responses_sentences(design: DesignRecord, summary: Mapping[str, Any]) -> list[str]:
-    out = []
-    per = summary["per_side"]
-    hit = [n for n in per if per[n]["refusals"] or per[n]["truncated"]]
-    if hit:
-        parts = [
-            f"{n} {count(per[n]['refusals'], 'refusal')} and {per[n]['truncated']} cut at the "
-            "token limit"
-            for n in hit
-        ]
-        out.append("Refusals and truncations, of the answers shown: " + "; ".join(parts) + ".")
-    marked = summary["marked_trials"]
-    if marked:
-        listed = ", ".join(str(t) for t in marked[:10]) + (", ..." if len(marked) > 10 else "")
-        out.append(
-            f"In {count(len(marked), 'comparison')} ({listed}) a refusal or a cut-off answer "
-            "singled one answer out: those comparisons may have been decided by the refusal, "
-            "not by quality."
-        )
-    for name, found in summary["served_models"].items():
-        asked = design["models"][name]["model"]
-        if len(found) > 1:
-            names = ", ".join(f"{model} ({n})" for model, n in found.items())
-            out.append(
-                f"Candidate {name} asked for {asked}; the server said the answers came from "
-                f"more than one model within this run: {names}. The run mixes builds."
-            )
-        elif found and asked not in found:
-            out.append(
-                f"Candidate {name} asked for {asked}, but the server said every answer came "
-                f"from {next(iter(found))}: the result speaks to the model that answered."
-            )
-    return out
-
-
 # --------------------------------------------------------------------------- per candidate
-
-
-def _spend(
-    names: Sequence[str],
-    responses: Mapping[str, Any] | None,
-    generation: Mapping[str, Any] | None,
-) -> dict[str, JsonObject]:
-    """Each candidate's answers, tokens (from responses.jsonl) and cost (from the prices
-    bt-generate was given, in generation.json); None where the run does not say."""
-    roles = (generation or {}).get("roles") or {}
-    per = (responses or {}).get("per_side") or {}
-    out: dict[str, JsonObject] = {}
-    for name in names:
-        own = per.get(name)
-        role = roles.get(name) or {}
-        answers = own["answered"] if own else role.get("responses")
-        # Tokens as responses.jsonl records them; without it, as generation.json summed
-        # them, when a request was made (an answer read from a file used none).
-        source = own if own else role if role.get("requests") else {}
-        tokens_in, tokens_out = source.get("prompt_tokens"), source.get("completion_tokens")
-        cost = role.get("cost")
-        out[name] = {
-            "answers": answers,
-            "tokens": None
-            if tokens_in is None or tokens_out is None
-            else {"prompt": tokens_in, "completion": tokens_out, "total": tokens_in + tokens_out},
-            "cost": cost,
-            "cost_per_answer": cost / answers if cost is not None and answers else None,
-        }
-    return out
 
 
 def _by_tag(
@@ -264,202 +126,6 @@ def _by_tag(
     return found
 
 
-# --------------------------------------------------------------------------- words
-
-
-def _money(value: float | None) -> str:
-    """Dollars with two significant digits below $1 (``$0.093``), cents above."""
-    if value is None:
-        return "cost unknown"
-    return f"${value:.2f}" if value >= 1 else f"${value:.2g}"
-
-
-def _times(ratio: float) -> str:
-    words = {2: "twice", 3: "three times", 4: "four times", 5: "five times", 10: "ten times"}
-    rounded = round(ratio)
-    if rounded in words and abs(ratio - rounded) < 0.05 * ratio:
-        return f"{words[rounded]} as much"
-    return f"{ratio:.1f} times as much"
-
-
-def _p_words(d: float | None) -> str:
-    return "?" if d is None or math.isnan(d) else pct(1.0 / (1.0 + math.exp(-d)))
-
-
-def _prob(d: float | None) -> float | None:
-    if d is None or math.isnan(d):
-        return None
-    if math.isinf(d):
-        return 1.0 if d > 0 else 0.0
-    return 1.0 / (1.0 + math.exp(-d))
-
-
-def _pair_key(a: str, b: str) -> frozenset[str]:
-    return frozenset((a, b))
-
-
-def _real_pairs(table: PairTable) -> dict[frozenset[str], Any]:
-    return {_pair_key(r.first, r.second): r for r in table.pairs}
-
-
-def _pair_result(record: Any, winner: str) -> str:
-    """``won 12 to 8, 15 ties, Holm p = 0.50`` from ``winner``'s side."""
-    wins, losses = (
-        (record.wins, record.losses) if winner == record.first else (record.losses, record.wins)
-    )
-    return (
-        f"won {wins} to {losses}, {count(record.ties, 'tie')}, Holm-adjusted "
-        f"{format_p(record.p_holm)}"
-    )
-
-
-def _difference(ranking: Ranking, a: str, b: str) -> tuple[float, float, float, bool]:
-    """a minus b: estimate, simultaneous bounds, separated."""
-    for d in ranking.differences:
-        if (d.first, d.second) == (a, b):
-            return d.difference.estimate, d.difference.lo, d.difference.hi, d.separated
-    d = next(d for d in ranking.differences if (d.first, d.second) == (b, a))
-    return -d.difference.estimate, -d.difference.hi, -d.difference.lo, d.separated
-
-
-def _leader_lines(ranking: Ranking, met: Mapping[frozenset[str], Any], anchor: str) -> list[str]:
-    """Who is ahead, by how much as a chance of being preferred, and the groups."""
-    order = [s.candidate for s in ranking.strengths]
-    lines = [f"Ranking, strongest first: {', '.join(order)} (Bradley-Terry, {anchor} at 0)."]
-    leader, second = order[0], order[1]
-    est, lo, hi, separated = _difference(ranking, leader, second)
-    bounds = (
-        f"simultaneous 95% interval {pct(_prob(lo))} to {pct(_prob(hi))}"
-        if math.isfinite(lo) and math.isfinite(hi)
-        else "no bounded interval"
-    )
-    record = met.get(_pair_key(leader, second))
-    direct = f"; when they met, {leader} {_pair_result(record, leader)}" if record else ""
-    if not separated:
-        verdict = "the data cannot separate the two, so the lead is not established."
-    elif record is not None and not record.significant:
-        verdict = (
-            "the ranking, which draws on every comparison, separates the two, though their "
-            "own meetings alone do not after Holm."
-        )
-    else:
-        verdict = "the ranking separates the two."
-    lines.append(
-        f"{leader} is ahead: against {second}, the next, it is preferred in {_p_words(est)} "
-        f"of the comparisons that are not ties ({bounds}{direct}); {verdict}"
-    )
-    groups = [g for g in ranking.groups if len(g) > 1]
-    if groups:
-        lines.append(
-            "The data cannot separate "
-            + "; nor ".join("{" + ", ".join(g) + "}" for g in groups)
-            + " (simultaneous 95% intervals for every difference of strengths)."
-        )
-    else:
-        lines.append("Every candidate is separated from the next (simultaneous 95%).")
-    return lines
-
-
-def _holm_lines(pairs: PairTable) -> list[str]:
-    """Which pair tests are real after Holm."""
-    real = [r for r in pairs.pairs if r.significant]
-    family = f"{count(len(pairs.pairs), 'pair')} that met (alpha {pairs.alpha:g})"
-    if not real:
-        return [f"No pair differs after Holm across the {family}."] if pairs.pairs else []
-    parts = []
-    for r in real:
-        winner, loser = (r.first, r.second) if r.wins > r.losses else (r.second, r.first)
-        parts.append(f"{winner} over {loser} ({_pair_result(r, winner)})")
-    rest = len(pairs.pairs) - len(real)
-    tail = {0: ".", 1: "; the other pair is not shown to differ."}.get(
-        rest, f"; the other {rest} pairs are not shown to differ."
-    )
-    return [f"Real differences after Holm across the {family}: " + "; ".join(parts) + tail]
-
-
-def _reference_lines(reference: PairTable) -> list[str]:
-    ref = reference.family.removeprefix("against ")
-    parts = []
-    for r in reference.pairs:
-        rate = (
-            f"{pct(r.win_rate.estimate)} (Wilson 95% {pct(r.win_rate.lo)} to {pct(r.win_rate.hi)})"
-            if r.n
-            else "undefined (only ties)"
-        )
-        flag = ", a real difference" if r.significant else ""
-        parts.append(f"{r.first} {rate}, Holm-adjusted {format_p(r.p_holm)}{flag}")
-    return [
-        f"Against the reference {ref}, each candidate's share of the untied comparisons: "
-        + "; ".join(parts)
-        + "."
-    ]
-
-
-def _headline(
-    ranking: Ranking | None,
-    pairs: PairTable,
-    reference: PairTable | None,
-    spend: Mapping[str, Mapping[str, Any]],
-    anchor: str,
-) -> list[str]:
-    """The ranking in words a person acts on: who is ahead and by how much, which differences
-    are real, what each costs, and whether a cheaper candidate the data cannot tell from the
-    leader would do."""
-    lines: list[str] = []
-    met = _real_pairs(pairs)
-    ranked = ranking is not None and ranking.problem is None
-    if ranking is not None and ranking.problem is None:
-        lines += _leader_lines(ranking, met, anchor)
-    elif ranking is not None:
-        lines.append(f"No ranking: {ranking.problem}.")
-    # With a reference every pair that met holds it: the reference's table says it all.
-    lines += _holm_lines(pairs) if reference is None else _reference_lines(reference)
-    costs = {n: s["cost_per_answer"] for n, s in spend.items() if s["cost_per_answer"]}
-    if costs:
-        names = [s.candidate for s in ranking.strengths] if ranking and ranked else list(spend)
-        shown = [f"{n} {_money(1000 * costs[n]) if n in costs else 'unknown'}" for n in names]
-        lines.append("Cost per 1,000 answers: " + ", ".join(shown) + ".")
-        lines += _adequate(ranking, met, costs)
-    return lines
-
-
-def _adequate(
-    ranking: Ranking | None,
-    met: Mapping[frozenset[str], Any],
-    costs: Mapping[str, float],
-) -> list[str]:
-    """Seed 001's honest conclusion: a cheaper candidate that met the leader and is not shown
-    worse (the Holm-adjusted pair test does not reach alpha, and the ranking's simultaneous
-    interval for the difference is bounded and holds 0) is adequate on this evidence, and
-    the sentence says how far the data allow the leader to be ahead. Candidates that never
-    met the leader, or whose difference the data cannot bound, get no such sentence: not
-    being told apart for want of data is not adequacy."""
-    if ranking is None or ranking.problem is not None:
-        return []
-    order = [s.candidate for s in ranking.strengths]
-    leader = order[0]
-    if leader not in costs:
-        return []
-    close = []
-    for name in order[1:]:
-        record = met.get(_pair_key(leader, name))
-        if name not in costs or costs[name] >= costs[leader] or record is None:
-            continue
-        _, lo, hi, separated = _difference(ranking, leader, name)
-        if record.n and not record.significant and not separated and math.isfinite(lo + hi):
-            close.append((name, record, lo, hi))
-    if not close:
-        return []
-    name, record, lo, hi = min(close, key=lambda c: (costs[c[0]], order.index(c[0])))
-    return [
-        f"{name} is not shown worse than the leader {leader} ({leader} "
-        f"{_pair_result(record, leader)}; the data allow {leader} to be preferred in "
-        f"{pct(_prob(lo))} to {pct(_prob(hi))} of untied comparisons between them), and "
-        f"{leader} costs {_times(costs[leader] / costs[name])} per answer: on this evidence "
-        f"the cheaper {name} is adequate."
-    ]
-
-
 # --------------------------------------------------------------------------- the report
 
 
@@ -478,7 +144,7 @@ def _ranking_records(
                 "candidate": s.candidate,
                 "rank": position if ranking.problem is None else None,
                 "strength": strength,
-                "p_preferred_vs_average": _prob(strength["estimate"])
+                "p_preferred_vs_average": prob(strength["estimate"])
                 if ranking.anchor == "mean"
                 else None,
                 "rank_best": s.rank_best if ranking.problem is None else None,
@@ -620,7 +286,7 @@ def _analyse(
         "win_matrix": _win_matrix(names, pairs),
         "reference": against.to_dict() if against is not None else None,
         "by_tag": _by_tag(design, names, outcome),
-        "headline": _headline(ranking, pairs, against, spend, anchor),
+        "headline": headline(ranking, pairs, against, spend, anchor),
     }
     section["position_bias"] = bias.to_dict() if bias else None
     section["agreement"] = agreement
@@ -691,7 +357,7 @@ def build_candidates_report(
         picks,
         options,
         gates,
-        lambda ns: _spend(ns, responses, generation),
+        lambda ns: spend(ns, responses, generation),
         rank=finished or options.reveal_void,
     )
     judged = {judge: len(own) for judge, own in sorted(by_judge(picks).items())}
@@ -778,7 +444,7 @@ def build_candidates_report(
         return AnalysisResult(report=cast(ReportRecord, kept), exit_code=1)
     report["audit"] = audit_summary(design, audit, report) if audit is not None else None
     report["responses_sentences"] = (
-        _responses_sentences(design, responses) if responses is not None else []
+        responses_sentences(design, responses) if responses is not None else []
     )
     report["sides"] = {
         "summary": _sides_summary(design, names),

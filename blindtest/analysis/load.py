@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from blindtest import artifacts
+from blindtest.analysis.candidate_responses import candidate_responses
 from blindtest.analysis.candidate_style import attach_candidate_style
-from blindtest.analysis.candidates import candidate_responses
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
 from blindtest.analysis.controls import (
     control_results,

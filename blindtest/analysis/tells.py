@@ -3,14 +3,15 @@ explain beside the judge's score, and the formatting census. Pure; opens no file
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.analysis.common import EXPLAINS_SHARE
 from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
+from blindtest.candidates import candidates_of
 from blindtest.protocols import protocol_of
-from blindtest.reportfmt import format_p
+from blindtest.reportfmt import count, format_p
 from blindtest.stats import binomial_test
 
 _BOT_CHANNEL = {"length": "length", "duplicate": "near-duplicates"}
@@ -63,12 +64,8 @@ def _length_preference(
             )
         else:
             how = f"in only {followed} of {len(votes)} untied comparisons"
-        if "per_candidate" in bot:  # several candidates: the one length separates most
-            separates = (
-                f"Length separates {bot['candidate']} from the other candidates (the length "
-                f"bot preferred its answer on balance on {bot['correct']} of {bot['n']} "
-                f"prompts, {format_p(bot['p_value'])} after Holm across candidates)"
-            )
+        if "per_candidate" in bot:  # several candidates: every one length separates
+            separates = _separated(design, bot["per_candidate"])
         else:
             separates = (
                 f"Length separates the models (the longer answer was A's in {bot['correct']} "
@@ -76,6 +73,39 @@ def _length_preference(
             )
         return [f"{separates}, and {_who(fields).lower()} preferred the longer response {how}."]
     return []
+
+
+def listing(items: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _separated(design: DesignRecord, tells: Mapping[str, Mapping[str, Any]]) -> str:
+    """Every candidate length separates from those it met (Holm-adjusted p at or below
+    alpha), the longer ones and the shorter ones, each with its count of prompts, in the
+    design's order."""
+    alpha = design["alpha"]
+    found = {
+        name: tells[name]
+        for name in candidates_of(design) or ()
+        if tells[name]["p_holm"] is not None and tells[name]["p_holm"] <= alpha
+    }
+    ways = []
+    for way, longer in (("longer", True), ("shorter", False)):
+        named = [
+            f"{name} on {t[way]} of {count(t['longer'] + t['shorter'], 'prompt')} "
+            f"({format_p(t['p_holm'])})"
+            for name, t in found.items()
+            if (t["longer"] > t["shorter"]) == longer
+        ]
+        if named:
+            ways.append(f"the {way} answer came from {listing(named)}")
+    who = "it" if len(found) == 1 else "they"
+    return (
+        f"Length separates {count(len(found), 'candidate')} from those {who} met "
+        f"(prompt by prompt, each candidate's answer against its opponents'; Holm-adjusted "
+        f"across the candidates): {'; '.join(ways)}"
+    )
 
 
 def _who(fields: Mapping[str, Any]) -> str:

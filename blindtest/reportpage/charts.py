@@ -10,6 +10,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from blindtest.reportfmt import fixed
+
 WIDTH = 640
 LABEL_W = 150
 ROW_H = 26
@@ -97,7 +99,7 @@ def interval_chart(
 def _fmt(value: float | None, percent: bool) -> str:
     if value is None:
         return "n/a"
-    return f"{value * 100:.0f}%" if percent else f"{value:.2f}"
+    return f"{fixed(value * 100, 0)}%" if percent else fixed(value)
 
 
 @dataclass
@@ -281,8 +283,8 @@ def strength_chart(
         chart_id, title, drawn, lo=lo, hi=hi, ref=ref, ref_label=ref_label, percent=False
     )
     for row, shown in zip(rows, chart.rows, strict=True):
-        lo_text = "unbounded" if row.lo is None else f"{row.lo:.2f}"
-        hi_text = "unbounded" if row.hi is None else f"{row.hi:.2f}"
+        lo_text = "unbounded" if row.lo is None else fixed(row.lo)
+        hi_text = "unbounded" if row.hi is None else fixed(row.hi)
         shown["interval"] = f"{lo_text} to {hi_text}"
     return chart
 
@@ -357,7 +359,10 @@ def cost_chart(
     else:
         x_ticks = [Tick(x(x_hi * k / 4), _money_tick(x_hi * k / 4)) for k in range(5)]
     y_ticks = [
-        Tick(y(y_lo + (y_hi - y_lo) * k / 5), f"{y_lo + (y_hi - y_lo) * k / 5:+.2g}")
+        # Rounded, and + 0.0 turns a -0.0 into 0.0: a tick at zero never reads "-0".
+        Tick(
+            y(y_lo + (y_hi - y_lo) * k / 5), f"{round(y_lo + (y_hi - y_lo) * k / 5, 9) + 0.0:+.2g}"
+        )
         for k in range(6)
     ]
     return ScatterChart(chart_id, title, drawn, x_ticks, y_ticks, x_label, y_label, zero_y=y(0.0))

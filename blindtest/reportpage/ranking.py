@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from blindtest.reportfmt import count, format_p, pct
+from blindtest.render_candidates import NOT_ESTIMABLE, length_tell_rows
+from blindtest.reportfmt import count, fixed, format_p, pct
 from blindtest.reportpage import charts
 
 __all__ = ["page_data"]
@@ -133,7 +134,7 @@ def _ranking_rows(section: Mapping[str, Any]) -> list[list[str]]:
             [
                 "-" if r.get("rank") is None else str(r["rank"]),
                 r["candidate"],
-                "-" if estimate is None else f"{estimate:+.2f}",
+                NOT_ESTIMABLE if estimate is None else fixed(estimate, sign=True),
                 "-" if estimate is None else f"{_end(strength['lo'])} to {_end(strength['hi'])}",
                 "-" if best is None else str(best) if best == worst else f"{best} to {worst}",
                 f"{r.get('wins', 0)}-{r.get('losses', 0)}-{r.get('ties', 0)}",
@@ -147,7 +148,7 @@ def _ranking_rows(section: Mapping[str, Any]) -> list[list[str]]:
 
 
 def _end(value: float | None) -> str:
-    return "unbounded" if value is None else f"{value:+.2f}"
+    return "unbounded" if value is None else fixed(value, sign=True)
 
 
 def _pair_rows(table: Mapping[str, Any] | None, reference: bool = False) -> list[list[str]]:
@@ -206,7 +207,18 @@ def page_data(report: Mapping[str, Any]) -> dict[str, Any]:
     section = report["candidates"]
     headline: Sequence[str] = section.get("headline") or []
     tag_header, tag_rows = _tag_rows(section)
+    length = length_tell_rows(report)
+    problem = section.get("problem")
+    told = problem is not None and any(problem in line for line in headline)
     return {
+        # Why there are no strengths, unless the headline above has just said it.
+        "no_strengths": None
+        if problem is None
+        else "Strengths not estimable: the reason is given above."
+        if told
+        else f"Strengths not estimable: {problem}.",
+        "length_header": length[0] if length else [],
+        "length_rows": length[1:],
         "section": section,
         "headline": headline,
         "strength_chart": _strength_chart(section),

@@ -16,7 +16,7 @@ from typing import Any
 from blindtest.hints import placeholder_legend, stage_command
 from blindtest.protocols import PROTOCOLS
 from blindtest.render import agreement_text, dprime_text
-from blindtest.reportfmt import control_line, count, format_p, pct
+from blindtest.reportfmt import control_line, count, format_p, grouped, pct
 
 #: The sentence of responses_sentences that discloses identity stripping.
 IDENTITY_SENTENCE = "Identity stripping replaced"
@@ -131,12 +131,12 @@ def _llm_counts(found: Mapping[str, Any], protocol: str) -> list[list[str]]:
             if preference
             else "flagged for review, still counted (no tie to count them as)",
         ],
-        ["requests", f"{found['requests']} ({count(found['retries'], 'retry', 'retries')})"],
+        ["requests", f"{found['requests']:,} ({count(found['retries'], 'retry', 'retries')})"],
         [
             "failure rows",
             f"{found['failures']} ({count(found['still_failed'], 'trial')} still unjudged)",
         ],
-        ["tokens", str(found["tokens"])],
+        ["tokens", grouped(found["tokens"])],
         ["cost", money(found.get("cost"))],
     ]
     return rows
@@ -408,8 +408,8 @@ def appendix(report: Mapping[str, Any]) -> list[list[str]]:
                 str(e["model"]),
                 str(e["responses"]),
                 f"{latency:.0f} ms" if latency is not None else "?",
-                str(e["prompt_tokens"]),
-                str(e["completion_tokens"]),
+                grouped(e["prompt_tokens"]),
+                grouped(e["completion_tokens"]),
                 money(e.get("cost")),
             ]
         )

@@ -433,19 +433,27 @@ def _warnings(
     warnings = [lean for lean in leans if lean]
     family = [s for s, spec in sides.items() if model and _same_family(model, spec)]
     if family:
-        listed = " and ".join(f"{s} ({sides[s].get('model')})" for s in family)
+        listed = _sides_named([f"{s} ({sides[s].get('model')})" for s in family], family)
         warnings.append(
             f"the judge model {model} is of the same family ({model_family(str(model))}) as "
-            f"side {listed}: a judge may favour its own family"
+            f"{listed}: a judge may favour its own family"
         )
     shared = [s for s, spec in sides.items() if judge_origin and _origin(spec.get("base_url"))
               == _origin(judge_origin)]  # fmt: skip
     if shared:
         warnings.append(
-            f"the judge is served by the same endpoint ({_origin(judge_origin)}) as side "
-            f"{' and '.join(shared)}"
+            f"the judge is served by the same endpoint ({_origin(judge_origin)}) as "
+            f"{_sides_named(shared, shared)}"
         )
     return warnings
+
+
+def _sides_named(labels: Sequence[str], names: Sequence[str]) -> str:
+    """``side A (m)``, ``side A (m) and B (n)`` as two-sided reports have always said it;
+    several candidates as a list: ``the sides a (m), b (n) and c (o)``."""
+    if len(labels) == 1 or set(names) <= {"A", "B"}:
+        return "side " + " and ".join(labels)
+    return "the sides " + ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
 def position_gate(found: JudgeDiagnostics) -> str | None:

@@ -336,9 +336,9 @@ class LlmJudge:
         them = "it" if self.failed == 1 else "them"
         failed = f", {self.failed} failed (rerun the same command to ask {them} again)"
         tokens = (
-            f"; {reportfmt.count(led.requests, 'request')} ("
+            f"; {reportfmt.count_grouped(led.requests, 'request')} ("
             f"{reportfmt.count(led.retries, 'retry', 'retries')}), "
-            + (reportfmt.count(led.prompt_tokens + led.completion_tokens, "token"))
+            + reportfmt.count_grouped(led.prompt_tokens + led.completion_tokens, "token")
         )
         cost = self._cost(led.prompt_tokens, led.completion_tokens)
         money = f", ${cost:.4f}" if cost is not None else ""

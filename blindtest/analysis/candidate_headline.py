@@ -1,0 +1,211 @@
+"""The words of a several-candidate result, for a person to act on: who is ahead and by how
+much (as a chance of being preferred), which differences are real after Holm, each candidate
+against a reference, what each costs, and whether a cheaper candidate the data cannot tell
+from the leader would do. Every figure comes from the ranking and the pair tables
+(`blindtest.analysis.candidates` builds them). Pure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from blindtest.reportfmt import count, format_p, pct
+from blindtest.stats.pairwise import PairTable
+from blindtest.stats.ranking import Ranking
+
+__all__ = ["headline", "prob"]
+
+
+def _money(value: float | None) -> str:
+    """Dollars with two significant digits below $1 (``$0.093``), cents above."""
+    if value is None:
+        return "cost unknown"
+    return f"${value:.2f}" if value >= 1 else f"${value:.2g}"
+
+
+def _times(ratio: float) -> str:
+    words = {2: "twice", 3: "three times", 4: "four times", 5: "five times", 10: "ten times"}
+    rounded = round(ratio)
+    if rounded in words and abs(ratio - rounded) < 0.05 * ratio:
+        return f"{words[rounded]} as much"
+    return f"{ratio:.1f} times as much"
+
+
+def _p_words(d: float | None) -> str:
+    return "?" if d is None or math.isnan(d) else pct(1.0 / (1.0 + math.exp(-d)))
+
+
+def prob(d: float | None) -> float | None:
+    if d is None or math.isnan(d):
+        return None
+    if math.isinf(d):
+        return 1.0 if d > 0 else 0.0
+    return 1.0 / (1.0 + math.exp(-d))
+
+
+def _pair_key(a: str, b: str) -> frozenset[str]:
+    return frozenset((a, b))
+
+
+def _real_pairs(table: PairTable) -> dict[frozenset[str], Any]:
+    return {_pair_key(r.first, r.second): r for r in table.pairs}
+
+
+def _pair_result(record: Any, winner: str) -> str:
+    """``won 12 to 8, 15 ties, Holm p = 0.50`` from ``winner``'s side."""
+    wins, losses = (
+        (record.wins, record.losses) if winner == record.first else (record.losses, record.wins)
+    )
+    return (
+        f"won {wins} to {losses}, {count(record.ties, 'tie')}, Holm-adjusted "
+        f"{format_p(record.p_holm)}"
+    )
+
+
+def _difference(ranking: Ranking, a: str, b: str) -> tuple[float, float, float, bool]:
+    """a minus b: estimate, simultaneous bounds, separated."""
+    for d in ranking.differences:
+        if (d.first, d.second) == (a, b):
+            return d.difference.estimate, d.difference.lo, d.difference.hi, d.separated
+    d = next(d for d in ranking.differences if (d.first, d.second) == (b, a))
+    return -d.difference.estimate, -d.difference.hi, -d.difference.lo, d.separated
+
+
+def _leader_lines(ranking: Ranking, met: Mapping[frozenset[str], Any], anchor: str) -> list[str]:
+    """Who is ahead, by how much as a chance of being preferred, and the groups."""
+    order = [s.candidate for s in ranking.strengths]
+    lines = [f"Ranking, strongest first: {', '.join(order)} (Bradley-Terry, {anchor} at 0)."]
+    leader, second = order[0], order[1]
+    est, lo, hi, separated = _difference(ranking, leader, second)
+    bounds = (
+        f"simultaneous 95% interval {pct(prob(lo))} to {pct(prob(hi))}"
+        if math.isfinite(lo) and math.isfinite(hi)
+        else "no bounded interval"
+    )
+    record = met.get(_pair_key(leader, second))
+    direct = f"; when they met, {leader} {_pair_result(record, leader)}" if record else ""
+    if not separated:
+        verdict = "the data cannot separate the two, so the lead is not established."
+    elif record is not None and not record.significant:
+        verdict = (
+            "the ranking, which draws on every comparison, separates the two, though their "
+            "own meetings alone do not after Holm."
+        )
+    else:
+        verdict = "the ranking separates the two."
+    lines.append(
+        f"{leader} is ahead: against {second}, the next, it is preferred in {_p_words(est)} "
+        f"of the comparisons that are not ties ({bounds}{direct}); {verdict}"
+    )
+    groups = [g for g in ranking.groups if len(g) > 1]
+    if groups:
+        lines.append(
+            "The data cannot separate "
+            + "; nor ".join("{" + ", ".join(g) + "}" for g in groups)
+            + " (simultaneous 95% intervals for every difference of strengths)."
+        )
+    else:
+        lines.append("Every candidate is separated from the next (simultaneous 95%).")
+    return lines
+
+
+def _holm_lines(pairs: PairTable) -> list[str]:
+    """Which pair tests are real after Holm."""
+    real = [r for r in pairs.pairs if r.significant]
+    family = f"{count(len(pairs.pairs), 'pair')} that met (alpha {pairs.alpha:g})"
+    if not real:
+        return [f"No pair differs after Holm across the {family}."] if pairs.pairs else []
+    parts = []
+    for r in real:
+        winner, loser = (r.first, r.second) if r.wins > r.losses else (r.second, r.first)
+        parts.append(f"{winner} over {loser} ({_pair_result(r, winner)})")
+    rest = len(pairs.pairs) - len(real)
+    tail = {0: ".", 1: "; the other pair is not shown to differ."}.get(
+        rest, f"; the other {rest} pairs are not shown to differ."
+    )
+    return [f"Real differences after Holm across the {family}: " + "; ".join(parts) + tail]
+
+
+def _reference_lines(reference: PairTable) -> list[str]:
+    ref = reference.family.removeprefix("against ")
+    parts = []
+    for r in reference.pairs:
+        rate = (
+            f"{pct(r.win_rate.estimate)} (Wilson 95% {pct(r.win_rate.lo)} to {pct(r.win_rate.hi)})"
+            if r.n
+            else "undefined (only ties)"
+        )
+        flag = ", a real difference" if r.significant else ""
+        parts.append(f"{r.first} {rate}, Holm-adjusted {format_p(r.p_holm)}{flag}")
+    return [
+        f"Against the reference {ref}, each candidate's share of the untied comparisons: "
+        + "; ".join(parts)
+        + "."
+    ]
+
+
+def headline(
+    ranking: Ranking | None,
+    pairs: PairTable,
+    reference: PairTable | None,
+    spend: Mapping[str, Mapping[str, Any]],
+    anchor: str,
+) -> list[str]:
+    """The ranking in words a person acts on: who is ahead and by how much, which differences
+    are real, what each costs, and whether a cheaper candidate the data cannot tell from the
+    leader would do."""
+    lines: list[str] = []
+    met = _real_pairs(pairs)
+    ranked = ranking is not None and ranking.problem is None
+    if ranking is not None and ranking.problem is None:
+        lines += _leader_lines(ranking, met, anchor)
+    elif ranking is not None:
+        lines.append(f"No ranking: {ranking.problem}.")
+    # With a reference every pair that met holds it: the reference's table says it all.
+    lines += _holm_lines(pairs) if reference is None else _reference_lines(reference)
+    costs = {n: s["cost_per_answer"] for n, s in spend.items() if s["cost_per_answer"]}
+    if costs:
+        names = [s.candidate for s in ranking.strengths] if ranking and ranked else list(spend)
+        shown = [f"{n} {_money(1000 * costs[n]) if n in costs else 'unknown'}" for n in names]
+        lines.append("Cost per 1,000 answers: " + ", ".join(shown) + ".")
+        lines += _adequate(ranking, met, costs)
+    return lines
+
+
+def _adequate(
+    ranking: Ranking | None,
+    met: Mapping[frozenset[str], Any],
+    costs: Mapping[str, float],
+) -> list[str]:
+    """Seed 001's honest conclusion: a cheaper candidate that met the leader and is not shown
+    worse (the Holm-adjusted pair test does not reach alpha, and the ranking's simultaneous
+    interval for the difference is bounded and holds 0) is adequate on this evidence, and
+    the sentence says how far the data allow the leader to be ahead. Candidates that never
+    met the leader, or whose difference the data cannot bound, get no such sentence: not
+    being told apart for want of data is not adequacy."""
+    if ranking is None or ranking.problem is not None:
+        return []
+    order = [s.candidate for s in ranking.strengths]
+    leader = order[0]
+    if leader not in costs:
+        return []
+    close = []
+    for name in order[1:]:
+        record = met.get(_pair_key(leader, name))
+        if name not in costs or costs[name] >= costs[leader] or record is None:
+            continue
+        _, lo, hi, separated = _difference(ranking, leader, name)
+        if record.n and not record.significant and not separated and math.isfinite(lo + hi):
+            close.append((name, record, lo, hi))
+    if not close:
+        return []
+    name, record, lo, hi = min(close, key=lambda c: (costs[c[0]], order.index(c[0])))
+    return [
+        f"{name} is not shown worse than the leader {leader} ({leader} "
+        f"{_pair_result(record, leader)}; the data allow {leader} to be preferred in "
+        f"{pct(prob(lo))} to {pct(prob(hi))} of untied comparisons between them), and "
+        f"{leader} costs {_times(costs[leader] / costs[name])} per answer: on this evidence "
+        f"the cheaper {name} is adequate."
+    ]
