@@ -1,6 +1,6 @@
 """The several-candidate report page on a phone (390 x 844) and a laptop (1366 x 768), in
 Chromium: the wide tables become one card per row with every figure named (nothing runs off
-the screen), the strength chart's type stays readable, and every column has a name."""
+the screen), the strength and cost charts' type stays readable, and every column has a name."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from candidate_analysis_runs import candidate_run, candidate_schemas
 
 from web_page import SIZES, chromium, page_at, screenshot
 
-#: Smallest type, in CSS pixels on the screen, the strength chart's names and ticks may have.
+#: Smallest type, in CSS pixels on the screen, a chart's names and ticks may have.
 READABLE_PX = 10.5
 
 
@@ -73,13 +73,15 @@ def test_the_tables_fit_and_the_chart_reads_at_each_size(
                 "'#ranking-table tr:nth-child(2) td:last-child'), '::before').content"
             )
             assert label == '"$ per 1,000 answers: "'
-        smallest = page.evaluate(
-            """() => {
-              const svg = document.querySelector('#chart-ranking svg');
-              const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
-              const sizes = [...svg.querySelectorAll('text')].map(
-                t => parseFloat(getComputedStyle(t).fontSize) * scale);
-              return Math.min(...sizes);
-            }"""
-        )
-        assert smallest >= READABLE_PX, smallest
+        for chart in ("#chart-ranking", "#chart-cost"):
+            smallest = page.evaluate(
+                """(chart) => {
+                  const svg = document.querySelector(chart + ' svg');
+                  const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+                  const sizes = [...svg.querySelectorAll('text')].map(
+                    t => parseFloat(getComputedStyle(t).fontSize) * scale);
+                  return Math.min(...sizes);
+                }""",
+                chart,
+            )
+            assert smallest >= READABLE_PX, (chart, smallest)
