@@ -145,4 +145,8 @@ def test_the_page_gives_the_length_tell_per_candidate(tmp_path: Path) -> None:
     bots = bots[: bots.index("</section>")]
     assert "s answer was the longer in" not in bots
     assert "<th>longer</th><th>shorter</th><th>even</th>" in bots
-    assert "<td>small-detailed</td><td>10</td><td>0</td><td>0</td><td>10</td>" in bots
+    assert (
+        '<td data-label="candidate">small-detailed</td><td data-label="longer">10</td>'
+        '<td data-label="shorter">0</td><td data-label="even">0</td>'
+        '<td data-label="prompts">10</td>'
+    ) in bots

@@ -340,7 +340,7 @@ def test_alphas_interval_says_how_many_resamples_had_one_answer_throughout() -> 
     shown = {"measurable": True, "alpha": found.to_dict(), "n_items": 11,
              "percent": {"statistic": 0.9}, "pairs": [], "caveat": "c"}  # fmt: skip
     assert (
-        f"from the {2000 - one_answer} of 2000 resamples that held more than one answer"
+        f"from the {2000 - one_answer:,} of 2,000 resamples that held more than one answer"
     ) in agreement_text(shown)[0]
     every = krippendorff_alpha([["A", "B"], ["B", "A"], ["A", "A"], ["B", "B"]] * 5,
                                rng=IndexStream("s", "agreement"))  # fmt: skip

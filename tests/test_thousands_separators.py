@@ -75,7 +75,8 @@ def test_the_candidates_screen_groups_resamples_and_tokens(report: ReportRecord)
 def test_the_candidates_page_groups_resamples_and_tokens(report: ReportRecord) -> None:
     page = render_report_page(report)
     assert "Bootstrap: 2,000 resamples of the prompts" in page
-    assert "<td>1,750</td><td>74,700</td>" in page
+    assert '<td data-label="prompt tokens">1,750</td>' in page
+    assert '<td data-label="completion tokens">74,700</td>' in page
 
 
 def test_bt_judge_closing_line_groups_the_tokens(

@@ -75,7 +75,7 @@ def _length_preference(
     return []
 
 
-def listing(items: Sequence[str]) -> str:
+def _listing(items: Sequence[str]) -> str:
     """``a``, ``a and b``, ``a, b and c``."""
     return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
 
@@ -99,7 +99,7 @@ def _separated(design: DesignRecord, tells: Mapping[str, Mapping[str, Any]]) -> 
             if (t["longer"] > t["shorter"]) == longer
         ]
         if named:
-            ways.append(f"the {way} answer came from {listing(named)}")
+            ways.append(f"the {way} answer came from {_listing(named)}")
     who = "it" if len(found) == 1 else "they"
     return (
         f"Length separates {count(len(found), 'candidate')} from those {who} met "

@@ -15,6 +15,8 @@ from blindtest.reportfmt import fixed
 WIDTH = 640
 LABEL_W = 150
 ROW_H = 26
+#: The width of a chart drawn with its labels above the bars (it reads on a phone).
+NARROW = 400
 PAD = 28
 
 
@@ -46,6 +48,8 @@ class IntervalChart:
     width: int = WIDTH
     height: int = 0
     kind: str = "interval"
+    #: Each row's label above its bar (the bars then span the whole width), not beside it.
+    labels_above: bool = False
 
 
 def interval_chart(
@@ -58,8 +62,13 @@ def interval_chart(
     ref: float | None,
     ref_label: str,
     percent: bool = True,
+    width: int = WIDTH,
+    labels_above: bool = False,
 ) -> IntervalChart:
-    left, right = float(LABEL_W + 10), float(WIDTH - 20)
+    """``labels_above``: a narrow chart (``width``) with each label over its bar, which
+    reads at a phone's width without shrinking its type."""
+    left, right = (24.0 if labels_above else float(LABEL_W + 10)), float(width - 24)
+    row_h = ROW_H + 14 if labels_above else ROW_H
 
     def x(value: float) -> float:
         value = min(max(value, lo), hi)
@@ -67,7 +76,7 @@ def interval_chart(
 
     drawn: list[dict[str, object]] = []
     for i, row in enumerate(rows):
-        y = PAD + i * ROW_H + ROW_H / 2
+        y = PAD + i * row_h + row_h / 2 + (7 if labels_above else 0)
         drawn.append(
             {
                 "label": row.label,
@@ -92,7 +101,9 @@ def interval_chart(
         ticks=ticks,
         ref_x=None if ref is None else x(ref),
         ref_label=ref_label,
-        height=PAD + len(rows) * ROW_H + 30,
+        width=width,
+        height=PAD + len(rows) * row_h + 30,
+        labels_above=labels_above,
     )
 
 
@@ -272,7 +283,9 @@ def strength_chart(
     chart_id: str, title: str, rows: Sequence[Row], ref: float, ref_label: str
 ) -> IntervalChart:
     """Strengths on the log-odds scale with their intervals (a ranking), on an axis that holds
-    every finite bound; an unbounded end runs to the axis's edge and is said in the table."""
+    every finite bound; an unbounded end runs to the axis's edge and is said in the table.
+    Narrow, each candidate's name over its bar: a name of any length fits, and a phone shows
+    the chart near its own scale rather than shrunk to half."""
     ends = [v for r in rows for v in (r.estimate, r.lo, r.hi) if v is not None]
     lo, hi = _five_steps(min([*ends, ref]), max([*ends, ref]))
     drawn = [
@@ -280,7 +293,16 @@ def strength_chart(
         for r in rows
     ]
     chart = interval_chart(
-        chart_id, title, drawn, lo=lo, hi=hi, ref=ref, ref_label=ref_label, percent=False
+        chart_id,
+        title,
+        drawn,
+        lo=lo,
+        hi=hi,
+        ref=ref,
+        ref_label=ref_label,
+        percent=False,
+        width=NARROW,
+        labels_above=True,
     )
     for row, shown in zip(rows, chart.rows, strict=True):
         lo_text = "unbounded" if row.lo is None else fixed(row.lo)

@@ -161,7 +161,7 @@ def _pair_rows(table: Mapping[str, Any] | None, reference: bool = False) -> list
             _rate(r["win_rate"], r["n"]),
             _p(r["p_value"]),
             _p(r["p_holm"]),
-            "real" if r["significant"] else "",
+            "real" if r["significant"] else "not shown",
         ]
         for r in table["pairs"]
     ]
