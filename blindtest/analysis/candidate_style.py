@@ -165,7 +165,7 @@ _LESS = {"length": "shorter answer", "markdown": "answer with less markdown"}
 
 
 def _signed(value: float) -> str:
-    return f"{value:+.2f}"
+    return f"{round(value, 2) or 0.0:+.2f}"  # never "-0.00"
 
 
 def candidate_style_lines(found: CandidateStyleResult, raw: Sequence[str]) -> list[str]:
@@ -197,7 +197,10 @@ def candidate_style_lines(found: CandidateStyleResult, raw: Sequence[str]) -> li
     elif order == list(raw):
         verdict = "the ranking's order is the same"
     else:
-        verdict = f"the order becomes {', '.join(order)} (the ranking has {', '.join(raw)})"
+        verdict = (
+            f"the order of the estimates becomes {', '.join(order)} (the ranking has "
+            f"{', '.join(raw)})"
+        )
     apart = [
         f"{d.first} over {d.second}" if d.difference.estimate > 0 else f"{d.second} over {d.first}"
         for d in found.differences
