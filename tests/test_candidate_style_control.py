@@ -287,3 +287,17 @@ def test_a_line_says_the_picks_follow_length_exactly() -> None:
     (line,) = candidate_style_lines(found, ["a", "b", "c"])
     assert "the picks follow style exactly" in line
     assert "went to the shorter answer" in line
+
+
+def test_results_are_frozen_slotted_and_json_ready() -> None:
+    import dataclasses
+
+    found, _ = _fit_case("four", "mean")
+    separated = candidate_style_control(
+        ["a", "b"], [0, 1, 0], [1, 0, 1], [1, 0, 1], [[0.1, 0.0]] * 3, COVARIATES, [0, 1, 2]
+    )
+    for result in (found, separated, found.strengths[0], found.terms[0], found.differences[0]):
+        assert not hasattr(result, "__dict__")
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            result.__setattr__(dataclasses.fields(result)[0].name, None)
+        json.dumps(result.to_dict(), allow_nan=False)
