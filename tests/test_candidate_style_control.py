@@ -257,3 +257,47 @@ def test_the_fast_separation_check_agrees_with_the_two_sided_linear_programme() 
         assert set(terms) == set(dense.terms)
         seen.add(status)
     assert seen == {"none", "quasi", "complete"}
+
+
+def test_picks_that_follow_length_exactly_name_it() -> None:
+    # Every pick went to the longer answer: complete separation by length alone.
+    rng = np.random.default_rng(8)
+    n = 60
+    first = rng.integers(0, 3, n)
+    second = (first + rng.integers(1, 3, n)) % 3
+    x = np.column_stack([rng.uniform(-0.5, 0.5, n), rng.uniform(-0.5, 0.5, n)])
+    y = (x[:, 0] > 0).astype(int)
+    found = candidate_style_control(list("abc"), first, second, y, x, COVARIATES, range(n))
+    assert found.separation == "complete"
+    assert found.separated_by == (("length", 1),)
+    assert found.problem is not None
+    assert "separated" in found.problem
+
+
+def test_a_line_says_the_picks_follow_length_exactly() -> None:
+    from blindtest.analysis.candidate_style import candidate_style_lines
+
+    rng = np.random.default_rng(9)
+    n = 40
+    first = rng.integers(0, 3, n)
+    second = (first + rng.integers(1, 3, n)) % 3
+    x = np.column_stack([rng.uniform(-0.5, 0.5, n), np.zeros(n)])
+    y = (x[:, 0] < 0).astype(int)
+    found = candidate_style_control(list("abc"), first, second, y, x, COVARIATES, range(n))
+    (line,) = candidate_style_lines(found, ["a", "b", "c"])
+    assert "the picks follow style exactly" in line
+    assert "went to the shorter answer" in line
+
+
+def test_results_are_frozen_slotted_and_json_ready() -> None:
+    import dataclasses
+
+    found, _ = _fit_case("four", "mean")
+    separated = candidate_style_control(
+        ["a", "b"], [0, 1, 0], [1, 0, 1], [1, 0, 1], [[0.1, 0.0]] * 3, COVARIATES, [0, 1, 2]
+    )
+    for result in (found, separated, found.strengths[0], found.terms[0], found.differences[0]):
+        assert not hasattr(result, "__dict__")
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            result.__setattr__(dataclasses.fields(result)[0].name, None)
+        json.dumps(result.to_dict(), allow_nan=False)

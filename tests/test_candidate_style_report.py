@@ -190,3 +190,18 @@ def test_the_covariates_are_the_two_sided_style_differences_left_minus_right(
         assert recorded["hi"] == pytest.approx(s.strength.hi, abs=1e-12)
     length = style["terms"]["length"]["coefficient"]["estimate"]
     assert length == pytest.approx(found.terms[0].coefficient.estimate, abs=1e-12)
+
+
+def test_a_changed_order_is_said_with_the_rankings_order_beside_it(
+    tmp_path: Path, invoke: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _length_run(tmp_path, monkeypatch)
+    _, report = _analyze(invoke, run)
+    style = report["candidates"]["style_control"]
+    raw = [r["candidate"] for r in report["candidates"]["ranking"]]
+    first = " ".join(style["lines"][0].split())
+    if style["order_holds"]:
+        assert "the ranking's order is the same" in first
+    else:
+        assert f"the ranking has {', '.join(raw)}" in first
+    assert "-0.00" not in " ".join(style["lines"])

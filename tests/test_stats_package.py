@@ -24,6 +24,7 @@ def test_all_is_sorted_and_complete() -> None:
     modules = {
         "agreement",
         "binomial",
+        "candidate_style",
         "controls",
         "intervals",
         "judges",

@@ -159,8 +159,13 @@ def attach_candidate_style(
 # --------------------------------------------------------------------------- words
 
 
+_DIFFERED = {"length": "lengths", "markdown": "markdown densities"}
+_MORE = {"length": "longer answer", "markdown": "answer with more markdown"}
+_LESS = {"length": "shorter answer", "markdown": "answer with less markdown"}
+
+
 def _signed(value: float) -> str:
-    return f"{value:+.2f}"
+    return f"{round(value, 2) or 0.0:+.2f}"  # never "-0.00"
 
 
 def candidate_style_lines(found: CandidateStyleResult, raw: Sequence[str]) -> list[str]:
@@ -168,6 +173,18 @@ def candidate_style_lines(found: CandidateStyleResult, raw: Sequence[str]) -> li
     candidate's style-controlled strength, and the style terms whose interval excludes 0."""
     held = "answer length and markdown density held equal"
     if found.problem is not None:
+        follows = [
+            f"every comparison whose {_DIFFERED[name]} differed went to the "
+            f"{_MORE[name] if sign > 0 else _LESS[name]}"
+            for name, sign in found.separated_by
+            if name in _DIFFERED
+        ]
+        if follows:
+            return [
+                f"Style control ({held}): the picks follow style exactly ("
+                + "; ".join(follows)
+                + "), so no strength net of style can be estimated."
+            ]
         return [f"Style control ({held}): no estimate; {found.problem}."]
     order = list(found.order())
     unit = (
@@ -180,7 +197,10 @@ def candidate_style_lines(found: CandidateStyleResult, raw: Sequence[str]) -> li
     elif order == list(raw):
         verdict = "the ranking's order is the same"
     else:
-        verdict = f"the order becomes {', '.join(order)} (the ranking has {', '.join(raw)})"
+        verdict = (
+            f"the order of the estimates becomes {', '.join(order)} (the ranking has "
+            f"{', '.join(raw)})"
+        )
     apart = [
         f"{d.first} over {d.second}" if d.difference.estimate > 0 else f"{d.second} over {d.first}"
         for d in found.differences

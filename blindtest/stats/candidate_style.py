@@ -139,6 +139,9 @@ class CandidateStyleResult:
     problem: str | None
     separation: str
     separated_terms: tuple[str, ...]
+    #: Each style covariate that separates the picks on its own: +1 when every comparison in
+    #: which it differed went to the side with more of it, -1 to the side with less.
+    separated_by: tuple[tuple[str, int], ...]
     converged: bool
     confidence_level: float
     interval_method: str
@@ -202,6 +205,7 @@ def _nan_result(
     level: float,
     separation: str = "none",
     separated: tuple[str, ...] = (),
+    by: tuple[tuple[str, int], ...] = (),
     left: dict[int, str] | None = None,
 ) -> CandidateStyleResult:
     nan = Interval(math.nan, math.nan, math.nan)
@@ -220,6 +224,7 @@ def _nan_result(
         problem=problem,
         separation=separation,
         separated_terms=separated,
+        separated_by=by,
         converged=False,
         confidence_level=level,
         interval_method=INTERVAL_METHOD,
@@ -312,6 +317,19 @@ def _separation(z: Array, y: Array, names: Sequence[str]) -> tuple[str, int, tup
     null = vh[rank:].T
     terms = tuple(names[j] for j in range(p) if np.linalg.norm(null[j]) > 1e-8)
     return "quasi", count, terms
+
+
+def _alone(x: Array, y: Array, names: Sequence[str]) -> tuple[tuple[str, int], ...]:
+    """The covariates that separate the picks on their own, with the side they favour."""
+    signed = x * (2.0 * y - 1.0)[:, None]
+    out = []
+    for j, name in enumerate(names):
+        column = signed[:, j]
+        if column.any() and (column >= 0).all():
+            out.append((name, 1))
+        elif column.any() and (column <= 0).all():
+            out.append((name, -1))
+    return tuple(out)
 
 
 def _stiemke(scaled: Array) -> bool:
@@ -450,7 +468,8 @@ def candidate_style_control(
             level,
             status,
             infinite,
-            left,
+            by=_alone(design, outcome, names),
+            left=left,
         )
     p = z.shape[1]
     beta_stack, value, ok = _fit(
@@ -505,6 +524,7 @@ def candidate_style_control(
         problem=None,
         separation="none",
         separated_terms=(),
+        separated_by=(),
         converged=True,
         confidence_level=level,
         interval_method=INTERVAL_METHOD,
