@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from html import unescape
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from candidate_analysis_runs import candidate_run, candidate_schemas
 
@@ -96,3 +98,16 @@ def test_the_page_reads_at_a_laptop_and_a_phone_size(
         assert "Against the reference delta" in page.inner_text("#headline")
         assert page.locator("details.trial").count() == 60
         assert fetched == [html.as_uri()]
+
+
+def test_the_page_says_whether_the_order_holds_with_style_held_equal(
+    tmp_path: Path, invoke: Any
+) -> None:
+    html, text = _page(tmp_path, invoke)
+    report = orjson.loads((html.parent / "run" / "report.json").read_bytes())
+    lines = report["candidates"]["style_control"]["lines"]
+    assert lines, "the analysis gives style control in words"
+    section = text[text.index('id="style-control"') :]
+    section = section[: section.index('<p class="meta">')]
+    for line in lines:
+        assert line.strip() in unescape(section)
