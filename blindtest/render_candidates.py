@@ -39,10 +39,8 @@ def _num(value: Any, digits: int = 2) -> str:
 
 
 def money(value: float | None) -> str:
-    """Dollars: two significant digits below $1, cents above; "-" when unknown."""
-    if value is None:
-        return "-"
-    return f"${value:.2f}" if value >= 1 else f"${value:.2g}"
+    """Dollars as ``reportfmt.dollars`` writes them ($0.40, $0.025); "-" when unknown."""
+    return "-" if value is None else reportfmt.dollars(value)
 
 
 def strength_text(strength: Mapping[str, Any]) -> str:

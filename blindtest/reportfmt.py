@@ -18,6 +18,7 @@ __all__ = [
     "control_line",
     "count",
     "count_grouped",
+    "dollars",
     "fixed",
     "format_p",
     "format_p_against",
@@ -80,6 +81,17 @@ def _rounded(value: float, digits: int) -> Decimal:
     """``value`` to ``digits`` significant digits, halves rounded up."""
     exponent = Decimal(repr(value)).adjusted()
     return Decimal(repr(value)).quantize(Decimal(1).scaleb(exponent - digits + 1), ROUND_HALF_UP)
+
+
+def dollars(value: float) -> str:
+    """Dollars with cents at least and two significant digits below ten cents, so a column
+    of them reads alike (``$0.40`` next to ``$0.025``, ``$12.30``) and a small cost never
+    shows as a zero it is not (``$0.0031``, not ``$0.00``); halves rounded up."""
+    if not math.isfinite(value) or value <= 0:
+        return "$?" if math.isnan(value) else f"${value:,.2f}"
+    rounded = _rounded(value, 2) if value < 0.1 else Decimal(repr(value))
+    decimals = max(2, 1 - rounded.adjusted())
+    return f"${rounded.quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP):,.{decimals}f}"
 
 
 def format_p(value: float | None) -> str:

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from blindtest.reportfmt import count, format_p, pct
+from blindtest.reportfmt import count, dollars, format_p, pct
 from blindtest.stats.pairwise import PairTable
 from blindtest.stats.ranking import Ranking
 
@@ -19,10 +19,8 @@ __all__ = ["headline", "prob"]
 
 
 def _money(value: float | None) -> str:
-    """Dollars with two significant digits below $1 (``$0.093``), cents above."""
-    if value is None:
-        return "cost unknown"
-    return f"${value:.2f}" if value >= 1 else f"${value:.2g}"
+    """Dollars as ``reportfmt.dollars`` writes them (``$0.093``, ``$0.40``)."""
+    return "cost unknown" if value is None else dollars(value)
 
 
 def _times(ratio: float) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.render_candidates import NOT_ESTIMABLE, length_tell_rows
-from blindtest.reportfmt import count, fixed, format_p, pct
+from blindtest.reportfmt import count, dollars, fixed, format_p, pct
 from blindtest.reportpage import charts
 
 __all__ = ["page_data"]
@@ -28,9 +28,7 @@ def _rate(rate: Mapping[str, Any], n: int) -> str:
 
 
 def _money(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"${value:.2f}" if value >= 1 else f"${value:.2g}"
+    return "-" if value is None else dollars(value)
 
 
 def _strength_chart(section: Mapping[str, Any]) -> Any:
