@@ -29,9 +29,7 @@ from blindtest.reportpage import ranking
         (1234.5, "$1,234.50"),
     ],
 )
-def test_dollars_keep_cents_and_two_significant_digits_when_small(
-    value: float, text: str
-) -> None:
+def test_dollars_keep_cents_and_two_significant_digits_when_small(value: float, text: str) -> None:
     assert dollars(value) == text
 
 
