@@ -221,7 +221,7 @@ def _by_tag_lines(section: Mapping[str, Any]) -> list[str]:
 def _problems(section: Mapping[str, Any]) -> list[str]:
     out = []
     if section.get("interval_problem"):
-        out.append(f"Intervals: {section['interval_problem']}.")
+        out.append(f"Intervals: {reportfmt.group_counts(section['interval_problem'])}.")
     return out
 
 

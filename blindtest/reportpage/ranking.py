@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.render_candidates import NOT_ESTIMABLE, length_tell_rows
-from blindtest.reportfmt import count, dollars, fixed, format_p, pct
+from blindtest.reportfmt import count, dollars, fixed, format_p, group_counts, pct
 from blindtest.reportpage import charts
 
 __all__ = ["page_data"]
@@ -218,6 +218,8 @@ def page_data(report: Mapping[str, Any]) -> dict[str, Any]:
         "length_header": length[0] if length else [],
         "length_rows": length[1:],
         "section": section,
+        # report.json keeps the count of resamples ungrouped; the page groups it (2,000).
+        "interval_problem": group_counts(section.get("interval_problem") or ""),
         "headline": headline,
         "strength_chart": _strength_chart(section),
         "cost_chart": _cost_chart(section),

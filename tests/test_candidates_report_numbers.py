@@ -1,0 +1,46 @@
+"""How the several-candidate screen and page write their numbers: counts of resamples with
+thousands separators, the reference as the anchor rather than a zero-width interval, a p-value
+never rounded onto alpha, the pairs table within 80 columns, and the reveal's candidates in
+the design's order."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from candidate_analysis_runs import candidate_run, candidate_schemas
+
+from blindtest import render_candidates
+from blindtest.reportpage import render_report_page
+from blindtest.stats.ranking import _failed_words
+
+from report_runs import read_report
+
+
+@pytest.fixture(autouse=True)
+def _schemas() -> Iterator[None]:
+    with candidate_schemas():
+        yield
+
+
+def _report(tmp_path: Path, invoke: Any, **options: Any) -> dict[str, Any]:
+    run = candidate_run(tmp_path, prompts=20, **options)
+    result = invoke("analyze", run, "--quiet")
+    assert result.exit_code == 0, result.output
+    return read_report(run)
+
+
+def test_the_count_of_resamples_is_grouped_on_screen_and_page(tmp_path: Path, invoke: Any) -> None:
+    report = _report(tmp_path, invoke)
+    stored = _failed_words(21, 2000, 0.95)
+    assert stored is not None and "of 2000 resamples" in stored  # report.json keeps it ungrouped
+    report = copy.deepcopy(report)
+    report["candidates"]["interval_problem"] = stored
+    screen = "\n".join(render_candidates.candidates_lines(report))
+    assert "Intervals: in 21 of 2,000 resamples of prompts" in screen
+    page = render_report_page(report)
+    assert "in 21 of 2,000 resamples of prompts" in page
+    assert "2000" not in screen
