@@ -14,6 +14,7 @@ import pytest
 from candidate_analysis_runs import candidate_run, candidate_schemas
 
 from blindtest import render_candidates
+from blindtest.render import format_summary
 from blindtest.reportpage import render_report_page
 from blindtest.stats.ranking import _failed_words
 
@@ -36,7 +37,8 @@ def _report(tmp_path: Path, invoke: Any, **options: Any) -> dict[str, Any]:
 def test_the_count_of_resamples_is_grouped_on_screen_and_page(tmp_path: Path, invoke: Any) -> None:
     report = _report(tmp_path, invoke)
     stored = _failed_words(21, 2000, 0.95)
-    assert stored is not None and "of 2000 resamples" in stored  # report.json keeps it ungrouped
+    assert stored is not None
+    assert "of 2000 resamples" in stored  # report.json keeps it ungrouped
     report = copy.deepcopy(report)
     report["candidates"]["interval_problem"] = stored
     screen = "\n".join(render_candidates.candidates_lines(report))
@@ -44,3 +46,20 @@ def test_the_count_of_resamples_is_grouped_on_screen_and_page(tmp_path: Path, in
     page = render_report_page(report)
     assert "in 21 of 2,000 resamples of prompts" in page
     assert "2000" not in screen
+
+
+def test_the_appendix_after_the_reveal_follows_the_designs_order(
+    tmp_path: Path, invoke: Any
+) -> None:
+    names = ("zeta", "alpha", "mid", "beta")
+    strengths = {"zeta": 0.5, "alpha": 0.0, "mid": -0.3, "beta": 0.2}
+    report = _report(tmp_path, invoke, names=names, strengths=strengths)
+    assert list(report["appendix"]) == sorted(names)  # report.json sorts its keys
+    lines = format_summary(report, per_trial=False, width=80).splitlines()
+    start = lines.index("Appendix, after the reveal (latency was never shown to the judge):")
+    assert [line.split()[0] for line in lines[start + 2 : start + 6]] == list(names)
+    page = render_report_page(report)
+    appendix = page.split("Appendix, after the reveal")[1]
+    assert [appendix.index(f"<td>{name}</td>") for name in names] == sorted(
+        appendix.index(f"<td>{name}</td>") for name in names
+    )
