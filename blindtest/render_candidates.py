@@ -31,6 +31,10 @@ __all__ = [
 #: A strength the data give no finite estimate of (the ranking's reason says why).
 NOT_ESTIMABLE = "not estimable"
 
+#: The reference's strength: the 0 the others are measured from, not an estimate with an
+#: interval (its bootstrap "interval" is 0 to 0 by construction).
+REFERENCE_STRENGTH = " 0     (reference)"
+
 
 def _num(value: Any, digits: int = 2) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -130,9 +134,11 @@ def _ranking_table(section: Mapping[str, Any]) -> list[str]:
             [
                 "-" if r.get("rank") is None else str(r["rank"]),
                 r["candidate"],
-                strength_text(r["strength"])
-                if ranked and (r.get("strength") or {}).get("estimate") is not None
-                else NOT_ESTIMABLE,
+                NOT_ESTIMABLE
+                if not ranked or (r.get("strength") or {}).get("estimate") is None
+                else REFERENCE_STRENGTH
+                if r["candidate"] == anchor  # 0 by definition: no interval to give
+                else strength_text(r["strength"]),
                 ranks,
                 f"{r['wins']}-{r['losses']}-{r['ties']}" if "wins" in r else "-",
                 _tokens(r),

@@ -6,6 +6,7 @@ the design's order."""
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -63,3 +64,24 @@ def test_the_appendix_after_the_reveal_follows_the_designs_order(
     assert [appendix.index(f"<td>{name}</td>") for name in names] == sorted(
         appendix.index(f"<td>{name}</td>") for name in names
     )
+
+
+def test_the_reference_row_says_it_is_the_zero_not_a_zero_width_interval(
+    tmp_path: Path, invoke: Any
+) -> None:
+    report = _report(tmp_path, invoke, mode="reference:alpha")
+    section = report["candidates"]
+    assert section["anchor"] == "alpha"
+    alpha = next(r for r in section["ranking"] if r["candidate"] == "alpha")
+    assert alpha["strength"] == {"estimate": 0.0, "lo": 0.0, "hi": 0.0}  # as stored
+    lines = render_candidates.candidates_lines(report)
+    row = next(line for line in lines if re.match(r"\s*\d+\s+alpha\s", line))
+    assert "(reference)" in row
+    assert "0.00 to 0.00" not in row
+    others = [line for line in lines if re.match(r"\s*\d+\s+(beta|gamma|delta)\s", line)]
+    assert len(others) == 3
+    assert all(" to " in line for line in others)  # the others keep their intervals
+    page = render_report_page(report)
+    assert "reference (0 by definition)" in page
+    assert "+0.00 to +0.00" not in page
+    assert "0.00 to 0.00" not in page

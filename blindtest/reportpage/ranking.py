@@ -44,7 +44,7 @@ def _strength_chart(section: Mapping[str, Any]) -> Any:
         )
         for r in records
     ]
-    return charts.strength_chart(
+    chart = charts.strength_chart(
         "chart-ranking",
         f"Strength on the log-odds scale ({zero} at 0), strongest first, with 95% intervals "
         f"from a bootstrap over prompts",
@@ -52,6 +52,10 @@ def _strength_chart(section: Mapping[str, Any]) -> Any:
         ref=0.0,
         ref_label=f"{zero} = 0",
     )
+    for shown in chart.rows:
+        if shown["label"] == section["anchor"]:  # the 0 itself, not a 0-to-0 interval
+            shown["interval"] = "the reference, 0 by definition"
+    return chart
 
 
 def _cost_chart(section: Mapping[str, Any]) -> Any:
@@ -125,15 +129,13 @@ def _ranking_rows(section: Mapping[str, Any]) -> list[list[str]]:
     out = []
     for r in section["ranking"]:
         strength = r.get("strength") or {}
-        estimate = strength.get("estimate")
         best, worst = r.get("rank_best"), r.get("rank_worst")
         tokens = r.get("tokens")
         out.append(
             [
                 "-" if r.get("rank") is None else str(r["rank"]),
                 r["candidate"],
-                NOT_ESTIMABLE if estimate is None else fixed(estimate, sign=True),
-                "-" if estimate is None else f"{_end(strength['lo'])} to {_end(strength['hi'])}",
+                *_strength_cells(strength, r["candidate"] == section["anchor"]),
                 "-" if best is None else str(best) if best == worst else f"{best} to {worst}",
                 f"{r.get('wins', 0)}-{r.get('losses', 0)}-{r.get('ties', 0)}",
                 "-"
@@ -143,6 +145,17 @@ def _ranking_rows(section: Mapping[str, Any]) -> list[list[str]]:
             ]
         )
     return out
+
+
+def _strength_cells(strength: Mapping[str, Any], reference: bool) -> tuple[str, str]:
+    """The strength and its interval; the reference is the 0 the others are measured from,
+    not an estimate (its bootstrap "interval" is 0 to 0 by construction)."""
+    estimate = strength.get("estimate")
+    if estimate is None:
+        return NOT_ESTIMABLE, "-"
+    if reference:
+        return "0", "reference (0 by definition)"
+    return fixed(estimate, sign=True), f"{_end(strength['lo'])} to {_end(strength['hi'])}"
 
 
 def _end(value: float | None) -> str:
