@@ -494,7 +494,8 @@ def test_the_estimate_of_a_cheap_candidate_is_never_a_zero_it_is_not(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
     run = tmp_path / "run"
-    design = make_candidate_run(invoke, run, simulator, tmp_path, prompts=5, mode="all")
+    make_candidate_run(invoke, run, simulator, tmp_path, prompts=5, mode="all")
+    design = artifacts.load_design(run).design
     result = invoke("generate", run, "--price", "alpha=0.15,0.6")
     assert result.exit_code == 0, result.stderr
     alpha = next(line for line in result.stderr.splitlines() if line.startswith("    alpha "))
