@@ -14,7 +14,7 @@ from typing import Any
 
 from blindtest import reportfmt
 from blindtest.artifact_types import ReportRecord
-from blindtest.reportfmt import format_p, pct
+from blindtest.reportfmt import pct
 from blindtest.screen import Verbatim
 
 __all__ = [
@@ -58,9 +58,10 @@ def strength_text(strength: Mapping[str, Any]) -> str:
     return f"{estimate}  ({lo_text} to {hi_text})"
 
 
-def _p(value: float | None) -> str:
-    """A p-value in a column: ``0.019``, ``< 0.000001``."""
-    return format_p(value).removeprefix("p = ").removeprefix("p ")
+def _p(value: float | None, alpha: float) -> str:
+    """A p-value in a column that compares it with ``alpha``: ``0.019``, ``0.0498`` (never
+    rounded onto alpha), ``< 0.000001``."""
+    return reportfmt.p_cell(value, alpha)
 
 
 def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> list[str]:
@@ -169,8 +170,8 @@ def _pairs_table(section: Mapping[str, Any]) -> list[str]:
                 f"{r['first']} v {r['second']}",
                 f"{r['wins']}-{r['losses']}-{r['ties']}",
                 shown,
-                _p(r["p_value"]),
-                _p(r["p_holm"]),
+                _p(r["p_value"], pairs["alpha"]),
+                _p(r["p_holm"], pairs["alpha"]),
                 "real" if r["significant"] else "",
             ]
         )
@@ -192,8 +193,8 @@ def _reference_table(section: Mapping[str, Any]) -> list[str]:
                 f"{pct(rate['estimate'])} ({pct(rate['lo'])} to {pct(rate['hi'])})"
                 if r["n"]
                 else "only ties",
-                _p(r["p_value"]),
-                _p(r["p_holm"]),
+                _p(r["p_value"], found["alpha"]),
+                _p(r["p_holm"], found["alpha"]),
                 "real" if r["significant"] else "",
             ]
         )
@@ -275,7 +276,7 @@ def length_tell_rows(report: Mapping[str, Any]) -> list[list[str]]:
                 str(t["shorter"]),
                 str(t["even"]),
                 str(t["prompts"]),
-                "-" if t["p_holm"] is None else _p(t["p_holm"]),
+                "-" if t["p_holm"] is None else _p(t["p_holm"], report["alpha"]),
             ]
         )
     return rows

@@ -24,6 +24,7 @@ __all__ = [
     "format_p_against",
     "group_counts",
     "grouped",
+    "p_cell",
     "pct",
 ]
 
@@ -125,6 +126,15 @@ def format_p_against(value: float | None, alpha: float) -> str:
             break
     relation = "<" if value < alpha else ("<=" if value <= alpha else ">")
     return f"p = {rounded:f} {relation} {alpha:g}"
+
+
+def p_cell(value: float | None, alpha: float | None = None) -> str:
+    """A p-value in a table column: ``0.019``, ``< 0.000001``; given the ``alpha`` a column
+    compares it with, with ``format_p_against``'s digits (``0.0498``, never ``0.050`` for a
+    p below 0.05) and without the spelt-out comparison, which the column's flag says."""
+    text = format_p(value) if alpha is None else format_p_against(value, alpha)
+    figure = text.removeprefix("p = ").removeprefix("p ")
+    return figure.split(" ", 1)[0] if figure[:1].isdigit() else figure
 
 
 def _share(found: Mapping[str, Any]) -> str:

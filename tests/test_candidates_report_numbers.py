@@ -15,9 +15,11 @@ import pytest
 from candidate_analysis_runs import candidate_run, candidate_schemas
 
 from blindtest import render_candidates
+from blindtest.analysis.candidate_headline import _holm_lines
 from blindtest.artifact_types import ReportRecord
 from blindtest.render import format_summary
 from blindtest.reportpage import render_report_page
+from blindtest.stats.pairwise import Tally, pair_table
 from blindtest.stats.ranking import _failed_words
 
 from report_runs import read_report
@@ -86,3 +88,27 @@ def test_the_reference_row_says_it_is_the_zero_not_a_zero_width_interval(
     assert "reference (0 by definition)" in page
     assert "+0.00 to +0.00" not in page
     assert "0.00 to 0.00" not in page
+
+
+def test_a_p_below_alpha_is_never_printed_as_alpha_in_words_or_tables(
+    tmp_path: Path, invoke: Any
+) -> None:
+    pairs = pair_table([Tally("a", "b", 42, 25, 0)])  # exact two-sided p = 0.04980...
+    record = pairs.pairs[0]
+    assert record.p_holm == pytest.approx(0.0498, abs=1e-4)
+    assert record.significant
+    words = _holm_lines(pairs)[0]
+    assert "Holm-adjusted p = 0.0498 < 0.05" in words
+    assert "0.050" not in words
+    # The tables on the screen and the page: a pair stored with such a p.
+    report = _report(tmp_path, invoke)
+    report = copy.deepcopy(report)
+    row = report["candidates"]["pairs"]["pairs"][0]
+    row.update(p_value=0.0166, p_holm=0.04980011429472864, significant=True)
+    lines = render_candidates.candidates_lines(report)
+    first = f"{row['first']} v {row['second']}"
+    shown = next(line for line in lines if line.strip().startswith(first))
+    assert shown.split()[-2:] == ["0.0498", "real"]
+    page = render_report_page(report)
+    assert "<td>0.0498</td>" in page
+    assert "<td>0.050</td>" not in page

@@ -11,14 +11,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.render_candidates import NOT_ESTIMABLE, length_tell_rows
-from blindtest.reportfmt import count, dollars, fixed, format_p, group_counts, pct
+from blindtest.reportfmt import count, dollars, fixed, group_counts, p_cell, pct
 from blindtest.reportpage import charts
 
 __all__ = ["page_data"]
 
 
-def _p(value: float | None) -> str:
-    return format_p(value).removeprefix("p = ").removeprefix("p ")
+def _p(value: float | None, alpha: float) -> str:
+    return p_cell(value, alpha)  # never rounded onto alpha: 0.0498, not 0.050
 
 
 def _rate(rate: Mapping[str, Any], n: int) -> str:
@@ -170,8 +170,8 @@ def _pair_rows(table: Mapping[str, Any] | None, reference: bool = False) -> list
             r["first"] if reference else f"{r['first']} v {r['second']}",
             f"{r['wins']}-{r['losses']}-{r['ties']}",
             _rate(r["win_rate"], r["n"]),
-            _p(r["p_value"]),
-            _p(r["p_holm"]),
+            _p(r["p_value"], table["alpha"]),
+            _p(r["p_holm"], table["alpha"]),
             "real" if r["significant"] else "",
         ]
         for r in table["pairs"]
