@@ -64,13 +64,14 @@ def _p(value: float | None, alpha: float) -> str:
     return reportfmt.p_cell(value, alpha)
 
 
-def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> list[str]:
-    """Columns (``right``: right-aligned); the screen cleans every line as it prints it."""
+def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = (), gap: str = "  ") -> list[str]:
+    """Columns (``right``: right-aligned) ``gap`` apart; the screen cleans every line as it
+    prints it."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [
         Verbatim(
             "  "
-            + "  ".join(
+            + gap.join(
                 c.rjust(w) if i in right and n else c.ljust(w)
                 for i, (c, w) in enumerate(zip(row, widths, strict=True))
             ).rstrip()
@@ -157,7 +158,9 @@ def _pairs_table(section: Mapping[str, Any]) -> list[str]:
         f"Pairs ({reportfmt.count(len(pairs['pairs']), 'pair')} that met; the unit is a "
         f"comparison; ties left out of the win rate; Holm across the pairs):"
     )
-    table = [["first v second", "W-L-T", "first's win rate", "p", "Holm p", ""]]
+    # One space between columns (two after the names) and a short head over the win rate:
+    # two long names, a Wilson interval and two p-values then fit 80 columns.
+    table = [["first v second ", "W-L-T", "win rate", "p", "Holm p", ""]]
     for r in pairs["pairs"]:
         rate = r["win_rate"]
         shown = (
@@ -167,7 +170,7 @@ def _pairs_table(section: Mapping[str, Any]) -> list[str]:
         )
         table.append(
             [
-                f"{r['first']} v {r['second']}",
+                f"{r['first']} v {r['second']} ",
                 f"{r['wins']}-{r['losses']}-{r['ties']}",
                 shown,
                 _p(r["p_value"], pairs["alpha"]),
@@ -175,7 +178,7 @@ def _pairs_table(section: Mapping[str, Any]) -> list[str]:
                 "real" if r["significant"] else "",
             ]
         )
-    return [title, *_table(table)]
+    return [title, *_table(table, gap=" ")]
 
 
 def _reference_table(section: Mapping[str, Any]) -> list[str]:

@@ -112,3 +112,23 @@ def test_a_p_below_alpha_is_never_printed_as_alpha_in_words_or_tables(
     page = render_report_page(report)
     assert "<td>0.0498</td>" in page
     assert "<td>0.050</td>" not in page
+
+
+def test_the_pairs_table_fits_80_columns_with_long_names_and_real_pairs(
+    tmp_path: Path, invoke: Any
+) -> None:
+    names = ("large", "small", "large-brief", "small-detailed")
+    strengths = {"large": 1.5, "small": -1.0, "large-brief": -1.2, "small-detailed": 0.4}
+    report = _report(tmp_path, invoke, names=names, strengths=strengths)
+    report = copy.deepcopy(report)
+    for row in report["candidates"]["pairs"]["pairs"]:  # the widest cells each column takes
+        row.update(p_value=0.000001, p_holm=0.000008, significant=True)
+    screen = format_summary(report, per_trial=False, width=80)
+    lines = screen.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("Pairs ("))
+    table = lines[start + 2 : start + 9]
+    assert table[0].split() == ["first", "v", "second", "W-L-T", "win", "rate", "p", "Holm", "p"]
+    assert len(table) == 7  # the head and six pairs
+    assert any("large-brief v small-detailed" in line for line in table)
+    assert all(line.endswith("real") for line in table[1:])
+    assert max(len(line) for line in table) <= 80
