@@ -484,7 +484,7 @@ def _appendix_lines(report: ReportRecord) -> list[str]:
     table = [["role", "model", "responses", "mean latency", "tokens in+out", "cost"]]
     for role, e in appendix_rows(report):
         latency = f"{e['mean_latency_ms']:.0f} ms" if e.get("mean_latency_ms") is not None else "?"
-        cost = f"${e['cost']:.4f}" if e.get("cost") is not None else "-"
+        cost = reportfmt.dollars(e["cost"]) if e.get("cost") is not None else "-"
         table.append(
             [
                 role,

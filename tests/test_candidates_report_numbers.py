@@ -62,8 +62,16 @@ def test_the_appendix_after_the_reveal_follows_the_designs_order(
     lines = format_summary(report, per_trial=False, width=80).splitlines()
     start = lines.index("Appendix, after the reveal (latency was never shown to the judge):")
     assert [line.split()[0] for line in lines[start + 2 : start + 6]] == list(names)
+    # Costs in the dollars the ranking uses: $0.00026, not $0.0003 (four decimals).
+    report = copy.deepcopy(report)
+    (report.get("appendix") or {})["zeta"]["cost"] = 0.000255
+    (report.get("appendix") or {})["alpha"]["cost"] = 0.0107
+    lines = format_summary(report, per_trial=False, width=80).splitlines()
+    assert lines[start + 2].endswith(" $0.00026")
+    assert lines[start + 3].endswith(" $0.011")
     page = render_report_page(report)
     appendix = page.split("Appendix, after the reveal")[1]
+    assert "<td>$0.00026</td>" in appendix
     assert [appendix.index(f"<td>{name}</td>") for name in names] == sorted(
         appendix.index(f"<td>{name}</td>") for name in names
     )

@@ -16,7 +16,7 @@ from typing import Any
 from blindtest.hints import placeholder_legend, stage_command
 from blindtest.protocols import PROTOCOLS
 from blindtest.render import agreement_text, appendix_rows, dprime_text
-from blindtest.reportfmt import control_line, count, format_p, grouped, pct
+from blindtest.reportfmt import control_line, count, dollars, format_p, grouped, pct
 
 #: The sentence of responses_sentences that discloses identity stripping.
 IDENTITY_SENTENCE = "Identity stripping replaced"
@@ -409,7 +409,7 @@ def appendix(report: Mapping[str, Any]) -> list[list[str]]:
                 f"{latency:.0f} ms" if latency is not None else "?",
                 grouped(e["prompt_tokens"]),
                 grouped(e["completion_tokens"]),
-                money(e.get("cost")),
+                "-" if e.get("cost") is None else dollars(e["cost"]),  # as the screen has it
             ]
         )
     return rows
