@@ -96,6 +96,7 @@ def test_the_reference_row_says_it_is_the_zero_not_a_zero_width_interval(
     assert "reference (0 by definition)" in page
     assert "+0.00 to +0.00" not in page
     assert "0.00 to 0.00" not in page
+    assert "<td>alpha</td><td>0</td><td>the reference, 0 by definition</td>" in page
 
 
 def test_a_p_below_alpha_is_never_printed_as_alpha_in_words_or_tables(

@@ -54,7 +54,7 @@ def _strength_chart(section: Mapping[str, Any]) -> Any:
     )
     for shown in chart.rows:
         if shown["label"] == section["anchor"]:  # the 0 itself, not a 0-to-0 interval
-            shown["interval"] = "the reference, 0 by definition"
+            shown["text"], shown["interval"] = "0", "the reference, 0 by definition"
     return chart
 
 
