@@ -9,7 +9,7 @@ import pytest
 from blindtest import render_candidates
 from blindtest.analysis import candidate_headline
 from blindtest.reportfmt import dollars
-from blindtest.reportpage import ranking
+from blindtest.reportpage import charts, ranking
 
 
 @pytest.mark.parametrize(
@@ -46,3 +46,8 @@ def test_screen_page_and_headline_write_the_same_dollars() -> None:
         assert ranking._money(value) == dollars(value)
         assert candidate_headline._money(value) == dollars(value)
     assert render_candidates.money(None) == ranking._money(None) == "-"
+
+
+def test_cost_axis_ticks_keep_cents_and_drop_a_round_ticks_trailing_zero() -> None:
+    ticks = [charts._money_tick(v) for v in (0.0, 0.001, 0.01, 0.025, 0.1, 0.5, 1.0, 10.0)]
+    assert ticks == ["$0", "$0.001", "$0.01", "$0.025", "$0.10", "$0.50", "$1.00", "$10.00"]
