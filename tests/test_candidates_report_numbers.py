@@ -16,7 +16,8 @@ from candidate_analysis_runs import candidate_run, candidate_schemas
 
 from blindtest import render_candidates
 from blindtest.analysis.candidate_headline import _holm_lines
-from blindtest.artifact_types import ReportRecord
+from blindtest.analysis.tells import _separated
+from blindtest.artifact_types import DesignRecord, ReportRecord
 from blindtest.render import format_summary
 from blindtest.reportpage import render_report_page
 from blindtest.stats.pairwise import Tally, pair_table
@@ -141,3 +142,14 @@ def test_the_pairs_table_fits_80_columns_with_long_names_and_real_pairs(
     assert any("large-brief v small-detailed" in line for line in table)
     assert all(line.endswith("real") for line in table[1:])
     assert max(len(line) for line in table) <= 80
+
+
+def test_the_length_tell_never_prints_a_separating_p_as_alpha() -> None:
+    design = cast(DesignRecord, {"candidates": ["a", "b"], "alpha": 0.05})
+    tells = {
+        "a": {"longer": 20, "shorter": 5, "even": 0, "prompts": 25, "p_holm": 0.0498},
+        "b": {"longer": 5, "shorter": 20, "even": 0, "prompts": 25, "p_holm": 0.0498},
+    }
+    words = _separated(design, tells)
+    assert "a on 20 of 25 prompts (p = 0.0498 < 0.05)" in words
+    assert "0.050" not in words
