@@ -34,7 +34,7 @@ answer counted once (at the comparison that owns it); the checks' paired test is
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from blindtest import reportfmt
@@ -45,7 +45,7 @@ from blindtest.census import aggregate_census
 from blindtest.checks import CommandRunner, evaluate
 from blindtest.judging.bots import bot_pick, duplicate_pick
 from blindtest.judging.picks import Pick, Trial
-from blindtest.normalize import outside_band
+from blindtest.normalize import count_words, outside_band
 from blindtest.protocols import protocol_of
 from blindtest.rng import DesignRng
 from blindtest.scoring import arrangement_entry
@@ -72,6 +72,21 @@ def _bot_score(design: DesignRecord, picks: Sequence[Pick]) -> tuple[int, int, f
     return correct, n, binomial_p_value(correct, n, rules.chance, rules.alternative)
 
 
+def _counted_once() -> Callable[[str], int]:
+    """``count_words`` with each distinct text counted once: an answer of a several-candidate
+    run sits in every comparison of its prompt that shows it (up to k - 1), and counting its
+    words again for each was most of the length bot's replay."""
+    counts: dict[str, int] = {}
+
+    def count(text: str) -> int:
+        found = counts.get(text)
+        if found is None:
+            found = counts[text] = count_words(text)
+        return found
+
+    return count
+
+
 def replay_bot(design: DesignRecord, trials: Sequence[Trial], kind: str) -> JsonObject:
     """One bot's picks over every trial, with its score."""
     protocol = design["protocol"]
@@ -82,7 +97,8 @@ def replay_bot(design: DesignRecord, trials: Sequence[Trial], kind: str) -> Json
         # The same picks as bt-judge's bot, without the similarity scores it records.
         picks = [_duplicate(trial, rng) for trial in trials]
     else:
-        picks = [bot_pick(kind, protocol, trial, rng) for trial in trials]
+        count = _counted_once()
+        picks = [bot_pick(kind, protocol, trial, rng, count) for trial in trials]
     tells = None
     if candidates_of(design) is not None and kind == "length":
         tells = candidate_length_tells(design, picks)

@@ -375,7 +375,7 @@ def _announce(
         return
     say(f"fetching {reportfmt.count(pending, 'response')}{resumed}")
     for role, entry in ordered:
-        cost = f", about ${entry['cost']:.2f}" if "cost" in entry else ""
+        cost = f", about {reportfmt.dollars(entry['cost'])}" if "cost" in entry else ""
         say(
             f"  estimate for the whole run, {role}: ~{entry['input_tokens']:.0f} input and "
             f"<= {entry['output_tokens']:.0f} output tokens{cost}"
@@ -399,7 +399,7 @@ def _announce_candidates(
     say("  estimate for the whole run, per candidate:")
     width = max(len(role) for role, _ in estimate)
     for role, entry in estimate:
-        cost = f", about ${entry['cost']:.2f}" if "cost" in entry else ""
+        cost = f", about {reportfmt.dollars(entry['cost'])}" if "cost" in entry else ""
         say(
             f"    {role:<{width}}  ~{entry['input_tokens']:,.0f} input and "
             f"<= {entry['output_tokens']:,.0f} output tokens{cost}"

@@ -470,14 +470,21 @@ def _per_trial_lines(report: ReportRecord, width: int | None = None) -> list[str
     return ["Revealed, per trial:", *_table(table)]
 
 
+def appendix_rows(report: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The appendix's roles in the design's order: report.json sorts its keys, so a run of
+    candidates is put back in the order its design gives them (other roles after, as stored)."""
+    appendix: Mapping[str, Any] = report.get("appendix") or {}
+    names = [n for n in (report.get("candidates") or {}).get("names") or [] if n in appendix]
+    return [(role, appendix[role]) for role in [*names, *(r for r in appendix if r not in names)]]
+
+
 def _appendix_lines(report: ReportRecord) -> list[str]:
-    appendix = report.get("appendix")
-    if not appendix:
+    if not report.get("appendix"):
         return []
     table = [["role", "model", "responses", "mean latency", "tokens in+out", "cost"]]
-    for role, e in appendix.items():
+    for role, e in appendix_rows(report):
         latency = f"{e['mean_latency_ms']:.0f} ms" if e.get("mean_latency_ms") is not None else "?"
-        cost = f"${e['cost']:.4f}" if e.get("cost") is not None else "-"
+        cost = reportfmt.dollars(e["cost"]) if e.get("cost") is not None else "-"
         table.append(
             [
                 role,

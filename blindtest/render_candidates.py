@@ -14,7 +14,7 @@ from typing import Any
 
 from blindtest import reportfmt
 from blindtest.artifact_types import ReportRecord
-from blindtest.reportfmt import format_p, pct
+from blindtest.reportfmt import pct
 from blindtest.screen import Verbatim
 
 __all__ = [
@@ -31,6 +31,10 @@ __all__ = [
 #: A strength the data give no finite estimate of (the ranking's reason says why).
 NOT_ESTIMABLE = "not estimable"
 
+#: The reference's strength: the 0 the others are measured from, not an estimate with an
+#: interval (its bootstrap "interval" is 0 to 0 by construction).
+REFERENCE_STRENGTH = " 0     (reference)"
+
 
 def _num(value: Any, digits: int = 2) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -39,10 +43,8 @@ def _num(value: Any, digits: int = 2) -> str:
 
 
 def money(value: float | None) -> str:
-    """Dollars: two significant digits below $1, cents above; "-" when unknown."""
-    if value is None:
-        return "-"
-    return f"${value:.2f}" if value >= 1 else f"${value:.2g}"
+    """Dollars as ``reportfmt.dollars`` writes them ($0.40, $0.025); "-" when unknown."""
+    return "-" if value is None else reportfmt.dollars(value)
 
 
 def strength_text(strength: Mapping[str, Any]) -> str:
@@ -56,18 +58,20 @@ def strength_text(strength: Mapping[str, Any]) -> str:
     return f"{estimate}  ({lo_text} to {hi_text})"
 
 
-def _p(value: float | None) -> str:
-    """A p-value in a column: ``0.019``, ``< 0.000001``."""
-    return format_p(value).removeprefix("p = ").removeprefix("p ")
+def _p(value: float | None, alpha: float) -> str:
+    """A p-value in a column that compares it with ``alpha``: ``0.019``, ``0.0498`` (never
+    rounded onto alpha), ``< 0.000001``."""
+    return reportfmt.p_cell(value, alpha)
 
 
-def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> list[str]:
-    """Columns (``right``: right-aligned); the screen cleans every line as it prints it."""
+def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = (), gap: str = "  ") -> list[str]:
+    """Columns (``right``: right-aligned) ``gap`` apart; the screen cleans every line as it
+    prints it."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [
         Verbatim(
             "  "
-            + "  ".join(
+            + gap.join(
                 c.rjust(w) if i in right and n else c.ljust(w)
                 for i, (c, w) in enumerate(zip(row, widths, strict=True))
             ).rstrip()
@@ -132,9 +136,11 @@ def _ranking_table(section: Mapping[str, Any]) -> list[str]:
             [
                 "-" if r.get("rank") is None else str(r["rank"]),
                 r["candidate"],
-                strength_text(r["strength"])
-                if ranked and (r.get("strength") or {}).get("estimate") is not None
-                else NOT_ESTIMABLE,
+                NOT_ESTIMABLE
+                if not ranked or (r.get("strength") or {}).get("estimate") is None
+                else REFERENCE_STRENGTH
+                if r["candidate"] == anchor  # 0 by definition: no interval to give
+                else strength_text(r["strength"]),
                 ranks,
                 f"{r['wins']}-{r['losses']}-{r['ties']}" if "wins" in r else "-",
                 _tokens(r),
@@ -152,7 +158,9 @@ def _pairs_table(section: Mapping[str, Any]) -> list[str]:
         f"Pairs ({reportfmt.count(len(pairs['pairs']), 'pair')} that met; the unit is a "
         f"comparison; ties left out of the win rate; Holm across the pairs):"
     )
-    table = [["first v second", "W-L-T", "first's win rate", "p", "Holm p", ""]]
+    # One space between columns (two after the names) and a short head over the win rate:
+    # two long names, a Wilson interval and two p-values then fit 80 columns.
+    table = [["first v second ", "W-L-T", "win rate", "p", "Holm p", ""]]
     for r in pairs["pairs"]:
         rate = r["win_rate"]
         shown = (
@@ -162,15 +170,15 @@ def _pairs_table(section: Mapping[str, Any]) -> list[str]:
         )
         table.append(
             [
-                f"{r['first']} v {r['second']}",
+                f"{r['first']} v {r['second']} ",
                 f"{r['wins']}-{r['losses']}-{r['ties']}",
                 shown,
-                _p(r["p_value"]),
-                _p(r["p_holm"]),
+                _p(r["p_value"], pairs["alpha"]),
+                _p(r["p_holm"], pairs["alpha"]),
                 "real" if r["significant"] else "",
             ]
         )
-    return [title, *_table(table)]
+    return [title, *_table(table, gap=" ")]
 
 
 def _reference_table(section: Mapping[str, Any]) -> list[str]:
@@ -188,8 +196,8 @@ def _reference_table(section: Mapping[str, Any]) -> list[str]:
                 f"{pct(rate['estimate'])} ({pct(rate['lo'])} to {pct(rate['hi'])})"
                 if r["n"]
                 else "only ties",
-                _p(r["p_value"]),
-                _p(r["p_holm"]),
+                _p(r["p_value"], found["alpha"]),
+                _p(r["p_holm"], found["alpha"]),
                 "real" if r["significant"] else "",
             ]
         )
@@ -223,7 +231,7 @@ def _by_tag_lines(section: Mapping[str, Any]) -> list[str]:
 def _problems(section: Mapping[str, Any]) -> list[str]:
     out = []
     if section.get("interval_problem"):
-        out.append(f"Intervals: {section['interval_problem']}.")
+        out.append(f"Intervals: {reportfmt.group_counts(section['interval_problem'])}.")
     return out
 
 
@@ -271,7 +279,7 @@ def length_tell_rows(report: Mapping[str, Any]) -> list[list[str]]:
                 str(t["shorter"]),
                 str(t["even"]),
                 str(t["prompts"]),
-                "-" if t["p_holm"] is None else _p(t["p_holm"]),
+                "-" if t["p_holm"] is None else _p(t["p_holm"], report["alpha"]),
             ]
         )
     return rows

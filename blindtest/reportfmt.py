@@ -18,11 +18,13 @@ __all__ = [
     "control_line",
     "count",
     "count_grouped",
+    "dollars",
     "fixed",
     "format_p",
     "format_p_against",
     "group_counts",
     "grouped",
+    "p_cell",
     "pct",
 ]
 
@@ -82,6 +84,17 @@ def _rounded(value: float, digits: int) -> Decimal:
     return Decimal(repr(value)).quantize(Decimal(1).scaleb(exponent - digits + 1), ROUND_HALF_UP)
 
 
+def dollars(value: float) -> str:
+    """Dollars with cents at least and two significant digits below ten cents, so a column
+    of them reads alike (``$0.40`` next to ``$0.025``, ``$12.30``) and a small cost never
+    shows as a zero it is not (``$0.0031``, not ``$0.00``); halves rounded up."""
+    if not math.isfinite(value) or value <= 0:
+        return "$?" if math.isnan(value) else f"${value:,.2f}"
+    rounded = _rounded(value, 2) if value < 0.1 else Decimal(repr(value))
+    decimals = max(2, 1 - rounded.adjusted())
+    return f"${rounded.quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP):,.{decimals}f}"
+
+
 def format_p(value: float | None) -> str:
     """``p = 0.19`` the way spec 000 prints it: two significant digits (0.19, 0.038), one
     below 0.001 (0.0009, 0.000002), halves rounded up, and ``p < 0.000001`` beyond that."""
@@ -113,6 +126,15 @@ def format_p_against(value: float | None, alpha: float) -> str:
             break
     relation = "<" if value < alpha else ("<=" if value <= alpha else ">")
     return f"p = {rounded:f} {relation} {alpha:g}"
+
+
+def p_cell(value: float | None, alpha: float | None = None) -> str:
+    """A p-value in a table column: ``0.019``, ``< 0.000001``; given the ``alpha`` a column
+    compares it with, with ``format_p_against``'s digits (``0.0498``, never ``0.050`` for a
+    p below 0.05) and without the spelt-out comparison, which the column's flag says."""
+    text = format_p(value) if alpha is None else format_p_against(value, alpha)
+    figure = text.removeprefix("p = ").removeprefix("p ")
+    return figure.split(" ", 1)[0] if figure[:1].isdigit() else figure
 
 
 def _share(found: Mapping[str, Any]) -> str:

@@ -65,8 +65,8 @@ def test_a_reference_run_shows_the_reference_table_instead_of_the_pairs(
 
 def test_counted_nouns_agree_with_their_number() -> None:
     record = pair_table([Tally("a", "b", 12, 8, 1)]).pairs[0]
-    assert _pair_result(record, "a") == "won 12 to 8, 1 tie, Holm-adjusted p = 0.50"
-    assert _pair_result(record, "b").startswith("won 8 to 12, 1 tie")
+    assert _pair_result(record, "a", 0.05) == "won 12 to 8, 1 tie, Holm-adjusted p = 0.50"
+    assert _pair_result(record, "b", 0.05).startswith("won 8 to 12, 1 tie")
     one_left = pair_table([Tally("a", "b", 30, 2, 0), Tally("a", "c", 5, 5, 5)])
     words = _holm_lines(one_left)[0]
     assert words.startswith("Real differences after Holm across the 2 pairs that met")

@@ -19,6 +19,7 @@ from candidate_runs import CANDIDATES, make_candidate_run
 
 from blindtest import artifacts
 from blindtest.candidates import answer_owners
+from blindtest.generation.cost import estimate_cost
 from blindtest.generation.wire import ServerError, parameter_fix
 from blindtest.simulator import Fault, Simulator
 
@@ -487,3 +488,18 @@ def test_concurrency_holds_per_endpoint_however_many_candidates_it_serves(
     assert sum(in_flight.values()) <= 2 * 2  # each model's peak within the shared two
     assert max(in_flight.values()) <= 2
     assert simulator.stats()["requests"] == 4 * 6
+
+
+def test_the_estimate_of_a_cheap_candidate_is_never_a_zero_it_is_not(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    make_candidate_run(invoke, run, simulator, tmp_path, prompts=5, mode="all")
+    design = artifacts.load_design(run).design
+    result = invoke("generate", run, "--price", "alpha=0.15,0.6")
+    assert result.exit_code == 0, result.stderr
+    alpha = next(line for line in result.stderr.splitlines() if line.startswith("    alpha "))
+    said = alpha.rsplit("about $", 1)[1]
+    expected = estimate_cost(design, {"alpha": (0.15, 0.6)})["alpha"]["cost"]
+    assert 0 < expected < 0.005  # cents would round it to $0.00
+    assert float(said) == pytest.approx(expected, rel=0.05)

@@ -67,6 +67,28 @@ def test_new_prices_on_a_rerun_replace_only_those_given(
     assert invoke("verify", run).exit_code == 0
 
 
+def test_prices_given_again_unchanged_are_not_said_replaced(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path)
+    prices = ("--price-a", "2.5,10", "--price-b", "0.15,0.6")
+    assert invoke("generate", run, "--quiet", *prices).exit_code == 0
+    before = (run / "generation.json").read_bytes()
+    same = invoke("generate", run, *prices)
+    assert same.exit_code == 0, same.stderr
+    assert same.stderr.splitlines()[0] == (
+        "nothing to fetch (18 rows on disk); generation.json unchanged"
+    )
+    assert (run / "generation.json").read_bytes() == before
+    one = invoke("generate", run, "--price-a", "2.5,10", "--price-b", "0.2,0.6")
+    assert one.exit_code == 0, one.stderr
+    assert one.stderr.splitlines()[0] == (
+        "nothing to fetch (18 rows on disk); generation.json updated; prices replaced for B"
+    )
+    assert generation(run)["prices"]["B"] == {"input": 0.2, "output": 0.6}
+
+
 def test_a_resumed_run_adds_a_session_to_the_ledger_and_says_so(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:

@@ -68,7 +68,7 @@ def test_the_ranking_chart_marks_an_unbounded_end_in_words() -> None:
 def test_cost_runs_on_a_log_scale_when_costs_span_more_than_five_times() -> None:
     points = [("a", 0.01, 1.0, 0.5, 1.5), ("b", 1.0, -1.0, -1.5, -0.5)]
     chart = charts.cost_chart("c", "t", points, "x", "y")
-    assert [t.text for t in chart.x_ticks] == ["$0.01", "$0.1", "$1.00"]
+    assert [t.text for t in chart.x_ticks] == ["$0.01", "$0.10", "$1.00"]
     heights = [float(str(p["y"])) for p in chart.points]
     assert heights[0] < heights[1]  # stronger is higher on the page
     linear = charts.cost_chart(

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from blindtest.reportfmt import count, format_p, pct
+from blindtest.reportfmt import count, dollars, format_p_against, pct
 from blindtest.stats.pairwise import PairTable
 from blindtest.stats.ranking import Ranking
 
@@ -19,10 +19,8 @@ __all__ = ["headline", "prob"]
 
 
 def _money(value: float | None) -> str:
-    """Dollars with two significant digits below $1 (``$0.093``), cents above."""
-    if value is None:
-        return "cost unknown"
-    return f"${value:.2f}" if value >= 1 else f"${value:.2g}"
+    """Dollars as ``reportfmt.dollars`` writes them (``$0.093``, ``$0.40``)."""
+    return "cost unknown" if value is None else dollars(value)
 
 
 def _times(ratio: float) -> str:
@@ -53,14 +51,15 @@ def _real_pairs(table: PairTable) -> dict[frozenset[str], Any]:
     return {_pair_key(r.first, r.second): r for r in table.pairs}
 
 
-def _pair_result(record: Any, winner: str) -> str:
-    """``won 12 to 8, 15 ties, Holm p = 0.50`` from ``winner``'s side."""
+def _pair_result(record: Any, winner: str, alpha: float) -> str:
+    """``won 12 to 8, 15 ties, Holm p = 0.50`` from ``winner``'s side; a p next to ``alpha``
+    with the digits that keep it on its side (``p = 0.0498 < 0.05``, never ``0.050``)."""
     wins, losses = (
         (record.wins, record.losses) if winner == record.first else (record.losses, record.wins)
     )
     return (
         f"won {wins} to {losses}, {count(record.ties, 'tie')}, Holm-adjusted "
-        f"{format_p(record.p_holm)}"
+        f"{format_p_against(record.p_holm, alpha)}"
     )
 
 
@@ -73,7 +72,9 @@ def _difference(ranking: Ranking, a: str, b: str) -> tuple[float, float, float, 
     return -d.difference.estimate, -d.difference.hi, -d.difference.lo, d.separated
 
 
-def _leader_lines(ranking: Ranking, met: Mapping[frozenset[str], Any], anchor: str) -> list[str]:
+def _leader_lines(
+    ranking: Ranking, met: Mapping[frozenset[str], Any], anchor: str, alpha: float
+) -> list[str]:
     """Who is ahead, by how much as a chance of being preferred, and the groups."""
     order = [s.candidate for s in ranking.strengths]
     lines = [f"Ranking, strongest first: {', '.join(order)} (Bradley-Terry, {anchor} at 0)."]
@@ -85,7 +86,7 @@ def _leader_lines(ranking: Ranking, met: Mapping[frozenset[str], Any], anchor: s
         else "no bounded interval"
     )
     record = met.get(_pair_key(leader, second))
-    direct = f"; when they met, {leader} {_pair_result(record, leader)}" if record else ""
+    direct = f"; when they met, {leader} {_pair_result(record, leader, alpha)}" if record else ""
     if not separated:
         verdict = "the data cannot separate the two, so the lead is not established."
     elif record is not None and not record.significant:
@@ -120,7 +121,7 @@ def _holm_lines(pairs: PairTable) -> list[str]:
     parts = []
     for r in real:
         winner, loser = (r.first, r.second) if r.wins > r.losses else (r.second, r.first)
-        parts.append(f"{winner} over {loser} ({_pair_result(r, winner)})")
+        parts.append(f"{winner} over {loser} ({_pair_result(r, winner, pairs.alpha)})")
     rest = len(pairs.pairs) - len(real)
     tail = {0: ".", 1: "; the other pair is not shown to differ."}.get(
         rest, f"; the other {rest} pairs are not shown to differ."
@@ -138,7 +139,8 @@ def _reference_lines(reference: PairTable) -> list[str]:
             else "undefined (only ties)"
         )
         flag = ", a real difference" if r.significant else ""
-        parts.append(f"{r.first} {rate}, Holm-adjusted {format_p(r.p_holm)}{flag}")
+        p = format_p_against(r.p_holm, reference.alpha)
+        parts.append(f"{r.first} {rate}, Holm-adjusted {p}{flag}")
     return [
         f"Against the reference {ref}, each candidate's share of the untied comparisons: "
         + "; ".join(parts)
@@ -160,7 +162,7 @@ def headline(
     met = _real_pairs(pairs)
     ranked = ranking is not None and ranking.problem is None
     if ranking is not None and ranking.problem is None:
-        lines += _leader_lines(ranking, met, anchor)
+        lines += _leader_lines(ranking, met, anchor, pairs.alpha)
     elif ranking is not None:
         lines.append(f"No ranking: {ranking.problem}.")
     # With a reference every pair that met holds it: the reference's table says it all.
@@ -170,7 +172,7 @@ def headline(
         names = [s.candidate for s in ranking.strengths] if ranking and ranked else list(spend)
         shown = [f"{n} {_money(1000 * costs[n]) if n in costs else 'unknown'}" for n in names]
         lines.append("Cost per 1,000 answers: " + ", ".join(shown) + ".")
-        lines += _adequate(ranking, met, costs)
+        lines += _adequate(ranking, met, costs, pairs.alpha)
     return lines
 
 
@@ -178,6 +180,7 @@ def _adequate(
     ranking: Ranking | None,
     met: Mapping[frozenset[str], Any],
     costs: Mapping[str, float],
+    alpha: float,
 ) -> list[str]:
     """Seed 001's honest conclusion: a cheaper candidate that met the leader and is not shown
     worse (the Holm-adjusted pair test does not reach alpha, and the ranking's simultaneous
@@ -204,7 +207,7 @@ def _adequate(
     name, record, lo, hi = min(close, key=lambda c: (costs[c[0]], order.index(c[0])))
     return [
         f"{name} is not shown worse than the leader {leader} ({leader} "
-        f"{_pair_result(record, leader)}; the data allow {leader} to be preferred in "
+        f"{_pair_result(record, leader, alpha)}; the data allow {leader} to be preferred in "
         f"{pct(prob(lo))} to {pct(prob(hi))} of untied comparisons between them), and "
         f"{leader} costs {_times(costs[leader] / costs[name])} per answer: on this evidence "
         f"the cheaper {name} is adequate."

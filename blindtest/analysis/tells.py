@@ -11,7 +11,7 @@ from blindtest.artifact_types import DesignRecord
 from blindtest.artifacts import JsonObject
 from blindtest.candidates import candidates_of
 from blindtest.protocols import protocol_of
-from blindtest.reportfmt import count, format_p
+from blindtest.reportfmt import count, format_p, format_p_against
 from blindtest.stats import binomial_test
 
 _BOT_CHANNEL = {"length": "length", "duplicate": "near-duplicates"}
@@ -94,7 +94,7 @@ def _separated(design: DesignRecord, tells: Mapping[str, Mapping[str, Any]]) -> 
     for way, longer in (("longer", True), ("shorter", False)):
         named = [
             f"{name} on {t[way]} of {count(t['longer'] + t['shorter'], 'prompt')} "
-            f"({format_p(t['p_holm'])})"
+            f"({format_p_against(t['p_holm'], alpha)})"
             for name, t in found.items()
             if (t["longer"] > t["shorter"]) == longer
         ]

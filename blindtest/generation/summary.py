@@ -254,9 +254,17 @@ def _said_prices(
     given: Mapping[str, tuple[float, float]],
     prices: Mapping[str, tuple[float, float]],
 ) -> str:
-    recorded = set((previous or {}).get("prices", {}))
+    recorded = {
+        role: (float(p["input"]), float(p["output"]))
+        for role, p in (previous or {}).get("prices", {}).items()
+    }
     kept = sorted(set(prices) - set(given))
-    replaced = sorted(role for role in given if role in recorded)
+    # A price given again as it was recorded replaced nothing: only a changed one is said.
+    replaced = sorted(
+        role
+        for role in given
+        if role in recorded and (float(given[role][0]), float(given[role][1])) != recorded[role]
+    )
     added = sorted(role for role in given if role not in recorded)
     said = f"; recorded prices kept for {', '.join(kept)}" if kept else ""
     said += f"; prices replaced for {', '.join(replaced)}" if replaced else ""

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import collections
 import difflib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -112,8 +112,12 @@ def _check_nicknames(nicknames: tuple[str, str]) -> None:
         raise ValueError(f"pair nicknames cannot be {sorted(reserved)}; got {nicknames!r}")
 
 
-def _words(options: Sequence[str]) -> list[int]:
-    return [count_words(option) for option in options]
+#: How a length bot counts an option's words: ``count_words``, or a replay's memo of it.
+WordCount = Callable[[str], int]
+
+
+def _words(options: Sequence[str], count: WordCount = count_words) -> list[int]:
+    return [count(option) for option in options]
 
 
 def length_bot(options: Sequence[str], rng: RandBelow | None = None) -> int:
@@ -222,10 +226,11 @@ def random_bot(options: Sequence[str], rng: RandBelow) -> int:
     return rng.randbelow(3) + 1
 
 
-def length_preference_bot(options: Sequence[str]) -> Preference:
-    """Preference: the response with more words; "tie" when the counts are equal."""
+def length_preference_bot(options: Sequence[str], count: WordCount = count_words) -> Preference:
+    """Preference: the response with more words; "tie" when the counts are equal. ``count``:
+    ``count_words`` or a memo of it (a replay meets each answer in several comparisons)."""
     _check_options(options, 2, "preference")
-    left, right = _words(options)
+    left, right = _words(options, count)
     if left == right:
         return "tie"
     return "left" if left > right else "right"
@@ -290,8 +295,11 @@ def bot_settings(kind: str, protocol: str) -> dict[str, object]:
     return settings
 
 
-def bot_pick(kind: str, protocol: str, trial: Trial, rng: RandBelow) -> Pick:
-    """One mechanical pick, with ``bot`` recording how it was made (judge left empty)."""
+def bot_pick(
+    kind: str, protocol: str, trial: Trial, rng: RandBelow, count: WordCount = count_words
+) -> Pick:
+    """One mechanical pick, with ``bot`` recording how it was made (judge left empty);
+    ``count``: how the preference length bot counts words (``count_words`` or a memo)."""
     options = trial.options
     pick_kind = PROTOCOLS[protocol].pick_kind  # each kind of pick has its bots
     if pick_kind == "position":
@@ -303,7 +311,7 @@ def bot_pick(kind: str, protocol: str, trial: Trial, rng: RandBelow) -> Pick:
         return Pick(trial=trial.number, judge="", pick=value, bot={"name": kind})
     if pick_kind == "side":
         choice = (
-            length_preference_bot(options)
+            length_preference_bot(options, count)
             if kind == "length"
             else random_preference_bot(options, rng)
         )

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from blindtest.reportfmt import fixed
+from blindtest.reportfmt import dollars, fixed
 
 WIDTH = 640
 LABEL_W = 150
@@ -391,6 +391,11 @@ def cost_chart(
 
 
 def _money_tick(value: float) -> str:
+    """A cost axis's tick in the dollars the tables use, cents at least ($0.10, $1.00), a
+    round tick below them without a trailing zero ($0.01, $0.001)."""
     if value == 0:
         return "$0"
-    return f"${value:.2f}" if value >= 1 else f"${value:.2g}"
+    text = dollars(value)
+    while len(text.partition(".")[2]) > 2 and text.endswith("0"):
+        text = text[:-1]
+    return text

@@ -11,14 +11,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.render_candidates import NOT_ESTIMABLE, length_tell_rows
-from blindtest.reportfmt import count, fixed, format_p, pct
+from blindtest.reportfmt import count, dollars, fixed, group_counts, p_cell, pct
 from blindtest.reportpage import charts
 
 __all__ = ["page_data"]
 
 
-def _p(value: float | None) -> str:
-    return format_p(value).removeprefix("p = ").removeprefix("p ")
+def _p(value: float | None, alpha: float) -> str:
+    return p_cell(value, alpha)  # never rounded onto alpha: 0.0498, not 0.050
 
 
 def _rate(rate: Mapping[str, Any], n: int) -> str:
@@ -28,9 +28,7 @@ def _rate(rate: Mapping[str, Any], n: int) -> str:
 
 
 def _money(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"${value:.2f}" if value >= 1 else f"${value:.2g}"
+    return "-" if value is None else dollars(value)
 
 
 def _strength_chart(section: Mapping[str, Any]) -> Any:
@@ -46,7 +44,7 @@ def _strength_chart(section: Mapping[str, Any]) -> Any:
         )
         for r in records
     ]
-    return charts.strength_chart(
+    chart = charts.strength_chart(
         "chart-ranking",
         f"Strength on the log-odds scale ({zero} at 0), strongest first, with 95% intervals "
         f"from a bootstrap over prompts",
@@ -54,6 +52,10 @@ def _strength_chart(section: Mapping[str, Any]) -> Any:
         ref=0.0,
         ref_label=f"{zero} = 0",
     )
+    for shown in chart.rows:
+        if shown["label"] == section["anchor"]:  # the 0 itself, not a 0-to-0 interval
+            shown["text"], shown["interval"] = "0", "the reference, 0 by definition"
+    return chart
 
 
 def _cost_chart(section: Mapping[str, Any]) -> Any:
@@ -127,15 +129,13 @@ def _ranking_rows(section: Mapping[str, Any]) -> list[list[str]]:
     out = []
     for r in section["ranking"]:
         strength = r.get("strength") or {}
-        estimate = strength.get("estimate")
         best, worst = r.get("rank_best"), r.get("rank_worst")
         tokens = r.get("tokens")
         out.append(
             [
                 "-" if r.get("rank") is None else str(r["rank"]),
                 r["candidate"],
-                NOT_ESTIMABLE if estimate is None else fixed(estimate, sign=True),
-                "-" if estimate is None else f"{_end(strength['lo'])} to {_end(strength['hi'])}",
+                *_strength_cells(strength, r["candidate"] == section["anchor"]),
                 "-" if best is None else str(best) if best == worst else f"{best} to {worst}",
                 f"{r.get('wins', 0)}-{r.get('losses', 0)}-{r.get('ties', 0)}",
                 "-"
@@ -145,6 +145,17 @@ def _ranking_rows(section: Mapping[str, Any]) -> list[list[str]]:
             ]
         )
     return out
+
+
+def _strength_cells(strength: Mapping[str, Any], reference: bool) -> tuple[str, str]:
+    """The strength and its interval; the reference is the 0 the others are measured from,
+    not an estimate (its bootstrap "interval" is 0 to 0 by construction)."""
+    estimate = strength.get("estimate")
+    if estimate is None:
+        return NOT_ESTIMABLE, "-"
+    if reference:
+        return "0", "reference (0 by definition)"
+    return fixed(estimate, sign=True), f"{_end(strength['lo'])} to {_end(strength['hi'])}"
 
 
 def _end(value: float | None) -> str:
@@ -159,8 +170,8 @@ def _pair_rows(table: Mapping[str, Any] | None, reference: bool = False) -> list
             r["first"] if reference else f"{r['first']} v {r['second']}",
             f"{r['wins']}-{r['losses']}-{r['ties']}",
             _rate(r["win_rate"], r["n"]),
-            _p(r["p_value"]),
-            _p(r["p_holm"]),
+            _p(r["p_value"], table["alpha"]),
+            _p(r["p_holm"], table["alpha"]),
             "real" if r["significant"] else "not shown",
         ]
         for r in table["pairs"]
@@ -220,6 +231,8 @@ def page_data(report: Mapping[str, Any]) -> dict[str, Any]:
         "length_header": length[0] if length else [],
         "length_rows": length[1:],
         "section": section,
+        # report.json keeps the count of resamples ungrouped; the page groups it (2,000).
+        "interval_problem": group_counts(section.get("interval_problem") or ""),
         "headline": headline,
         "strength_chart": _strength_chart(section),
         "cost_chart": _cost_chart(section),

@@ -15,8 +15,8 @@ from typing import Any
 
 from blindtest.hints import placeholder_legend, stage_command
 from blindtest.protocols import PROTOCOLS
-from blindtest.render import agreement_text, dprime_text
-from blindtest.reportfmt import control_line, count, format_p, grouped, pct
+from blindtest.render import agreement_text, appendix_rows, dprime_text
+from blindtest.reportfmt import control_line, count, dollars, format_p, grouped, pct
 
 #: The sentence of responses_sentences that discloses identity stripping.
 IDENTITY_SENTENCE = "Identity stripping replaced"
@@ -398,9 +398,8 @@ def _interval_text(found: Mapping[str, Any]) -> str:
 
 
 def appendix(report: Mapping[str, Any]) -> list[list[str]]:
-    found = report.get("appendix") or {}
     rows = []
-    for role, e in found.items():
+    for role, e in appendix_rows(report):
         latency = e.get("mean_latency_ms")
         rows.append(
             [
@@ -410,7 +409,7 @@ def appendix(report: Mapping[str, Any]) -> list[list[str]]:
                 f"{latency:.0f} ms" if latency is not None else "?",
                 grouped(e["prompt_tokens"]),
                 grouped(e["completion_tokens"]),
-                money(e.get("cost")),
+                "-" if e.get("cost") is None else dollars(e["cost"]),  # as the screen has it
             ]
         )
     return rows
