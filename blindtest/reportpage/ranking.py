@@ -135,7 +135,7 @@ def _ranking_rows(section: Mapping[str, Any]) -> list[list[str]]:
             [
                 "-" if r.get("rank") is None else str(r["rank"]),
                 r["candidate"],
-                *_strength_cells(strength, r["candidate"] == section["anchor"]),
+                *_strength_cells(strength, r["candidate"] == section.get("anchor")),
                 "-" if best is None else str(best) if best == worst else f"{best} to {worst}",
                 f"{r.get('wins', 0)}-{r.get('losses', 0)}-{r.get('ties', 0)}",
                 "-"
