@@ -111,3 +111,35 @@ def test_the_page_says_whether_the_order_holds_with_style_held_equal(
     section = section[: section.index('<p class="meta">')]
     for line in lines:
         assert line.strip() in unescape(section)
+
+
+def test_the_page_lists_an_llm_judges_leaking_verdicts_as_the_two_sided_page_does(
+    tmp_path: Path, invoke: Any
+) -> None:
+    from blindtest.reportpage import render_report_page
+
+    html, _ = _page(tmp_path, invoke)
+    report = orjson.loads((html.parent / "run" / "report.json").read_bytes())
+    report["llm_judges"] = {
+        "judges": [
+            {
+                "judge": "llm:m",
+                "model": "m",
+                "comparisons": 4,
+                "cost": None,
+                "excluded": 1,
+                "failures": 0,
+                "low_confidence": 0,
+                "requests": 8,
+                "retries": 0,
+                "still_failed": 0,
+                "tokens": 800,
+                "leakage": [{"trial": 3, "details": "names a model"}],
+            }
+        ]
+    }
+    page = unescape(render_report_page(report))
+    section = page[page.index('id="llm-judges"') :]
+    section = section[: section.index("</section>")]
+    assert "Verdicts with identity leakage:" in section
+    assert "<td>3</td><td>names a model</td>" in section
