@@ -185,17 +185,8 @@ def resolve_request(request: DesignRequest) -> ResolvedDesign:
         seed=r.seed if r.seed is not None else fresh_seed(),
         protocol=r.protocol or DEFAULT_PROTOCOL,
         trials=DEFAULT_TRIALS if r.trials is None else r.trials,
-        alpha=r.alpha,
-        sequential=r.sequential,
-        similarity_pd0=r.similarity_pd0,
-        demo=r.demo,
-        system=read_text_option("--system", r.system) if r.system is not None else None,
-        normalization=_normalization(r),
-        question=r.question,
-        extra_questions=r.extra_questions,
-        extra_questions_per_option=r.extra_questions_per_option,
-        require_reason=r.require_reason,
         source=source,
+        **_shared_options(r),
         controls=r.controls,
     )
     return ResolvedDesign(prompts, options, dropped)
@@ -483,17 +474,8 @@ def _resolve_candidates(r: DesignRequest) -> ResolvedDesign:
         seed=r.seed if r.seed is not None else fresh_seed(),
         protocol="preference",
         trials=trials,
-        alpha=r.alpha,
-        sequential=r.sequential,
-        similarity_pd0=r.similarity_pd0,
-        demo=r.demo,
-        system=read_text_option("--system", r.system) if r.system is not None else None,
-        normalization=_normalization(r),
-        question=r.question,
-        extra_questions=r.extra_questions,
-        extra_questions_per_option=r.extra_questions_per_option,
-        require_reason=r.require_reason,
         source=source,
+        **_shared_options(r),
         candidates=tuple(specs),
         pairs=str(pairing.parse_mode(pairs)),
     )
@@ -502,3 +484,19 @@ def _resolve_candidates(r: DesignRequest) -> ResolvedDesign:
 
 #: Every field a DesignRequest takes (the Python API's keyword names).
 REQUEST_FIELDS = frozenset(f.name for f in fields(DesignRequest))
+
+
+def _shared_options(r: DesignRequest) -> dict[str, Any]:
+    """The DesignOptions fields a two-sided and a several-candidate design take alike."""
+    return {
+        "alpha": r.alpha,
+        "sequential": r.sequential,
+        "similarity_pd0": r.similarity_pd0,
+        "demo": r.demo,
+        "system": read_text_option("--system", r.system) if r.system is not None else None,
+        "normalization": _normalization(r),
+        "question": r.question,
+        "extra_questions": r.extra_questions,
+        "extra_questions_per_option": r.extra_questions_per_option,
+        "require_reason": r.require_reason,
+    }
