@@ -9,7 +9,7 @@ DEMO_RUN ?= demo-run
 PYTEST_WORKERS ?= 2
 SCRIPTS := blindtest bt-design bt-generate bt-judge bt-audit bt-analyze bt-verify bt-plan
 
-.PHONY: help venv test test-fast lint fmt docs demo demo-llm demo-candidates bench schemas golden check clean
+.PHONY: help venv test test-fast lint fmt docs demo demo-llm demo-candidates bench golden check clean
 
 help:
 	@echo "make demo    run blindtest on the bundled demo prompts against the local simulator"
@@ -45,7 +45,6 @@ lint: $(STAMP)
 	$(BIN)/ruff check blindtest tests
 	$(BIN)/ruff format --check blindtest tests
 	$(BIN)/mypy
-	diff -r schemas blindtest/schemas
 	$(BIN)/cog --check docs/cli.md
 
 fmt: $(STAMP)
@@ -54,10 +53,6 @@ fmt: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/cog -r docs/cli.md
-
-# schemas/ is the source; the package ships a copy (tests assert they are equal).
-schemas:
-	cp schemas/*.schema.json blindtest/schemas/
 
 # The demo never deletes anything: run again, it resumes DEMO_RUN (or refuses a directory that
 # holds anything but a demo run); remove a finished demo-run/ yourself.

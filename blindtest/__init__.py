@@ -11,39 +11,42 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from blindtest import _moved
 from blindtest.version import __version__
+
+_moved.install()
 
 _EXPORTS = {
     # The stages, each what its command does (lock, claim the outputs, write the files),
     # returning a frozen result (docs/python-api.md).
-    "design": "blindtest.stages.design",
-    "generate": "blindtest.stages.generate",
-    "judge": "blindtest.stages.judge",
-    "audit": "blindtest.stages.audit",
-    "analyze": "blindtest.stages.analyze",
-    "verify": "blindtest.stages.verify",
-    "plan": "blindtest.stages.plan",
-    "DesignResult": "blindtest.stages.design",
-    "GenerateResult": "blindtest.stages.generate",
-    "JudgeResult": "blindtest.stages.judge",
-    "LlmSettings": "blindtest.stages.judge",
-    "AuditResult": "blindtest.stages.audit",
-    "AnalyzeResult": "blindtest.stages.analyze",
-    "Verification": "blindtest.stages.verify",
-    "Plan": "blindtest.stages.plan",
+    "design": "blindtest.designing.stage",
+    "generate": "blindtest.generation.stage",
+    "judge": "blindtest.judging.stage",
+    "audit": "blindtest.auditing.stage",
+    "analyze": "blindtest.analysis.stage",
+    "verify": "blindtest.pipeline.verify",
+    "plan": "blindtest.planning.stage",
+    "DesignResult": "blindtest.designing.stage",
+    "GenerateResult": "blindtest.generation.stage",
+    "JudgeResult": "blindtest.judging.stage",
+    "LlmSettings": "blindtest.judging.stage",
+    "AuditResult": "blindtest.auditing.stage",
+    "AnalyzeResult": "blindtest.analysis.stage",
+    "Verification": "blindtest.pipeline.verify",
+    "Plan": "blindtest.planning.stage",
     # Errors, and the pure builders below the stages.
     "BadInput": "blindtest.errors",
     "BlindtestError": "blindtest.errors",
     "CheckFailed": "blindtest.errors",
     "EndpointFailed": "blindtest.errors",
-    "analyze_run": "blindtest.analyzing",
-    "build_arrangement": "blindtest.designing",
-    "build_audit": "blindtest.auditing",
-    "build_design": "blindtest.designing",
-    "build_report": "blindtest.analyzing",
-    "plan_slots": "blindtest.slots",
+    "analyze_run": "blindtest.analysis.api",
+    "build_arrangement": "blindtest.designing.build",
+    "build_audit": "blindtest.auditing.build",
+    "build_design": "blindtest.designing.build",
+    "build_report": "blindtest.analysis.api",
+    "plan_slots": "blindtest.model.slots",
     "run_generation": "blindtest.generation.fetch",
-    "verify_run": "blindtest.verifying",
+    "verify_run": "blindtest.pipeline.recompute",
 }
 
 __all__ = [
@@ -78,20 +81,20 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what a type checker sees; at run time each loads on first use
-    from blindtest.analyzing import analyze_run, build_report
-    from blindtest.auditing import build_audit
-    from blindtest.designing import build_arrangement, build_design
+    from blindtest.analysis.api import analyze_run, build_report
+    from blindtest.analysis.stage import AnalyzeResult, analyze
+    from blindtest.auditing.build import build_audit
+    from blindtest.auditing.stage import AuditResult, audit
+    from blindtest.designing.build import build_arrangement, build_design
+    from blindtest.designing.stage import DesignResult, design
     from blindtest.errors import BadInput, BlindtestError, CheckFailed, EndpointFailed
     from blindtest.generation.fetch import run_generation
-    from blindtest.slots import plan_slots
-    from blindtest.stages.analyze import AnalyzeResult, analyze
-    from blindtest.stages.audit import AuditResult, audit
-    from blindtest.stages.design import DesignResult, design
-    from blindtest.stages.generate import GenerateResult, generate
-    from blindtest.stages.judge import JudgeResult, LlmSettings, judge
-    from blindtest.stages.plan import Plan, plan
-    from blindtest.stages.verify import Verification, verify
-    from blindtest.verifying import verify_run
+    from blindtest.generation.stage import GenerateResult, generate
+    from blindtest.judging.stage import JudgeResult, LlmSettings, judge
+    from blindtest.model.slots import plan_slots
+    from blindtest.pipeline.recompute import verify_run
+    from blindtest.pipeline.verify import Verification, verify
+    from blindtest.planning.stage import Plan, plan
 
 
 def __getattr__(name: str) -> Any:

@@ -32,8 +32,9 @@ from typing import Any
 
 import pytest
 
-from blindtest import artifacts, candidates, pairing
-from blindtest.artifact_types import DesignRecord
+from blindtest.model import candidates, pairing
+from blindtest.rundir import artifacts
+from blindtest.rundir.types import DesignRecord
 
 from report_runs import make_design, numbered_prompts, write_picks
 
@@ -53,7 +54,7 @@ ANSWER_TOKENS = {"alpha": 60, "beta": 50, "gamma": 40, "delta": 30}
 
 
 def _schemas_know_candidates() -> bool:
-    from blindtest.artifacts import validation
+    from blindtest.rundir.artifacts import validation
 
     documents = dict(validation._schema_documents())
     design = documents[f"{validation._SCHEMA_BASE}design.schema.json"]
@@ -87,7 +88,7 @@ def candidate_schemas() -> Iterator[None]:
     if SCHEMAS_KNOW_CANDIDATES:
         yield
         return
-    from blindtest.artifacts import validation
+    from blindtest.rundir.artifacts import validation
 
     original = validation._schema_documents
     widened = _widened(original())

@@ -26,8 +26,8 @@ from typing import Any
 
 import orjson
 
-from blindtest import artifacts
-from blindtest.pairing import PAIRING_VERSION, schedule
+from blindtest.model.pairing import PAIRING_VERSION, schedule
+from blindtest.rundir import artifacts
 
 #: Four candidates on the simulator's two answering models: two differ by model, the other
 #: two by system prompt and temperature.
@@ -121,8 +121,8 @@ def accept_design(run: Path) -> None:
     """Let this process read RUN's design: the schema checks it, and where the schema refuses
     only because it does not know candidates yet (bt-design's schema lands apart), the design
     is taken as checked. Any other refusal is raised."""
-    from blindtest.artifacts import documents
-    from blindtest.artifacts.validation import fast_validator, validate
+    from blindtest.rundir.artifacts import documents
+    from blindtest.rundir.artifacts.validation import fast_validator, validate
 
     data = (run / artifacts.DESIGN).read_bytes()
     record = orjson.loads(data)
@@ -199,7 +199,7 @@ def add_candidate_answers(
 ) -> list[dict[str, Any]]:
     """responses.jsonl (each candidate's answer to each prompt, at the slot that owns it:
     ``text(prompt_id, name)``) and trials.jsonl (the blinded view, read through the owners)."""
-    from blindtest.slots import SlotState, build_trials_view, plan_slots
+    from blindtest.model.slots import SlotState, build_trials_view, plan_slots
 
     from report_runs import response_row
 

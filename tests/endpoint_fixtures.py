@@ -29,9 +29,9 @@ import orjson
 import pytest
 from jsonschema import Draft202012Validator
 
-from blindtest.generation.batch_client import BatchClient
-from blindtest.generation.endpoint import Endpoint
 from blindtest.simulator import Simulator, SimulatorConfig, running
+from blindtest.transport.batch_client import BatchClient
+from blindtest.transport.endpoint import Endpoint
 
 __all__ = [
     "SIM_KEY_ENV",

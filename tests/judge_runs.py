@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from blindtest import artifacts
-from blindtest.artifact_types import ArrangementEntry
-from blindtest.designing import DesignOptions, ModelSpec, build_design
-from blindtest.prompts import Prompt
+from blindtest.designing.build import DesignOptions, ModelSpec, build_design
+from blindtest.model.prompts import Prompt
+from blindtest.rundir import artifacts
+from blindtest.rundir.types import ArrangementEntry
 
 PROVENANCE: dict[str, Any] = {"blindtest": "test", "python": "3", "packages": {}, "git": None}
 

@@ -24,12 +24,12 @@ from typing import Any
 import mpmath
 from click.testing import CliRunner, Result
 
-from blindtest import artifacts
-from blindtest.artifact_types import DesignRecord
-from blindtest.designing import DesignOptions, ModelSpec, build_design
+from blindtest.designing.build import DesignOptions, ModelSpec, build_design
 from blindtest.generation.summary import generation_record
-from blindtest.prompts import Prompt
-from blindtest.slots import Slot, plan_slots
+from blindtest.model.prompts import Prompt
+from blindtest.model.slots import Slot, plan_slots
+from blindtest.rundir import artifacts
+from blindtest.rundir.types import DesignRecord
 
 PROVENANCE: dict[str, Any] = {"blindtest": "test", "python": "3", "packages": {}, "git": None}
 SEED = "report-tests"

@@ -7,7 +7,7 @@ as they were before wrapping (each continuation joined back to the line it conti
 
 from __future__ import annotations
 
-from blindtest.screen import PIPE_WIDTH, units
+from blindtest.present.screen import PIPE_WIDTH, units
 
 
 def flat(text: str) -> str:

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from blindtest import protocols, reportfmt, scoring
-from blindtest.judging.picks import Pick
+from blindtest import reportfmt
+from blindtest.model import protocols, scoring
+from blindtest.model.picks import Pick
 from blindtest.stats.similarity import GUESS
 
 from report_runs import (
@@ -24,6 +25,8 @@ from report_runs import (
 PACKAGE = Path(__file__).resolve().parents[1] / "blindtest"
 #: What opening a file looks like in this code base.
 FILE_CALLS = {"open", "read_json", "read_jsonl", "read_bytes", "read_text", "exists", "sha256_file"}
+#: The stage function (the lock, the outputs claimed and written) sits beside the analysis.
+STAGE = "stage.py"
 
 
 def imported(path: Path) -> set[str]:
@@ -48,7 +51,8 @@ def calls(path: Path) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "module", sorted(p.name for p in (PACKAGE / "analysis").glob("*.py") if p.name != "load.py")
+    "module",
+    sorted(p.name for p in (PACKAGE / "analysis").glob("*.py") if p.name not in ("load.py", STAGE)),
 )
 def test_the_pure_analysis_modules_open_no_file(module: str) -> None:
     assert calls(PACKAGE / "analysis" / module) & FILE_CALLS == set()
@@ -56,22 +60,21 @@ def test_the_pure_analysis_modules_open_no_file(module: str) -> None:
 
 def test_loading_the_run_directory_happens_in_one_module() -> None:
     loaders = [p.name for p in (PACKAGE / "analysis").glob("*.py") if calls(p) & FILE_CALLS]
-    assert loaders == ["load.py"]
+    assert sorted(loaders) == ["load.py", STAGE]
 
 
 def test_render_does_not_import_the_analysis() -> None:
-    names = imported(PACKAGE / "render.py")
+    names = imported(PACKAGE / "present" / "render.py")
     assert not {n for n in names if n.startswith(("blindtest.analy", "blindtest.stats"))}
     assert "blindtest.reportfmt" in names
 
 
 def test_shared_modules_import_no_stage() -> None:
-    stages = {"design", "generate", "judge", "audit", "analyze", "verify", "plan"}
-    stages |= {"judging.output", "judging.driver", "judging.sitting", "judging.terminal.session"}
-    shared = ("protocols.py", "scoring.py", "reportfmt.py", "judging/picks.py", "judging/bots.py")
-    for module in shared:
+    stages = ("designing", "generation", "judging", "auditing", "analysis", "planning", "pipeline")
+    shared = ("model/protocols.py", "model/scoring.py", "reportfmt.py", "model/picks.py")
+    for module in (*shared, "model/bots.py"):
         names = imported(PACKAGE / module)
-        assert not {n for n in names if n.removeprefix("blindtest.") in stages}, module
+        assert not {n for n in names if n.split(".")[1:2] in ([s] for s in stages)}, module
 
 
 def test_the_protocol_table_agrees_with_the_old_constants() -> None:
@@ -100,9 +103,9 @@ def test_slot_layout_puts_each_side_where_the_arrangement_says(protocol: str) ->
 
 
 def test_scoring_is_the_judge_stages_scoring() -> None:
-    # The recorder (the judge stage's hidden stopping rule) scores through blindtest.scoring,
+    # The recorder (the judge stage's hidden stopping rule) scores through blindtest.model.scoring,
     # as the analysis does: no second copy of the rule.
-    assert "blindtest.scoring" in imported(PACKAGE / "judging" / "recorder.py")
+    assert "blindtest.model.scoring" in imported(PACKAGE / "judging" / "recorder.py")
     triangle = make_design("triangle", 12)
     found = {1, 4, 5, 9}
     for record in triangle_picks(triangle, found):

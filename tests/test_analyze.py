@@ -21,16 +21,15 @@ from typing import Any
 import orjson
 import pytest
 from scipy import integrate, special, stats
-from screen_text import flat, paragraphs
 
-from blindtest import artifacts
+from blindtest.analysis.api import AnalysisOptions, build_report, format_p, format_p_against
 from blindtest.analysis.common import MIN_SHARED_TRIALS
 from blindtest.analysis.preference import _per_judge_needed
-from blindtest.analyzing import AnalysisOptions, build_report, format_p, format_p_against
-from blindtest.assignment import assign, coverage
-from blindtest.designing import LaunderSpec, Normalization
-from blindtest.judging.picks import Pick
-from blindtest.slots import Slot
+from blindtest.designing.build import LaunderSpec, Normalization
+from blindtest.model.assignment import assign, coverage
+from blindtest.model.picks import Pick
+from blindtest.model.slots import Slot
+from blindtest.rundir import artifacts
 from blindtest.stats import position_bias
 
 from conftest import Invoke
@@ -60,6 +59,7 @@ from report_runs import (
     write_design_run,
     write_picks,
 )
+from screen_text import flat, paragraphs
 
 RTOL = 1e-9
 ALPHA = Fraction(1, 20)
@@ -1211,7 +1211,7 @@ def test_no_tells_means_no_bot_sentence(tmp_path: Path) -> None:
 
 
 def test_the_tag_chart_draws_every_tag_on_one_scale() -> None:
-    from blindtest.reportpage.charts import bar_chart
+    from blindtest.present.page.charts import bar_chart
 
     chart = bar_chart("t", "tags", ["A", "B"], [("db", [1, 0]), ("ui", [7, 0])], one_scale=True)
     widths = [group["bars"][0]["w"] for group in chart.groups]  # type: ignore[index]

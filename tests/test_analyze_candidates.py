@@ -16,6 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from blindtest.analysis.api import analyze_run
+from blindtest.analysis.report import VOID_KEYS
+from blindtest.rundir import artifacts
+
 from candidate_analysis_runs import (
     ANSWER_TOKENS,
     PRICES,
@@ -26,11 +31,6 @@ from candidate_analysis_runs import (
     strength_picks,
     write_candidate_run,
 )
-
-from blindtest import artifacts
-from blindtest.analysis.report import VOID_KEYS
-from blindtest.analyzing import analyze_run
-
 from report_runs import read_report, two_sided_half, wilson, write_picks
 
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from blindtest import artifacts
-from blindtest.artifacts.validation import _registry
 from blindtest.errors import BadInput
-from blindtest.hints import stage_command
-from blindtest.judging.picks import load_judge_run, read_picks
+from blindtest.model.picks import load_judge_run, read_picks
+from blindtest.present.hints import stage_command
+from blindtest.rundir import artifacts
+from blindtest.rundir.artifacts.validation import _registry
 
 from judge_runs import make_run, picks_of, write_picks
 

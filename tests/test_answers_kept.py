@@ -19,17 +19,17 @@ from typing import Any, cast
 
 import orjson
 import pytest
-from test_generate import make_design
 
-from blindtest import artifacts
 from blindtest.errors import BadInput
-from blindtest.generation.client import ChatClient, Completion
 from blindtest.generation.fetch import run_generation
-from blindtest.generation.wire import Usage
+from blindtest.model.slots import SlotState
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
-from blindtest.slots import SlotState
+from blindtest.transport.client import ChatClient, Completion
+from blindtest.transport.wire import Usage
 
 from conftest import Invoke, numbered_prompts
+from generate_runs import make_design
 
 BT_GENERATE = str(Path(sys.executable).parent / "bt-generate")
 

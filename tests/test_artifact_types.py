@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from blindtest import artifact_types as types
+from blindtest.rundir import types
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -72,7 +72,7 @@ def test_mypy_strict_catches_a_misspelt_key(tmp_path: Path) -> None:
     api = pytest.importorskip("mypy.api")
     code = textwrap.dedent(
         """
-        from blindtest.artifact_types import DesignRecord, PickRecord
+        from blindtest.rundir.types import DesignRecord, PickRecord
 
         def question(design: DesignRecord) -> str:
             return design["judging"]["questoin"]
@@ -98,7 +98,7 @@ def test_mypy_strict_catches_a_misspelt_report_key(tmp_path: Path) -> None:
     api = pytest.importorskip("mypy.api")
     code = textwrap.dedent(
         """
-        from blindtest.artifact_types import AnalysisFields, ReportRecord
+        from blindtest.rundir.types import AnalysisFields, ReportRecord
 
         def analysis(n: int) -> AnalysisFields:
             return {"n": n, "verdict": "void", "statement": "s.", "p_valeu": None}

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blindtest import artifacts
 from blindtest.errors import BadInput
+from blindtest.rundir import artifacts
 
 
 def pick(trial: int, pick: object = 1, judge: str = "alice") -> dict[str, object]:
@@ -143,7 +143,7 @@ def test_kill_mid_append_loses_at_most_the_line_being_written(tmp_path: Path) ->
         f"""
         import sys
         from pathlib import Path
-        from blindtest import artifacts
+        from blindtest.rundir import artifacts
         out = artifacts.JsonlAppender(Path({str(path)!r}), "picks", fsync=False)
         trial = 1
         while True:

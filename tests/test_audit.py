@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from screen_text import paragraphs
 
-from blindtest import artifacts
-from blindtest.analyzing import format_p
-from blindtest.designing import Normalization
-from blindtest.slots import Slot
+from blindtest.analysis.api import format_p
+from blindtest.designing.build import Normalization
+from blindtest.model.slots import Slot
+from blindtest.rundir import artifacts
 
 from report_runs import (
     add_responses,
@@ -30,6 +29,7 @@ from report_runs import (
     write_design_run,
     write_picks,
 )
+from screen_text import paragraphs
 
 RTOL = 1e-9
 

@@ -14,14 +14,14 @@ from typing import Any, cast
 import numpy as np
 import orjson
 import pytest
-from candidate_runs import add_candidate_answers, offline_candidate_run
 
-from blindtest import artifacts
 from blindtest.analysis.tells import audit_summary
-from blindtest.artifact_types import DesignRecord
 from blindtest.errors import BadInput
-from blindtest.judging.picks import Pick
+from blindtest.model.picks import Pick
+from blindtest.rundir import artifacts
+from blindtest.rundir.types import DesignRecord
 
+from candidate_runs import add_candidate_answers, offline_candidate_run
 from report_runs import cli, numbered_prompts, tokens
 
 NAMES = ("alpha", "beta", "gamma", "delta")
@@ -256,7 +256,7 @@ def test_under_no_length_difference_holm_holds_the_familywise_error(mode: str) -
 
 
 def test_the_library_and_the_vectorised_procedure_agree(tmp_path: Path) -> None:
-    from blindtest.auditing import candidate_length_tells
+    from blindtest.auditing.build import candidate_length_tells
 
     _run, design = offline_candidate_run(tmp_path, NAMES, prompts=12, mode="sample:4")
     rng = np.random.default_rng(7)

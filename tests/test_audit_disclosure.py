@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from blindtest import artifacts
+from blindtest.rundir import artifacts
 
 from report_runs import cli, make_run
 

@@ -8,12 +8,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+
+from blindtest.auditing import build as auditing
+from blindtest.model.candidates import answer_owners
+from blindtest.model.normalize import count_words
+from blindtest.rundir import artifacts
+
 from candidate_runs import add_candidate_answers, offline_candidate_run
-
-from blindtest import artifacts, auditing
-from blindtest.candidates import answer_owners
-from blindtest.normalize import count_words
-
 from report_runs import cli, tokens
 
 NAMES = ("alpha", "beta", "gamma", "delta", "epsilon")

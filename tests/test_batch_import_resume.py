@@ -15,20 +15,20 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from test_generate import make_design, rows
 from test_llm_judge_batch import exported_and_answered, judge, lines, make_run
 
-from blindtest import artifacts
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
 
 from conftest import Invoke
 from endpoint_fixtures import through_batch_api
+from generate_runs import make_design, rows
 
 #: Runs a command of the CLI and kills itself (SIGKILL, as kill -9) when it is about to
 #: append its (k+1)-th row to a JSONL artifact: an import cut short mid-way, deterministically.
 _KILLER = """
 import os, signal, sys
-from blindtest import artifacts
+from blindtest.rundir import artifacts
 limit, written = int(sys.argv[1]), [0]
 append = artifacts.JsonlAppender.append
 def killing(self, record):

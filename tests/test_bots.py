@@ -1,4 +1,4 @@
-"""blindtest.judging.bots: the mechanical judges shared by bt-judge and bt-audit."""
+"""blindtest.model.bots: the mechanical judges shared by bt-judge and bt-audit."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blindtest.judging.bots import (
+from blindtest.model.bots import (
     DUPLICATE_THRESHOLD,
     BotPick,
     duplicate_bot,
@@ -20,7 +20,7 @@ from blindtest.judging.bots import (
     random_preference_bot,
     similarity,
 )
-from blindtest.rng import DesignRng
+from blindtest.model.rng import DesignRng
 
 
 class ScriptedRng:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 from test_ranking_coverage import population_truth
 
-from blindtest import pairing
-from blindtest.rng import IndexStream
+from blindtest.model import pairing
+from blindtest.model.rng import IndexStream
 from blindtest.stats.ranking import bootstrap_bounds, davidson_fit, fit_resamples
 
 NAMES = ("a", "b", "c", "d")

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from blindtest.rng import IndexStream
+from blindtest.model.rng import IndexStream
 from blindtest.stats.ranking import (
     DAVIDSON,
     Outcomes,

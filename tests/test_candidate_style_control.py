@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from blindtest.rng import IndexStream
+from blindtest.model.rng import IndexStream
 from blindtest.stats.candidate_style import candidate_style_control
 from blindtest.stats.ranking import outcomes, rank_candidates
 

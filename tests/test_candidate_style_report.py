@@ -10,16 +10,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import candidate_analysis_runs
 import pytest
+
+from blindtest.errors import BadInput
+from blindtest.pipeline.recompute import verify_reports
+from blindtest.rundir import artifacts
+from blindtest.rundir.artifacts.validation import validate
+
+import candidate_analysis_runs
 from candidate_analysis_runs import candidate_design, candidate_run, candidate_schemas
 from candidate_analysis_runs import write_candidate_run as write_run
-
-from blindtest import artifacts
-from blindtest.artifacts.validation import validate
-from blindtest.errors import BadInput
-from blindtest.verifying import verify_reports
-
 from report_runs import read_report, write_picks
 
 #: Equal quality, typical lengths in words: the judge below prefers the longer answer only.

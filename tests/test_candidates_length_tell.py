@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from candidate_analysis_runs import candidate_design, candidate_run, candidate_schemas
 
 from blindtest.analysis.load import analyze_run
 from blindtest.analysis.tells import audit_summary
-from blindtest.artifact_types import ReportRecord
-from blindtest.render import format_summary
-from blindtest.reportpage import render_report_page
+from blindtest.present.page import render_report_page
+from blindtest.present.render import format_summary
+from blindtest.rundir.types import ReportRecord
+
+from candidate_analysis_runs import candidate_design, candidate_run, candidate_schemas
 
 NAMES = ("large", "small", "large-brief", "small-detailed")
 

@@ -12,17 +12,17 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from candidate_analysis_runs import candidate_run, candidate_schemas
 
-from blindtest import render_candidates
 from blindtest.analysis.candidate_headline import _holm_lines
 from blindtest.analysis.tells import _separated
-from blindtest.artifact_types import DesignRecord, ReportRecord
-from blindtest.render import format_summary
-from blindtest.reportpage import render_report_page
+from blindtest.present import render_candidates
+from blindtest.present.page import render_report_page
+from blindtest.present.render import format_summary
+from blindtest.rundir.types import DesignRecord, ReportRecord
 from blindtest.stats.pairwise import Tally, pair_table
 from blindtest.stats.ranking import _failed_words
 
+from candidate_analysis_runs import candidate_run, candidate_schemas
 from report_runs import read_report
 
 

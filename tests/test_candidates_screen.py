@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from candidate_analysis_runs import candidate_run, candidate_schemas
 
 from blindtest.analysis.candidate_headline import _holm_lines, _pair_result
 from blindtest.stats.pairwise import Tally, pair_table
+
+from candidate_analysis_runs import candidate_run, candidate_schemas
 
 
 @pytest.fixture(autouse=True)

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from candidate_analysis_runs import candidate_run, candidate_schemas
 
-from blindtest import artifacts
+from blindtest.rundir import artifacts
+
+from candidate_analysis_runs import candidate_run, candidate_schemas
 
 #: alpha and beta far above gamma and delta: every meeting across the gap is a win.
 APART = {"alpha": 40.0, "beta": 40.0, "gamma": -40.0, "delta": -40.0}

@@ -1,4 +1,4 @@
-"""blindtest.census: the per-response formatting census and its aggregate per model."""
+"""blindtest.model.census: the per-response formatting census and its aggregate per model."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blindtest.census import (
+from blindtest.model.census import (
     FEATURES,
     REFUSAL_PHRASES,
     Feature,
@@ -18,7 +18,7 @@ from blindtest.census import (
     count_emoji,
     take_census,
 )
-from blindtest.normalize import count_words, strip_formatting
+from blindtest.model.normalize import count_words, strip_formatting
 
 RESPONSE = """# Overview
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from blindtest import reportpage
-from blindtest.render import _census_lines
+from blindtest.present import page as reportpage
+from blindtest.present.render import _census_lines
 
 FIGURES = {"mean_words": 30.0, "em_dashes": 0.1, "bold": 0.0, "bullets": 1.0}
 

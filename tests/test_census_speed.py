@@ -21,9 +21,9 @@ from typing import Any
 import orjson
 import pytest
 
-from blindtest.census import take_census
-from blindtest.judging import bots
-from blindtest.normalize import count_words, strip_formatting
+from blindtest.model import bots
+from blindtest.model.census import take_census
+from blindtest.model.normalize import count_words, strip_formatting
 
 CORPUS = Path(__file__).parent / "data" / "i15_census_corpus.json"
 SEED, SIZE = 15, 3000

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from blindtest import artifacts, locking
+from blindtest.rundir import artifacts, locking
 from blindtest.simulator import Simulator
 
 from conftest import Invoke
@@ -109,7 +109,7 @@ def test_one_picks_file_one_judge_a_panel_judges_at_once(
             sys.executable, "-c",
             "import sys, time\n"
             "from pathlib import Path\n"
-            "from blindtest import locking\n"
+            "from blindtest.rundir import locking\n"
             "with locking.file_lock(Path(sys.argv[1]), 'bt-judge'):\n"
             "    print('held', flush=True)\n"
             "    time.sleep(60)\n",
@@ -141,7 +141,7 @@ def test_the_lock_is_reentrant_in_one_process_and_refused_across(tmp_path: Path)
         other = subprocess.run(
             [
                 sys.executable, "-c",
-                "import sys\nfrom pathlib import Path\nfrom blindtest import locking\n"
+                "import sys\nfrom pathlib import Path\nfrom blindtest.rundir import locking\n"
                 "with locking.run_lock(Path(sys.argv[1]), 'bt-audit'):\n    pass\n",
                 str(run),
             ],

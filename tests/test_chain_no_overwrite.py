@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from blindtest import artifacts
 from blindtest.cli import _prose
 from blindtest.errors import BadInput
+from blindtest.rundir import artifacts
 
 from report_runs import cli, load, make_run, read_report, triangle_picks, write_picks
 

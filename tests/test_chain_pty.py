@@ -18,7 +18,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from blindtest import artifacts
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
 
 from judge_runs import strip_ansi

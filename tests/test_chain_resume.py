@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from blindtest import artifacts
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
 
 from conftest import Invoke, files_in

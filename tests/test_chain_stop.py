@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from blindtest import artifacts
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
 
 from conftest import Invoke

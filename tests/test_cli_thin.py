@@ -11,7 +11,6 @@ from pathlib import Path
 import click
 import pytest
 
-from blindtest import artifacts
 from blindtest.cli import _command, _prose
 from blindtest.cli import _exits as exits_module
 from blindtest.cli import _options as options_module
@@ -19,9 +18,10 @@ from blindtest.cli.analyze import analyze
 from blindtest.cli.design import design
 from blindtest.cli.run import run
 from blindtest.cli.verify import verify
-from blindtest.designing import build_design
-from blindtest.designrequest import DesignRequest, resolve_request
+from blindtest.designing.build import build_design
+from blindtest.designing.request import DesignRequest, resolve_request
 from blindtest.errors import BadInput
+from blindtest.rundir import artifacts
 
 from report_runs import load, make_run, triangle_picks, write_picks
 
@@ -122,7 +122,7 @@ CLI_LIMITS = {
     # 264: one command for five kinds of judge (terminal, page, panel, bots, LLM) with 14
     # options of its own beside the LLM and batch groups; what is left is their cross-checks
     # (--check, --web, --panel, --judge-id, --show-prompt), the closing line and the panel's
-    # summary. The stage is blindtest.stages.judge (it was 366, then 320).
+    # summary. The stage is blindtest.judging.stage (it was 366, then 320).
     "judge.py": 275,
     # 164: the batch option groups of two commands (~90 lines of declarations), the trailing
     # files folded in and LLM-only for bt-judge; the modes run in the stages (it was 751).

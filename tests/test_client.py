@@ -28,12 +28,12 @@ from blindtest.errors import (
     EndpointFailed,
     EndpointRejected,
 )
-from blindtest.generation.client import ChatClient, Completion, Counters
-from blindtest.generation.endpoint import Endpoint
-from blindtest.generation.flow import _AdaptiveLimit
-from blindtest.generation.retry import RetryPolicy
-from blindtest.generation.wire import ChatMessage
 from blindtest.simulator import Fault, Simulator, SimulatorConfig
+from blindtest.transport.client import ChatClient, Completion, Counters
+from blindtest.transport.endpoint import Endpoint
+from blindtest.transport.flow import _AdaptiveLimit
+from blindtest.transport.retry import RetryPolicy
+from blindtest.transport.wire import ChatMessage
 from blindtest.version import __version__
 
 from endpoint_fixtures import *  # noqa: F403
@@ -785,7 +785,7 @@ def test_a_client_must_be_opened_and_knows_its_sides(sim_endpoint: MakeEndpoint)
 
 
 #: The live client and the Batch API client: no other module sends a request.
-CLIENTS = ("generation/client.py", "generation/batch_client.py")
+CLIENTS = ("transport/client.py", "transport/batch_client.py")
 
 
 def test_only_the_client_opens_outgoing_connections() -> None:

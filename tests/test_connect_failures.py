@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from blindtest.errors import AuthFailed, ConnectionRefused, ConnectTimeout
-from blindtest.generation.batch_client import BatchClient
-from blindtest.generation.client import ChatClient
-from blindtest.generation.endpoint import Endpoint
-from blindtest.generation.failures import CONNECT_RETRIES
-from blindtest.generation.retry import RetryPolicy
 from blindtest.simulator import Simulator
+from blindtest.transport.batch_client import BatchClient
+from blindtest.transport.client import ChatClient
+from blindtest.transport.endpoint import Endpoint
+from blindtest.transport.failures import CONNECT_RETRIES
+from blindtest.transport.retry import RetryPolicy
 
 POLICY = RetryPolicy(max_retries=5)
 

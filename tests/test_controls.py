@@ -13,14 +13,14 @@ from typing import Any
 
 import orjson
 import pytest
-from screen_text import flat
 
-from blindtest import artifacts
-from blindtest.designing import build_arrangement
+from blindtest.designing.build import build_arrangement
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
 
 from conftest import Invoke
 from endpoint_fixtures import through_batch_api
+from screen_text import flat
 
 
 @pytest.fixture(autouse=True)
@@ -477,8 +477,8 @@ def test_judging_page_and_view_are_the_same_for_a_control_and_a_real_trial(
 ) -> None:
     from dataclasses import fields, replace
 
-    from blindtest.judging.picks import load_judge_run
     from blindtest.judging.web.page import Place, trial_page
+    from blindtest.model.picks import load_judge_run
 
     run = made(invoke, tmp_path / "run", simulator.base_url, "--controls", "4")
     judged = load_judge_run(run)
@@ -541,7 +541,7 @@ def test_llm_judge_spend_counts_the_controls_it_was_asked(
     """The judge's requests, tokens and cost in the report are what it spent, hidden controls
     included (a user compares them with the bill); its other diagnostics cover the real
     trials only."""
-    from test_llm_judge import judge_requests
+    from llm_runs import judge_requests
 
     url = simulator.base_url
     run = tmp_path / "run"

@@ -13,14 +13,14 @@ from typing import Any
 import numpy as np
 import orjson
 import pytest
-from screen_text import flat
 
-from blindtest import artifacts
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
 from blindtest.stats import MIN_COMPARISONS, clopper_pearson, compare_non_tie
 
 from conftest import Invoke
 from data.controls_fisher_reference import FISHER_GREATER
+from screen_text import flat
 
 
 @pytest.fixture(autouse=True)

@@ -11,12 +11,12 @@ from typing import Any
 import orjson
 import pytest
 
-from blindtest import artifacts
-from blindtest.judging.picks import load_judge_run
 from blindtest.judging.terminal.layout import display_width, trial_layout
 from blindtest.judging.terminal.session import Console
+from blindtest.model.picks import load_judge_run
+from blindtest.pipeline.recompute import verify_run
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
-from blindtest.verifying import verify_run
 
 from conftest import Invoke
 

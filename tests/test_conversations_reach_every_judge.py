@@ -15,8 +15,8 @@ import pytest
 from test_judge_web import get, wait_for_trial
 from test_judge_web_panel import read_all_links
 
-from blindtest.judging.picks import JudgeView, Trial, load_judge_run
 from blindtest.judging.web.page import Place, trial_page
+from blindtest.model.picks import JudgeView, Trial, load_judge_run
 from blindtest.simulator import Simulator
 
 from conftest import Invoke

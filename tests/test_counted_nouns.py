@@ -8,13 +8,13 @@ import re
 from pathlib import Path
 
 import pytest
-from screen_text import flat
 
-from blindtest.generation.batch import Triage
 from blindtest.reportfmt import count
 from blindtest.simulator import Simulator
+from blindtest.transport.batch import Triage
 
 from conftest import Invoke
+from screen_text import flat
 
 #: Plural nouns the stages count; "of N trials" is left alone ("1 of 1 trials" reads as a share).
 PLURALS = (

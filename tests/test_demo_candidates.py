@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from blindtest import artifacts
 from blindtest.cli.demo import main as two_sided_demo
 from blindtest.cli.demo_candidates import CANDIDATES, main, run_demo
 from blindtest.errors import BadInput
+from blindtest.rundir import artifacts
 
 
 def test_the_candidates_demo_ranks_four_candidates_and_ends_verified(

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from blindtest import artifacts
+from blindtest.rundir import artifacts
 
 
 def demo_llm(run: Path) -> subprocess.CompletedProcess[str]:

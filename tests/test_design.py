@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from blindtest import artifacts
-from blindtest.designing import DesignOptions, ModelSpec, build_arrangement, build_design
+from blindtest.designing.build import DesignOptions, ModelSpec, build_arrangement, build_design
 from blindtest.errors import BadInput
-from blindtest.prompts import Prompt
+from blindtest.model.prompts import Prompt
+from blindtest.rundir import artifacts
 
 PROVENANCE: dict[str, Any] = {"blindtest": "test", "python": "3", "packages": {}, "git": None}
 

@@ -18,10 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import blindtest
-from blindtest import artifacts, pairing
-from blindtest.designing import build_design
-from blindtest.designrequest import DesignRequest, resolve_request
-from blindtest.verifying import verify_run
+from blindtest.designing.build import build_design
+from blindtest.designing.request import DesignRequest, resolve_request
+from blindtest.model import pairing
+from blindtest.pipeline.recompute import verify_run
+from blindtest.rundir import artifacts
 
 from conftest import Invoke
 
@@ -626,10 +627,10 @@ def test_the_token_estimate_counts_what_bt_generate_sends(tmp_path: Path) -> Non
     """The plan counts each candidate's requests as bt-generate builds them (system prompt,
     length band, template), once per prompt it answers, and the output figure bt-generate
     assumes without a token limit."""
-    from blindtest.candidateplan import ASSUMED_OUTPUT_TOKENS, plan_candidates
+    from blindtest.designing.candidate_plan import ASSUMED_OUTPUT_TOKENS, plan_candidates
     from blindtest.generation import cost
     from blindtest.generation.requests import messages_for
-    from blindtest.prompt_size import estimated_tokens
+    from blindtest.model.prompt_size import estimated_tokens
 
     assert ASSUMED_OUTPUT_TOKENS == cost.ASSUMED_OUTPUT_TOKENS
     sides = [
@@ -677,8 +678,8 @@ def test_the_token_estimate_counts_what_bt_generate_sends(tmp_path: Path) -> Non
 def test_any_design_holds_exactly_the_schedule(
     k: int, n: int, seed: str, kind: str, pick: int, cap: int | None
 ) -> None:
-    from blindtest.designing import DesignOptions, ModelSpec
-    from blindtest.prompts import Prompt
+    from blindtest.designing.build import DesignOptions, ModelSpec
+    from blindtest.model.prompts import Prompt
 
     names = [f"c{i}" for i in range(k)]
     mode = {

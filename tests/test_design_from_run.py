@@ -11,11 +11,11 @@ from typing import Any
 
 import orjson
 import pytest
-from test_generate import make_design, rows
 
 from blindtest.simulator import Simulator
 
 from conftest import Invoke, files_in, numbered_prompts
+from generate_runs import make_design, rows
 
 HUGE = "Summarise this: " + "word " * 420_000  # 2.1 MB: the simulator answers 413 (> 1 MiB)
 

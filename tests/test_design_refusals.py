@@ -11,10 +11,10 @@ import orjson
 import pytest
 import yarl
 
-from blindtest.designing import parse_url
+from blindtest.designing.build import parse_url
 from blindtest.errors import BadInput
-from blindtest.generation.endpoint import Endpoint
 from blindtest.simulator import Simulator
+from blindtest.transport.endpoint import Endpoint
 
 from conftest import Invoke, files_in, numbered_prompts
 

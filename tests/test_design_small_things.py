@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from blindtest.planning import weak_design_note
+from blindtest.planning.rows import weak_design_note
 from blindtest.stats.power import power_row
 
 from conftest import Invoke

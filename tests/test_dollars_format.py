@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from blindtest import render_candidates
 from blindtest.analysis import candidate_headline
+from blindtest.present import render_candidates
+from blindtest.present.page import charts, ranking
 from blindtest.reportfmt import dollars
-from blindtest.reportpage import charts, ranking
 
 
 @pytest.mark.parametrize(

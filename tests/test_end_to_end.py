@@ -9,16 +9,16 @@ from typing import Any
 import orjson
 import pytest
 
-from blindtest import artifacts
-from blindtest.designing import (
+from blindtest.designing.build import (
     DesignOptions,
     ModelSpec,
     build_design,
 )
-from blindtest.prompts import load_prompts
+from blindtest.model.prompts import load_prompts
+from blindtest.pipeline.recompute import diff as verify_diff
+from blindtest.pipeline.recompute import verify_run
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
-from blindtest.verifying import diff as verify_diff
-from blindtest.verifying import verify_run
 
 from conftest import Invoke
 

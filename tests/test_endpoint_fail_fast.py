@@ -232,7 +232,7 @@ def test_a_remote_endpoints_unset_key_names_a_similar_exported_variable(
 
 
 def test_similar_names_are_case_and_separator_misspellings_or_one_edit_away() -> None:
-    from blindtest.keynames import similar_name
+    from blindtest.transport.keynames import similar_name
 
     environ = {"SIMKEY": "x", "PATH": "/bin", "OPENAI_API_KEYS": "y", "EMPTY_KEY": ""}
     assert similar_name("SIM_KEY", environ) == "SIMKEY"

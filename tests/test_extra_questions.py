@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from blindtest import artifacts
 from blindtest.analysis.answers import answers_summary
-from blindtest.judging.picks import Pick
+from blindtest.model.picks import Pick
+from blindtest.rundir import artifacts
 from blindtest.stats import fisher_exact, mcnemar_exact
 
 from report_runs import (
@@ -262,7 +262,7 @@ def test_judges_who_share_trials_are_tested_alone_and_dealt_judges_are_pooled() 
     assert shared["per_judge"][1]["paired"]["yes_b_no_a"] == 3
     assert "so each judge is tested alone: alice: " in shared["statement"]
     # On the result screen each judge tested alone has a line of their own under the question.
-    from blindtest.render import _answers_lines
+    from blindtest.present.render import _answers_lines
 
     lines = _answers_lines({"answers": [shared]})  # type: ignore[typeddict-item]
     assert lines[1].endswith("so each judge is tested alone:")

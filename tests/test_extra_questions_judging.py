@@ -16,8 +16,8 @@ from typing import Any
 import pexpect
 import pytest
 
-from blindtest import artifacts
 from blindtest.judging.terminal.layout import display_width
+from blindtest.rundir import artifacts
 
 from judge_runs import make_run, picks_of, strip_ansi
 from web_page import chromium, judge_server, screenshot, wait_for_keys

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import orjson
 
-from blindtest import artifacts
-from blindtest.verifying import verify_run
+from blindtest.pipeline.recompute import verify_run
+from blindtest.rundir import artifacts
 
 from conftest import Invoke
 

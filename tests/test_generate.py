@@ -14,53 +14,15 @@ from typing import Any, cast
 import orjson
 import pytest
 
-from blindtest import artifacts
-from blindtest.artifact_types import DesignRecord
 from blindtest.generation.guard import identical_draws
-from blindtest.normalize import count_words
+from blindtest.model.normalize import count_words
+from blindtest.model.slots import SlotState, plan_slots, slot_seed
+from blindtest.rundir import artifacts
+from blindtest.rundir.types import DesignRecord
 from blindtest.simulator import Simulator
-from blindtest.slots import SlotState, plan_slots, slot_seed
 
 from conftest import Invoke, numbered_prompts
-
-
-def make_design(
-    invoke: Invoke,
-    run: Path,
-    simulator: Simulator,
-    tmp_path: Path,
-    *extra: str,
-    trials: int = 6,
-    prompts: list[str] | None = None,
-) -> DesignRecord:
-    prompt_path = tmp_path / "prompts.txt"
-    prompt_path.write_text("\n".join(prompts or numbered_prompts(max(trials, 6))) + "\n")
-    result = invoke(
-        "design",
-        run,
-        "--prompts",
-        prompt_path,
-        "--a",
-        "sim-large",
-        "--b",
-        "sim-small",
-        "--a-url",
-        simulator.base_url,
-        "--b-url",
-        simulator.base_url,
-        "--seed",
-        "gen",
-        "--trials",
-        trials,
-        *extra,
-    )
-    assert result.exit_code == 0, result.stderr
-    design: DesignRecord = orjson.loads((run / "design.json").read_bytes())
-    return design
-
-
-def rows(run: Path) -> list[dict[str, Any]]:
-    return artifacts.read_jsonl(run / "responses.jsonl", "responses").records
+from generate_runs import make_design, rows
 
 
 def requests_per_slot(simulator: Simulator) -> Counter[int]:

@@ -13,15 +13,15 @@ from typing import Any
 
 import orjson
 import pytest
-from test_generate import make_design, rows
 
-from blindtest import artifacts
 from blindtest.cli._batch import part_paths
-from blindtest.generation.batch import split_parts
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
+from blindtest.transport.batch import split_parts
 
 from conftest import Invoke
 from endpoint_fixtures import through_batch_api
+from generate_runs import make_design, rows
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -312,7 +312,7 @@ def test_expired_batch_imports_what_finished_reports_the_rest_and_rerun_submits_
 
 _KILLER = """
 import os, signal, sys
-from blindtest.generation import batch_run
+from blindtest.transport import batch_run
 stage = sys.argv[1]
 def kill(step):
     if step == stage:
@@ -489,9 +489,9 @@ def test_laundering_follows_a_batch_live(
 def test_export_over_the_request_limit_writes_numbered_parts_that_import_together(
     invoke: Invoke, tmp_path: Path, simulator: Simulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import blindtest.generation.batch
+    import blindtest.transport.batch
 
-    monkeypatch.setattr(blindtest.generation.batch, "MAX_REQUESTS", 7)
+    monkeypatch.setattr(blindtest.transport.batch, "MAX_REQUESTS", 7)
     run = tmp_path / "run"
     make_design(invoke, run, simulator, tmp_path, trials=6)
     result = invoke("generate", run, "--batch-export", tmp_path / "batch.jsonl")

@@ -15,14 +15,14 @@ from typing import Any
 
 import orjson
 import pytest
-from candidate_runs import CANDIDATES, make_candidate_run
 
-from blindtest import artifacts
-from blindtest.candidates import answer_owners
 from blindtest.generation.cost import estimate_cost
-from blindtest.generation.wire import ServerError, parameter_fix
+from blindtest.model.candidates import answer_owners
+from blindtest.rundir import artifacts
 from blindtest.simulator import Fault, Simulator
+from blindtest.transport.wire import ServerError, parameter_fix
 
+from candidate_runs import CANDIDATES, make_candidate_run
 from conftest import Invoke
 
 HELPER = Path(__file__).parent / "candidate_runs.py"
@@ -232,7 +232,7 @@ def test_options_for_sides_a_and_b_are_refused_with_one_line(
 def test_a_price_for_a_candidate_on_a_two_sided_design_is_refused(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
-    from test_generate import make_design
+    from generate_runs import make_design
 
     run = tmp_path / "run"
     make_design(invoke, run, simulator, tmp_path)
@@ -290,7 +290,7 @@ def test_a_row_at_a_slot_that_owns_no_answer_is_refused(
 def test_a_two_sided_run_refuses_a_row_naming_a_candidate(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
-    from test_generate import make_design
+    from generate_runs import make_design
 
     run = tmp_path / "run"
     make_design(invoke, run, simulator, tmp_path)

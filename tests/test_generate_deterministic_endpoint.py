@@ -11,15 +11,15 @@ from pathlib import Path
 
 import orjson
 import pytest
-from test_generate import make_design, rows
 
 import blindtest.generation.guard as guard
-from blindtest.artifact_types import DesignRecord
 from blindtest.generation.guard import DrawCollisions
+from blindtest.model.slots import SlotState
+from blindtest.rundir.types import DesignRecord
 from blindtest.simulator import Simulator
-from blindtest.slots import SlotState
 
 from conftest import Invoke
+from generate_runs import make_design, rows
 
 
 def triangle(trials: int) -> DesignRecord:

@@ -9,9 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_generate import make_design, rows
 
-from blindtest.artifact_types import DesignRecord
 from blindtest.generation.guard import (
     DETERMINISTIC_MISS,
     STOP_EVIDENCE,
@@ -19,10 +17,12 @@ from blindtest.generation.guard import (
     chance_of_repeat,
     pair_evidence,
 )
+from blindtest.model.slots import SlotState
+from blindtest.rundir.types import DesignRecord
 from blindtest.simulator import Simulator
-from blindtest.slots import SlotState
 
 from conftest import Invoke
+from generate_runs import make_design, rows
 
 
 def alternating(trials: int) -> DesignRecord:

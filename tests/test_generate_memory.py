@@ -16,14 +16,14 @@ from typing import Any
 
 import orjson
 import pytest
-from test_generate import make_design, rows
 
-from blindtest import artifacts
 from blindtest.errors import BadInput
+from blindtest.model.slots import SlotState, build_trials_view
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
-from blindtest.slots import SlotState, build_trials_view
 
 from conftest import Invoke
+from generate_runs import make_design, rows
 
 
 def _as_lists(design: Any) -> dict[str, Any]:

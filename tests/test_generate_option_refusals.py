@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_generate import make_design
 
 from blindtest.simulator import Simulator
 
 from conftest import Invoke, files_in
+from generate_runs import make_design
 
 
 @pytest.mark.parametrize(

@@ -39,15 +39,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_generate import make_design, rows
 
 from blindtest.errors import PromptTooLong
-from blindtest.generation.client import ChatClient
-from blindtest.generation.endpoint import Endpoint
-from blindtest.generation.wire import parse_error, prompt_too_long
 from blindtest.simulator import CONTEXT_BODIES, Fault, Simulator
+from blindtest.transport.client import ChatClient
+from blindtest.transport.endpoint import Endpoint
+from blindtest.transport.wire import parse_error, prompt_too_long
 
 from conftest import Invoke, numbered_prompts
+from generate_runs import make_design, rows
 
 
 @pytest.mark.parametrize(

@@ -18,15 +18,15 @@ from pathlib import Path
 
 import orjson
 import pytest
-from test_generate import make_design
 
 from blindtest.errors import QuotaExceeded
-from blindtest.generation.client import ChatClient
-from blindtest.generation.endpoint import Endpoint
-from blindtest.generation.retry import should_retry
 from blindtest.simulator import QUOTA_BODY, Simulator
+from blindtest.transport.client import ChatClient
+from blindtest.transport.endpoint import Endpoint
+from blindtest.transport.retry import should_retry
 
 from conftest import Invoke
+from generate_runs import make_design
 
 
 def test_the_simulator_sends_openais_exact_quota_body(simulator: Simulator) -> None:

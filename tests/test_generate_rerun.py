@@ -9,12 +9,12 @@ from typing import Any
 
 import orjson
 import pytest
-from test_generate import make_design, rows
 
-from blindtest import artifacts
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
 
 from conftest import Invoke
+from generate_runs import make_design, rows
 
 
 def generation(run: Path) -> dict[str, Any]:

@@ -11,12 +11,12 @@ from typing import Any
 
 import orjson
 from test_from_dirs import candidates
-from test_generate import make_design, rows
 
-from blindtest import artifacts
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
 
 from conftest import Invoke, files_in
+from generate_runs import make_design, rows
 
 
 def edit_design(run: Path, change: Any) -> None:
@@ -244,7 +244,7 @@ def test_the_request_hash_of_an_unchanged_design_never_drifts() -> None:
     """Pinned: a change to how bodies are built changes every recorded hash, and with it every
     run on disk would stop resuming and verifying; such a change must be deliberate."""
     from blindtest.generation.requests import SlotRequests
-    from blindtest.slots import Work, iter_slots
+    from blindtest.model.slots import Work, iter_slots
 
     from report_runs import make_design
 

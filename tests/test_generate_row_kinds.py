@@ -9,15 +9,15 @@ from pathlib import Path
 
 import orjson
 import pytest
-from test_generate import make_design, rows
 
-from blindtest import artifacts
-from blindtest.generation.client import ChatClient
-from blindtest.generation.endpoint import Endpoint
-from blindtest.generation.wire import parse_completion
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
+from blindtest.transport.client import ChatClient
+from blindtest.transport.endpoint import Endpoint
+from blindtest.transport.wire import parse_completion
 
 from conftest import Invoke
+from generate_runs import make_design, rows
 
 
 def test_a_single_model_server_answering_another_name_is_recorded(

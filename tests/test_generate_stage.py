@@ -10,16 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_generate import make_design
 
-from blindtest import artifacts
-from blindtest.artifacts import JsonObject
 from blindtest.errors import BadInput
-from blindtest.generating import FetchOptions, generate_stage
+from blindtest.generation.generate import FetchOptions, generate_stage
 from blindtest.generation.stage_io import StageIO
+from blindtest.rundir import artifacts
+from blindtest.rundir.artifacts import JsonObject
 from blindtest.simulator import Simulator
 
 from conftest import Invoke
+from generate_runs import make_design
 
 CLI = Path(__file__).parents[1] / "blindtest" / "cli" / "generate.py"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from blindtest import hints
+from blindtest.present import hints
 
 
 def test_hint_names_the_venv_script_when_not_on_path(

@@ -11,10 +11,8 @@ from typing import Any
 
 import orjson
 import pytest
-from screen_text import flat
 
-from blindtest import artifacts
-from blindtest.identity import (
+from blindtest.model.identity import (
     DEFAULT_TOKEN,
     IDENTITY_VERSION,
     builtin_terms,
@@ -24,11 +22,13 @@ from blindtest.identity import (
     parse_terms,
     strip_identity,
 )
+from blindtest.pipeline.recompute import verify_run
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
-from blindtest.verifying import verify_run
 
 from conftest import Invoke
 from endpoint_fixtures import through_batch_api
+from screen_text import flat
 
 T = DEFAULT_TOKEN
 CONFIG = identity_config(True, [], ["sim-large", "sim-small"])

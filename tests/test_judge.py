@@ -13,16 +13,16 @@ import pytest
 from click.testing import Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from screen_text import flat
 
-from blindtest import artifacts
 from blindtest.errors import BadInput
-from blindtest.hints import stage_command
 from blindtest.judging.bot_judge import BotJudge
-from blindtest.judging.bots import check_bot
 from blindtest.judging.driver import drive
 from blindtest.judging.output import plan_output
-from blindtest.judging.picks import (
+from blindtest.judging.recorder import Recorder, StoppingRule
+from blindtest.judging.terminal.layout import display_width, render_text, sanitize, wrap_prose_line
+from blindtest.judging.terminal.session import Console, Session
+from blindtest.model.bots import check_bot
+from blindtest.model.picks import (
     JudgeView,
     Pick,
     PicksFile,
@@ -31,13 +31,13 @@ from blindtest.judging.picks import (
     read_picks,
     remaining_trials,
 )
-from blindtest.judging.recorder import Recorder, StoppingRule
-from blindtest.judging.terminal.layout import display_width, render_text, sanitize, wrap_prose_line
-from blindtest.judging.terminal.session import Console, Session
-from blindtest.scoring import option1_side, preferred_side, triangle_correct
+from blindtest.model.scoring import option1_side, preferred_side, triangle_correct
+from blindtest.present.hints import stage_command
+from blindtest.rundir import artifacts
 from blindtest.stats.sequential import e_process
 
 from judge_runs import answer_key, make_run, picks_of, write_picks
+from screen_text import flat
 
 Invoke = Callable[..., Result]
 

@@ -10,8 +10,8 @@ import pytest
 
 import blindtest
 from blindtest.errors import BadInput
-from blindtest.judging.picks import load_judge_run
 from blindtest.judging.web.panel import judge_panel
+from blindtest.model.picks import load_judge_run
 
 from judge_runs import make_run, write_picks
 

@@ -19,9 +19,8 @@ from typing import Any
 import pytest
 
 import blindtest
-from blindtest import artifacts
 from blindtest.errors import BadInput
-from blindtest.judging import driver, kinds, picks
+from blindtest.judging import driver
 from blindtest.judging.driver import (
     Answer,
     JudgeKind,
@@ -32,11 +31,14 @@ from blindtest.judging.driver import (
     drive,
     judge_kind,
 )
-from blindtest.judging.kinds import JUDGE_KINDS, PICK_KINDS
-from blindtest.judging.picks import JudgeRun, Pick, load_judge_run, read_picks, remaining_trials
 from blindtest.judging.recorder import Recorder
 from blindtest.judging.terminal import session
-from blindtest.scoring import triangle_correct
+from blindtest.model import judge_kinds as kinds
+from blindtest.model import picks
+from blindtest.model.judge_kinds import JUDGE_KINDS, PICK_KINDS
+from blindtest.model.picks import JudgeRun, Pick, load_judge_run, read_picks, remaining_trials
+from blindtest.model.scoring import triangle_correct
+from blindtest.rundir import artifacts
 
 from judge_runs import answer_key, make_run, picks_of, write_picks
 

@@ -14,10 +14,10 @@ import pytest
 from click.testing import Result
 
 import blindtest
-from blindtest import artifacts
-from blindtest.judging import kinds
 from blindtest.judging.driver import JudgeKind, judge_kind
-from blindtest.judging.picks import load_judge_run
+from blindtest.model import judge_kinds as kinds
+from blindtest.model.picks import load_judge_run
+from blindtest.rundir import artifacts
 
 from judge_runs import make_run, picks_of, write_picks
 
@@ -244,7 +244,7 @@ def test_one_pick_kind_per_judge_kind_name_says_the_contract() -> None:
     assert set(kinds.PICK_KINDS) == {"human", "bot", "llm", "external"}
     assert kinds.PICK_KINDS["llm"].passes == 2
     assert all(k.pool for k in kinds.PICK_KINDS.values())
-    schema = json.loads((PACKAGE / "schemas" / "picks.schema.json").read_text())
+    schema = json.loads((PACKAGE / "rundir" / "schemas" / "picks.schema.json").read_text())
     assert set(kinds.PICK_KINDS) <= set(json.dumps(schema).split('"'))
 
 
@@ -275,7 +275,7 @@ def test_the_replay_kind_is_one_module_and_one_registry_line() -> None:
     entry = next(k for k in kinds.REGISTRY if k.name == "replay")
     assert entry.module == "blindtest.judging.replay"
     assert len(found) == 1, found
-    assert found[0].startswith("blindtest/judging/kinds.py:"), found
+    assert found[0].startswith("blindtest/model/judge_kinds.py:"), found
 
 
 def test_the_cli_lists_the_kinds_from_the_registry(tmp_path: Path, invoke: Invoke) -> None:

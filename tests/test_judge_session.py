@@ -17,8 +17,8 @@ from typing import Any
 import pexpect
 import pytest
 
-from blindtest.hints import stage_command
 from blindtest.judging.terminal.layout import display_width
+from blindtest.present.hints import stage_command
 
 from judge_runs import answer_key, make_run, picks_of, strip_ansi
 

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from blindtest.judging.picks import settings_sha256
+from blindtest.model.picks import settings_sha256
 from blindtest.simulator import Simulator
 
 from endpoint_fixtures import SIM_KEY_ENV

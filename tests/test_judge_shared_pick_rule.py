@@ -14,10 +14,10 @@ import pytest
 
 from blindtest.judging.answers import Answered, Refusal, pick_from_answer
 from blindtest.judging.driver import Turn
-from blindtest.judging.picks import JudgeRun, Pick, load_judge_run
 from blindtest.judging.terminal.session import Console, Session
 from blindtest.judging.web.reviewer import Refused, Reviewer
-from blindtest.protocols import PROTOCOLS
+from blindtest.model.picks import JudgeRun, Pick, load_judge_run
+from blindtest.model.protocols import PROTOCOLS
 
 from judge_runs import make_run
 

@@ -21,14 +21,13 @@ from typing import Any
 import orjson
 import pytest
 from scipy import stats
-from screen_text import flat, paragraphs
 from test_llm_judge_position_units import _swapped, _two_sided
 
-from blindtest import artifacts
-from blindtest.judging.llm.diagnostics import POSITION_MARGIN, Share, _direction_warning, diagnose
-from blindtest.render import agreement_text
+from blindtest.analysis.llm_diagnostics import POSITION_MARGIN, Share, _direction_warning, diagnose
+from blindtest.model.rng import IndexStream
+from blindtest.present.render import agreement_text
 from blindtest.reportfmt import format_p
-from blindtest.rng import IndexStream
+from blindtest.rundir import artifacts
 from blindtest.simulator import SimulatorConfig, running
 from blindtest.stats import krippendorff_alpha
 
@@ -41,6 +40,7 @@ from report_runs import (
     write_design_run,
     write_picks,
 )
+from screen_text import flat, paragraphs
 
 LONG = "a much longer answer with\n- a bullet\n- **bold**"
 

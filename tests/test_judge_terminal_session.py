@@ -11,12 +11,12 @@ import pexpect
 import pytest
 from test_judge_session import Judge, long_texts
 
-from blindtest import artifacts
-from blindtest.judging.picks import Pick, clean_text, load_judge_run, read_picks
 from blindtest.judging.recorder import Recorder, StoppingRule
 from blindtest.judging.terminal.layout import display_width, side_by_side, trial_layout
 from blindtest.judging.terminal.questions import answer_keys, nickname_keys, parse_answer
 from blindtest.judging.terminal.session import Console, Session
+from blindtest.model.picks import Pick, clean_text, load_judge_run, read_picks
+from blindtest.rundir import artifacts
 
 from judge_runs import answer_key, make_run, picks_of, strip_ansi
 

@@ -5,7 +5,7 @@ before anything is written.
 
 Designs with candidates are built here by rewriting a two-sided preference design to the
 shape the several-candidate contract gives design.json (``candidates``, ``pairing``, an
-arrangement naming both candidates, from ``blindtest.pairing.schedule``), and the import is
+arrangement naming both candidates, from ``blindtest.model.pairing.schedule``), and the import is
 driven through the same sitting ``bt-judge`` uses (``blindtest.judging.sitting.sit``); bt-judge
 itself reads such a design once the design schema accepts it, so end to end here are the
 refusals it gives before a design is read, and for a two-sided design."""
@@ -23,13 +23,14 @@ import orjson
 import pytest
 from click.testing import Result
 
-from blindtest import artifacts
 from blindtest.errors import BadInput
-from blindtest.judging import kinds, sitting
+from blindtest.judging import sitting
 from blindtest.judging.driver import judge_kind
-from blindtest.judging.picks import JudgeRun, Trial, load_judge_run, read_picks, view_of
 from blindtest.judging.verdicts import pair_ids
-from blindtest.pairing import PAIRING_VERSION, schedule
+from blindtest.model import judge_kinds as kinds
+from blindtest.model.pairing import PAIRING_VERSION, schedule
+from blindtest.model.picks import JudgeRun, Trial, load_judge_run, read_picks, view_of
+from blindtest.rundir import artifacts
 
 from judge_runs import make_run, picks_of
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from blindtest import artifacts
-from blindtest.designing import Normalization
+from blindtest.designing.build import Normalization
+from blindtest.rundir import artifacts
 
 from judge_runs import answer_key, make_run, picks_of
 from web_page import chromium, judge_server, screenshot, wait_for_keys

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from test_judge_web import odd_positions, wait_for_trial
 
-from blindtest import artifacts
 from blindtest.judging.web.server import hold_open
+from blindtest.rundir import artifacts
 
 from judge_runs import make_run, picks_of
 from web_page import LAPTOP, PHONE, SIZES, chromium, judge_server, page_at, screenshot

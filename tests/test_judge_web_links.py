@@ -16,10 +16,10 @@ import pytest
 from test_judge_web import get, odd_positions, wait_for_trial
 from test_judge_web_panel import read_all_links
 
-from blindtest import artifacts
 from blindtest.errors import BadInput
 from blindtest.judging.web.links import LINKS, LinkBook, picks_key, token_hash
 from blindtest.judging.web.server import link_host, listen, listen_again
+from blindtest.rundir import artifacts
 
 from judge_runs import make_run, picks_of
 from web_page import SIZES, chromium, judge_server, page_at, screenshot

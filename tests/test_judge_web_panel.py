@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from test_judge_web import get, wait_for_trial
 
-from blindtest import artifacts
-from blindtest.assignment import assign, coverage
 from blindtest.errors import BadInput
 from blindtest.judging.web.panel import panel_names
+from blindtest.model.assignment import assign, coverage
+from blindtest.rundir import artifacts
 
 from judge_runs import answer_key, make_run, picks_of
 from web_page import chromium, judge_server, screenshot, wait_for_keys

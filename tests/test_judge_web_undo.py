@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from test_judge_web import get, odd_positions, wait_for_trial
 
-from blindtest import artifacts
 from blindtest.judging.driver import TakeBack, Turn
-from blindtest.judging.picks import Pick, load_judge_run, load_picks
 from blindtest.judging.web.reviewer import Reviewer
+from blindtest.model.picks import Pick, load_judge_run, load_picks
+from blindtest.rundir import artifacts
 
 from judge_runs import make_run, picks_of
 from web_page import LAPTOP, SIZES, chromium, judge_server, page_at, screenshot

@@ -11,9 +11,9 @@ import orjson
 import pytest
 from jsonschema.exceptions import best_match
 
-from blindtest import artifacts
-from blindtest.artifacts.validation import _pointer
 from blindtest.errors import BadInput
+from blindtest.rundir import artifacts
+from blindtest.rundir.artifacts.validation import _pointer
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "run"
 

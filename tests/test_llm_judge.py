@@ -14,42 +14,19 @@ from typing import Any
 
 import orjson
 import pytest
-from screen_text import flat
 
 from blindtest.simulator import Simulator
 from blindtest.simulator.server import SimulatorConfig, running
 
 from endpoint_fixtures import SIM_KEY_ENV
+from llm_runs import judge_requests, llm, make_run, records
+from screen_text import flat
 
 
 @pytest.fixture(autouse=True)
 def _no_ambient_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BLINDTEST_JUDGE_KEY", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-
-
-def make_run(invoke: Any, url: str, run: Path, protocol: str, trials: int = 12) -> Path:
-    made = invoke(
-        "design", run, "--demo", "--protocol", protocol, "--trials", trials,
-        "--a", "sim-large", "--b", "sim-small", "--a-url", url, "--b-url", url, "--seed", "i13",
-    )  # fmt: skip
-    assert made.exit_code == 0, made.output
-    generated = invoke("generate", run, "--quiet")
-    assert generated.exit_code == 0, generated.output
-    return run
-
-
-def records(path: Path) -> list[dict[str, Any]]:
-    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
-
-
-def judge_requests(sim: Simulator) -> list[dict[str, Any]]:
-    bodies = [orjson.loads(r.body) for r in sim.requests]
-    return [b for b in bodies if str(b.get("model", "")).startswith("sim-judge")]
-
-
-def llm(invoke: Any, run: Path, model: str, *extra: Any, url: str) -> Any:
-    return invoke("judge", run, "--judge", f"llm:{model}", "--judge-url", url, *extra)
 
 
 def test_preference_judge_stores_both_passes_and_every_field(

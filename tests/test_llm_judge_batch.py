@@ -278,7 +278,7 @@ def test_judge_batch_submits_polls_downloads_and_imports(
 
 _KILLER = """
 import os, signal, sys
-from blindtest.generation import batch_run
+from blindtest.transport import batch_run
 stage = sys.argv[1]
 def kill(step):
     if step == stage:
@@ -340,7 +340,7 @@ def test_judge_expired_batch_imports_whole_comparisons_and_a_rerun_submits_the_r
 def test_judge_export_split_into_parts_that_import_together(
     invoke: Invoke, simulator: Simulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from blindtest.generation import batch
+    from blindtest.transport import batch
 
     run = make_run(invoke, simulator.base_url, tmp_path / "run", trials=4)
     monkeypatch.setattr(batch, "MAX_REQUESTS", 3)

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from blindtest import artifacts
 from blindtest.judging.llm.verdicts import _quick_valid, _validator, validate_verdict
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
 
 from conftest import Invoke

@@ -11,17 +11,18 @@ from typing import Any
 
 import orjson
 import pytest
-from screen_text import flat
-from test_llm_judge import llm, make_run, records
 
-from blindtest.judging.llm.calibration import kappa_interval
-from blindtest.judging.llm.diagnostics import (
+from blindtest.analysis.llm_calibration import kappa_interval
+from blindtest.analysis.llm_diagnostics import (
     Share,
     diagnose,
     markdown_marks,
     model_family,
 )
 from blindtest.simulator import Simulator
+
+from llm_runs import llm, make_run, records
+from screen_text import flat
 
 
 @pytest.fixture(autouse=True)

@@ -15,11 +15,12 @@ import numpy.typing as npt
 import orjson
 import pytest
 from scipy import stats
-from screen_text import flat
-from test_llm_judge import llm, make_run
 
-from blindtest.judging.llm.diagnostics import Consistency, PositionSplit, Share, diagnose
+from blindtest.analysis.llm_diagnostics import Consistency, PositionSplit, Share, diagnose
 from blindtest.simulator import Simulator
+
+from llm_runs import llm, make_run
+from screen_text import flat
 
 ALPHA = 0.05
 

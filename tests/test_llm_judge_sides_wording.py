@@ -4,7 +4,7 @@ the line), and several candidates as one list ("the sides a (m), b (n) and c (o)
 
 from __future__ import annotations
 
-from blindtest.judging.llm.diagnostics import _warnings
+from blindtest.analysis.llm_diagnostics import _warnings
 
 URL = "http://127.0.0.1:8767/v1"
 

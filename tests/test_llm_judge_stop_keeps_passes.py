@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 import pytest
 
-from blindtest.judging.picks import load_judge_run, read_picks
+from blindtest.model.picks import load_judge_run, read_picks
 from blindtest.simulator import Simulator
 
 TRIALS = 12

@@ -10,17 +10,17 @@ from typing import Any, cast
 
 import orjson
 import pytest
-from screen_text import flat
 
 from blindtest.analysis.tells import CENSUS_FIGURES
 from blindtest.analysis.wording import next_step
-from blindtest.artifact_types import DesignRecord
-from blindtest.hints import placeholder_legend
-from blindtest.identity import added_terms, identity_config
-from blindtest.reportpage import sections
+from blindtest.model.identity import added_terms, identity_config
+from blindtest.present.hints import placeholder_legend
+from blindtest.present.page import sections
+from blindtest.rundir.types import DesignRecord
 from blindtest.simulator import Simulator
 
 from conftest import Invoke
+from screen_text import flat
 
 LEGEND = "IDENTITY-WORDS: your --strip-identity-words file (its terms are in design.json)"
 

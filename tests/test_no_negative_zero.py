@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-from blindtest.render_candidates import strength_text
+from blindtest.present.page import charts
+from blindtest.present.page.ranking import _ranking_rows
+from blindtest.present.render_candidates import strength_text
 from blindtest.reportfmt import fixed
-from blindtest.reportpage import charts
-from blindtest.reportpage.ranking import _ranking_rows
 
 
 def test_fixed_never_prints_a_negative_zero() -> None:

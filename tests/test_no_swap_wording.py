@@ -8,11 +8,10 @@ import html
 import re
 from pathlib import Path
 
-from screen_text import flat
-
 from blindtest.simulator import Simulator
 
 from conftest import Invoke
+from screen_text import flat
 
 PASSES = re.compile(r"\b(both|two) passes\b")
 

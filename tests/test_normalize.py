@@ -1,4 +1,4 @@
-"""blindtest.normalize: words, the length band, truncation, laundering, strip_formatting."""
+"""blindtest.model.normalize: words, the length band, truncation, laundering, strip_formatting."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from blindtest.normalize import (
+from blindtest.model.normalize import (
     LAUNDER_PROMPT,
     NORMALIZERS_VERSION,
     classify_lines,

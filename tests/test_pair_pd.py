@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from blindtest import artifacts
-from blindtest.analyzing import build_report
-from blindtest.artifact_types import ReportRecord
-from blindtest.judging.picks import Pick
+from blindtest.analysis.api import build_report
+from blindtest.model.picks import Pick
 from blindtest.reportfmt import pct
+from blindtest.rundir import artifacts
+from blindtest.rundir.types import ReportRecord
 
 from data.pair_pd_reference import PAIR_PD
 from report_runs import (

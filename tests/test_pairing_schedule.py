@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from blindtest.pairing import (
+from blindtest.model.pairing import (
     Comparison,
     PairingMode,
     parse_mode,

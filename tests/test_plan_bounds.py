@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from blindtest import powersearch as plan
+from blindtest.planning import search as plan
 from blindtest.stats.power import power_row, similarity_power_row, smallest_n
 
 from conftest import Invoke

@@ -18,8 +18,8 @@ import pexpect
 import pytest
 from scipy import stats
 
-from blindtest.planning import weak_design_note
-from blindtest.powersearch import certain_power_from, difference_smallest_n
+from blindtest.planning.rows import weak_design_note
+from blindtest.planning.search import certain_power_from, difference_smallest_n
 
 from conftest import Invoke
 

@@ -1,6 +1,6 @@
 """blindtest imports and answers --help where POSIX-only modules do not exist (Windows): every
 module of the package is imported with ``fcntl``, ``termios`` and ``tty`` made unimportable,
-and the run lock is taken through :mod:`blindtest.oslock`, the one module that chooses the
+and the run lock is taken through :mod:`blindtest.rundir.oslock`, the one module that chooses the
 platform's call."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from blindtest import artifacts, locking
 from blindtest.errors import BadInput
+from blindtest.rundir import artifacts, locking
 
 _POSIX_ONLY = ("fcntl", "termios", "tty")
 
@@ -57,7 +57,7 @@ _HOLD = """
 import sys, time
 from pathlib import Path
 from types import SimpleNamespace
-from blindtest import locking
+from blindtest.rundir import locking
 with locking.run_lock(Path(sys.argv[1]), "holder"):
     print("held", flush=True)
     sys.stdin.read()

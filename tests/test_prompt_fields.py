@@ -151,7 +151,7 @@ def test_template_without_the_placeholder_of_a_carried_field_refused(
 
 def test_prompt_file_fields_checked(tmp_path: Path) -> None:
     from blindtest.errors import BadInput
-    from blindtest.prompts import parse_jsonl
+    from blindtest.model.prompts import parse_jsonl
 
     with pytest.raises(BadInput, match='give "source" or "source_material"'):
         parse_jsonl('{"prompt": "x", "source": "a", "source_material": "b"}', "p.jsonl")

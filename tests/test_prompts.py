@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from blindtest.errors import BadInput
-from blindtest.prompts import demo_prompts, load_prompts
+from blindtest.model.prompts import demo_prompts, load_prompts
 
 MakeFile = Callable[..., Path]
 

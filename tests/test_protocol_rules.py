@@ -1,6 +1,6 @@
 """Protocols carry their rules: how a pick scores, what a pick may be, what a judge is asked,
 the plan's chance and power model, and the options each protocol allows live on the
-`blindtest.protocols.Protocol` objects; the modules that use a rule read it there, so a new
+`blindtest.model.protocols.Protocol` objects; the modules that use a rule read it there, so a new
 protocol is one more object, and branches on a protocol's name elsewhere stay few (a ceiling
 below, each remaining place with its reason)."""
 
@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from blindtest import planning, protocols, render, scoring
 from blindtest.judging.llm import prompts as llm_prompts
 from blindtest.judging.llm import verdicts
 from blindtest.judging.terminal import layout, questions
-from blindtest.protocols import PROTOCOLS, TRIANGLE, Protocol
+from blindtest.model import protocols, scoring
+from blindtest.model.protocols import PROTOCOLS, TRIANGLE, Protocol
+from blindtest.planning import rows as planning
+from blindtest.present import render
 
 from report_runs import make_design
 
@@ -35,12 +37,12 @@ BRANCH = (
 )
 LOOP = re.compile(r"\bfor\s+\w*protocol\w*\s+in\b")
 
-#: The places outside blindtest/protocols.py that still name protocols, and why. A new one
+#: The places outside blindtest/model/protocols.py that still name protocols, and why. A new one
 #: should read a rule from the Protocol object instead (or add the rule there).
 ALLOWED: dict[str, tuple[int, str]] = {
     "stats/power.py": (
         5,
-        "the power of each statistical model: stats sits below blindtest.protocols and takes "
+        "the power of each statistical model: stats sits below blindtest.model.protocols and takes "
         "the model's name (Protocol.model) as its public API",
     ),
     "stats/similarity.py": (
@@ -51,7 +53,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "analysis/report.py": (
         3,
         "ANALYSES: the analysis entry point of each protocol, one table keyed by name, "
-        "because it imports the whole analysis, which blindtest.protocols cannot",
+        "because it imports the whole analysis, which blindtest.model.protocols cannot",
     ),
     "reportfmt.py": (
         3,
@@ -73,11 +75,11 @@ ALLOWED: dict[str, tuple[int, str]] = {
 def branches() -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for path in sorted(PACKAGE.rglob("*")):
-        if path.suffix not in (".py", ".html", ".js") or path.name == "protocols.py":
+        name = path.relative_to(PACKAGE).as_posix()
+        if path.suffix not in (".py", ".html", ".js") or name == "model/protocols.py":
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not LOOP.search(line) and any(p.search(line) for p in BRANCH):
-                name = path.relative_to(PACKAGE).as_posix()
                 found.setdefault(name, []).append(f"{number}: {line.strip()}")
     return found
 
@@ -88,7 +90,7 @@ def test_branches_on_protocol_names_stay_in_their_few_places() -> None:
         name: lines for name, lines in found.items() if len(lines) > ALLOWED.get(name, (0, ""))[0]
     }
     assert not extra, (
-        "a rule that differs by protocol belongs on blindtest.protocols.Protocol; read it "
+        "a rule that differs by protocol belongs on blindtest.model.protocols.Protocol; read it "
         f"there instead of comparing names: {extra}"
     )
     # The ceiling is tight: a place that no longer branches leaves the list.

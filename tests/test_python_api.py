@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import blindtest
-from blindtest import artifacts
 from blindtest.errors import BadInput
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,20 +56,32 @@ def test_the_readme_links_the_page() -> None:
     assert "docs/python-api.md" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
+#: Each stage function's home: its stage's package (the verifier's is the pipeline's).
+HOMES = {
+    "design": "blindtest.designing.stage",
+    "generate": "blindtest.generation.stage",
+    "judge": "blindtest.judging.stage",
+    "audit": "blindtest.auditing.stage",
+    "analyze": "blindtest.analysis.stage",
+    "verify": "blindtest.pipeline.verify",
+    "plan": "blindtest.planning.stage",
+}
+
+
 def test_the_stage_names_are_the_functions_even_after_the_modules_load() -> None:
-    import blindtest.analyzing
-    import blindtest.auditing
-    import blindtest.designing
-    import blindtest.generating
+    import blindtest.analysis.api
+    import blindtest.auditing.build
+    import blindtest.designing.build
+    import blindtest.generation.generate
     import blindtest.judging.sitting
-    import blindtest.planning
-    import blindtest.verifying
+    import blindtest.pipeline.recompute
+    import blindtest.planning.rows
 
     for name in STAGES:
         function = getattr(blindtest, name)
         assert callable(function), name
         assert not isinstance(function, type(blindtest)), name
-        assert function.__module__ == f"blindtest.stages.{name}"
+        assert function.__module__ == HOMES[name]
     assert set(STAGES) <= set(blindtest.__all__)
 
 
@@ -105,7 +117,7 @@ def test_a_stage_function_is_refused_while_another_process_holds_the_run(
             "-c",
             "import sys\n"
             "from pathlib import Path\n"
-            "from blindtest import locking\n"
+            "from blindtest.rundir import locking\n"
             "with locking.run_lock(Path(sys.argv[1]), 'the other writer'):\n"
             "    print('held', flush=True)\n"
             "    sys.stdin.read()\n",
@@ -187,3 +199,30 @@ def test_an_unfinished_fixed_design_analyzes_void_with_exit_code_one(
     analysis = blindtest.analyze(run)
     assert analysis.verdict == "void"
     assert analysis.exit_code == 1
+
+
+def test_the_old_import_paths_of_public_names_work_for_one_release_with_a_warning() -> None:
+    code = (
+        "import warnings\n"
+        "warnings.simplefilter('error')\n"
+        "import blindtest\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        "    from blindtest.stages.design import design\n"
+        "    from blindtest.analyzing import build_report\n"
+        "    from blindtest.designing import build_design\n"
+        "    from blindtest.auditing import build_audit\n"
+        "    from blindtest.verifying import verify_run\n"
+        "    from blindtest.slots import plan_slots\n"
+        "    from blindtest.generation.fetch import run_generation\n"
+        "assert design is blindtest.design and build_report is blindtest.build_report\n"
+        "assert build_design is blindtest.build_design and build_audit is blindtest.build_audit\n"
+        "assert verify_run is blindtest.verify_run and plan_slots is blindtest.plan_slots\n"
+        "assert run_generation is blindtest.run_generation\n"
+        "moved = {str(w.message).split(' has moved')[0] for w in seen\n"
+        "         if w.category is DeprecationWarning}\n"
+        "assert moved == {'blindtest.stages', 'blindtest.stages.design', 'blindtest.analyzing',\n"
+        "    'blindtest.designing.build_design', 'blindtest.auditing.build_audit',\n"
+        "    'blindtest.verifying', 'blindtest.slots'}, moved\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

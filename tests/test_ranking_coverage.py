@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-from blindtest.rng import IndexStream
+from blindtest.model.rng import IndexStream
 from blindtest.stats.ranking import bootstrap_bounds, davidson_fit, fit_resamples
 
 F = np.ndarray

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from blindtest import artifacts
+from blindtest.rundir import artifacts
 
 from conftest import Invoke, files_in
 

@@ -10,9 +10,9 @@ from typing import Any
 import orjson
 import pytest
 
-from blindtest import artifacts
-from blindtest.generation.wire import ServerError, parameter_fix, parse_completion
+from blindtest.rundir import artifacts
 from blindtest.simulator import Fault, Simulator
+from blindtest.transport.wire import ServerError, parameter_fix, parse_completion
 
 from conftest import Invoke, numbered_prompts
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import orjson
 
-from blindtest.render import format_summary, render_html
+from blindtest.present.render import format_summary, render_html
 
 GOLDEN_REPORT = Path(__file__).resolve().parent.parent / "examples" / "run" / "report.json"
 

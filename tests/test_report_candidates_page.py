@@ -12,10 +12,10 @@ from typing import Any
 
 import orjson
 import pytest
+
+from blindtest.present.page import charts
+
 from candidate_analysis_runs import candidate_run, candidate_schemas
-
-from blindtest.reportpage import charts
-
 from web_page import SIZES, chromium, page_at, screenshot
 
 
@@ -116,7 +116,7 @@ def test_the_page_says_whether_the_order_holds_with_style_held_equal(
 def test_the_page_lists_an_llm_judges_leaking_verdicts_as_the_two_sided_page_does(
     tmp_path: Path, invoke: Any
 ) -> None:
-    from blindtest.reportpage import render_report_page
+    from blindtest.present.page import render_report_page
 
     html, _ = _page(tmp_path, invoke)
     report = orjson.loads((html.parent / "run" / "report.json").read_bytes())

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from candidate_analysis_runs import candidate_run, candidate_schemas
 
+from candidate_analysis_runs import candidate_run, candidate_schemas
 from web_page import SIZES, chromium, page_at, screenshot
 
 #: Smallest type, in CSS pixels on the screen, a chart's names and ticks may have.

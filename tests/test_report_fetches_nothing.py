@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import orjson
 import pytest
 
-from blindtest.markup import render_text
+from blindtest.present.markup import render_text
 
 from conftest import Invoke
 from web_page import chromium

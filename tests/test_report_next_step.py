@@ -10,7 +10,7 @@ import orjson
 
 from blindtest.analysis.tells import CENSUS_FIGURES
 from blindtest.analysis.wording import next_step
-from blindtest.artifact_types import DesignRecord
+from blindtest.rundir.types import DesignRecord
 
 
 def _design() -> DesignRecord:
@@ -61,7 +61,7 @@ def test_next_step_a_preferred_side_names_the_channels_to_close() -> None:
 
 
 def test_all_ties_technical_line_says_the_win_rate_is_undefined_not_a_question_mark() -> None:
-    from blindtest.render import _technical_lines
+    from blindtest.present.render import _technical_lines
 
     report: Any = {
         "protocol": "preference",
@@ -82,7 +82,7 @@ def test_void_line_of_an_llm_judge_gives_the_judge_command_that_resumes(
 ) -> None:
     """An unfinished run judged by an LLM judge: the "finish with" line is a bt-judge command
     for that judge (not a person's session), and says where its URL pointed."""
-    from test_llm_judge import llm, make_run
+    from llm_runs import llm, make_run
 
     run = make_run(invoke, simulator.base_url, tmp_path / "run", "preference", trials=6)
     out = run / "picks-llm.jsonl"
@@ -113,7 +113,7 @@ def test_a_question_nobody_answered_says_so() -> None:
 def test_next_step_after_the_demo_names_a_simulator_and_says_how_to_start_it(
     invoke: Any, tmp_path: Any
 ) -> None:
-    from blindtest.hints import SIMULATOR_URL, placeholder_legend
+    from blindtest.present.hints import SIMULATOR_URL, placeholder_legend
 
     design = cast(DesignRecord, {**_design(), "protocol": "triangle", "demo": True})
     step = next_step(design, _fields("distinguished"))

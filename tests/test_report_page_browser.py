@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from blindtest import artifacts
-from blindtest.designing import Normalization
+from blindtest.designing.build import Normalization
+from blindtest.rundir import artifacts
 
 from judge_runs import answer_key, make_run, write_picks
 from web_page import chromium, screenshot

@@ -17,14 +17,14 @@ from typing import Any
 
 import orjson
 import pytest
-from screen_text import paragraphs
-from test_llm_judge import llm, make_run
 
-from blindtest.hints import stage_command
-from blindtest.reportpage import render_report_page
+from blindtest.present.hints import stage_command
+from blindtest.present.page import render_report_page
 from blindtest.simulator import Simulator
 
 from judge_runs import answer_key, write_picks
+from llm_runs import llm, make_run
+from screen_text import paragraphs
 from web_page import chromium, screenshot
 
 QUESTION = "Is it correct?"

@@ -10,15 +10,14 @@ from typing import Any, cast
 import orjson
 import pytest
 from scipy import stats as scipy_stats
-from screen_text import flat, paragraphs
 
-from blindtest import artifacts
-from blindtest.analyzing import VOID_KEYS, build_report
-from blindtest.artifact_types import DesignRecord, ReportRecord
+from blindtest.analysis.api import VOID_KEYS, build_report
 from blindtest.errors import BadInput
-from blindtest.hints import stage_command
-from blindtest.judging.picks import Pick
-from blindtest.render import format_summary, render_html
+from blindtest.model.picks import Pick
+from blindtest.present.hints import stage_command
+from blindtest.present.render import format_summary, render_html
+from blindtest.rundir import artifacts
+from blindtest.rundir.types import DesignRecord, ReportRecord
 
 from report_runs import (
     balanced_outcomes,
@@ -34,6 +33,7 @@ from report_runs import (
     write_design_run,
     write_picks,
 )
+from screen_text import flat, paragraphs
 
 REVEALING = ("length bot", "duplicate", "census", "p =", "p <", "correct", "interval", "A (")
 

@@ -7,11 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-from screen_text import flat
 
-from blindtest import artifacts
-from blindtest.analyzing import format_p_against
-from blindtest.hints import stage_command
+from blindtest.analysis.api import format_p_against
+from blindtest.present.hints import stage_command
+from blindtest.rundir import artifacts
 
 from report_runs import (
     add_responses,
@@ -25,6 +24,7 @@ from report_runs import (
     write_design_run,
     write_picks,
 )
+from screen_text import flat
 
 
 def test_a_torn_last_pick_is_reported_and_the_void_line_says_why(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """The retry policy, as tables: which failures are retried and how long each wait is.
 
 The clock and the jitter source are injected; nothing here sleeps or touches the network.
-Expected values follow the policy written in blindtest/generation/retry.py (openai-python's
+Expected values follow the policy written in blindtest/transport/retry.py (openai-python's
 constants: 0.5 s doubling to 8 s, up to 25 % jitter taken off, server-directed waits capped at
 60 s).
 """
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blindtest.generation.retry import (
+from blindtest.transport.retry import (
     DEFAULT_POLICY,
     MAX_RETRIES,
     RetryPolicy,

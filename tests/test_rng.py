@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from scipy import stats
 
-from blindtest.rng import DesignRng
+from blindtest.model.rng import DesignRng
 
 
 def test_first_draw_matches_the_documented_derivation() -> None:
@@ -54,7 +54,7 @@ def test_shuffle_is_a_permutation_with_uniform_first_element() -> None:
 
 @pytest.mark.parametrize("n", [1, 2, 16, 20, 1024, 3000])
 def test_index_stream_draws_in_range_for_every_n_including_powers_of_two(n: int) -> None:
-    from blindtest.rng import IndexStream
+    from blindtest.model.rng import IndexStream
 
     drawn = IndexStream("seed", "agreement").take(50, n)
     assert drawn.shape == (50, n)

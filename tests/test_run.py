@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from screen_text import flat, paragraphs
 
-from blindtest import artifacts
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
 
 from conftest import Invoke, files_in
+from screen_text import flat, paragraphs
 
 EVERY_ARTIFACT = [
     "audit.json",
@@ -155,7 +155,7 @@ def test_run_with_a_misspelt_judge_lists_every_kind_and_writes_nothing(
     )  # fmt: skip
     assert result.exit_code == 2
     assert "unknown judge 'lm:gpt-4o'" in result.stderr
-    from blindtest.judging.kinds import JUDGE_KINDS
+    from blindtest.model.judge_kinds import JUDGE_KINDS
 
     assert all(kind in result.stderr for kind in JUDGE_KINDS)  # llm:MODEL among them
     assert "llm:MODEL" in result.stderr

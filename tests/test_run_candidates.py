@@ -8,7 +8,7 @@ from pathlib import Path
 
 import orjson
 
-from blindtest import artifacts
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
 
 from conftest import Invoke, files_in

@@ -21,8 +21,8 @@ import orjson
 import pytest
 from jsonschema.exceptions import best_match
 
-from blindtest.artifacts import validation as artifacts
 from blindtest.errors import BadInput
+from blindtest.rundir.artifacts import validation as artifacts
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "run"
 

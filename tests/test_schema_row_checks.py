@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from blindtest import artifacts
 from blindtest.errors import BadInput
+from blindtest.rundir import artifacts
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 

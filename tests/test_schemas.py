@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -9,8 +11,8 @@ import orjson
 import pytest
 from jsonschema import Draft202012Validator
 
-from blindtest import artifacts
 from blindtest.errors import BadInput
+from blindtest.rundir import artifacts
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_FILES = sorted((ROOT / "schemas").glob("*.schema.json"))
@@ -31,13 +33,18 @@ def test_schema_is_valid_2020_12_with_id_and_version_const(path: Path) -> None:
         assert schema["properties"]["schema"] == {"const": f"blindtest/{name}@1"}
 
 
-def test_shipped_copy_equals_schemas_dir() -> None:
-    shipped = ROOT / "blindtest" / "schemas"
+def test_the_installed_package_reads_the_schemas_dir_itself() -> None:
+    # schemas/ is the one source: the package reaches it through a link
+    # (blindtest/rundir/schemas -> ../../schemas), which a wheel build follows, so no copy is
+    # kept by hand.
+    shipped = resources.files("blindtest").joinpath("rundir/schemas")
+    names = sorted(entry.name for entry in shipped.iterdir() if entry.name.endswith(".json"))
+    assert names == [p.name for p in SCHEMA_FILES]
     for path in SCHEMA_FILES:
-        assert (shipped / path.name).read_bytes() == path.read_bytes(), (
-            f"blindtest/schemas/{path.name} differs from schemas/; run `make schemas`"
-        )
-    assert sorted(p.name for p in shipped.glob("*.json")) == [p.name for p in SCHEMA_FILES]
+        assert shipped.joinpath(path.name).read_bytes() == path.read_bytes(), path.name
+    assert os.readlink(ROOT / "blindtest" / "rundir" / "schemas") == "../../schemas"
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert '"rundir/schemas/*.json"' in pyproject
 
 
 RESPONSE_OK: dict[str, Any] = {

@@ -20,13 +20,13 @@ from typing import cast
 
 import pexpect
 import pytest
-from screen_text import flat
 
-from blindtest import artifacts, screen
-from blindtest.artifact_types import ReportRecord
-from blindtest.hints import stage_command
-from blindtest.render import format_summary
-from blindtest.screen import Verbatim, screen_width, wrap
+from blindtest.present import screen
+from blindtest.present.hints import stage_command
+from blindtest.present.render import format_summary
+from blindtest.present.screen import Verbatim, screen_width, wrap
+from blindtest.rundir import artifacts
+from blindtest.rundir.types import ReportRecord
 
 from judge_runs import strip_ansi
 from report_runs import (
@@ -40,6 +40,7 @@ from report_runs import (
     triangle_picks,
     write_picks,
 )
+from screen_text import flat
 
 PIPE_WIDTH = 80
 #: A blindtest command as the screen prints it (bare, or the script's path).

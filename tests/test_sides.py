@@ -10,8 +10,8 @@ from typing import Any
 import orjson
 import pytest
 
-from blindtest import artifacts
-from blindtest.sides import sides_summary
+from blindtest.model.sides import sides_summary
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
 
 from conftest import Invoke, files_in, numbered_prompts
@@ -229,7 +229,7 @@ def test_same_model_two_templates_is_valid_and_temperature_zero_is_per_side(
 
 
 def test_identity_terms_name_models_and_labels() -> None:
-    from blindtest.sides import identity_terms
+    from blindtest.model.sides import identity_terms
 
     design = {
         "models": {
@@ -299,7 +299,7 @@ def test_extra_body_fields_reach_the_server_at_the_top_level_of_the_body(
 
 def test_a_design_holding_extra_body_sends_its_fields_at_the_top_level() -> None:
     from blindtest.errors import BadInput
-    from blindtest.generation.endpoint import Endpoint
+    from blindtest.transport.endpoint import Endpoint
 
     extra = {"top_p": 0.5, "extra_body": {"top_k": 20, "top_p": None}}
     endpoint = Endpoint("http://127.0.0.1:9/v1", "m", extra=extra)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from blindtest.rng import IndexStream
+from blindtest.model.rng import IndexStream
 from blindtest.stats import (
     AGREEMENT_CAVEAT,
     cohen_kappa,

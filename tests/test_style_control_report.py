@@ -13,16 +13,16 @@ from typing import Any
 
 import orjson
 import pytest
-from screen_text import flat
-from test_llm_judge import llm, make_run
 from test_report_page_sections import Page
 
-from blindtest import artifacts
 from blindtest.analysis.style import markdown_density, style_differences
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
 
 from judge_runs import make_run as make_judge_run
+from llm_runs import llm, make_run
 from report_runs import preference_picks, write_picks
+from screen_text import flat
 
 SECONDARY = "Style control (secondary: the verdict above does not use it)"
 

@@ -10,17 +10,17 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from candidate_analysis_runs import candidate_run, candidate_schemas
-from test_llm_judge import llm, make_run, records
 
 from blindtest.analysis.load import analyze_run
-from blindtest.artifact_types import ReportRecord
-from blindtest.render import format_summary
+from blindtest.present.page import render_report_page
+from blindtest.present.render import format_summary
 from blindtest.reportfmt import count_grouped, group_counts, grouped
-from blindtest.reportpage import render_report_page
+from blindtest.rundir.types import ReportRecord
 from blindtest.simulator import Simulator
 
+from candidate_analysis_runs import candidate_run, candidate_schemas
 from endpoint_fixtures import SIM_KEY_ENV, simulator  # noqa: F401  (the fixture)
+from llm_runs import llm, make_run, records
 
 STORED = "  120 requests (0 retries), 0 failure rows (0 trials still unjudged), 55980 tokens"
 

@@ -9,16 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from proxy_fixtures import LoopbackProxy, loopback_proxy  # noqa: F401  (fixture)
 
-from blindtest import artifacts
-from blindtest.endpoints import proxy_for
 from blindtest.errors import BadInput, EndpointFailed
-from blindtest.generation.client import ChatClient
-from blindtest.generation.endpoint import Endpoint
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
+from blindtest.transport.addresses import proxy_for
+from blindtest.transport.client import ChatClient
+from blindtest.transport.endpoint import Endpoint
 
 from conftest import Invoke, numbered_prompts
+from proxy_fixtures import LoopbackProxy, loopback_proxy  # noqa: F401  (fixture)
 
 PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY")
 

@@ -12,8 +12,8 @@ from typing import Any
 import orjson
 import pytest
 
-from blindtest import artifacts
-from blindtest.verifying import Difference, diff, verify_run
+from blindtest.pipeline.recompute import Difference, diff, verify_run
+from blindtest.rundir import artifacts
 
 from report_runs import (
     balanced_outcomes,

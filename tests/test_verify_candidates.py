@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from candidate_analysis_runs import SCHEMAS_KNOW_CANDIDATES, candidate_run, candidate_schemas
 
-from blindtest import artifacts
-from blindtest.analyzing import analyze_run
-from blindtest.verifying import verify_reports, verify_run
+from blindtest.analysis.api import analyze_run
+from blindtest.pipeline.recompute import verify_reports, verify_run
+from blindtest.rundir import artifacts
+
+from candidate_analysis_runs import SCHEMAS_KNOW_CANDIDATES, candidate_run, candidate_schemas
 
 
 @pytest.fixture(autouse=True)

@@ -18,9 +18,9 @@ from typing import Any
 import orjson
 import pytest
 
-from blindtest import artifacts
-from blindtest.rng import IndexStream
-from blindtest.scoring import preferred_side
+from blindtest.model.rng import IndexStream
+from blindtest.model.scoring import preferred_side
+from blindtest.rundir import artifacts
 from blindtest.simulator import SimulatorConfig, running
 from blindtest.stats import krippendorff_alpha
 

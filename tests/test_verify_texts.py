@@ -14,10 +14,10 @@ from typing import Any
 import orjson
 import pytest
 
-from blindtest import artifacts
-from blindtest.normalize import count_words, normalize_answer
+from blindtest.model.normalize import count_words, normalize_answer
+from blindtest.pipeline.recompute import TEXTS_CHECK, Summary, verify_run
+from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
-from blindtest.verifying import TEXTS_CHECK, Summary, verify_run
 
 from conftest import Invoke
 from endpoint_fixtures import through_batch_api

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from blindtest import artifacts
+from blindtest.rundir import artifacts
 
 from report_runs import cli, load, make_run, triangle_picks, write_picks
 

@@ -1,4 +1,4 @@
-"""What ``blindtest.generation.wire.request_body`` builds is what goes on the wire,
+"""What ``blindtest.transport.wire.request_body`` builds is what goes on the wire,
 and every body built here is validated against OpenAI's published request schema
 (``tests/data/openai-chat-completions.schema.json``).
 """
@@ -14,13 +14,13 @@ from typing import Any
 
 import orjson
 import pytest
-from test_generate import make_design, rows
 
 from blindtest.errors import EndpointRejected
-from blindtest.generation.client import ChatClient
-from blindtest.generation.endpoint import Endpoint
 from blindtest.generation.requests import endpoints_for
-from blindtest.generation.wire import (
+from blindtest.simulator import Fault, Simulator
+from blindtest.transport.client import ChatClient
+from blindtest.transport.endpoint import Endpoint
+from blindtest.transport.wire import (
     ChatMessage,
     ParsedCompletion,
     ServerError,
@@ -31,10 +31,10 @@ from blindtest.generation.wire import (
     request_body,
     token_field_for,
 )
-from blindtest.simulator import Fault, Simulator
 
 from conftest import Invoke
 from endpoint_fixtures import *  # noqa: F403
+from generate_runs import make_design, rows
 
 MESSAGES: list[ChatMessage] = [
     {"role": "system", "content": "Answer briefly."},
@@ -374,7 +374,7 @@ def test_a_server_refusing_seed_gets_requests_without_one_and_the_refusal_is_cou
 def test_generate_sniffs_no_error_strings() -> None:
     """The seed fallback lives in the client; bt-generate's library reads no error wording."""
     root = Path(__file__).parents[1] / "blindtest"
-    paths = [root / "generating.py", *sorted((root / "generation").glob("*.py"))]
+    paths = sorted((root / "generation").glob("*.py"))
     source = "".join(path.read_text() for path in paths)
     assert '"seed" in' not in source
     assert "rejects_seed" not in source
@@ -386,14 +386,16 @@ def test_generate_sniffs_no_error_strings() -> None:
 
 
 def test_importing_the_analysis_does_not_load_aiohttp() -> None:
-    code = "import blindtest.analyzing, sys; assert 'aiohttp' not in sys.modules"
+    code = "import blindtest.analysis.api, sys; assert 'aiohttp' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_wire_and_slots_import_no_stage_and_no_http_stack() -> None:
     code = (
-        "import sys, blindtest.generation.wire, blindtest.slots, blindtest.endpoints\n"
-        "heavy = {'aiohttp', 'click', 'blindtest.generation.client', 'blindtest.generating',\n"
+        "import sys, blindtest.transport.wire, blindtest.model.slots\n"
+        "import blindtest.transport.addresses\n"
+        "heavy = {'aiohttp', 'click', 'blindtest.transport.client',\n"
+        "         'blindtest.generation.generate',\n"
         "         'blindtest.generation.fetch', 'blindtest.generation.ledger'}\n"
         "assert not heavy & set(sys.modules), heavy & set(sys.modules)"
     )
@@ -402,9 +404,9 @@ def test_wire_and_slots_import_no_stage_and_no_http_stack() -> None:
 
 def test_audit_verify_and_analyze_import_slots_not_generate() -> None:
     root = Path(__file__).parents[1] / "blindtest"
-    for name in ("analyzing.py", "auditing.py"):
+    for name in ("analysis/api.py", "auditing/build.py"):
         text = (root / name).read_text()
-        assert "blindtest.generating" not in text, name
+        assert "blindtest.generation.generate" not in text, name
         assert "blindtest.generation" not in text, name
-    verify = (root / "verifying.py").read_text()
-    assert "from blindtest.generating import SlotState" not in verify
+    verify = (root / "pipeline" / "recompute.py").read_text()
+    assert "from blindtest.generation.generate import SlotState" not in verify

@@ -1,2 +1,2 @@
-"""The analysis behind bt-analyze, split by job (see ``blindtest.analyzing``, the stage's entry
+"""The analysis behind bt-analyze, split by job (see ``blindtest.analysis.api``, the stage's entry
 point): per-protocol analyses, tells, wording, the pure ``build_report`` and the one loader."""

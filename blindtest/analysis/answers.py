@@ -25,15 +25,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from blindtest.artifact_types import DesignRecord
-from blindtest.artifacts import JsonObject
+from blindtest.model.scoring import arrangement_entry, option1_side, preferred_side
+from blindtest.model.sides import side_label
 from blindtest.reportfmt import format_p_against, pct
-from blindtest.scoring import arrangement_entry, option1_side, preferred_side
-from blindtest.sides import side_label
+from blindtest.rundir.artifacts import JsonObject
+from blindtest.rundir.types import DesignRecord
 from blindtest.stats import fisher_exact, mcnemar_exact, wilson
 
 if TYPE_CHECKING:
-    from blindtest.judging.picks import Pick
+    from blindtest.model.picks import Pick
 
 UNIT = "one comparison by one judge"
 NOBODY = "no answers (the judges of these picks were not asked it)."

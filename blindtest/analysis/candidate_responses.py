@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.analysis.responses import MARKED_KINDS
-from blindtest.artifact_types import DesignRecord
-from blindtest.artifacts import JsonObject
-from blindtest.candidates import answer_owners, candidates_of, comparison_sides
+from blindtest.model.candidates import answer_owners, candidates_of, comparison_sides
 from blindtest.reportfmt import count
+from blindtest.rundir.artifacts import JsonObject
+from blindtest.rundir.types import DesignRecord
 
 __all__ = ["candidate_responses", "responses_sentences", "spend"]
 
@@ -35,7 +35,7 @@ def candidate_responses(
     prompts once (the row at its owner slot, ``candidates.answer_owners``); answered, refused,
     cut and failed answers and the tokens used per candidate, the comparisons a refusal or a
     cut-off singles one answer out in, and the model each server said answered."""
-    from blindtest.slots import SlotState
+    from blindtest.model.slots import SlotState
 
     state = SlotState.from_rows(rows)
     owners = answer_owners(design)

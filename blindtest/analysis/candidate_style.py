@@ -31,8 +31,8 @@ from blindtest.analysis.style import (
 )
 
 if TYPE_CHECKING:
-    from blindtest.artifact_types import DesignRecord
-    from blindtest.judging.picks import JudgeView, Pick
+    from blindtest.model.picks import JudgeView, Pick
+    from blindtest.rundir.types import DesignRecord
     from blindtest.stats.candidate_style import CandidateStyleResult
 
 __all__ = ["attach_candidate_style", "candidate_style_lines", "candidate_style_section"]

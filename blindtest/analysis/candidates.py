@@ -23,7 +23,6 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from blindtest import artifacts, pairing
 from blindtest.analysis.candidate_headline import headline, prob
 from blindtest.analysis.candidate_responses import candidate_responses, responses_sentences, spend
 from blindtest.analysis.common import (
@@ -45,18 +44,20 @@ from blindtest.analysis.preference import (
 from blindtest.analysis.responses import appendix
 from blindtest.analysis.tells import audit_summary
 from blindtest.analysis.wording import channels, notes
-from blindtest.artifact_types import DesignRecord, ReportRecord
-from blindtest.artifacts import JsonObject, schema_tag
-from blindtest.candidates import candidates_of
+from blindtest.model import pairing
+from blindtest.model.candidates import candidates_of
+from blindtest.model.rng import IndexStream
+from blindtest.model.sides import side_config
 from blindtest.reportfmt import count, format_p, pct
-from blindtest.rng import IndexStream
-from blindtest.sides import side_config
+from blindtest.rundir import artifacts
+from blindtest.rundir.artifacts import JsonObject, schema_tag
+from blindtest.rundir.types import DesignRecord, ReportRecord
 from blindtest.stats import position_bias, preference_test
 from blindtest.stats.pairwise import PairTable, pair_table, reference_table, tally
 from blindtest.stats.ranking import DAVIDSON, Ranking, outcomes, rank_candidates
 
 if TYPE_CHECKING:
-    from blindtest.judging.picks import Pick
+    from blindtest.model.picks import Pick
 
 __all__ = [
     "RANKING_STREAM",

@@ -10,16 +10,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from blindtest import reportfmt
-from blindtest.artifact_types import DesignRecord, IntervalRecord, ReportRecord
-from blindtest.artifacts import JsonObject
-from blindtest.assignment import share_of
-from blindtest.judging.kinds import BOT_KINDS
+from blindtest.model.assignment import share_of
+from blindtest.model.judge_kinds import BOT_KINDS
 from blindtest.reportfmt import format_p_against, pct
+from blindtest.rundir.artifacts import JsonObject
+from blindtest.rundir.types import DesignRecord, IntervalRecord, ReportRecord
 from blindtest.stats import Interval, similarity_test
 from blindtest.stats.similarity import SimilarityProtocol
 
 if TYPE_CHECKING:
-    from blindtest.judging.picks import Pick
+    from blindtest.model.picks import Pick
 
 
 #: A bot whose excess over chance reaches this share of the judge's "largely explains" it.

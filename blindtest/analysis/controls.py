@@ -19,11 +19,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from blindtest.artifact_types import DesignRecord
-from blindtest.artifacts import JsonObject
-from blindtest.judging.llm.calibration import ControlResult, control_result
-from blindtest.judging.picks import Pick, PicksFile
+from blindtest.analysis.llm_calibration import ControlResult, control_result
+from blindtest.model.picks import Pick, PicksFile
 from blindtest.reportfmt import count, format_p, pct
+from blindtest.rundir.artifacts import JsonObject
+from blindtest.rundir.types import DesignRecord
 from blindtest.stats.controls import MIN_COMPARISONS
 from blindtest.stats.multiple import holm
 

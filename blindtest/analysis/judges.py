@@ -1,5 +1,5 @@
 """The machine judges' part of a report: per LLM judge its diagnostics
-(:mod:`blindtest.judging.llm.diagnostics`), the position gate each one can fail, and the lines the
+(:mod:`blindtest.analysis.llm_diagnostics`), the position gate each one can fail, and the lines the
 result screen prints. (The comparisons left out of the aggregate, leakage or an inconsistent
 swap under ``--inconsistent exclude``, are counted by the preference analysis as excluded.)
 
@@ -13,8 +13,8 @@ from dataclasses import replace
 from typing import Any
 
 from blindtest import reportfmt
-from blindtest.judging.llm.calibration import ControlResult, machine_vs_person
-from blindtest.judging.llm.diagnostics import (
+from blindtest.analysis.llm_calibration import ControlResult, machine_vs_person
+from blindtest.analysis.llm_diagnostics import (
     POSITION_ALPHA,
     Consistency,
     JudgeDiagnostics,
@@ -23,8 +23,8 @@ from blindtest.judging.llm.diagnostics import (
     diagnose,
     position_gate,
 )
-from blindtest.judging.picks import JudgeView, PicksFile, Trial
-from blindtest.protocols import PROTOCOLS
+from blindtest.model.picks import JudgeView, PicksFile, Trial
+from blindtest.model.protocols import PROTOCOLS
 from blindtest.reportfmt import format_p
 
 __all__ = ["agreement_section", "llm_section", "preference_rows"]
@@ -151,7 +151,7 @@ def llm_section(
     spent_in: Sequence[PicksFile] | None = None,
 ) -> dict[str, Any] | None:
     """``report["llm_judges"]``: each LLM judge's diagnostics and screen lines, and ``gates``
-    (the position gate each judge failed, :func:`blindtest.judging.llm.diagnostics.position_gate`,
+    (the position gate each judge failed, :func:`blindtest.analysis.llm_diagnostics.position_gate`,
     tested at the design's alpha), or None when no LLM judge is in the files. ``controls``
     (hidden control trials): each judge's control results, added to its
     diagnostics; the files then hold the real trials, and ``spent_in`` every trial judged, so

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from blindtest import artifacts
 from blindtest.analysis.candidate_responses import candidate_responses
 from blindtest.analysis.candidate_style import attach_candidate_style
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
@@ -24,12 +23,13 @@ from blindtest.analysis.judges import agreement_section, llm_section, preference
 from blindtest.analysis.report import build_report
 from blindtest.analysis.responses import responses_summary
 from blindtest.analysis.style import style_section
-from blindtest.artifact_types import DesignRecord
-from blindtest.artifacts import JsonObject
-from blindtest.candidates import has_candidates
 from blindtest.errors import BadInput
-from blindtest.judging import picks as records
-from blindtest.protocols import PROTOCOLS
+from blindtest.model import picks as records
+from blindtest.model.candidates import has_candidates
+from blindtest.model.protocols import PROTOCOLS
+from blindtest.rundir import artifacts
+from blindtest.rundir.artifacts import JsonObject
+from blindtest.rundir.types import DesignRecord
 
 
 def input_name(run_dir: Path, path: Path) -> str:
@@ -228,7 +228,7 @@ def export_rows(
 def report_page(run_dir: Path, result: AnalysisResult) -> str:
     """``bt-analyze --html``: the report page, with the trials as the judge saw them when
     trials.jsonl is there."""
-    from blindtest.reportpage import render_report_page
+    from blindtest.present.page import render_report_page
 
     trials_path = run_dir / artifacts.TRIALS
     trials = artifacts.read_jsonl(trials_path, "trials").records if trials_path.exists() else []

@@ -15,20 +15,20 @@ from blindtest.analysis.common import (
     subject_of,
     void_statement,
 )
-from blindtest.artifact_types import AnalysisFields, DesignRecord, ProtocolFields
-from blindtest.artifacts import JsonObject
-from blindtest.reportfmt import TESTS, format_p_against, pct
-from blindtest.scoring import (
+from blindtest.model.scoring import (
     option1_side,
     pair_consistent,
 )
+from blindtest.reportfmt import TESTS, format_p_against, pct
+from blindtest.rundir.artifacts import JsonObject
+from blindtest.rundir.types import AnalysisFields, DesignRecord, ProtocolFields
 from blindtest.stats import (
     holm,
     pair_test,
 )
 
 if TYPE_CHECKING:
-    from blindtest.judging.picks import Pick
+    from blindtest.model.picks import Pick
 
 
 def _nicknames(picks: Sequence[Pick]) -> tuple[str, str]:

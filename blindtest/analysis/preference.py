@@ -17,15 +17,15 @@ from blindtest.analysis.common import (
     prompts_by_trial,
     void_statement,
 )
-from blindtest.artifact_types import AnalysisFields, DesignRecord, ProtocolFields
-from blindtest.artifacts import JsonObject
-from blindtest.reportfmt import TESTS, format_p, pct
-from blindtest.rng import IndexStream
-from blindtest.scoring import (
+from blindtest.model.rng import IndexStream
+from blindtest.model.scoring import (
     option1_side,
     preferred_side,
 )
-from blindtest.sides import side_label
+from blindtest.model.sides import side_label
+from blindtest.reportfmt import TESTS, format_p, pct
+from blindtest.rundir.artifacts import JsonObject
+from blindtest.rundir.types import AnalysisFields, DesignRecord, ProtocolFields
 from blindtest.stats import (
     AGREEMENT_CAVEAT,
     holm,
@@ -38,12 +38,12 @@ from blindtest.stats import (
 
 if TYPE_CHECKING:
     from blindtest.analysis.controls import ControlsCheck
-    from blindtest.judging.picks import Pick
+    from blindtest.model.picks import Pick
 
 
 def _per_judge_needed(judges: int, trials: int, shared: int) -> int:
     """The ``--per-judge`` under which ``judges`` reviewers dealt round the ring of ``trials``
-    (blindtest.assignment) give ``shared`` trials two or more reviewers: N x judges places
+    (blindtest.model.assignment) give ``shared`` trials two or more reviewers: N x judges places
     cover the ring once and then min(trials, N x judges - trials) trials a second time."""
     return min(trials, -(-(trials + shared) // judges))
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from blindtest import artifacts
 from blindtest.analysis.answers import answers_summary
 from blindtest.analysis.common import (
     AnalysisOptions,
@@ -21,15 +20,16 @@ from blindtest.analysis.responses import appendix, cost_line, responses_sentence
 from blindtest.analysis.tells import audit_summary
 from blindtest.analysis.triangle import analyze_triangle
 from blindtest.analysis.wording import channels, next_step, notes, screen_summary, torn_why
-from blindtest.artifact_types import AnalysisFields, DesignRecord, ReportRecord
-from blindtest.artifacts import JsonObject, schema_tag
-from blindtest.candidates import has_candidates
-from blindtest.derived import dropped_trials
-from blindtest.sides import SIDES, side_config, sides_summary
+from blindtest.model.candidates import has_candidates
+from blindtest.model.derived import dropped_trials
+from blindtest.model.sides import SIDES, side_config, sides_summary
+from blindtest.rundir import artifacts
+from blindtest.rundir.artifacts import JsonObject, schema_tag
+from blindtest.rundir.types import AnalysisFields, DesignRecord, ReportRecord
 
 if TYPE_CHECKING:
     from blindtest.analysis.controls import ControlsCheck
-    from blindtest.judging.picks import Pick
+    from blindtest.model.picks import Pick
 
 
 Analysis = Callable[

@@ -8,11 +8,11 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from blindtest.artifact_types import DesignRecord
-from blindtest.artifacts import JsonObject
-from blindtest.protocols import protocol_of
+from blindtest.model.protocols import protocol_of
+from blindtest.model.slots import LAUNDER, SlotState, plan_slots
 from blindtest.reportfmt import count
-from blindtest.slots import LAUNDER, SlotState, plan_slots
+from blindtest.rundir.artifacts import JsonObject
+from blindtest.rundir.types import DesignRecord
 
 #: Response kinds that show on the page whatever the content (a refusal, a cut-off answer).
 MARKED_KINDS = ("refusal", "length")

@@ -25,13 +25,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from blindtest.analysis.common import excluded_reason
-from blindtest.protocols import PROTOCOLS
+from blindtest.model.protocols import PROTOCOLS
+from blindtest.model.scoring import option1_side, preferred_side
 from blindtest.reportfmt import format_p, pct
-from blindtest.scoring import option1_side, preferred_side
 
 if TYPE_CHECKING:
-    from blindtest.artifact_types import DesignRecord
-    from blindtest.judging.picks import JudgeView, Pick
+    from blindtest.model.picks import JudgeView, Pick
+    from blindtest.rundir.types import DesignRecord
     from blindtest.stats.style import StyleCoefficient, StyleControlResult
 
 __all__ = ["MIN_COMPARISONS", "markdown_density", "style_differences", "style_section"]

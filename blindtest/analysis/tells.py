@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.analysis.common import EXPLAINS_SHARE
-from blindtest.artifact_types import DesignRecord
-from blindtest.artifacts import JsonObject
-from blindtest.candidates import candidates_of
-from blindtest.protocols import protocol_of
+from blindtest.model.candidates import candidates_of
+from blindtest.model.protocols import protocol_of
 from blindtest.reportfmt import count, format_p, format_p_against
+from blindtest.rundir.artifacts import JsonObject
+from blindtest.rundir.types import DesignRecord
 from blindtest.stats import binomial_test
 
 _BOT_CHANNEL = {"length": "length", "duplicate": "near-duplicates"}

@@ -16,13 +16,13 @@ from blindtest.analysis.common import (
     subject_of,
     void_statement,
 )
-from blindtest.artifact_types import AnalysisFields, DesignRecord, ProtocolFields
-from blindtest.artifacts import JsonObject, schema_tag
-from blindtest.reportfmt import TESTS, format_p, format_p_against, pct
-from blindtest.scoring import (
+from blindtest.model.scoring import (
     arrangement_entry,
     triangle_correct,
 )
+from blindtest.reportfmt import TESTS, format_p, format_p_against, pct
+from blindtest.rundir.artifacts import JsonObject, schema_tag
+from blindtest.rundir.types import AnalysisFields, DesignRecord, ProtocolFields
 from blindtest.stats import (
     e_process,
     judge_panel,
@@ -30,7 +30,7 @@ from blindtest.stats import (
 )
 
 if TYPE_CHECKING:
-    from blindtest.judging.picks import Pick
+    from blindtest.model.picks import Pick
 
 
 def _triangle_rows(design: DesignRecord, picks: Sequence[Pick]) -> list[JsonObject]:

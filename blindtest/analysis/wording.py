@@ -10,18 +10,18 @@ from typing import Any
 
 import orjson
 
-from blindtest import artifacts
 from blindtest.analysis.tells import CENSUS_FIGURES
-from blindtest.artifact_types import DesignRecord
-from blindtest.artifacts import JsonObject
-from blindtest.derived import dropped_sentence
-from blindtest.endpoints import DEFAULT_BASE_URL, is_loopback
 from blindtest.errors import BadInput
-from blindtest.hints import SIMULATOR_URL
-from blindtest.identity import added_terms
-from blindtest.protocols import DEFAULT_PROTOCOL, PROTOCOLS
+from blindtest.model.derived import dropped_sentence
+from blindtest.model.identity import added_terms
+from blindtest.model.protocols import DEFAULT_PROTOCOL, PROTOCOLS
+from blindtest.model.sides import identity_terms, parse_param
+from blindtest.present.hints import SIMULATOR_URL
 from blindtest.reportfmt import count, format_p, format_p_against, pct
-from blindtest.sides import identity_terms, parse_param
+from blindtest.rundir import artifacts
+from blindtest.rundir.artifacts import JsonObject
+from blindtest.rundir.types import DesignRecord
+from blindtest.transport.addresses import DEFAULT_BASE_URL, is_loopback
 
 
 def channels(design: DesignRecord) -> tuple[list[str], list[str]]:

@@ -1,7 +1,7 @@
 """The batch options of bt-generate (--batch-export FILE, --batch-import FILE..., --batch) and
 of bt-judge for an LLM judge (the second half): parsed here, run by the stages
-(:mod:`blindtest.stages.generate`, :mod:`blindtest.stages.judge`; the files both share and
-submitting are :mod:`blindtest.generation.batch_run`).
+(:mod:`blindtest.generation.stage`, :mod:`blindtest.judging.stage`; the files both share and
+submitting are :mod:`blindtest.transport.batch_run`).
 """
 
 from __future__ import annotations
@@ -157,9 +157,9 @@ def judge_batch_args(ctx: click.Context, llm: dict[str, Any]) -> dict[str, Any]:
 
 
 def __getattr__(name: str) -> Any:
-    # part_paths moved to blindtest.generation.batch_run; read on first use (start-up).
+    # part_paths moved to blindtest.transport.batch_run; read on first use (start-up).
     if name == "part_paths":
-        from blindtest.generation.batch_run import part_paths
+        from blindtest.transport.batch_run import part_paths
 
         return part_paths
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

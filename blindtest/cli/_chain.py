@@ -76,7 +76,7 @@ def _words(param: click.Parameter, value: Any) -> list[str]:
 
 def stage_label() -> str:
     """How a lock names its holder: ``bt-generate``, ``blindtest run`` (the stage functions
-    take the locks, :mod:`blindtest.locking`; a command passes them this name)."""
+    take the locks, :mod:`blindtest.rundir.locking`; a command passes them this name)."""
     ctx = click.get_current_context(silent=True)
     if ctx is None:
         return os.path.basename(sys.argv[0]) or "blindtest"

@@ -1,7 +1,7 @@
 """``--check`` on bt-generate, bt-judge (an LLM judge) and blindtest run: the lines on stdout
-(:func:`blindtest.preflight.check_lines`), exit 3 when an endpoint is not ready; nothing is
-written. The checks themselves are the stages' (``check`` in :mod:`blindtest.stages.generate`,
-:mod:`blindtest.stages.judge`, :mod:`blindtest.stages.run`)."""
+(:func:`check_lines`), exit 3 when an endpoint is not ready; nothing is
+written. The checks themselves are the stages' (``check`` in :mod:`blindtest.generation.stage`,
+:mod:`blindtest.judging.stage`, :mod:`blindtest.pipeline.run`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import click
 from blindtest.errors import BadInput
 
 if TYPE_CHECKING:
-    from blindtest.preflight import CheckResult
+    from blindtest.transport.preflight import CheckResult
 
 #: What bt-judge's ``--check`` holds when given without a file (a name no file is given).
 ENDPOINT_CHECK = "<check the LLM judge>"
@@ -28,10 +28,34 @@ option = click.option(
 )
 
 
+def check_lines(result: CheckResult, width: int) -> list[str]:
+    """The result as a person reads it: per endpoint a heading, then one line per aspect
+    (``  ok    key      SIM_KEY is set``), wrapped at ``width`` under its text."""
+    from blindtest.present.screen import wrap
+
+    out: list[str] = []
+    for check in result.endpoints:
+        out.append(check.title)
+        for line in check.lines:
+            head = f"  {line.status:<5} {line.aspect:<8} "
+            body = wrap(line.text, max(width - len(head), 20), hang=0)
+            out.append(head + body[0])
+            out.extend(" " * len(head) + rest for rest in body[1:])
+    failed = sum(bool(check.failed) for check in result.endpoints)
+    total = len(result.endpoints)
+    if total == 1:
+        said = "the endpoint failed" if failed else "the endpoint is ready"
+    elif failed:
+        said = f"{failed} of {total} endpoints failed"
+    else:
+        said = f"all {total} endpoints ready"
+    out.append(f"check: {said}; nothing written")
+    return out
+
+
 def show(result: CheckResult) -> None:
     """The lines on stdout; raise the exit-3 error when any endpoint failed."""
-    from blindtest.preflight import check_lines
-    from blindtest.screen import screen_width
+    from blindtest.present.screen import screen_width
 
     if not result.endpoints:
         click.echo("check: nothing to ask, the answers are read from files; nothing written")
@@ -46,7 +70,7 @@ def generate(
     run_dir: Path, prices: dict[str, str | None], options: dict[str, Any], timeout: float
 ) -> None:
     """``bt-generate RUN --check``."""
-    from blindtest.stages.generate import check
+    from blindtest.generation.stage import check
 
     show(
         check(
@@ -62,7 +86,7 @@ def generate(
 def judge(run_dir: Path, kind: str, ctx: click.Context, llm: dict[str, Any]) -> None:
     """``bt-judge RUN --judge llm:MODEL --check`` (no file): the LLM judge's endpoint."""
     from blindtest.cli import _llm
-    from blindtest.stages.judge import check_judge
+    from blindtest.judging.stage import check_judge
 
     chosen = _llm.settings(ctx, kind, llm)
     if chosen is None:
@@ -75,7 +99,7 @@ def judge(run_dir: Path, kind: str, ctx: click.Context, llm: dict[str, Any]) -> 
 
 def run(run_dir: Path | None, model_a: str | None, model_b: str | None, **given: Any) -> int:
     """``blindtest run A B ... --check``: the design the options make, built in memory."""
-    from blindtest.stages.run import check
+    from blindtest.pipeline.run import check
 
     show(check(run_dir, model_a, model_b, **given))
     return 0

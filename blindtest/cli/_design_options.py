@@ -9,11 +9,11 @@ from typing import Any
 import click
 
 from blindtest.cli._options import FilePath, alpha_option, grouped
-from blindtest.endpoints import DEFAULT_BASE_URL
-from blindtest.protocols import (  # not blindtest.designing: bt-generate never loads it
+from blindtest.model.protocols import (  # not blindtest.designing.build: bt-generate never loads it
     DEFAULT_PROTOCOL,
     PROTOCOLS,
 )
+from blindtest.transport.addresses import DEFAULT_BASE_URL
 
 
 class GreedyOption(click.Option):

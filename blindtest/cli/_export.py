@@ -1,5 +1,5 @@
 """bt-analyze --export-preferences: the options and the summary line (the stage writes the
-file, :func:`blindtest.stages.analyze.analyze`; the rows are
+file, :func:`blindtest.analysis.stage.analyze`; the rows are
 :func:`blindtest.analysis.judges.preference_rows`)."""
 
 from __future__ import annotations

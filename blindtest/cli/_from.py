@@ -1,6 +1,6 @@
 """``bt-design NEW --from RUN --drop-trial N [--drop-reason TEXT]``: the click side (its three
 options, that nothing else of a design is given with them, and what is shown); the work is
-:func:`blindtest.stages.design.derive`."""
+:func:`blindtest.designing.stage.derive`."""
 
 from __future__ import annotations
 
@@ -62,8 +62,8 @@ def derive(
     quiet: bool,
 ) -> None:
     """``--from RUN --drop-trial N``: RUN's design without those trials."""
+    from blindtest.designing.stage import derive
     from blindtest.errors import BadInput
-    from blindtest.stages.design import derive
 
     if from_run is None:
         raise BadInput(

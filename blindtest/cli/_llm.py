@@ -1,5 +1,5 @@
 """bt-judge's options for ``--judge llm:MODEL`` (they arrive in the command as ``**llm``), and
-turning them into the stage's :class:`~blindtest.stages.judge.LlmSettings`; the judge itself
+turning them into the stage's :class:`~blindtest.judging.stage.LlmSettings`; the judge itself
 is :mod:`blindtest.judging.llm.judge`."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import click
 
 from blindtest.cli._options import FilePath, grouped
 from blindtest.errors import BadInput
-from blindtest.generation.retry import DEFAULT_POLICY
 from blindtest.judging.llm.options import DEFAULT_URL
+from blindtest.transport.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
-    from blindtest.stages.judge import LlmSettings
+    from blindtest.judging.stage import LlmSettings
 
 _OPTIONS = [
     click.option("--judge-url", metavar="URL", help=f"LLM judge base URL [default: {DEFAULT_URL}]"),
@@ -135,7 +135,7 @@ def settings(ctx: click.Context, kind: str, llm: dict[str, Any]) -> LlmSettings 
     """The LLM judge's settings for ``--judge llm:MODEL`` (checked by the stage); its options
     are refused for any other judge."""
     if kind.startswith("llm:"):
-        from blindtest.stages.judge import LlmSettings
+        from blindtest.judging.stage import LlmSettings
 
         return LlmSettings(
             url=llm["judge_url"],
@@ -162,8 +162,8 @@ def show_prompt(run_dir: Path, kind: str, chosen: LlmSettings, trial: int) -> No
     """``--show-prompt N``: print the prompt the LLM judge gets for trial N; nothing else
     happens (no call, no file, no lock)."""
     from blindtest.judging.llm.messages import show_prompt as prompt_text
-    from blindtest.judging.picks import load_judge_run
-    from blindtest.stages.judge import llm_options
+    from blindtest.judging.stage import llm_options
+    from blindtest.model.picks import load_judge_run
 
     _, options = llm_options(kind, chosen)
     click.echo(prompt_text(load_judge_run(run_dir), options, trial))

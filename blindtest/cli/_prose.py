@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import click
 
-from blindtest import screen
+from blindtest.present import screen
 
 
 def _wrapped(line: str) -> str:

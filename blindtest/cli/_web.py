@@ -10,8 +10,8 @@ import click
 
 from blindtest.cli._options import grouped
 from blindtest.errors import BadInput
-from blindtest.hints import stage_command
-from blindtest.judging.picks import load_judge_run
+from blindtest.model.picks import load_judge_run
+from blindtest.present.hints import stage_command
 
 #: The page's options, in the order ``bt-judge --help`` lists them.
 options = grouped(

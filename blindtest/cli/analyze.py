@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from blindtest import artifacts
-from blindtest.artifact_types import ReportRecord
 from blindtest.cli import _chain, _export, _options, _prose
 from blindtest.cli._command import command
 from blindtest.cli._options import force_option, json_option, quiet_option, run_argument
+from blindtest.rundir import artifacts
+from blindtest.rundir.types import ReportRecord
 
 
 @command("analyze")
@@ -87,7 +87,7 @@ def analyze(
       bt-analyze run --picks run/picks-alice.jsonl --picks run/picks-bob.jsonl --force
       bt-analyze run --picks run/picks-bot.jsonl --out run/report-bot.json
     """
-    from blindtest.stages.analyze import analyze as score
+    from blindtest.analysis.stage import analyze as score
 
     result = score(
         run_dir,
@@ -114,10 +114,10 @@ def show(
     report: ReportRecord, run_dir: Path, *, as_json: bool, quiet: bool, brief: bool, reveal: bool
 ) -> None:
     """A void analysis prints one line unless revealed; the rest print the result screen."""
-    from blindtest.analyzing import void_line
-    from blindtest.hints import stage_command
-    from blindtest.render import clean, format_summary
-    from blindtest.screen import screen_width
+    from blindtest.analysis.api import void_line
+    from blindtest.present.hints import stage_command
+    from blindtest.present.render import clean, format_summary
+    from blindtest.present.screen import screen_width
 
     void = report["verdict"] == "void"
     if as_json:

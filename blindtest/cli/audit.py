@@ -8,11 +8,12 @@ from typing import Any
 
 import click
 
-from blindtest import artifacts, reportfmt
+from blindtest import reportfmt
 from blindtest.cli._chain import stage_label
 from blindtest.cli._command import command
 from blindtest.cli._options import force_option, quiet_option, run_argument
-from blindtest.hints import stage_command
+from blindtest.present.hints import stage_command
+from blindtest.rundir import artifacts
 
 
 @command("audit")
@@ -54,7 +55,7 @@ def audit(
       bt-audit run
       bt-audit run --allow-commands --force
     """
-    from blindtest.stages.audit import audit as replay
+    from blindtest.auditing.stage import audit as replay
 
     done = replay(
         run_dir,
@@ -96,7 +97,7 @@ def audit(
 
 
 def _show(document: Mapping[str, Any]) -> None:
-    from blindtest.auditing import candidate_tell_lines
+    from blindtest.auditing.build import candidate_tell_lines
 
     sides = document.get("candidates") or ("A", "B")
     for kind, bot in document["bots"].items():

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import click
 
-from blindtest import artifacts, locking
-from blindtest.chain import check_demo_dir, judging_state, picks_judges
+from blindtest.analysis.stage import analyze
+from blindtest.auditing.stage import audit
 from blindtest.cli import analyze as cli_analyze
 from blindtest.cli import design as cli_design
 from blindtest.cli import generate as cli_generate
@@ -33,14 +33,14 @@ from blindtest.cli import verify as cli_verify
 from blindtest.cli._chain import resumable, say
 from blindtest.cli._exits import exit_mapped
 from blindtest.cli._prose import echo_prose
+from blindtest.designing.stage import design
 from blindtest.errors import BadInput
+from blindtest.generation.stage import generate
+from blindtest.judging.stage import JudgeResult, default_judge_id, judge
+from blindtest.pipeline.chain import check_demo_dir, judging_state, picks_judges
+from blindtest.pipeline.verify import verify
+from blindtest.rundir import artifacts, locking
 from blindtest.simulator import Simulator, running
-from blindtest.stages.analyze import analyze
-from blindtest.stages.audit import audit
-from blindtest.stages.design import design
-from blindtest.stages.generate import generate
-from blindtest.stages.judge import JudgeResult, default_judge_id, judge
-from blindtest.stages.verify import verify
 
 DEMO_DIR = Path("demo-run")
 LENGTH_BOT = "bot:length"

@@ -27,8 +27,8 @@ from typing import Any
 
 import click
 
-from blindtest import artifacts, locking
-from blindtest.chain import check_demo_dir, judging_state, picks_judges
+from blindtest.analysis.stage import analyze
+from blindtest.auditing.stage import audit
 from blindtest.cli import analyze as cli_analyze
 from blindtest.cli import design as cli_design
 from blindtest.cli import generate as cli_generate
@@ -37,13 +37,13 @@ from blindtest.cli._chain import resumable, say
 from blindtest.cli._exits import exit_mapped
 from blindtest.cli._prose import echo_prose
 from blindtest.cli.demo import demo_simulator
+from blindtest.designing.stage import design
 from blindtest.errors import BadInput
-from blindtest.stages.analyze import analyze
-from blindtest.stages.audit import audit
-from blindtest.stages.design import design
-from blindtest.stages.generate import generate
-from blindtest.stages.judge import judge
-from blindtest.stages.verify import verify
+from blindtest.generation.stage import generate
+from blindtest.judging.stage import judge
+from blindtest.pipeline.chain import check_demo_dir, judging_state, picks_judges
+from blindtest.pipeline.verify import verify
+from blindtest.rundir import artifacts, locking
 
 DEMO_DIR = Path("demo-candidates-run")
 JUDGE = "bot:length"

@@ -21,21 +21,21 @@ from pathlib import Path
 
 import click
 
-from blindtest import artifacts, locking
-from blindtest.chain import check_demo_dir
+from blindtest.analysis.stage import analyze
+from blindtest.auditing.stage import audit
 from blindtest.cli import analyze as cli_analyze
 from blindtest.cli import design as cli_design
 from blindtest.cli import judge as cli_judge
 from blindtest.cli._chain import say
 from blindtest.cli._exits import exit_mapped
 from blindtest.cli.demo import demo_simulator
+from blindtest.designing.stage import design
 from blindtest.errors import BadInput
-from blindtest.hints import stage_command
-from blindtest.stages.analyze import analyze
-from blindtest.stages.audit import audit
-from blindtest.stages.design import design
-from blindtest.stages.generate import generate
-from blindtest.stages.judge import LlmSettings, judge
+from blindtest.generation.stage import generate
+from blindtest.judging.stage import LlmSettings, judge
+from blindtest.pipeline.chain import check_demo_dir
+from blindtest.present.hints import stage_command
+from blindtest.rundir import artifacts, locking
 
 DEMO_DIR = Path("demo-llm-run")
 JUDGE = "llm:sim-judge-fair"

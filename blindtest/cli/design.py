@@ -15,8 +15,8 @@ from blindtest.cli._options import force_option, quiet_option, run_argument
 from blindtest.cli._prose import echo_prose
 
 if TYPE_CHECKING:
-    from blindtest.designing import DesignOptions
-    from blindtest.stages.design import DesignResult
+    from blindtest.designing.build import DesignOptions
+    from blindtest.designing.stage import DesignResult
 
 
 @command("design")
@@ -46,7 +46,7 @@ def design(run_dir: Path, force: bool, quiet: bool, **options: Any) -> None:
     if from_run is not None or drop_trials or reasons:
         _from.derive(run_dir, from_run, drop_trials, reasons, force, quiet)
         return
-    from blindtest.stages.design import design as write_design
+    from blindtest.designing.stage import design as write_design
 
     result = write_design(
         run_dir,
@@ -80,8 +80,8 @@ def show(result: DesignResult) -> None:
 def _identity_line(document: Mapping[str, Any]) -> None:
     """Stripping changes what the judge sees: say so, with the design's own terms (a model
     served as "default" would strip that word from every answer)."""
-    from blindtest.identity import design_terms
-    from blindtest.sides import identity_terms
+    from blindtest.model.identity import design_terms
+    from blindtest.model.sides import identity_terms
 
     record = document["normalization"]["identity_strip"]
     if record["enabled"]:
@@ -96,7 +96,7 @@ def _identity_line(document: Mapping[str, Any]) -> None:
 
 
 def _summary(options: DesignOptions, prompts: int) -> None:
-    from blindtest.planning import weak_design_note
+    from blindtest.planning.rows import weak_design_note
 
     sequential = options.sequential
     controls = f" + {options.controls} hidden controls" if options.controls else ""
@@ -115,7 +115,7 @@ def _summary(options: DesignOptions, prompts: int) -> None:
 def _candidates_summary(result: DesignResult) -> None:
     """A several-candidate design, before anything is sent: who, who meets whom, how many
     comparisons, and what is paid for (answers per candidate, not per comparison)."""
-    from blindtest.candidateplan import plan_candidates, summary_lines
+    from blindtest.designing.candidate_plan import plan_candidates, summary_lines
 
     options = result.options
     for line, whole in summary_lines(plan_candidates(result.design), options.seed, options.alpha):

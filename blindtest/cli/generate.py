@@ -12,7 +12,7 @@ import click
 from blindtest.cli import _batch, _chain, _check, _options, _prose
 from blindtest.cli._command import command
 from blindtest.cli._options import concurrency_option, quiet_option, run_argument, timeout_option
-from blindtest.generation.retry import DEFAULT_POLICY
+from blindtest.transport.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
     from blindtest.generation.fetch import Progress
@@ -78,7 +78,7 @@ def generate(
     if check:
         _check.generate(run_dir, prices, batch, timeout)
         return
-    from blindtest.stages.generate import generate as fetch
+    from blindtest.generation.stage import generate as fetch
 
     _batch.merge_files(batch)
     fetch(

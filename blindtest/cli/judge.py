@@ -1,9 +1,9 @@
 """bt-judge: RUN/trials.jsonl -> RUN/picks.jsonl (or --out FILE), judged by a person in this
 terminal or by a mechanical judge; ``--check FILE`` validates an external judge's picks.
 
-Options and output only: the stage is :func:`blindtest.stages.judge.judge` (one sitting into
+Options and output only: the stage is :func:`blindtest.judging.stage.judge` (one sitting into
 the picks file, ``blindtest.judging.sitting``); the hidden stopping rule lives in
-``blindtest.judging.recorder``, the kinds of judge in ``blindtest.judging.kinds`` (the
+``blindtest.judging.recorder``, the kinds of judge in ``blindtest.model.judge_kinds`` (the
 registry), the driver in ``blindtest.judging.driver``, the terminal session in
 ``blindtest.judging.terminal.session``.
 """
@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from blindtest import artifacts
 from blindtest.cli import _batch, _chain, _check, _llm, _prose, _web
 from blindtest.cli._command import command
 from blindtest.cli._options import FilePath, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput
-from blindtest.judging.kinds import judge_help
-from blindtest.judging.picks import load_picks
+from blindtest.model.judge_kinds import judge_help
+from blindtest.model.picks import load_picks
+from blindtest.rundir import artifacts
 
 if TYPE_CHECKING:
-    from blindtest.stages.judge import JudgeResult
+    from blindtest.judging.stage import JudgeResult
 
 
 def _count(n: int, word: str) -> str:
@@ -132,7 +132,7 @@ def judge(
         return
     if _web.is_panel(panel, per_judge, judge_id, out):
         assert panel is not None
-        from blindtest.locking import holding_picks
+        from blindtest.rundir.locking import holding_picks
 
         # As with one judge, RUN/picks.jsonl is claimed and locked while the panel sits.
         with holding_picks(run_dir, run_dir / artifacts.PICKS, _chain.stage_label()):
@@ -144,7 +144,7 @@ def judge(
     if chosen is not None and llm["show_prompt"] is not None:
         _llm.show_prompt(run_dir, kind, chosen, llm["show_prompt"])
         return
-    from blindtest.stages.judge import judge as sit
+    from blindtest.judging.stage import judge as sit
 
     result = sit(
         run_dir,

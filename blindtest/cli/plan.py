@@ -11,7 +11,7 @@ import orjson
 from blindtest.cli._command import command
 from blindtest.cli._options import FilePath, alpha_option, json_option
 from blindtest.errors import BadInput
-from blindtest.protocols import DEFAULT_PROTOCOL, PROTOCOLS
+from blindtest.model.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 
 
 def _split(text: str | None, option: str) -> list[str] | None:
@@ -118,7 +118,7 @@ def plan(
       bt-plan --trials 10,60 --pc 0.5,0.6,0.7 --html power.html
       bt-plan --protocol preference --ties 0.3 --target-power 0.8
     """
-    from blindtest.stages.plan import plan as tabulate
+    from blindtest.planning.stage import plan as tabulate
 
     table = tabulate(
         protocol,

@@ -1,4 +1,4 @@
-"""blindtest run A B --prompts F: every stage in order (:func:`blindtest.stages.run.run`),
+"""blindtest run A B --prompts F: every stage in order (:func:`blindtest.pipeline.run.run`),
 each shown as its own command shows it.
 
 Its design options are the ``bt-design`` options themselves (one group in ``_options``, so
@@ -23,8 +23,8 @@ from blindtest.cli._chain import resumable
 from blindtest.cli._command import command
 from blindtest.cli._options import DirPath, concurrency_option, quiet_option
 from blindtest.cli._prose import echo_prose
-from blindtest.hints import blindtest_command
-from blindtest.judging.kinds import judge_help
+from blindtest.model.judge_kinds import judge_help
+from blindtest.present.hints import blindtest_command
 
 
 def resume_command(ctx: click.Context, run_dir: Path) -> str:
@@ -95,8 +95,8 @@ def run(
     or three or more --from-dirs) takes none.
     """
     from blindtest.cli import analyze, design, generate, judge
-    from blindtest.stages.run import RunHooks, two_models
-    from blindtest.stages.run import run as chain
+    from blindtest.pipeline.run import RunHooks, two_models
+    from blindtest.pipeline.run import run as chain
 
     model_a, model_b = two_models(models, design_options)
     prices = _options.given_prices(design_options)  # taken out: the rest are the design's

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from blindtest import artifacts
 from blindtest.cli._command import command
 from blindtest.cli._options import json_option, quiet_option, run_argument
-from blindtest.hints import stage_command
+from blindtest.present.hints import stage_command
+from blindtest.rundir import artifacts
 
 if TYPE_CHECKING:
-    from blindtest.stages.verify import Verification
+    from blindtest.pipeline.verify import Verification
 
 
 @command("verify")
@@ -40,7 +40,7 @@ def verify(run_dir: Path, allow_commands: bool, as_json: bool, quiet: bool) -> i
       bt-verify run
       bt-verify run --json
     """
-    from blindtest.stages.verify import verify as recompute
+    from blindtest.pipeline.verify import verify as recompute
 
     result = recompute(run_dir, allow_commands=allow_commands)
     show(result, run_dir, as_json=as_json, quiet=quiet)

@@ -1,5 +1,5 @@
 """Asking models for answers. The half every stage shares (an LLM judge asks through it too):
-the client (:mod:`~blindtest.generation.client`, :mod:`~blindtest.generation.batch_client`),
+the client (:mod:`~blindtest.transport.client`, :mod:`~blindtest.transport.batch_client`),
 the endpoint, flow control, failures, the retry policy, the wire format and the Batch API's
 files and loop. The rest is bt-generate's library, by job (the stage itself is
-:mod:`blindtest.generating`)."""
+:mod:`blindtest.generation.generate`)."""

@@ -3,10 +3,10 @@ slot as a batch input file, ``--batch-import FILE...`` reads the results back in
 ``responses.jsonl``, ``--batch`` submits and collects through the endpoints' Batch API; each
 writes the blinded view once every slot is answered, or says what is still missing.
 
-The run's files through :mod:`blindtest.artifacts`; the formats are
-:mod:`blindtest.generation.batch`,
+The run's files through :mod:`blindtest.rundir.artifacts`; the formats are
+:mod:`blindtest.transport.batch`,
 the bodies and rows :mod:`blindtest.generation.batch_rows`, submitting and collecting
-:mod:`blindtest.generation.batch_run`. No click: lines for the user go to the caller's ``say``.
+:mod:`blindtest.transport.batch_run`. No click: lines for the user go to the caller's ``say``.
 
 Import. Results are sorted against the rows on disk (:func:`slot_triage`): a result for a slot
 already answered with the same content (an interrupted import run again) is skipped with a
@@ -24,12 +24,8 @@ from typing import Any
 
 import orjson
 
-from blindtest import artifacts, reportfmt
-from blindtest.artifact_types import DesignRecord, GenerationRecord, TrialRecord
-from blindtest.artifacts import JsonObject, LoadedDesign
-from blindtest.candidates import sides_of
+from blindtest import reportfmt
 from blindtest.errors import EndpointFailed
-from blindtest.generation.batch import BatchResult, Triage, parse_custom_id, triage
 from blindtest.generation.batch_rows import (
     BatchImport,
     batch_requests,
@@ -40,8 +36,13 @@ from blindtest.generation.cost import check_price_roles
 from blindtest.generation.ledger import check_rows_current
 from blindtest.generation.requests import SlotRequests, endpoints_for
 from blindtest.generation.stage_io import StageIO
-from blindtest.hints import stage_command
-from blindtest.slots import LAUNDER, SlotState, build_trials_view, pending_work, plan_slots
+from blindtest.model.candidates import sides_of
+from blindtest.model.slots import LAUNDER, SlotState, build_trials_view, pending_work, plan_slots
+from blindtest.present.hints import stage_command
+from blindtest.rundir import artifacts
+from blindtest.rundir.artifacts import JsonObject, LoadedDesign
+from blindtest.rundir.types import DesignRecord, GenerationRecord, TrialRecord
+from blindtest.transport.batch import BatchResult, Triage, parse_custom_id, triage
 
 __all__ = ["export", "import_files", "slot_triage", "submit"]
 
@@ -51,7 +52,7 @@ Prices = Mapping[str, tuple[float, float]]
 
 def export(run_dir: Path, out: Path, fmt: str, say: Say) -> None:
     """``--batch-export FILE``: every unanswered slot's request (laundering is done live)."""
-    from blindtest.generation.batch_run import write_export
+    from blindtest.transport.batch_run import write_export
 
     loaded = artifacts.load_design(run_dir)
     rows = artifacts.read_jsonl(run_dir / artifacts.RESPONSES, "responses", missing_ok=True)
@@ -77,7 +78,7 @@ def export(run_dir: Path, out: Path, fmt: str, say: Say) -> None:
 
 def import_files(run_dir: Path, files: Sequence[Path], prices: Prices, say: Say) -> None:
     """``--batch-import FILE...``: every file read and checked before anything is written."""
-    from blindtest.generation.batch_run import read_result_files
+    from blindtest.transport.batch_run import read_result_files
 
     loaded, io = _io(run_dir, say)
     check_price_roles(loaded.design, prices)
@@ -104,9 +105,9 @@ def submit(
     say: Say,
 ) -> None:
     """``--batch``: submit the missing slots, wait, import
-    (:func:`blindtest.generation.batch_run.collect`; a rerun picks up the batches recorded in
+    (:func:`blindtest.transport.batch_run.collect`; a rerun picks up the batches recorded in
     ``batches.json``). ``EndpointFailed`` when slots are still unanswered after it."""
-    from blindtest.generation import batch_run
+    from blindtest.transport import batch_run
 
     loaded, io = _io(run_dir, say)
     check_rows_current(
@@ -231,7 +232,7 @@ def slot_triage(
     rows: Sequence[Mapping[str, Any]],
     results: list[BatchResult],
 ) -> Triage:
-    """bt-generate's results sorted against ``rows`` (:func:`blindtest.generation.batch.triage`): a
+    """bt-generate's results sorted against ``rows`` (:func:`blindtest.transport.batch.triage`): a
     result is "the same" as a stored row of its slot when the row it makes says the same."""
     slots = {(s.trial, s.slot): s for s in plan_slots(design)}
     stored: dict[Hashable, tuple[bool, set[Hashable]]] = {}

@@ -7,12 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from blindtest import reportfmt
-from blindtest.artifact_types import DesignRecord, ResponseRow, TrialRecord
-from blindtest.artifacts import JsonObject
-from blindtest.derived import trial_slot_seed
 from blindtest.errors import BadInput
-from blindtest.generation.batch import BatchResult, custom_id, parse_custom_id, result_completion
-from blindtest.generation.client import Completion
 from blindtest.generation.guard import DrawCollisions, collision_notice
 from blindtest.generation.requests import SlotRequests
 from blindtest.generation.responses import response_record
@@ -24,8 +19,8 @@ from blindtest.generation.summary import (
     recorded_prices,
     session_entry,
 )
-from blindtest.generation.wire import ServerError, prompt_too_long
-from blindtest.slots import (
+from blindtest.model.derived import trial_slot_seed
+from blindtest.model.slots import (
     LAUNDER,
     Slot,
     SlotState,
@@ -35,6 +30,11 @@ from blindtest.slots import (
     pending_work,
     plan_slots,
 )
+from blindtest.rundir.artifacts import JsonObject
+from blindtest.rundir.types import DesignRecord, ResponseRow, TrialRecord
+from blindtest.transport.batch import BatchResult, custom_id, parse_custom_id, result_completion
+from blindtest.transport.client import Completion
+from blindtest.transport.wire import ServerError, prompt_too_long
 
 # --------------------------------------------------------------------------- batch files
 

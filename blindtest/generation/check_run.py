@@ -8,18 +8,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from blindtest import artifacts
-from blindtest.artifact_types import DesignRecord
-from blindtest.candidates import has_candidates, sides_of
-from blindtest.derived import trial_slot_seed
 from blindtest.errors import BadInput
 from blindtest.generation.cost import ASSUMED_OUTPUT_TOKENS, check_price_roles, estimate_cost
 from blindtest.generation.requests import endpoints_for, messages_for, prompt_texts
 from blindtest.generation.summary import recorded_prices
-from blindtest.normalize import launder_messages
-from blindtest.preflight import CHECK_PROMPT, Target
-from blindtest.prompt_size import estimated_tokens
-from blindtest.slots import LAUNDER
+from blindtest.model.candidates import has_candidates, sides_of
+from blindtest.model.derived import trial_slot_seed
+from blindtest.model.normalize import launder_messages
+from blindtest.model.prompt_size import estimated_tokens
+from blindtest.model.slots import LAUNDER
+from blindtest.rundir import artifacts
+from blindtest.rundir.types import DesignRecord
+from blindtest.transport.preflight import CHECK_PROMPT, Target
 
 __all__ = ["design_targets", "run_targets"]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from blindtest.artifact_types import DesignRecord
-from blindtest.candidates import TWO_SIDES, has_candidates, sides_of
 from blindtest.errors import BadInput
 from blindtest.generation.requests import prompt_texts, system_prompt
-from blindtest.normalize import count_words
-from blindtest.slots import LAUNDER, iter_slots
+from blindtest.model.candidates import TWO_SIDES, has_candidates, sides_of
+from blindtest.model.normalize import count_words
+from blindtest.model.slots import LAUNDER, iter_slots
+from blindtest.rundir.types import DesignRecord
 
 #: Assumed output length for a cost estimate when the design sets no token limit.
 ASSUMED_OUTPUT_TOKENS = 600

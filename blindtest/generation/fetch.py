@@ -9,17 +9,17 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from blindtest.artifact_types import DesignRecord, ResponseRow
-from blindtest.derived import trial_slot_seed
 from blindtest.errors import CheckFailed, PromptTooLong
-from blindtest.generation.client import ChatClient, Completion
 from blindtest.generation.guard import DrawCollisions, deterministic_endpoint_error
 from blindtest.generation.ledger import AddRow, AppendRow, Ledger
 from blindtest.generation.requests import SlotRequests, messages_for, prompt_texts
 from blindtest.generation.responses import response_record
-from blindtest.generation.wire import ChatMessage
-from blindtest.normalize import launder_messages
-from blindtest.slots import LAUNDER, SlotState, Work
+from blindtest.model.derived import trial_slot_seed
+from blindtest.model.normalize import launder_messages
+from blindtest.model.slots import LAUNDER, SlotState, Work
+from blindtest.rundir.types import DesignRecord, ResponseRow
+from blindtest.transport.client import ChatClient, Completion
+from blindtest.transport.wire import ChatMessage
 
 
 @dataclass

@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from blindtest import reportfmt
-from blindtest.artifact_types import DesignRecord
-from blindtest.artifacts import Columns
-from blindtest.candidates import TWO_SIDES, sides_of
 from blindtest.errors import CheckFailed
-from blindtest.normalize import count_words
-from blindtest.protocols import protocol_of
-from blindtest.slots import SlotState, original_text
+from blindtest.model.candidates import TWO_SIDES, sides_of
+from blindtest.model.normalize import count_words
+from blindtest.model.protocols import protocol_of
+from blindtest.model.slots import SlotState, original_text
+from blindtest.rundir.artifacts import Columns
+from blindtest.rundir.types import DesignRecord
 
 #: The deterministic-side guard. A side that answers deterministically (temperature ignored
 #: or 0, or a cache) gives its two triangle draws the same text, and the triangle degenerates

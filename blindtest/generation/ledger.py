@@ -8,15 +8,16 @@ from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
-from blindtest import artifacts, reportfmt
-from blindtest.artifact_types import DesignRecord, ResponseRow
-from blindtest.artifacts import Columns
-from blindtest.candidates import has_candidates, sides_of
+from blindtest import reportfmt
 from blindtest.errors import BadInput
 from blindtest.generation.guard import _arrangement_values, trial_positions
 from blindtest.generation.requests import SlotRequests
-from blindtest.protocols import protocol_of
-from blindtest.slots import LAUNDER, Slot, Work, iter_slots, original_text, owners_of
+from blindtest.model.candidates import has_candidates, sides_of
+from blindtest.model.protocols import protocol_of
+from blindtest.model.slots import LAUNDER, Slot, Work, iter_slots, original_text, owners_of
+from blindtest.rundir import artifacts
+from blindtest.rundir.artifacts import Columns
+from blindtest.rundir.types import DesignRecord, ResponseRow
 
 #: What a ledger row reference reads back: a row of ``responses.jsonl`` (by byte offset, or
 #: by index into rows held in memory).

@@ -10,17 +10,17 @@ from typing import Any
 
 import orjson
 
-from blindtest.artifact_types import DesignRecord
-from blindtest.artifacts import Columns
-from blindtest.candidates import sides_of
-from blindtest.derived import trial_slot_seed
-from blindtest.endpoints import is_loopback
-from blindtest.generation.endpoint import Endpoint
-from blindtest.generation.wire import ChatMessage, token_field_for
-from blindtest.normalize import launder_messages
-from blindtest.protocols import protocol_of
-from blindtest.sides import fill_template, side_system
-from blindtest.slots import LAUNDER, Slot, Work
+from blindtest.model.candidates import sides_of
+from blindtest.model.derived import trial_slot_seed
+from blindtest.model.normalize import launder_messages
+from blindtest.model.protocols import protocol_of
+from blindtest.model.sides import fill_template, side_system
+from blindtest.model.slots import LAUNDER, Slot, Work
+from blindtest.rundir.artifacts import Columns
+from blindtest.rundir.types import DesignRecord
+from blindtest.transport.addresses import is_loopback
+from blindtest.transport.endpoint import Endpoint
+from blindtest.transport.wire import ChatMessage, token_field_for
 
 
 def system_prompt(design: DesignRecord, side: str | None = None) -> str | None:

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal, TypedDict, cast
 
-from blindtest.artifact_types import DesignRecord, ResponseRow, UsageRecord
-from blindtest.artifacts import schema_tag
-from blindtest.generation.client import Completion
 from blindtest.generation.ledger import Ledger
 from blindtest.generation.requests import SlotRequests, _variant_for
-from blindtest.normalize import normalize_answer
-from blindtest.slots import Slot, SlotState, Work, iter_slots
+from blindtest.model.normalize import normalize_answer
+from blindtest.model.slots import Slot, SlotState, Work, iter_slots
+from blindtest.rundir.artifacts import schema_tag
+from blindtest.rundir.types import DesignRecord, ResponseRow, UsageRecord
+from blindtest.transport.client import Completion
 
 # --------------------------------------------------------------------------- records
 

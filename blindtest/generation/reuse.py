@@ -3,7 +3,7 @@ answers RUN already holds for the kept trials are copied into NEW's ``responses.
 renumbered, each marked ``reused_from`` (RUN's design hash, the trial's number there), so
 no slot is asked (or paid) twice. Only answers that answer the request the slot makes now
 are copied (:class:`~blindtest.generation.ledger.Ledger` decides, by ``request_sha256``), and
-the kept slots ask byte for byte what they asked in RUN (:mod:`blindtest.derived`)."""
+the kept slots ask byte for byte what they asked in RUN (:mod:`blindtest.model.derived`)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from blindtest import artifacts
-from blindtest.artifact_types import DesignRecord, ResponseRow
-from blindtest.candidates import answer_owners, has_candidates
-from blindtest.derived import source_trials
 from blindtest.generation.ledger import Ledger
 from blindtest.generation.requests import SlotRequests
-from blindtest.slots import LAUNDER, iter_slots
+from blindtest.model.candidates import answer_owners, has_candidates
+from blindtest.model.derived import source_trials
+from blindtest.model.slots import LAUNDER, iter_slots
+from blindtest.rundir import artifacts
+from blindtest.rundir.types import DesignRecord, ResponseRow
 
 __all__ = ["Reused", "reuse_answers"]
 

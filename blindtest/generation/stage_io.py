@@ -1,5 +1,6 @@
 """What bt-generate does outside itself, as callbacks (:class:`StageIO`): the stage
-(:mod:`blindtest.generating`) and its batch modes (:mod:`blindtest.generation.batch_mode`)
+(:mod:`blindtest.generation.generate`) and its batch modes
+(:mod:`blindtest.generation.batch_mode`)
 take one, so neither opens a file."""
 
 from __future__ import annotations
@@ -8,9 +9,9 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
-from blindtest.artifact_types import GenerationRecord
 from blindtest.generation.fetch import Progress
 from blindtest.generation.ledger import AppendRow, ReadRow
+from blindtest.rundir.types import GenerationRecord
 
 __all__ = ["StageIO"]
 

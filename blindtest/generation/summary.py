@@ -8,17 +8,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from blindtest import reportfmt
-from blindtest.artifact_types import DesignRecord, GenerationRecord
-from blindtest.artifacts import JsonObject, schema_tag
-from blindtest.candidates import sides_of
 from blindtest.errors import EndpointFailed
 from blindtest.generation.cost import _cost
 from blindtest.generation.guard import DrawCollisions, deterministic_endpoint_error, identical_draws
 from blindtest.generation.ledger import Ledger
 from blindtest.generation.requests import _role_model
-from blindtest.normalize import outside_band
-from blindtest.protocols import protocol_of
-from blindtest.slots import LAUNDER, SlotState, Work, pending_work
+from blindtest.model.candidates import sides_of
+from blindtest.model.normalize import outside_band
+from blindtest.model.protocols import protocol_of
+from blindtest.model.slots import LAUNDER, SlotState, Work, pending_work
+from blindtest.rundir.artifacts import JsonObject, schema_tag
+from blindtest.rundir.types import DesignRecord, GenerationRecord
 
 
 @dataclass

@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from blindtest.judging.picks import OPTION_ANSWER_KEYS, ExtraAnswer, JudgeView, Pick, clean_text
-from blindtest.protocols import PREFERENCE_PICKS, PROTOCOLS, Protocol
+from blindtest.model.picks import OPTION_ANSWER_KEYS, ExtraAnswer, JudgeView, Pick, clean_text
+from blindtest.model.protocols import PREFERENCE_PICKS, PROTOCOLS, Protocol
 
 __all__ = [
     "COMMAND_KEYS",

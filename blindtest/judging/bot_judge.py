@@ -1,5 +1,5 @@
 """The tell bots as judges: ``bt-judge --judge bot:KIND`` (the bots themselves, which
-``bt-audit`` replays too, are :mod:`blindtest.judging.bots`)."""
+``bt-audit`` replays too, are :mod:`blindtest.model.bots`)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from blindtest.judging.bots import bot_pick, bot_settings, check_bot
 from blindtest.judging.driver import Answer, Judge, JudgeKind, JudgeSetup, JudgingResult, Turn
-from blindtest.judging.picks import JudgeRun
-from blindtest.rng import DesignRng
+from blindtest.model.bots import bot_pick, bot_settings, check_bot
+from blindtest.model.picks import JudgeRun
+from blindtest.model.rng import DesignRng
 
 __all__ = ["BotJudge", "judge_kind"]
 

@@ -1,5 +1,5 @@
 """Who judges, behind one interface: the ``Judge`` protocol, what a kind of judge is
-(``JudgeKind``, made by the module the registry :mod:`blindtest.judging.kinds` names for it:
+(``JudgeKind``, made by the module the registry :mod:`blindtest.model.judge_kinds` names for it:
 :func:`judge_kind`), and the one driver that records any judge's picks in trial order.
 
 The driver owns what is the same for every judge: the trials that remain, taking back the last
@@ -26,10 +26,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, overload
 
-from blindtest.judging.kinds import PICK_KINDS, kind_of
-from blindtest.judging.picks import JudgeRun, Pick, PicksFile, Trial
-from blindtest.judging.picks import JudgingResult as JudgingResult  # how a sitting ended
 from blindtest.judging.recorder import Recorder
+from blindtest.model.judge_kinds import PICK_KINDS, kind_of
+from blindtest.model.picks import JudgeRun, Pick, PicksFile, Trial
+from blindtest.model.picks import JudgingResult as JudgingResult  # how a sitting ended
 
 # --------------------------------------------------------------------------- what passes
 
@@ -308,7 +308,7 @@ class JudgeKind:
 
 def judge_kind(name: str) -> JudgeKind:
     """The kind of judge a ``--judge`` value names, made by the module the registry
-    (:mod:`blindtest.judging.kinds`) names for it, imported only now."""
+    (:mod:`blindtest.model.judge_kinds`) names for it, imported only now."""
     module = importlib.import_module(str(kind_of(name).module))
     make: Callable[[str], JudgeKind] = module.judge_kind
     return make(name)

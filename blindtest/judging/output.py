@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from blindtest.errors import BadInput
-from blindtest.judging.kinds import PICK_KINDS
-from blindtest.judging.picks import (
+from blindtest.model.judge_kinds import PICK_KINDS
+from blindtest.model.picks import (
     SETTING_OPTIONS,
     PicksFile,
     changed_settings,

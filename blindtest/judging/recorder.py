@@ -12,9 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from blindtest.artifacts import schema_tag
 from blindtest.errors import BadInput
-from blindtest.judging.picks import (
+from blindtest.model.picks import (
     SETTINGS_FIELD,
     SETTINGS_HASH_FIELD,
     JsonObject,
@@ -26,7 +25,8 @@ from blindtest.judging.picks import (
     clean_text,
     settings_sha256,
 )
-from blindtest.scoring import triangle_correct
+from blindtest.model.scoring import triangle_correct
+from blindtest.rundir.artifacts import schema_tag
 
 __all__ = ["Append", "LogE", "Recorder", "StoppingRule"]
 

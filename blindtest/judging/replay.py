@@ -22,7 +22,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from blindtest import artifacts
 from blindtest.errors import BadInput
 from blindtest.judging.driver import (
     Answer,
@@ -34,7 +33,8 @@ from blindtest.judging.driver import (
     Stop,
     Turn,
 )
-from blindtest.judging.picks import JsonObject, JudgeRun, Pick, PicksFile, read_picks, settings_of
+from blindtest.model.picks import JsonObject, JudgeRun, Pick, PicksFile, read_picks, settings_of
+from blindtest.rundir import artifacts
 
 __all__ = ["ReplayJudge", "judge_kind"]
 

@@ -5,7 +5,7 @@ another judge's kind of picks), the judge made, and the trials it still has to j
 through the :class:`~blindtest.judging.recorder.Recorder` into the file. A live judge sits
 here, and so does an LLM judge's batch import (the same judge, answered from the files).
 
-The picks file through :mod:`blindtest.artifacts`; what the judge shows and asks is its own.
+The picks file through :mod:`blindtest.rundir.artifacts`; what the judge shows and asks is its own.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from blindtest import artifacts
-from blindtest.hints import stage_command
 from blindtest.judging.driver import Judge, JudgeKind, JudgeSetup, JudgingResult, drive
 from blindtest.judging.output import check_default_id, check_settings, plan_output
-from blindtest.judging.picks import JudgeRun, PicksFile, read_picks, remaining_trials
 from blindtest.judging.recorder import Recorder
+from blindtest.model.picks import JudgeRun, PicksFile, read_picks, remaining_trials
+from blindtest.present.hints import stage_command
+from blindtest.rundir import artifacts
 
 __all__ = ["OpenedPicks", "analyze_command", "open_picks", "sit", "sit_opened"]
 

@@ -37,10 +37,10 @@ from typing import Any
 
 import orjson
 
-from blindtest.candidates import candidates_of
 from blindtest.errors import BadInput
 from blindtest.judging.driver import Answer, Judge, JudgeKind, JudgeSetup, JudgingResult, Stop, Turn
-from blindtest.judging.picks import JudgeRun, Pick, judge_id_problem
+from blindtest.model.candidates import candidates_of
+from blindtest.model.picks import JudgeRun, Pick, judge_id_problem
 
 __all__ = ["CHOICES", "Verdict", "VerdictsJudge", "judge_kind", "pair_ids", "read_verdicts"]
 

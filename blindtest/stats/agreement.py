@@ -330,7 +330,7 @@ def _alpha_from_weights(weights: Any, counts: Any, sizes: Any) -> Any:
 
 class IndexDraws(Protocol):
     """A seeded source of bootstrap indices: ``take(rows, n)`` is a ``rows x n`` integer
-    array of indices in ``[0, n)`` (`blindtest.rng.IndexStream`; stats/ draws no seed)."""
+    array of indices in ``[0, n)`` (`blindtest.model.rng.IndexStream`; stats/ draws no seed)."""
 
     def take(self, rows: int, n: int) -> Any: ...
 
@@ -344,7 +344,7 @@ def krippendorff_alpha(
 ) -> AlphaResult:
     """Krippendorff's alpha (nominal); ``units[i]`` holds the values unit i received (any
     number, missing ones simply absent). With ``rng`` (the analysis passes
-    ``blindtest.rng.IndexStream(design seed, "agreement")``, so anyone holding the design
+    ``blindtest.model.rng.IndexStream(design seed, "agreement")``, so anyone holding the design
     recomputes it), a percentile bootstrap interval over units."""
     import numpy as np
 

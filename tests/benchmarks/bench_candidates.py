@@ -104,8 +104,8 @@ def run_chain(
 ) -> dict[str, float]:
     """Seconds per stage (the fastest of ``repeat`` for the readers), and the design's
     comparisons and answers."""
-    from blindtest import artifacts
-    from blindtest.candidates import answer_owners
+    from blindtest.model.candidates import answer_owners
+    from blindtest.rundir import artifacts
 
     prompts, sides = workdir / f"prompts-{name}.txt", workdir / "sides.toml"
     run = workdir / f"run-{name}"

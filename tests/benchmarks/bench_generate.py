@@ -37,9 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import bench_guard  # tests/benchmarks/, the script's own directory
 
-from blindtest.generation.client import ChatClient
-from blindtest.generation.endpoint import Endpoint
-from blindtest.generation.wire import ChatMessage
+from blindtest.transport.client import ChatClient
+from blindtest.transport.endpoint import Endpoint
+from blindtest.transport.wire import ChatMessage
 
 PROMPTS = 200
 SLOTS = 3

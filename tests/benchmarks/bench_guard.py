@@ -25,14 +25,14 @@ from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from blindtest.artifact_types import DesignRecord
-from blindtest.artifacts import schema_tag
-from blindtest.generation.client import ChatClient, Completion
-from blindtest.generation.endpoint import Endpoint
 from blindtest.generation.fetch import run_generation
 from blindtest.generation.guard import DrawCollisions
-from blindtest.generation.wire import ChatMessage
-from blindtest.slots import SlotState, plan_slots
+from blindtest.model.slots import SlotState, plan_slots
+from blindtest.rundir.artifacts import schema_tag
+from blindtest.rundir.types import DesignRecord
+from blindtest.transport.client import ChatClient, Completion
+from blindtest.transport.endpoint import Endpoint
+from blindtest.transport.wire import ChatMessage
 
 SIZES = (3_000, 30_000)
 MAX_RATIO = 2.0

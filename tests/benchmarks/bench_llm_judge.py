@@ -46,7 +46,7 @@ import contextlib, sys, time
 import aiohttp, jsonschema, orjson  # loaded as start-up would: not timed
 from blindtest.cli import cli
 from blindtest.judging.llm import judge as llm_judge
-import blindtest.generation.client
+import blindtest.transport.client
 run, url, out, concurrency = sys.argv[1:5]
 sitting = llm_judge.LlmJudge.sitting
 marks = []

@@ -20,8 +20,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from blindtest.pairing import schedule, schedule_size
-from blindtest.rng import IndexStream
+from blindtest.model.pairing import schedule, schedule_size
+from blindtest.model.rng import IndexStream
 from blindtest.stats.pairwise import pair_table, tally
 from blindtest.stats.ranking import outcomes, rank_candidates
 

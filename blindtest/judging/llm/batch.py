@@ -7,7 +7,7 @@ this judge's picks meet asks nothing more, as a live judge is asked nothing more
 
 The requests, the sorting of results and the replaying judge are
 :mod:`blindtest.judging.llm.batch_requests`; the sitting :mod:`blindtest.judging.sitting`;
-the export files and submitting :mod:`blindtest.generation.batch_run`. No click: lines go to
+the export files and submitting :mod:`blindtest.transport.batch_run`. No click: lines go to
 the caller's ``say`` (stderr) and ``show`` (the closing line, stdout).
 """
 
@@ -17,19 +17,20 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from blindtest import artifacts, reportfmt
-from blindtest.artifacts import JsonObject
+from blindtest import reportfmt
 from blindtest.errors import BadInput, EndpointFailed
-from blindtest.generation.batch import BatchResult
-from blindtest.hints import stage_command
 from blindtest.judging import sitting
 from blindtest.judging.driver import Judge, JudgeKind, JudgingResult
 from blindtest.judging.llm.batch_requests import Selection, judge_requests, replay_kind, select
 from blindtest.judging.llm.options import LlmOptions
 from blindtest.judging.output import check_default_id, check_settings
-from blindtest.judging.picks import JudgeRun, PicksFile, Trial, read_picks, remaining_trials
 from blindtest.judging.recorder import Recorder
-from blindtest.protocols import PROTOCOLS
+from blindtest.model.picks import JudgeRun, PicksFile, Trial, read_picks, remaining_trials
+from blindtest.model.protocols import PROTOCOLS
+from blindtest.present.hints import stage_command
+from blindtest.rundir import artifacts
+from blindtest.rundir.artifacts import JsonObject
+from blindtest.transport.batch import BatchResult
 
 __all__ = ["JudgeBatch", "export", "import_files", "record_path", "submit"]
 
@@ -114,7 +115,7 @@ def _passes(work: JudgeBatch, both: bool) -> str:
 
 def export(work: JudgeBatch, out: Path, fmt: str, say: Say) -> None:
     """``--batch-export FILE``: every comparison still to ask (both passes of a swap)."""
-    from blindtest.generation.batch_run import write_export
+    from blindtest.transport.batch_run import write_export
 
     requests = judge_requests(work.run, work.options, work.to_ask())
     if not requests:
@@ -152,7 +153,7 @@ def _missing(work: JudgeBatch, say: Say) -> int:
 def import_files(work: JudgeBatch, files: Sequence[Path], say: Say, show: Say) -> None:
     """``--batch-import FILE...``: the judge sat over the comparisons whose passes are all
     back. ``EndpointFailed`` when some failed (a batch asks no verdict again)."""
-    from blindtest.generation.batch_run import read_result_files
+    from blindtest.transport.batch_run import read_result_files
 
     results = read_result_files(files)
     selection = _select(work, results)
@@ -239,7 +240,7 @@ def submit(
     """``--batch``: submit what is still to ask, wait, import (a rerun resumes the recorded
     batches; ``--force`` is refused). ``EndpointFailed`` when comparisons are still
     unjudged after it."""
-    from blindtest.generation import batch_run
+    from blindtest.transport import batch_run
 
     if work.force:
         raise BadInput("--batch resumes its recorded batches; --force is not for it")

@@ -1,13 +1,13 @@
 """An LLM judge through a batch file (``bt-judge --judge llm:M``):
 the requests a live judge would send, as ``(custom_id, body)`` pairs for
-:mod:`blindtest.generation.batch`, and the results read back checked and replayed through the
+:mod:`blindtest.transport.batch`, and the results read back checked and replayed through the
 live judge's own verdict parsing, validation, failure rows and resume logic.
 
 Export. Every comparison still missing for this judge
-(:func:`blindtest.judging.picks.remaining_trials`: failed ones included, and both passes of a
+(:func:`blindtest.model.picks.remaining_trials`: failed ones included, and both passes of a
 trial killed between its two appends), each pass of the position swap a request of its own:
 the second pass does not depend on the first, so both go in one file. The body is the exact
-one a live call sends (:meth:`~blindtest.generation.endpoint.Endpoint.request_body` with
+one a live call sends (:meth:`~blindtest.transport.endpoint.Endpoint.request_body` with
 ``response_format``). A pair judge is refused: each of its calls holds the judge's earlier
 answers.
 
@@ -16,7 +16,7 @@ hex of the body>`` (at most 64 characters of ``[a-zA-Z0-9_-]``): a result names 
 judge model, its trial and pass, and the very request it answers (a result for a prompt that
 has changed since the export, another template or temperature, matches nothing).
 
-Import. :func:`select` sorts the results with :func:`blindtest.generation.batch.triage`, as
+Import. :func:`select` sorts the results with :func:`blindtest.transport.batch.triage`, as
 bt-generate does: another run or judge model (foreign), no such comparison or a request this
 judge would not send now (unknown: a body hash that does not match), or a pass answered twice in
 the files with different results refuse the whole import with the counts. A pass already stored
@@ -38,7 +38,15 @@ from typing import Any, cast
 import orjson
 
 from blindtest.errors import BadInput
-from blindtest.generation.batch import (
+from blindtest.judging.driver import JudgeKind, JudgeSetup
+from blindtest.judging.llm.judge import LlmJudge
+from blindtest.judging.llm.messages import comparison_messages, prompt_fields
+from blindtest.judging.llm.options import LlmOptions
+from blindtest.judging.llm.verdicts import response_format
+from blindtest.model.picks import JudgeRun, PicksFile, Trial
+from blindtest.model.protocols import PROTOCOLS
+from blindtest.reportfmt import count
+from blindtest.transport.batch import (
     BatchResult,
     Triage,
     custom_id,
@@ -46,16 +54,8 @@ from blindtest.generation.batch import (
     result_completion,
     triage,
 )
-from blindtest.generation.client import Completion
-from blindtest.generation.wire import ChatMessage
-from blindtest.judging.driver import JudgeKind, JudgeSetup
-from blindtest.judging.llm.judge import LlmJudge
-from blindtest.judging.llm.messages import comparison_messages, prompt_fields
-from blindtest.judging.llm.options import LlmOptions
-from blindtest.judging.llm.verdicts import response_format
-from blindtest.judging.picks import JudgeRun, PicksFile, Trial
-from blindtest.protocols import PROTOCOLS
-from blindtest.reportfmt import count
+from blindtest.transport.client import Completion
+from blindtest.transport.wire import ChatMessage
 
 __all__ = [
     "BatchReplayJudge",
@@ -118,7 +118,7 @@ class Selection:
     """What a set of results holds for this judge: the answers by request (``answers``: the
     messages as JSON -> result) of the ``trials`` whose passes are all back, results that
     never ran, results of trials with a pass still missing (``partial``), what was skipped
-    (``skipped``: :class:`~blindtest.generation.batch.Triage` without its fresh results) and the
+    (``skipped``: :class:`~blindtest.transport.batch.Triage` without its fresh results) and the
     comparisons skipped because these results already made their failure rows
     (``failed_before``)."""
 

@@ -1,5 +1,6 @@
 """``bt-judge RUN --judge llm:MODEL --check``: the LLM judge's endpoint checked as the sides'
-are (:mod:`blindtest.preflight`): its key variable, URL, model, the longest comparison it will
+are (:mod:`blindtest.transport.preflight`): its key variable, URL, model, the longest comparison it
+will
 be sent against the context the server reports, its parameters (``response_format``: a
 refusal is a note, the judge then asks in plain text) and the cost. Reads the blinded view
 only; writes nothing."""
@@ -9,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from blindtest.generation.wire import ChatMessage
 from blindtest.judging.llm import prompts
 from blindtest.judging.llm.messages import comparison_messages
 from blindtest.judging.llm.options import LlmOptions
 from blindtest.judging.llm.verdicts import response_format
-from blindtest.judging.picks import JudgeRun
-from blindtest.preflight import CHECK_PROMPT, Target
-from blindtest.prompt_size import estimated_tokens, prompt_text_of
-from blindtest.protocols import PROTOCOLS
+from blindtest.model.picks import JudgeRun
+from blindtest.model.prompt_size import estimated_tokens, prompt_text_of
+from blindtest.model.protocols import PROTOCOLS
+from blindtest.transport.preflight import CHECK_PROMPT, Target
+from blindtest.transport.wire import ChatMessage
 
 __all__ = ["JUDGE_ANSWER_TOKENS", "design_judge_target", "judge_target"]
 
@@ -54,7 +55,8 @@ def _requests(run: JudgeRun, options: LlmOptions) -> list[int]:
 
 
 def judge_target(run: JudgeRun, options: LlmOptions) -> Target:
-    """The LLM judge as a :class:`~blindtest.preflight.Target`, its requests measured on the
+    """The LLM judge as a :class:`~blindtest.transport.preflight.Target`, its requests measured on
+    the
     blinded trials."""
     return _target(run.view.protocol, _requests(run, options), options)
 

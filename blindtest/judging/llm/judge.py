@@ -1,5 +1,5 @@
 """The LLM judge (spec 003): a model asked, through
-:class:`blindtest.generation.client.ChatClient`, to
+:class:`blindtest.transport.client.ChatClient`, to
 judge the blinded trials with a strict JSON verdict; one more ``Judge`` for the driver.
 
 It owns asking: each verdict asked again up to three times with backoff when malformed
@@ -35,9 +35,6 @@ from typing import Any
 
 from blindtest import reportfmt
 from blindtest.errors import BadInput, EndpointFailed, EndpointRejected
-from blindtest.generation.client import ChatClient, Completion
-from blindtest.generation.retry import RetryPolicy
-from blindtest.generation.wire import ChatMessage
 from blindtest.judging.driver import (
     Answer,
     Failed,
@@ -74,7 +71,7 @@ from blindtest.judging.llm.verdicts import (
     response_format,
     validate_verdict,
 )
-from blindtest.judging.picks import (
+from blindtest.model.picks import (
     SETTINGS_HASH_FIELD,
     JudgeRun,
     Pick,
@@ -82,7 +79,10 @@ from blindtest.judging.picks import (
     judge_nicknames,
     settings_sha256,
 )
-from blindtest.protocols import PROTOCOLS
+from blindtest.model.protocols import PROTOCOLS
+from blindtest.transport.client import ChatClient, Completion
+from blindtest.transport.retry import RetryPolicy
+from blindtest.transport.wire import ChatMessage
 
 __all__ = [
     "LlmJudge",
@@ -678,7 +678,7 @@ def llm_kind(options: LlmOptions) -> JudgeKind:
 
 def judge_kind(name: str) -> JudgeKind:
     """``llm:MODEL`` with every setting at its default (``bt-judge`` builds the kind from its
-    ``--judge-*`` options: :func:`blindtest.stages.judge.llm_options`)."""
+    ``--judge-*`` options: :func:`blindtest.judging.stage.llm_options`)."""
     model = name.partition(":")[2].strip()
     if not model:
         raise BadInput("--judge llm:MODEL: name the judge model, e.g. --judge llm:gpt-4o")

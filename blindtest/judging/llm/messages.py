@@ -10,11 +10,11 @@ from collections.abc import Mapping, Sequence
 
 from blindtest import reportfmt
 from blindtest.errors import BadInput
-from blindtest.generation.wire import ChatMessage
 from blindtest.judging.llm import prompts
 from blindtest.judging.llm.options import LlmOptions, check_key
-from blindtest.judging.picks import JudgeRun, Trial
-from blindtest.protocols import PROTOCOLS
+from blindtest.model.picks import JudgeRun, Trial
+from blindtest.model.protocols import PROTOCOLS
+from blindtest.transport.wire import ChatMessage
 
 
 def check_run(options: LlmOptions, run: JudgeRun, *, key: bool = True) -> None:

@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from blindtest.endpoints import is_loopback
 from blindtest.errors import BadInput
-from blindtest.generation.endpoint import Endpoint
-from blindtest.generation.retry import DEFAULT_POLICY
 from blindtest.judging.llm import prompts
-from blindtest.keynames import check_key_names
-from blindtest.protocols import PROTOCOLS
+from blindtest.model.protocols import PROTOCOLS
+from blindtest.transport.addresses import is_loopback
+from blindtest.transport.endpoint import Endpoint
+from blindtest.transport.keynames import check_key_names
+from blindtest.transport.retry import DEFAULT_POLICY
 
 DEFAULT_KEY_ENVS = ("BLINDTEST_JUDGE_KEY", "OPENAI_API_KEY")
 

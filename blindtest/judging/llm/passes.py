@@ -16,7 +16,7 @@ from blindtest.errors import EndpointRejected, PromptTooLong
 from blindtest.judging.driver import Answer
 from blindtest.judging.llm.messages import _mapping, input_context
 from blindtest.judging.llm.verdicts import validate_verdict
-from blindtest.judging.picks import JudgeRun
+from blindtest.model.picks import JudgeRun
 
 
 @dataclass(slots=True)

@@ -18,7 +18,7 @@ from functools import cache
 from importlib import resources
 
 from blindtest.errors import BadInput
-from blindtest.generation.wire import ChatMessage
+from blindtest.transport.wire import ChatMessage
 
 __all__ = [
     "PREFERENCE_PLACEHOLDERS",

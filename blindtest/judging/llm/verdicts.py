@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from blindtest.protocols import PROTOCOLS, JudgePrompt
+from blindtest.model.protocols import PROTOCOLS, JudgePrompt
 
 if TYPE_CHECKING:
     import jsonschema

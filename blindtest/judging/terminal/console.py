@@ -20,8 +20,8 @@ from types import ModuleType
 from typing import TextIO
 
 from blindtest.errors import BadInput
-from blindtest.judging.picks import clean_text
 from blindtest.judging.terminal.layout import ASCII_GLYPHS, MIN_HEIGHT, MIN_WIDTH, UNICODE_GLYPHS
+from blindtest.model.picks import clean_text
 
 
 class _Resized(Exception):
@@ -142,7 +142,7 @@ class Console:
     # ------------------------------------------------------------- reading
 
     def read_line(self, prompt: str, history: list[str] | None = None) -> str:
-        """One line, cleaned (``blindtest.judging.picks.clean_text``); EOFError at end of input.
+        """One line, cleaned (``blindtest.model.picks.clean_text``); EOFError at end of input.
 
         On a terminal the line is edited with readline; ``history`` (the earlier answers to
         this kind of question) is what the up arrow recalls, and the answer is added to it.

@@ -10,9 +10,9 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Protocol
 
-from blindtest.judging.picks import JudgeView, Trial
-from blindtest.normalize import classify_lines, is_table_delimiter
-from blindtest.protocols import PROTOCOLS
+from blindtest.model.normalize import classify_lines, is_table_delimiter
+from blindtest.model.picks import JudgeView, Trial
+from blindtest.model.protocols import PROTOCOLS
 
 #: Prose is wrapped at most this wide even on wide terminals: long lines are hard to read.
 MAX_PROSE_WIDTH = 110
@@ -117,7 +117,7 @@ def _is_table_row(body: str) -> bool:
 
 def render_text(text: str, width: int, code_width: int, more: str) -> list[str]:
     """Rows for a markdown-ish text: every source line kept (never joined), prose wrapped to
-    ``width``; code (as ``blindtest.normalize`` defines it) and tables kept verbatim, cut only
+    ``width``; code (as ``blindtest.model.normalize`` defines it) and tables kept verbatim, cut only
     at ``code_width``."""
     rows: list[str] = []
     for line in classify_lines(sanitize(text)):

@@ -9,8 +9,8 @@ nickname or a side), so a protocol whose picks are of a known kind needs nothing
 from __future__ import annotations
 
 from blindtest.judging.answers import COMMAND_KEYS
-from blindtest.judging.picks import JudgeView, JudgingResult
-from blindtest.protocols import PREFERENCE_PICKS, PROTOCOLS
+from blindtest.model.picks import JudgeView, JudgingResult
+from blindtest.model.protocols import PREFERENCE_PICKS, PROTOCOLS
 
 
 def nickname_keys(nicknames: tuple[str, str]) -> tuple[str | None, str | None]:

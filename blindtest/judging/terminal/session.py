@@ -35,14 +35,6 @@ from blindtest.judging.driver import (
     Turn,
     drive,
 )
-from blindtest.judging.picks import (
-    ExtraAnswer,
-    JudgeView,
-    JudgingResult,
-    Pick,
-    Trial,
-    judge_nicknames,
-)
 from blindtest.judging.recorder import Recorder
 from blindtest.judging.terminal.console import Console, InputEnded
 from blindtest.judging.terminal.layout import fit, side_by_side, trial_layout, wrap_prose_line
@@ -55,7 +47,15 @@ from blindtest.judging.terminal.questions import (
     pick_words,
     quit_message,
 )
-from blindtest.protocols import PROTOCOLS, Protocol
+from blindtest.model.picks import (
+    ExtraAnswer,
+    JudgeView,
+    JudgingResult,
+    Pick,
+    Trial,
+    judge_nicknames,
+)
+from blindtest.model.protocols import PROTOCOLS, Protocol
 from blindtest.reportfmt import count
 
 __all__ = ["Console", "InputEnded", "Session", "closing_message", "quit_message"]

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from blindtest import artifacts
 from blindtest.errors import BadInput
+from blindtest.rundir import artifacts
 
 #: The file's name in the run directory.
 LINKS = artifacts.WEB_LINKS

@@ -21,10 +21,10 @@ from typing import Any
 import jinja2
 import markupsafe
 
-from blindtest.judging.picks import JudgeView, Pick, Trial
 from blindtest.judging.terminal.questions import help_text, nickname_keys, pick_words
-from blindtest.markup import render_text
-from blindtest.protocols import PROTOCOLS
+from blindtest.model.picks import JudgeView, Pick, Trial
+from blindtest.model.protocols import PROTOCOLS
+from blindtest.present.markup import render_text
 
 #: The static assets the page links, by name, with their content types.
 STATIC = {"page.css": "text/css; charset=utf-8", "keys.js": "text/javascript; charset=utf-8"}

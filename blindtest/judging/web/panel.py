@@ -7,7 +7,7 @@ own trials only. ``--per-judge N`` gives each reviewer N trials, dealt from the 
 (``DesignRng(seed, "panel")``) so that every trial gets at least two reviewers whenever the
 panel has the N x reviewers >= 2 x trials slots it needs (spec 001: spread the work, check
 agreement); anyone holding the design can re-derive the assignment with
-``blindtest.assignment.assign``; every pick carries ``panel`` (the reviewers and N) so the
+``blindtest.model.assignment.assign``; every pick carries ``panel`` (the reviewers and N) so the
 analysis can. Nothing is analysed here: results come from bt-analyze once the panel is closed.
 """
 
@@ -20,11 +20,9 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from blindtest import artifacts, locking, reportfmt
-from blindtest.assignment import assign, coverage
+from blindtest import reportfmt
 from blindtest.errors import BadInput, Interrupted
 from blindtest.judging.driver import Answer, JudgeKind, JudgingResult, Stop, TakeBack, Turn
-from blindtest.judging.picks import JudgeRun, Pick, judge_id_problem, judge_nicknames
 from blindtest.judging.sitting import OpenedPicks, open_picks, sit_opened
 from blindtest.judging.web.links import LinkBook, picks_key
 from blindtest.judging.web.reviewer import Reviewer
@@ -41,6 +39,9 @@ from blindtest.judging.web.server import (
     new_token,
     url_of,
 )
+from blindtest.model.assignment import assign, coverage
+from blindtest.model.picks import JudgeRun, Pick, judge_id_problem, judge_nicknames
+from blindtest.rundir import artifacts, locking
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 

@@ -22,9 +22,9 @@ from datetime import datetime, timezone
 
 from blindtest.judging.answers import Answered, Refusal, pick_from_answer
 from blindtest.judging.driver import JudgingResult, TakeBack, Turn
-from blindtest.judging.picks import OPTION_ANSWER_KEYS, JudgeView, Pick, clean_text
 from blindtest.judging.web.links import token_hash
-from blindtest.protocols import PROTOCOLS
+from blindtest.model.picks import OPTION_ANSWER_KEYS, JudgeView, Pick, clean_text
+from blindtest.model.protocols import PROTOCOLS
 
 #: How long a page request waits for the driver to draw the next trial before it says so.
 READY_WAIT = 10.0

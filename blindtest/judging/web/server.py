@@ -42,12 +42,12 @@ from blindtest.judging.driver import (
     TakeBack,
     Turn,
 )
-from blindtest.judging.picks import JudgeView, judge_nicknames
 from blindtest.judging.terminal.questions import closing_message, quit_message
 from blindtest.judging.web import page
 from blindtest.judging.web.links import LinkBook, picks_key
 from blindtest.judging.web.reviewer import Refused, Reviewer, Screen
-from blindtest.protocols import PROTOCOLS
+from blindtest.model.picks import JudgeView, judge_nicknames
+from blindtest.model.protocols import PROTOCOLS
 
 Echo = Callable[[str], None]
 

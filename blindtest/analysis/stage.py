@@ -1,0 +1,149 @@
+"""The analysis stage: design + picks (+ whatever else RUN holds) -> RUN/report.json, the
+e-values of a sequential design, and on request an HTML page and a preference export."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from blindtest.errors import BadInput
+from blindtest.rundir import artifacts
+from blindtest.rundir.locking import holding_run
+from blindtest.rundir.types import ReportRecord
+
+__all__ = ["AnalyzeResult", "analyze"]
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzeResult:
+    """What :func:`analyze` wrote and found: the report (``report_path``; ``report`` its
+    document), the e-values file of a sequential design, the HTML page and the preference
+    export when asked for (``exported`` rows kept, ``dropped`` by reason). ``verdict`` is the
+    report's; ``exit_code`` is 0 when the result can be acted on, 1 when it cannot (void,
+    unusable, incomplete, or a failed gate: ``gates_failed``)."""
+
+    run_dir: Path
+    report_path: Path
+    e_values_path: Path | None
+    html_path: Path | None
+    export_path: Path | None
+    report: ReportRecord
+    exit_code: int
+    exported: int | None = None
+    dropped: Mapping[str, int] | None = None
+
+    @property
+    def verdict(self) -> str:
+        return str(self.report["verdict"])
+
+    @property
+    def gates_failed(self) -> tuple[str, ...]:
+        return tuple(self.report.get("gates_failed") or ())
+
+    @property
+    def statement(self) -> str:
+        return str(self.report["statement"])
+
+
+def _paths(values: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    return [Path(v) for v in values]
+
+
+def analyze(
+    run_dir: str | os.PathLike[str],
+    *,
+    picks: Sequence[str | os.PathLike[str]] = (),
+    out: str | os.PathLike[str] | None = None,
+    html: str | os.PathLike[str] | None = None,
+    min_kappa: float = 0.2,
+    position_margin: float = 0.1,
+    against: Sequence[str | os.PathLike[str]] = (),
+    export_preferences: str | os.PathLike[str] | None = None,
+    export_min_confidence: float = 0.8,
+    reveal_void: bool = False,
+    force: bool = False,
+    holder: str | None = None,
+    say: Callable[[str], None] | None = None,
+) -> AnalyzeResult:
+    """Score the picks (default RUN/picks.jsonl; several files: several judges), compute the
+    exact statistics and write the report (``bt-analyze``; ``out``: another report file).
+    ``against``: another judge kind's picks, compared with, never pooled. ``reveal_void``
+    shows the analysis of an unfinished fixed design (whoever sees it can no longer judge
+    blind). A report from the same inputs is replaced without ``force``. Holds RUN's lock,
+    except when nothing is written into RUN and RUN cannot be written (a read-only archive
+    analysed to ``out`` elsewhere): then it reads without the lock and tells ``say`` why."""
+    from blindtest.analysis.api import (
+        AnalysisOptions,
+        analyze_run,
+        export_rows,
+        input_name,
+        report_page,
+    )
+
+    run = Path(run_dir)
+    picks_given = _paths(picks)
+    report_path = Path(out) if out is not None else run / artifacts.REPORT
+    html_path = Path(html) if html is not None else None
+    export_path = Path(export_preferences) if export_preferences is not None else None
+    e_values_path = report_path.with_name(artifacts.e_values_name(report_path.name))
+    written = [report_path, e_values_path, html_path, export_path]
+    inside = any(_inside(path, run) for path in written if path is not None)
+    with holding_run(run, holder, unlocked=None if inside else (say or _silent)):
+        options = AnalysisOptions(
+            min_kappa=min_kappa, position_margin=position_margin, reveal_void=reveal_void
+        )
+        inputs = picks_given or [run / artifacts.PICKS]
+        names = [input_name(run, path) for path in inputs]
+        artifacts.claim_report(run, inputs, names, report_path, e_values_path, html_path, force)
+        _check_export(export_path, run, inputs, force)
+        exported = export_rows(run, inputs, export_min_confidence) if export_path else None
+        result = analyze_run(
+            run, picks_given, options, e_values_path=e_values_path, against=_paths(against)
+        )
+        if result.e_values:
+            artifacts.write_jsonl(e_values_path, result.e_values, "e_values", force=True)
+        artifacts.write_json(report_path, result.report, "report", force=True)  # claimed
+        if html_path is not None:
+            artifacts.write_bytes_atomic(html_path, report_page(run, result).encode())
+        if export_path is not None and exported is not None:
+            _write_export(export_path, exported[0])
+    return AnalyzeResult(
+        run_dir=run,
+        report_path=report_path,
+        e_values_path=e_values_path if result.e_values else None,
+        html_path=html_path,
+        export_path=export_path,
+        report=result.report,
+        exit_code=result.exit_code,
+        exported=len(exported[0]) if exported is not None else None,
+        dropped=dict(exported[1]) if exported is not None else None,
+    )
+
+
+def _silent(_: str) -> None:
+    pass
+
+
+def _inside(path: Path, run_dir: Path) -> bool:
+    """Whether writing ``path`` writes into ``run_dir`` (a file directly in it or below)."""
+    return path.resolve().is_relative_to(run_dir.resolve())
+
+
+def _check_export(path: Path | None, run_dir: Path, picks: Sequence[Path], force: bool) -> None:
+    """Before anything is written: never over a run file or an input; ``force`` replaces."""
+    if path is None:
+        return
+    inputs = [*picks, run_dir / artifacts.DESIGN, run_dir / artifacts.TRIALS]
+    if path.name in artifacts.RUN_FILE_KINDS or any(path.resolve() == p.resolve() for p in inputs):
+        raise BadInput(f"--export-preferences {path}: that is a run file or an input; name another")
+    if path.exists() and not force:
+        raise BadInput(f"--export-preferences {path} already exists; use --force to overwrite it")
+
+
+def _write_export(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    artifacts.write_bytes_atomic(path, b"".join(orjson.dumps(r) + b"\n" for r in rows))

@@ -1,0 +1,388 @@
+"""The HTML report, ``bt-analyze RUN --html FILE``: one self-contained page (inline CSS and
+SVG, no script, nothing fetched) built from report.json's fields with Jinja2 templates
+(autoescape on). It carries every section of the result screen (blindtest.present.render), in the
+screen's order of importance: the verdict with how sure and how big, the estimates against
+chance (a forest plot of judges, the pooled estimate and the bots), the sequential e-value
+path, the hidden controls, position and agreement, each LLM judge's diagnostics with its
+warnings marked, style control (secondary), what a bot can explain (scores, sentences, the
+formatting census), machine vs person, the answers to --ask questions, identity stripping,
+the channels, the next step as a command, the technical figures, cost, the per-trial table
+(each trial opening to the options as the judge saw them), the sides and the notes. Tables
+where the screen aligns columns (blindtest.present.page.sections lays them out). A print
+stylesheet and a narrow layout for phones.
+
+It shows only what report.json holds: a void report (an unfinished fixed design) holds
+nothing about the picks, so neither does its page. Pure: the caller writes the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from blindtest.model.protocols import PROTOCOLS
+from blindtest.present.markup import render_text
+from blindtest.present.page import sections
+from blindtest.present.page.charts import Row, bar_chart, e_value_chart, interval_chart
+from blindtest.present.render import (
+    by_tag_sentences,
+    checks_lines,
+    clean,
+    reading_lines,
+    skipped_lines,
+)
+from blindtest.reportfmt import count, format_p
+from blindtest.stats.intervals import clopper_pearson
+from blindtest.version import __version__
+
+CENSUS = ("mean_words", "bullets", "headings", "bold", "em_dashes", "code_blocks")
+
+
+def _finalize(value: Any) -> Any:
+    """Every string from report.json is shown with its control characters as escapes."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return clean(value)
+    return value
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("blindtest.present.page", "templates"),
+        autoescape=True,
+        # report.json fields are optional (a void report holds few): a missing one is empty.
+        undefined=jinja2.ChainableUndefined,
+        finalize=_finalize,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _interval(value: Any) -> tuple[float | None, float | None, float | None]:
+    if not isinstance(value, Mapping):
+        return None, None, None
+    return value.get("estimate"), value.get("lo"), value.get("hi")
+
+
+def _estimate_charts(report: Mapping[str, Any]) -> list[Any]:
+    rules = PROTOCOLS[report["protocol"]]
+    if report.get("verdict") == "void" or not report.get("n"):
+        return []
+    charts: list[Any] = []
+    rows: list[Row] = []
+    for judge, result in sorted((report.get("per_judge") or {}).items()):
+        rows.append(Row(f"judge {judge}", *_interval(result.get("pc"))))
+    pooled = "pooled" if rows else ", ".join(report.get("judges") or []) or "judge"
+    if rules.prefers:
+        rows.append(Row("A's win rate", *_interval(report.get("pc")), kind="pooled"))
+    else:
+        rows.append(Row(pooled, *_interval(report.get("pc")), kind="pooled"))
+    for name, bot in sorted(((report.get("audit") or {}).get("bots") or {}).items()):
+        if bot.get("n"):
+            ci = clopper_pearson(int(bot["correct"]), int(bot["n"]))
+            rows.append(Row(f"bot: {name}", bot["correct"] / bot["n"], ci.lo, ci.hi, kind="bot"))
+    what = "A's win rate (ties excluded)" if rules.prefers else "Proportion correct"
+    charts.append(
+        interval_chart(
+            "chart-pc",
+            f"{what} with 95% intervals, against chance"
+            + (": one row per judge and the pooled estimate" if report.get("per_judge") else "")
+            + (", the bots beside the judge" if (report.get("audit") or {}).get("bots") else ""),
+            rows,
+            lo=0.0,
+            hi=1.0,
+            ref=rules.chance,
+            ref_label=f"chance {rules.chance:.0%}",
+        )
+    )
+    if rules.similarity and report.get("pd"):
+        charts.append(
+            interval_chart(
+                "chart-pd",
+                "pd: share of prompts on which the difference is visible (95% interval)",
+                [Row("pd", *_interval(report["pd"]), kind="pooled")],
+                lo=0.0,
+                hi=1.0,
+                ref=0.0,
+                ref_label="no difference",
+            )
+        )
+    estimate, lo, hi = _interval(report.get("dprime"))
+    if estimate is not None and lo is not None and hi is not None:
+        top = max(4.0, float(hi) + 0.5)
+        charts.append(
+            interval_chart(
+                "chart-dprime",
+                "d' (Thurstonian, secondary) with its 95% interval",
+                [Row("d'", estimate, lo, hi, kind="pooled")],
+                lo=0.0,
+                hi=top,
+                ref=0.0,
+                ref_label="no difference",
+                percent=False,
+            )
+        )
+    return charts
+
+
+def _census(report: Mapping[str, Any]) -> tuple[list[str], list[list[str]], Any]:
+    census = (report.get("audit") or {}).get("census") or {}
+    sides = [s for s in ("A", "B") if isinstance(census.get(s), Mapping)]
+    if not sides:
+        return [], [], None
+    metrics = [m for m in CENSUS if any(m in census[s] for s in sides)]
+    configs = report.get("sides") or {}
+    # Headed by label: when both sides are one model, the model name tells them not apart.
+    header = [
+        "",
+        *[
+            f"{s}: {(configs.get(s) or {}).get('label') or census[s].get('model', s)}"
+            for s in sides
+        ],
+    ]
+    table = [[m.replace("_", " "), *[_num(census[s].get(m)) for s in sides]] for m in metrics]
+    chart = bar_chart(
+        "chart-census",
+        "Formatting census per model (per response; each row scaled to its largest value)",
+        header[1:],
+        [(m.replace("_", " "), [float(census[s].get(m) or 0) for s in sides]) for m in metrics],
+    )
+    return header, table, chart
+
+
+def _num(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
+
+
+def _by_tag(report: Mapping[str, Any]) -> tuple[list[str], list[list[str]], Any]:
+    by_tag = report.get("by_tag") or {}
+    if not by_tag:
+        return [], [], None
+    keys = [k for k in ("A", "B", "ties") if any(k in c for c in by_tag.values())]
+    table = [[tag, *[_num(c.get(k)) for k in keys], *_tag_test(c)] for tag, c in by_tag.items()]
+    chart = bar_chart(
+        "chart-tags",
+        "Breakdown by prompt tag (wins for A, wins for B, ties; one scale for every tag)",
+        keys,
+        [(tag, [float(c.get(k) or 0) for k in keys]) for tag, c in by_tag.items()],
+        one_scale=True,
+    )
+    tested = any("p_holm" in c for c in by_tag.values())
+    extra = ["A's win rate (95% Wilson)", "p", "p (Holm)"] if tested else []
+    return ["tag", *keys, *extra], table, chart
+
+
+def _tag_note(report: Mapping[str, Any]) -> str | None:
+    """What the by-tag table counts and tests, as the screen's heading says it."""
+    by_tag = report.get("by_tag") or {}
+    if not any("p_holm" in c for c in by_tag.values()):
+        return None
+    return (
+        "Trials by their outcome, per prompt tag (a prompt with several tags counts in each); "
+        "A's win rate among the untied with its Wilson 95% interval; the exact two-sided p, "
+        f"and that p Holm-adjusted across the {count(len(by_tag), 'tag')}."
+    )
+
+
+def _tag_test(counts: Mapping[str, Any]) -> list[str]:
+    """A tag's win rate, exact p and Holm-adjusted p (nothing for reports made before them)."""
+    if "p_holm" not in counts:
+        return []
+    rate = counts.get("win_rate") or {}
+    shown = (
+        f"{rate['estimate']:.0%} ({rate['lo']:.0%}-{rate['hi']:.0%})"
+        if counts.get("n") and rate.get("estimate") is not None
+        else "all ties"
+    )
+    return [
+        shown,
+        format_p(counts["p_value"]).removeprefix("p = "),
+        format_p(counts["p_holm"]).removeprefix("p = "),
+    ]
+
+
+def _trials(
+    report: Mapping[str, Any], trials: Sequence[Mapping[str, Any]], plain: bool
+) -> list[dict[str, Any]]:
+    rows = report.get("per_trial") or []
+    if not rows:
+        return []
+    shown = {int(t["trial"]): t for t in trials}
+    columns = [k for k in rows[0] if k not in ("reason",)]
+    grouped: dict[int, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault(int(row["trial"]), []).append(row)
+    out = []
+    for number, judged in sorted(grouped.items()):
+        seen = shown.get(number)
+        out.append(
+            {
+                "trial": number,
+                "columns": columns,
+                "rows": [[_num(r.get(c)) for c in columns] for r in judged],
+                "reasons": [r["reason"] for r in judged if r.get("reason")],
+                "brief": "; ".join(_brief(r) for r in judged),
+                "prompt": render_text(str(seen["prompt"]), plain=plain) if seen else None,
+                "history": [
+                    (str(turn["role"]), render_text(str(turn["content"]), plain=plain))
+                    for turn in ((seen.get("history") or []) if seen else [])
+                ],
+                "options": [render_text(str(o), plain=plain) for o in seen["options"]]
+                if seen
+                else [],
+            }
+        )
+    return out
+
+
+def _brief(row: Mapping[str, Any]) -> str:
+    said = f"{row.get('judge', 'judge')} picked {row.get('pick')}"
+    if "correct" in row:
+        said += " (correct)" if row["correct"] else " (wrong)"
+    elif row.get("preferred"):
+        said += f" (prefers {row['preferred']})"
+    return said
+
+
+def render_report_page(
+    report: Mapping[str, Any],
+    *,
+    trials: Sequence[Mapping[str, Any]] = (),
+    e_values: Sequence[Mapping[str, Any]] = (),
+    plain: bool = False,
+) -> str:
+    """The report as one self-contained HTML page."""
+    if report.get("candidates"):
+        return _candidates_page(report, trials, plain)
+    census_header, census_rows, census_chart = _census(report)
+    tag_header, tag_rows, tag_chart = _by_tag(report)
+    charts = _estimate_charts(report)
+    e_chart = None
+    if e_values:
+        e_chart = e_value_chart(
+            "chart-evalues", [float(v["log_e"]) for v in e_values], float(report["alpha"])
+        )
+    summary = report.get("summary") or {}
+    loud, notes = sections.loud_notes(report)
+    checks = checks_lines(report)  # type: ignore[arg-type]
+    return (
+        _environment()
+        .get_template("report.html")
+        .render(
+            title=f"blindtest report {str(report['design_sha256'])[:12]}",
+            version=__version__,
+            report=report,
+            rules=PROTOCOLS[report["protocol"]],
+            summary=summary,
+            charts=charts,
+            census_header=census_header,
+            census_rows=census_rows,
+            census_chart=census_chart,
+            tag_rows=tag_rows,
+            tag_chart=tag_chart,
+            tag_note=_tag_note(report),
+            tag_sentences=by_tag_sentences(report),  # type: ignore[arg-type]
+            e_chart=e_chart,
+            agreement=report.get("agreement") or None,
+            reviewer_agreement=report.get("reviewer_agreement") or None,
+            bias=report.get("position_bias") or None,
+            controls=report.get("controls") or None,
+            cost=report.get("cost"),
+            appendix=sections.appendix(report),
+            loud=loud,
+            notes=notes,
+            skipped=skipped_lines(report),  # type: ignore[arg-type]
+            checks=checks[0] if checks else None,
+            reading=reading_lines(report),  # type: ignore[arg-type]
+            position=sections.position(report),
+            tag_header=tag_header,
+            llm_judges=sections.llm_judges(report),
+            style_control=sections.style_control(report),
+            bots=sections.bots(report),
+            responses_sentences=sections.responses_sentences(report),
+            machine_vs_person=sections.machine_vs_person(report),
+            answers=sections.answers(report),
+            identity=sections.identity(report),
+            next_step=sections.next_step(report),
+            technical=sections.technical(report),
+            sides=sections.sides(report),
+            trials=_trials(report, trials, plain),
+            format_p=format_p,
+            count=count,
+            pct=lambda v: "n/a" if v is None else f"{float(v) * 100:.0f}%",
+        )
+    )
+
+
+def _candidates_page(
+    report: Mapping[str, Any], trials: Sequence[Mapping[str, Any]], plain: bool
+) -> str:
+    """A several-candidate run's page (``templates/candidates.html``, ``ranking``)."""
+    from blindtest.present.page.ranking import page_data
+
+    loud, notes = sections.loud_notes(report)
+    return (
+        _environment()
+        .get_template("candidates.html")
+        .render(
+            title=f"blindtest report {str(report['design_sha256'])[:12]}",
+            version=__version__,
+            report=report,
+            **page_data(report),
+            loud=loud,
+            notes=notes,
+            skipped=skipped_lines(report),  # type: ignore[arg-type]
+            reading=reading_lines(report),  # type: ignore[arg-type]
+            position=sections.position(report),
+            llm_judges=sections.llm_judges(report),
+            responses_sentences=sections.responses_sentences(report),
+            appendix=sections.appendix(report),
+            trials=_trials(report, trials, plain),
+            count=count,
+        )
+    )
+
+
+def render_plan_page(
+    protocol: str,
+    alpha: float,
+    grid: str,
+    ns: Sequence[int],
+    curves: Sequence[tuple[str, Sequence[float]]],
+    table: str,
+    target: float | None = None,
+) -> str:
+    """``bt-plan --html``: exact power against the number of trials for each alternative."""
+    from blindtest.present.page.charts import power_chart
+
+    chart = power_chart(
+        "chart-power",
+        f"Exact power of the {protocol} design at alpha {alpha:g}, by number of trials "
+        f"(one line per {grid})",
+        ns,
+        curves,
+        target,
+    )
+    return (
+        _environment()
+        .get_template("plan.html")
+        .render(
+            title=f"blindtest plan: {protocol}",
+            version=__version__,
+            lede=(
+                "How likely a design of each size is to detect a difference of each size. "
+                "Exact power is a sawtooth in the number of trials: a larger design can have "
+                "slightly less power than a smaller one."
+            ),
+            chart=chart,
+            table=table.splitlines(),
+        )
+    )
