@@ -89,7 +89,7 @@ LAUNDER_PROMPT = (
 
 _TOKEN = re.compile(r"\S+")
 #: A word from its first letter or digit to its end: one match per word. ``[^\W_]`` is exactly
-#: ``str.isalnum`` (``\w`` is isalnum or "_"; tests/test_census_speed.py checks every
+#: ``str.isalnum`` (``\w`` is isalnum or "_"; tests/model/test_census_speed.py checks every
 #: code point).
 _WORD_TAIL = re.compile(r"[^\W_]\S*")
 

@@ -3,7 +3,7 @@ a stage reads and writes is typed, so ``mypy --strict`` catches a misspelt key.
 
 Each schema's required properties are plain keys of a base class and its optional ones the
 keys of a ``total=False`` subclass (the idiom that needs no ``typing.Required``, which Python
-3.10 lacks); ``tests/test_artifact_types.py`` compares both key sets with the schemas, so
+3.10 lacks); ``tests/rundir/test_artifact_types.py`` compares both key sets with the schemas, so
 the two cannot drift. A property added to a schema is added here too. Nested objects are typed
 where the code looks keys up in them (the judging block, an arrangement entry, usage, an
 interval) and left ``dict[str, Any]`` where they are passed on whole.

@@ -118,7 +118,8 @@ FAULTS: dict[str, Fault] = {
     "empty-choices": Fault("empty_choices"),
     "no-content": Fault("no_content"),
     "refusal": Fault("refusal"),
-    # Error bodies as real servers send them (sources in tests/test_generate_prompt_too_long.py).
+    # Error bodies as real servers send them (sources in
+    # tests/generation/test_generate_prompt_too_long.py).
     "429-quota": Fault("status", status=429, body=QUOTA_BODY),
     "413": Fault("status", status=413),
     "context-openai": Fault("status", status=400, body=CONTEXT_BODIES["openai"]),

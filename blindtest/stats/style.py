@@ -39,7 +39,7 @@ ratio (Heinze and Schemper, 2002), with the penalty of the full design in both f
 style effect the plain likelihood-ratio test rejects too often at a blind test's sizes (5%
 level, two style terms, lengths and markdown like two chat models': 7.7% at n = 20, 6.1% at
 n = 50, 4.6% at n = 200), the penalised one does not (3.6%, 4.7%, 4.3%); the seeded
-simulation is tests/test_style_control.py's.
+simulation is tests/stats/test_style_control.py's.
 
 A covariate that is zero in every comparison (no difference anywhere) has no coefficient
 ("no variation"); one that is a linear combination of the intercept and earlier covariates is

@@ -2,7 +2,7 @@
 
 This module owns the decision and the arithmetic only. It is pure: it never sleeps, never
 opens a socket, never reads the wall clock or global random state on its own. The clock and
-the jitter source come in as arguments, so the tables in ``tests/test_retry.py`` pin every
+the jitter source come in as arguments, so the tables in ``tests/transport/test_retry.py`` pin every
 branch. ``blindtest.transport.client`` applies it in a bounded loop; stages never retry.
 
 Anchors: openai-python ``_base_client.py`` (``x-should-retry``, ``retry-after-ms``, 0.5 s

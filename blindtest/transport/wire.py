@@ -438,7 +438,7 @@ def _candidate_fix(name: str, param: str) -> str:
 
 
 # Recognising "this prompt does not fit": by status, code or type first, wording second.
-# Sources of each body are quoted in tests/test_generate_prompt_too_long.py.
+# Sources of each body are quoted in tests/generation/test_generate_prompt_too_long.py.
 _TOO_LONG_CODES = frozenset({"context_length_exceeded"})  # OpenAI
 _TOO_LONG_TYPES = frozenset({"exceed_context_size_error", "context_length_exceeded"})  # llama.cpp
 _TOO_LONG_WORDS = (

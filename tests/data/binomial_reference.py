@@ -1,6 +1,6 @@
 """Reference binomial p-values and proportion intervals.
 
-Used by tests/test_stats_binomial.py, test_stats_intervals.py and test_stats_pair.py.
+Used by tests/stats/test_stats_binomial.py, test_stats_intervals.py and test_stats_pair.py.
 
 Generated reference table -- do not edit; regenerate with:
 

@@ -72,7 +72,7 @@ def main() -> None:
             rows.append(f"    ({n}, {k}, " + ", ".join(mpmath.nstr(v, 20) for v in values) + "),")
     header = f'''"""Reference pair pd = |2 Pc - 1| and its 95% interval (folded Clopper-Pearson).
 
-Used by tests/test_stats_pair.py and tests/test_pair_pd.py.
+Used by tests/stats/test_stats_pair.py and tests/analysis/test_pair_pd.py.
 
 Generated reference table -- do not edit; regenerate with:
 

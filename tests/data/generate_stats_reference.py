@@ -358,7 +358,8 @@ def binomial_tables() -> None:
     write(
         "binomial_reference.py",
         "Reference binomial p-values and proportion intervals.\n\n"
-        "Used by tests/test_stats_binomial.py, test_stats_intervals.py and test_stats_pair.py.",
+        "Used by tests/stats/test_stats_binomial.py, test_stats_intervals.py and "
+        "test_stats_pair.py.",
         [
             table("TRIANGLE_P_VALUES", "(n, k, P(X >= k)) for X ~ Bin(n, 1/3)", triangle_rows),
             table("TWO_SIDED_HALF", "(n, k, R binom.test two-sided p) against 1/2", two_sided_rows),
@@ -417,7 +418,7 @@ def triangle_tables() -> None:
     write(
         "triangle_reference.py",
         "Reference triangle psychometric function, d' and full triangle results.\n\n"
-        "Used by tests/test_stats_triangle.py.",
+        "Used by tests/stats/test_stats_triangle.py.",
         [
             table("PC_FROM_DPRIME", "(d', Pc) by the noncentral-F identity", pc_rows),
             table("DPRIME_FROM_PC", "(Pc as a double, d')", d_rows),
@@ -507,7 +508,7 @@ def power_tables() -> None:
         pair_similarity_rows.append((str(n), str(lo), str(hi), num(to_mp(size)), num(to_mp(power))))
     write(
         "power_reference.py",
-        "Reference exact power tables.\n\nUsed by tests/test_stats_power.py.",
+        "Reference exact power tables.\n\nUsed by tests/stats/test_stats_power.py.",
         [
             table(
                 "TRIANGLE_POWER",
@@ -567,7 +568,7 @@ def sequential_tables() -> None:
     write(
         "sequential_reference.py",
         "Reference e-values, crossing boundaries and exact crossing probabilities.\n\n"
-        "Used by tests/test_stats_sequential.py.",
+        "Used by tests/stats/test_stats_sequential.py.",
         [
             table("LOG_E_VALUES", "(n, k, natural log of E(n, k))", log_rows),
             f"# smallest k with E(n, k) >= 20 for n = 0..300 (None: cannot cross)\n"

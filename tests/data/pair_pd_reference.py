@@ -1,6 +1,6 @@
 """Reference pair pd = |2 Pc - 1| and its 95% interval (folded Clopper-Pearson).
 
-Used by tests/test_stats_pair.py and tests/test_pair_pd.py.
+Used by tests/stats/test_stats_pair.py and tests/analysis/test_pair_pd.py.
 
 Generated reference table -- do not edit; regenerate with:
 

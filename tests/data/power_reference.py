@@ -1,6 +1,6 @@
 """Reference exact power tables.
 
-Used by tests/test_stats_power.py.
+Used by tests/stats/test_stats_power.py.
 
 Generated reference table -- do not edit; regenerate with:
 

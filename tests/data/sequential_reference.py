@@ -1,6 +1,6 @@
 """Reference e-values, crossing boundaries and exact crossing probabilities.
 
-Used by tests/test_stats_sequential.py.
+Used by tests/stats/test_stats_sequential.py.
 
 Generated reference table -- do not edit; regenerate with:
 

@@ -1,4 +1,4 @@
-"""Reference values for blindtest.stats.style (tests/test_style_control.py).
+"""Reference values for blindtest.stats.style (tests/stats/test_style_control.py).
 
 Do not edit the numbers in style_control_reference.json; regenerate with
     .venv/bin/pip install statsmodels      # only to make these numbers, never at run or test time

@@ -1,6 +1,6 @@
 """Reference triangle psychometric function, d' and full triangle results.
 
-Used by tests/test_stats_triangle.py.
+Used by tests/stats/test_stats_triangle.py.
 
 Generated reference table -- do not edit; regenerate with:
 
