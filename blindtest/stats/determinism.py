@@ -170,9 +170,7 @@ def determinism_check(
     counted = [t for t in prompts_per_text if words_of[t] >= CANNED_MIN_WORDS]
     common = max(counted, key=lambda t: prompts_per_text[t], default=None)
     common_prompts = prompts_per_text[common] if common is not None else 0
-    independent = (
-        common_prompts >= CANNED_MIN_PROMPTS and common_prompts >= CANNED_SHARE * prompts
-    )
+    independent = common_prompts >= CANNED_MIN_PROMPTS and common_prompts >= CANNED_SHARE * prompts
     fired = tuple(
         name
         for name, flag in (("deterministic", deterministic), ("prompt_independent", independent))
