@@ -24,9 +24,12 @@ are the second check's business.
 
 Worked figures (``docs/statistics.md`` has the simulation): one-word answers never count
 (factor 0.9, however many collide); a deterministic side answering 8-word sentences
-(factor 0.9 / 0.8^7 = 4.3) is caught at 10 pairs, 3-word answers (1.4) at 42 pairs, 50-word
-answers at 2 pairs once ``MIN_PAIRS`` are in; a sampling side whose answers collide no more
-often than H0 allows trips with probability below 1e-6.
+(factor 0.9 / 0.8^7 = 4.3) is caught at 10 pairs, 3-word answers (1.4) at 41 pairs, answers of
+42 words or more (9,000) at 2 pairs, though judged only once ``MIN_PAIRS`` pairs (or all the
+design holds) are in; a sampling side whose answers collide no more often than H0 allows trips
+with probability below 1e-6. A sampling side whose short answers collide far more often than
+H0 allows (a 4-word answer repeated in 95% of pairs) does trip, after about 35 pairs: its twins
+are then found by equality as a deterministic side's are.
 
 **Prompt independence** (``prompt_independent``): a count, not evidence inside the test above.
 It fires when one text (whitespace aside) of at least ``CANNED_MIN_WORDS`` words is the side's
