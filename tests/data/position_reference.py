@@ -12,24 +12,26 @@ turning s_i - 1/2 into its negative, independently across comparisons. p is the 
 in exact rational arithmetic.
 """
 
+from __future__ import annotations
+
 import itertools
 import json
 import random
 from fractions import Fraction
 
 
-def exact_p(left, right):
-    d = [Fraction(a, a + b) - Fraction(1, 2) for a, b in zip(left, right) if a + b]
-    observed = abs(sum(d))
+def exact_p(left: list[int], right: list[int]) -> Fraction:
+    d = [Fraction(a, a + b) - Fraction(1, 2) for a, b in zip(left, right, strict=True) if a + b]
+    observed = abs(sum(d, Fraction(0)))
     sizes = [abs(x) for x in d]
     hits = sum(
-        abs(sum(s * x for s, x in zip(signs, sizes))) >= observed
+        abs(sum((s * x for s, x in zip(signs, sizes, strict=True)), Fraction(0))) >= observed
         for signs in itertools.product((1, -1), repeat=len(sizes))
     )
     return Fraction(hits, 2 ** len(sizes))
 
 
-def main():
+def main() -> None:
     rng = random.Random(20261205)
     cases = [
         ("one judge 13 of 20", [1] * 13 + [0] * 7, [0] * 13 + [1] * 7),
@@ -38,7 +40,8 @@ def main():
     ]
     for judges, ties, n in ((3, 0.0, 12), (5, 0.3, 14), (2, 0.2, 16), (4, 0.0, 15), (2, 0.0, 10)):
         for passes in (1, 2):
-            left, right = [], []
+            left: list[int] = []
+            right: list[int] = []
             lean = rng.choice((0.5, 0.6, 0.75))
             for _ in range(n):
                 a = b = 0
