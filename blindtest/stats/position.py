@@ -33,8 +33,8 @@ standards use it (Parker et al. 2017, Vital Health Stat 2(175)): the Clopper-Pea
 at the effective sample size ``n_eff = share (1 - share) / v`` with the cluster (comparison)
 variance ``v = sum (s_i - share)^2 / N^2``, the design effect floored at 1 (``n_eff`` at most
 the number of untied picks), ``n_eff`` scaled by ``(t(n - 1) / t(N - 1))^2`` for the N - 1
-degrees of freedom of N comparisons, and ``n_eff = N`` when every share is 0 or every share 1
-(no variance to estimate: each comparison then counts as one pick). With one judge and one
+degrees of freedom of N comparisons; and ``n_eff = N`` (unscaled) when every share is 0 or every
+share 1 (no variance to estimate: Clopper-Pearson over the comparisons, each one pick). With one judge and one
 pass the interval is exactly Clopper-Pearson. With the swap it is conservative (its passes are
 negatively correlated, which the floor at 1 does not credit).
 
@@ -247,7 +247,9 @@ def _interval_at(k: Any, n: Any, level: float) -> tuple[Interval, float, float |
     picks, comparisons = int(n.sum()), int(n.size)
     tail = (1.0 - level) / 2.0
     base, deff = _effective_n(mean, var, picks, comparisons)
-    n_eff = base * _df_factor(picks, comparisons, tail)
+    # Every share 0 or every share 1: Clopper-Pearson over the N comparisons themselves, whose
+    # degrees of freedom need no correction.
+    n_eff = base if deff is None else base * _df_factor(picks, comparisons, tail)
     lo, hi = _beta_interval(mean, n_eff, tail)
     return Interval(mean, lo, hi), n_eff, deff
 

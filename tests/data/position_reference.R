@@ -11,7 +11,7 @@
 # (which carries the factor N/(N-1)). The interval is Korn and Graubard's as the package states
 # it in svyciprop(method = "beta") (`svyciprop_beta`, kept for the record) and as blindtest
 # states it (`kg`): the variance without the N/(N-1) factor, the design effect floored at 1,
-# n_eff = N when the share is 0 or 1, and the same degrees-of-freedom factor
+# n_eff = N (unscaled) when the share is 0 or 1, else the same degrees-of-freedom factor
 # (qt(a/2, n - 1) / qt(a/2, N - 1))^2.
 suppressPackageStartupMessages({library(survey); library(jsonlite)})
 
@@ -26,7 +26,8 @@ cases <- list(
   list(name = "panel of 2, leaning", left = c(2, 2, 1, 2, 2, 0, 2, 1, 2, 2, 2, 1, 2, 0, 2, 2,
        2, 1, 2, 2), right = c(0, 0, 1, 0, 0, 2, 0, 1, 0, 0, 0, 1, 0, 2, 0, 0, 0, 1, 0, 0)),
   list(name = "panel of 4, many comparisons", left = rep(c(4, 0, 2, 3, 1, 4, 0, 2), 30),
-       right = rep(c(0, 4, 2, 1, 3, 0, 3, 1), 30))
+       right = rep(c(0, 4, 2, 1, 3, 0, 3, 1), 30)),
+  list(name = "panel of 5, every pick left", left = c(5, 5, 4, 5), right = c(0, 0, 0, 0))
 )
 
 kg <- function(left, right, level) {
@@ -55,7 +56,7 @@ kg <- function(left, right, level) {
     deff <- v / (est * (1 - est) / picks)
     ne <- if (deff <= 1) picks else est * (1 - est) / v
   }
-  if (picks != N) ne <- ne * (qt(a / 2, picks - 1) / qt(a / 2, N - 1))^2
+  if (picks != N && !is.null(deff)) ne <- ne * (qt(a / 2, picks - 1) / qt(a / 2, N - 1))^2
   lo <- if (est <= 0) 0 else qbeta(a / 2, ne * est, ne * (1 - est) + 1)
   hi <- if (est >= 1) 1 else qbeta(1 - a / 2, ne * est + 1, ne * (1 - est))
   c(kept, list(effective_n = ne, design_effect = deff, lo = lo, hi = hi))
