@@ -35,8 +35,8 @@ variance ``v = sum (s_i - share)^2 / N^2``, the design effect floored at 1 (``n_
 the number of untied picks), ``n_eff`` scaled by ``(t(n - 1) / t(N - 1))^2`` for the N - 1
 degrees of freedom of N comparisons; and ``n_eff = N`` (unscaled) when every share is 0 or
 every share 1 (no variance to estimate: Clopper-Pearson over the comparisons, each one pick).
-With one judge and one pass the interval is exactly Clopper-Pearson. With the swap it is conservative (its passes are
-negatively correlated, which the floor at 1 does not credit).
+With one judge and one pass the interval is exactly Clopper-Pearson. With the swap it is
+conservative (its passes are negatively correlated, which the floor at 1 does not credit).
 
 **Verdict with a margin m** (two one-sided tests; Schuirmann 1987, J Pharmacokin Biopharm
 15:657-680): ``pass`` when the ``1 - 2 alpha`` interval lies inside ``(1/2 - m, 1/2 + m)``
