@@ -9,7 +9,8 @@ judge ties with probability ``tau`` and otherwise prefers A with probability ``p
 with position bias ``beta`` names the left output on a share ``beta`` of its untied picks,
 whatever it preferred, so its left share is exactly ``1/2 + beta/2``. With the swap (``passes
 = 2``) the judge keeps its preference and its tie across the two passes and the second pass
-shows the outputs the other way round.
+shows the outputs the other way round (``redraw``: a share of second passes draws its
+preference afresh).
 """
 
 from __future__ import annotations
@@ -51,15 +52,22 @@ def position_counts(
     kappa: float = 2.0,
     tau: float = 0.0,
     balanced: bool = True,
+    redraw: float = 0.0,
 ) -> tuple[IntArray, IntArray]:
-    """Per run and comparison, the untied picks naming the left and the right output."""
+    """Per run and comparison, the untied picks naming the left and the right output.
+    ``redraw``: the chance that a later pass of the swap draws its preference afresh (an LLM
+    judge sampled at a temperature is not always consistent with itself)."""
     a_left = placements(rng, reps, n, balanced)
-    prefers_a = rng.random((reps, n, judges)) < preferences(rng, reps, n, p, kappa)[..., None]
+    p_i = preferences(rng, reps, n, p, kappa)[..., None]
+    prefers_a = rng.random((reps, n, judges)) < p_i
     tied = rng.random((reps, n, judges)) < tau
     left = np.zeros((reps, n), dtype=np.int64)
     right = np.zeros((reps, n), dtype=np.int64)
     for number in range(passes):
         shown = a_left if number == 0 else ~a_left
+        if number and redraw > 0:
+            fresh = rng.random((reps, n, judges)) < p_i
+            prefers_a = np.where(rng.random((reps, n, judges)) < redraw, fresh, prefers_a)
         content_left = prefers_a == shown[..., None]
         by_position = rng.random((reps, n, judges)) < bias
         picks_left = (by_position | content_left) & ~tied

@@ -41,6 +41,31 @@ def _rate(flags: Any) -> str:
     return f"{float(np.mean(flags)):.3f}"
 
 
+def margin_table() -> None:
+    """Exact: how often one honest judge (left share 1/2, one pass) passes, by margin."""
+    from blindtest.stats.intervals import clopper_pearson
+
+    print("### Position gate: how many comparisons a pass needs (exact, one judge)\n")
+    print(
+        "The chance that one judge with no position bias passes (the 90% Clopper-Pearson "
+        "interval of its left share inside 1/2 +- m), summed exactly over the binomial.\n"
+    )
+    sizes = (20, 50, 100, 200, 300, 500, 1000)
+    print("| m | " + " | ".join(f"N = {n}" for n in sizes) + " |")
+    print("|---|" + "---|" * len(sizes))
+    for margin in (0.05, 0.075, 0.1):
+        cells = []
+        for n in sizes:
+            passes = 0.0
+            for k in range(n + 1):
+                found = clopper_pearson(k, n, confidence_level=1 - 2 * ALPHA)
+                if found.lo > 0.5 - margin and found.hi < 0.5 + margin:
+                    passes += float(stats.binom.pmf(k, n, 0.5))
+            cells.append(f"{passes:.2f}")
+        print(f"| {margin} | " + " | ".join(cells) + " |")
+    print()
+
+
 def position_table(runs: int) -> None:
     """Unbiased panels sharing a signal, and panels at the margin."""
     print("### Position gate: size over comparisons, and the two one-sided tests at the margin\n")
@@ -52,7 +77,8 @@ def position_table(runs: int) -> None:
         "`naive` = the exact binomial over every pick (the gate this replaces); at left share "
         "1/2 + m (`edge`), `pass` is the two one-sided tests' error (at most alpha) and `fail` "
         "the fail rule's (at most alpha/2); `fail@0.65` is the power against a left share "
-        "of 0.65.\n"
+        "of 0.65. With the swap (passes 2) each judge keeps its preference and tie across the "
+        "passes but for 30% of second passes, drawn afresh.\n"
     )
     print("| passes | judges | N | ties | sig | naive | fail | pass | edge pass | edge fail "
           "| fail@0.65 |")  # fmt: skip
@@ -66,7 +92,7 @@ def position_table(runs: int) -> None:
                     for bias in (0.0, 2 * POSITION_MARGIN, 0.3):
                         left, right = sim.position_counts(
                             rng, runs, n, judges, passes=passes, bias=bias, p=0.5, kappa=0.5,
-                            tau=tau,
+                            tau=tau, redraw=0.3,
                         )  # fmt: skip
                         found = [
                             position_gate(left[r].tolist(), right[r].tolist())
@@ -271,6 +297,7 @@ def main() -> None:
     determinism_tables(20_000)
     kappa_table(1000)
     agreement_table(1000, 1000)
+    margin_table()
     position_table(2000)
     print(f"<!-- {time.perf_counter() - started:.0f} s -->")
 
