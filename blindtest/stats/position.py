@@ -51,10 +51,12 @@ lean does not bias the A-versus-B test; it spends verdicts: a judge whose left s
 1/2 by that share (at m = 0.05, 10%: a 60% win rate reads 59%, 70% reads 68%). At 45,000
 comparisons a 50.6% left share (decided: 1.2% of picks; a 60% rate moves 0.12 points) passes;
 a judge on the left 60% of the time (20% of its picks decided by position) fails once its
-interval clears 55%. Showing a lean inside 5 points takes about 270 single-judge comparisons
-at a left share of 1/2 (the 90% interval half-width 1.645 / (2 sqrt(n)) < 0.05): below that an
-honest run warns that it cannot bound the lean, rather than passing or failing. Spec 003's 5%
-limit, read as a lean of the left share, is the same figure.
+interval clears 55%. Bounding a lean inside 5 points takes many comparisons: one honest judge
+passes in 5% of runs at 300 comparisons, 44% at 500 and 86% at 1,000 (exact; a panel needs
+fewer); short of that the run warns that it cannot bound the lean (``significant`` False),
+which is no failure. A margin of 0.10 would pass half of honest single-judge runs at about 130
+comparisons, but fail a judge only once it is shown beyond a 60% left share (a fifth of its
+verdicts by position). Spec 003's 5% limit, read on the left share, is the same figure.
 """
 
 from __future__ import annotations
