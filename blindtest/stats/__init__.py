@@ -49,7 +49,11 @@ if TYPE_CHECKING:
         compare_non_tie,
         describe_controls,
     )
-    from blindtest.stats.determinism import DeterminismResult, determinism_check
+    from blindtest.stats.determinism import (
+        DeterminismResult,
+        DeterminismTally,
+        determinism_check,
+    )
     from blindtest.stats.intervals import (
         Interval,
         clopper_pearson,
@@ -140,6 +144,7 @@ _HOME = {
     "ControlsDescription": "blindtest.stats.controls",
     "describe_controls": "blindtest.stats.controls",
     "DeterminismResult": "blindtest.stats.determinism",
+    "DeterminismTally": "blindtest.stats.determinism",
     "determinism_check": "blindtest.stats.determinism",
     "POSITION_MARGIN": "blindtest.stats.position",
     "ClusteredShareResult": "blindtest.stats.position",
@@ -255,6 +260,7 @@ __all__ = [
     "ControlsDescription",
     "CrossingResult",
     "DeterminismResult",
+    "DeterminismTally",
     "FisherResult",
     "Interval",
     "JudgePanelResult",

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from blindtest.stats.intervals import _check_int, result_to_dict
@@ -62,6 +62,7 @@ __all__ = [
     "RAREST_REPEAT",
     "STOP_EVIDENCE",
     "DeterminismResult",
+    "DeterminismTally",
     "chance_of_repeat",
     "determinism_check",
     "pair_evidence",
@@ -141,6 +142,12 @@ def _canned(
     return {t: len(p) for t, p in prompts_of.items()}, words_of, len(seen)
 
 
+def _rank(prompts: int, words: int, text: Hashable) -> tuple[int, int, str]:
+    """The most common text is the smallest by this: most prompts, then most words, then the
+    smallest key (a stable choice among equals)."""
+    return -prompts, -words, repr(text)
+
+
 def determinism_check(
     twins: Sequence[tuple[Hashable, Hashable, int]],
     answers: Sequence[tuple[Hashable, Hashable, int]],
@@ -171,7 +178,8 @@ def determinism_check(
     needed = MIN_PAIRS if planned_pairs is None else min(MIN_PAIRS, planned_pairs)
     deterministic = len(twins) >= max(needed, 1) and evidence >= math.log10(STOP_EVIDENCE)
     counted = [t for t in prompts_per_text if words_of[t] >= CANNED_MIN_WORDS]
-    common = max(counted, key=lambda t: prompts_per_text[t], default=None)
+    # The most common text; among equals, the longest, then the smallest key (a stable choice).
+    common = min(counted, key=lambda t: _rank(prompts_per_text[t], words_of[t], t), default=None)
     common_prompts = prompts_per_text[common] if common is not None else 0
     independent = common_prompts >= CANNED_MIN_PROMPTS and common_prompts >= CANNED_SHARE * prompts
     fired = tuple(
@@ -192,3 +200,92 @@ def determinism_check(
         prompt_independent=independent,
         fired=fired,
     )
+
+
+@dataclass
+class DeterminismTally:
+    """The two checks kept up to date in O(1) per answer, for a guard that asks after every
+    response (``determinism_check`` over the lists would cost O(n) per question). Feed every
+    answer of the side (``add_answer``) and every twin pair once both draws are in
+    (``add_pair``), in any order; :meth:`result` equals ``determinism_check`` over the same
+    data. Mutable, unlike the results: it is the guard's running state, not a result."""
+
+    planned_pairs: int | None = None
+    pairs: int = 0
+    identical: int = 0
+    base: float = 0.0  # every pair weighed as if its text were canned (a differing pair: miss)
+    extra: dict[Hashable, float] = field(default_factory=dict)  # per text, gain while not canned
+    extra_total: float = 0.0
+    pair_count: dict[Hashable, int] = field(default_factory=dict)  # identical pairs per text
+    pair_words: dict[Hashable, int] = field(default_factory=dict)
+    prompts_of: dict[Hashable, set[Hashable]] = field(default_factory=dict)
+    words_of: dict[Hashable, int] = field(default_factory=dict)
+    prompts: set[Hashable] = field(default_factory=set)
+    common: Hashable | None = None
+
+    def add_answer(self, prompt: Hashable, text: Hashable, words: int) -> None:
+        """One answer of the side (either twin, or the side's answer as the odd one)."""
+        _check_int("words", words, 0)
+        seen = self.prompts_of.setdefault(text, set())
+        before = len(seen)
+        seen.add(prompt)
+        self.words_of[text] = words
+        self.prompts.add(prompt)
+        if before < 2 <= len(seen):  # the text just became canned: its pairs stop counting
+            self.extra_total -= self.extra.get(text, 0.0)
+        if words >= CANNED_MIN_WORDS and (
+            self.common is None
+            or _rank(len(seen), words, text)
+            < _rank(len(self.prompts_of[self.common]), self.words_of[self.common], self.common)
+        ):
+            self.common = text
+
+    def add_pair(self, first: Hashable, second: Hashable, words: int) -> None:
+        """One twin pair: the two draws' text keys and the first's length in words."""
+        _check_int("words", words, 0)
+        self.pairs += 1
+        if first != second:
+            self.base += pair_evidence(None)
+            return
+        self.identical += 1
+        self.base += pair_evidence(words, canned=True)
+        gain = pair_evidence(words) - pair_evidence(words, canned=True)
+        self.extra[first] = self.extra.get(first, 0.0) + gain
+        self.pair_count[first] = self.pair_count.get(first, 0) + 1
+        self.pair_words[first] = max(self.pair_words.get(first, 0), words)
+        if len(self.prompts_of.get(first, ())) < 2:
+            self.extra_total += gain
+
+    def result(self) -> DeterminismResult:
+        """The checks as they stand (the same as `determinism_check` over the same data)."""
+        canned = {t for t in self.pair_count if len(self.prompts_of.get(t, ())) >= 2}
+        evidence = self.base + self.extra_total
+        needed = MIN_PAIRS if self.planned_pairs is None else min(MIN_PAIRS, self.planned_pairs)
+        deterministic = self.pairs >= max(needed, 1) and evidence >= math.log10(STOP_EVIDENCE)
+        common_prompts = len(self.prompts_of[self.common]) if self.common is not None else 0
+        independent = common_prompts >= CANNED_MIN_PROMPTS and common_prompts >= CANNED_SHARE * len(
+            self.prompts
+        )
+        fired = tuple(
+            name
+            for name, flag in (
+                ("deterministic", deterministic),
+                ("prompt_independent", independent),
+            )
+            if flag
+        )
+        return DeterminismResult(
+            pairs=self.pairs,
+            identical=self.identical,
+            identical_canned=sum(self.pair_count[t] for t in canned),
+            longest=max(
+                (self.pair_words[t] for t in self.pair_count if t not in canned), default=0
+            ),
+            evidence=evidence,
+            deterministic=deterministic,
+            prompts=len(self.prompts),
+            common_prompts=common_prompts,
+            common_words=self.words_of[self.common] if self.common is not None else 0,
+            prompt_independent=independent,
+            fired=fired,
+        )

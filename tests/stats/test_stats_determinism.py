@@ -14,6 +14,7 @@ from blindtest.stats.determinism import (
     AGREE_PER_WORD,
     DETERMINISTIC_MISS,
     STOP_EVIDENCE,
+    DeterminismTally,
     chance_of_repeat,
     determinism_check,
     pair_evidence,
@@ -113,3 +114,37 @@ def test_a_sampling_side_within_the_collision_bound_does_not_trip(words: int) ->
     steps = np.where(identical, gain, math.log10(DETERMINISTIC_MISS))
     paths = np.cumsum(steps, axis=1)[:, 9:]  # judged from the 10th pair on
     assert not (paths >= math.log10(STOP_EVIDENCE)).any()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_running_tally_equals_the_check_over_the_lists(seed: int) -> None:
+    # A side mixing canned sentences, one-word answers, prompt-specific repeats and misses.
+    rng = np.random.default_rng(seed)
+    texts = ["I cannot help with that.", "Error: upstream timeout", "No", "Yes"]
+    tally = DeterminismTally(planned_pairs=40)
+    twins: list[tuple[str, str, int]] = []
+    answers: list[tuple[str, str, int]] = []
+    for i in range(int(rng.integers(5, 60))):
+        prompt = f"p{i}"
+        roll = rng.random()
+        text = (
+            texts[int(rng.integers(0, 4))]
+            if roll < 0.4
+            else f"answer to {prompt} in words " * int(rng.integers(1, 4))
+        )
+        words = len(text.split())
+        second = text if rng.random() < 0.7 else text + " more"
+        events = [("answer", prompt, text, words), ("answer", prompt, second,
+                  len(second.split())), ("pair", text, second, words)]  # fmt: skip
+        if rng.random() < 0.5:
+            events.reverse()
+        for kind, a, b, w in events:
+            if kind == "answer":
+                tally.add_answer(a, b, w)
+                answers.append((a, b, w))
+            else:
+                tally.add_pair(a, b, w)
+                twins.append((a, b, w))
+    got, want = tally.result(), determinism_check(twins, answers, planned_pairs=40)
+    assert got.evidence == pytest.approx(want.evidence, abs=1e-9)
+    assert got.to_dict() | {"evidence": 0} == want.to_dict() | {"evidence": 0}
