@@ -3,8 +3,9 @@
 **Unit.** One comparison: every judge who saw it and every pass of it together (an LLM judge's
 two passes of the position swap are one comparison; a panel's judges on one comparison are one
 comparison). Judges who share a signal pick together, so their picks are not independent
-trials: counted one by one, an unbiased panel of 3 to 5 judges sharing a real preference fails
-an exact binomial test on the picks in 15-28% of runs at a nominal 5%.
+trials: counted one by one, an unbiased panel of 3 to 5 judges who agree comparison by
+comparison fails an exact binomial test on the picks in 15-31% of runs at a nominal 5%
+(docs/statistics.md).
 
 **Left share.** Comparison i has ``left[i]`` untied picks naming the output shown on the left
 (shown first, in a pass of the swap) and ``right[i]`` naming the other one; ties carry no
