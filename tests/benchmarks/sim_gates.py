@@ -4,7 +4,7 @@ docs/statistics.md's tables "Position gate", "Agreement gate" and "Deterministic
     nice -n 10 .venv/bin/python tests/benchmarks/sim_gates.py > /tmp/sim_gates.md
 
 Prints Markdown tables (about 20 minutes on one core of the 2-core machine). Every cell names its
-runs; a rate's Monte Carlo standard error is sqrt(r (1 - r) / runs) (0.005 for 5% at 2,000
+runs; a rate's Monte Carlo standard error is sqrt(r (1 - r) / runs) (0.007 for 5% at 1,000
 runs). The data model is tests/benchmarks/gate_simulation.py's. Not run by make bench.
 """
 
@@ -298,7 +298,7 @@ def main() -> None:
     kappa_table(1000)
     agreement_table(1000, 1000)
     margin_table()
-    position_table(2000)
+    position_table(1000)
     print(f"<!-- {time.perf_counter() - started:.0f} s -->")
 
 
