@@ -125,7 +125,8 @@ def holm_adjust(p: F64) -> F64:
     p = np.asarray(p, dtype=np.float64)
     h = p.shape[-1]
     if h == 0:
-        return p.copy()
+        empty: F64 = p.copy()
+        return empty
     order = np.argsort(p, axis=-1, kind="stable")
     ranked = np.take_along_axis(p, order, axis=-1)
     factors = np.arange(h, 0, -1, dtype=np.float64)
@@ -154,7 +155,7 @@ def closure(ahead: B8) -> tuple[B8, npt.NDArray[np.bool_]]:
     for _ in range(max(1, math.ceil(math.log2(max(k, 2))))):
         reach = np.minimum(reach + reach @ reach, 1.0)
     closed = reach > 0.5
-    cyclic = np.diagonal(closed, axis1=-2, axis2=-1).any(axis=-1)
+    cyclic: B8 = np.asarray(np.diagonal(closed, axis1=-2, axis2=-1).any(axis=-1), dtype=bool)
     result: B8 = np.where(cyclic[..., None, None], ahead, closed)
     return result, cyclic
 
@@ -300,9 +301,11 @@ def _pair_counts(data: Outcomes) -> tuple[I64, I64, I64, B8, dict[int, F64] | No
     margins: dict[int, F64] | None = None
     if repeated.any():
         margins = {}
-        net = np.bincount(key, weights=sign.astype(np.float64), minlength=m * prompts)
-        for p in np.unique(np.flatnonzero(repeated) // prompts):
-            margins[int(p)] = net[p * prompts : (p + 1) * prompts]
+        weights = sign.astype(np.float64)
+        net: F64 = np.bincount(key, weights=weights, minlength=m * prompts).astype(np.float64)
+        for pair_number in np.unique(np.flatnonzero(repeated) // prompts):
+            start = int(pair_number) * prompts
+            margins[int(pair_number)] = net[start : start + prompts]
     return wins, losses, ties, met, margins
 
 
@@ -347,7 +350,8 @@ def separate(data: Outcomes, *, alpha: float = 0.05, correction: str = "holm") -
         )
     lo, hi = rank_bounds(ahead)
     pairs = []
-    for p in np.flatnonzero(met):
+    for number in np.flatnonzero(met):
+        p = int(number)
         i, j = int(pi[p]), int(pj[p])
         winner = names[i] if direct[i, j] else names[j] if direct[j, i] else None
         pairs.append(

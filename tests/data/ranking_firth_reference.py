@@ -316,6 +316,7 @@ def main() -> None:
         },
         "firth_mpmath": firth,
         "firth_brglm2": r_out["firth"],
+        "separations_input": SEPARATIONS,
         "separations_r": r_out["separations"],
     }
     json.dump(out, sys.stdout, indent=1)

@@ -53,9 +53,11 @@ def truth_of(kind: str, k: int) -> F:
     if kind == "null":
         return np.zeros(k)
     if kind == "top2":
-        return np.r_[0.0, 0.0, np.full(max(k - 2, 0), -1.5)][:k]
+        top2: F = np.r_[0.0, 0.0, np.full(max(k - 2, 0), -1.5)][:k]
+        return top2
     if kind == "top2-spread":
-        return np.r_[0.0, 0.0, -1.0 - 0.5 * np.arange(max(k - 2, 0))][:k]
+        spread: F = np.r_[0.0, 0.0, -1.0 - 0.5 * np.arange(max(k - 2, 0))][:k]
+        return spread
     raise ValueError(kind)
 
 
