@@ -71,6 +71,7 @@ from blindtest.stats import comparisons
 from blindtest.stats.agreement import IndexDraws
 from blindtest.stats.comparisons import Outcomes, outcomes, pairs_of
 from blindtest.stats.intervals import Interval, _check_alpha, _check_int, result_to_dict
+from blindtest.stats.penalised import MAX_ITERATIONS as FIRTH_ITERATIONS
 from blindtest.stats.penalised import firth_fit, profile_bounds
 from blindtest.stats.separation import Separations, separate
 
@@ -576,7 +577,7 @@ def _point_fit(
     fitter = firth_fit if firth else davidson_fit
     s, th, ok, iterations = fitter(counts[None], k, np.array([with_ties]))
     if not ok[0]:
-        steps = MAX_ITERATIONS if not firth else "500"
+        steps = FIRTH_ITERATIONS if firth else MAX_ITERATIONS
         words = f"the fit did not settle within {steps} Newton steps; no strengths"
         return np.full(k, math.nan), math.nan, math.nan, iterations, words
     w, losses, t = _split(counts[None])
@@ -638,12 +639,16 @@ def rank_candidates(
     resamples: int = RANKING_RESAMPLES,
     confidence_level: float = 0.95,
     alpha: float = 0.05,
+    firth: bool = False,
 ) -> Ranking:
     """Davidson-Bradley-Terry strengths (maximum likelihood, or Firth's when it does not
     exist) with their intervals, the separations (exact pair tests, Holm over ordered pairs,
     family-wise ``alpha``), and the ranks, groups and best set that follow from them (module
     doc). ``anchor`` names the candidate at 0 (None: the mean is 0). Without ``rng`` the
-    maximum-likelihood fit has no interval (bounds unbounded, null)."""
+    maximum-likelihood fit has no interval (bounds unbounded, null). ``firth`` False keeps
+    the earlier behaviour where the maximum-likelihood estimate does not exist (no strengths,
+    ``problem`` says why; a resample whose fit runs off counts as failed); the analysis turns
+    it on when its screens say which fit was used."""
     candidates = data.candidates
     k = len(candidates)
     if anchor is not None and anchor not in candidates:
@@ -662,18 +667,20 @@ def rank_candidates(
 
     problem = _structural(candidates, counts)
     fit_reason = None if problem is not None else _problem(candidates, counts)
-    firth = fit_reason is not None
+    use_firth = firth and fit_reason is not None
+    if not firth:
+        problem, fit_reason = problem or fit_reason, None
     estimate, theta, loglik, iterations = np.full(k, math.nan), math.nan, math.nan, 0
     if problem is None:
         estimate, theta, loglik, iterations, problem = _point_fit(
-            counts, k, with_ties, anchor_index, firth
+            counts, k, with_ties, anchor_index, use_firth
         )
     lo, hi = np.full(k, -np.inf), np.full(k, np.inf)
     diff_lo, diff_hi = np.full(pi.size, -np.inf), np.full(pi.size, np.inf)
     failed_count, penalised, done = 0, 0, 0
     interval_problem: str | None = None
     interval_method, difference_method = "percentile bootstrap over prompts", DIFFERENCE_BOOTSTRAP
-    if problem is None and firth:
+    if problem is None and use_firth:
         raw = estimate - estimate[0]
         lo, hi, diff_lo, diff_hi = _profile_intervals(counts, k, raw, theta, anchor_index, level)
         interval_method = difference_method = PROFILE
@@ -681,7 +688,10 @@ def rank_candidates(
         interval_problem = "no resampling was asked for, so there are no intervals"
     elif problem is None and rng is not None:
         boot = _resampled_counts(cell, data.prompt, prompts, cells, rng, resamples)
-        values, failed, penalised = _fit_resamples(boot, k, with_ties, anchor_index)
+        if firth:
+            values, failed, penalised = _fit_resamples(boot, k, with_ties, anchor_index)
+        else:
+            values, failed = fit_resamples(boot, k, with_ties, anchor_index)
         lo, hi, diff_lo, diff_hi = percentile_bounds(values, failed, level)
         if anchor_index is not None:  # 0 by definition, whatever a failed resample did
             lo[anchor_index] = hi[anchor_index] = 0.0
@@ -743,7 +753,7 @@ def rank_candidates(
         confidence_level=level,
         prompts=prompts,
         comparisons=int(data.result.size),
-        fit=FIT_FIRTH if firth and problem is None else FIT_ML,
+        fit=FIT_FIRTH if use_firth and problem is None else FIT_ML,
         fit_reason=fit_reason,
         firth_resamples=penalised,
         alpha=alpha,

@@ -58,7 +58,7 @@ def by_name(result: Ranking) -> dict[str, Any]:
 
 
 def test_a_candidate_that_won_90_of_90_is_ranked_first_by_firths_fit() -> None:
-    result = rank_candidates(clear_winner(90), rng=IndexStream("winner", "ranking"))
+    result = rank_candidates(clear_winner(90), rng=IndexStream("winner", "ranking"), firth=True)
     assert result.problem is None
     assert result.fit == FIT_FIRTH
     assert result.fit_reason is not None
@@ -82,7 +82,7 @@ def test_a_candidate_that_won_89_of_90_gets_bounded_intervals() -> None:
     # The maximum-likelihood fit exists, but in many resamples of prompts a wins everything:
     # those resamples are fitted by Firth's penalised likelihood instead of counting as
     # unbounded, so every bound is finite.
-    result = rank_candidates(clear_winner(89), rng=IndexStream("winner", "ranking"))
+    result = rank_candidates(clear_winner(89), rng=IndexStream("winner", "ranking"), firth=True)
     assert result.fit == FIT_ML
     assert result.firth_resamples > 100
     assert result.failed_resamples == 0
@@ -101,7 +101,7 @@ def test_firths_strengths_match_brglm2_on_the_bradley_terry_design() -> None:
     case = REFERENCE["firth_mpmath"]["winner_no_ties"]
     r_fit = REFERENCE["firth_brglm2"]["winner_no_ties"]
     assert r_fit["converged"]
-    result = rank_candidates(from_pairs(case["candidates"], case["pairs"]), rng=None)
+    result = rank_candidates(from_pairs(case["candidates"], case["pairs"]), rng=None, firth=True)
     assert result.fit == FIT_FIRTH
     got = by_name(result)
     for name, want_r, want_mp in zip(
@@ -147,7 +147,7 @@ def test_the_ranking_reports_firths_fit_and_bounds_where_the_maximum_does_not_ex
 ) -> None:
     case = REFERENCE["firth_mpmath"][name]
     k = len(case["candidates"])
-    result = rank_candidates(from_pairs(case["candidates"], case["pairs"]), rng=None)
+    result = rank_candidates(from_pairs(case["candidates"], case["pairs"]), rng=None, firth=True)
     assert result.fit == FIT_FIRTH
     got = by_name(result)
     for n, cand in enumerate(case["candidates"]):
@@ -167,12 +167,12 @@ def test_a_candidate_that_never_lost_but_tied_can_have_a_maximum_likelihood_fit(
     # a won or tied every meeting, and b and c tied too: the ties pin the tie rate, so the
     # likelihood does not keep rising as a moves away (the ties would become impossible).
     case = REFERENCE["firth_mpmath"]["winner_ties"]
-    result = rank_candidates(from_pairs(case["candidates"], case["pairs"]), rng=None)
+    result = rank_candidates(from_pairs(case["candidates"], case["pairs"]), rng=None, firth=True)
     assert result.fit == FIT_ML
 
 
 def test_when_the_maximum_exists_the_fit_is_still_maximum_likelihood() -> None:
-    result = rank_candidates(clear_winner(75), rng=None)
+    result = rank_candidates(clear_winner(75), rng=None, firth=True)
     assert result.fit == FIT_ML
     assert result.fit_reason is None
     assert result.firth_resamples == 0
@@ -180,9 +180,21 @@ def test_when_the_maximum_exists_the_fit_is_still_maximum_likelihood() -> None:
 
 def test_candidates_never_compared_with_the_rest_still_get_no_strengths() -> None:
     result = rank_candidates(
-        from_pairs(NAMES, [[0, 1, 5, 2, 1], [2, 3, 4, 3, 1]]), rng=IndexStream("w", "ranking")
+        from_pairs(NAMES, [[0, 1, 5, 2, 1], [2, 3, 4, 3, 1]]),
+        rng=IndexStream("w", "ranking"),
+        firth=True,
     )
     assert result.problem is not None
     assert "never compared" in result.problem
     assert all(math.isnan(s.strength.estimate) for s in result.strengths)
     json.dumps(result.to_dict(), allow_nan=False)
+
+
+def test_without_firth_the_earlier_words_stand_until_the_analysis_turns_it_on() -> None:
+    result = rank_candidates(clear_winner(90), rng=IndexStream("winner", "ranking"))
+    assert result.fit == FIT_ML
+    assert result.problem is not None
+    assert "a won every comparison it was in" in result.problem
+    assert all(math.isnan(s.strength.estimate) for s in result.strengths)
+    # the separations do not depend on the fit: a is still shown ahead of the rest
+    assert result.best == ("a",)
