@@ -97,6 +97,14 @@ DIFFERENCE_BOOTSTRAP = (
     "candidates differ is the separations' word)"
 )
 PROFILE = "profile penalised likelihood (comparisons as independent units)"
+NO_ESTIMATE = (
+    ": the likelihood keeps rising as the strengths move apart, "
+    "so no finite estimate exists and no strengths are given"
+)
+FIRTH_WORDS = (
+    ": the likelihood keeps rising as the strengths move apart, so no finite "
+    "maximum-likelihood estimate exists; the strengths are Firth's penalised ones"
+)
 #: Bootstrap replicates over prompts (fixed, so bt-verify recomputes the same bounds).
 RANKING_RESAMPLES = 2000
 STEP_TOLERANCE = 1e-9
@@ -293,10 +301,7 @@ def _problem(candidates: Sequence[str], counts: F64) -> str | None:
             )
         else:
             words.append("some outcome the model needs never happened")
-    return (
-        "; ".join(words) + ": the likelihood keeps rising as the strengths move apart, "
-        "so no finite maximum-likelihood estimate exists"
-    )
+    return "; ".join(words) + NO_ESTIMATE
 
 
 def _recession(k: int, pi: I64, pj: I64, w: F64, losses: F64, t: F64) -> F64 | None:
@@ -631,6 +636,22 @@ def _failed_words(failed: int, resamples: int, level: float) -> str | None:
     return words
 
 
+def _bootstrap(
+    boot: F64, k: int, with_ties: bool, anchor_index: int | None, level: float, firth: bool
+) -> tuple[F64, F64, F64, F64, int, int]:
+    """Percentile bounds of the strengths and the differences from resampled counts, the
+    failed resamples and those fitted by Firth's penalised likelihood."""
+    penalised = 0
+    if firth:
+        values, failed, penalised = _fit_resamples(boot, k, with_ties, anchor_index)
+    else:
+        values, failed = fit_resamples(boot, k, with_ties, anchor_index)
+    lo, hi, diff_lo, diff_hi = percentile_bounds(values, failed, level)
+    if anchor_index is not None:  # 0 by definition, whatever a failed resample did
+        lo[anchor_index] = hi[anchor_index] = 0.0
+    return lo, hi, diff_lo, diff_hi, int(failed.sum()), penalised
+
+
 def rank_candidates(
     data: Outcomes,
     *,
@@ -670,6 +691,8 @@ def rank_candidates(
     use_firth = firth and fit_reason is not None
     if not firth:
         problem, fit_reason = problem or fit_reason, None
+    elif fit_reason is not None:
+        fit_reason = fit_reason.replace(NO_ESTIMATE, FIRTH_WORDS)
     estimate, theta, loglik, iterations = np.full(k, math.nan), math.nan, math.nan, 0
     if problem is None:
         estimate, theta, loglik, iterations, problem = _point_fit(
@@ -688,14 +711,10 @@ def rank_candidates(
         interval_problem = "no resampling was asked for, so there are no intervals"
     elif problem is None and rng is not None:
         boot = _resampled_counts(cell, data.prompt, prompts, cells, rng, resamples)
-        if firth:
-            values, failed, penalised = _fit_resamples(boot, k, with_ties, anchor_index)
-        else:
-            values, failed = fit_resamples(boot, k, with_ties, anchor_index)
-        lo, hi, diff_lo, diff_hi = percentile_bounds(values, failed, level)
-        if anchor_index is not None:  # 0 by definition, whatever a failed resample did
-            lo[anchor_index] = hi[anchor_index] = 0.0
-        failed_count, done = int(failed.sum()), resamples
+        lo, hi, diff_lo, diff_hi, failed_count, penalised = _bootstrap(
+            boot, k, with_ties, anchor_index, level, firth
+        )
+        done = resamples
         interval_problem = _failed_words(failed_count, resamples, level)
 
     separations = separate(data, alpha=alpha)
