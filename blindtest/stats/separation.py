@@ -403,7 +403,8 @@ class SeparableDesign:
     ``comparisons`` untied comparisons all won by one side (one-sided p = 0.5^n, here
     ``smallest_p``, at most ``level``). ``prompts_any``: prompts before some pair can have
     met that often; ``prompts_every``: before every pair can. Ties add to both: a tie is
-    not evidence, so read them as untied comparisons."""
+    not evidence, so read them as untied comparisons. With the design's ``prompts`` given,
+    ``separable`` says whether they reach ``prompts_any`` (None when not given)."""
 
     k: int
     pairing: str
@@ -416,6 +417,8 @@ class SeparableDesign:
     smallest_p: float
     prompts_any: int
     prompts_every: int
+    prompts: int | None
+    separable: bool | None
     note: str
 
     def to_dict(self) -> dict[str, Any]:
@@ -438,15 +441,22 @@ def _parse_pairing(k: int, pairing: str) -> tuple[str, int, int]:
 
 
 def separable_after(
-    k: int, *, pairing: str = "all", alpha: float = 0.05, correction: str = "holm"
+    k: int,
+    *,
+    pairing: str = "all",
+    alpha: float = 0.05,
+    correction: str = "holm",
+    prompts: int | None = None,
 ) -> SeparableDesign:
     """The fewest untied comparisons of one pair, and the fewest prompts, before the data can
     put any candidate ahead of another (module doc). ``pairing`` as ``--pairs``: "all",
     "reference[:NAME]" or "sample:M" (M pairs per prompt, dealt evenly as
     `blindtest.pairing` does: every pair meets floor or ceil of prompts x M / pairs times);
     ``correction``: "holm", "bonferroni" (the first step is the same) or "none" (one pair
-    alone, two-sided at alpha)."""
+    alone, two-sided at alpha); ``prompts``: the design's, to say whether they are enough."""
     _check_int("k", k, 2)
+    if prompts is not None:
+        _check_int("prompts", prompts, 1)
     alpha = _check_alpha(alpha)
     correction = _check_choice("correction", correction, (*CORRECTIONS, "none"))
     kind, pairs, per_prompt = _parse_pairing(k, pairing)
@@ -467,6 +477,13 @@ def separable_after(
         f"alpha / {divisor}); that is {prompts_any} prompts at the soonest, "
         f"{prompts_every} before every pair can be; ties and split verdicts need more"
     )
+    separable = None if prompts is None else prompts >= prompts_any
+    if prompts is not None and not separable:
+        note = (
+            f"with {prompts} prompts no two of the {k} candidates can be told apart, whatever "
+            f"the verdicts: a pair needs {comparisons} untied comparisons all one way "
+            f"({prompts_any} prompts at the soonest with {pairing})"
+        )
     return SeparableDesign(
         k=k,
         pairing=pairing,
@@ -479,5 +496,7 @@ def separable_after(
         smallest_p=0.5**comparisons,
         prompts_any=prompts_any,
         prompts_every=prompts_every,
+        prompts=prompts,
+        separable=separable,
         note=note,
     )

@@ -180,6 +180,8 @@ def test_arguments_are_checked_at_the_door() -> None:
         separable_after(4, pairing="sample:9")
     with pytest.raises(ValueError, match="pairing must be"):
         separable_after(4, pairing="round-robin")
+    with pytest.raises(ValueError, match="prompts must be an integer >= 1, got 0"):
+        separable_after(4, prompts=0)
 
 
 # --- before the data ---
@@ -216,6 +218,11 @@ def test_the_design_counts_at_8_and_12_candidates() -> None:
     assert (sample.prompts_any, sample.prompts_every) == (94, 103)
     assert "94 prompts" in sample.note
     json.dumps(sample.to_dict(), allow_nan=False)
+    short = separable_after(8, prompts=10)
+    assert short.separable is False
+    assert "with 10 prompts no two of the 8 candidates can be told apart" in short.note
+    assert separable_after(8, prompts=11).separable is True
+    assert separable_after(8).separable is None
 
 
 # --- the error rates, by simulation ---
