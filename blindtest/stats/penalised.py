@@ -65,21 +65,34 @@ def _maps(k: int) -> F64:
     return a
 
 
-def _moments(d: F64, theta: F64) -> tuple[F64, F64, F64, F64]:
-    """Per (B, m): the probabilities (B, m, 3), the mean (B, m, 2), Cov (B, m, 2, 2) and the
-    third cumulant (B, m, 2, 2, 2) of the outcome statistic."""
+def _moments(d: F64, theta: F64) -> tuple[F64, F64, F64, list[F64], list[F64]]:
+    """Per (B, m): the three probabilities, the covariance of the outcome statistic
+    [C_dd, C_dt, C_tt] and its third cumulants [T_ddd, T_ddt, T_dtt, T_ttt] (d: the pair's
+    difference, t: theta)."""
     half = d / 2.0
     lse = np.logaddexp(np.logaddexp(half, -half), theta[:, None])
-    probs = np.stack(
-        [np.exp(half - lse), np.exp(-half - lse), np.exp(theta[:, None] - lse)], axis=-1
-    )
-    feats = np.array([[0.5, 0.0], [-0.5, 0.0], [0.0, 1.0]])
-    mean = probs @ feats
-    centred = feats[None, None, :, :] - mean[:, :, None, :]  # (B, m, 3, 2)
-    weighted = probs[..., None] * centred
-    cov = np.einsum("bmox,bmoy->bmxy", weighted, centred)
-    third = np.einsum("bmox,bmoy,bmoz->bmxyz", weighted, centred, centred)
-    return probs, mean, cov, third
+    p_w = np.exp(half - lse)
+    p_l = np.exp(-half - lse)
+    p_t = np.exp(theta[:, None] - lse)
+    mean_d = (p_w - p_l) / 2.0
+    # centred statistic of each outcome: w (1/2 - mean_d, -p_t), l (-1/2 - mean_d, -p_t),
+    # t (-mean_d, 1 - p_t); moments as sums over the three outcomes
+    xs = (0.5 - mean_d, -0.5 - mean_d, -mean_d)
+    ys = (-p_t, -p_t, 1.0 - p_t)
+    ps = (p_w, p_l, p_t)
+    px = [p * x for p, x in zip(ps, xs, strict=True)]
+    py = [p * y for p, y in zip(ps, ys, strict=True)]
+    pxx = [a * x for a, x in zip(px, xs, strict=True)]
+    pxy = [a * y for a, y in zip(px, ys, strict=True)]
+    pyy = [a * y for a, y in zip(py, ys, strict=True)]
+    cov = [pxx[0] + pxx[1] + pxx[2], pxy[0] + pxy[1] + pxy[2], pyy[0] + pyy[1] + pyy[2]]
+    third = [
+        sum(a * x for a, x in zip(pxx, xs, strict=True)),
+        sum(a * y for a, y in zip(pxx, ys, strict=True)),
+        sum(a * y for a, y in zip(pxy, ys, strict=True)),
+        sum(a * y for a, y in zip(pyy, ys, strict=True)),
+    ]
+    return p_w, p_l, p_t, cov, third
 
 
 def penalised_loglik(counts: F64, k: int, beta: F64, ties: B8) -> F64:
@@ -93,14 +106,18 @@ def _evaluate(
     counts: F64, k: int, beta: F64, ties: B8, *, gradient: bool = True
 ) -> tuple[F64, F64, F64]:
     """(penalised log-likelihood (B,), its gradient (B, k), the information (B, k, k))."""
-    maps = _maps(k)
+    diff = _maps(k)[:, 0, :]  # (m, P): d_p = diff[p] . beta (slot 0, theta, has 0 here)
     w, losses, t = counts[:, 0::3], counts[:, 1::3], counts[:, 2::3]
     n = w + losses + t
     theta = np.where(ties, beta[:, 0], -np.inf)
-    d = beta @ maps[:, 0, :].T
-    probs, mean, cov, third = _moments(d, theta)
-    terms = xlogy(w, probs[..., 0]) + xlogy(losses, probs[..., 1]) + xlogy(t, probs[..., 2])
-    info = np.einsum("bm,bmxy,mxa,myc->bac", n, cov, maps, maps)
+    p_w, p_l, p_t, cov, third = _moments(beta @ diff.T, theta)
+    terms = xlogy(w, p_w) + xlogy(losses, p_l) + xlogy(t, p_t)
+    # I = sum_p n (C_dd a a' + C_dt (a e0' + e0 a') + C_tt e0 e0'), a = diff[p], e0 = slot 0
+    info = (diff.T[None] * (n * cov[0])[:, None, :]) @ diff
+    cross = (n * cov[1]) @ diff
+    info[:, 0, :] += cross
+    info[:, :, 0] += cross
+    info[:, 0, 0] += (n * cov[2]).sum(axis=1)
     info[~ties, 0, :] = 0.0
     info[~ties, :, 0] = 0.0
     info[~ties, 0, 0] = 1.0
@@ -108,13 +125,18 @@ def _evaluate(
     value = terms.sum(axis=1) + np.where(sign > 0, 0.5 * logdet, -np.inf)
     if not gradient:
         return value, np.empty(0), info
-    observed = np.stack([(w - losses) / 2.0, t], axis=-1)  # (B, m, 2)
-    score_pair = observed - n[..., None] * mean
-    score = np.einsum("bmx,mxa->ba", score_pair, maps)
+    score = ((w - losses) / 2.0 - n * (p_w - p_l) / 2.0) @ diff
+    score[:, 0] = (t - n * p_t).sum(axis=1)
     inverse = np.linalg.inv(info)
-    q = np.einsum("mxa,bac,myc->bmxy", maps, inverse, maps)
-    v = np.einsum("bmxy,bmxyz->bmz", q, third)
-    penalty = 0.5 * np.einsum("bm,bmz,mza->ba", n, v, maps)
+    # Q = A I^-1 A' per pair: (dd, dt, tt)
+    q_dd = ((diff[None] @ inverse) * diff[None]).sum(axis=2)
+    q_dt = diff[None] @ inverse[:, :, 0:1]
+    q_dt = q_dt[..., 0]
+    q_tt = inverse[:, 0, 0][:, None]
+    v_d = q_dd * third[0] + 2.0 * q_dt * third[1] + q_tt * third[2]
+    v_t = q_dd * third[1] + 2.0 * q_dt * third[2] + q_tt * third[3]
+    penalty = 0.5 * ((n * v_d) @ diff)
+    penalty[:, 0] = 0.5 * (n * v_t).sum(axis=1)
     grad = score + penalty
     grad[~ties, 0] = 0.0
     return value, grad, info
@@ -160,48 +182,57 @@ def firth_fit(
     return strengths, theta, converged, iterations
 
 
+def _bases(k: int, ties: bool, contrasts: F64) -> F64:
+    """Per contrast row, an orthonormal basis (k, dim) of the free directions that keep it
+    fixed (theta's slot is not free without ties)."""
+    free = np.ones(k, dtype=bool)
+    if not ties:
+        free[0] = False
+    dim = int(free.sum()) - 1
+    basis = np.zeros((contrasts.shape[0], k, dim))
+    for r in range(contrasts.shape[0]):
+        _, _, vt = np.linalg.svd(contrasts[r, free][None])
+        basis[r][np.ix_(free, np.arange(dim))] = vt[1:].T
+    return basis
+
+
 def _constrained(
-    counts: F64, k: int, ties: bool, beta: F64, contrast: F64, value: F64
+    counts: F64, k: int, ties: bool, beta: F64, contrast: F64, value: F64, basis: F64
 ) -> tuple[F64, F64]:
     """Maximise the penalised log-likelihood with ``contrast[r] . b = value[r]`` per row,
-    starting at ``beta`` (rows, k); returns (the maximum (rows,), the maximiser)."""
+    starting at ``beta`` (rows, k) and moving along ``basis`` (`_bases`); returns (the
+    maximum (rows,), the maximiser)."""
     rows = beta.shape[0]
     free = np.ones(k, dtype=bool)
     if not ties:
         free[0] = False
     # the start moved onto the constraint along the contrast
-    norm = (contrast[:, free] ** 2).sum(axis=1)
-    beta = beta + ((value - (contrast * beta).sum(axis=1)) / norm)[:, None] * np.where(
-        free, contrast, 0.0
-    )
-    # a basis of the directions that keep the constraint (free slots only)
-    dim = int(free.sum()) - 1
-    basis = np.zeros((rows, k, dim))
-    for r in range(rows):
-        c = contrast[r] * free
-        _, _, vt = np.linalg.svd(c[None, free])
-        null = vt[1:].T  # (free, free - 1)
-        basis[r][np.ix_(free, np.arange(null.shape[1]))] = null
-    c_rows = np.repeat(counts[None], rows, axis=0) if counts.ndim == 1 else counts
+    direction = np.where(free, contrast, 0.0)
+    norm = (direction**2).sum(axis=1)
+    beta = beta + ((value - (contrast * beta).sum(axis=1)) / norm)[:, None] * direction
+    c_rows = np.repeat(counts[None], rows, axis=0)
     tie_rows = np.full(rows, ties)
-    for _ in range(MAX_ITERATIONS if dim else 0):
-        old, grad, info = _evaluate(c_rows, k, beta, tie_rows)
-        g = np.einsum("bka,bk->ba", basis, grad)
-        h = np.einsum("bka,bkl,blc->bac", basis, info, basis)
-        step_small = np.linalg.solve(h, g[..., None])[..., 0]
-        step = np.einsum("bka,ba->bk", basis, step_small)
-        size = np.ones(rows)
-        trial = beta + step
+    alive = np.ones(rows, dtype=bool)
+    for _ in range(MAX_ITERATIONS if basis.shape[2] else 0):
+        idx = np.flatnonzero(alive)
+        if not idx.size:
+            break
+        b, base, c, tie_on = beta[idx], basis[idx], c_rows[idx], tie_rows[idx]
+        old, grad, info = _evaluate(c, k, b, tie_on)
+        g = (grad[:, None, :] @ base)[:, 0, :]
+        h = base.transpose(0, 2, 1) @ info @ base
+        step = (base @ np.linalg.solve(h, g[..., None]))[..., 0]
+        size = np.ones(idx.size)
+        trial = b + step
         for _ in range(60):
-            new, _, _ = _evaluate(c_rows, k, trial, tie_rows, gradient=False)
+            new, _, _ = _evaluate(c, k, trial, tie_on, gradient=False)
             worse = ~(new >= old - 1e-12 * np.abs(old))
             if not worse.any():
                 break
             size = np.where(worse, size / 2.0, size)
-            trial = beta + size[:, None] * step
-        beta = trial
-        if np.abs(size[:, None] * step).max() < STEP_TOLERANCE:
-            break
+            trial = b + size[:, None] * step
+        beta[idx] = trial
+        alive[idx[np.abs(size[:, None] * step).max(axis=1) < STEP_TOLERANCE]] = False
     value, _, _ = _evaluate(c_rows, k, beta, tie_rows, gradient=False)
     return value, beta
 
@@ -222,42 +253,47 @@ def profile_bounds(
     c2 = np.r_[contrasts, contrasts]
     centre = np.r_[estimate, estimate]
 
-    def excess(offset: F64, start: F64) -> tuple[F64, F64]:
-        value, fitted = _constrained(counts, k, ties, start, c2, centre + direction * offset)
+    basis = _bases(k, ties, c2)
+
+    def excess(rows: npt.NDArray[np.int64], offset: F64, start: F64) -> tuple[F64, F64]:
+        value, fitted = _constrained(
+            counts, k, ties, start, c2[rows], centre[rows] + direction[rows] * offset, basis[rows]
+        )
         return 2.0 * (top[0] - value) - quantile, fitted
 
+    every = np.arange(2 * count)
     # bracket: double the offset until the deviance passes the quantile, or FAR
     low = np.zeros(2 * count)
     f_low = np.full(2 * count, -quantile)
     high = np.full(2 * count, 0.5)
     starts = np.repeat(beta_hat[None], 2 * count, axis=0)
-    f_high, fitted = excess(high, starts)
+    f_high, starts = excess(every, high, starts)
     for _ in range(10):
-        short = f_high < 0
-        if not short.any() or (high[short] >= FAR).all():
+        short = np.flatnonzero((f_high < 0) & (high < FAR))
+        if not short.size:
             break
-        low = np.where(short, high, low)
-        f_low = np.where(short, f_high, f_low)
-        starts = np.where(short[:, None], fitted, starts)
-        high = np.where(short, np.minimum(2.0 * high, FAR), high)
-        f_high, fitted = excess(high, starts)
+        low[short], f_low[short] = high[short], f_high[short]
+        high[short] = np.minimum(2.0 * high[short], FAR)
+        f_high[short], starts[short] = excess(short, high[short], starts[short])
     unbounded = f_high < 0
-    # Illinois on [low, high] for the bracketed rows
+    # Illinois (regula falsi, the retained end's value halved) on [low, high], row by row
     a, fa, b, fb = low.copy(), f_low.copy(), high.copy(), f_high.copy()
-    side = np.zeros(2 * count)
+    kept = np.zeros(2 * count, dtype=bool)
+    active = np.flatnonzero(~unbounded)
     for _ in range(100):
-        x = np.where(fb != fa, b - fb * (b - a) / (fb - fa), (a + b) / 2.0)
-        x = np.clip(x, np.minimum(a, b), np.maximum(a, b))
-        fx, fitted = excess(x, starts)
-        same = np.sign(fx) == np.sign(fb)
-        a_new = np.where(same, a, b)
-        fa_new = np.where(same, fa * np.where(side == 1, 0.5, 1.0), fb)
-        side = np.where(same, 1, -1)
-        a, fa = a_new, fa_new
-        b, fb = x, fx
-        starts = fitted
-        if (np.abs(fx) < 1e-9).all() or (np.abs(b - a) < 1e-11).all():
+        if not active.size:
             break
+        r = active
+        x = np.where(fb[r] != fa[r], b[r] - fb[r] * (b[r] - a[r]) / (fb[r] - fa[r]), b[r])
+        x = np.clip(x, np.minimum(a[r], b[r]), np.maximum(a[r], b[r]))
+        fx, starts[r] = excess(r, x, starts[r])
+        same = np.sign(fx) == np.sign(fb[r])
+        fa[r] = np.where(same, np.where(kept[r], fa[r] / 2.0, fa[r]), fb[r])
+        a[r] = np.where(same, a[r], b[r])
+        kept[r] = same
+        b[r], fb[r] = x, fx
+        done = (np.abs(fx) < 1e-10) | (np.abs(b[r] - a[r]) < 1e-12 * np.maximum(1.0, b[r]))
+        active = r[~done]
     offset = np.where(unbounded, np.inf, b)
     lo = estimate - offset[:count]
     hi = estimate + offset[count:]
