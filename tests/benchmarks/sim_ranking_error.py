@@ -17,7 +17,8 @@ and 100 prompts, pairing "all", strengths spread evenly over [-0.6, 0.6], the sa
 tie variation: 400 data sets per cell, 500 resamples each (the same resampling and the same
 fits as rank_candidates: maximum likelihood, Firth's where it does not exist), the marginal
 coverage of the mean-anchored strengths' 95% percentile intervals (the truth: the fit to
-200,000 simulated prompts), over candidates and data sets, and all k jointly.
+200,000 simulated prompts), over candidates and data sets, all k jointly, and the marginal
+coverage of the differences' intervals; Monte Carlo standard errors over data sets.
 
 Every cell has its own seed, numpy's SeedSequence((2026, part, k, prompts, pairing, truth)).
 Run niced, about 30 minutes on one core of the shared 2-core machine:
@@ -110,12 +111,21 @@ def _counts_by_prompt(
     return out
 
 
-def _firth_bounds(counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def _mean_se(shares: list[float]) -> tuple[float, float]:
+    """The mean of per-data-set shares and its Monte Carlo standard error (data sets are
+    the independent units; candidates within one are not)."""
+    values = np.asarray(shares)
+    return float(values.mean()), float(values.std(ddof=1) / math.sqrt(values.size))
+
+
+def _firth_bounds(
+    counts: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     s, theta, ok, _ = firth_fit(counts[None], k)
     assert ok[0]
     beta = np.r_[theta[0] if math.isfinite(theta[0]) else 0.0, s[0, 1:]]
-    lo, hi = profile_bounds(counts, k, beta, _contrasts(k, None)[:k], 0.95)
-    return lo, hi
+    lo, hi = profile_bounds(counts, k, beta, _contrasts(k, None), 0.95)
+    return lo[:k], hi[:k], lo[k:], hi[k:]
 
 
 def population(truth: np.ndarray, seed: int) -> np.ndarray:
@@ -137,17 +147,21 @@ def part_two(sets: int, resamples: int) -> None:
     print()
     print(
         "| k | prompts | data sets | resamples | seed | each strength (MC se) | all k jointly |"
-        " failed resamples | Firth resamples | Firth fits (profile intervals) |"
+        " each difference (MC se) | failed resamples | Firth resamples |"
+        " Firth fits (profile intervals) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for k in (2, 4, 8, 12):
         truth = np.linspace(0.6, -0.6, k)
         target = population(truth, seed=2026 + k)
-        pi, _ = pairs_of(k)
+        pi, pj = pairs_of(k)
+        target_diff = target[pi] - target[pj]
         for prompts in (10, 30, 100):
             seed = int(np.random.SeedSequence((2026, 2, k, prompts)).generate_state(1)[0])
             gen = np.random.default_rng(seed)
-            covered = joint = used = failed_total = firth_total = profiled = 0
+            joint = used = failed_total = firth_total = profiled = 0
+            shares: list[float] = []  # per data set: the share of strengths covered
+            diff_shares: list[float] = []
             chunk = max(1, 20_000 // resamples)
             done = 0
             while done < sets:
@@ -173,22 +187,26 @@ def part_two(sets: int, resamples: int) -> None:
                     used += 1
                     if ok[s]:
                         lo, hi = _percentile(values[s], failed[s], 0.95)
+                        d = values[s][:, pi] - values[s][:, pj]
+                        d_lo, d_hi = _percentile(d, failed[s], 0.95)
                         failed_total += int(failed[s].sum())
                     else:  # no maximum-likelihood estimate: Firth, profile intervals
-                        lo, hi = _firth_bounds(full[s], k)
+                        lo, hi, d_lo, d_hi = _firth_bounds(full[s], k)
                         profiled += 1
                     inside = (lo <= target) & (target <= hi)
-                    covered += int(inside.sum())
+                    shares.append(float(inside.mean()))
                     joint += int(inside.all())
+                    d_in = (d_lo <= target_diff) & (target_diff <= d_hi)
+                    diff_shares.append(float(d_in.mean()))
                 done += size
-            each = covered / (used * k)
+            each, each_se = _mean_se(shares)
+            diff, diff_se = _mean_se(diff_shares)
             print(
                 f"| {k} | {prompts} | {used} | {resamples} | {seed} | {each:.3f} "
-                f"({_se(each, used * k):.3f}) | {joint / used:.3f} | {failed_total} | "
-                f"{firth_total} | {profiled} |",
+                f"({each_se:.3f}) | {joint / used:.3f} | {diff:.3f} ({diff_se:.3f}) | "
+                f"{failed_total} | {firth_total} | {profiled} |",
                 flush=True,
             )
-        del pi
 
 
 def main() -> int:
