@@ -127,7 +127,10 @@ def _evaluate(
         return value, np.empty(0), info
     score = ((w - losses) / 2.0 - n * (p_w - p_l) / 2.0) @ diff
     score[:, 0] = (t - n * p_t).sum(axis=1)
-    inverse = np.linalg.inv(info)
+    try:
+        inverse = np.linalg.inv(info)
+    except np.linalg.LinAlgError:  # an exactly singular row: the pseudo-inverse
+        inverse = np.linalg.pinv(info)
     # Q = A I^-1 A' per pair: (dd, dt, tt)
     q_dd = ((diff[None] @ inverse) * diff[None]).sum(axis=2)
     q_dt = diff[None] @ inverse[:, :, 0:1]
@@ -140,6 +143,15 @@ def _evaluate(
     grad = score + penalty
     grad[~ties, 0] = 0.0
     return value, grad, info
+
+
+def _solve(matrix: F64, vector: F64) -> F64:
+    """Batched ``matrix^-1 vector``; the pseudo-inverse where a row is exactly singular."""
+    try:
+        solved: F64 = np.linalg.solve(matrix, vector[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        solved = (np.linalg.pinv(matrix) @ vector[..., None])[..., 0]
+    return solved
 
 
 def firth_fit(
@@ -161,7 +173,7 @@ def firth_fit(
         rows = np.flatnonzero(alive)
         c, b, tie_on = counts[rows], beta[rows], with_ties[rows]
         old, grad, info = _evaluate(c, k, b, tie_on)
-        step = np.linalg.solve(info, grad[..., None])[..., 0]
+        step = _solve(info, grad)
         step[~tie_on, 0] = 0.0
         size = np.ones(rows.size)
         trial = b + step
@@ -221,7 +233,7 @@ def _constrained(
         old, grad, info = _evaluate(c, k, b, tie_on)
         g = (grad[:, None, :] @ base)[:, 0, :]
         h = base.transpose(0, 2, 1) @ info @ base
-        step = (base @ np.linalg.solve(h, g[..., None]))[..., 0]
+        step = (base @ _solve(h, g)[..., None])[..., 0]
         size = np.ones(idx.size)
         trial = b + step
         for _ in range(60):
@@ -241,7 +253,20 @@ def profile_bounds(
     counts: F64, k: int, beta_hat: F64, contrasts: F64, level: float
 ) -> tuple[F64, F64]:
     """Profile penalised-likelihood bounds of each contrast (rows of ``contrasts``, over the
-    parameters (theta, s_1..)) at ``level``, around the fit ``beta_hat`` (k,)."""
+    parameters (theta, s_1..)) at ``level``, around the fit ``beta_hat`` (k,). A contrast
+    that is identically 0 (the anchor against itself) has bounds 0."""
+    contrasts = np.asarray(contrasts, dtype=np.float64)
+    live = np.flatnonzero(np.any(contrasts != 0.0, axis=1))
+    lo = np.zeros(contrasts.shape[0])
+    hi = np.zeros(contrasts.shape[0])
+    if live.size:
+        lo[live], hi[live] = _profile_bounds(counts, k, beta_hat, contrasts[live], level)
+    return lo, hi
+
+
+def _profile_bounds(
+    counts: F64, k: int, beta_hat: F64, contrasts: F64, level: float
+) -> tuple[F64, F64]:
     counts = np.asarray(counts, dtype=np.float64)
     ties = bool(counts[2::3].sum() > 0)
     top, _, _ = _evaluate(counts[None], k, beta_hat[None], np.array([ties]), gradient=False)

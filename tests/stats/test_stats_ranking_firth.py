@@ -198,3 +198,20 @@ def test_without_firth_the_earlier_words_stand_until_the_analysis_turns_it_on() 
     assert all(math.isnan(s.strength.estimate) for s in result.strengths)
     # the separations do not depend on the fit: a is still shown ahead of the rest
     assert result.best == ("a",)
+
+
+def test_firths_intervals_do_not_depend_on_the_anchor() -> None:
+    by_anchor = {
+        anchor: rank_candidates(clear_winner(90), rng=None, anchor=anchor, firth=True)
+        for anchor in (None, "a", "b")
+    }
+    mean = by_anchor[None]
+    for result in by_anchor.values():
+        for got, want in zip(result.differences, mean.differences, strict=True):
+            assert got.difference.lo == pytest.approx(want.difference.lo, abs=1e-7)
+            assert got.difference.hi == pytest.approx(want.difference.hi, abs=1e-7)
+    anchored = by_name(by_anchor["b"])
+    assert (anchored["b"].strength.lo, anchored["b"].strength.hi) == (0.0, 0.0)
+    a_over_b = mean.differences[0]  # (a, b)
+    assert anchored["a"].strength.lo == pytest.approx(a_over_b.difference.lo, abs=1e-7)
+    assert anchored["a"].strength.hi == pytest.approx(a_over_b.difference.hi, abs=1e-7)
