@@ -150,7 +150,8 @@ def _solve(matrix: F64, vector: F64) -> F64:
     try:
         solved: F64 = np.linalg.solve(matrix, vector[..., None])[..., 0]
     except np.linalg.LinAlgError:
-        solved = (np.linalg.pinv(matrix) @ vector[..., None])[..., 0]
+        pseudo = np.linalg.pinv(matrix) @ vector[..., None]
+        solved = np.asarray(pseudo[..., 0], dtype=np.float64)
     return solved
 
 
