@@ -148,11 +148,11 @@ def _evaluate(
 def _solve(matrix: F64, vector: F64) -> F64:
     """Batched ``matrix^-1 vector``; the pseudo-inverse where a row is exactly singular."""
     try:
-        solved: F64 = np.linalg.solve(matrix, vector[..., None])[..., 0]
+        solved = np.linalg.solve(matrix, vector[..., None])
     except np.linalg.LinAlgError:
-        pseudo = np.linalg.pinv(matrix) @ vector[..., None]
-        solved = np.asarray(pseudo[..., 0], dtype=np.float64)
-    return solved
+        solved = np.linalg.pinv(matrix) @ vector[..., None]
+    result: F64 = np.asarray(solved[..., 0], dtype=np.float64)
+    return result
 
 
 def firth_fit(
