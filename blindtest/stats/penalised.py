@@ -14,10 +14,12 @@ information agree and ``I = sum over pairs of n A' Cov(f) A``, with f the outcom
 statistic ((+-1/2, 0) for a preference, (0, 1) for a tie) and A the map from the parameters
 to the pair's (d, theta); the penalty's gradient needs the third cumulants of f.
 
-**Fit.** Firth's modified score by Fisher scoring (the step ``I^-1 U*``) with step halving
-on the penalised log-likelihood, batched over rows as `davidson_fit`; candidate 0 is held at
-0 (the penalty does not depend on which linear anchor is used). Converged when the largest
-step is below 1e-10.
+**Fit.** Firth's modified score by Fisher scoring (the direction ``I^-1 U*``), batched over
+rows as `davidson_fit`; along it, the secant root of the directional derivative when the full
+step overshoots (scoring alone can circle the maximum: near it the penalty's own curvature
+matters), then step halving on the penalised log-likelihood; candidate 0 is held at 0 (the
+penalty does not depend on which linear anchor is used). Converged when the largest move is
+below 1e-10.
 
 **Intervals.** Profile penalised likelihood (Heinze and Schemper, 2002, Statistics in
 Medicine 21:2409-2419; R's logistf): the bounds of a contrast c'b are where twice the drop of
@@ -155,6 +157,25 @@ def _solve(matrix: F64, vector: F64) -> F64:
     return result
 
 
+def _advance(c: F64, k: int, b: F64, tie_on: B8, step: F64, old: F64, slope: F64) -> F64:
+    """The move along the scoring direction ``step`` from ``b``: the secant root of the
+    directional derivative where the full step overshoots (scoring alone can circle Firth's
+    maximum: the penalty's curvature is not Fisher's), then halved until the penalised
+    log-likelihood does not fall. ``slope`` is the derivative along ``step`` at ``b``."""
+    _, grad_end, _ = _evaluate(c, k, b + step, tie_on)
+    slope_end = (grad_end * step).sum(axis=1)
+    size = np.where(slope_end < 0.0, slope / np.maximum(slope - slope_end, 1e-300), 1.0)
+    size = np.clip(size, 1e-3, 1.0)
+    for _ in range(60):
+        new, _, _ = _evaluate(c, k, b + size[:, None] * step, tie_on, gradient=False)
+        worse = ~(new >= old - 1e-12 * np.abs(old))
+        if not worse.any():
+            break
+        size = np.where(worse, size / 2.0, size)
+    moves: F64 = size[:, None] * step
+    return moves
+
+
 def firth_fit(
     counts: F64, k: int, ties: B8 | None = None, start: F64 | None = None
 ) -> tuple[F64, F64, npt.NDArray[np.bool_], int]:
@@ -176,18 +197,9 @@ def firth_fit(
         old, grad, info = _evaluate(c, k, b, tie_on)
         step = _solve(info, grad)
         step[~tie_on, 0] = 0.0
-        size = np.ones(rows.size)
-        trial = b + step
-        for _ in range(60):
-            new, _, _ = _evaluate(c, k, trial, tie_on, gradient=False)
-            worse = ~(new >= old - 1e-12 * np.abs(old))
-            if not worse.any():
-                break
-            size = np.where(worse, size / 2.0, size)
-            trial = b + size[:, None] * step
-        moved = np.abs(size[:, None] * step).max(axis=1)
-        beta[rows] = trial
-        done = moved < STEP_TOLERANCE
+        moves = _advance(c, k, b, tie_on, step, old, (grad * step).sum(axis=1))
+        beta[rows] = b + moves
+        done = np.abs(moves).max(axis=1) < STEP_TOLERANCE
         converged[rows[done]] = True
         alive[rows[done]] = False
     strengths = np.c_[np.zeros(batch), beta[:, 1:]]
@@ -235,17 +247,9 @@ def _constrained(
         g = (grad[:, None, :] @ base)[:, 0, :]
         h = base.transpose(0, 2, 1) @ info @ base
         step = (base @ _solve(h, g)[..., None])[..., 0]
-        size = np.ones(idx.size)
-        trial = b + step
-        for _ in range(60):
-            new, _, _ = _evaluate(c, k, trial, tie_on, gradient=False)
-            worse = ~(new >= old - 1e-12 * np.abs(old))
-            if not worse.any():
-                break
-            size = np.where(worse, size / 2.0, size)
-            trial = b + size[:, None] * step
-        beta[idx] = trial
-        alive[idx[np.abs(size[:, None] * step).max(axis=1) < STEP_TOLERANCE]] = False
+        moves = _advance(c, k, b, tie_on, step, old, (grad * step).sum(axis=1))
+        beta[idx] = b + moves
+        alive[idx[np.abs(moves).max(axis=1) < STEP_TOLERANCE]] = False
     value, _, _ = _evaluate(c_rows, k, beta, tie_rows, gradient=False)
     return value, beta
 
