@@ -18,7 +18,7 @@ probability 1/2 whatever the prompt. Comparisons on different prompts are indepe
 given the number of untied ones the count of i's wins is Bin(n, 1/2) exactly: the test
 holds its level at any number of prompts, any quality variation and any tie rate. When i is
 truly worse the tail probability is smaller (a one-sided null). The schedules of
-`blindtest.pairing` never put one pair twice on a prompt. Should the data hold a pair several
+`blindtest.model.pairing` never put one pair twice on a prompt. Should the data hold a pair several
 times on one prompt (those comparisons share the prompt, and perhaps the answers, and are not
 independent), the prompt is the unit for that pair: its comparisons there are summed to a
 net margin (wins minus losses), and the test is the exact sign-flip (randomisation) test of
@@ -451,7 +451,7 @@ def separable_after(
     """The fewest untied comparisons of one pair, and the fewest prompts, before the data can
     put any candidate ahead of another (module doc). ``pairing`` as ``--pairs``: "all",
     "reference[:NAME]" or "sample:M" (M pairs per prompt, dealt evenly as
-    `blindtest.pairing` does: every pair meets floor or ceil of prompts x M / pairs times);
+    `blindtest.model.pairing` does: every pair meets floor or ceil of prompts x M / pairs times);
     ``correction``: "holm", "bonferroni" (the first step is the same) or "none" (one pair
     alone, two-sided at alpha); ``prompts``: the design's, to say whether they are enough."""
     _check_int("k", k, 2)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from blindtest.rng import IndexStream
+from blindtest.model.rng import IndexStream
 from blindtest.stats.comparisons import Outcomes, outcomes
 from blindtest.stats.penalised import firth_fit, penalised_loglik, profile_bounds
 from blindtest.stats.ranking import (

@@ -17,7 +17,7 @@ import pytest
 from ranking_simulation import simulate
 from scipy import stats as sps
 
-from blindtest.rng import IndexStream
+from blindtest.model.rng import IndexStream
 from blindtest.stats.comparisons import Outcomes, outcomes
 from blindtest.stats.multiple import holm
 from blindtest.stats.ranking import rank_candidates
