@@ -25,6 +25,7 @@ from blindtest.model.prompt_size import estimated_tokens
 from blindtest.model.sides import fill_template, side_system
 from blindtest.reportfmt import count as _count
 from blindtest.rundir.types import DesignRecord
+from blindtest.stats.separation import SeparableDesign, separable_after
 
 __all__ = [
     "ASSUMED_OUTPUT_TOKENS",
@@ -70,6 +71,9 @@ class CandidatePlan:
     #: Whether the answers come from directories (nothing is asked of a model).
     imported: bool
     launders: bool
+    #: When the exact per-pair tests (Holm over every ordered pair) can first tell two
+    #: candidates apart, and whether this design's prompts are enough.
+    separable: SeparableDesign
 
 
 def _meetings(arrangement: list[Any]) -> Counter[frozenset[str]]:
@@ -135,7 +139,11 @@ def plan_candidates(design: DesignRecord) -> CandidatePlan:
         most_meetings=max(meetings.values(), default=0),
         imported=imported,
         launders=design["normalization"]["launder"] is not None,
-    )
+        separable=separable_after(
+            len(names), pairing=str(design["pairing"]["mode"]), alpha=float(design["alpha"]),
+            prompts=size.prompts,
+        ),
+    )  # fmt: skip
 
 
 def count(n: int, noun: str) -> str:
@@ -172,6 +180,10 @@ def summary_lines(plan: CandidatePlan, seed: str, alpha: float) -> list[tuple[st
             False,
         )
     )
+    said_separable = plan.separable.note
+    if plan.separable.separable is False:
+        said_separable = f"warning: {said_separable}; add prompts"
+    lines.append((said_separable, False))
     per = {c.answers for c in plan.candidates}
     each = f"{per.pop():,} per candidate" if len(per) == 1 else "per candidate as the table shows"
     if plan.imported:

@@ -472,7 +472,7 @@ def separable_after(
     else:
         prompts_any = prompts_every = comparisons
     note = (
-        f"with {k} candidates ({pairing}), a pair can first be told apart after "
+        f"with {k} candidates (pairs {pairing}), a pair can first be told apart after "
         f"{comparisons} untied comparisons all won by one side (p = 0.5^{comparisons} <= "
         f"alpha / {divisor}); that is {prompts_any} prompts at the soonest, "
         f"{prompts_every} before every pair can be; ties and split verdicts need more"
@@ -482,7 +482,7 @@ def separable_after(
         note = (
             f"with {prompts} prompts no two of the {k} candidates can be told apart, whatever "
             f"the verdicts: a pair needs {comparisons} untied comparisons all one way "
-            f"({prompts_any} prompts at the soonest with {pairing})"
+            f"(with pairs {pairing}: {prompts_any} prompts at the soonest)"
         )
     return SeparableDesign(
         k=k,
