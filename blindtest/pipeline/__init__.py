@@ -1,8 +1,9 @@
-"""The stages as library functions: each takes the lock the command takes, claims its
-outputs, writes its files and returns a frozen result naming what it wrote.
+"""Above the stages: what uses several of them.
 
-``blindtest.design``, ``generate``, ``judge``, ``audit``, ``analyze``, ``verify`` and ``plan``
-are these functions (loaded on first use); the ``bt-*`` commands are their options, one call
-and a summary. One module per stage, and no stage imports another: :mod:`blindtest.pipeline.run`
-chains them for ``blindtest run``.
+``run`` chains the stage functions for ``blindtest run`` (and the demos), ``chain`` says where
+a run stands between stages, ``recompute`` is the verifier (it recomputes every stage's files
+from the raw materials) and ``verify`` its stage function. Each stage's own function (lock,
+claim the outputs, write the files, return a frozen result) lives in its package
+(``blindtest.designing.stage``, ``generation.stage``, ``judging.stage``, ``auditing.stage``,
+``analysis.stage``, ``planning.stage``); ``blindtest.design`` and the rest hand them out.
 """
