@@ -234,7 +234,7 @@ def decision_power_table(
     size = decision_size(values, rule, margin, ties=ties, alpha=alpha)
     kept = 1.0 - float(ties)
     return tuple(
-        DecisionPowerRow(int(n), float(p), float(s), float(n) * kept)
+        DecisionPowerRow(int(n), float(p), float(s), round(float(n) * kept, 9))
         for n, p, s in zip(values, power, size, strict=True)
     )
 
