@@ -3,7 +3,9 @@
 No I/O anywhere in this package. Tests, intervals and conversions delegate to scipy where it
 has the function; what is ours is the triangle pd and Thurstonian d', the similarity and power
 calculations, the sequential e-process, agreement labels, the judge-panel analyses and style
-control (a logistic model with Firth's penalised likelihood under separation).
+control (a logistic model with Firth's penalised likelihood under separation), and the
+pre-registered decisions (margins, the tie-inclusive exact unconditional test, betting tests
+and confidence sequences for panel scores, their power and sample size).
 Non-finite floats are written as null by every ``to_dict()`` (see `intervals`).
 """
 
@@ -33,6 +35,12 @@ if TYPE_CHECKING:
         percent_agreement,
         position_bias,
     )
+    from blindtest.stats.anytime import (
+        SequentialDecisionResult,
+        crossing_times,
+        sequential_decision,
+    )
+    from blindtest.stats.betting import betting_bound, betting_log_wealth, betting_p_value
     from blindtest.stats.binomial import (
         BinomialResult,
         McNemarResult,
@@ -48,6 +56,19 @@ if TYPE_CHECKING:
         NonTieComparisonResult,
         compare_non_tie,
         describe_controls,
+    )
+    from blindtest.stats.decision import (
+        ESTIMANDS,
+        OUTCOMES,
+        RULES,
+        DecisionResult,
+        DecisionRule,
+        Planning,
+        adjust_decisions,
+        decide,
+        decide_counts,
+        parse_rule,
+        similarity_decision,
     )
     from blindtest.stats.determinism import (
         DeterminismResult,
@@ -69,6 +90,7 @@ if TYPE_CHECKING:
         judge_panel,
         randomization_test,
     )
+    from blindtest.stats.mean_score import MeanScoreResult, mean_score_test
     from blindtest.stats.multiple import bonferroni, holm
     from blindtest.stats.pair import (
         PairResult,
@@ -100,6 +122,7 @@ if TYPE_CHECKING:
         smallest_n,
     )
     from blindtest.stats.preference import MIN_MARGIN, PreferenceResult, preference_test
+    from blindtest.stats.sensitivity import SensitivityResult, sensitivity_check
     from blindtest.stats.sequential import (
         CrossingResult,
         SequentialResult,
@@ -111,6 +134,18 @@ if TYPE_CHECKING:
         simulate_crossings,
     )
     from blindtest.stats.similarity import SimilarityResult, pc_at_pd, similarity_test
+    from blindtest.stats.sizing import (
+        DecisionPowerRow,
+        SampleSize,
+        decision_power,
+        decision_power_table,
+        decision_sample_size,
+        decision_size,
+        sensitivity_power,
+        sensitivity_sample_size,
+        similarity_power,
+        similarity_sample_size,
+    )
     from blindtest.stats.style import (
         LikelihoodRatioTest,
         Separation,
@@ -226,6 +261,37 @@ _HOME = {
     "style_control": "blindtest.stats.style",
     "FisherResult": "blindtest.stats.tables",
     "fisher_exact": "blindtest.stats.tables",
+    "betting_bound": "blindtest.stats.betting",
+    "betting_log_wealth": "blindtest.stats.betting",
+    "betting_p_value": "blindtest.stats.betting",
+    "ESTIMANDS": "blindtest.stats.decision",
+    "OUTCOMES": "blindtest.stats.decision",
+    "RULES": "blindtest.stats.decision",
+    "DecisionResult": "blindtest.stats.decision",
+    "DecisionRule": "blindtest.stats.decision",
+    "Planning": "blindtest.stats.decision",
+    "adjust_decisions": "blindtest.stats.decision",
+    "decide": "blindtest.stats.decision",
+    "decide_counts": "blindtest.stats.decision",
+    "parse_rule": "blindtest.stats.decision",
+    "similarity_decision": "blindtest.stats.decision",
+    "DecisionPowerRow": "blindtest.stats.sizing",
+    "SampleSize": "blindtest.stats.sizing",
+    "decision_power": "blindtest.stats.sizing",
+    "decision_power_table": "blindtest.stats.sizing",
+    "decision_sample_size": "blindtest.stats.sizing",
+    "decision_size": "blindtest.stats.sizing",
+    "sensitivity_power": "blindtest.stats.sizing",
+    "sensitivity_sample_size": "blindtest.stats.sizing",
+    "similarity_power": "blindtest.stats.sizing",
+    "similarity_sample_size": "blindtest.stats.sizing",
+    "MeanScoreResult": "blindtest.stats.mean_score",
+    "mean_score_test": "blindtest.stats.mean_score",
+    "SensitivityResult": "blindtest.stats.sensitivity",
+    "sensitivity_check": "blindtest.stats.sensitivity",
+    "SequentialDecisionResult": "blindtest.stats.anytime",
+    "crossing_times": "blindtest.stats.anytime",
+    "sequential_decision": "blindtest.stats.anytime",
     "TRIANGLE_GUESS": "blindtest.stats.triangle",
     "TriangleResult": "blindtest.stats.triangle",
     "dprime_from_pc": "blindtest.stats.triangle",
@@ -248,9 +314,12 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AGREEMENT_CAVEAT",
     "ALPHA_RESAMPLES",
+    "ESTIMANDS",
     "MIN_COMPARISONS",
     "MIN_MARGIN",
+    "OUTCOMES",
     "POSITION_MARGIN",
+    "RULES",
     "TRIANGLE_GUESS",
     "AgreementGateResult",
     "AlphaResult",
@@ -259,6 +328,9 @@ __all__ = [
     "ClusteredShareResult",
     "ControlsDescription",
     "CrossingResult",
+    "DecisionPowerRow",
+    "DecisionResult",
+    "DecisionRule",
     "DeterminismResult",
     "DeterminismTally",
     "FisherResult",
@@ -268,10 +340,12 @@ __all__ = [
     "KappaTestResult",
     "LikelihoodRatioTest",
     "McNemarResult",
+    "MeanScoreResult",
     "NonTieComparisonResult",
     "PairAgreement",
     "PairResult",
     "PercentAgreementResult",
+    "Planning",
     "PositionBiasResult",
     "PositionCounts",
     "PositionGateResult",
@@ -279,16 +353,23 @@ __all__ = [
     "PreferenceResult",
     "RandomizationResult",
     "RejectionRegion",
+    "SampleSize",
+    "SensitivityResult",
     "Separation",
+    "SequentialDecisionResult",
     "SequentialResult",
     "SimilarityPowerRow",
     "SimilarityResult",
     "StyleCoefficient",
     "StyleControlResult",
     "TriangleResult",
+    "adjust_decisions",
     "agreement_by_pair",
     "agreement_gate",
     "beta_binomial",
+    "betting_bound",
+    "betting_log_wealth",
+    "betting_p_value",
     "binomial_p_value",
     "binomial_test",
     "bonferroni",
@@ -299,6 +380,13 @@ __all__ = [
     "critical_value",
     "crossing_boundary",
     "crossing_distribution",
+    "crossing_times",
+    "decide",
+    "decide_counts",
+    "decision_power",
+    "decision_power_table",
+    "decision_sample_size",
+    "decision_size",
     "describe_controls",
     "detect_separation",
     "determinism_check",
@@ -317,10 +405,12 @@ __all__ = [
     "log_e_values",
     "lower_tail",
     "mcnemar_exact",
+    "mean_score_test",
     "pair_dprime_from_pc",
     "pair_pc_from_dprime",
     "pair_pd",
     "pair_test",
+    "parse_rule",
     "pc_at_pd",
     "pc_from_dprime",
     "pc_from_pd",
@@ -334,8 +424,15 @@ __all__ = [
     "proportion_interval",
     "randomization_test",
     "rejection_region",
+    "sensitivity_check",
+    "sensitivity_power",
+    "sensitivity_sample_size",
+    "sequential_decision",
     "sign_flip_test",
+    "similarity_decision",
+    "similarity_power",
     "similarity_power_row",
+    "similarity_sample_size",
     "similarity_smallest_n",
     "similarity_test",
     "simulate_crossings",
