@@ -66,7 +66,7 @@ Side = Literal["above", "below"]
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
 
-#: The largest design searched (as `blindtest.powersearch.MAX_TRIALS` for bt-plan).
+#: The largest design searched (as `blindtest.planning.search.MAX_TRIALS` for bt-plan).
 MAX_COMPARISONS = 100_000
 _TIE_SPREAD = 12.0
 _BLOCK = 512
