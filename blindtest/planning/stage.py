@@ -7,9 +7,11 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from blindtest.errors import BadInput
-from blindtest.model.protocols import DEFAULT_PROTOCOL
+from blindtest.model.protocols import DEFAULT_PROTOCOL, PROTOCOLS
+from blindtest.planning.decision import DecisionPlan, format_decision_plan, plan_decision
 from blindtest.planning.rows import (
     DEFAULT_TRIALS,
     MAX_TOTAL_TRIALS,
@@ -23,19 +25,34 @@ from blindtest.rundir import artifacts
 
 __all__ = ["Plan", "plan"]
 
+#: The protocol a preference decision is planned for.
+_PREFERENCE = next(name for name, p in PROTOCOLS.items() if p.prefers)
+
 
 @dataclass(frozen=True, slots=True)
 class Plan:
     """The power table (``result``: its rows, one per trial count, and the smallest n for
-    ``target_power``) and the HTML page written, if one was asked for."""
+    ``target_power``) and the HTML page written, if one was asked for; for a preference
+    decision (``decide``), ``decision`` instead: the power by n and the n that settles it."""
 
-    result: PlanResult
+    result: PlanResult | None
     trials: tuple[int, ...]
     html_path: Path | None = None
+    decision: DecisionPlan | None = None
 
     def text(self, width: int = 80) -> str:
         """The table as ``bt-plan`` prints it, at ``width`` columns."""
+        if self.decision is not None:
+            return format_decision_plan(self.decision, width=width)
+        assert self.result is not None
         return format_plan(self.result, width=width)
+
+    def rows(self) -> list[Any]:
+        """What ``--json`` prints."""
+        if self.decision is not None:
+            return [self.decision.to_dict()]
+        assert self.result is not None
+        return list(self.result.rows)
 
 
 def _texts(values: Sequence[str | float] | None, option: str) -> list[str] | None:
@@ -69,7 +86,7 @@ def check_trials(trials: Sequence[int]) -> list[int]:
 
 
 def plan(
-    protocol: str = DEFAULT_PROTOCOL,
+    protocol: str | None = None,
     *,
     trials: Sequence[int] | None = None,
     pc: Sequence[str | float] | None = None,
@@ -79,48 +96,138 @@ def plan(
     similarity_pd0: float | None = None,
     ties: float = 0.0,
     html: str | os.PathLike[str] | None = None,
+    decide: str | None = None,
+    true: float | None = None,
 ) -> Plan:
     """The exact power table ``bt-plan`` prints: for each of ``trials`` (default 10 to 50),
     the critical count, the achieved alpha and the power at each alternative, given as
     proportions correct ``pc`` (win rates for preference) or proportions of discriminators
     ``pd``. ``similarity_pd0`` plans a similarity claim (pd < PD0) instead; ``ties`` is a
     preference plan's expected tie rate. ``html``: also write the power curves there.
+    ``decide``: a pre-registered decision rule (``noninferior:0.05``, ``superior``,
+    ``equivalent:0.1``; ``similar:PD0`` is ``similarity_pd0``) planned at the challenger's true
+    untied share ``true`` (default 1/2) and ``ties``, to ``target_power`` (default 0.8).
+    ``protocol`` defaults to the triangle, or to preference for a preference ``decide``.
     Calls no model and reads no run."""
+    protocol, decided = _decided(
+        protocol, decide, trials, pc, pd, alpha, target_power, ties, html, true
+    )
+    if decided is not None:
+        return decided
+    if decide is not None:  # similar:PD0, the similarity plan
+        similarity_pd0 = float(decide.partition(":")[2])
     if pc is not None and pd is not None:
         raise BadInput("give --pc or --pd, not both")
     if not 0 < alpha <= 0.5:
         raise BadInput(f"--alpha must be in (0, 0.5], got {alpha}")
     counts = check_trials(list(trials) if trials is not None else list(DEFAULT_TRIALS))
     pcs, pds = _texts(pc, "--pc"), _texts(pd, "--pd")
-    try:
-        if similarity_pd0 is not None:
-            if pcs is not None:
-                raise BadInput("with --similarity, give the true pd grid with --pd")
-            if ties:
-                raise BadInput("--ties is for preference difference plans; drop --similarity")
-            if not 0 < similarity_pd0 < 1:
-                raise BadInput(f"--similarity must be in (0, 1), got {similarity_pd0}")
-            result = build_similarity_plan(
-                protocol, counts, similarity_pd0, alpha=alpha, pds=pds, target_power=target_power
-            )
-        else:
-            result = build_plan(
-                protocol,
-                counts,
-                alpha=alpha,
-                pcs=pcs,
-                pds=pds,
-                target_power=target_power,
-                ties=ties,
-            )
-    except ValueError as error:
-        raise BadInput(str(error)) from None
+    result = _table(protocol, counts, alpha, pcs, pds, target_power, similarity_pd0, ties)
     page = Path(html) if html is not None else None
     if page is not None:
         if similarity_pd0 is not None:
             raise BadInput("--html draws difference power curves; drop --similarity or --html")
         _write_page(page, result, counts, pcs, pds, alpha, target_power)
     return Plan(result, tuple(counts), page)
+
+
+def _table(
+    protocol: str,
+    counts: list[int],
+    alpha: float,
+    pcs: list[str] | None,
+    pds: list[str] | None,
+    target_power: float | None,
+    similarity_pd0: float | None,
+    ties: float,
+) -> PlanResult:
+    """The difference plan, or the similarity plan at ``similarity_pd0``."""
+    try:
+        if similarity_pd0 is None:
+            return build_plan(
+                protocol, counts, alpha=alpha, pcs=pcs, pds=pds, target_power=target_power,
+                ties=ties,
+            )  # fmt: skip
+        if pcs is not None:
+            raise BadInput("with --similarity, give the true pd grid with --pd")
+        if ties:
+            raise BadInput("--ties is for preference difference plans; drop --similarity")
+        if not 0 < similarity_pd0 < 1:
+            raise BadInput(f"--similarity must be in (0, 1), got {similarity_pd0}")
+        return build_similarity_plan(
+            protocol, counts, similarity_pd0, alpha=alpha, pds=pds, target_power=target_power
+        )
+    except ValueError as error:
+        raise BadInput(str(error)) from None
+
+
+def _decided(
+    protocol: str | None,
+    decide: str | None,
+    trials: Sequence[int] | None,
+    pc: Sequence[str | float] | None,
+    pd: Sequence[str | float] | None,
+    alpha: float,
+    target_power: float | None,
+    ties: float,
+    html: str | os.PathLike[str] | None,
+    true: float | None,
+) -> tuple[str, Plan | None]:
+    """The protocol planned for, and a preference decision's plan (None otherwise)."""
+    similar = decide is None or decide.partition(":")[0] == "similar"
+    if protocol is None:
+        protocol = DEFAULT_PROTOCOL if similar else _PREFERENCE
+    if decide is None:
+        return protocol, None
+    return protocol, _plan_decision(
+        protocol, decide, trials, pc, pd, alpha, target_power, ties, html, true
+    )
+
+
+def _plan_decision(
+    protocol: str,
+    decide: str,
+    trials: Sequence[int] | None,
+    pc: Sequence[str | float] | None,
+    pd: Sequence[str | float] | None,
+    alpha: float,
+    target_power: float | None,
+    ties: float,
+    html: str | os.PathLike[str] | None,
+    true: float | None,
+) -> Plan | None:
+    """A preference decision's plan; None for ``similar:PD0`` (a similarity plan)."""
+    if decide.partition(":")[0] == "similar":
+        if not PROTOCOLS[protocol].similarity:
+            raise BadInput(
+                "similar:PD0 is the triangle and pair protocols' claim; for "
+                "preference decide noninferior:MARGIN or equivalent:MARGIN"
+            )
+        return None
+    if not PROTOCOLS[protocol].prefers:
+        raise BadInput(
+            f"--decide {decide} is a preference decision; use --protocol preference "
+            "(or similar:PD0 for the triangle and pair protocols)"
+        )
+    if pc is not None or pd is not None or html is not None:
+        raise BadInput(
+            "--decide plans at one true share: give it with --true, not --pc, --pd or --html"
+        )
+    if not 0 < alpha <= 0.5:
+        raise BadInput(f"--alpha must be in (0, 0.5], got {alpha}")
+    counts = check_trials(list(trials)) if trials is not None else None
+    try:
+        decision = plan_decision(
+            decide,
+            true=0.5 if true is None else true,
+            ties=ties,
+            power=0.8 if target_power is None else target_power,
+            alpha=alpha,
+            trials=counts,
+        )
+    except ValueError as error:
+        raise BadInput(f"--decide: {error}") from None
+    return Plan(None, tuple(row.n for row in decision.rows), None, decision)
 
 
 def _write_page(
