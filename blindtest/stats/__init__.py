@@ -2,8 +2,10 @@
 
 No I/O anywhere in this package. Tests, intervals and conversions delegate to scipy where it
 has the function; what is ours is the triangle pd and Thurstonian d', the similarity and power
-calculations, the sequential e-process, agreement labels, the judge-panel analyses and style
-control (a logistic model with Firth's penalised likelihood under separation).
+calculations, the sequential e-process, agreement labels, the judge-panel analyses, style
+control (a logistic model with Firth's penalised likelihood under separation), and the
+prediction-powered estimate of the people's score with the judge's calibration and the plan of
+the people's sample.
 Non-finite floats are written as null by every ``to_dict()`` (see `intervals`).
 """
 
@@ -77,6 +79,25 @@ if TYPE_CHECKING:
         similarity_power_row,
         similarity_smallest_n,
         smallest_n,
+    )
+    from blindtest.stats.ppi import (
+        PPIMissingResult,
+        PPIResult,
+        PPIStratum,
+        UntiedShare,
+        ppi_preference,
+        ppi_preference_missing,
+    )
+    from blindtest.stats.ppi_calibration import (
+        CalibrationBin,
+        JudgeCalibrationResult,
+        judge_calibration,
+    )
+    from blindtest.stats.ppi_plan import (
+        PeopleSamplePlan,
+        PeopleSampleRow,
+        people_sample_row,
+        plan_people_sample,
     )
     from blindtest.stats.preference import MIN_MARGIN, PreferenceResult, preference_test
     from blindtest.stats.sequential import (
@@ -165,6 +186,19 @@ _HOME = {
     "similarity_power_row": "blindtest.stats.power",
     "similarity_smallest_n": "blindtest.stats.power",
     "smallest_n": "blindtest.stats.power",
+    "PPIMissingResult": "blindtest.stats.ppi",
+    "PPIResult": "blindtest.stats.ppi",
+    "PPIStratum": "blindtest.stats.ppi",
+    "UntiedShare": "blindtest.stats.ppi",
+    "ppi_preference": "blindtest.stats.ppi",
+    "ppi_preference_missing": "blindtest.stats.ppi",
+    "CalibrationBin": "blindtest.stats.ppi_calibration",
+    "JudgeCalibrationResult": "blindtest.stats.ppi_calibration",
+    "judge_calibration": "blindtest.stats.ppi_calibration",
+    "PeopleSamplePlan": "blindtest.stats.ppi_plan",
+    "PeopleSampleRow": "blindtest.stats.ppi_plan",
+    "people_sample_row": "blindtest.stats.ppi_plan",
+    "plan_people_sample": "blindtest.stats.ppi_plan",
     "MIN_MARGIN": "blindtest.stats.preference",
     "PreferenceResult": "blindtest.stats.preference",
     "preference_test": "blindtest.stats.preference",
@@ -216,16 +250,23 @@ __all__ = [
     "AlphaResult",
     "BetaBinomialResult",
     "BinomialResult",
+    "CalibrationBin",
     "CrossingResult",
     "FisherResult",
     "Interval",
+    "JudgeCalibrationResult",
     "JudgePanelResult",
     "KappaResult",
     "KappaTestResult",
     "LikelihoodRatioTest",
     "McNemarResult",
     "NonTieComparisonResult",
+    "PPIMissingResult",
+    "PPIResult",
+    "PPIStratum",
     "PairResult",
+    "PeopleSamplePlan",
+    "PeopleSampleRow",
     "PercentAgreementResult",
     "PositionBiasResult",
     "PowerRow",
@@ -239,6 +280,7 @@ __all__ = [
     "StyleCoefficient",
     "StyleControlResult",
     "TriangleResult",
+    "UntiedShare",
     "beta_binomial",
     "binomial_p_value",
     "binomial_test",
@@ -256,6 +298,7 @@ __all__ = [
     "fleiss_kappa",
     "holm",
     "json_float",
+    "judge_calibration",
     "judge_panel",
     "kappa_label",
     "kappa_with_se",
@@ -273,10 +316,14 @@ __all__ = [
     "pc_from_dprime",
     "pc_from_pd",
     "pd_from_pc",
+    "people_sample_row",
     "percent_agreement",
+    "plan_people_sample",
     "position_bias",
     "power_row",
     "power_table",
+    "ppi_preference",
+    "ppi_preference_missing",
     "preference_test",
     "proportion_interval",
     "randomization_test",
