@@ -73,8 +73,11 @@ N') / (n + (1 - rho^2) N')`` (Broska, Howes and van Loon 2024, "The mixed subjec
 negative correlation counts as none; with strata, each stratum's ``V_ppi`` at its own rho). It
 describes the judge, whatever weight the estimate used. Its interval maps Fisher's z interval
 for rho (the z scale's distribution-free standard error from the fourth moments, Steiger and
-Hakstian 1982; Bonferroni over strata) and is given only where the normal interval is trusted
-(the same rule): with rare disagreements it undercovers as the estimate's interval does.
+Hakstian 1982; Bonferroni over strata) and is given from `EFFECTIVE_N_INTERVAL_FROM` people's
+judgements: below that, a judge whose disagreements are rare leaves the correlation resting on
+a handful of them, and the interval covered 0.87 at 50 (a variance-ratio F interval on the
+Satterthwaite degrees of freedom did no better). The gate is the sample size, not the data, so
+it selects nothing.
 
 **Untied share** (when every score is a verdict): the people's share of wins among their
 untied verdicts, ``p_win / (p_win + p_loss)``, from the prediction-powered estimates of both
@@ -109,6 +112,7 @@ from blindtest.stats.intervals import (
 )
 from blindtest.stats.ppi_core import (
     CROSS_FIT_BELOW,
+    EFFECTIVE_N_INTERVAL_FROM,
     METHODS,
     MIN_DEGREES_OF_FREEDOM,
     SKEWNESS_LIMIT,
@@ -117,6 +121,7 @@ from blindtest.stats.ppi_core import (
 
 __all__ = [
     "CROSS_FIT_BELOW",
+    "EFFECTIVE_N_INTERVAL_FROM",
     "METHODS",
     "MIN_DEGREES_OF_FREEDOM",
     "SKEWNESS_LIMIT",
@@ -197,8 +202,9 @@ class PPIResult:
     * ``people_only``: the people's own estimate and interval (``people_only_method``
       ``"people-normal"`` or ``"people-exact"``). ``judge_only``: the judge's own score over
       every comparison, a normal interval (what the judge prefers, not what people prefer).
-    * ``effective_n``: the people's judgements the estimate is worth, ``judge_worth`` =
-      ``effective_n - n``, each with the delta-method interval (null when undefined).
+    * ``effective_n``: the people's judgements the judge makes the estimate worth at the PPI++
+      weight, ``judge_worth`` = ``effective_n - n``, each with its interval (null bounds below
+      `EFFECTIVE_N_INTERVAL_FROM` people's judgements; all null when undefined).
     * ``weight`` (one stratum; null with several) and ``weight_rule``; ``strata``: one record
       each. ``untied_share``: null when a score is not a verdict or no verdict was untied.
     """
@@ -449,8 +455,8 @@ def _effective(n: int, vec: core.IntervalsVector) -> tuple[Interval, Interval]:
     est = _one(comb.effective_n)
     if not math.isfinite(est):
         return _NAN_INTERVAL, _NAN_INTERVAL
-    trusted = bool(core.normal_trusted(comb.skewness, comb.df, comb.varies)[0])
-    lo, hi = (_one(comb.effective_lo), _one(comb.effective_hi)) if trusted else (math.nan,) * 2
+    given = n >= EFFECTIVE_N_INTERVAL_FROM
+    lo, hi = (_one(comb.effective_lo), _one(comb.effective_hi)) if given else (math.nan,) * 2
     return Interval(est, lo, hi), Interval(est - n, lo - n, hi - n)
 
 

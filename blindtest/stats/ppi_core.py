@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 __all__ = [
     "CROSS_FIT_BELOW",
+    "EFFECTIVE_N_INTERVAL_FROM",
     "METHODS",
     "MIN_DEGREES_OF_FREEDOM",
     "SKEWNESS_LIMIT",
@@ -47,6 +48,9 @@ CROSS_FIT_BELOW = 200
 MIN_DEGREES_OF_FREEDOM = 20.0
 #: ... and the estimate's skewness at most this in size: Cochran's rule (n > 25 G1^2 for a mean).
 SKEWNESS_LIMIT = 0.2
+#: The effective sample size gets an interval from this many people's judgements (below it
+#: the Fisher-z interval undercovered when the judge's disagreements were rare: 0.87 at 50).
+EFFECTIVE_N_INTERVAL_FROM = 100
 #: A person's score is one of these unless the caller says otherwise (loss, tie, win).
 VERDICT_SCORES: tuple[float, ...] = (0.0, 0.5, 1.0)
 #: The headline interval's methods, in the order of `IntervalsVector.method`.

@@ -6,6 +6,7 @@ and 50% of the time, biased toward one side or toward length.
     .venv/bin/python tests/benchmarks/sim_ppi.py                  # the full grid (minutes)
     .venv/bin/python tests/benchmarks/sim_ppi.py --reps 2000      # a quicker look
     .venv/bin/python tests/benchmarks/sim_ppi.py --alternatives   # + the rejected fallbacks
+    .venv/bin/python tests/benchmarks/sim_ppi.py --sections weights,plan
 
 It prints markdown tables (pasted into docs/statistics.md). Not part of ``make bench``.
 
@@ -159,8 +160,7 @@ def run_cell(
         half = z * np.sqrt(plug.variance)
         plain += float(np.sum(np.abs(plug.estimate - theta) <= half))
         comb = vec.combined
-        given = core.normal_trusted(comb.skewness, comb.df, comb.varies)
-        given &= np.isfinite(comb.effective_lo)
+        given = np.isfinite(comb.effective_lo) & (n >= core.EFFECTIVE_N_INTERVAL_FROM)
         inside = (comb.effective_lo <= eff_true) & (eff_true <= comb.effective_hi)
         eff_hits += float(np.sum(given & inside))
         eff_count += float(np.sum(given))
@@ -198,14 +198,15 @@ def print_grid(rows: Sequence[tuple[Truth, int, int, str, float, Cell]], reps: i
     print(f"### Coverage of the 95% interval ({reps:,} data sets per row, seed {SEED})\n")
     print("| people's score | comparisons | people | judge | agrees | judge's bias | covers | "
           "width | people-only width | width ratio | PPI normal used | ppi_py interval covers | "
-          "effective n covers (where given) |")  # fmt: skip
+          "effective n covers |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for truth, total, n, kind, a, c in rows:
+        effective = f"{c.effective_coverage:.3f}" if c.effective_given else "-"
         print(
             f"| {truth.score:.2f} | {total} | {n} | {kind} {a:.0%} | {c.agreement:.2f} | "
             f"{c.judge_bias:+.3f} | {c.coverage:.3f} | {c.width:.3f} | {c.people_width:.3f} | "
             f"{c.width / c.people_width:.2f} | {c.ppi_share:.0%} | {c.plain_coverage:.3f} | "
-            f"{c.effective_coverage:.3f} ({c.effective_given:.0%}) |"
+            f"{effective} |"
         )
     covs = np.array([c.coverage for *_, c in rows])
     below = int(np.sum(covs < 0.94))
@@ -261,6 +262,50 @@ def untied(reps: int, rng: np.random.Generator) -> None:
                 used += u.method == "ppi-normal"
             cells = f"{hit / reps:.3f} | {wide / reps:.3f} | {used / reps:.0%}"
             print(f"| {n} | {kind} {a:.0%} | {cells} |")
+    print()
+
+
+def weight_rules(reps: int, rng: np.random.Generator) -> None:
+    """The weight rule at sizes where "auto" switches from cross-fit to plug-in."""
+    print(f"### Cross-fitted against plug-in weight ({reps:,} data sets per row, 1,000 "
+          "comparisons, the interval rule as shipped): coverage / mean width\n")  # fmt: skip
+    print("| people | people's score | judge | cross-fit | plug-in |")
+    print("|---|---|---|---|---|")
+    for n in (50, 100, 200, 300):
+        for truth in (TRUTHS[0], TRUTHS[1]):
+            for kind, a in (("side", 0.9), ("fair", 0.7)):
+                y_all, j_all = draw(rng, reps, 1000, truth, kind, a)
+                words = []
+                for rule in ("cross-fit", "plug-in"):
+                    vec = core.intervals([y_all[:, :n]], [j_all[:, :n]], [j_all[:, n:]], [1.0],
+                                         weight=rule)  # fmt: skip
+                    cover = np.mean((vec.lo <= truth.score) & (truth.score <= vec.hi))
+                    words.append(f"{cover:.3f} / {np.mean(vec.hi - vec.lo):.3f}")
+                print(f"| {n} | {truth.score:.2f} | {kind} {a:.0%} | " + " | ".join(words) + " |")
+    print()
+
+
+def plan_check(reps: int, rng: np.random.Generator) -> None:
+    """`blindtest.stats.ppi_plan`'s predictions against the simulated estimator (the plan's
+    model: a fair judge, people's ties 20%, score 0.55)."""
+    from blindtest.stats.ppi_plan import people_sample_row
+
+    truth = TRUTHS[0]
+    print(f"### The plan's predictions against simulation ({reps:,} data sets per row, 1,000 "
+          "comparisons, fair judge)\n")  # fmt: skip
+    print("| people | agrees | predicted width | simulated width | expected df | "
+          "PPI normal used |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    for n in (50, 100):
+        for a in (0.9, 0.7, 0.5):
+            row = people_sample_row(n, total=1000, agreement=a, people_tie_rate=truth.tie,
+                                    score=truth.score)  # fmt: skip
+            y_all, j_all = draw(rng, reps, 1000, truth, "fair", a)
+            vec = core.intervals([y_all[:, :n]], [j_all[:, :n]], [j_all[:, n:]], [1.0])
+            ok = vec.method == 0
+            width = float(np.mean((vec.normal_hi - vec.normal_lo)[np.isfinite(vec.normal_lo)]))
+            print(f"| {n} | {a:.0%} | {row.width:.3f} | {width:.3f} | {row.expected_df:.0f} | "
+                  f"{np.mean(ok):.0%} |")  # fmt: skip
     print()
 
 
@@ -373,14 +418,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=10_000)
     parser.add_argument("--alternatives", action="store_true")
+    parser.add_argument(
+        "--sections",
+        default="grid,stratified,untied",
+        help="comma-separated: grid, stratified, untied, weights, plan, alternatives",
+    )
     args = parser.parse_args(argv)
+    sections = set(args.sections.split(",")) | ({"alternatives"} if args.alternatives else set())
     start = time.perf_counter()
     rng = np.random.default_rng(SEED)
-    rows = main_grid(args.reps, rng)
-    print_grid(rows, args.reps)
-    stratified(args.reps, rng)
-    untied(max(args.reps // 20, 100), rng)
-    if args.alternatives:
+    if "grid" in sections:
+        print_grid(main_grid(args.reps, rng), args.reps)
+    if "stratified" in sections:
+        stratified(args.reps, rng)
+    if "untied" in sections:
+        untied(max(args.reps // 20, 100), rng)
+    if "weights" in sections:
+        weight_rules(min(args.reps, 4000), rng)
+    if "plan" in sections:
+        plan_check(min(args.reps, 4000), rng)
+    if "alternatives" in sections:
         alternatives(min(args.reps, 2000), rng)
     print(f"({time.perf_counter() - start:.0f} s)", file=sys.stderr)
     return 0

@@ -222,7 +222,7 @@ def test_few_people_fall_back_to_the_people_exact_interval() -> None:
     assert "holds at any size" in result.reason
     assert result.estimate == pytest.approx(np.mean(case["people"][:15]))
     assert math.isfinite(result.normal.lo)  # kept beside it
-    assert math.isnan(result.effective_n.lo)  # no interval for the worth where none is trusted
+    assert math.isnan(result.effective_n.lo)  # no interval for the worth below 100
 
 
 def test_judge_equal_to_people_gives_no_variance_and_says_so() -> None:
@@ -286,6 +286,20 @@ def test_worth_is_everything_for_a_judge_that_is_people_and_nothing_for_noise() 
     opposed = ppi_preference(people, anti, noise * 3)
     assert opposed.effective_n.estimate == pytest.approx(50.0)  # a negative correlation: none
     assert opposed.judge_worth.estimate == pytest.approx(0.0)
+
+
+def test_worth_has_an_interval_from_a_hundred_people_and_it_covers() -> None:
+    result = _run("one_sided")
+    assert result.n == 100
+    assert result.effective_n.lo < result.effective_n.estimate < result.effective_n.hi
+    assert result.judge_worth.lo == pytest.approx(result.effective_n.lo - 100)
+    sim = _sim()
+    truth = sim.Truth(0.45, 0.20)
+    y_all, j_all = sim.draw(np.random.default_rng(21), 1500, 1000, truth, "fair", 0.7)
+    comb = core.intervals([y_all[:, :100]], [j_all[:, :100]], [j_all[:, 100:]], [1.0]).combined
+    true = sim.true_effective_n(sim.joint(truth, "fair", 0.7), 100, 1000)
+    coverage = np.mean((comb.effective_lo <= true) & (true <= comb.effective_hi))
+    assert coverage >= 0.92  # 0.946 in the full grid (10,000 data sets)
 
 
 def test_untied_share_needs_verdicts_and_an_untied_one() -> None:
