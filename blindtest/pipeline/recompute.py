@@ -26,7 +26,7 @@ import orjson
 from blindtest.analysis.api import AnalysisOptions, analyze_run
 from blindtest.designing.build import build_arrangement, build_candidate_arrangement
 from blindtest.errors import BadInput
-from blindtest.model.candidates import has_candidates
+from blindtest.model.candidates import shares_answers
 from blindtest.model.checks import CommandRunner
 from blindtest.model.derived import parent_trials, renumbered
 from blindtest.model.identity import IDENTITY_VERSION
@@ -253,7 +253,7 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
     # A design made from another (--from RUN --drop-trial N): the first design's arrangement,
     # less the dropped trials, renumbered.
     origin = cast(Mapping[str, Any], design)
-    if has_candidates(origin):
+    if shares_answers(origin):
         full = _candidate_arrangement(v, origin)
     else:
         full = build_arrangement(  # hidden controls are part of it
@@ -471,13 +471,13 @@ def _check_complete(v: _Verifier, design: DesignRecord) -> None:
     from blindtest.model.protocols import protocol_of
 
     v.note("the run is whole (every slot answered, trials.jsonl present)")
-    from blindtest.model.candidates import answer_owners, has_candidates
+    from blindtest.model.candidates import answer_owners
     from blindtest.model.slots import check_rows_match_design
 
     # Every trial has the protocol's number of slots (plan_slots would build 90,000 of them);
     # with candidates, one slot per answer.
     total = len(design["arrangement"]) * protocol_of(design).options
-    if has_candidates(design):
+    if shares_answers(design):
         total = len(answer_owners(design))
     if not (v.run_dir / artifacts.RESPONSES).exists():
         v.result.missing.append(f"0 of {total} responses ({artifacts.RESPONSES} missing)")
