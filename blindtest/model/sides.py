@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from blindtest.errors import BadInput
+from blindtest.model.candidates import candidates_of, has_side_options
 
 SIDES = ("A", "B")
 #: ``{name}`` in a template; ``{prompt}`` is the only one there is.
@@ -214,8 +215,6 @@ def _aspects(config: Mapping[str, Any]) -> dict[str, Any]:
 
 def differences(design: Mapping[str, Any]) -> list[str]:
     """What differs between two candidates besides the model, in words ("system prompt")."""
-    from blindtest.model.candidates import candidates_of
-
     a, b = (_aspects(side_config(design, side)) for side in candidates_of(design)[:2])
     return [words for key, words in _ASPECTS if a[key] != b[key]]
 
@@ -227,8 +226,6 @@ def _join(words: list[str]) -> str:
 def _candidate_label(design: Mapping[str, Any], name: str) -> str:
     """A side of a two-sided design by its label (else its model); a named candidate by its
     name, with its model when that differs."""
-    from blindtest.model.candidates import has_side_options
-
     if has_side_options(design):
         return side_label(design, name)
     model = str(design["models"][name]["model"])
@@ -239,8 +236,6 @@ def sides_summary(design: Mapping[str, Any]) -> str:
     """One line: two candidates' labels and what differs, e.g. ``v1 vs v2 (same model,
     different system prompt)`` or ``m1 vs m2 (different models)``; from three, the list
     (``3 candidates: a (m1), b (m2), c``)."""
-    from blindtest.model.candidates import candidates_of
-
     names = candidates_of(design)
     if len(names) > 2:
         listed = ", ".join(_candidate_label(design, n) for n in names)
