@@ -253,6 +253,12 @@ def _check_questions(options: DesignOptions) -> None:
                 f"{flag} is for the preference protocol only (a {options.protocol} judge answers "
                 f"no extra questions); drop {flag} or use --protocol preference"
             )
+        if asked and len(options.candidates) > 2:
+            raise BadInput(
+                f"{flag} takes two candidates: its answers are tested between two (an exact "
+                f"McNemar test for --ask-each, Fisher's for --ask), and this design has "
+                f"{len(options.candidates)}; drop {flag}"
+            )
         for question in asked:
             if not question.strip():
                 raise BadInput(f"{flag} needs the words of a question, got {question!r}")

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from blindtest.model.candidates import candidates_of
+from blindtest.model.candidates import candidates_of, shares_answers
 from blindtest.model.pairing import Comparison, parse_mode, schedule_size
 from blindtest.model.prompt_size import estimated_tokens
 from blindtest.model.sides import fill_template, side_system
@@ -95,9 +95,9 @@ def _sent_tokens(design: DesignRecord, name: str, prompt: Mapping[str, Any]) -> 
 
 def plan_candidates(design: DesignRecord) -> CandidatePlan:
     """The plan of a several-candidate design (ValueError for a two-sided one)."""
-    names = candidates_of(design)
-    if names is None:
+    if not shares_answers(design):
         raise ValueError("a two-sided design has no candidates to plan")
+    names = candidates_of(design)
     index = {str(p["id"]): n for n, p in enumerate(design["prompts"])}
     comparisons = [
         Comparison(index[str(e["prompt_id"])], str(e["left"]), str(e["right"]))

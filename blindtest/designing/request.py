@@ -334,8 +334,9 @@ def _refuse_two_sided_options(r: DesignRequest) -> None:
         )
     if r.controls:
         raise BadInput(
-            "--controls is refused with candidates (a hidden control measures a judge of two "
-            "sides); drop --controls"
+            "--controls is refused with candidates: a hidden control shows one side of a "
+            "two-sided design (--a and --b) twice, and a design of named candidates asks each "
+            "candidate one answer per prompt; drop --controls"
         )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from blindtest.designing.build import DesignOptions, build_design
 from blindtest.designing.request import DesignRequest, resolve_request
 from blindtest.errors import BadInput
+from blindtest.model.candidates import shares_answers
 from blindtest.rundir import artifacts
 from blindtest.rundir.locking import holding_run
 from blindtest.rundir.provenance import collect_provenance
@@ -189,7 +190,7 @@ def derive(
     if not (parent_dir / artifacts.DESIGN).exists():
         raise BadInput(f"--from {parent_dir}: no {artifacts.DESIGN} there; give a run directory")
     loaded = artifacts.load_design(parent_dir)
-    if loaded.design.get("candidates") is not None:
+    if shares_answers(loaded.design):
         raise BadInput(
             f"--from {parent_dir}: a design with several candidates cannot be made again "
             "without some comparisons (each answer is shared by every comparison of its "

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from blindtest.errors import BadInput
 from blindtest.generation.requests import prompt_texts, system_prompt
-from blindtest.model.candidates import TWO_SIDES, has_candidates, sides_of
+from blindtest.model.candidates import TWO_SIDES, candidates_of, has_side_options
 from blindtest.model.normalize import count_words
 from blindtest.model.slots import LAUNDER, iter_slots
 from blindtest.rundir.types import DesignRecord
@@ -30,7 +30,7 @@ def estimate_cost(
     comparisons show it."""
     prompt_text = prompt_texts(design)
     system_words = {
-        side: count_words(system_prompt(design, side) or "") for side in sides_of(design)
+        side: count_words(system_prompt(design, side) or "") for side in candidates_of(design)
     }
     estimate: dict[str, dict[str, float]] = {}
     imported = design["source"]["kind"] == "dirs"
@@ -77,11 +77,11 @@ def named_prices(items: Sequence[str]) -> dict[str, str]:
 def check_price_roles(design: DesignRecord, prices: Mapping[str, object]) -> None:
     """Refuse a price for a role the design does not have: ``--price-a`` for a design of
     candidates, ``--price NAME`` for a two-sided design or a name it does not hold."""
-    roles = sides_of(design)
+    roles = candidates_of(design)
     unknown = [role for role in prices if role != LAUNDER and role not in roles]
     if not unknown:
         return
-    if has_candidates(design):
+    if not has_side_options(design):
         if unknown[0] in TWO_SIDES:
             raise BadInput(
                 f"--price-{unknown[0].lower()}: this design has candidates "

@@ -53,7 +53,7 @@ from blindtest.generation.summary import (
     session_entry,
     session_summary,
 )
-from blindtest.model.candidates import has_candidates, sides_of
+from blindtest.model.candidates import candidates_of, has_side_options, shares_answers
 from blindtest.model.protocols import protocol_of
 from blindtest.model.sides import SIDES, parse_header_env
 from blindtest.model.slots import LAUNDER, SlotState, iter_trials_view
@@ -112,7 +112,7 @@ def check_side_options(design: DesignRecord, options: FetchOptions) -> None:
     """A design of candidates has no sides A and B: ``--a-concurrency``, ``--b-rpm``,
     ``--a-header-env``... are refused (one line) rather than applied to nobody; ``--concurrency``
     and ``--rpm`` hold per endpoint (candidates asking one server with one key share them)."""
-    if not has_candidates(design):
+    if has_side_options(design):
         return
     given = [
         f"--{side.lower()}-{option}"
@@ -126,8 +126,9 @@ def check_side_options(design: DesignRecord, options: FetchOptions) -> None:
     ]
     if given:
         raise BadInput(
-            f"{given[0]}: this design has candidates ({', '.join(sides_of(design))}), not sides "
-            "A and B; --concurrency and --rpm hold per endpoint, shared by the candidates on it"
+            f"{given[0]}: this design has candidates ({', '.join(candidates_of(design))}), not "
+            "sides A and B; --concurrency and --rpm hold per endpoint, shared by the candidates "
+            "on it"
         )
 
 
@@ -282,7 +283,7 @@ def generate_stage(
     )
     changed = io.write_generation(record)
     total = book.earlier.rows + fetched.rows
-    figures = "per-candidate" if has_candidates(design) else "per-side"
+    figures = "per-side" if has_side_options(design) else "per-candidate"
     io.say(
         session_summary(fetched, total, previous, sessions, given_prices, prices, changed, figures)
     )
@@ -337,7 +338,7 @@ async def _fetch(
         policy=policy,
         side_concurrency=options.side_concurrency,
         side_rpm=options.side_rpm,
-        share_endpoints=has_candidates(design),  # --concurrency per endpoint, not candidate
+        share_endpoints=not has_side_options(design),  # --concurrency per endpoint, not candidate
     ) as client:
 
         def update(final: bool = False) -> None:
@@ -370,7 +371,7 @@ def _announce(
     resumed = f" (resuming: {reportfmt.count(existing, 'row')} already on disk)" if existing else ""
     order = role_order(design)
     ordered = sorted(estimate.items(), key=lambda item: order.index(item[0]))
-    if has_candidates(design):
+    if shares_answers(design):
         _announce_candidates(design, ordered, pending, resumed, say)
         return
     say(f"fetching {reportfmt.count(pending, 'response')}{resumed}")

@@ -39,7 +39,7 @@ import orjson
 
 from blindtest.errors import BadInput
 from blindtest.judging.driver import Answer, Judge, JudgeKind, JudgeSetup, JudgingResult, Stop, Turn
-from blindtest.model.candidates import candidates_of
+from blindtest.model.candidates import candidates_of, shares_answers
 from blindtest.model.picks import JudgeRun, Pick, judge_id_problem
 
 __all__ = ["CHOICES", "Verdict", "VerdictsJudge", "judge_kind", "pair_ids", "read_verdicts"]
@@ -114,8 +114,7 @@ def pair_ids(design: Mapping[str, Any]) -> dict[int, str]:
     """trial -> the pairId that names it: ``CANDIDATE--ITEM`` against the reference of a
     ``reference:NAME`` design, else ``LEFT--RIGHT--ITEM`` as the trial shows them. The names
     are the candidates': this mapping is for whoever runs the panel, never for a judge."""
-    names = candidates_of(design)
-    if names is None:
+    if not shares_answers(design):
         raise ValueError("a two-sided design has no candidates to name comparisons by")
     reference = _reference(design)
     ids = {}
@@ -147,7 +146,7 @@ class _Comparisons:
 
     @classmethod
     def of(cls, design: Mapping[str, Any]) -> _Comparisons:
-        names = candidates_of(design) or ()
+        names = candidates_of(design)
         trials: dict[tuple[frozenset[str], str], list[int]] = {}
         for entry in design["arrangement"]:
             key = (frozenset((str(entry["left"]), str(entry["right"]))), str(entry["prompt_id"]))
@@ -207,7 +206,7 @@ def resolve(
     """judge -> trial -> choice, every verdict placed on its trial of ``design`` (``BadInput``
     for a design without candidates, a pairId that names no comparison of it, and a judge
     who answers one comparison twice)."""
-    if candidates_of(design) is None:
+    if not shares_answers(design):
         raise BadInput(
             f"--judge {value}: this run's design has no candidates (a two-sided design); "
             "verdicts name candidates and items: import them into a design made with "

@@ -61,7 +61,7 @@ def test_next_step_a_preferred_side_names_the_channels_to_close() -> None:
 
 
 def test_all_ties_technical_line_says_the_win_rate_is_undefined_not_a_question_mark() -> None:
-    from blindtest.present.render import _technical_lines
+    from blindtest.present.render_preference import _technical_lines
 
     report: Any = {
         "protocol": "preference",

@@ -302,11 +302,12 @@ def test_each_tag_line_carries_the_win_rate_with_its_wilson_interval(
         "By task type (trials; A's win rate among the untied, Wilson 95% interval; exact "
         "two-sided p, Holm-adjusted across 2 tags):"
     ) in text
-    for tag, row in report["by_tag"].items():
-        lo, hi = _wilson(row["A"], row["n"])
+    for tag, found in report["candidates"]["by_tag"].items():
+        (row,) = found["pairs"]  # two sides: one pair per tag, A's wins first
+        lo, hi = _wilson(row["wins"], row["n"])
         assert (
-            f"{tag}: A {row['A']} : B {row['B']}, {row['ties']} ties; A's win rate "
-            f"{row['A'] / row['n']:.0%} ({lo:.0%} to {hi:.0%}); {format_p(row['p_holm'])}"
+            f"{tag}: A {row['wins']} : B {row['losses']}, {row['ties']} ties; A's win rate "
+            f"{row['wins'] / row['n']:.0%} ({lo:.0%} to {hi:.0%}); {format_p(row['p_holm'])}"
         ) in text
 
 
@@ -314,7 +315,7 @@ def test_the_page_says_which_tag_goes_the_other_way_as_the_screen_does(
     tagged: tuple[str, Page, dict[str, Any]],
 ) -> None:
     screen, page, report = tagged
-    assert report["by_tag"]["ui"]["ahead"] == "B"
+    assert report["candidates"]["by_tag"]["ui"]["pairs"][0]["ahead"] == "B"
     assert report["wins"] > report["losses"]
     said = "On 'ui' B is preferred"
     assert said in flat(screen)

@@ -51,9 +51,10 @@ ALLOWED: dict[str, tuple[int, str]] = {
         "stats/power.py",
     ),
     "analysis/report.py": (
-        3,
-        "ANALYSES: the analysis entry point of each protocol, one table keyed by name, "
-        "because it imports the whole analysis, which blindtest.model.protocols cannot",
+        2,
+        "ANALYSES: the analysis entry point of each protocol that tells two sides apart, one "
+        "table keyed by name, because it imports the whole analysis, which "
+        "blindtest.model.protocols cannot (preference, for any k, is Protocol.prefers)",
     ),
     "reportfmt.py": (
         3,
