@@ -1,7 +1,10 @@
 """Which trials each reviewer of a panel judges (``bt-judge --web --panel --per-judge N``),
 re-derivable by anyone holding the design: the trials shuffled once with
-``DesignRng(seed, "panel")`` and dealt round a ring. Pure; shared by the judging page, which
-deals the trials, and the analysis, which needs to know a reviewer's share is complete.
+``DesignRng(seed, "panel")`` and dealt round a ring; and the order each reviewer is asked its
+share in (:func:`reviewer_order`: shuffled with ``DesignRng(seed, "order:" + name)``, so
+fatigue falls on different comparisons for each reviewer). Pure; shared by the judging page,
+which deals the trials, the analysis, which needs to know a reviewer's share is complete, and
+the verifier, which re-derives both.
 """
 
 from __future__ import annotations
@@ -33,6 +36,27 @@ def assign(
         name: tuple(sorted(ring[(i * per_judge + k) % trials] for k in range(per_judge)))
         for i, name in enumerate(names)
     }
+
+
+#: How a panel's pick records the order its reviewer was asked in (``panel.order``).
+REVIEWER_ORDER = "reviewer"
+
+
+def reviewer_order(seed: str, judge: str, share: Sequence[int]) -> tuple[int, ...]:
+    """The order ``judge`` is asked its ``share`` of the trials in: the share in design order,
+    shuffled by ``DesignRng(seed, "order:" + judge)`` (Fisher-Yates, ``blindtest/rng@1``)."""
+    ordered = sorted(share)
+    DesignRng(seed, f"order:{judge}").shuffle(ordered)
+    return tuple(ordered)
+
+
+def order_of(seed: str, trials: int, judge: str, panel: Mapping[str, object]) -> tuple[int, ...]:
+    """The order ``judge`` was asked its trials in, from the ``panel`` field its picks carry:
+    its own (``"order": "reviewer"``), else design order (a panel made before)."""
+    share = share_of(seed, trials, judge, panel)
+    if panel.get("order") == REVIEWER_ORDER:
+        return reviewer_order(seed, judge, share)
+    return share
 
 
 def coverage(assignment: Mapping[str, Sequence[int]], trials: int) -> dict[int, int]:
