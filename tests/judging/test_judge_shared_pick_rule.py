@@ -68,9 +68,9 @@ def _web(run: JudgeRun, forms: Sequence[Mapping[str, str]]) -> list[object]:
             turn = next(turns)
             asking = threading.Thread(target=lambda t=turn: handed.append(reviewer.ask(t)))
             asking.start()
-            reviewer.screen()  # the trial is drawn
+            mark = reviewer.screen().mark  # the trial is drawn
         assert turn is not None
-        made = reviewer.submit({"trial": str(turn.trial.number), **form})
+        made = reviewer.submit({"trial": str(turn.trial.number), "mark": mark, **form})
         if isinstance(made, Refused):
             results.append(made)
             continue

@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import re
-import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_judge_web import get, wait_for_trial
+from test_judge_web import form_of, get, shown, wait_for_trial
 
 from blindtest.errors import BadInput
 from blindtest.judging.web.panel import panel_names
@@ -72,12 +71,11 @@ def _judge_over_http(url: str, odd: list[int], count: int) -> str:
     """Judge ``count`` trials as the page asks them; the page after the last pick."""
     body = ""
     for _ in range(count):
-        _, body = get(url)
+        body = shown(url)
         match = re.search(r'name="trial" value="(\d+)"', body)
         assert match, body
         trial = int(match.group(1))
-        form = urllib.parse.urlencode({"trial": trial, "pick": odd[trial - 1]}).encode()
-        _, body = get(url + "pick", form)
+        body = shown(url + "pick", form_of(body, pick=odd[trial - 1]))
     if "/static/page.css" in body:  # the end screen's stylesheet, fetched as a browser does
         get(url + "static/page.css")
     return body

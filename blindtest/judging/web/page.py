@@ -98,11 +98,13 @@ def trial_page(
     form: Mapping[str, str] | None = None,
     undo: int | None = None,
     correcting: Pick | None = None,
+    mark: str = "",
 ) -> str:
     """One trial: a conversation's earlier turns (each under its role, as the terminal shows
     them), the prompt, the options side by side, the question and its answers. ``undo``: the
     trial whose pick the Undo button takes back (None: no button); ``correcting``: the pick
-    being taken back when this trial is shown again."""
+    being taken back when this trial is shown again; ``mark``: the turn's mark, which both
+    forms send back (``Screen.mark``)."""
     keys = nickname_keys(nicknames) if nicknames else (None, None)
     return _render(
         "trial.html",
@@ -120,6 +122,7 @@ def trial_page(
         labels=_option_labels(view.protocol, len(trial.options)),
         sides=SIDES,
         undo=undo,
+        mark=mark,
         again=_again(view, correcting),
         nicknames=nicknames,
         nickname_keys=keys,

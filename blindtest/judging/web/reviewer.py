@@ -3,9 +3,15 @@ sends, the break screen and the end. Shared between the driver's thread (``WebJu
 waits here for an answer) and the server's thread (a POST hands one in); a condition variable
 guards it. No socket here.
 
-A pick is taken once: a POST that names a trial other than the one asked now, or arrives
-while an answer for it is already on its way to the picks file, changes nothing (a
-double-clicked button, a resent form, a stale tab). What a reviewer sends is read here and made
+A pick is taken once, from the screen it was made on: every page the driver's turn is shown
+on carries that turn's mark (``Screen.mark``: this start's random prefix and the turn's
+number, counting every trial asked, a trial asked again after a take-back included), and its
+forms send it back. A pick or a take-back whose mark is not the turn asked now, or that
+arrives while an answer to that turn is already on its way to the picks file, changes nothing
+(a double-clicked button, a resent form, a stale tab, a page from before a restart). So a pick
+and a take-back of the same reviewer are ordered: whichever the server reads first answers the
+turn, and the other names a turn that is no longer asked, so a take-back never takes back a
+pick its page did not show. What a reviewer sends is read here and made
 a ``Pick`` by the rule the terminal shares (``blindtest.judging.answers``); the recorder checks
 it again against the design. Taking back the last pick
 (the page's Undo, the terminal's ``u``) is an answer too: ``TakeBack``, which the driver
@@ -15,6 +21,7 @@ turns into that trial asked again, its new pick appended with ``correction: true
 from __future__ import annotations
 
 import hmac
+import secrets
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -50,6 +57,8 @@ class Screen:
     turn: Turn | None = None
     result: JudgingResult | None = None
     judged_now: int = 0
+    #: The turn's mark, which the page's forms send back ("" when no turn is shown).
+    mark: str = ""
 
 
 class Reviewer:
@@ -89,6 +98,8 @@ class Reviewer:
         self._version = 0  # grows each time the screen changes
         self._stopped = False
         self._asked = False  # a trial was shown by this process: its end screen is due
+        self._start = secrets.token_hex(4)  # a page from before a restart names no turn here
+        self._turns = 0  # turns asked by this process
 
     # ------------------------------------------------------------------ the driver's side
 
@@ -99,6 +110,7 @@ class Reviewer:
         takes back the last pick (None when the server stops)."""
         with self._cond:
             self._turn, self._answer, self._asked = turn, None, True
+            self._turns += 1
             judged = turn.judged_now
             if judged and judged % self.session_cap == 0 and self._break_at != judged:
                 self._break_at, self._on_break = judged, True
@@ -136,19 +148,35 @@ class Reviewer:
     # ------------------------------------------------------------------ the page's side
 
     def screen(self, wait: float = READY_WAIT) -> Screen:
-        """What the page shows now; waits up to ``wait`` seconds for the driver between trials."""
+        """What the page shows now; waits up to ``wait`` seconds for the driver to draw a
+        trial (between trials, or with an answer on its way to the picks file)."""
         with self._cond:
-            self._cond.wait_for(
-                lambda: self._turn is not None or self._result is not None or self._stopped,
-                timeout=wait,
-            )
+            self._cond.wait_for(self._drawn, timeout=wait)
             if self._result is not None:
                 return Screen("done", result=self._result)
-            if self._turn is None:
+            if self._turn is None or self._answer is not None:  # the driver is slow to draw
                 return Screen("waiting")
             if self._on_break:
                 return Screen("break", turn=self._turn, judged_now=self._break_at)
-            return Screen("trial", turn=self._turn)
+            return Screen("trial", turn=self._turn, mark=self._mark())
+
+    def _drawn(self) -> bool:
+        """A screen to show: a trial waiting for its answer, the end, or the server stopped."""
+        waiting = self._turn is not None and self._answer is None
+        return waiting or self._result is not None or self._stopped
+
+    def _mark(self) -> str:
+        return f"{self._start}-{self._turns}"
+
+    def _asked_now(self, form: Mapping[str, str]) -> Turn | None:
+        """The turn asked now when ``form`` was sent from its page and nothing answered it
+        yet, else None."""
+        turn = self._turn
+        if turn is None or self._answer is not None or self._on_break:
+            return None
+        if not hmac.compare_digest(form.get("mark", ""), self._mark()):
+            return None
+        return turn if form.get("trial", "") == str(turn.trial.number) else None
 
     def resume(self) -> None:
         """The reviewer leaves the break screen."""
@@ -158,13 +186,12 @@ class Reviewer:
 
     def submit(self, form: Mapping[str, str]) -> Refused | int | None:
         """Take the pick a form sends. Returns the screen version to wait past once the pick
-        is handed to the driver, None when the form changes nothing (not the trial asked
-        now, or already answered), or ``Refused`` when the form must be filled again."""
+        is handed to the driver, None when the form changes nothing (not from the page of the
+        turn asked now, or that turn already answered), or ``Refused`` when the form must be
+        filled again."""
         with self._cond:
-            turn = self._turn
-            if turn is None or self._answer is not None or self._on_break:
-                return None
-            if form.get("trial", "") != str(turn.trial.number):
+            turn = self._asked_now(form)
+            if turn is None:
                 return None
             made = self._pick(turn, form)
             if isinstance(made, Refused):
@@ -174,14 +201,12 @@ class Reviewer:
             return self._version
 
     def take_back(self, form: Mapping[str, str]) -> int | None:
-        """Take back the last pick (``Turn.undoable``) from the trial the form was shown with.
+        """Take back the last pick (``Turn.undoable``) from the page of the turn asked now.
         Returns the screen version to wait past, or None when there is nothing to take back
-        from that page (a stale tab, a second click, the pick already on its way)."""
+        from that page (a stale tab, a second click, a pick or take-back already on its way)."""
         with self._cond:
-            turn = self._turn
-            if turn is None or turn.undoable is None or self._answer is not None:
-                return None
-            if self._on_break or form.get("trial", "") != str(turn.trial.number):
+            turn = self._asked_now(form)
+            if turn is None or turn.undoable is None:
                 return None
             self._answer = TakeBack()
             self._changed()
@@ -202,13 +227,7 @@ class Reviewer:
     def wait_past(self, version: int, wait: float = READY_WAIT) -> None:
         """Wait until the driver has taken the answer and drawn what comes next."""
         with self._cond:
-            self._cond.wait_for(
-                lambda: (
-                    self._version > version
-                    and (self._turn is not None or self._result is not None or self._stopped)
-                ),
-                timeout=wait,
-            )
+            self._cond.wait_for(lambda: self._version > version and self._drawn(), timeout=wait)
 
     # ------------------------------------------------------------------ reading a form
 

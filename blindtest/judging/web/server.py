@@ -314,6 +314,7 @@ class Page:
             form=form,
             undo=turn.undoable.trial if turn.undoable is not None else None,
             correcting=turn.correcting,
+            mark=screen.mark,
         )
 
 
