@@ -371,6 +371,13 @@ class PicksFile:
     skips: tuple[Pick, ...] = ()
     #: judge -> how many of its records changed an earlier word (corrections).
     changes: Mapping[str, int] = field(default_factory=dict)
+    #: (judge, pick id) of every record that carries one (the page's ids: a pick sent again
+    #: is known).
+    pick_ids: frozenset[tuple[str, str]] = frozenset()
+
+    def pick_ids_of(self, judge: str) -> frozenset[str]:
+        """The pick ids ``judge`` has recorded in this file."""
+        return frozenset(pick_id for who, pick_id in self.pick_ids if who == judge)
 
     @property
     def judges(self) -> tuple[str, ...]:
@@ -792,6 +799,7 @@ def read_picks(path: Path, view: JudgeView, *, missing_ok: bool = False) -> Pick
         first_abstentions=first_abstained,
         skips=skips,
         changes=changes,
+        pick_ids=frozenset((p.judge, p.pick_id) for p in picks if p.pick_id is not None),
     )
 
 

@@ -339,7 +339,8 @@ PREFERENCE = Protocol(
         after={"tie_reason": {"type": ["string", "null"]}},
     ),
     question="Which would you rather use?",
-    task="Say which response you would rather use, or t for a tie, then give a "
+    task="Say which response you would rather use, t for a tie, or x when both are bad (not a "
+    "tie: it is counted apart), then give a "
     "one-line reason and answer any extra yes/no questions (a question about each response "
     "is answered for option 1, then option 2). Option 1 is the left one when they stand "
     "side by side.",

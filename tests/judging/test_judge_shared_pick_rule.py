@@ -148,7 +148,7 @@ def test_every_protocol_has_a_case_here() -> None:
          "Nicknames: the two nicknames must differ."),
         ("pair", {"pick": "1", "nick1": "q", "nick2": "owl"},
          "Nicknames: 'q' is a key in this session; choose a word such as fox or owl."),
-        ("preference", {"pick": "up"}, "Choose left, right or tie."),
+        ("preference", {"pick": "up"}, "Choose left, right, tie or both bad."),
         ("preference", {"pick": "left", "e1-left": "yes", "q1": "yes"},
          f"Answer yes or no for the left and the right: {ERROR}"),
         ("preference", {"pick": "left", "e1-left": "yes", "e1-right": "no"},
