@@ -10,6 +10,7 @@ the verifier, which re-derives both.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from blindtest.errors import BadInput
 from blindtest.model.rng import DesignRng
@@ -57,6 +58,58 @@ def order_of(seed: str, trials: int, judge: str, panel: Mapping[str, object]) ->
     if panel.get("order") == REVIEWER_ORDER:
         return reviewer_order(seed, judge, share)
     return share
+
+
+def order_problems(
+    rows: Sequence[tuple[int, Mapping[str, Any]]], seed: str, trials: int
+) -> list[tuple[int, str]]:
+    """Where a panel reviewer's picks file breaks the order the reviewer was asked in.
+
+    ``rows`` are (line, record) of one picks file. A reviewer whose picks say ``"order":
+    "reviewer"`` is asked its share in :func:`reviewer_order`; a trial it put off (a skip)
+    comes back after the others and a change comes later still, but the first record of each
+    trial (a pick or a skip) follows that order, sitting after sitting. Returns (line, why)
+    for each first record out of order or outside the reviewer's share; a panel made before
+    (no ``order``) and any other judge are not checked."""
+    panels, touches = _first_touches(rows)
+    problems = []
+    for judge, first in touches.items():
+        panel = panels.get(judge)
+        if panel is None or panel.get("order") != REVIEWER_ORDER:
+            continue
+        place = {n: i for i, n in enumerate(order_of(seed, trials, judge, panel))}
+        reached = -1
+        for line, trial in first:
+            if trial not in place:
+                problems.append((line, f"trial {trial} is not in {judge}'s share"))
+            elif place[trial] < reached:
+                problems.append(
+                    (line, f"trial {trial} comes before its turn in {judge}'s own order")
+                )
+            else:
+                reached = place[trial]
+    return sorted(problems)
+
+
+def _first_touches(
+    rows: Sequence[tuple[int, Mapping[str, Any]]],
+) -> tuple[dict[str, Mapping[str, Any]], dict[str, list[tuple[int, int]]]]:
+    """Per judge: the panel its picks name, and (line, trial) of its first record of each
+    trial (a pick or a skip; never a failure row), in file order."""
+    panels: dict[str, Mapping[str, Any]] = {}
+    touches: dict[str, list[tuple[int, int]]] = {}
+    seen: set[tuple[str, int]] = set()
+    for line, record in rows:
+        judge, trial = str(record.get("judge")), record.get("trial")
+        if record.get("failed") is True or not isinstance(trial, int):
+            continue
+        panel = record.get("panel")
+        if isinstance(panel, Mapping):
+            panels.setdefault(judge, panel)
+        if (judge, trial) not in seen:
+            seen.add((judge, trial))
+            touches.setdefault(judge, []).append((line, trial))
+    return panels, touches
 
 
 def coverage(assignment: Mapping[str, Sequence[int]], trials: int) -> dict[int, int]:

@@ -131,6 +131,8 @@ class _Verifier:
         # 15: responses.jsonl was parsed four times); the checks only read the records.
         self._lines: dict[tuple[Path, str], artifacts.JsonlContents | None] = {}
         self._pending: tuple[object, SlotState, list[Work]] | None = None
+        #: The design, once read and checked: the picks files' panel order is derived from it.
+        self.design: DesignRecord | None = None
 
     def pending(
         self, design: DesignRecord, responses: list[artifacts.JsonObject]
@@ -544,6 +546,27 @@ def _check_picks_file(v: _Verifier, path: Path, sha256: str) -> None:
             )
     if first:
         v.note(f"{name} judge settings against their hash, one set per judge")
+    _check_panel_order(v, name, list(zip(lines, contents.records, strict=True)))
+
+
+def _check_panel_order(v: _Verifier, name: str, rows: list[tuple[int, Any]]) -> None:
+    """A panel reviewer's first record of each trial follows the order re-derived from the
+    design seed and the reviewer's name (panels that record ``"order": "reviewer"``)."""
+    from blindtest.model.assignment import REVIEWER_ORDER, order_problems
+
+    design = v.design
+    ordered = any(
+        isinstance(r.get("panel"), dict) and r["panel"].get("order") == REVIEWER_ORDER
+        for _, r in rows
+    )
+    if design is None or not ordered:
+        return
+    problems = order_problems(rows, str(design["seed"]), int(design["trials"]))
+    for line, why in problems:
+        v.result.differences.append(
+            Difference(f"{name}:{line}/panel order", why, "the order re-derived from the seed")
+        )
+    v.note(f"{name} each reviewer's order, re-derived from the design seed and the name")
 
 
 def _check_audit(
@@ -665,6 +688,7 @@ def _verify(run_dir: Path, runner: CommandRunner | None) -> VerifyResult:
     if design is None:
         return v.result
     sha256 = artifacts.sha256_bytes(artifacts.read_bytes(run_dir / artifacts.DESIGN))
+    v.design = design
     _check_complete(v, design)
     _check_texts(v, design)
     _check_requests(v, design)
