@@ -176,7 +176,7 @@ def test_u_takes_back_the_last_pick_and_the_file_records_the_correction(
     judge.expect("u take back trial 1")
     judge.expect("trial 2 of 3 > ")
     judge.answer("u")
-    judge.expect("Taking back your pick for trial 1 (1): pick again.")
+    judge.expect("Taking back your pick for trial 1 (1): pick again (s keeps it).")
     judge.expect("trial 1 of 3 > ")
     judge.answer("u")  # only the last pick, once taken back, is open
     judge.expect("there is no pick to take back")
@@ -208,7 +208,7 @@ def test_undo_then_quit_says_plainly_that_the_earlier_pick_stands(tmp_path: Path
     judge.answer("2")
     judge.expect("trial 2 of 4 > ")
     judge.answer("u")
-    judge.expect("Taking back your pick for trial 1 (2): pick again.")
+    judge.expect("Taking back your pick for trial 1 (2): pick again (s keeps it).")
     judge.expect("trial 1 of 4 > ")
     judge.answer("q")
     judge.expect("Stop now? [y/N] ")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from blindtest.judging.answers import COMMAND_KEYS
 from blindtest.model.picks import JudgeView, JudgingResult
-from blindtest.model.protocols import PREFERENCE_PICKS, PROTOCOLS
+from blindtest.model.protocols import BOTH_BAD, PREFERENCE_PICKS, PROTOCOLS
 
 
 def nickname_keys(nicknames: tuple[str, str]) -> tuple[str | None, str | None]:
@@ -35,9 +35,10 @@ def nickname_keys(nicknames: tuple[str, str]) -> tuple[str | None, str | None]:
 def answer_keys(protocol: str, nicknames: tuple[str, str] | None, beside: bool = False) -> str:
     rules = PROTOCOLS[protocol]
     if rules.pick_kind == "side":
+        bad = ", x = both bad" if rules.prefers else ""
         if beside:
-            return "l = left, r = right, t = tie"
-        return "1 = option 1, 2 = option 2, t = tie"
+            return f"l = left, r = right, t = tie{bad}"
+        return f"1 = option 1, 2 = option 2, t = tie{bad}"
     if rules.pick_kind == "nickname":
         if nicknames is None:
             return "nicknames first"
@@ -69,6 +70,8 @@ def parse_answer(protocol: str, text: str, nicknames: tuple[str, str] | None) ->
         return int(answer) if answer in rules.labels else None
     if rules.pick_kind == "side":
         words = {"l": "left", "1": "left", "r": "right", "2": "right", "t": "tie"}
+        if rules.prefers:
+            words.update({"x": BOTH_BAD, BOTH_BAD: BOTH_BAD, "both bad": BOTH_BAD})
         return words.get(answer, answer if answer in PREFERENCE_PICKS else None)
     if nicknames is None:
         return None
@@ -92,7 +95,9 @@ def help_text(protocol: str, sequential: bool) -> list[str]:
         stop,
         "Reading: when a trial is longer than the screen, space or Enter shows more, b goes "
         "back, g goes to the top, 1, 2 or 3 jumps to that option. At a question: v shows the "
-        "trial again, v2 from option 2, b the page before, u takes back your last pick.",
+        "trial again, v2 from option 2, b the page before, u takes back your last pick, h "
+        "lists your picks so far (change any of them there), s skips this comparison for now "
+        "(it comes back after the others).",
         "Typing: arrow keys, Home, End and backspace edit the line before Enter.",
         "q stops the session. Every answer given so far is saved; running the same command "
         "again continues at the first trial you have not judged. Ctrl-C stops too.",

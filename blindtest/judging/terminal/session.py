@@ -11,14 +11,20 @@ blinded trials and the question) and, for each trial, a ``Turn`` from the driver
 correctness, no e-value and no timing is shown. Every pick is appended (by the driver, through
 the recorder) before the next trial is drawn, so quitting in any way keeps it.
 
-``u`` takes back the last pick while the next trial is shown: the trial is judged again and
-the new pick is appended with ``correction: true`` (the file stays append-only).
+``u`` takes back the last pick while the next trial is shown: the trial is judged again (the
+reason and answers given before are offered again) and the new pick is appended with
+``correction: true`` (the file stays append-only). ``h`` lists the picks made so far (trial,
+pick, reason, answers; nothing about sides) and changes any of them the same way; ``s`` puts the
+trial off until the others are judged (or, on a trial shown again to be changed, keeps the
+earlier pick); in a preference, ``x`` says both responses are bad (an abstention, not a tie).
+Responses are drawn from their markdown as the judging page renders them
+(:mod:`blindtest.judging.terminal.markdown`), unless the design strips formatting.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,6 +36,8 @@ from blindtest.judging.driver import (
     Judge,
     JudgeKind,
     JudgeSetup,
+    Revise,
+    Skip,
     Stop,
     TakeBack,
     Turn,
@@ -37,7 +45,14 @@ from blindtest.judging.driver import (
 )
 from blindtest.judging.recorder import Recorder
 from blindtest.judging.terminal.console import Console, InputEnded
-from blindtest.judging.terminal.layout import fit, side_by_side, trial_layout, wrap_prose_line
+from blindtest.judging.terminal.layout import (
+    MAX_PROSE_WIDTH,
+    fit,
+    sanitize,
+    side_by_side,
+    trial_layout,
+    wrap_prose_line,
+)
 from blindtest.judging.terminal.pager import Pager, Screen
 from blindtest.judging.terminal.questions import (
     answer_keys,
@@ -55,7 +70,7 @@ from blindtest.model.picks import (
     Trial,
     judge_nicknames,
 )
-from blindtest.model.protocols import PROTOCOLS, Protocol
+from blindtest.model.protocols import BOTH_BAD, PROTOCOLS, Protocol
 from blindtest.reportfmt import count
 
 __all__ = ["Console", "InputEnded", "Session", "closing_message", "quit_message"]
@@ -69,6 +84,22 @@ class _Quit(Exception):
 
 class _Undo(Exception):
     """The judge takes back the last pick."""
+
+
+class _Skip(Exception):
+    """The judge puts the trial off (or keeps the earlier pick of a trial shown again)."""
+
+
+class _Kept(Exception):
+    """The judge keeps the pick it opened to change."""
+
+
+class _Changed(Exception):
+    """The judge changed an earlier pick from the history."""
+
+    def __init__(self, pick: Pick) -> None:
+        super().__init__(pick.trial)
+        self.pick = pick
 
 
 def utc_now() -> str:
@@ -90,8 +121,11 @@ class Session:
         clock: Callable[[], str] = utc_now,
         fatigue_every: int = FATIGUE_EVERY,
         resume_command: str = "the same command",
+        plain: bool = False,
     ) -> None:
         self.view = view
+        #: The design strips formatting: responses are shown as typed, as on the page.
+        self.plain = plain
         self.console = console
         self.judge_id = judge
         self.nicknames = earlier_nicknames
@@ -138,6 +172,10 @@ class Session:
             return Stop()
         except _Undo:
             return TakeBack()
+        except _Skip:
+            return Skip(at=self.clock())
+        except _Changed as changed:
+            return Revise((changed.pick,))
 
     def end(self, result: JudgingResult) -> None:
         self.console.clear()
@@ -197,7 +235,7 @@ class Session:
             f"{count(self.view.total, 'trial')} {c.glyphs.sep} judge {self.judge_id}"
         )
         c.clear()
-        width = self._width()
+        width = self._prose_width()
         rows = [c.bold(header), ""]
         for paragraph in help_text(self.view.protocol, self.view.sequential):
             rows.extend([*wrap_prose_line(paragraph, width), ""])
@@ -210,6 +248,10 @@ class Session:
 
     def _width(self) -> int:
         return self.console.size()[0] - 1
+
+    def _prose_width(self) -> int:
+        """Sentences are wrapped no wider than this, even on a wide screen."""
+        return min(self._width(), MAX_PROSE_WIDTH)
 
     def _beside(self) -> bool:
         return side_by_side(self.view.protocol, self._width())
@@ -224,7 +266,7 @@ class Session:
                     "your choice for this first trial is arbitrary: either nickname is "
                     "right. From the next trial on, say each time which nickname option 1 "
                     "carries; consistency is what is scored.",
-                    self._width(),
+                    self._prose_width(),
                 )
             )
             + "\n"
@@ -258,14 +300,14 @@ class Session:
 
     def _paint_fatigue(self) -> None:
         text = (
-            f"You have judged {count(self.turn.judged_now, 'trial')} in this sitting. "
-            "Judgement gets worse "
+            f"You have judged {count(self.turn.judged_now, 'trial')} in this sitting; "
+            f"{self.turn.left} of {self.view.total} are left. Judgement gets worse "
             f"after about {self.fatigue_every} comparisons in a row: consider stopping now and "
             "resuming later. Your picks are saved, and running the same command again "
             f"continues at trial {self.turn.trial.number}."
         )
         self.console.clear()
-        self.console.write("\n".join(wrap_prose_line(text, self._width())) + "\n")
+        self.console.write("\n".join(wrap_prose_line(text, self._prose_width())) + "\n")
 
     def _confirm_quit(self) -> None:
         """Raise ``_Quit`` if the judge confirms; a fixed design warns that a run left
@@ -285,29 +327,39 @@ class Session:
             "the analysis reports the run as void. Run the same command again later to "
             f"continue at trial {result.next_trial or self.view.total}."
         )
-        c.write("\n" + "\n".join(wrap_prose_line(text, self._width())) + "\n")
+        c.write("\n" + "\n".join(wrap_prose_line(text, self._prose_width())) + "\n")
         if c.read_line("Stop now? [y/N] ").lower() in ("y", "yes"):
             raise _Quit
 
     # ----------------------------------------------------------------- one trial
 
-    def _judge_trial(self, trial: Trial) -> Pick:
-        pager = Pager(
+    def _pager(self, trial: Trial, changing: Pick | None = None) -> Pager:
+        return Pager(
             self.console,
-            Screen(render=lambda width: trial_layout(self.view, trial, width, self.console)),
-            footer=lambda width, hint: self._footer(trial, width, hint),
+            Screen(
+                render=lambda width: trial_layout(
+                    self.view, trial, width, self.console, plain=self.plain
+                )
+            ),
+            footer=lambda width, hint: self._footer(trial, width, hint, changing),
             label=self._progress(trial),
             options=len(trial.options),
             on_quit=self._confirm_quit,
             on_help=self._show_help,
         )
+
+    def _judge_trial(self, trial: Trial, changing: Pick | None = None) -> Pick:
+        """Ask ``trial``: the trial of the turn, or (``changing``) one judged before, opened
+        from the history with its answer offered again."""
+        pager = self._pager(trial, changing)
+        earlier = changing or self.turn.correcting
         while True:
             naming = self._named and self.nicknames is None  # chosen now, before the pick
-            value = self._ask_choice(trial, pager)
+            value = self._ask_choice(trial, pager, changing)
             reason, extras = None, {}
             if self._rules.prefers:  # a preference gives its reason and any extra answers
-                reason = self._ask_reason(trial)
-                extras = self._ask_extras() if self.view.asks_extra else {}
+                reason = self._ask_reason(trial, earlier)
+                extras = self._ask_extras(earlier) if self.view.asks_extra else {}
             answered = Answered(str(value), reason, extras, self.nicknames, naming)
             made = pick_from_answer(
                 self.view, trial.number, self.judge_id, answered, at=self.clock()
@@ -318,15 +370,24 @@ class Session:
             # should it not, the judge sees why and answers the trial again.
             self.console.write(f"{made.message}\n")
 
-    def _notice(self, trial: Trial) -> str:
-        """A line under the question: a correction under way, or the arbitrary first pair."""
+    def _notice(self, trial: Trial, changing: Pick | None = None) -> str:
+        """A line under the question: a change or a correction under way, a trial that comes
+        back after a skip, or the arbitrary first pair."""
+        if changing is not None:
+            earlier = self._words_of(changing.pick)
+            return (
+                f"Changing your pick for trial {trial.number} (now: {earlier}): answer again, "
+                "or s to keep it as it is."
+            )
         correcting = self.turn.correcting
         if correcting is not None and correcting.trial == trial.number:
-            earlier = pick_words(self.view.protocol, correcting.pick, self._beside())
+            earlier = self._words_of(correcting.pick)
             return (
-                f"Taking back your pick for trial {trial.number} ({earlier}): pick again. "
-                "If you stop now, the earlier pick stands."
+                f"Taking back your pick for trial {trial.number} ({earlier}): pick again (s "
+                "keeps it). If you stop now, the earlier pick stands."
             )
+        if self.turn.skipped:
+            return "You skipped this comparison earlier; s puts it off again."
         if self._named and self._arbitrary_first:
             return "This first choice is arbitrary: either nickname is right for trial 1."
         return ""
@@ -344,45 +405,61 @@ class Session:
     def _arbitrary_first(self) -> bool:
         return self.turn.judged == 0 and self.turn.judged_now == 0
 
-    def _question_rows(self, trial: Trial, width: int) -> list[str]:
+    def _words_of(self, pick: int | str) -> str:
+        return (
+            "both bad" if pick == BOTH_BAD else pick_words(self.view.protocol, pick, self._beside())
+        )
+
+    def _question_rows(self, trial: Trial, width: int, changing: Pick | None = None) -> list[str]:
         keys = answer_keys(self.view.protocol, self.nicknames, self._beside())
         sep = self.console.glyphs.sep
         undo = ""
-        if self.turn.undoable is not None:
+        if self.turn.undoable is not None and changing is None:
             undo = f" {sep} u take back trial {self.turn.undoable.trial}"
+        more = ""
+        if changing is None:
+            history = f" {sep} h your picks" if self.turn.words else ""
+            keep = "keep" if self.turn.correcting is not None else "skip"
+            more = f"{history} {sep} s {keep}"
         rows = wrap_prose_line(self.view.question, width)
-        notice = self._notice(trial)
+        notice = self._notice(trial, changing)
         if notice:
             rows += wrap_prose_line(notice, width)
-        rows += wrap_prose_line(f"{keys} {sep} v view again{undo} {sep} ? help {sep} q stop", width)
+        left = f"{self.turn.left} left {sep} " if changing is None else ""
+        rows += wrap_prose_line(
+            f"{left}{keys} {sep} v view again{undo}{more} {sep} ? help {sep} q stop", width
+        )
         return rows
 
     def _progress(self, trial: Trial) -> str:
         return f"trial {trial.number} of {self.view.total}"
 
-    def _ask_choice(self, trial: Trial, pager: Pager) -> int | str:
+    def _ask_choice(self, trial: Trial, pager: Pager, changing: Pick | None = None) -> int | str:
         hint = ""
         pager.show(start=0)
         if self._named and self.nicknames is None:
             self.nicknames = self._ask_nicknames()
             pager.redraw(None, "")
+        label = f"changing trial {trial.number}" if changing else self._progress(trial)
         while True:
-            answer = self.console.read_line(f"{self._progress(trial)} > ")
+            answer = self.console.read_line(f"{label} > ")
             value = parse_answer(self.view.protocol, answer, self.nicknames)
             if value is not None:
                 return value
-            start, hint = self._command(answer.lower(), trial, pager)
+            if changing is not None and answer.lower() == "s":
+                raise _Kept
+            start, hint = self._command(answer.lower(), trial, pager, changing)
             pager.redraw(start, hint)
 
-    def _command(self, answer: str, trial: Trial, pager: Pager) -> tuple[int | None, str]:
+    def _command(
+        self, answer: str, trial: Trial, pager: Pager, changing: Pick | None = None
+    ) -> tuple[int | None, str]:
         """Handle a non-answer at the question: where to redraw from, and the hint to show."""
         if answer == "q":
             self._confirm_quit()
             return None, ""
-        if answer == "u":
-            if self.turn.undoable is not None:
-                raise _Undo
-            return None, "there is no pick to take back: u takes back the last pick only"
+        if answer in ("u", "s", "h") and changing is None:
+            return self._turn_command(answer)
         if answer == "v":
             return 0, ""
         if re.fullmatch(r"v[1-3]", answer) and int(answer[1]) <= len(trial.options):
@@ -398,6 +475,19 @@ class Session:
         shown = answer if len(answer) <= 12 else answer[:12] + "..."
         what = f"{shown!r} is not an answer" if answer else "an answer is needed"
         return None, f"{what}: type {keys}{self._rules.unsure}; ? for help"
+
+    def _turn_command(self, answer: str) -> tuple[int | None, str]:
+        """u, s and h: take back the last pick, put the trial off, the history."""
+        if answer == "u":
+            if self.turn.undoable is not None:
+                raise _Undo
+            return None, "there is no pick to take back: u takes back the last pick only"
+        if answer == "s":
+            raise _Skip
+        if not self.turn.words:
+            return None, "no pick yet: h lists your picks once you have made one"
+        self._history()
+        return 0, ""
 
     def _show_help(self) -> None:
         c = self.console
@@ -416,11 +506,12 @@ class Session:
             rows.extend([*wrap_prose_line(paragraph, width), ""])
         c.write("\n".join(rows))
 
-    def _ask_reason(self, trial: Trial) -> str | None:
+    def _ask_reason(self, trial: Trial, earlier: Pick | None = None) -> str | None:
         need = self.view.require_reason
         prompt = "Reason, one line" + (": " if need else " (Enter to skip): ")
+        given = earlier.reason if earlier is not None and earlier.reason else ""
         while True:
-            reason = self.console.read_line(prompt, history=self._reasons)
+            reason = self.console.read_line(prompt, history=self._reasons, initial=given)
             if reason.lower() == "q":
                 self._confirm_quit()
                 continue
@@ -430,25 +521,40 @@ class Session:
                 return None
             self.console.write(f"A one-line reason is needed ({self._progress(trial)}).\n")
 
-    def _ask_extras(self) -> dict[str, ExtraAnswer]:
+    def _ask_extras(self, earlier: Pick | None = None) -> dict[str, ExtraAnswer]:
         """The design's extra questions: those asked of each option (y or n for option 1, then
-        option 2: left and right in the record), then those asked once per comparison."""
+        option 2: left and right in the record), then those asked once per comparison. A pick
+        answered again (an undo, a change) offers its answers: Enter keeps each."""
         answers: dict[str, ExtraAnswer] = {}
+        given = earlier.answers if earlier is not None and earlier.answers else {}
         names = ("left", "right") if self._beside() else ("option 1", "option 2")
         for question in self.view.extra_questions_per_option:
             self.console.write(
-                "\n".join(wrap_prose_line(f"{question} (y or n for each option)", self._width()))
+                "\n".join(
+                    wrap_prose_line(f"{question} (y or n for each option)", self._prose_width())
+                )
                 + "\n"
             )
-            left, right = (self._yes_no(f"  {name} [y/n] ") for name in names)
+            before = given.get(question)
+            each = before if isinstance(before, Mapping) else {}
+            left, right = (
+                self._yes_no(f"  {name} [y/n] ", each.get(side))
+                for name, side in zip(names, ("left", "right"), strict=True)
+            )
             answers[question] = {"left": left, "right": right}
         for question in self.view.extra_questions:
-            answers[question] = self._yes_no(f"{question} [y/n] ")
+            before = given.get(question)
+            once = before if isinstance(before, bool) else None
+            answers[question] = self._yes_no(f"{question} [y/n] ", once)
         return answers
 
-    def _yes_no(self, prompt: str) -> bool:
+    def _yes_no(self, prompt: str, default: bool | None = None) -> bool:
+        if default is not None:
+            prompt = prompt.replace("[y/n]", f"[y/n, Enter keeps {'y' if default else 'n'}]")
         while True:
             text = self.console.read_line(prompt).lower()
+            if not text and default is not None:
+                return default
             if text in ("y", "yes", "n", "no"):
                 return text.startswith("y")
             if text == "q":
@@ -458,8 +564,52 @@ class Session:
 
     # ----------------------------------------------------------------- drawing
 
-    def _footer(self, trial: Trial, width: int, hint: str) -> list[str]:
-        return ["", *self._question_rows(trial, width), fit(hint, width)]
+    def _footer(
+        self, trial: Trial, width: int, hint: str, changing: Pick | None = None
+    ) -> list[str]:
+        return ["", *self._question_rows(trial, width, changing), fit(hint, width)]
+
+    # ----------------------------------------------------------------- the history
+
+    def _history(self) -> None:
+        """List the picks so far and change one: its trial shown again, its answer offered.
+        Returns when the judge goes back (a change raises ``_Changed``)."""
+        c = self.console
+        words = list(self.turn.words)
+        c.show(lambda: self._paint_history(words))
+        while True:
+            answer = c.read_line("Change which trial? (its number; Enter goes back) ")
+            if not answer:
+                return
+            word = next((w for w in words if str(w.trial) == answer.strip()), None)
+            if word is None:
+                c.write(f"{answer!r} is not a trial you have judged: type one of the numbers.\n")
+                continue
+            try:
+                pick = self._judge_trial(self.view.trials[word.trial - 1], word)
+            except _Kept:
+                return
+            raise _Changed(pick)
+
+    def _paint_history(self, words: Sequence[Pick]) -> None:
+        c = self.console
+        width = self._prose_width()
+        c.clear()
+        rows = [c.bold(f"Your picks so far: {len(words)} of {self.view.total}"), ""]
+        for word in words:
+            line = f"{word.trial:>4}  {self._words_of(word.pick)}"
+            if word.reason:
+                line += f" {c.glyphs.sep} {sanitize(word.reason)}"
+            for question, said in (word.answers or {}).items():
+                if isinstance(said, bool):
+                    line += f" {c.glyphs.sep} {question} {'yes' if said else 'no'}"
+                else:
+                    both = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in said.items())
+                    line += f" {c.glyphs.sep} {question} {both}"
+            prompt = " ".join(sanitize(self.view.trials[word.trial - 1].prompt).split())
+            rows += wrap_prose_line(line, width)
+            rows.append("      " + fit(prompt, max(10, width - 6)))
+        c.write("\n".join(rows) + "\n\n")
 
 
 def _make(setup: JudgeSetup) -> Judge:
@@ -469,6 +619,7 @@ def _make(setup: JudgeSetup) -> Judge:
         Console(),
         earlier_nicknames=judge_nicknames(setup.earlier.picks, setup.judge_id),
         resume_command=setup.resume_command,
+        plain=bool(setup.run.design["normalization"]["strip_formatting"]),
     )
 
 
