@@ -181,10 +181,19 @@ class _Progress:
     correcting: Pick | None = None
     asked: int = 0
     skipped: set[int] = field(default_factory=set)
+    #: Each trial's place in the order given: a rerun asks the trials left in that order, a
+    #: skipped one in its own place again.
+    places: dict[int, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.places = {t.number: i for i, t in enumerate(self.remaining)}
 
     def result(self, status: str) -> JudgingResult:
         kept = self.correcting.trial if self.correcting is not None else None
-        waiting = [t.number for t in self.remaining if t.number != kept]
+        waiting = sorted(
+            (t.number for t in self.remaining if t.number != kept),
+            key=lambda n: self.places.get(n, n),
+        )
         return JudgingResult(
             status=status,
             judged=self.recorder.judged,

@@ -265,3 +265,10 @@ def test_each_reviewer_has_an_order_of_their_own_from_the_seed_and_the_name() ->
     assert order_of("seed-1", 24, "alice", panel) == alice
     before = {"reviewers": ["alice", "bob"], "per_judge": None}  # a panel made before
     assert order_of("seed-1", 24, "alice", before) == share
+
+
+def test_a_rerun_resumes_at_a_skipped_trial_and_the_sitting_says_so(tmp_path: Path) -> None:
+    run = load_judge_run(make_run(tmp_path, "preference", 4))
+    judge = _Scripted([_word(1, "left"), Skip(), _word(3, "right"), Stop()])
+    result = drive(judge, Recorder(run, "ana", lambda record: None), run.view.trials)
+    assert result.next_trial == 2  # what a rerun asks first (design order), not trial 4
