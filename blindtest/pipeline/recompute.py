@@ -16,7 +16,7 @@ inputs it names, field by field, including the SHA-256 of every input file. A to
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -650,9 +650,11 @@ def _check_report(v: _Verifier, name: str, sha256: str) -> None:
             recomputed.pop(key, None)
     v.differ(name, report, recomputed)
     if result.e_values:
-        recorded = v.read(e_values.name, "e_values", jsonl=True)
-        v.note(e_values.name)
-        v.differ(e_values.name, recorded, result.e_values)
+        # Beside its report: in the run, or (a report written elsewhere) by its whole path.
+        shown = e_values.name if e_values.parent == v.run_dir else str(e_values)
+        recorded = v.read(shown, "e_values", jsonl=True)
+        v.note(shown)
+        v.differ(shown, recorded, result.e_values)
 
 
 def _options(report: Mapping[str, Any]) -> AnalysisOptions:
@@ -660,12 +662,18 @@ def _options(report: Mapping[str, Any]) -> AnalysisOptions:
     return AnalysisOptions(**recorded)
 
 
-def verify_run(run_dir: Path, *, runner: CommandRunner | None = None) -> VerifyResult:
-    """Recompute the run directory and list every difference (empty when it all holds)."""
+def verify_run(
+    run_dir: Path, *, runner: CommandRunner | None = None, reports: Sequence[Path] = ()
+) -> VerifyResult:
+    """Recompute the run directory and list every difference (empty when it all holds).
+    ``reports``: reports written outside the run (``bt-analyze --out``), recomputed too."""
     if not (run_dir / artifacts.DESIGN).exists():
         raise BadInput(f"{run_dir}: no {artifacts.DESIGN}; not a run directory")
+    for report in reports:
+        if not report.is_file():
+            raise BadInput(f"--report {report}: no such file")
     with artifacts.reading_once():  # the checks and the recomputed report share each read
-        return _verify(run_dir, runner)
+        return _verify(run_dir, runner, reports)
 
 
 def verify_reports(run_dir: Path) -> VerifyResult:
@@ -682,7 +690,9 @@ def verify_reports(run_dir: Path) -> VerifyResult:
         return v.result
 
 
-def _verify(run_dir: Path, runner: CommandRunner | None) -> VerifyResult:
+def _verify(
+    run_dir: Path, runner: CommandRunner | None, elsewhere: Sequence[Path] = ()
+) -> VerifyResult:
     v = _Verifier(run_dir)
     design = _check_design(v)
     if design is None:
@@ -697,6 +707,8 @@ def _verify(run_dir: Path, runner: CommandRunner | None) -> VerifyResult:
     _check_generation(v, design)
     _check_audit(v, design, sha256, runner)
     reports = sorted(p.name for p in run_dir.glob("report*.json"))
+    inside = {(run_dir / name).resolve() for name in reports}
+    reports += [str(p.resolve()) for p in elsewhere if p.resolve() not in inside]
     for name in reports:
         if v.result.ok:
             _check_report(v, name, sha256)
