@@ -15,6 +15,7 @@ from typing import Protocol
 
 from blindtest.model.normalize import classify_lines, is_table_delimiter
 from blindtest.model.picks import JudgeView, Trial
+from blindtest.model.prompt_size import BIDI_CONTROLS
 from blindtest.model.protocols import PROTOCOLS
 
 #: Prose is wrapped at most this wide even on wide terminals: long lines are hard to read.
@@ -22,7 +23,7 @@ MAX_PROSE_WIDTH = 110
 MIN_WIDTH = 24
 MIN_HEIGHT = 8
 
-_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_BIDI_CONTROLS = BIDI_CONTROLS  # the direction marks too: shown as escapes, as on the page
 _LIST_PREFIX = re.compile(r"^(\s*(?:[-*+]|\d{1,3}[.)]|>+)?\s*)")
 
 
