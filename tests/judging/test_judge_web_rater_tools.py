@@ -200,7 +200,6 @@ def test_a_skipped_comparison_comes_back_and_both_bad_is_its_own_answer(
         wait_for_trial(page, 1, 3)
         page.keyboard.press("s")  # put off
         _said(page, "Skipped: it comes back after the others.")
-        assert "trial 2" in page.inner_text("#answer form, #answer") or True
         for _ in range(2):
             page.wait_for_function("() => document.getElementById('status').textContent !== ''")
             wait_for_keys(page)

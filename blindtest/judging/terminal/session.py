@@ -2,8 +2,8 @@
 (``blindtest.judging.driver``) that the driver asks one trial at a time.
 
 It owns the flow of a sitting on the screen: the intro, the questions and keys of each protocol
-(``terminal.questions``), a trial laid out (``terminal.layout``) and paged
-(``terminal.pager``) on the console (``terminal.console``), the pair nicknames, the fatigue
+(``terminal.questions``), a trial laid out (``terminal.layout``) and paged (``terminal.pager``)
+on the console (``terminal.console``), the typed answers (``terminal.asking``), the fatigue
 prompt, and the quit / resume / end messages.
 
 It must never show anything that depends on the arrangement: it gets a ``JudgeView`` (the
@@ -24,13 +24,13 @@ Responses are drawn from their markdown as the judging page renders them
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
 from blindtest.errors import Interrupted
-from blindtest.judging.answers import Answered, nickname_problem, pick_from_answer
+from blindtest.judging.answers import Answered, pick_from_answer
 from blindtest.judging.driver import (
     Answer,
     Judge,
@@ -44,11 +44,11 @@ from blindtest.judging.driver import (
     drive,
 )
 from blindtest.judging.recorder import Recorder
+from blindtest.judging.terminal.asking import Asker
 from blindtest.judging.terminal.console import Console, InputEnded
 from blindtest.judging.terminal.layout import (
     MAX_PROSE_WIDTH,
     fit,
-    sanitize,
     side_by_side,
     trial_layout,
     wrap_prose_line,
@@ -57,20 +57,23 @@ from blindtest.judging.terminal.pager import Pager, Screen
 from blindtest.judging.terminal.questions import (
     answer_keys,
     closing_message,
+    fatigue_words,
     help_text,
+    input_ended_words,
+    notice_words,
     parse_answer,
     pick_words,
     quit_message,
+    stop_words,
 )
 from blindtest.model.picks import (
-    ExtraAnswer,
     JudgeView,
     JudgingResult,
     Pick,
     Trial,
     judge_nicknames,
 )
-from blindtest.model.protocols import BOTH_BAD, PROTOCOLS, Protocol
+from blindtest.model.protocols import PROTOCOLS, Protocol
 from blindtest.reportfmt import count
 
 __all__ = ["Console", "InputEnded", "Session", "closing_message", "quit_message"]
@@ -87,11 +90,8 @@ class _Undo(Exception):
 
 
 class _Skip(Exception):
-    """The judge puts the trial off (or keeps the earlier pick of a trial shown again)."""
-
-
-class _Kept(Exception):
-    """The judge keeps the pick it opened to change."""
+    """The judge puts the trial off, or keeps the earlier pick of a trial shown again (an
+    undo, or a change from the history)."""
 
 
 class _Changed(Exception):
@@ -135,7 +135,13 @@ class Session:
         self._turn: Turn | None = None
         self._saved: Callable[[], JudgingResult] | None = None
         self._fatigue_at = 0
-        self._reasons: list[str] = []
+        self.asking = Asker(
+            console,
+            view,
+            width=self._prose_width,
+            beside=self._beside,
+            on_quit=self._confirm_quit,
+        )
 
     @property
     def kind(self) -> JudgeKind:
@@ -204,19 +210,7 @@ class Session:
         return self._saved()
 
     def _input_ended(self, result: JudgingResult) -> str:
-        n = result.judged
-        kept = f"{n} pick{'' if n == 1 else 's'} kept"
-        if result.kept_trial is not None:
-            kept += f" (the earlier pick for trial {result.kept_trial} stands)"
-        if self.console.interactive:
-            return (
-                f"input ended (Ctrl-D) before the session finished; {kept}; rerun "
-                f"{self.resume_command} to continue"
-            )
-        return (
-            f"stdin closed before the session finished; {kept}; rerun "
-            f"{self.resume_command} in a terminal to continue"
-        )
+        return input_ended_words(result, self.console.interactive, self.resume_command)
 
     # ----------------------------------------------------------------- prompts
 
@@ -235,10 +229,7 @@ class Session:
             f"{count(self.view.total, 'trial')} {c.glyphs.sep} judge {self.judge_id}"
         )
         c.clear()
-        width = self._prose_width()
-        rows = [c.bold(header), ""]
-        for paragraph in help_text(self.view.protocol, self.view.sequential):
-            rows.extend([*wrap_prose_line(paragraph, width), ""])
+        rows = [c.bold(header), "", *self._help_rows()]
         if self.turn.judged:
             rows.append(
                 f"Resuming at trial {self.turn.trial.number}: {self.turn.judged} of "
@@ -256,36 +247,6 @@ class Session:
     def _beside(self) -> bool:
         return side_by_side(self.view.protocol, self._width())
 
-    def _ask_nicknames(self) -> tuple[str, str]:
-        c = self.console
-        c.write(
-            "\n".join(
-                wrap_prose_line(
-                    "Give the two models nicknames now: short words you will recognise, such "
-                    "as fox and owl. Nothing tells you yet which model wrote which option, so "
-                    "your choice for this first trial is arbitrary: either nickname is "
-                    "right. From the next trial on, say each time which nickname option 1 "
-                    "carries; consistency is what is scored.",
-                    self._prose_width(),
-                )
-            )
-            + "\n"
-        )
-        first = self._ask_nickname("First nickname: ", None)
-        second = self._ask_nickname("Second nickname: ", first)
-        return first, second
-
-    def _ask_nickname(self, prompt: str, other: str | None) -> str:
-        while True:
-            name = self.console.read_line(prompt)
-            if name.lower() == "q":
-                self._confirm_quit()
-                continue
-            problem = nickname_problem(name, other)
-            if problem is None:
-                return name
-            self.console.write(f"{problem}\n")
-
     def _fatigue(self) -> None:
         c = self.console
         c.show(self._paint_fatigue)
@@ -299,13 +260,8 @@ class Session:
             c.write("\nType c to continue or q to stop.\n")
 
     def _paint_fatigue(self) -> None:
-        text = (
-            f"You have judged {count(self.turn.judged_now, 'trial')} in this sitting; "
-            f"{self.turn.left} of {self.view.total} are left. Judgement gets worse "
-            f"after about {self.fatigue_every} comparisons in a row: consider stopping now and "
-            "resuming later. Your picks are saved, and running the same command again "
-            f"continues at trial {self.turn.trial.number}."
-        )
+        turn = self.turn
+        text = fatigue_words(turn, self.view.total, self.fatigue_every)
         self.console.clear()
         self.console.write("\n".join(wrap_prose_line(text, self._prose_width())) + "\n")
 
@@ -315,18 +271,7 @@ class Session:
         if self.view.sequential:
             raise _Quit
         c = self.console
-        result = self._so_far()
-        kept = (
-            f" Your pick for trial {result.kept_trial} was not changed: the earlier pick stands."
-            if result.kept_trial is not None
-            else ""
-        )
-        text = (
-            f"Stop now? {result.judged} of {self.view.total} trials are judged and "
-            f"saved.{kept} This design has a fixed number of trials: if it is never finished, "
-            "the analysis reports the run as void. Run the same command again later to "
-            f"continue at trial {result.next_trial or self.view.total}."
-        )
+        text = stop_words(self._so_far(), self.view.total)
         c.write("\n" + "\n".join(wrap_prose_line(text, self._prose_width())) + "\n")
         if c.read_line("Stop now? [y/N] ").lower() in ("y", "yes"):
             raise _Quit
@@ -358,8 +303,8 @@ class Session:
             value = self._ask_choice(trial, pager, changing)
             reason, extras = None, {}
             if self._rules.prefers:  # a preference gives its reason and any extra answers
-                reason = self._ask_reason(trial, earlier)
-                extras = self._ask_extras(earlier) if self.view.asks_extra else {}
+                reason = self.asking.reason(self._progress(trial), earlier)
+                extras = self.asking.extras(earlier) if self.view.asks_extra else {}
             answered = Answered(str(value), reason, extras, self.nicknames, naming)
             made = pick_from_answer(
                 self.view, trial.number, self.judge_id, answered, at=self.clock()
@@ -373,24 +318,16 @@ class Session:
     def _notice(self, trial: Trial, changing: Pick | None = None) -> str:
         """A line under the question: a change or a correction under way, a trial that comes
         back after a skip, or the arbitrary first pair."""
-        if changing is not None:
-            earlier = self._words_of(changing.pick)
-            return (
-                f"Changing your pick for trial {trial.number} (now: {earlier}): answer again, "
-                "or s to keep it as it is."
-            )
         correcting = self.turn.correcting
-        if correcting is not None and correcting.trial == trial.number:
-            earlier = self._words_of(correcting.pick)
-            return (
-                f"Taking back your pick for trial {trial.number} ({earlier}): pick again (s "
-                "keeps it). If you stop now, the earlier pick stands."
-            )
-        if self.turn.skipped:
-            return "You skipped this comparison earlier; s puts it off again."
-        if self._named and self._arbitrary_first:
-            return "This first choice is arbitrary: either nickname is right for trial 1."
-        return ""
+        if correcting is not None and correcting.trial != trial.number:
+            correcting = None
+        return notice_words(
+            trial.number,
+            self._words_of(changing.pick) if changing is not None else None,
+            self._words_of(correcting.pick) if correcting is not None else None,
+            skipped=self.turn.skipped and changing is None,
+            arbitrary=self._named and self.turn.judged == 0 and self.turn.judged_now == 0,
+        )
 
     @property
     def _rules(self) -> Protocol:
@@ -401,14 +338,8 @@ class Session:
         """Whether a pick is a nickname (pair): the judge names the two models first."""
         return self._rules.pick_kind == "nickname"
 
-    @property
-    def _arbitrary_first(self) -> bool:
-        return self.turn.judged == 0 and self.turn.judged_now == 0
-
     def _words_of(self, pick: int | str) -> str:
-        return (
-            "both bad" if pick == BOTH_BAD else pick_words(self.view.protocol, pick, self._beside())
-        )
+        return pick_words(self.view.protocol, pick, self._beside())
 
     def _question_rows(self, trial: Trial, width: int, changing: Pick | None = None) -> list[str]:
         keys = answer_keys(self.view.protocol, self.nicknames, self._beside())
@@ -438,7 +369,7 @@ class Session:
         hint = ""
         pager.show(start=0)
         if self._named and self.nicknames is None:
-            self.nicknames = self._ask_nicknames()
+            self.nicknames = self.asking.nicknames()
             pager.redraw(None, "")
         label = f"changing trial {trial.number}" if changing else self._progress(trial)
         while True:
@@ -447,7 +378,7 @@ class Session:
             if value is not None:
                 return value
             if changing is not None and answer.lower() == "s":
-                raise _Kept
+                raise _Skip
             start, hint = self._command(answer.lower(), trial, pager, changing)
             pager.redraw(start, hint)
 
@@ -498,69 +429,13 @@ class Session:
             c.write("\n")
 
     def _paint_help(self) -> None:
-        c = self.console
-        width = self._width()
-        c.clear()
-        rows: list[str] = [c.bold("Help"), ""]
-        for paragraph in help_text(self.view.protocol, self.view.sequential):
-            rows.extend([*wrap_prose_line(paragraph, width), ""])
-        c.write("\n".join(rows))
+        self.console.clear()
+        self.console.write("\n".join([self.console.bold("Help"), "", *self._help_rows()]))
 
-    def _ask_reason(self, trial: Trial, earlier: Pick | None = None) -> str | None:
-        need = self.view.require_reason
-        prompt = "Reason, one line" + (": " if need else " (Enter to skip): ")
-        given = earlier.reason if earlier is not None and earlier.reason else ""
-        while True:
-            reason = self.console.read_line(prompt, history=self._reasons, initial=given)
-            if reason.lower() == "q":
-                self._confirm_quit()
-                continue
-            if reason:
-                return reason
-            if not need:
-                return None
-            self.console.write(f"A one-line reason is needed ({self._progress(trial)}).\n")
-
-    def _ask_extras(self, earlier: Pick | None = None) -> dict[str, ExtraAnswer]:
-        """The design's extra questions: those asked of each option (y or n for option 1, then
-        option 2: left and right in the record), then those asked once per comparison. A pick
-        answered again (an undo, a change) offers its answers: Enter keeps each."""
-        answers: dict[str, ExtraAnswer] = {}
-        given = earlier.answers if earlier is not None and earlier.answers else {}
-        names = ("left", "right") if self._beside() else ("option 1", "option 2")
-        for question in self.view.extra_questions_per_option:
-            self.console.write(
-                "\n".join(
-                    wrap_prose_line(f"{question} (y or n for each option)", self._prose_width())
-                )
-                + "\n"
-            )
-            before = given.get(question)
-            each = before if isinstance(before, Mapping) else {}
-            left, right = (
-                self._yes_no(f"  {name} [y/n] ", each.get(side))
-                for name, side in zip(names, ("left", "right"), strict=True)
-            )
-            answers[question] = {"left": left, "right": right}
-        for question in self.view.extra_questions:
-            before = given.get(question)
-            once = before if isinstance(before, bool) else None
-            answers[question] = self._yes_no(f"{question} [y/n] ", once)
-        return answers
-
-    def _yes_no(self, prompt: str, default: bool | None = None) -> bool:
-        if default is not None:
-            prompt = prompt.replace("[y/n]", f"[y/n, Enter keeps {'y' if default else 'n'}]")
-        while True:
-            text = self.console.read_line(prompt).lower()
-            if not text and default is not None:
-                return default
-            if text in ("y", "yes", "n", "no"):
-                return text.startswith("y")
-            if text == "q":
-                self._confirm_quit()
-                continue
-            self.console.write("Type y or n.\n")
+    def _help_rows(self) -> list[str]:
+        """The help, wrapped to a readable width, a blank row after each paragraph."""
+        paragraphs = help_text(self.view.protocol, self.view.sequential)
+        return [r for p in paragraphs for r in (*wrap_prose_line(p, self._prose_width()), "")]
 
     # ----------------------------------------------------------------- drawing
 
@@ -574,42 +449,14 @@ class Session:
     def _history(self) -> None:
         """List the picks so far and change one: its trial shown again, its answer offered.
         Returns when the judge goes back (a change raises ``_Changed``)."""
-        c = self.console
-        words = list(self.turn.words)
-        c.show(lambda: self._paint_history(words))
-        while True:
-            answer = c.read_line("Change which trial? (its number; Enter goes back) ")
-            if not answer:
-                return
-            word = next((w for w in words if str(w.trial) == answer.strip()), None)
-            if word is None:
-                c.write(f"{answer!r} is not a trial you have judged: type one of the numbers.\n")
-                continue
-            try:
-                pick = self._judge_trial(self.view.trials[word.trial - 1], word)
-            except _Kept:
-                return
-            raise _Changed(pick)
-
-    def _paint_history(self, words: Sequence[Pick]) -> None:
-        c = self.console
-        width = self._prose_width()
-        c.clear()
-        rows = [c.bold(f"Your picks so far: {len(words)} of {self.view.total}"), ""]
-        for word in words:
-            line = f"{word.trial:>4}  {self._words_of(word.pick)}"
-            if word.reason:
-                line += f" {c.glyphs.sep} {sanitize(word.reason)}"
-            for question, said in (word.answers or {}).items():
-                if isinstance(said, bool):
-                    line += f" {c.glyphs.sep} {question} {'yes' if said else 'no'}"
-                else:
-                    both = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in said.items())
-                    line += f" {c.glyphs.sep} {question} {both}"
-            prompt = " ".join(sanitize(self.view.trials[word.trial - 1].prompt).split())
-            rows += wrap_prose_line(line, width)
-            rows.append("      " + fit(prompt, max(10, width - 6)))
-        c.write("\n".join(rows) + "\n\n")
+        word = self.asking.word_to_change(self.turn.words, self._words_of)
+        if word is None:
+            return
+        try:
+            pick = self._judge_trial(self.view.trials[word.trial - 1], word)
+        except _Skip:
+            return
+        raise _Changed(pick)
 
 
 def _make(setup: JudgeSetup) -> Judge:
