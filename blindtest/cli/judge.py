@@ -39,9 +39,11 @@ def _check_only(run_dir: Path, path: Path, quiet: bool) -> None:
     names = ", ".join(judges[:5]) + (", ..." if len(judges) > 5 else "")
     by = f" by {_count(len(judges), 'judge')} ({names})" if judges else ""
     fixed = f", {_count(picks.corrections, 'correction')} applied" if picks.corrections else ""
+    bad = f", {len(picks.abstentions)} both bad" if picks.abstentions else ""
+    skips = f", {_count(len(picks.skips), 'skip')}" if picks.skips else ""
     torn = f"; incomplete final line {picks.torn_line} ignored" if picks.torn_line else ""
     click.echo(
-        f"{path}: {_count(len(picks.picks), 'pick')}{by}{fixed}, valid for "
+        f"{path}: {_count(len(picks.picks), 'pick')}{bad}{skips}{by}{fixed}, valid for "
         f"{run.view.protocol} design {run.design_sha256[:12]}{torn}"
     )
 

@@ -38,8 +38,8 @@ class DesignResult:
     options: DesignOptions
     prompts: int
     dropped: Mapping[str, list[str]]
-    #: Lines to show before the run starts: prompts too large to be asked (a warning, not
-    #: a refusal: :mod:`blindtest.model.prompt_size`).
+    #: Lines to show before the run starts: prompts too large to be asked, or holding bidi
+    #: control characters (warnings, not refusals: :mod:`blindtest.model.prompt_size`).
     warnings: tuple[str, ...] = ()
 
     @property
@@ -129,10 +129,13 @@ def preview(**options: Any) -> DesignRecord:
 
 
 def _warnings(document: Mapping[str, Any]) -> tuple[str, ...]:
-    from blindtest.model.prompt_size import large_prompt_warnings
+    from blindtest.model.prompt_size import bidi_warnings, large_prompt_warnings
 
-    used = (entry["prompt_id"] for entry in document["arrangement"])
-    return tuple(large_prompt_warnings(document["prompts"], used))
+    used = [entry["prompt_id"] for entry in document["arrangement"]]
+    return (
+        *large_prompt_warnings(document["prompts"], used),
+        *bidi_warnings(document["prompts"], used),
+    )
 
 
 # --------------------------------------------------------------------------- --from RUN

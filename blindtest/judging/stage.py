@@ -20,7 +20,7 @@ from blindtest.judging.driver import JudgeKind, JudgingResult, judge_kind
 from blindtest.model.picks import JudgeRun, judge_id_problem, load_judge_run
 from blindtest.present.hints import stage_command
 from blindtest.rundir import artifacts
-from blindtest.rundir.locking import holding_picks
+from blindtest.rundir.locking import holding_picks, run_holder
 from blindtest.transport.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
@@ -197,6 +197,21 @@ def _choose(kind: str, llm: LlmSettings | None) -> tuple[JudgeKind, LlmOptions |
     return judge_kind(kind), None
 
 
+def _loaded(run_dir: Path) -> JudgeRun:
+    """The run to judge; while a stage still writes it (bt-generate holds its lock), that is
+    said rather than that its trials are missing."""
+    try:
+        return load_judge_run(run_dir)
+    except BadInput:
+        running = run_holder(run_dir)
+        if running is None:
+            raise
+        raise BadInput(
+            f"{run_dir} is still being written by {running}: wait for it to finish, then run "
+            "bt-judge again"
+        ) from None
+
+
 def judge(
     run_dir: str | os.PathLike[str],
     kind: str = "human",
@@ -241,7 +256,7 @@ def judge(
     tell: Say = say if say is not None else (lambda _: None)
     chosen, options = _choose(kind, llm)
     with holding_picks(run_path, out_path, holder):
-        run = load_judge_run(run_path)
+        run = _loaded(run_path)
         modes = (batch_export is not None, bool(batch_import), batch)
         if sum(modes) > 1:
             raise BadInput("give one of --batch-export, --batch-import and --batch")

@@ -211,6 +211,10 @@ _PickOptional = TypedDict(
         "design_sha256": str,
         "correction": bool,
         "pass": int,
+        # Made by the judging page: a pick sent twice is recorded once.
+        "pick_id": str,
+        # A skip record (no pick: the trial was put off).
+        "skipped": bool,
         # An LLM judge's records.
         "failed": bool,
         "error": str,
