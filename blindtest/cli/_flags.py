@@ -1,0 +1,84 @@
+"""How the CLI words the options a library error names (:class:`blindtest.errors.Option`, by
+their Python parameter): as the flags of the command that ran. ``judge_id`` is ``--judge-id``,
+``kind`` under ``bt-judge`` is ``--judge``, ``swap=False`` is ``--no-swap``, ``protocol=pair``
+is ``--protocol pair``.
+
+The command is the one whose context was made last (:func:`speaking_for`, called by every
+``BlindtestCommand``); a parameter it does not have by that name is looked up under the names
+in :data:`ALIASES` (the library's name for it differs from the click parameter's), and
+otherwise worded as ``--`` and the name with dashes (the demo, which has no options, and the
+options of another command that a chain runs for you).
+"""
+
+from __future__ import annotations
+
+import click
+
+from blindtest.errors import BlindtestError, Option
+
+#: Library names -> the click parameter names that may hold them, in order. The LLM judge's
+#: settings (``LlmSettings``) are ``llm.<field>``; ``blindtest run`` calls its judge option
+#: ``judge_kind``.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "kind": ("judge_kind",),
+    "check": ("check_file",),
+    "html": ("html_path",),
+    "picks": ("picks_files",),
+    "export_preferences": ("export_path",),
+    "from_run": ("from_run",),
+    "prices": ("price",),
+    "llm.url": ("judge_url",),
+    "llm.key_env": ("judge_key_env",),
+    "llm.temperature": ("judge_temperature",),
+    "llm.template": ("judge_template",),
+    "llm.context_tokens": ("judge_context_tokens",),
+    "llm.concurrency": ("concurrency",),
+    "llm.rpm": ("rpm",),
+    "llm.timeout": ("timeout",),
+    "llm.max_retries": ("max_retries",),
+    "llm.price": ("price",),
+    "llm.swap": ("swap",),
+    "llm.inconsistent": ("inconsistent",),
+    "llm.min_confidence": ("min_confidence",),
+    "open_browser": ("no_browser",),
+}
+
+_speaking: list[click.Command] = []
+
+
+def speaking_for(command: click.Command) -> None:
+    """Errors from now on are worded with ``command``'s flags."""
+    _speaking[:] = [command]
+
+
+def _param(name: str) -> click.Option | None:
+    if not _speaking:
+        return None
+    params = {p.name: p for p in _speaking[0].params if isinstance(p, click.Option)}
+    for candidate in (name, *ALIASES.get(name, ())):
+        if candidate in params:
+            return params[candidate]
+    return None
+
+
+def flag_of(option: Option) -> str:
+    """``option`` as the running command's flag, with its value when it has one."""
+    param = _param(option.name)
+    if param is None:
+        flag = "--" + option.name.rpartition(".")[2].replace("_", "-")
+        if option.value is False:
+            return "--no-" + flag[2:]
+        return flag if option.value in (None, True) else f"{flag} {option.value}"
+    longest = max(param.opts, key=len)
+    if option.name == "open_browser":  # the library's switch is the flag's opposite
+        return longest
+    if param.is_flag or isinstance(option.value, bool):
+        if option.value is False and param.secondary_opts:
+            return max(param.secondary_opts, key=len)
+        return longest
+    return longest if option.value is None else f"{longest} {option.value}"
+
+
+def message(error: BlindtestError) -> str:
+    """The error's one line as the command says it."""
+    return error.worded(flag_of)
