@@ -378,10 +378,13 @@ class ServerThread:
 
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
-        runner = web.AppRunner(self._app, access_log=None, handle_signals=False)
+        # The shutdown timeout is the runner's (aiohttp 3.9+; the site's own is deprecated).
+        runner = web.AppRunner(
+            self._app, access_log=None, handle_signals=False, shutdown_timeout=2.0
+        )
         await runner.setup()
         try:
-            await web.SockSite(runner, self._sock, shutdown_timeout=2.0).start()
+            await web.SockSite(runner, self._sock).start()
             self._ready.set()
             await self._stop.wait()
         finally:
