@@ -4,10 +4,11 @@ their Python parameter): as the flags of the command that ran. ``judge_id`` is `
 is ``--protocol pair``.
 
 The command is the one whose context was made last (:func:`speaking_for`, called by every
-``BlindtestCommand``); a parameter it does not have by that name is looked up under the names
-in :data:`ALIASES` (the library's name for it differs from the click parameter's), and
-otherwise worded as ``--`` and the name with dashes (the demo, which has no options, and the
-options of another command that a chain runs for you).
+``BlindtestCommand``). A parameter is looked up by its name, then under the names in
+:data:`ALIASES` (where the library's name differs from the click parameter's): first among
+that command's options, then among every command's (a chain such as ``blindtest run`` or the
+demo meets the options of the stages it runs: ``model_a`` is bt-design's ``--a``); a name no
+command has is worded as ``--`` and the name with dashes.
 """
 
 from __future__ import annotations
@@ -51,14 +52,22 @@ def speaking_for(command: click.Command) -> None:
     _speaking[:] = [command]
 
 
-def _param(name: str) -> click.Option | None:
-    if not _speaking:
-        return None
-    params = {p.name: p for p in _speaking[0].params if isinstance(p, click.Option)}
-    for candidate in (name, *ALIASES.get(name, ())):
-        if candidate in params:
-            return params[candidate]
+def _find(name: str, commands: list[click.Command]) -> click.Option | None:
+    for command in commands:
+        params = {p.name: p for p in command.params if isinstance(p, click.Option)}
+        for candidate in (name, *ALIASES.get(name, ())):
+            if candidate in params:
+                return params[candidate]
     return None
+
+
+def _param(name: str) -> click.Option | None:
+    found = _find(name, _speaking)
+    if found is None:
+        from blindtest.cli._group import STAGES, run  # only when an error names another's
+
+        found = _find(name, [*STAGES, run])
+    return found
 
 
 def flag_of(option: Option) -> str:
