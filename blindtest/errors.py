@@ -16,6 +16,7 @@ from dataclasses import dataclass
 __all__ = [
     "AuthFailed",
     "BadInput",
+    "BadValue",
     "BlindtestError",
     "CheckFailed",
     "ConnectTimeout",
@@ -30,7 +31,9 @@ __all__ = [
     "PromptTooLong",
     "QuotaExceeded",
     "RateLimited",
+    "message_of",
     "option",
+    "worded",
 ]
 
 # Private-use code points around an option's name and value inside a message: no message,
@@ -125,6 +128,18 @@ class BadInput(BlindtestError):
     """Bad input or usage: nothing was written (exit 2)."""
 
     exit_code = 2
+
+
+class BadValue(BadInput, ValueError):
+    """A pure function's argument outside what it takes (a pairing mode, a grid value): a
+    ``ValueError`` to code that calls it, ``BadInput`` (exit 2) at the command line, and its
+    message may name options as every error's does."""
+
+
+def message_of(error: BaseException) -> str:
+    """An error's message with its options kept (:attr:`BlindtestError.template`), to extend
+    into another error's; any other exception's ``str``."""
+    return error.template if isinstance(error, BlindtestError) else str(error)
 
 
 class CheckFailed(BlindtestError):

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from blindtest.cli._exits import run_main
-from blindtest.cli._flags import speaking_for
+from blindtest.cli._flags import known, speaking_for
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,6 +41,10 @@ class _ExitCodes:
 
 
 class BlindtestCommand(_ExitCodes, click.Command):  # type: ignore[misc]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        known(self)
+
     def make_context(
         self,
         info_name: str | None,

@@ -6,9 +6,9 @@ is ``--protocol pair``.
 The command is the one whose context was made last (:func:`speaking_for`, called by every
 ``BlindtestCommand``). A parameter is looked up by its name, then under the names in
 :data:`ALIASES` (where the library's name differs from the click parameter's): first among
-that command's options, then among every command's (a chain such as ``blindtest run`` or the
-demo meets the options of the stages it runs: ``model_a`` is bt-design's ``--a``); a name no
-command has is worded as ``--`` and the name with dashes.
+that command's options, then among those of every command loaded (``blindtest run`` meets the
+options of the stages it runs: ``model_a`` is bt-design's ``--a``); a name no loaded command
+has is worded as ``--`` and the name with dashes (``--from-dirs``).
 """
 
 from __future__ import annotations
@@ -23,11 +23,16 @@ from blindtest.errors import BlindtestError, Option
 ALIASES: dict[str, tuple[str, ...]] = {
     "kind": ("judge_kind",),
     "check": ("check_file",),
+    "out": ("out_path",),
     "html": ("html_path",),
     "picks": ("picks_files",),
+    "against": ("against_files",),
     "export_preferences": ("export_path",),
-    "from_run": ("from_run",),
-    "prices": ("price",),
+    "prices": ("price_named",),
+    "trials": ("trials_text",),
+    "pc": ("pc_text",),
+    "pd": ("pd_text",),
+    "open_browser": ("no_browser",),
     "llm.url": ("judge_url",),
     "llm.key_env": ("judge_key_env",),
     "llm.temperature": ("judge_temperature",),
@@ -41,10 +46,17 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "llm.swap": ("swap",),
     "llm.inconsistent": ("inconsistent",),
     "llm.min_confidence": ("min_confidence",),
-    "open_browser": ("no_browser",),
 }
 
 _speaking: list[click.Command] = []
+#: Every command made in this process, in order (``bt-judge`` alone loads one; the
+#: ``blindtest`` group loads them all).
+_known: list[click.Command] = []
+
+
+def known(command: click.Command) -> None:
+    """A command made (every ``BlindtestCommand`` says so): its flags word errors too."""
+    _known.append(command)
 
 
 def speaking_for(command: click.Command) -> None:
@@ -62,12 +74,7 @@ def _find(name: str, commands: list[click.Command]) -> click.Option | None:
 
 
 def _param(name: str) -> click.Option | None:
-    found = _find(name, _speaking)
-    if found is None:
-        from blindtest.cli._group import STAGES, run  # only when an error names another's
-
-        found = _find(name, [*STAGES, run])
-    return found
+    return _find(name, _speaking) or _find(name, _known)
 
 
 def flag_of(option: Option) -> str:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from blindtest.errors import BadInput, option
+from blindtest.errors import BadInput, message_of, option
 from blindtest.model import pairing
 from blindtest.model.candidates import check_candidate_name
 from blindtest.model.identity import identity_config
@@ -218,7 +218,7 @@ def _check_candidates(options: DesignOptions) -> None:
         try:
             check_candidate_name(name)
         except ValueError as error:
-            raise BadInput(str(error)) from None
+            raise BadInput(message_of(error)) from None
         if name in seen:
             raise BadInput(f"candidate {name!r} is named twice; names must be distinct")
         seen.add(name)
@@ -236,7 +236,7 @@ def _check_candidates(options: DesignOptions) -> None:
     try:
         pairing.parse_mode(options.pairs)
     except ValueError as error:
-        raise BadInput(str(error)) from None
+        raise BadInput(message_of(error)) from None
     if options.source is not None:
         return
     for name, spec in options.candidates:
@@ -441,7 +441,7 @@ def _check_model(side: str, spec: ModelSpec, fields: str | None = None) -> None:
     if spec.label is not None and not spec.label.strip():
         raise BadInput(f"{name('label')} is empty; give a name such as 'prompt v2'")
     if spec.top_p is not None and not 0 < spec.top_p <= 1:
-        raise BadInput(f"{option('top_p')} must be in (0, 1], got {spec.top_p}")
+        raise BadInput(f"{name('top_p')} must be in (0, 1], got {spec.top_p}")
 
 
 def _check_endpoints(options: DesignOptions) -> None:
@@ -596,7 +596,7 @@ def build_design(
                 options.seed, names, prompt_ids, options.pairs, options.trials
             )
         except ValueError as error:
-            raise BadInput(str(error)) from None
+            raise BadInput(message_of(error)) from None
         total = len(arrangement)
     else:
         arrangement = build_arrangement(

@@ -30,7 +30,7 @@ from blindtest.designing.build import (
     check_url,
 )
 from blindtest.designing.sides_file import SideEntry, read_sides_file
-from blindtest.errors import BadInput, option
+from blindtest.errors import BadInput, message_of, option
 from blindtest.model import pairing
 from blindtest.model.identity import read_terms_file
 from blindtest.model.normalize import LAUNDER_PROMPT, length_band_instruction, parse_length_band
@@ -452,7 +452,7 @@ def _check_count_and_names(specs: list[tuple[str, ModelSpec]]) -> None:
         try:
             check_candidate_name(name)
         except ValueError as error:
-            raise BadInput(str(error)) from None
+            raise BadInput(message_of(error)) from None
         if name in seen:
             raise BadInput(f"candidate {name!r} is named twice; names must be distinct")
         seen.add(name)
@@ -467,7 +467,7 @@ def _cap(names: list[str], prompts: int, pairs: str, trials: int | None) -> int:
     try:
         pairing.parse_mode(pairs)
     except ValueError as error:
-        raise BadInput(str(error)) from None
+        raise BadInput(message_of(error)) from None
     k = len(names)
     return prompts * (k * (k - 1) // 2) if trials is None else trials
 

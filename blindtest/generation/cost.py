@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.generation.requests import prompt_texts, system_prompt
 from blindtest.model.candidates import TWO_SIDES, has_candidates, sides_of
 from blindtest.model.normalize import count_words
@@ -65,11 +65,13 @@ def named_prices(items: Sequence[str]) -> dict[str, str]:
         name = name.strip()
         if not sep or not name:
             raise BadInput(
-                f"--price {item}: expected NAME=IN,OUT (a candidate's name and its dollars per "
-                "million tokens), e.g. --price alpha=2.5,10"
+                f"{option('prices', item)}: expected NAME=IN,OUT (a candidate's name and its "
+                f"dollars per million tokens), e.g. {option('prices', 'alpha=2.5,10')}"
             )
         if name in found:
-            raise BadInput(f"--price {name}: given twice; give each candidate's price once")
+            raise BadInput(
+                f"{option('prices', name)}: given twice; give each candidate's price once"
+            )
         found[name] = text
     return found
 
@@ -84,16 +86,17 @@ def check_price_roles(design: DesignRecord, prices: Mapping[str, object]) -> Non
     if has_candidates(design):
         if unknown[0] in TWO_SIDES:
             raise BadInput(
-                f"--price-{unknown[0].lower()}: this design has candidates "
-                f"({', '.join(roles)}), not sides A and B; price each with --price NAME=IN,OUT"
+                f"{option(f'price_{unknown[0].lower()}')}: this design has candidates "
+                f"({', '.join(roles)}), not sides A and B; price each with "
+                f"{option('prices', 'NAME=IN,OUT')}"
             )
         raise BadInput(
-            f"--price {unknown[0]}: this design has no candidate of that name "
+            f"{option('prices', unknown[0])}: this design has no candidate of that name "
             f"(candidates: {', '.join(roles)})"
         )
     raise BadInput(
-        f"--price {unknown[0]}: this design has sides A and B, not candidates; price them "
-        "with --price-a and --price-b"
+        f"{option('prices', unknown[0])}: this design has sides A and B, not candidates; "
+        f"price them with {option('price_a')} and {option('price_b')}"
     )
 
 
@@ -111,13 +114,12 @@ def parse_prices(texts: Mapping[str, str | None]) -> dict[str, tuple[float, floa
         if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
             if role not in (*TWO_SIDES, LAUNDER):  # a candidate's --price NAME=IN,OUT
                 raise BadInput(
-                    f"--price {role}={text}: expected IN,OUT dollars per million tokens (two "
-                    "finite numbers >= 0), e.g. 2.5,10"
+                    f"{option('prices', f'{role}={text}')}: expected IN,OUT dollars per million "
+                    "tokens (two finite numbers >= 0), e.g. 2.5,10"
                 )
-            option = f"--price-{role.lower()}"
             raise BadInput(
-                f"{option}: expected IN,OUT dollars per million tokens (two finite numbers "
-                f">= 0), e.g. 2.5,10; got {text!r}"
+                f"{option(f'price_{role.lower()}')}: expected IN,OUT dollars per million tokens "
+                f"(two finite numbers >= 0), e.g. 2.5,10; got {text!r}"
             )
         prices[role] = (parts[0], parts[1])
     return prices

@@ -60,7 +60,7 @@ def plan_output(
     if not force:
         if bot and path.exists():
             raise BadInput(
-                f"{path} already exists; use {option('force')} to replace it, or "
+                f"{path} already exists; use {option('force', True)} to replace it, or "
                 f"{option('out', 'FILE')} to write this judge's picks to a file of its own"
             )
         return False

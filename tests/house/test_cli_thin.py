@@ -104,7 +104,7 @@ def test_the_stage_work_is_a_library_call_without_click(tmp_path: Path) -> None:
     assert [p["text"] for p in document["prompts"]] == ["one", "two", "three", "four"]
     with pytest.raises(BadInput, match="name both models"):
         resolve_request(DesignRequest(prompts_file=prompts))
-    with pytest.raises(BadInput, match="--launder-url goes with --launder MODEL"):
+    with pytest.raises(BadInput, match="launder_url goes with launder=MODEL"):
         resolve_request(DesignRequest(model_a="a", model_b="b", demo=True, launder_url="x"))
 
 

@@ -7,18 +7,28 @@ line shows the flag of the command that ran. No library module writes a flag int
 
 from __future__ import annotations
 
+import ast
 import pickle
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 import pytest
 
 from blindtest.cli import _flags
+from blindtest.cli._group import cli
 from blindtest.cli.judge import judge as judge_command
 from blindtest.cli.run import run as run_command
 from blindtest.errors import BadInput, EndpointFailed, Option, option, worded
 
 from conftest import Invoke
+
+PACKAGE = Path(__file__).resolve().parents[2] / "blindtest"
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+#: A message may show a whole command to run (``bt-judge RUN --web``): its flags are the
+#: command's, not options of the call.
+COMMAND = re.compile(r"\b(bt-[a-z]+|blindtest [a-z]+)\b")
 
 
 def test_an_error_keeps_its_options_and_shows_python_names() -> None:
@@ -87,9 +97,77 @@ def test_a_refusal_on_the_command_line_names_the_flag(tmp_path: Path, invoke: In
     ]
 
 
+def _library_modules() -> list[Path]:
+    return [p for p in sorted(PACKAGE.rglob("*.py")) if p.relative_to(PACKAGE).parts[0] != "cli"]
+
+
+def _message_texts(node: ast.AST) -> Iterator[str]:
+    """The string constants of a message, leaving out calls inside it (a command a helper
+    builds, such as ``stage_command("judge", run, "--web")``)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.Constant) and isinstance(child.value, str):
+            yield child.value
+        elif not isinstance(child, ast.Call):
+            yield from _message_texts(child)
+
+
+def _flags_raised(path: Path) -> list[str]:
+    """Flags written into the message of a ``raise`` (string constants and f-strings), but for
+    those of a whole command the message shows."""
+    where = path.relative_to(PACKAGE.parent) if path.is_relative_to(PACKAGE) else path.name
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)):
+            continue
+        for argument in [*node.exc.args, *(k.value for k in node.exc.keywords)]:
+            texts = [argument.value] if isinstance(argument, ast.Constant) else []
+            for text in [*texts, *_message_texts(argument)]:
+                if not isinstance(text, str):
+                    continue
+                command = COMMAND.search(text)
+                for flag in FLAG.findall(text[: command.start()] if command else text):
+                    found.append(f"{where}:{node.lineno} {flag}")
+    return found
+
+
+def test_no_library_error_writes_a_flag() -> None:
+    found = [hit for path in _library_modules() for hit in _flags_raised(path)]
+    assert found == [], "\n".join(found)
+
+
+def test_the_flag_scan_sees_a_flag_and_not_a_command(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "def f(x):\n"
+        '    if x:\n        raise ValueError(f"--trials {x}: too few")\n'
+        '    if x is None:\n        raise BadInput("use --force")\n'
+        "    raise BadInput(f\"rerun {command('--batch')} or bt-judge RUN --web\")\n"
+    )
+    assert [hit.split()[-1] for hit in _flags_raised(module)] == ["--trials", "--force"]
+
+
+def _named_options() -> dict[str, list[str]]:
+    """Every option a library module names by a literal (``option("judge_id")``)."""
+    found: dict[str, list[str]] = {}
+    for path in _library_modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                continue
+            if node.func.id == "option" and node.args and isinstance(node.args[0], ast.Constant):
+                where = f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
+                found.setdefault(str(node.args[0].value), []).append(where)
+    return found
+
+
+def test_every_option_the_library_names_is_a_flag_of_some_command() -> None:
+    named = _named_options()
+    assert {"judge_id", "kind", "llm.min_confidence", "model_a", "force"} <= set(named)
+    _flags.speaking_for(judge_command)
+    missing = {name: where for name, where in named.items() if _flags._param(name) is None}
+    assert missing == {}
+
+
 @pytest.mark.parametrize("name", sorted(_flags.ALIASES))
 def test_every_alias_names_a_parameter_of_some_command(name: str) -> None:
-    from blindtest.cli._group import cli
-
     params = {p.name for command in cli.commands.values() for p in command.params if p.name}
     assert set(_flags.ALIASES[name]) & params, name

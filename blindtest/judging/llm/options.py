@@ -37,8 +37,7 @@ def parse_price(text: str | None) -> tuple[float, float] | None:
     if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
         raise BadInput(
             f"{option('llm.price')}: expected IN,OUT dollars per million tokens (two finite "
-            "numbers >= 0), "
-            f"e.g. 2.5,10; got {text!r}"
+            f"numbers >= 0), e.g. 2.5,10; got {text!r}"
         )
     return parts[0], parts[1]
 
