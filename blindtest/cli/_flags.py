@@ -13,6 +13,8 @@ has is worded as ``--`` and the name with dashes (``--from-dirs``).
 
 from __future__ import annotations
 
+import re
+
 import click
 
 from blindtest.errors import BlindtestError, Option
@@ -29,6 +31,9 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "against": ("against_files",),
     "export_preferences": ("export_path",),
     "prices": ("price_named",),
+    "prices['A']": ("price_a",),
+    "prices['B']": ("price_b",),
+    "prices['launder']": ("price_launder",),
     "trials": ("trials_text",),
     "pc": ("pc_text",),
     "pd": ("pd_text",),
@@ -77,9 +82,18 @@ def _param(name: str) -> click.Option | None:
     return _find(name, _speaking) or _find(name, _known)
 
 
+_ENTRY = re.compile(r"^(\w+)\[['\"]?([^'\"\]]+)['\"]?\]$")
+
+
 def flag_of(option: Option) -> str:
-    """``option`` as the running command's flag, with its value when it has one."""
+    """``option`` as the running command's flag, with its value when it has one. An entry
+    of a mapping (``prices['fast']``, a candidate's price) is its option with the key, and
+    the value after ``=`` (``--price fast=2.5,10``)."""
     param = _param(option.name)
+    entry = _ENTRY.match(option.name) if param is None else None
+    if entry is not None and _param(entry.group(1)) is not None:
+        key = entry.group(2) if option.value is None else f"{entry.group(2)}={option.value}"
+        return flag_of(Option(entry.group(1), key))
     if param is None:
         flag = "--" + option.name.rpartition(".")[2].replace("_", "-")
         if option.value is False:

@@ -66,14 +66,20 @@ def named_prices(items: Sequence[str]) -> dict[str, str]:
         if not sep or not name:
             raise BadInput(
                 f"{option('prices', item)}: expected NAME=IN,OUT (a candidate's name and its "
-                f"dollars per million tokens), e.g. {option('prices', 'alpha=2.5,10')}"
+                f"dollars per million tokens), e.g. {option(_price_of('alpha'), '2.5,10')}"
             )
         if name in found:
             raise BadInput(
-                f"{option('prices', name)}: given twice; give each candidate's price once"
+                f"{option(_price_of(name))}: given twice; give each candidate's price once"
             )
         found[name] = text
     return found
+
+
+def _price_of(role: str) -> str:
+    """The option a role's price is given in: ``prices['A']`` (bt-generate's ``--price-a``),
+    ``prices['fast']`` (``--price fast=IN,OUT``)."""
+    return f"prices[{role!r}]"
 
 
 def check_price_roles(design: DesignRecord, prices: Mapping[str, object]) -> None:
@@ -86,17 +92,17 @@ def check_price_roles(design: DesignRecord, prices: Mapping[str, object]) -> Non
     if has_candidates(design):
         if unknown[0] in TWO_SIDES:
             raise BadInput(
-                f"{option(f'price_{unknown[0].lower()}')}: this design has candidates "
+                f"{option(_price_of(unknown[0]))}: this design has candidates "
                 f"({', '.join(roles)}), not sides A and B; price each with "
-                f"{option('prices', 'NAME=IN,OUT')}"
+                f"{option(_price_of('NAME'), 'IN,OUT')}"
             )
         raise BadInput(
-            f"{option('prices', unknown[0])}: this design has no candidate of that name "
+            f"{option(_price_of(unknown[0]))}: this design has no candidate of that name "
             f"(candidates: {', '.join(roles)})"
         )
     raise BadInput(
-        f"{option('prices', unknown[0])}: this design has sides A and B, not candidates; "
-        f"price them with {option('price_a')} and {option('price_b')}"
+        f"{option(_price_of(unknown[0]))}: this design has sides A and B, not candidates; "
+        f"price them with {option(_price_of('A'))} and {option(_price_of('B'))}"
     )
 
 
@@ -114,11 +120,11 @@ def parse_prices(texts: Mapping[str, str | None]) -> dict[str, tuple[float, floa
         if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
             if role not in (*TWO_SIDES, LAUNDER):  # a candidate's --price NAME=IN,OUT
                 raise BadInput(
-                    f"{option('prices', f'{role}={text}')}: expected IN,OUT dollars per million "
+                    f"{option(_price_of(role), text)}: expected IN,OUT dollars per million "
                     "tokens (two finite numbers >= 0), e.g. 2.5,10"
                 )
             raise BadInput(
-                f"{option(f'price_{role.lower()}')}: expected IN,OUT dollars per million tokens "
+                f"{option(_price_of(role))}: expected IN,OUT dollars per million tokens "
                 f"(two finite numbers >= 0), e.g. 2.5,10; got {text!r}"
             )
         prices[role] = (parts[0], parts[1])

@@ -84,6 +84,11 @@ def test_the_cli_words_each_option_as_the_flag_of_the_command_that_ran() -> None
     assert _worded_under(run_command, f"{option('strip_identity', False)}") == (
         "--no-strip-identity"
     )
+    # An entry of a mapping: a side's own flag, else the option with its key.
+    generate = cli.commands["generate"]
+    fast, side_a = option("prices['fast']", "2.5,10"), option("prices['A']")
+    assert _worded_under(generate, f"{fast} or {side_a}") == "--price fast=2.5,10 or --price-a"
+    assert str(BadInput(f"{fast} or {side_a}")) == "prices['fast']=2.5,10 or prices['A']"
     # An option the command does not have (another stage's, in a chain): its dashed name.
     assert _worded_under(judge, f"{option('a_url', 'URL')}") == "--a-url URL"
 
