@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 import pytest
 
+from blindtest import errors
 from blindtest.cli import _flags
 from blindtest.cli._group import cli
 from blindtest.cli.judge import judge as judge_command
@@ -116,15 +117,33 @@ def _message_texts(node: ast.AST) -> Iterator[str]:
             yield from _message_texts(child)
 
 
+#: What makes an error from a message: the error classes, and the endpoint's ``_bad``.
+MAKERS = {name for name in errors.__all__ if name[0].isupper()} | {"_bad"}
+
+
+def _error_made(node: ast.AST) -> ast.Call | None:
+    """The call that makes an error here: a ``raise``'s, or an error class called (an error
+    returned to be raised elsewhere)."""
+    if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+        return node.exc
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        if name in MAKERS:
+            return node
+    return None
+
+
 def _flags_raised(path: Path) -> list[str]:
-    """Flags written into the message of a ``raise`` (string constants and f-strings), but for
+    """Flags written into the message of an error (string constants and f-strings), but for
     those of a whole command the message shows."""
     where = path.relative_to(PACKAGE.parent) if path.is_relative_to(PACKAGE) else path.name
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if not (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)):
+        made = _error_made(node)
+        if made is None:
             continue
-        for argument in [*node.exc.args, *(k.value for k in node.exc.keywords)]:
+        for argument in [*made.args, *(k.value for k in made.keywords)]:
             texts = [argument.value] if isinstance(argument, ast.Constant) else []
             for text in [*texts, *_message_texts(argument)]:
                 if not isinstance(text, str):
@@ -132,7 +151,7 @@ def _flags_raised(path: Path) -> list[str]:
                 command = COMMAND.search(text)
                 for flag in FLAG.findall(text[: command.start()] if command else text):
                     found.append(f"{where}:{node.lineno} {flag}")
-    return found
+    return sorted(set(found), key=found.index)
 
 
 def test_no_library_error_writes_a_flag() -> None:
