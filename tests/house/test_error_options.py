@@ -150,7 +150,7 @@ def _flags_raised(path: Path) -> list[str]:
                     continue
                 command = COMMAND.search(text)
                 for flag in FLAG.findall(text[: command.start()] if command else text):
-                    found.append(f"{where}:{node.lineno} {flag}")
+                    found.append(f"{where}:{made.lineno} {flag}")
     return sorted(set(found), key=found.index)
 
 
