@@ -23,7 +23,7 @@ from blindtest.analysis.report import build_report
 from blindtest.analysis.responses import responses_summary
 from blindtest.analysis.style import style_section
 from blindtest.analysis.warnings import collect_warnings
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.model import picks as records
 from blindtest.model.picks import Pick
 from blindtest.model.protocols import PROTOCOLS
@@ -227,7 +227,8 @@ def export_rows(
     run = records.load_judge_run(run_dir)
     if not PROTOCOLS[run.view.protocol].prefers:
         raise BadInput(
-            f"--export-preferences needs a preference run; this run is {run.view.protocol}"
+            f"{option('export_preferences')} needs a preference run; this run is "
+            f"{run.view.protocol}"
         )
     files = [records.read_picks(path, run.view) for path in picks_paths]
     controls = control_trials(run.design)

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.rundir import artifacts
 from blindtest.rundir.locking import holding_run
 from blindtest.rundir.types import ReportRecord
@@ -172,9 +172,14 @@ def _check_export(path: Path | None, run_dir: Path, picks: Sequence[Path], force
         return
     inputs = [*picks, run_dir / artifacts.DESIGN, run_dir / artifacts.TRIALS]
     if path.name in artifacts.RUN_FILE_KINDS or any(path.resolve() == p.resolve() for p in inputs):
-        raise BadInput(f"--export-preferences {path}: that is a run file or an input; name another")
+        raise BadInput(
+            f"{option('export_preferences', path)}: that is a run file or an input; name another"
+        )
     if path.exists() and not force:
-        raise BadInput(f"--export-preferences {path} already exists; use --force to overwrite it")
+        raise BadInput(
+            f"{option('export_preferences', path)} already exists; use {option('force', True)} "
+            "to overwrite it"
+        )
 
 
 def _write_export(path: Path, rows: Sequence[dict[str, Any]]) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.model.rng import DesignRng
 
 
@@ -30,7 +30,9 @@ def assign(
     if per_judge is None:
         return {name: tuple(range(1, trials + 1)) for name in names}
     if not 1 <= per_judge <= trials:
-        raise BadInput(f"--per-judge {per_judge}: give 1 to {trials} (the design's trials)")
+        raise BadInput(
+            f"{option('per_judge', per_judge)}: give 1 to {trials} (the design's trials)"
+        )
     ring = list(range(1, trials + 1))
     DesignRng(seed, "panel").shuffle(ring)
     return {

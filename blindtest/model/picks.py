@@ -40,7 +40,7 @@ from typing import Any, cast
 import orjson
 
 from blindtest import reportfmt
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.model.judge_kinds import PICK_KINDS
 from blindtest.model.protocols import BOTH_BAD, PROTOCOLS, has_control
 from blindtest.rundir import artifacts
@@ -480,7 +480,7 @@ def mixing_problem(picks: Iterable[Pick], where: str) -> str | None:
     verb = "mix" if where.startswith("the ") else "mixes"
     return (
         f"{where} {verb} {' with '.join(parts)}; bots are never pooled with people: analyze "
-        "them separately with --picks"
+        f"them separately with {option('picks')}"
     )
 
 
@@ -530,14 +530,14 @@ def _setting(settings: Mapping[str, Any], name: str) -> str:
 #: The bt-judge option each recorded setting comes from, for the message that refuses a
 #: resume with other settings.
 SETTING_OPTIONS = {
-    "model": "--judge llm:MODEL",
-    "url": "--judge-url",
-    "temperature": "--judge-temperature",
-    "template_sha256": "--judge-template",
-    "min_confidence": "--min-confidence",
-    "swap": "--swap/--no-swap",
-    "inconsistent": "--inconsistent",
-    "bot": "--judge bot:KIND",
+    "model": option("kind", "llm:MODEL"),
+    "url": option("llm.url"),
+    "temperature": option("llm.temperature"),
+    "template_sha256": option("llm.template"),
+    "min_confidence": option("llm.min_confidence"),
+    "swap": f"{option('llm.swap', True)}/{option('llm.swap', False)}",
+    "inconsistent": option("llm.inconsistent"),
+    "bot": option("kind", "bot:KIND"),
     "duplicate_threshold": "",
 }
 

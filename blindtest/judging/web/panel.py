@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from blindtest import reportfmt
-from blindtest.errors import BadInput, Interrupted
+from blindtest.errors import BadInput, Interrupted, option
 from blindtest.judging.driver import (
     Answer,
     JudgeKind,
@@ -66,14 +66,16 @@ def panel_names(text: str) -> tuple[str, ...]:
     for name in names:
         if not _NAME.match(name) or judge_id_problem(name) is not None:
             raise BadInput(
-                f"--panel: {name!r} is not a reviewer name; use letters, digits, '.', '_' "
-                "or '-' (it names the file RUN/picks-<name>.jsonl)"
+                f"{option('panel')}: {name!r} is not a reviewer name; use letters, digits, "
+                "'.', '_' or '-' (it names the file RUN/picks-<name>.jsonl)"
             )
     seen = {name.lower() for name in names}
     if len(seen) != len(names):
-        raise BadInput("--panel: a reviewer is named twice; give each a name of its own")
+        raise BadInput(f"{option('panel')}: a reviewer is named twice; give each a name of its own")
     if len(names) < 2:
-        raise BadInput("--panel: name two or more reviewers, e.g. --panel alice,bob")
+        raise BadInput(
+            f"{option('panel')}: name two or more reviewers, e.g. {option('panel', 'alice,bob')}"
+        )
     return names
 
 
@@ -159,8 +161,8 @@ def judge_panel(
     view = run.view
     if view.sequential:
         raise BadInput(
-            "--panel: a sequential design stops on one judge's evidence; judge it with one "
-            "reviewer (bt-judge RUN --web)"
+            f"{option('panel')}: a sequential design stops on one judge's evidence; judge it "
+            "with one reviewer (bt-judge RUN --web)"
         )
     assignment = assign(run.seed, view.total, names, per_judge)
     plain = bool(run.design["normalization"]["strip_formatting"])

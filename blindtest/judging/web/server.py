@@ -31,7 +31,7 @@ from pathlib import Path
 from aiohttp import web
 
 from blindtest import reportfmt
-from blindtest.errors import BadInput, Interrupted
+from blindtest.errors import BadInput, Interrupted, option
 from blindtest.judging.driver import (
     Answer,
     Judge,
@@ -88,7 +88,7 @@ def listen(host: str, port: int) -> socket.socket:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as err:
-        raise BadInput(f"--host {host}: not an address to listen on ({err})") from None
+        raise BadInput(f"{option('host', host)}: not an address to listen on ({err})") from None
     family, kind, proto, _, address = infos[0]
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -98,8 +98,8 @@ def listen(host: str, port: int) -> socket.socket:
     except OSError as err:
         sock.close()
         raise BadInput(
-            f"--port {port}: cannot listen on {host}:{port} ({err.strerror}); choose another "
-            "port, or drop --port for a free one"
+            f"{option('port', port)}: cannot listen on {host}:{port} ({err.strerror}); choose "
+            f"another port, or drop {option('port')} for a free one"
         ) from None
     sock.setblocking(False)
     return sock
@@ -479,10 +479,13 @@ class ServerThread:
 
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
-        runner = web.AppRunner(self._app, access_log=None, handle_signals=False)
+        # The shutdown timeout is the runner's (aiohttp 3.9+; the site's own is deprecated).
+        runner = web.AppRunner(
+            self._app, access_log=None, handle_signals=False, shutdown_timeout=2.0
+        )
         await runner.setup()
         try:
-            await web.SockSite(runner, self._sock, shutdown_timeout=2.0).start()
+            await web.SockSite(runner, self._sock).start()
             self._ready.set()
             await self._stop.wait()
         finally:
