@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from blindtest.errors import BadInput, option
+from blindtest.present.hints import stage_command
 from blindtest.rundir import artifacts
 from blindtest.rundir.locking import holding_run
 from blindtest.rundir.types import ReportRecord
@@ -136,8 +137,8 @@ def _read_only(run: Path) -> Callable[[str], None]:
 
     def refuse(why: str) -> None:
         raise BadInput(
-            f"{why.partition(', so')[0]}: write the report elsewhere with --out FILE "
-            f"(e.g. bt-analyze {run} --out report.json)"
+            f"{why.partition(', so')[0]}: write the report elsewhere with {option('out')} FILE "
+            f"(e.g. {stage_command('analyze', str(run), '--out', 'report.json')})"
         )
 
     return refuse

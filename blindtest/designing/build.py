@@ -257,7 +257,8 @@ def _check_questions(options: DesignOptions) -> None:
         if asked and len(options.candidates) > 2:
             raise BadInput(
                 f"{flag} takes two candidates: its answers are tested between two (an exact "
-                f"McNemar test for --ask-each, Fisher's for --ask), and this design has "
+                f"McNemar test for {option('extra_questions_per_option')}, Fisher's for "
+                f"{option('extra_questions')}), and this design has "
                 f"{len(options.candidates)}; drop {flag}"
             )
         for question in asked:

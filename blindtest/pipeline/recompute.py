@@ -25,7 +25,7 @@ import orjson
 
 from blindtest.analysis.api import AnalysisOptions, analyze_run
 from blindtest.designing.build import build_arrangement, build_candidate_arrangement
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.model.candidates import shares_answers
 from blindtest.model.checks import CommandRunner
 from blindtest.model.derived import parent_trials, renumbered
@@ -728,9 +728,9 @@ def _reanalyse(v: _Verifier, name: str, report: Mapping[str, Any]) -> str:
         args += ["--out", str(v.run_dir / name)]
     recorded = report.get("analysis_options") or {}
     defaults = AnalysisOptions()
-    for key, option in (("min_kappa", "--min-kappa"), ("position_margin", "--position-margin")):
+    for key, flag in (("min_kappa", "--min-kappa"), ("position_margin", "--position-margin")):
         if key in recorded and recorded[key] != getattr(defaults, key):
-            args += [option, f"{recorded[key]:g}"]
+            args += [flag, f"{recorded[key]:g}"]
     return stage_command("analyze", *args, "--force")
 
 
@@ -748,7 +748,7 @@ def verify_run(
         raise BadInput(f"{run_dir}: no {artifacts.DESIGN}; not a run directory")
     for report in reports:
         if not report.is_file():
-            raise BadInput(f"--report {report}: no such file")
+            raise BadInput(f"{option('reports', report)}: no such file")
     with artifacts.reading_once():  # the checks and the recomputed report share each read
         return _verify(run_dir, runner, reports)
 
