@@ -11,7 +11,8 @@ from typing import Any
 
 import orjson
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
+from blindtest.present.hints import stage_command
 from blindtest.rundir import artifacts
 from blindtest.rundir.locking import holding_run
 from blindtest.rundir.types import ReportRecord
@@ -93,17 +94,19 @@ def analyze(
     e_values_path = report_path.with_name(artifacts.e_values_name(report_path.name))
     written = [report_path, e_values_path, html_path, export_path]
     inside = any(_inside(path, run) for path in written if path is not None)
-    with holding_run(run, holder, unlocked=None if inside else (say or _silent)):
+    with holding_run(run, holder, unlocked=_read_only(run) if inside else (say or _silent)):
         options = AnalysisOptions(
             min_kappa=min_kappa, position_margin=position_margin, reveal_void=reveal_void
         )
-        inputs = picks_given or [run / artifacts.PICKS]
+        inputs = picks_given or default_picks(run)
+        if not picks_given and inputs != [run / artifacts.PICKS] and say is not None:
+            say(f"reading the panel's picks: {', '.join(p.name for p in inputs)}")
         names = [input_name(run, path) for path in inputs]
         artifacts.claim_report(run, inputs, names, report_path, e_values_path, html_path, force)
         _check_export(export_path, run, inputs, force)
         exported = export_rows(run, inputs, export_min_confidence) if export_path else None
         result = analyze_run(
-            run, picks_given, options, e_values_path=e_values_path, against=_paths(against)
+            run, inputs, options, e_values_path=e_values_path, against=_paths(against)
         )
         if result.e_values:
             artifacts.write_jsonl(e_values_path, result.e_values, "e_values", force=True)
@@ -129,6 +132,36 @@ def _silent(_: str) -> None:
     pass
 
 
+def _read_only(run: Path) -> Callable[[str], None]:
+    """What a report written into a run that cannot be written says: where to write it."""
+
+    def refuse(why: str) -> None:
+        raise BadInput(
+            f"{why.partition(', so')[0]}: write the report elsewhere with {option('out')} FILE "
+            f"(e.g. {stage_command('analyze', str(run), '--out', 'report.json')})"
+        )
+
+    return refuse
+
+
+def default_picks(run: Path) -> list[Path]:
+    """The picks a bare ``bt-analyze RUN`` reads: RUN/picks.jsonl; when there is none, the
+    files a panel judged into (``RUN/picks-<name>.jsonl`` whose picks carry ``panel``)."""
+    main = run / artifacts.PICKS
+    if main.exists():
+        return [main]
+    panel = [path for path in sorted(run.glob("picks-*.jsonl")) if _from_panel(path)]
+    return panel or [main]
+
+
+def _from_panel(path: Path) -> bool:
+    try:
+        records = artifacts.read_jsonl(path, "picks").records
+    except BadInput:
+        return False  # not a picks file this version reads: never taken unasked
+    return any(isinstance(r.get("panel"), dict) for r in records)
+
+
 def _inside(path: Path, run_dir: Path) -> bool:
     """Whether writing ``path`` writes into ``run_dir`` (a file directly in it or below)."""
     return path.resolve().is_relative_to(run_dir.resolve())
@@ -140,9 +173,14 @@ def _check_export(path: Path | None, run_dir: Path, picks: Sequence[Path], force
         return
     inputs = [*picks, run_dir / artifacts.DESIGN, run_dir / artifacts.TRIALS]
     if path.name in artifacts.RUN_FILE_KINDS or any(path.resolve() == p.resolve() for p in inputs):
-        raise BadInput(f"--export-preferences {path}: that is a run file or an input; name another")
+        raise BadInput(
+            f"{option('export_preferences', path)}: that is a run file or an input; name another"
+        )
     if path.exists() and not force:
-        raise BadInput(f"--export-preferences {path} already exists; use --force to overwrite it")
+        raise BadInput(
+            f"{option('export_preferences', path)} already exists; use {option('force', True)} "
+            "to overwrite it"
+        )
 
 
 def _write_export(path: Path, rows: Sequence[dict[str, Any]]) -> None:

@@ -39,7 +39,7 @@ from typing import Any
 
 from blindtest import reportfmt
 from blindtest.model.bots import bot_pick, duplicate_pick, length_choice
-from blindtest.model.candidates import candidates_of, comparison_sides, sides_of
+from blindtest.model.candidates import candidates_of, comparison_sides, shares_answers
 from blindtest.model.census import TextCensus, model_census, take_census
 from blindtest.model.checks import CommandRunner, evaluate
 from blindtest.model.normalize import classify_text, count_words
@@ -136,7 +136,7 @@ def replay_bot(
         count = _counted_once()
         picks = [bot_pick(kind, protocol, trial, rng, count) for trial in trials]
     tells = None
-    if candidates_of(design) is not None and kind == "length":
+    if shares_answers(design) and kind == "length":  # a prompt's answers meet several times
         tells = candidate_length_tells(design, picks)
         correct, n, p_value = _headline(tells)
     else:
@@ -164,7 +164,7 @@ def candidate_length_tells(design: DesignRecord, picks: Sequence[Pick]) -> dict[
     score), ``comparisons`` and ``preferred`` (comparisons, untied, and those the bot gave
     it: descriptive, not the test's unit), ``p_value`` (exact, two-sided, 1/2 over
     ``longer + shorter``) and ``p_holm`` (Holm across the candidates)."""
-    names = sides_of(design)
+    names = candidates_of(design)
     score: dict[tuple[str, str], int] = {}
     comparisons = dict.fromkeys(names, 0)
     preferred = dict.fromkeys(names, 0)
@@ -253,7 +253,7 @@ def displayed_by_side(
 ) -> dict[str, list[str]]:
     """The displayed texts of each side, in trial and slot order (``slots``: the design's
     `plan_slots`, when the caller has them)."""
-    texts: dict[str, list[str]] = {side: [] for side in sides_of(design)}
+    texts: dict[str, list[str]] = {side: [] for side in candidates_of(design)}
     options = {t.number: t.options for t in trials}
     for slot in plan_slots(design) if slots is None else slots:
         texts[slot.side].append(options[slot.trial][slot.slot - 1])
@@ -277,7 +277,7 @@ def census_by_model(
     """Per-model formatting census of what the judge saw (``censuses``: each option's,
     counted already by `read_answers`)."""
     slots = plan_slots(design) if slots is None else slots
-    counted: dict[str, list[TextCensus]] = {side: [] for side in sides_of(design)}
+    counted: dict[str, list[TextCensus]] = {side: [] for side in candidates_of(design)}
     if censuses is None:
         for side, texts in displayed_by_side(design, trials, slots).items():
             counted[side] = [take_census(text) for text in texts]
@@ -285,7 +285,7 @@ def census_by_model(
         for slot in slots:
             counted[slot.side].append(censuses[slot.trial][slot.slot - 1])
     census: JsonObject = {}
-    for side in sides_of(design):
+    for side in candidates_of(design):
         reasons = None
         if state is not None:
             reasons = [
@@ -297,7 +297,7 @@ def census_by_model(
         census[side] = result.to_dict()
     band = design["normalization"]["length_band"]
     if band is not None:
-        for side in sides_of(design):  # outside_band, from the words the census counted
+        for side in candidates_of(design):  # outside_band, from the words the census counted
             census[side]["outside_length_band"] = sum(
                 not band["lo"] <= text.words <= band["hi"] for text in counted[side]
             )
@@ -319,7 +319,7 @@ def run_checks(
     used = [e for e in design["arrangement"] if e["prompt_id"] in checks]
     if not used:
         return None
-    per_response: dict[str, list[bool]] = {side: [] for side in sides_of(design)}
+    per_response: dict[str, list[bool]] = {side: [] for side in candidates_of(design)}
     pairs: list[tuple[bool, bool]] = []
     not_run = 0
     first_of: dict[tuple[int, str], bool] = {}
@@ -335,7 +335,7 @@ def run_checks(
             continue
         per_response[slot.side].append(outcome)
         first_of.setdefault((slot.trial, slot.side), outcome)
-    if candidates_of(design) is not None:  # pass rates per candidate; no A/B pairs to test
+    if shares_answers(design):  # pass rates per candidate; no A/B pairs to test
         return {
             "prompts": len({entry["prompt_id"] for entry in used}),
             "not_run": not_run,
@@ -404,9 +404,8 @@ def build_audit(
         else sum(1 for row in responses or () if row.get("stage") != LAUNDER),
         "responses_missing": None if state is None else missing_responses(design, state, slots),
     }
-    names = candidates_of(design)
-    if names is not None:
-        audit["candidates"] = list(names)
+    if shares_answers(design):
+        audit["candidates"] = list(candidates_of(design))
     record = design["normalization"].get("identity_strip")
     if record is not None and state is not None:
         audit["identity_stripping"] = identity_stripping(design, state, record, slots)
@@ -420,7 +419,7 @@ def identity_stripping(
     the design launders), per side and per term. Side-dependent: audit.json only, printed by
     ``bt-audit --show``."""
     rows = state.laundered if design["normalization"]["launder"] is not None else state.generated
-    sides = sides_of(design)
+    sides = candidates_of(design)
     mentions = dict.fromkeys(sides, 0)
     touched = dict.fromkeys(sides, 0)
     shown = dict.fromkeys(sides, 0)

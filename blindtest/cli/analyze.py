@@ -32,7 +32,7 @@ from blindtest.rundir.types import ReportRecord
 @_options.html_option
 @click.option(
     "--min-kappa",
-    type=float,
+    type=click.FloatRange(-1, 1),
     default=0.2,
     show_default=True,
     help="Preference: panel agreement (Krippendorff's alpha) below this fails the run.",
@@ -127,12 +127,20 @@ def show(
         tables = screen_width(sys.stdout, cap=None)
         click.echo(format_summary(report, per_trial=not brief, width=width, table_width=tables))
     if void:
-        line = void_line(report, run_dir, stage_command)
+        # The command that finishes the run goes whole on a line of its own, to be pasted
+        # as printed; the sentence around it is wrapped as prose.
+        line, finish, command = void_line(report, run_dir, stage_command).partition(
+            "; finish with: "
+        )
+        command, hint, rest = command.partition(" (with the --judge-url")
         if reveal:
             line += (
                 " -- REVEALED with --reveal-void: whoever has seen this analysis can no longer "
                 "judge this run blind"
             )
-        _prose.echo_prose(clean(line), err=True)
+        said = f"{line}; finish with{hint and ' (with the --judge-url' + rest}:" if finish else line
+        _prose.echo_prose(clean(said), err=True)
+        if finish:
+            click.echo(clean(command), err=True)
     elif report["verdict"] in ("unusable", "incomplete"):
         _prose.echo_prose(clean(f"bt-analyze: {report['statement']}"), err=True)

@@ -103,7 +103,8 @@ def _summary(options: DesignOptions, prompts: int) -> None:
     click.echo(
         f"{options.protocol} design: {reportfmt.count(options.trials, 'trial')}{controls} from "
         f"{reportfmt.count(prompts, 'prompt')}, "
-        f"seed {options.seed}, alpha {options.alpha}{', sequential' if sequential else ''}",
+        f"seed {reportfmt.seed_shown(options.seed)}, alpha {options.alpha}"
+        f"{', sequential' if sequential else ''}",
         err=True,
     )
     if not sequential and options.similarity_pd0 is None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import click
@@ -26,27 +25,20 @@ def _split(text: str | None, option: str) -> list[str] | None:
 def _trials(text: str | None) -> list[int] | None:
     if text is None:
         return None
-    values = []
-    for part in _split(text, "--trials") or []:
+    parts = _split(text, "--trials") or []
+    for part in parts:
         if not part.isascii() or not part.isdigit() or int(part) < 1:
             raise BadInput(f"--trials: {part!r} is not a whole number of trials >= 1")
-        values.append(int(part))
-    return values
-
-
-def _width() -> int:
-    """The terminal's width (COLUMNS first), 80 when output is not a terminal."""
-    return shutil.get_terminal_size((80, 24)).columns
+    return [int(part) for part in parts]
 
 
 @command("plan")
 @click.option(
     "--protocol",
     type=click.Choice(tuple(PROTOCOLS)),
-    default=DEFAULT_PROTOCOL,
-    show_default=True,
+    default=None,
     help="triangle: pick the odd one of three; pair: tell which is which; preference: "
-    "which is better.",
+    f"which is better.  [default: {DEFAULT_PROTOCOL}; preference with a preference --decide]",
 )
 @click.option(
     "--trials",
@@ -69,10 +61,23 @@ def _width() -> int:
 @alpha_option
 @click.option(
     "--target-power",
+    "--power",
+    "target_power",
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
     help="Also print the smallest n (up to 100,000) reaching this power at each alternative, "
-    "and the stable n from which every larger n does.",
+    "and the stable n from which every larger n does (with --decide: default 0.8).",
 )
+@click.option(
+    "--decide",
+    metavar="RULE",
+    help="Plan a pre-registered decision: noninferior:MARGIN, superior or equivalent:MARGIN "
+    "(preference: the challenger's share of untied comparisons), similar:PD0 (triangle, pair).",
+)
+@click.option(
+    "--true", "true_share", type=click.FloatRange(0, 1), metavar="SHARE",
+    help="With --decide: the challenger's true share of untied comparisons to plan at "
+    "(default 0.5: as good as the champion).",
+)  # fmt: skip
 @click.option(
     "--similarity",
     "similarity_pd0",
@@ -97,7 +102,7 @@ def _width() -> int:
 )
 @json_option
 def plan(
-    protocol: str,
+    protocol: str | None,
     trials_text: str | None,
     pc_text: str | None,
     pd_text: str | None,
@@ -107,6 +112,8 @@ def plan(
     ties: float,
     html_path: Path | None,
     as_json: bool,
+    decide: str | None,
+    true_share: float | None,
 ) -> None:
     """Print what a design can detect: critical count, achieved alpha, exact power.
 
@@ -117,7 +124,10 @@ def plan(
       bt-plan --similarity 0.3 --trials 30,60,100 --json
       bt-plan --trials 10,60 --pc 0.5,0.6,0.7 --html power.html
       bt-plan --protocol preference --ties 0.3 --target-power 0.8
+      bt-plan --decide noninferior:0.05 --true 0.5 --ties 0.3 --power 0.8
     """
+    import shutil
+
     from blindtest.planning.stage import plan as tabulate
 
     table = tabulate(
@@ -130,8 +140,11 @@ def plan(
         similarity_pd0=similarity_pd0,
         ties=ties,
         html=html_path,
+        decide=decide,
+        true=true_share,
     )
     if as_json:
-        click.echo(orjson.dumps(list(table.result.rows), option=orjson.OPT_INDENT_2).decode())
+        click.echo(orjson.dumps(table.rows(), option=orjson.OPT_INDENT_2).decode())
     else:
-        click.echo(table.text(width=_width()))
+        # The terminal's width (COLUMNS first), 80 when output is not a terminal.
+        click.echo(table.text(width=shutil.get_terminal_size((80, 24)).columns))

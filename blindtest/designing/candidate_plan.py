@@ -19,12 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from blindtest.model.candidates import candidates_of
+from blindtest.model.candidates import candidates_of, shares_answers
 from blindtest.model.pairing import Comparison, parse_mode, schedule_size
 from blindtest.model.prompt_size import estimated_tokens
 from blindtest.model.sides import fill_template, side_system
 from blindtest.reportfmt import count as _count
+from blindtest.reportfmt import seed_shown
 from blindtest.rundir.types import DesignRecord
+from blindtest.stats.separation import SeparableDesign, separable_after
 
 __all__ = [
     "ASSUMED_OUTPUT_TOKENS",
@@ -70,6 +72,9 @@ class CandidatePlan:
     #: Whether the answers come from directories (nothing is asked of a model).
     imported: bool
     launders: bool
+    #: When the exact per-pair tests (Holm over every ordered pair) can first tell two
+    #: candidates apart, and whether this design's prompts are enough.
+    separable: SeparableDesign
 
 
 def _meetings(arrangement: list[Any]) -> Counter[frozenset[str]]:
@@ -91,9 +96,9 @@ def _sent_tokens(design: DesignRecord, name: str, prompt: Mapping[str, Any]) -> 
 
 def plan_candidates(design: DesignRecord) -> CandidatePlan:
     """The plan of a several-candidate design (ValueError for a two-sided one)."""
-    names = candidates_of(design)
-    if names is None:
+    if not shares_answers(design):
         raise ValueError("a two-sided design has no candidates to plan")
+    names = candidates_of(design)
     index = {str(p["id"]): n for n, p in enumerate(design["prompts"])}
     comparisons = [
         Comparison(index[str(e["prompt_id"])], str(e["left"]), str(e["right"]))
@@ -135,7 +140,11 @@ def plan_candidates(design: DesignRecord) -> CandidatePlan:
         most_meetings=max(meetings.values(), default=0),
         imported=imported,
         launders=design["normalization"]["launder"] is not None,
-    )
+        separable=separable_after(
+            len(names), pairing=str(design["pairing"]["mode"]), alpha=float(design["alpha"]),
+            prompts=size.prompts,
+        ),
+    )  # fmt: skip
 
 
 def count(n: int, noun: str) -> str:
@@ -168,10 +177,14 @@ def summary_lines(plan: CandidatePlan, seed: str, alpha: float) -> list[tuple[st
     lines.append(
         (
             f"{count(plan.comparisons, 'comparison')} from {count(plan.prompts, 'prompt')}, "
-            f"seed {seed}, alpha {alpha}",
+            f"seed {seed_shown(seed)}, alpha {alpha}",
             False,
         )
     )
+    said_separable = plan.separable.note
+    if plan.separable.separable is False:
+        said_separable = f"warning: {said_separable}; add prompts"
+    lines.append((said_separable, False))
     per = {c.answers for c in plan.candidates}
     each = f"{per.pop():,} per candidate" if len(per) == 1 else "per candidate as the table shows"
     if plan.imported:

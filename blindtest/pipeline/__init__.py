@@ -1,8 +1,9 @@
-"""The stages as library functions: each takes the lock the command takes, claims its
-outputs, writes its files and returns a frozen result naming what it wrote.
+"""What uses every stage, above them: ``blindtest run`` (:mod:`~blindtest.pipeline.run`, the
+stage functions in order under one lock), where a run stands between stages
+(:mod:`~blindtest.pipeline.chain`), and bt-verify (:mod:`~blindtest.pipeline.verify`, with
+:mod:`~blindtest.pipeline.recompute`, which recomputes what every stage wrote).
 
-``blindtest.design``, ``generate``, ``judge``, ``audit``, ``analyze``, ``verify`` and ``plan``
-are these functions (loaded on first use); the ``bt-*`` commands are their options, one call
-and a summary. One module per stage, and no stage imports another: :mod:`blindtest.pipeline.run`
-chains them for ``blindtest run``.
+The stages themselves are one package each (``blindtest.designing``, ``generation``,
+``judging``, ``auditing``, ``analysis``, ``planning``), each with its ``stage.py``; no stage
+imports another.
 """

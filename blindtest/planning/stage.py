@@ -7,9 +7,11 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from blindtest.errors import BadInput
-from blindtest.model.protocols import DEFAULT_PROTOCOL
+from blindtest.errors import BadInput, message_of, option
+from blindtest.model.protocols import DEFAULT_PROTOCOL, PROTOCOLS
+from blindtest.planning.decision import DecisionPlan, format_decision_plan, plan_decision
 from blindtest.planning.rows import (
     DEFAULT_TRIALS,
     MAX_TOTAL_TRIALS,
@@ -23,27 +25,42 @@ from blindtest.rundir import artifacts
 
 __all__ = ["Plan", "plan"]
 
+#: The protocol a preference decision is planned for.
+_PREFERENCE = next(name for name, p in PROTOCOLS.items() if p.prefers)
+
 
 @dataclass(frozen=True, slots=True)
 class Plan:
     """The power table (``result``: its rows, one per trial count, and the smallest n for
-    ``target_power``) and the HTML page written, if one was asked for."""
+    ``target_power``) and the HTML page written, if one was asked for; for a preference
+    decision (``decide``), ``decision`` instead: the power by n and the n that settles it."""
 
-    result: PlanResult
+    result: PlanResult | None
     trials: tuple[int, ...]
     html_path: Path | None = None
+    decision: DecisionPlan | None = None
 
     def text(self, width: int = 80) -> str:
         """The table as ``bt-plan`` prints it, at ``width`` columns."""
+        if self.decision is not None:
+            return format_decision_plan(self.decision, width=width)
+        assert self.result is not None
         return format_plan(self.result, width=width)
 
+    def rows(self) -> list[Any]:
+        """What ``--json`` prints."""
+        if self.decision is not None:
+            return [self.decision.to_dict()]
+        assert self.result is not None
+        return list(self.result.rows)
 
-def _texts(values: Sequence[str | float] | None, option: str) -> list[str] | None:
+
+def _texts(values: Sequence[str | float] | None, name: str) -> list[str] | None:
     if values is None:
         return None
     texts = [str(v).strip() for v in values if str(v).strip()]
     if not texts:
-        raise BadInput(f"{option}: give a comma-separated list, e.g. 0.6,0.7")
+        raise BadInput(f"{option(name)}: give a comma-separated list, e.g. 0.6,0.7")
     return texts
 
 
@@ -53,23 +70,24 @@ def check_trials(trials: Sequence[int]) -> list[int]:
     values = []
     for n in trials:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise BadInput(f"--trials: {n!r} is not a whole number of trials >= 1")
+            raise BadInput(f"{option('trials')}: {n!r} is not a whole number of trials >= 1")
         if n > MAX_TRIALS:
             raise BadInput(
-                f"--trials: {n:,} is more than bt-plan computes; trials go up to "
+                f"{option('trials')}: {n:,} is more than bt-plan computes; trials go up to "
                 f"{MAX_TRIALS:,} (each row is exact, its cost grows with n)"
             )
         values.append(n)
     if sum(values) > MAX_TOTAL_TRIALS:
         raise BadInput(
-            f"--trials: the counts add up to {sum(values):,}; one table computes at most "
+            f"{option('trials')}: the counts add up to {sum(values):,}; one table computes at "
+            "most "
             f"{MAX_TOTAL_TRIALS:,} trials in all (each up to {MAX_TRIALS:,})"
         )
     return values
 
 
 def plan(
-    protocol: str = DEFAULT_PROTOCOL,
+    protocol: str | None = None,
     *,
     trials: Sequence[int] | None = None,
     pc: Sequence[str | float] | None = None,
@@ -79,48 +97,148 @@ def plan(
     similarity_pd0: float | None = None,
     ties: float = 0.0,
     html: str | os.PathLike[str] | None = None,
+    decide: str | None = None,
+    true: float | None = None,
 ) -> Plan:
     """The exact power table ``bt-plan`` prints: for each of ``trials`` (default 10 to 50),
     the critical count, the achieved alpha and the power at each alternative, given as
     proportions correct ``pc`` (win rates for preference) or proportions of discriminators
     ``pd``. ``similarity_pd0`` plans a similarity claim (pd < PD0) instead; ``ties`` is a
     preference plan's expected tie rate. ``html``: also write the power curves there.
+    ``decide``: a pre-registered decision rule (``noninferior:0.05``, ``superior``,
+    ``equivalent:0.1``; ``similar:PD0`` is ``similarity_pd0``) planned at the challenger's true
+    untied share ``true`` (default 1/2) and ``ties``, to ``target_power`` (default 0.8).
+    ``protocol`` defaults to the triangle, or to preference for a preference ``decide``.
     Calls no model and reads no run."""
+    protocol, decided = _decided(
+        protocol, decide, trials, pc, pd, alpha, target_power, ties, html, true
+    )
+    if decided is not None:
+        return decided
+    if decide is not None:  # similar:PD0, the similarity plan
+        similarity_pd0 = float(decide.partition(":")[2])
     if pc is not None and pd is not None:
-        raise BadInput("give --pc or --pd, not both")
+        raise BadInput(f"give {option('pc')} or {option('pd')}, not both")
     if not 0 < alpha <= 0.5:
-        raise BadInput(f"--alpha must be in (0, 0.5], got {alpha}")
+        raise BadInput(f"{option('alpha')} must be in (0, 0.5], got {alpha}")
     counts = check_trials(list(trials) if trials is not None else list(DEFAULT_TRIALS))
-    pcs, pds = _texts(pc, "--pc"), _texts(pd, "--pd")
-    try:
-        if similarity_pd0 is not None:
-            if pcs is not None:
-                raise BadInput("with --similarity, give the true pd grid with --pd")
-            if ties:
-                raise BadInput("--ties is for preference difference plans; drop --similarity")
-            if not 0 < similarity_pd0 < 1:
-                raise BadInput(f"--similarity must be in (0, 1), got {similarity_pd0}")
-            result = build_similarity_plan(
-                protocol, counts, similarity_pd0, alpha=alpha, pds=pds, target_power=target_power
-            )
-        else:
-            result = build_plan(
-                protocol,
-                counts,
-                alpha=alpha,
-                pcs=pcs,
-                pds=pds,
-                target_power=target_power,
-                ties=ties,
-            )
-    except ValueError as error:
-        raise BadInput(str(error)) from None
+    pcs, pds = _texts(pc, "pc"), _texts(pd, "pd")
+    result = _table(protocol, counts, alpha, pcs, pds, target_power, similarity_pd0, ties)
     page = Path(html) if html is not None else None
     if page is not None:
         if similarity_pd0 is not None:
-            raise BadInput("--html draws difference power curves; drop --similarity or --html")
+            raise BadInput(
+                f"{option('html')} draws difference power curves; drop "
+                f"{option('similarity_pd0')} or {option('html')}"
+            )
         _write_page(page, result, counts, pcs, pds, alpha, target_power)
     return Plan(result, tuple(counts), page)
+
+
+def _table(
+    protocol: str,
+    counts: list[int],
+    alpha: float,
+    pcs: list[str] | None,
+    pds: list[str] | None,
+    target_power: float | None,
+    similarity_pd0: float | None,
+    ties: float,
+) -> PlanResult:
+    """The difference plan, or the similarity plan at ``similarity_pd0``."""
+    try:
+        if similarity_pd0 is None:
+            return build_plan(
+                protocol, counts, alpha=alpha, pcs=pcs, pds=pds, target_power=target_power,
+                ties=ties,
+            )  # fmt: skip
+        if pcs is not None:
+            raise BadInput(
+                f"with {option('similarity_pd0')}, give the true pd grid with {option('pd')}"
+            )
+        if ties:
+            raise BadInput(
+                f"{option('ties')} is for preference difference plans; drop "
+                f"{option('similarity_pd0')}"
+            )
+        if not 0 < similarity_pd0 < 1:
+            raise BadInput(f"{option('similarity_pd0')} must be in (0, 1), got {similarity_pd0}")
+        return build_similarity_plan(
+            protocol, counts, similarity_pd0, alpha=alpha, pds=pds, target_power=target_power
+        )
+    except ValueError as error:
+        raise BadInput(message_of(error)) from None
+
+
+def _decided(
+    protocol: str | None,
+    decide: str | None,
+    trials: Sequence[int] | None,
+    pc: Sequence[str | float] | None,
+    pd: Sequence[str | float] | None,
+    alpha: float,
+    target_power: float | None,
+    ties: float,
+    html: str | os.PathLike[str] | None,
+    true: float | None,
+) -> tuple[str, Plan | None]:
+    """The protocol planned for, and a preference decision's plan (None otherwise)."""
+    similar = decide is None or decide.partition(":")[0] == "similar"
+    if protocol is None:
+        protocol = DEFAULT_PROTOCOL if similar else _PREFERENCE
+    if decide is None:
+        return protocol, None
+    return protocol, _plan_decision(
+        protocol, decide, trials, pc, pd, alpha, target_power, ties, html, true
+    )
+
+
+def _plan_decision(
+    protocol: str,
+    decide: str,
+    trials: Sequence[int] | None,
+    pc: Sequence[str | float] | None,
+    pd: Sequence[str | float] | None,
+    alpha: float,
+    target_power: float | None,
+    ties: float,
+    html: str | os.PathLike[str] | None,
+    true: float | None,
+) -> Plan | None:
+    """A preference decision's plan; None for ``similar:PD0`` (a similarity plan)."""
+    if decide.partition(":")[0] == "similar":
+        if not PROTOCOLS[protocol].similarity:
+            raise BadInput(
+                "similar:PD0 is the triangle and pair protocols' claim; for "
+                "preference decide noninferior:MARGIN or equivalent:MARGIN"
+            )
+        return None
+    if not PROTOCOLS[protocol].prefers:
+        raise BadInput(
+            f"{option('decide', decide)} is a preference decision; use "
+            f"{option('protocol', 'preference')} "
+            "(or similar:PD0 for the triangle and pair protocols)"
+        )
+    if pc is not None or pd is not None or html is not None:
+        raise BadInput(
+            f"{option('decide')} plans at one true share: give it with {option('true')}, not "
+            f"{option('pc')}, {option('pd')} or {option('html')}"
+        )
+    if not 0 < alpha <= 0.5:
+        raise BadInput(f"{option('alpha')} must be in (0, 0.5], got {alpha}")
+    counts = check_trials(list(trials)) if trials is not None else None
+    try:
+        decision = plan_decision(
+            decide,
+            true=0.5 if true is None else true,
+            ties=ties,
+            power=0.8 if target_power is None else target_power,
+            alpha=alpha,
+            trials=counts,
+        )
+    except ValueError as error:
+        raise BadInput(f"{option('decide')}: {message_of(error)}") from None
+    return Plan(None, tuple(row.n for row in decision.rows), None, decision)
 
 
 def _write_page(

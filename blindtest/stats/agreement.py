@@ -13,7 +13,7 @@ import math
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from blindtest.stats.binomial import binomial_p_value
 from blindtest.stats.intervals import (
@@ -28,11 +28,15 @@ from blindtest.stats.intervals import (
 __all__ = [
     "AGREEMENT_CAVEAT",
     "ALPHA_RESAMPLES",
+    "AgreementGateResult",
     "AlphaResult",
     "KappaResult",
     "KappaTestResult",
+    "PairAgreement",
     "PercentAgreementResult",
     "PositionBiasResult",
+    "agreement_by_pair",
+    "agreement_gate",
     "cohen_kappa",
     "fleiss_kappa",
     "kappa_label",
@@ -500,3 +504,135 @@ def kappa_with_se(
     half = float(stats.norm.ppf(0.5 + confidence_level / 2)) * se
     interval = Interval(kappa, max(-1.0, kappa - half), min(1.0, kappa + half))
     return result(kappa, se, se0, z, pv, interval, None)
+
+
+# ------------------------------------------------------------------ the agreement gate, by position
+
+#: Why the agreement gate failed (or passed without an interval).
+GateReason = Literal["chance", "below_min", "unanimous", "too_few"]
+
+
+@dataclass(frozen=True, slots=True)
+class AgreementGateResult:
+    """Spec 002's "near chance" rule over Krippendorff's alpha of picks coded by position.
+
+    ``verdict`` is ``"fail"`` when agreement is not distinguishable from chance: the
+    bootstrap interval of ``alpha`` reaches 0 (``distinguishable`` False; ``reason``
+    ``"chance"``), or fewer than two units were pairable (``"too_few"``); or, with
+    ``min_alpha`` given (``--min-kappa``, a stricter rule the user chooses), when alpha's
+    estimate is below it (``"below_min"``). A panel that gave one answer throughout (alpha
+    undefined) passes with ``reason`` ``"unanimous"``, as before."""
+
+    alpha: AlphaResult
+    distinguishable: bool | None
+    min_alpha: float | None
+    verdict: Literal["pass", "fail"]
+    reason: GateReason | None
+    coding: str = "position (left, right, tie)"
+    unit: str = "comparison"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able values."""
+        return result_to_dict(self)
+
+
+def agreement_gate(
+    units: Sequence[Sequence[Hashable]],
+    *,
+    rng: IndexDraws,
+    confidence_level: float = 0.95,
+    resamples: int = ALPHA_RESAMPLES,
+    min_alpha: float | None = None,
+) -> AgreementGateResult:
+    """The agreement gate. ``units[i]`` holds the picks comparison i received, coded by
+    position: ``"left"``, ``"right"`` or ``"tie"`` (the output shown on the left, whichever
+    side or candidate it was). Coded by side (A, B, tie) instead, chance agreement comes from
+    the judges' own side marginals and grows with the effect: two judges who each prefer the
+    better side nine times in ten get an alpha near 0 (the kappa paradox; Feinstein and
+    Cicchetti 1990). Coded by position, whose marginals the design holds at 1/2, independent
+    honest judges with a per-comparison preference p have alpha = (2p - 1)^2, and judges at
+    p = 1/2 have none to show: the gate fails them (there is no shared signal).
+
+    The interval is `krippendorff_alpha`'s percentile bootstrap over comparisons; its
+    coverage, and the rate at which this gate fails honest panels, are in docs/statistics.md.
+    """
+    if min_alpha is not None:
+        _check_closed("min_alpha", min_alpha, -1.0, 1.0)
+    found = krippendorff_alpha(
+        units, rng=rng, confidence_level=confidence_level, resamples=resamples
+    )
+    reason: GateReason | None
+    distinguishable: bool | None = None
+    if found.n_units > 0 and math.isnan(found.statistic) and found.n_values > 0:
+        reason = "unanimous"
+    elif found.interval is None:
+        reason = "too_few"
+    else:
+        distinguishable = found.interval.lo > 0.0
+        if not distinguishable:
+            reason = "chance"
+        elif min_alpha is not None and found.statistic < min_alpha:
+            reason = "below_min"
+        else:
+            reason = None
+    verdict: Literal["pass", "fail"] = "pass" if reason in (None, "unanimous") else "fail"
+    return AgreementGateResult(
+        alpha=found,
+        distinguishable=distinguishable,
+        min_alpha=None if min_alpha is None else float(min_alpha),
+        verdict=verdict,
+        reason=reason,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PairAgreement:
+    """The agreement gate over the comparisons of one pair of candidates."""
+
+    pair: tuple[str, str]
+    comparisons: int
+    gate: AgreementGateResult
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able values."""
+        return result_to_dict(self)
+
+
+def agreement_by_pair(
+    units: Sequence[Sequence[Hashable]],
+    pairs: Sequence[tuple[str, str]],
+    *,
+    rng: IndexDraws,
+    confidence_level: float = 0.95,
+    resamples: int = ALPHA_RESAMPLES,
+    min_alpha: float | None = None,
+) -> tuple[PairAgreement, ...]:
+    """Agreement per pair of candidates, beside the pooled alpha: ``pairs[i]`` names the two
+    candidates comparison ``units[i]`` showed (in either order). A panel can agree well pooled
+    (alpha 0.63, driven by lopsided pairs) and at chance on the leader against the second,
+    which the headline speaks of. Pairs in sorted order, each with its own bootstrap drawn
+    from ``rng`` in that order (so the same stream gives the same intervals)."""
+    if len(units) != len(pairs):
+        raise ValueError(
+            f"units and pairs must have one entry per comparison, got {len(units)} and {len(pairs)}"
+        )
+    grouped: dict[tuple[str, str], list[Sequence[Hashable]]] = {}
+    for index, pair in enumerate(pairs):
+        if len(pair) != 2 or pair[0] == pair[1]:
+            raise ValueError(f"pairs[{index}] must name two different candidates, got {pair!r}")
+        first, second = sorted((str(pair[0]), str(pair[1])))
+        grouped.setdefault((first, second), []).append(units[index])
+    return tuple(
+        PairAgreement(
+            pair=key,
+            comparisons=len(grouped[key]),
+            gate=agreement_gate(
+                grouped[key],
+                rng=rng,
+                confidence_level=confidence_level,
+                resamples=resamples,
+                min_alpha=min_alpha,
+            ),
+        )
+        for key in sorted(grouped)
+    )

@@ -2,9 +2,11 @@
 
 Do not edit ranking_reference.json by hand; regenerate with
     .venv/bin/pip install choix   # only to make these numbers, never needed at run time
+                                  # (or pip install --target DIR choix, PYTHONPATH=DIR)
     .venv/bin/python tests/data/ranking_reference.py > tests/data/ranking_reference.json
 Made with mpmath 1.4.1 (mp.dps = 40), choix 0.4.1, scipy 1.17.1 and numpy 2.4.6 on
-Python 3.11.7, 2026-12-03. It does not import blindtest.
+Python 3.11.7, 2026-12-03; the differences' percentile bounds added 2026-12-06. It does
+not import blindtest.
 
 * Davidson (1970) fits: the likelihood equations as Davidson wrote them, in pi = e^s and nu,
   solved by mpmath.findroot at 40 digits (pi_0 = 1), started from scipy's minimisation of
@@ -17,7 +19,9 @@ Python 3.11.7, 2026-12-03. It does not import blindtest.
   (SHA-256 of the seed and label gives two 64-bit words, their 128-bit integer seeds numpy's
   PCG64, random_raw words with the rejection rule), each resample fitted by scipy.optimize.root
   on Davidson's equations (a different algorithm from the library's Newton), percentile bounds
-  with numpy's linear rule, and the studentised-maximum critical value for the differences.
+  with numpy's linear rule, and the studentised-maximum critical value for the differences
+  (blindtest.stats.ranking.bootstrap_bounds), and the differences' percentile bounds one at a
+  time (what rank_candidates reports since the separations come from exact pair tests).
 """
 
 from __future__ import annotations
@@ -276,6 +280,9 @@ def bootstrap_case() -> dict:  # type: ignore[type-arg]
     se = d_star[~bad].std(axis=0, ddof=1)
     stat = np.where(bad, np.inf, (np.abs(d_star - d_hat) / se).max(axis=1))
     critical = float(np.quantile(stat, level))
+    # the differences' percentile bounds, one at a time (what rank_candidates reports now)
+    d_lo = np.quantile(np.where(bad[:, None], -np.inf, d_star), tail, axis=0)
+    d_hi = np.quantile(np.where(bad[:, None], np.inf, d_star), 1 - tail, axis=0)
     return {
         "candidates": names,
         "comparisons": comparisons,
@@ -291,6 +298,8 @@ def bootstrap_case() -> dict:  # type: ignore[type-arg]
         "critical_value": critical,
         "difference_lo": (d_hat - critical * se).tolist(),
         "difference_hi": (d_hat + critical * se).tolist(),
+        "difference_percentile_lo": d_lo.tolist(),
+        "difference_percentile_hi": d_hi.tolist(),
     }
 
 
@@ -303,7 +312,7 @@ def main() -> None:
             "choix": md.version("choix"),
             "scipy": md.version("scipy"),
             "numpy": md.version("numpy"),
-            "date": "2026-12-03",
+            "date": "2026-12-06",
         },
         "davidson": {"four": fit(FOUR), "star": fit(STAR), "six": fit(SIX)},
         "no_ties": {**fit(NO_TIES), "choix": choix_fit(NO_TIES)},

@@ -160,6 +160,24 @@ SIDES_JSON = {
 }
 
 
+def test_the_summary_says_how_many_prompts_before_any_pair_can_be_told_apart(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    # Holm over the 12 ordered pairs of four candidates: a pair needs 8 untied comparisons
+    # all one way (2 x 6 x 0.5^8 <= 0.05 < 2 x 6 x 0.5^7), so 7 prompts are refused in words
+    # and 8 are enough; the design is written either way.
+    few = invoke("design", tmp_path / "few", "--prompts", prompts_file(tmp_path, 7), *FOUR)
+    assert few.exit_code == 0, few.stderr
+    said = " ".join(few.stderr.split())
+    assert "warning: with 7 prompts no two of the 4 candidates can be told apart" in said
+    assert "a pair needs 8 untied comparisons all one way" in said
+    enough = invoke("design", tmp_path / "enough", "--prompts", prompts_file(tmp_path, 8), *FOUR)
+    assert enough.exit_code == 0, enough.stderr
+    said = " ".join(enough.stderr.split())
+    assert "a pair can first be told apart after 8 untied comparisons" in said
+    assert "warning" not in said
+
+
 def test_sides_json_gives_each_candidate_its_full_configuration_in_order(
     invoke: Invoke, tmp_path: Path
 ) -> None:

@@ -1,0 +1,150 @@
+"""A deterministic side is refused at any length, weighed by the chance of collision; answers
+that do not depend on the prompt are a separate count; each says that it fired."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from blindtest.stats.determinism import (
+    AGREE_PER_WORD,
+    DETERMINISTIC_MISS,
+    STOP_EVIDENCE,
+    DeterminismTally,
+    chance_of_repeat,
+    determinism_check,
+    pair_evidence,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import gate_simulation as sim
+
+
+def _side(
+    answers: list[tuple[str, str]], repeat: bool = True
+) -> tuple[list[tuple[str, str, int]], list[tuple[str, str, int]]]:
+    """Twin pairs and answers for a side that answers each (prompt, text); the second twin is
+    the same text when ``repeat``, else a variant."""
+    twins, rows = [], []
+    for prompt, text in answers:
+        words = len(text.split())
+        second = text if repeat else text + " (again)"
+        twins.append((text, second, words))
+        rows += [(prompt, text, words), (prompt, second, len(second.split()))]
+    return twins, rows
+
+
+def test_the_same_short_sentence_to_every_prompt_fires_the_prompt_independence_count() -> None:
+    # A gateway answering every prompt "I cannot help with that." passed a 10-trial triangle.
+    twins, rows = _side([(f"p{i}", "I cannot help with that.") for i in range(5)])
+    rows += [(f"q{i}", "I cannot help with that.", 5) for i in range(5)]  # as the odd one
+    found = determinism_check(twins, rows, planned_pairs=5)
+    assert found.prompt_independent
+    assert found.fired == ("prompt_independent",)
+    assert found.common_prompts == 10
+    # Its collisions are a canned text's, which repeat at any temperature: no evidence.
+    assert found.identical_canned == 5
+    assert not found.deterministic
+
+
+def test_a_deterministic_side_with_prompt_specific_sentences_is_caught_at_any_length() -> None:
+    eight = [(f"p{i}", f"answer number {i} is the one you want") for i in range(10)]
+    twins, rows = _side(eight)
+    found = determinism_check(twins, rows, planned_pairs=10)
+    assert found.fired == ("deterministic",)
+    assert found.evidence == pytest.approx(10 * math.log10(0.9 / AGREE_PER_WORD**7))
+    three = [(f"p{i}", f"answer {i} here") for i in range(60)]
+    assert determinism_check(*_side(three[:40]), planned_pairs=60).deterministic is False
+    assert determinism_check(*_side(three[:42]), planned_pairs=60).deterministic is True
+
+
+def test_one_word_answers_at_temperature_one_never_trip_it() -> None:
+    words = ["Yes", "No", "Paris", "B"]
+    answers = [(f"p{i}", words[i % 4] + str(i)) for i in range(400)]
+    found = determinism_check(*_side(answers), planned_pairs=400)
+    assert not found.deterministic
+    assert found.evidence == pytest.approx(400 * math.log10(1 - DETERMINISTIC_MISS))
+    # A yes/no workload repeats "No" across prompts: one-word texts are not counted as canned.
+    yes_no = [(f"p{i}", "No") for i in range(50)]
+    assert determinism_check(*_side(yes_no)).fired == ()
+
+
+def test_long_answers_need_the_minimum_pairs_before_judging() -> None:
+    long = [(f"p{i}", " ".join(f"w{i}_{j}" for j in range(60))) for i in range(9)]
+    twins, rows = _side(long)
+    assert determinism_check(twins[:2], rows, planned_pairs=40).deterministic is False
+    assert determinism_check(twins[:2], rows, planned_pairs=2).deterministic is True
+
+
+def test_a_sampling_side_whose_draws_differ_gathers_no_evidence() -> None:
+    answers = [(f"p{i}", f"a long varied answer {i} with many words in it") for i in range(30)]
+    found = determinism_check(*_side(answers, repeat=False))
+    assert found.identical == 0
+    assert found.evidence == pytest.approx(30 * math.log10(DETERMINISTIC_MISS))
+    assert found.fired == ()
+
+
+def test_chance_of_repeat_bounds() -> None:
+    assert chance_of_repeat(0) == chance_of_repeat(1) == 1.0
+    assert chance_of_repeat(2) == pytest.approx(AGREE_PER_WORD)
+    assert chance_of_repeat(500) == pytest.approx(1e-4)
+    assert chance_of_repeat(30, canned=True) == 1.0
+    assert pair_evidence(None) == pytest.approx(-1.0)
+    with pytest.raises(ValueError, match="words must be an integer >= 0, got -1"):
+        chance_of_repeat(-1)
+
+
+def test_record_is_json_ready() -> None:
+    record = determinism_check(*_side([("p", "one two three")])).to_dict()
+    assert record["fired"] == []
+    assert record["pairs"] == 1
+
+
+@pytest.mark.parametrize("words", [1, 2, 4, 8, 20])
+def test_a_sampling_side_within_the_collision_bound_does_not_trip(words: int) -> None:
+    # Each word agrees with chance AGREE_PER_WORD, the bound itself for words > 1 (and an
+    # even likelier repeat at one word): Ville's inequality caps the trip rate at 1e-6.
+    rng = np.random.default_rng(words)
+    identical = sim.twin_pairs(rng, 2000, 100, words, AGREE_PER_WORD)
+    gain = math.log10((1 - DETERMINISTIC_MISS) / chance_of_repeat(words))
+    steps = np.where(identical, gain, math.log10(DETERMINISTIC_MISS))
+    paths = np.cumsum(steps, axis=1)[:, 9:]  # judged from the 10th pair on
+    assert not (paths >= math.log10(STOP_EVIDENCE)).any()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_running_tally_equals_the_check_over_the_lists(seed: int) -> None:
+    # A side mixing canned sentences, one-word answers, prompt-specific repeats and misses.
+    rng = np.random.default_rng(seed)
+    texts = ["I cannot help with that.", "Error: upstream timeout", "No", "Yes"]
+    tally = DeterminismTally(planned_pairs=40)
+    twins: list[tuple[str, str, int]] = []
+    answers: list[tuple[str, str, int]] = []
+    for i in range(int(rng.integers(5, 60))):
+        prompt = f"p{i}"
+        roll = rng.random()
+        text = (
+            texts[int(rng.integers(0, 4))]
+            if roll < 0.4
+            else f"answer to {prompt} in words " * int(rng.integers(1, 4))
+        )
+        words = len(text.split())
+        second = text if rng.random() < 0.7 else text + " more"
+        events = [("answer", prompt, text, words), ("answer", prompt, second,
+                  len(second.split())), ("pair", text, second, words)]  # fmt: skip
+        if rng.random() < 0.5:
+            events.reverse()
+        for kind, a, b, w in events:
+            if kind == "answer":
+                tally.add_answer(a, b, w)
+                answers.append((a, b, w))
+            else:
+                tally.add_pair(a, b, w)
+                twins.append((a, b, w))
+    got, want = tally.result(), determinism_check(twins, answers, planned_pairs=40)
+    assert got.evidence == pytest.approx(want.evidence, abs=1e-9)
+    assert got.to_dict() | {"evidence": 0} == want.to_dict() | {"evidence": 0}
