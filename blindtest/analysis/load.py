@@ -7,11 +7,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from blindtest.analysis.common import AnalysisOptions, AnalysisResult
+from blindtest.analysis.common import (
+    AnalysisOptions,
+    AnalysisResult,
+    check_options,
+    position_margin,
+)
 from blindtest.analysis.controls import (
+    control_records,
     control_results,
     control_trials,
-    controls_check,
     controls_section,
     main_design,
     main_files,
@@ -124,7 +129,10 @@ def analyze_run(
     when present and is listed in ``missing`` when not. ``report["reading"]`` says what was
     read and what was skipped (a torn final line, an audit of another design).
     """
+    options = options or AnalysisOptions()
+    check_options(options)
     loaded = artifacts.load_design(run_dir)
+    margin = position_margin(loaded.design, options)  # a margin the design fixed is refused
     if (run_dir / artifacts.TRIALS).exists():
         view = records.load_judge_run(run_dir).view
     else:
@@ -137,7 +145,6 @@ def analyze_run(
     picks, read_files = _read_picks_files(run_dir, paths, view, skipped, files)
     # Hidden controls leave the A-vs-B analysis once every trial is judged;
     # before that the void report counts the trials as the judge saw them and says nothing.
-    options = options or AnalysisOptions()
     controls = control_trials(loaded.design)
     design = loaded.design
     all_files = files
@@ -153,6 +160,7 @@ def analyze_run(
         files,
         control_results(all_files, controls, loaded.design["alpha"]),
         spent_in=all_files if files is not all_files else None,
+        margin=margin,
     )
     inputs = {artifacts.DESIGN: loaded.sha256}
     for path in paths:
@@ -178,7 +186,13 @@ def analyze_run(
         reading={"picks": read_files, "audit": audit_state, "skipped": skipped},
         responses=responses,
         gates=machine["gates"] if machine is not None else (),
-        controls=controls_check(all_files, controls, design["alpha"]) if revealed else None,
+        # The position gate reads every pass, the hidden controls' beside the real ones.
+        positions=[
+            *picks,
+            *(p for file in files for p in file.later_passes),
+            *(control_records(all_files, controls) if revealed else ()),
+        ],
+        control_trials=controls if revealed else (),
     )
     result.report["picks_files"] = [input_name(run_dir, p) for p in paths]
     if machine is not None and "per_trial" in result.report:  # never in a void report

@@ -1,24 +1,21 @@
 """The words of a preference result, for a person to act on. Two candidates: who won how many,
-the win rate with its Wilson interval, the exact p and spec 002's verdict (and what hidden
-controls say of it). From three: who is ahead and by how much (as a chance of being preferred),
-which differences are real after Holm, each candidate against a reference, what each costs,
-and whether a cheaper candidate the data cannot tell from the leader would do. Every figure
-comes from the pair tests and the ranking (`blindtest.analysis.preference` builds them). Pure.
+the win rate with its Wilson interval, the exact p and spec 002's verdict. From three: who is
+ahead and by how much (as a chance of being preferred), which differences are real after Holm,
+each candidate against a reference, what each costs, and whether a cheaper candidate the data
+cannot tell from the leader would do. Every figure comes from the pair tests and the ranking
+(`blindtest.analysis.preference` builds them). Pure.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from blindtest.reportfmt import count, dollars, format_p, format_p_against, pct
 from blindtest.stats.pairwise import PairTable
 from blindtest.stats.preference import PreferenceResult
 from blindtest.stats.ranking import Ranking
-
-if TYPE_CHECKING:
-    from blindtest.analysis.controls import ControlsCheck
 
 __all__ = ["pair_conclusion", "pair_statement", "prob", "ranking_headline"]
 
@@ -256,21 +253,14 @@ def pair_statement(
 
 
 def pair_conclusion(
-    result: PreferenceResult,
-    first: str,
-    second: str,
-    judged: int,
-    *,
-    controls: ControlsCheck | None = None,
-) -> tuple[str, str, bool]:
-    """(verdict, the headline's closing words, whether the hidden controls held a directional
-    verdict back): the test's conclusion, then what the controls say; ``judged`` counts the
-    comparisons with an outcome (for the tie rate)."""
+    result: PreferenceResult, first: str, second: str, judged: int
+) -> tuple[str, str]:
+    """(verdict, the headline's closing words): the test's conclusion; ``judged`` counts the
+    comparisons with an outcome (for the tie rate). The hidden controls decide nothing here:
+    they describe the judge (`blindtest.analysis.controls`)."""
     verdict = {"better": f"{first} preferred", "worse": f"{second} preferred"}.get(
         result.verdict, "inconclusive"
     )
-    favoured = {"better": first, "worse": second}.get(result.verdict)
-    held = favoured is not None and controls is not None and bool(controls.indistinguishable)
     tie_rate = result.ties / judged if judged else 0.0
     if result.verdict == "inconclusive":
         reason = (
@@ -282,14 +272,6 @@ def pair_conclusion(
         if tie_rate >= 1 / 4:
             # Said only when the ties are many: wording follows the numbers.
             words += f" The tie rate ({pct(tie_rate)}) is itself a finding."
-    elif held:
-        words = (
-            f"Inconclusive: the interval and the exact test favour {favoured} (margin "
-            f"{result.margin}), but the hidden controls do not back it."
-        )
-        verdict = "inconclusive"
     else:
         words = f"Verdict: {verdict} (interval and exact test agree, margin {result.margin})."
-    if controls is not None:
-        words += " " + controls.headline(favoured if held else None)
-    return verdict, words, held
+    return verdict, words

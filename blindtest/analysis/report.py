@@ -6,7 +6,7 @@ reports are ``blindtest/report@1``; a preference report, for any number of candi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from blindtest.analysis.answers import answers_summary
@@ -32,7 +32,6 @@ from blindtest.rundir.artifacts import JsonObject, schema_tag
 from blindtest.rundir.types import AnalysisFields, DesignRecord, ReportRecord
 
 if TYPE_CHECKING:
-    from blindtest.analysis.controls import ControlsCheck
     from blindtest.model.picks import Pick
 
 
@@ -111,7 +110,8 @@ def build_report(
     reading: Mapping[str, Any] | None = None,
     responses: Mapping[str, Any] | None = None,
     gates: Sequence[str] = (),
-    controls: ControlsCheck | None = None,
+    positions: Sequence[Pick] | None = None,
+    control_trials: Collection[int] = (),
 ) -> AnalysisResult:
     """Everything ``report.json`` holds; ``exit_code`` 1 when the run measured nothing.
 
@@ -119,9 +119,9 @@ def build_report(
     ``options.reveal_void``: no bots, census, per-trial sides, p-value or intervals.
     ``responses`` is ``responses_summary``'s; an incomplete one makes the run incomplete.
     ``gates``: the gates the judges' diagnostics failed (``llm_section``'s), which make the
-    run say nothing (verdict ``unusable``, exit 1). ``controls``: what the hidden control
-    trials say (``controls_check``'s), which keeps a directional verdict from a judge that
-    prefers as often where nothing differs.
+    run say nothing (verdict ``unusable``, exit 1). ``positions`` and ``control_trials``: what
+    the preference analysis's position gate reads (every pass, the hidden controls' records
+    beside the real ones; default ``picks``).
     """
     options = options or AnalysisOptions()
     protocol = design["protocol"]
@@ -135,7 +135,8 @@ def build_report(
             options,
             spend=spend(names, responses, generation),
             judge_gates=gates,
-            controls=controls,
+            positions=positions,
+            control_trials=control_trials,
             reveal=finished or options.reveal_void,
         )
         fields, code = cast(AnalysisFields, found.fields), found.exit_code

@@ -25,7 +25,8 @@ class AnalyzeResult:
     document), the e-values file of a sequential design, the HTML page and the preference
     export when asked for (``exported`` rows kept, ``dropped`` by reason). ``verdict`` is the
     report's; ``exit_code`` is 0 when the result can be acted on, 1 when it cannot (void,
-    unusable, incomplete, or a failed gate: ``gates_failed``)."""
+    unusable, incomplete, or a failed gate: ``gates_failed``) or when a warning was asked to
+    fail the run (``failed_on``: the warnings ``fail_on`` and ``strict`` matched)."""
 
     run_dir: Path
     report_path: Path
@@ -36,6 +37,7 @@ class AnalyzeResult:
     exit_code: int
     exported: int | None = None
     dropped: Mapping[str, int] | None = None
+    failed_on: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def verdict(self) -> str:
@@ -60,8 +62,10 @@ def analyze(
     picks: Sequence[str | os.PathLike[str]] = (),
     out: str | os.PathLike[str] | None = None,
     html: str | os.PathLike[str] | None = None,
-    min_kappa: float = 0.2,
-    position_margin: float = 0.1,
+    min_kappa: float | None = None,
+    position_margin: float | None = None,
+    fail_on: Sequence[str] = (),
+    strict: bool = False,
     against: Sequence[str | os.PathLike[str]] = (),
     export_preferences: str | os.PathLike[str] | None = None,
     export_min_confidence: float = 0.8,
@@ -74,7 +78,11 @@ def analyze(
     exact statistics and write the report (``bt-analyze``; ``out``: another report file).
     ``against``: another judge kind's picks, compared with, never pooled. ``reveal_void``
     shows the analysis of an unfinished fixed design (whoever sees it can no longer judge
-    blind). A report from the same inputs is replaced without ``force``. Holds RUN's lock,
+    blind). ``min_kappa``: a stricter agreement rule (Krippendorff's alpha below it fails the
+    run); ``position_margin``: the position gate's margin when the design fixes none.
+    ``fail_on``: warning codes (docs/formats.md; comma-separated allowed) that make the exit
+    code 1 when the report holds one; ``strict``: every serious code. A report from the same
+    inputs is replaced without ``force``. Holds RUN's lock,
     except when nothing is written into RUN and RUN cannot be written (a read-only archive
     analysed to ``out`` elsewhere): then it reads without the lock and tells ``say`` why."""
     from blindtest.analysis.api import (
@@ -84,6 +92,14 @@ def analyze(
         input_name,
         report_page,
     )
+    from blindtest.analysis.common import check_options
+    from blindtest.analysis.warnings import check_codes, failing_warnings
+
+    codes = check_codes(fail_on)  # before anything is read or written
+    options = AnalysisOptions(
+        min_kappa=min_kappa, position_margin=position_margin, reveal_void=reveal_void
+    )
+    check_options(options)
 
     run = Path(run_dir)
     picks_given = _paths(picks)
@@ -94,9 +110,6 @@ def analyze(
     written = [report_path, e_values_path, html_path, export_path]
     inside = any(_inside(path, run) for path in written if path is not None)
     with holding_run(run, holder, unlocked=None if inside else (say or _silent)):
-        options = AnalysisOptions(
-            min_kappa=min_kappa, position_margin=position_margin, reveal_void=reveal_void
-        )
         inputs = picks_given or [run / artifacts.PICKS]
         names = [input_name(run, path) for path in inputs]
         artifacts.claim_report(run, inputs, names, report_path, e_values_path, html_path, force)
@@ -112,6 +125,7 @@ def analyze(
             artifacts.write_bytes_atomic(html_path, report_page(run, result).encode())
         if export_path is not None and exported is not None:
             _write_export(export_path, exported[0])
+    failed = tuple(failing_warnings(result.report, codes, strict=strict))
     return AnalyzeResult(
         run_dir=run,
         report_path=report_path,
@@ -119,7 +133,8 @@ def analyze(
         html_path=html_path,
         export_path=export_path,
         report=result.report,
-        exit_code=result.exit_code,
+        exit_code=1 if failed else result.exit_code,
+        failed_on=failed,
         exported=len(exported[0]) if exported is not None else None,
         dropped=dict(exported[1]) if exported is not None else None,
     )

@@ -144,6 +144,14 @@ design_options = grouped(
         metavar="PD0",
         help="Pre-register a similarity claim: pd < PD0.",
     ),
+    click.option(
+        "--position-margin",
+        "position_margin",
+        type=float,
+        metavar="M",
+        help="Preference: fix the position gate's margin on the left share before any pick: "
+        "the run fails when the share is shown beyond 1/2 +- M [default: 0.05].",
+    ),
     click.option("--strip-formatting", is_flag=True, help="Flatten markdown and typography."),
     click.option("--length-band", metavar="LO..HI", help="Ask both models for LO..HI words."),
     click.option(

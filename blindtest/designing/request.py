@@ -80,6 +80,8 @@ class DesignRequest:
     alpha: float = 0.05
     sequential: bool = False
     similarity_pd0: float | None = None
+    #: Preference: the position gate's margin on the left share (None: the analysis default).
+    position_margin: float | None = None
     strip_formatting: bool = False
     length_band: str | None = None
     truncate_match: bool = False
@@ -494,6 +496,7 @@ def _shared_options(r: DesignRequest) -> dict[str, Any]:
         "alpha": r.alpha,
         "sequential": r.sequential,
         "similarity_pd0": r.similarity_pd0,
+        "position_margin": r.position_margin,
         "demo": r.demo,
         "system": read_text_option("--system", r.system) if r.system is not None else None,
         "normalization": _normalization(r),

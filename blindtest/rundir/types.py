@@ -117,13 +117,15 @@ class _DesignRequired(TypedDict):
 
 class DesignRecord(_DesignRequired, total=False):
     """``design.json``: ``controls``, ``derived_from`` (a design made ``--from`` another
-    without some trials: :mod:`blindtest.model.derived`), and ``candidates`` with ``pairing`` (a
-    several-candidate design: :mod:`blindtest.model.candidates`) are the optional properties."""
+    without some trials: :mod:`blindtest.model.derived`), ``candidates`` with ``pairing`` (a
+    several-candidate design: :mod:`blindtest.model.candidates`) and ``position_margin`` (the
+    position gate's margin, ``bt-design --position-margin``) are the optional properties."""
 
     controls: int
     derived_from: dict[str, Any]
     candidates: list[str]
     pairing: DesignPairing
+    position_margin: float
 
 
 # --------------------------------------------------------------------------- responses.schema.json
