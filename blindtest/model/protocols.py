@@ -141,6 +141,9 @@ class Protocol:
         control = entry.get("control")
         if control is not None:  # a hidden control: every position from one side
             return (str(control),) * self.options
+        planted = entry.get("planted")
+        if planted is not None:  # the champion's answer and a copy made from it
+            return (str(planted["side"]),) * self.options
         if self.layout_key == "doubled":
             doubled = str(entry["doubled"])
             odd = _other(doubled)
@@ -217,7 +220,8 @@ def _consistent(entry: Mapping[str, Any], pick: int | str, first: str | None) ->
 
 
 def _prefers_a(entry: Mapping[str, Any], pick: int | str, _first: str | None) -> bool | None:
-    if pick == "tie" or "control" in entry:  # a hidden control shows one side twice
+    # A hidden control shows one side twice; a planted comparison one answer and its copy.
+    if pick == "tie" or "control" in entry or "planted" in entry:
         return None
     left = str(entry["left"])
     return (left if pick == "left" else _other(left)) == "A"

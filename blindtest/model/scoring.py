@@ -46,7 +46,8 @@ def option1_side(design: DesignRecord, trial: int) -> str:
 def preferred_side(design: DesignRecord, trial: int, pick: int | str) -> str | None:
     """Preference: the side ("A"/"B") the judge preferred, or None for a tie."""
     entry = arrangement_entry(design, trial)
-    if pick == "tie" or "control" in entry:  # a hidden control shows one side twice
+    # A hidden control shows one side twice; a planted comparison one answer and its copy.
+    if pick == "tie" or "control" in entry or "planted" in entry:
         return None
     left, right = comparison_sides(entry)
     return left if pick == "left" else right
