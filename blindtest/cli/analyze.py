@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
-from blindtest.cli import _chain, _export, _options, _prose
+from blindtest.cli import _chain, _decide, _export, _options, _prose
 from blindtest.cli._command import command
 from blindtest.cli._options import force_option, json_option, quiet_option, run_argument
 from blindtest.rundir import artifacts
@@ -53,6 +54,7 @@ from blindtest.rundir.types import ReportRecord
     "with each judge of --picks is reported, never pooled.",
 )
 @_export.options
+@_decide.options
 @click.option("--brief", is_flag=True, help="Leave the per-trial table out of the summary.")
 @click.option(
     "--reveal-void",
@@ -78,6 +80,7 @@ def analyze(
     as_json: bool,
     force: bool,
     quiet: bool,
+    **decision: Any,
 ) -> int:
     """Score the picks, compute the exact statistics, and write the report.
 
@@ -86,6 +89,7 @@ def analyze(
       bt-analyze run
       bt-analyze run --picks run/picks-alice.jsonl --picks run/picks-bob.jsonl --force
       bt-analyze run --picks run/picks-bot.jsonl --out run/report-bot.json
+      bt-analyze run --junit decision.xml      # exit 0 shown, 4 refuted, 5 not settled
     """
     from blindtest.analysis.stage import analyze as score
 
@@ -103,6 +107,7 @@ def analyze(
         force=force,
         holder=_chain.stage_label(),
         say=_prose.say_unless(quiet),
+        **_decide.stage_arguments(decision),
     )
     if result.export_path is not None and result.dropped is not None:
         _export.summary(result.export_path, result.exported or 0, result.dropped)
@@ -126,6 +131,8 @@ def show(
         width = screen_width(sys.stdout)  # the terminal's, or 80 into a pipe or a file
         tables = screen_width(sys.stdout, cap=None)
         click.echo(format_summary(report, per_trial=not brief, width=width, table_width=tables))
+    if not as_json and not quiet:
+        _decide.show(report, screen_width(sys.stdout))
     if void:
         line = void_line(report, run_dir, stage_command)
         if reveal:
