@@ -79,10 +79,11 @@ def stage_arguments(given: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def show(report: Mapping[str, Any], width: int) -> None:
-    """The decision's lines, after the result (nothing without a decision)."""
-    from blindtest.present.decision import decision_lines
+    """The decision's lines, after the result; without a decision, what an inconclusive
+    preference result allows and the decision that would settle it."""
+    from blindtest.present.decision import decision_lines, undecided_lines
     from blindtest.present.screen import wrap_lines
 
-    lines = decision_lines(report)
+    lines = decision_lines(report) or undecided_lines(report)
     if lines:
         click.echo(wrap_lines(["", *lines], width))

@@ -131,7 +131,7 @@ def show(
         width = screen_width(sys.stdout)  # the terminal's, or 80 into a pipe or a file
         tables = screen_width(sys.stdout, cap=None)
         click.echo(format_summary(report, per_trial=not brief, width=width, table_width=tables))
-    if not as_json and not quiet:
+    if not as_json and not quiet:  # the decision's lines, after the result (void ones too)
         _decide.show(report, screen_width(sys.stdout))
     if void:
         line = void_line(report, run_dir, stage_command)

@@ -12,7 +12,7 @@ from xml.etree import ElementTree
 
 from blindtest.reportfmt import count, dollars, format_p, pct
 
-__all__ = ["EXIT_WORDS", "decision_lines", "junit_xml"]
+__all__ = ["EXIT_WORDS", "decision_lines", "junit_xml", "undecided_lines"]
 
 #: What each exit code of a decision says (DESIGN.md's table).
 EXIT_WORDS: Mapping[int, str] = {
@@ -118,6 +118,45 @@ def decision_lines(report: Mapping[str, Any]) -> list[str]:
         )
     code = int(decision["exit_code"])
     lines.append(f"exit {code}: {EXIT_WORDS.get(code, '')}")
+    return lines
+
+
+#: The margin the suggested decision names, and the planted comparisons it suggests.
+SUGGESTED_MARGIN = 0.05
+SUGGESTED_SENSITIVITY = 20
+
+
+def undecided_lines(report: Mapping[str, Any]) -> list[str]:
+    """A two-sided preference result with no decision and no clear winner: what the interval
+    allows (never "not worse" or "adequate": only a margin fixed in the design shows that),
+    and the pre-registered design that would settle it with the n it needs at a true share
+    of 1/2 and this run's tie rate."""
+    from blindtest.stats.sizing import decision_sample_size
+
+    if report.get("decision") or report.get("protocol") != "preference":
+        return []
+    rate = report.get("pc") or {}
+    if report.get("verdict") != "inconclusive" or rate.get("lo") is None:
+        return []
+    wins, losses, ties = (int(report.get(k) or 0) for k in ("wins", "losses", "ties"))
+    tie_rate = ties / max(1, wins + losses + ties)
+    size = decision_sample_size(
+        "noninferior", SUGGESTED_MARGIN, true=0.5, ties=min(tie_rate, 0.95), power=0.8
+    )
+    lines = [
+        f"No decision was pre-registered: the data allow A to be preferred in up to "
+        f"{pct(rate['hi'])} of the untied comparisons, and B in up to {pct(1 - rate['lo'])} "
+        "(Wilson 95%), so neither is shown better, and nothing here shows either is not worse.",
+        f"To decide whether B is not worse than A by more than {SUGGESTED_MARGIN * 100:g} points, "
+        f"pre-register it: bt-design NEW ... --decide noninferior:{SUGGESTED_MARGIN:g} "
+        f"--sensitivity {SUGGESTED_SENSITIVITY}"
+        + (
+            f"; at a true share of 1/2 and this run's tie rate ({pct(tie_rate)}), "
+            f"{size.smallest_n:,} comparisons show it with power 0.8."
+            if size.smallest_n is not None
+            else "."
+        ),
+    ]
     return lines
 
 
