@@ -573,6 +573,16 @@ def _item(
         "reasons": [],
         "result": found,
     }
+    if not isinstance(result, DecisionResult):  # sequential: where it stopped, and why
+        item.update(
+            judged=len(scores) if scores is not None else None,
+            comparisons=found["comparisons"],
+            stopped_at=found["stopped_at"],
+            stop=found["stop"],
+            observation=found["observation"],
+            e_value=found["e_value"],
+            e_refute=found["e_refute"],
+        )
     return item
 
 

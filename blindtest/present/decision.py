@@ -77,6 +77,13 @@ def _figures(item: Mapping[str, Any]) -> str | None:
     if item.get("comparisons") is None:
         return None
     parts = [count(int(item["comparisons"]), "comparison")]
+    if item.get("stop") is not None:  # a sequential decision
+        where = (
+            f"stopped at comparison {item['stopped_at']} of {item['judged']} judged"
+            if item.get("stopped_at")
+            else f"no crossing in {item['judged']} judged ({item['stop']})"
+        )
+        parts = [where, f"e-value {item['e_value']:.3g}", f"one observation: {item['observation']}"]
     ties = item.get("tie_rate")
     if ties and ties.get("estimate") is not None:
         parts.append(f"tie rate {pct(ties['estimate'])}")

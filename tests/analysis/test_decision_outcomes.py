@@ -357,3 +357,40 @@ def test_per_tag_estimates_are_shown_and_decided_with_holm_on_request(
     assert "outcome" in found["by_tag"]["by_challenger"]["B"]["code"]
     assert code_tag == code  # per-tag decisions never set the exit code
     assert "per tag (Holm across tags; not the exit code)" in screen
+
+
+# --------------------------------------------------------------------------- sequential
+
+
+def test_a_sequential_decision_may_stop_before_the_end(invoke: Invoke, tmp_path: Path) -> None:
+    run = gate_run(tmp_path, trials=200, spec=decision("superior", sequential=True))
+    records = outcome_picks(design_of(run), {"B": 150}, {"B": 30})
+    judge(run, records[:120])
+    code, found, screen = analyze(invoke, run)
+    assert code == 0
+    assert read_report(run)["verdict"] == "void"  # the fixed analysis stays unrevealed
+    only = found["decisions"][0]
+    assert only["outcome"] == "shown"
+    assert only["judged"] == 120
+    assert only["stopped_at"] <= 120
+    assert "ties are skipped" in found["unit"]
+    assert "stopped at comparison" in screen
+
+
+def test_a_sequential_decision_that_never_crosses_is_not_shown_never_refuted(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    run = gate_run(tmp_path, trials=60, spec=decision("superior", sequential=True))
+    design = design_of(run)
+    records = outcome_picks(design, {"B": 30}, {"B": 30})
+    entries = {int(e["trial"]): e for e in design["arrangement"]}
+    won = [r for r in records if (r["pick"] == "left") == (entries[r["trial"]]["left"] == "B")]
+    lost = [r for r in records if r not in won]
+    # Judged alternately, a win then a loss: the sequence never leaves 1/2.
+    for n, record in enumerate(x for pair in zip(won, lost, strict=True) for x in pair):
+        record["at"] = f"2030-01-01T00:{n // 60:02d}:{n % 60:02d}Z"
+    judge(run, records)
+    code, found, _ = analyze(invoke, run)
+    assert code == 5
+    only = found["decisions"][0]
+    assert (only["outcome"], only["stop"]) == ("not_shown", "max_comparisons")
