@@ -37,7 +37,7 @@ from typing import Any, cast
 
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
 from blindtest.analysis.controls import main_files
-from blindtest.errors import BadInput
+from blindtest.errors import EXIT_NOT_SETTLED, EXIT_REFUTED, BadInput, CheckFailed
 from blindtest.model.candidates import candidates_of, comparison_sides, has_candidates
 from blindtest.model.picks import JudgeView, PicksFile
 from blindtest.model.planted import applied_degradation, planted_of, planted_trials
@@ -72,7 +72,12 @@ __all__ = [
 ]
 
 #: The exit code of each outcome (DESIGN.md's table; stable).
-EXIT_CODES: Mapping[str, int] = {"shown": 0, "refuted": 4, "not_shown": 5, "no_result": 1}
+EXIT_CODES: Mapping[str, int] = {
+    "shown": 0,
+    "refuted": EXIT_REFUTED,
+    "not_shown": EXIT_NOT_SETTLED,
+    "no_result": CheckFailed.exit_code,
+}
 #: From worst to best: the exit code of several decisions is the first of these among them.
 _WORST_FIRST = (1, 4, 5, 0)
 #: The warning codes a decision raises (``--fail-on CODE``), with what each means.
@@ -673,6 +678,7 @@ def decision_section(
         if not spec.pre_registered and code == 0:
             code = EXIT_CODES["not_shown"]  # never 0: what was not pre-registered is a lead
         item["exit_code"] = code
+        item["challenger_name"] = _name(design, str(item["challenger"]))
         item["cost_per_answer"] = {
             "champion": _cost(generation, spec.champion),
             "challenger": _cost(generation, str(item["challenger"])),

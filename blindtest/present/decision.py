@@ -38,7 +38,8 @@ def _cost(item: Mapping[str, Any], champion: str) -> str | None:
     way = "cheaper" if difference > 0 else "dearer" if difference < 0 else "the same"
     tail = f" ({dollars(abs(difference))} {way} per answer)" if difference else " (the same)"
     mine_said, theirs_said = dollars(mine), dollars(theirs)
-    return f"cost per answer: {item['challenger']} {mine_said}, {champion} {theirs_said}{tail}"
+    name = item.get("challenger_name") or item["challenger"]
+    return f"cost per answer: {name} {mine_said}, {champion} {theirs_said}{tail}"
 
 
 def _settle(item: Mapping[str, Any], decision: Mapping[str, Any]) -> str | None:
