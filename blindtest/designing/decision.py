@@ -25,7 +25,7 @@ never the verdict.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +34,7 @@ from blindtest.model.planted import DEGRADE_VERSION
 from blindtest.model.protocols import PROTOCOLS
 from blindtest.stats.decision import ESTIMANDS, parse_rule
 
-__all__ = ["DecisionSpec", "champion_side", "decision_spec"]
+__all__ = ["DecisionSpec", "champion_side", "decision_line", "decision_spec", "per_challenger"]
 
 #: The planning value of the challenger's true share when --plan-true is not given: as good
 #: as the champion (superior: a share of 0.6, since at 1/2 no n could show it).
@@ -193,3 +193,58 @@ def _similar(
     if not 0 <= true < pd0:
         raise BadInput(f"--plan-true (the planning pd) must be in [0, {pd0:g}), got {true}")
     return DecisionSpec("similar", pd0, "pd", champion, true, 0.0)
+
+
+def decision_line(spec: DecisionSpec, comparisons: int, alpha: float) -> str:
+    """bt-design's line for a design with a decision: the claim, and its exact power with
+    this many comparisons per challenger at the planning values, with the n that reaches the
+    planned power (`blindtest.stats.sizing`; for similar:PD0, ``bt-plan --similarity``)."""
+    from blindtest.reportfmt import fixed
+    from blindtest.stats.sizing import decision_power, decision_sample_size
+
+    rule = spec.rule if spec.rule == "superior" else f"{spec.rule}:{spec.margin:g}"
+    head = f"decision {rule} against the champion {spec.champion}"
+    sensitivity = (
+        f"; a sensitivity check of {spec.sensitivity} planted comparisons"
+        if spec.sensitivity
+        else (
+            "; no sensitivity check, so a non-inferiority or equivalence claim will not be "
+            "shown (add --sensitivity N)"
+            if spec.rule in ("noninferior", "equivalent")
+            else ""
+        )
+    )
+    if spec.rule == "similar":
+        return f"{head}{sensitivity}; plan it with bt-plan --similarity {spec.margin:g}"
+    margin = None if spec.rule == "superior" else spec.margin
+    name: Any = spec.rule
+    at = f"true share {spec.plan_true:g}, ties {spec.plan_ties:g}"
+    power = float(
+        decision_power(comparisons, name, margin, true=spec.plan_true, ties=spec.plan_ties,
+                       alpha=alpha)[0]
+    )  # fmt: skip
+    size = decision_sample_size(
+        name, margin, true=spec.plan_true, ties=spec.plan_ties, power=spec.power, alpha=alpha
+    )
+    needs = (
+        f"{size.smallest_n:,} reach power {spec.power:g}"
+        if size.smallest_n is not None
+        else f"no n up to {size.searched_to:,} reaches power {spec.power:g}"
+    )
+    return (
+        f"{head}{sensitivity}: with {comparisons:,} comparisons per challenger, power "
+        f"{fixed(power, 2)} at the planning values ({at}); {needs} (bt-plan --decide {rule})"
+    )
+
+
+def per_challenger(design: Mapping[str, Any], champion: str) -> int:
+    """The fewest real comparisons any challenger has with the champion."""
+    counts: dict[str, int] = {}
+    for entry in design["arrangement"]:
+        if "planted" in entry or "control" in entry:
+            continue
+        sides = {str(entry["left"]), str(entry.get("right", ""))}
+        if champion in sides:
+            other = next(iter(sides - {champion}), "")
+            counts[other] = counts.get(other, 0) + 1
+    return min(counts.values(), default=0)

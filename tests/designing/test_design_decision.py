@@ -228,3 +228,21 @@ def test_sequential_with_a_preference_decision_is_the_decisions_not_the_triangle
     assert design["sequential"] is False
     assert design["decision"]["sequential"] is True
     assert design["decision"]["planning"]["true"] == 0.6
+
+
+def test_bt_design_says_the_decisions_power_and_the_n_that_reaches_the_planned_power(
+    invoke: Invoke, tmp_path: Path, prompts_file: MakeFile
+) -> None:
+    from blindtest.stats.sizing import decision_sample_size
+
+    prompts = prompts_file(numbered_prompts(40))
+    made = invoke(
+        "design", tmp_path / "r", "--prompts", prompts, *MODELS, "--trials", "20",
+        "--decide", "noninferior:0.05", "--plan-ties", "0.3",
+    )  # fmt: skip
+    assert made.exit_code == 0, made.stderr
+    said = " ".join(made.stderr.split())
+    planned = decision_sample_size("noninferior", 0.05, true=0.5, ties=0.3, power=0.8)
+    assert "decision noninferior:0.05 against the champion A" in said
+    assert "no sensitivity check, so a non-inferiority or equivalence claim will not" in said
+    assert f"{planned.smallest_n:,} reach power 0.8" in said

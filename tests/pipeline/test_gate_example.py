@@ -45,10 +45,8 @@ def test_docs_ci_commands_pass_the_gate_on_the_committed_run(
     commands = ci_commands()
     assert [c[0] for c in commands] == ["bt-verify", "bt-analyze"]
     for words in commands:
-        args = [
-            str(work) if w == "examples/gate/run" else str(tmp_path / w) if w.endswith(".xml") else w
-            for w in words
-        ]
+        paths = {"examples/gate/run": str(work), "decision.xml": str(tmp_path / "decision.xml")}
+        args = [paths.get(w, w) for w in words]
         result = invoke(args[0].removeprefix("bt-"), *args[1:])
         assert result.exit_code == 0, (words, result.stdout[-2000:], result.stderr)
     xml = JUnitXml.fromfile(str(tmp_path / "decision.xml"))
