@@ -427,7 +427,11 @@ def _headline(design: DesignRecord, spec: DecisionSpec, item: JsonObject) -> str
     said = {
         "shown": f"{claim}: SHOWN",
         "refuted": f"{opposite}: SHOWN, so the claim is REFUTED",
-        "not_shown": f"{claim}: NOT SHOWN, nor its opposite",
+        "not_shown": (
+            f"{claim}: NOT SHOWN, though its test alone would show it"
+            if item.get("test_outcome") == "shown"
+            else f"{claim}: NOT SHOWN, nor its opposite"
+        ),
         "no_result": f"{claim}: NO RESULT",
     }[str(item["outcome"])]
     if item.get("interval") is not None and item["interval"].get("lo") is not None:

@@ -64,8 +64,10 @@ def _sensitivity(section: Mapping[str, Any] | None) -> str:
     found = section.get("result")
     how = ", ".join(f"{k} {v}" for k, v in (section.get("degradations") or {}).items())
     head = f"sensitivity check: {section['judged']} of {section['planted']} planted ({how})"
-    if found is None or found.get("estimate") is None:
-        return head + ": nothing to test, failed"
+    if found is None:
+        return head + ": none was judged, FAILED"
+    if found.get("estimate") is None:
+        return head + ": every one judged was a tie, FAILED"
     interval = found["interval"]
     return (
         f"{head}: the judge preferred the champion's own answer to its degraded copy in "
@@ -125,7 +127,11 @@ def decision_lines(report: Mapping[str, Any]) -> list[str]:
             f"  --fail-on/--strict: {', '.join(decision['failed_on'])} raised, so the exit is 1"
         )
     code = int(decision["exit_code"])
-    lines.append(f"exit {code}: {EXIT_WORDS.get(code, '')}")
+    held = code == 5 and all(
+        item.get("reasons") for item in decision.get("decisions") or () if item["exit_code"] == 5
+    )
+    words = "not shown: what it needs is missing (above)" if held else EXIT_WORDS.get(code, "")
+    lines.append(f"exit {code}: {words}")
     return lines
 
 
