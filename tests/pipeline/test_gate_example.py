@@ -12,6 +12,8 @@ from pathlib import Path
 import orjson
 from junitparser import JUnitXml
 
+from blindtest.simulator import Simulator
+
 from conftest import Invoke
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,3 +59,20 @@ def test_docs_ci_commands_pass_the_gate_on_the_committed_run(
     decision = orjson.loads(before)["decision"]
     assert decision["decisions"][0]["comparisons"] == 30
     assert decision["sensitivity"]["passed"] is True
+
+
+def test_blindtest_run_passes_the_decisions_exit_code_through(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    url = simulator.base_url
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("\n".join(f"How should one approach topic {i}?" for i in range(40)) + "\n")
+    result = invoke(
+        "run", "sim-large", "sim-small", "--a-url", url, "--b-url", url, "--prompts", prompts,
+        "--protocol", "preference", "--trials", "20", "--seed", "gate", "--run-dir",
+        tmp_path / "run", "--decide", "noninferior:0.05", "--sensitivity", "6",
+        "--judge", "llm:sim-judge-longer", "--judge-url", url,
+    )  # fmt: skip
+    assert result.exit_code == 4, result.stderr[-2000:]  # the cheaper, shorter side loses
+    assert "exit 4: the opposite is shown" in result.stdout
+    assert invoke("verify", tmp_path / "run").exit_code == 0
