@@ -231,13 +231,13 @@ def _settle_line(leader: str, name: str, ties: float) -> str:
         "noninferior", SUGGESTED_MARGIN, true=0.5, ties=min(ties, 0.95), power=0.8
     )
     design = (
-        f"bt-design NEW ... --pairs reference:{leader} --decide "
-        f"noninferior:{SUGGESTED_MARGIN:g} --sensitivity 20"
+        f"a new design (bt-design with `--pairs reference:{leader} --decide "
+        f"noninferior:{SUGGESTED_MARGIN:g} --sensitivity 20`)"
     )
     if size.smallest_n is None:
-        return f"To decide it, pre-register {design}."
+        return f"To decide it, pre-register the margin in {design}."
     return (
-        f"To decide it, pre-register {design}: at a true share of 1/2 and this run's tie rate "
-        f"({pct(ties)}), {size.smallest_n:,} comparisons of {name} against {leader} show it "
-        "with power 0.8."
+        f"To decide it, pre-register the margin in {design}: at a true share of 1/2 and this "
+        f"run's tie rate ({pct(ties)}), {size.smallest_n:,} comparisons of {name} against "
+        f"{leader} show it with power 0.8."
     )

@@ -162,8 +162,8 @@ def undecided_lines(report: Mapping[str, Any]) -> list[str]:
         f"{pct(rate['hi'])} of the untied comparisons, and B in up to {pct(1 - rate['lo'])} "
         "(Wilson 95%), so neither is shown better, and nothing here shows either is not worse.",
         f"To decide whether B is not worse than A by more than {SUGGESTED_MARGIN * 100:g} points, "
-        f"pre-register it: bt-design NEW ... --decide noninferior:{SUGGESTED_MARGIN:g} "
-        f"--sensitivity {SUGGESTED_SENSITIVITY}"
+        f"pre-register the margin in a new design (bt-design with `--decide "
+        f"noninferior:{SUGGESTED_MARGIN:g} --sensitivity {SUGGESTED_SENSITIVITY}`)"
         + (
             f"; at a true share of 1/2 and this run's tie rate ({pct(tie_rate)}), "
             f"{size.smallest_n:,} comparisons show it with power 0.8."

@@ -375,6 +375,8 @@ class ReportRecord(_ReportRequired, ProtocolFields, total=False):
     summary: dict[str, Any]
     next: dict[str, Any] | None
     sides: dict[str, Any]
+    #: A pre-registered decision (``blindtest.analysis.decision``).
+    decision: dict[str, Any]
     llm_judges: dict[str, Any] | None
     controls: dict[str, Any] | None
     style_control: dict[str, Any] | None

@@ -161,7 +161,7 @@ def test_a_cheaper_candidate_the_data_cannot_tell_from_the_leader_is_never_calle
         assert bounded
         assert bounded[0].startswith("The data cannot tell the cheaper beta from the leader alpha")
         assert "of the untied comparisons between them" in bounded[0]
-        assert "--pairs reference:alpha --decide noninferior:0.05" in bounded[0]
+        assert "--pairs reference:alpha --decide noninferior:0.05 --sensitivity 20`" in bounded[0]
         assert "times as much per answer" in bounded[0] or "twice as much" in bounded[0]
     else:  # beta leads and is the cheaper of the two: nothing cheaper to speak of
         assert not bounded
