@@ -1,15 +1,20 @@
 """The extra questions' answers, revealed after judging. Pure; opens no file.
 
+The tests compare two candidates (the sides A and B of a two-sided design; a design of two
+named candidates alike), so with three or more a question gets a sentence saying so and no
+test (bt-design refuses --ask and --ask-each there).
+
 A question asked of each option (``bt-design --ask-each``) is answered ``{"left": bool,
-"right": bool}``; here, and only here, left and right become sides A and B through the
-arrangement. Each side gets its yes rate with a Wilson 95% interval, and the two answers of one
-comparison are compared by the exact McNemar test: of the comparisons where exactly one response
-got yes, is it A's as often as B's (two-sided binomial at 1/2 on those discordant pairs).
+"right": bool}``; here, and only here, left and right become the candidates through the
+arrangement. Each candidate gets its yes rate with a Wilson 95% interval, and the two answers
+of one comparison are compared by the exact McNemar test: of the comparisons where exactly one
+response got yes, is it the first's as often as the second's (two-sided binomial at 1/2 on
+those discordant pairs).
 
 A question asked once per comparison (``--ask``) is one boolean that belongs to no side. Its yes
-rate is given, and whether it goes with the side the judge preferred: Fisher's exact test on the
-2x2 table (yes / no by A preferred / B preferred). Ties are left out of that table and counted
-apart.
+rate is given, and whether it goes with the candidate the judge preferred: Fisher's exact test
+on the 2x2 table (yes / no by the first preferred / the second preferred). Ties are left out of
+that table and counted apart.
 
 The unit is one comparison by one judge. Hidden controls (one side shown twice) have no A-B
 pair and no preferred side: they are left out and counted. With several judges each is also
@@ -23,10 +28,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from blindtest.model.scoring import arrangement_entry, option1_side, preferred_side
-from blindtest.model.sides import side_label
+from blindtest.model.candidates import candidates_of, comparison_sides, shown_name
+from blindtest.model.scoring import arrangement_entry, preferred_side
 from blindtest.reportfmt import format_p_against, pct
 from blindtest.rundir.artifacts import JsonObject
 from blindtest.rundir.types import DesignRecord
@@ -56,13 +62,19 @@ class _ComparisonAnswer:
     judge: str
     trial: int
     yes: bool
-    preferred: str | None  # "A", "B", or None for a tie
+    preferred: str | None  # the preferred candidate, or None for a tie
 
 
 def answers_summary(design: DesignRecord, picks: Sequence[Pick]) -> list[JsonObject]:
     """One entry per extra question of the design: those asked of each option first, then
     those asked once per comparison, each in the order the design lists them."""
     judging = design["judging"]
+    if len(candidates_of(design)) > 2:
+        asked = [
+            *((q, "each response") for q in judging.get("extra_questions_per_option", ())),
+            *((q, "the comparison as a whole") for q in judging["extra_questions"]),
+        ]
+        return [_untested(design, question, about) for question, about in asked]
     out = [
         _per_option(design, question, picks)
         for question in judging.get("extra_questions_per_option", ())
@@ -106,22 +118,41 @@ def _yes_no(yes: int, n: int) -> JsonObject:
 # --------------------------------------------------------------------------- per option
 
 
+def _untested(design: DesignRecord, question: str, about: str) -> JsonObject:
+    """A question of a design of three or more candidates: no test compares them."""
+    k = len(candidates_of(design))
+    return {
+        "question": question,
+        "about": about,
+        "unit": UNIT,
+        "controls_left_out": 0,
+        "judges": [],
+        "shared_trials": 0,
+        "pooled": True,
+        "statement": (
+            f"{question!r}, asked of {about}: not tested; its tests compare two candidates, and "
+            f"this design has {k}."
+        ),
+    }
+
+
 def _option_units(
     design: DesignRecord, picks: Sequence[Pick], question: str
 ) -> list[_OptionAnswer]:
+    first, second = candidates_of(design)
     units = []
     for pick in picks:
         answer = (pick.answers or {})[question]
         if isinstance(answer, bool):  # the picks contract refuses this form for this question
             continue
-        left = option1_side(design, pick.trial)
-        by_side = {left: answer["left"], ("B" if left == "A" else "A"): answer["right"]}
-        units.append(_OptionAnswer(pick.judge, pick.trial, by_side["A"], by_side["B"]))
+        left, right = comparison_sides(arrangement_entry(design, pick.trial))
+        by_side = {left: answer["left"], right: answer["right"]}
+        units.append(_OptionAnswer(pick.judge, pick.trial, by_side[first], by_side[second]))
     return units
 
 
-def _paired(units: Sequence[_OptionAnswer]) -> JsonObject:
-    """Per side yes rates and the exact McNemar test over ``units``."""
+def _paired(names: Sequence[str], units: Sequence[_OptionAnswer]) -> JsonObject:
+    """Per candidate yes rates and the exact McNemar test over ``units``."""
     only_a = sum(1 for u in units if u.a and not u.b)
     only_b = sum(1 for u in units if u.b and not u.a)
     both = sum(1 for u in units if u.a and u.b)
@@ -131,8 +162,8 @@ def _paired(units: Sequence[_OptionAnswer]) -> JsonObject:
         degenerate = "no comparison had yes for one response and no for the other"
     return {
         "sides": {
-            "A": _yes_no(sum(u.a for u in units), len(units)),
-            "B": _yes_no(sum(u.b for u in units), len(units)),
+            names[0]: _yes_no(sum(u.a for u in units), len(units)),
+            names[1]: _yes_no(sum(u.b for u in units), len(units)),
         },
         "paired": {
             "test": MCNEMAR,
@@ -150,7 +181,7 @@ def _paired(units: Sequence[_OptionAnswer]) -> JsonObject:
 def _per_option(design: DesignRecord, question: str, picks: Sequence[Pick]) -> JsonObject:
     return _question_entry(
         design, question, picks, "each response",
-        _option_units, _paired, _option_figures, _option_sentence,
+        _option_units, partial(_paired, candidates_of(design)), _option_figures, _option_sentence,
     )  # fmt: skip
 
 
@@ -203,21 +234,24 @@ def _comparison_units(
     return units
 
 
-def _association(units: Sequence[_ComparisonAnswer]) -> JsonObject:
-    """The yes rate, yes by the preferred side, and Fisher's exact test over ``units``."""
+def _association(names: Sequence[str], units: Sequence[_ComparisonAnswer]) -> JsonObject:
+    """The yes rate, yes by the preferred candidate, and Fisher's exact test over ``units``."""
+    first, second = names
     by = {
         label: {
             "yes": sum(1 for u in units if u.yes and u.preferred == side),
             "n": sum(1 for u in units if u.preferred == side),
         }
-        for label, side in (("A", "A"), ("B", "B"), ("tie", None))
+        for label, side in ((first, first), (second, second), ("tie", None))
     }
-    a_yes, b_yes = by["A"]["yes"], by["B"]["yes"]
-    a_no, b_no = by["A"]["n"] - a_yes, by["B"]["n"] - b_yes
+    a_yes, b_yes = by[first]["yes"], by[second]["yes"]
+    a_no, b_no = by[first]["n"] - a_yes, by[second]["n"] - b_yes
     test = fisher_exact(a_yes, b_yes, a_no, b_no)
     degenerate = None
     if test.degenerate:
-        degenerate = _empty_margin(a_yes + b_yes, a_no + b_no, by["A"]["n"], by["B"]["n"])
+        degenerate = _empty_margin(
+            names, a_yes + b_yes, a_no + b_no, by[first]["n"], by[second]["n"]
+        )
     return {
         "comparisons": _yes_no(sum(u.yes for u in units), len(units)) | {"by_preferred": by},
         "association": {
@@ -235,18 +269,19 @@ def _association(units: Sequence[_ComparisonAnswer]) -> JsonObject:
     }
 
 
-def _empty_margin(yes: int, no: int, won_a: int, won_b: int) -> str:
+def _empty_margin(names: Sequence[str], yes: int, no: int, won_a: int, won_b: int) -> str:
     if won_a + won_b == 0:
         return "every comparison was a tie"
     if yes == 0 or no == 0:
         return f"every answer in the untied comparisons was {'no' if yes == 0 else 'yes'}"
-    return f"{'A' if won_a == 0 else 'B'} was preferred in none of the untied comparisons"
+    return f"{names[0] if won_a == 0 else names[1]} was preferred in none of the untied comparisons"
 
 
 def _per_comparison(design: DesignRecord, question: str, picks: Sequence[Pick]) -> JsonObject:
     return _question_entry(
         design, question, picks, "the comparison as a whole",
-        _comparison_units, _association, _comparison_figures, _comparison_sentence,
+        _comparison_units, partial(_association, candidates_of(design)), _comparison_figures,
+        _comparison_sentence,
     )  # fmt: skip
 
 
@@ -287,16 +322,16 @@ def _left_out(entry: Mapping[str, Any]) -> str:
 
 
 def _option_figures(design: DesignRecord, cell: Mapping[str, Any]) -> str:
-    models = {s: side_label(design, s) for s in ("A", "B")}  # a label, else the model
-    rates = "; ".join(f"{s} ({models[s]}) {_rate(cell['sides'][s])}" for s in ("A", "B"))
+    a, b = names = candidates_of(design)
+    rates = "; ".join(f"{shown_name(design, s)} {_rate(cell['sides'][s])}" for s in names)
     paired = cell["paired"]
     counts = (
-        f"yes for A's response only {paired['yes_a_no_b']}, for B's only "
+        f"yes for {a}'s response only {paired['yes_a_no_b']}, for {b}'s only "
         f"{paired['yes_b_no_a']}, both {paired['yes_both']}, neither {paired['no_both']}"
     )
     if paired["degenerate"]:
         test = (
-            f"A and B never differed within a comparison ({counts}), so the paired test has "
+            f"{a} and {b} never differed within a comparison ({counts}), so the paired test has "
             "nothing to compare: no p-value"
         )
     else:
@@ -322,9 +357,10 @@ def _option_sentence(design: DesignRecord, entry: Mapping[str, Any]) -> str:
 def _comparison_figures(design: DesignRecord, cell: Mapping[str, Any]) -> str:
     by = cell["comparisons"]["by_preferred"]
     test = cell["association"]
+    a, b = candidates_of(design)
     split = (
-        f"yes in {by['A']['yes']} of {by['A']['n']} comparisons won by A and "
-        f"{by['B']['yes']} of {by['B']['n']} won by B"
+        f"yes in {by[a]['yes']} of {by[a]['n']} comparisons won by {a} and "
+        f"{by[b]['yes']} of {by[b]['n']} won by {b}"
     )
     if test["degenerate"]:
         said = (

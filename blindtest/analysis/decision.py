@@ -37,10 +37,18 @@ from typing import Any, cast
 
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
 from blindtest.analysis.controls import main_files
-from blindtest.errors import EXIT_NOT_SETTLED, EXIT_REFUTED, BadInput, CheckFailed
-from blindtest.model.candidates import candidates_of, comparison_sides, has_candidates
+from blindtest.analysis.warnings import CODES as WARNING_CODES
+from blindtest.analysis.warnings import NOTICE, SERIOUS
+from blindtest.errors import EXIT_NOT_SETTLED, EXIT_REFUTED, BadInput, CheckFailed, option
+from blindtest.model.candidates import (
+    candidates_of,
+    comparison_sides,
+    shares_answers,
+    shown_name,
+)
 from blindtest.model.picks import JudgeView, PicksFile
 from blindtest.model.planted import applied_degradation, planted_of, planted_trials
+from blindtest.model.protocols import protocol_of
 from blindtest.model.sides import side_label
 from blindtest.reportfmt import pct
 from blindtest.rundir.artifacts import JsonObject
@@ -82,16 +90,17 @@ EXIT_CODES: Mapping[str, int] = {
 _WORST_FIRST = (1, 4, 5, 0)
 #: The warning codes a decision raises (``--fail-on CODE``), with what each means.
 DECISION_CODES: Mapping[str, str] = {
-    "decision-not-pre-registered": "the decision was given to bt-analyze, not in the design",
-    "sensitivity-missing": "a non-inferiority or equivalence claim without a sensitivity check",
-    "sensitivity-failed": "the judge did not prefer the champion's answer to its degraded copy",
-    "position-warning": "the judges' left share is past the position margin (not significantly)",
-    "judge-excluded": "an LLM judge left comparisons out (leakage or an inconsistent swap)",
+    "decision.not_pre_registered": "the decision was given to bt-analyze, not in the design",
+    "sensitivity.missing": "a non-inferiority or equivalence claim without a sensitivity check",
+    "sensitivity.failed": "the judge did not prefer the champion's answer to its degraded copy",
+    "llm.excluded": "an LLM judge left comparisons out (leakage or an inconsistent swap)",
 }
-#: Every code ``--fail-on`` takes: the decision's, and the report's own warnings as
-#: `report_warnings` codes them (``warning``: a report warning with no code of its own).
-KNOWN_CODES = frozenset({*DECISION_CODES, "warning"})
-_POSITION_PREFIX = "Position:"
+#: Every code ``--fail-on`` takes: the decision's, and the report's own warnings
+#: (`blindtest.analysis.warnings.CODES`; ``warning``: a report warning with no code of its own).
+KNOWN_CODES = frozenset({*DECISION_CODES, *WARNING_CODES, "warning"})
+#: The report's warnings that leave a non-inferiority or equivalence claim not shown: the
+#: judges' left share beyond the position margin, or an LLM judge answering by position.
+POSITION_CODES = frozenset({"position.margin", "llm.position"})
 #: Each rule's claim and its opposite, for the headline.
 _CLAIMS = {
     "noninferior": (
@@ -143,8 +152,10 @@ def decision_spec(
     if recorded is not None:
         if decide_rule is not None or champion is not None or estimand is not None:
             raise BadInput(
-                f"the design pre-registers --decide {_rule_text(recorded)}; the analysis reads "
-                "it from design.json: drop --decide, --champion and --estimand"
+                f"the design pre-registers {option('decide')} {_rule_text(recorded)}; the "
+                "analysis reads "
+                f"it from design.json: drop {option('decide')}, {option('champion')} and "
+                f"{option('estimand')}"
             )
         planning = recorded["planning"]
         sensitivity = recorded.get("sensitivity") or {}
@@ -161,8 +172,10 @@ def decision_spec(
         )
     if decide_rule is None:
         if champion is not None or estimand is not None:
-            given = "--champion" if champion is not None else "--estimand"
-            raise BadInput(f"{given} goes with --decide RULE; add --decide or drop {given}")
+            given = option("champion") if champion is not None else option("estimand")
+            raise BadInput(
+                f"{given} goes with {option('decide')} RULE; add {option('decide')} or drop {given}"
+            )
         return None
     return _post_hoc(design, decide_rule, champion, estimand)
 
@@ -178,16 +191,20 @@ def _post_hoc(
     try:
         rule = parse_rule(text)
     except ValueError as error:
-        raise BadInput(f"--decide {text}: {error}") from None
-    prefers = design["protocol"] == "preference"
+        raise BadInput(f"{option('decide')} {text}: {error}") from None
+    prefers = protocol_of(design).prefers
     if (rule.rule == "similar") == prefers:
         wanted = "noninferior:MARGIN, superior or equivalent:MARGIN" if prefers else "similar:PD0"
-        raise BadInput(f"--decide {text}: a {design['protocol']} run decides {wanted}")
+        raise BadInput(f"{option('decide')} {text}: a {design['protocol']} run decides {wanted}")
     if rule.rule != "similar" and design["alpha"] >= 0.5:
-        raise BadInput(f"--decide {text}: the design's alpha {design['alpha']} must be below 0.5")
+        raise BadInput(
+            f"{option('decide')} {text}: the design's alpha {design['alpha']} must be below 0.5"
+        )
     chosen = estimand or ("pd" if rule.rule == "similar" else "untied-share")
     if rule.rule == "similar" and chosen != "pd":
-        raise BadInput(f"--estimand {chosen} is for preference rules; drop --estimand")
+        raise BadInput(
+            f"{option('estimand')} {chosen} is for preference rules; drop {option('estimand')}"
+        )
     sides = list(candidates_of(design) or ("A", "B"))
     names = {
         side: (side, side_label(design, side), design["models"][side]["model"]) for side in sides
@@ -197,7 +214,7 @@ def _post_hoc(
         matches = {side for side, known in names.items() if champion in known}
         if len(matches) != 1:
             raise BadInput(
-                f"--champion {champion}: "
+                f"{option('champion')} {champion}: "
                 + ("names more than one side" if matches else "no side of that name")
                 + f"; give one of {', '.join(sides)}"
             )
@@ -335,19 +352,17 @@ def worst_exit(codes: Iterable[int]) -> int:
     return next((code for code in _WORST_FIRST if code in found), 0)
 
 
-def _warning(code: str, message: str, severity: str = "warning", **more: Any) -> JsonObject:
+def _warning(code: str, message: str, severity: str = SERIOUS, **more: Any) -> JsonObject:
     return {"code": code, "severity": severity, "message": message, **more}
 
 
 def report_warnings(report: Mapping[str, Any]) -> list[JsonObject]:
-    """The report's own warnings as ``{code, severity, message}`` (a report whose warnings
-    are plain sentences gets ``position-warning`` for the position one, ``warning`` else)."""
+    """The report's own warnings as ``{code, severity, message}`` (a plain sentence, as a
+    triangle or pair report may hold, gets the code ``warning``)."""
     out = []
     for item in report.get("warnings") or ():
         if isinstance(item, Mapping):
             out.append(dict(item))
-        elif str(item).startswith(_POSITION_PREFIX):
-            out.append(_warning("position-warning", str(item)))
         else:
             out.append(_warning("warning", str(item)))
     return out
@@ -399,9 +414,7 @@ def _cost(generation: Mapping[str, Any] | None, side: str) -> float | None:
 
 def _name(design: DesignRecord, side: str) -> str:
     """``A (sim-large)``: a side with its label; a candidate by its name."""
-    if has_candidates(design):
-        return side
-    return f"{side} ({side_label(design, side)})"
+    return shown_name(design, side)
 
 
 def champion_name(design: DesignRecord, spec: DecisionSpec) -> str:
@@ -526,7 +539,7 @@ def _sequential(design: DesignRecord, spec: DecisionSpec, scores: Scores, k: int
         alpha=spec.alpha / k,
         estimand=_estimand(spec),
         judges=list(ordered.judges),
-        max_comparisons=max(1, planned // max(1, k)) if has_candidates(design) else planned,
+        max_comparisons=max(1, planned // max(1, k)) if shares_answers(design) else planned,
     )
     return result.to_dict()
 
@@ -628,7 +641,7 @@ def _hold(item: JsonObject, spec: DecisionSpec, sensitivity: JsonObject | None,
             else "no planted comparison was judged"
         )
         reasons.append(f"the sensitivity check failed: the judge {detail}")
-    if any(w["code"] == "position-warning" for w in warnings):
+    if any(w["code"] in POSITION_CODES for w in warnings):
         reasons.append("a position warning: the judge may answer by position")
     if reasons:
         item["outcome"] = "not_shown"
@@ -752,21 +765,22 @@ def _decision_warnings(
 ) -> list[JsonObject]:
     out = []
     if not spec.pre_registered:
-        code = "decision-not-pre-registered"
-        out.append(_warning(code, DECISION_CODES[code]))
+        code = "decision.not_pre_registered"
+        out.append(_warning(code, DECISION_CODES[code], NOTICE))
     if spec.rule in ("noninferior", "equivalent"):
         if sensitivity is None:
-            out.append(_warning("sensitivity-missing", DECISION_CODES["sensitivity-missing"]))
-        elif not sensitivity["passed"]:
             out.append(
-                _warning("sensitivity-failed", DECISION_CODES["sensitivity-failed"], "error")
+                _warning("sensitivity.missing", DECISION_CODES["sensitivity.missing"], NOTICE)
             )
+        elif not sensitivity["passed"]:
+            out.append(_warning("sensitivity.failed", DECISION_CODES["sensitivity.failed"]))
     excluded = sum(1 for p in picks if p.kind == "llm" and p.extra.get("excluded"))
     if excluded:
         out.append(
             _warning(
-                "judge-excluded",
+                "llm.excluded",
                 f"{excluded} comparison verdict(s) were excluded by the LLM judge",
+                NOTICE,
                 excluded=excluded,
             )
         )
@@ -883,9 +897,20 @@ def attach_decision(
             by_tag=options.by_tag,
         )
     report["decision"] = section
+    _list_warnings(report, section.get("warnings") or [])
     if result.exit_code == 1 and not (spec.sequential and report.get("verdict") == "void"):
         code = 1
     return replace(result, report=cast(ReportRecord, report), exit_code=code)
+
+
+def _list_warnings(report: dict[str, Any], found: Sequence[JsonObject]) -> None:
+    """The decision's warnings join the report's one top-level list (serious ones first)."""
+    listed = report.get("warnings")
+    if not isinstance(listed, list):
+        return
+    seen = {(w.get("code"), w.get("message")) for w in listed if isinstance(w, Mapping)}
+    listed.extend(dict(w) for w in found if (w["code"], w["message"]) not in seen)
+    listed.sort(key=lambda w: 0 if isinstance(w, Mapping) and w.get("severity") == SERIOUS else 1)
 
 
 def without_planted(

@@ -7,8 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from blindtest.analysis.candidate_responses import candidate_responses
-from blindtest.analysis.candidate_style import attach_candidate_style
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
 from blindtest.analysis.controls import (
     control_results,
@@ -27,16 +25,18 @@ from blindtest.analysis.decision import (
     without_planted,
 )
 from blindtest.analysis.judges import agreement_section, llm_section, preference_rows
+from blindtest.analysis.preference import comparison_outcomes
 from blindtest.analysis.report import build_report
 from blindtest.analysis.responses import responses_summary
 from blindtest.analysis.style import style_section
-from blindtest.errors import BadInput
+from blindtest.analysis.warnings import collect_warnings
+from blindtest.errors import BadInput, option
 from blindtest.model import picks as records
-from blindtest.model.candidates import has_candidates
+from blindtest.model.picks import Pick
 from blindtest.model.protocols import PROTOCOLS
 from blindtest.rundir import artifacts
 from blindtest.rundir.artifacts import JsonObject
-from blindtest.rundir.types import DesignRecord
+from blindtest.rundir.types import DesignRecord, ReportRecord
 
 
 def input_name(run_dir: Path, path: Path) -> str:
@@ -87,8 +87,7 @@ def _read_responses(run_dir: Path, design: DesignRecord, skipped: list[str]) -> 
     if not path.exists():
         return None
     contents = artifacts.read_jsonl(path, "responses")
-    summarize = candidate_responses if has_candidates(design) else responses_summary
-    responses = summarize(design, contents.records, contents.torn_line)
+    responses = responses_summary(design, contents.records, contents.torn_line)
     if contents.torn_line is not None:
         skipped.append(
             f"{artifacts.RESPONSES} line {contents.torn_line}: an incomplete final line was ignored"
@@ -191,17 +190,11 @@ def analyze_run(
         result.report["controls"] = controls_section(
             loaded.design, all_files, loaded.design["alpha"], shown
         )
-    style = (
-        style_section(design, view, picks)
-        if "per_trial" in result.report and not has_candidates(design)
-        else None
-    )
-    if style is not None:
-        result.report["style_control"] = style
-    attach_candidate_style(result.report, design, view, picks)
     if against and "per_trial" in result.report:
         others = main_files([records.read_picks(path, view) for path in against], controls)
         result.report["machine_vs_person"] = agreement_section(files, others, view.protocol)
+    if "per_trial" in result.report and PROTOCOLS[view.protocol].prefers:
+        _preference_sections(result.report, design, view, picks)
     if spec is None:
         return result
     return attach_decision(  # the decision's hook: report["decision"] and its exit code
@@ -237,6 +230,26 @@ def _main_view(
     return design, picks, files, revealed
 
 
+def _preference_sections(
+    report: ReportRecord, design: DesignRecord, view: records.JudgeView, picks: Sequence[Pick]
+) -> None:
+    """A revealed preference report's style control (the answers' texts are in trials.jsonl)
+    and its warnings, now that the judges' diagnostics and the controls are in."""
+    section = report.get("candidates") or {}
+    ranked = [str(r["candidate"]) for r in section.get("ranking") or [] if r.get("rank")]
+    anchor = section.get("anchor")
+    style = style_section(
+        design,
+        view,
+        comparison_outcomes(design, picks),
+        ranked,
+        None if anchor in (None, "mean") else str(anchor),
+    )
+    if style is not None:
+        report["style_control"] = style
+    report["warnings"] = collect_warnings(report)
+
+
 def _optional_json(path: Path, name: str) -> JsonObject | None:
     return artifacts.read_json(path, name) if path.exists() else None
 
@@ -248,7 +261,8 @@ def export_rows(
     run = records.load_judge_run(run_dir)
     if not PROTOCOLS[run.view.protocol].prefers:
         raise BadInput(
-            f"--export-preferences needs a preference run; this run is {run.view.protocol}"
+            f"{option('export_preferences')} needs a preference run; this run is "
+            f"{run.view.protocol}"
         )
     files = [records.read_picks(path, run.view) for path in picks_paths]
     controls = control_trials(run.design)

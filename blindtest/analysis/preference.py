@@ -1,12 +1,36 @@
-"""Preference analysis: majority per trial, Wilson win rate and exact test, and spec 002's
-gates (position bias, agreement) that make a run say nothing. Pure; opens no file."""
+"""The analysis of preference: one for every design, whatever its number of candidates k >= 2
+(a two-sided design is k = 2, its candidates the sides A and B).
+
+The unit is one comparison: one judge's verdict on two answers to one prompt; with several
+judges, the majority on it (split or tied: a tie). An LLM judge's excluded comparisons are
+judged (they finish a fixed design) but count neither as wins nor as ties. Each step below is
+one function, computed the same way for every k:
+
+- :func:`comparison_outcomes`: the outcome of each comparison (the winner's name, or a tie);
+- :func:`pair_tests`: per pair that met, wins, losses and ties, the Wilson interval of the
+  untied win rate, the exact two-sided binomial test against 1/2, Holm across the pairs
+  (`blindtest.stats.pairwise`); :func:`reference_tests` each candidate against a reference;
+- :func:`rank`: from k = 3, Davidson-Bradley-Terry strengths with a bootstrap over prompts
+  from ``IndexStream(seed, "ranking")`` (`blindtest.stats.ranking`), which bt-verify
+  recomputes; two candidates need no ranking, their pair is the result;
+- :func:`position_check` and :func:`agreement`, and :func:`gate_problems` from them: the gates
+  (spec 002) that make a run say nothing;
+- :func:`tag_tests`: the per-pair tests within each prompt tag, Holm across every tag's pairs;
+- the headline (:mod:`blindtest.analysis.preference_words`): for k = 2 the pair's verdict under
+  spec 002's rule (the Wilson interval and the exact test agree and the margin is at least
+  two tasks: `blindtest.stats.preference`); from k = 3 the ranking in words.
+
+Everything here is revealed only after judging; a fixed design that was not finished keeps only
+``VOID_KEYS`` (`blindtest.analysis.report`). Pure; opens no file.
+"""
 
 from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 from blindtest.analysis.common import (
     MIN_SHARED_TRIALS,
@@ -17,50 +41,309 @@ from blindtest.analysis.common import (
     prompts_by_trial,
     void_statement,
 )
-from blindtest.model.rng import IndexStream
-from blindtest.model.scoring import (
-    option1_side,
-    preferred_side,
+from blindtest.analysis.preference_words import (
+    excluded_words,
+    pair_conclusion,
+    pair_statement,
+    prob,
+    ranking_headline,
 )
-from blindtest.model.sides import side_label
+from blindtest.model import pairing
+from blindtest.model.candidates import candidates_of, comparison_sides, shown_name
+from blindtest.model.rng import IndexStream
+from blindtest.model.scoring import arrangement_entry, preferred_side
 from blindtest.reportfmt import TESTS, format_p, pct
 from blindtest.rundir.artifacts import JsonObject
-from blindtest.rundir.types import AnalysisFields, DesignRecord, ProtocolFields
+from blindtest.rundir.types import DesignRecord
 from blindtest.stats import (
     AGREEMENT_CAVEAT,
-    holm,
     kappa_with_se,
     krippendorff_alpha,
     percent_agreement,
     position_bias,
     preference_test,
 )
+from blindtest.stats.multiple import holm
+from blindtest.stats.pairwise import PairTable, pair_table, reference_table, tally
+from blindtest.stats.ranking import DAVIDSON, Ranking, outcomes, rank_candidates
 
 if TYPE_CHECKING:
     from blindtest.analysis.controls import ControlsCheck
     from blindtest.model.picks import Pick
+    from blindtest.stats.agreement import PositionBiasResult
+
+__all__ = [
+    "ANALYSIS_VERSION",
+    "RANKED_FROM",
+    "RANKING_STREAM",
+    "Outcomes",
+    "PreferenceAnalysis",
+    "agreement",
+    "analyze_preference",
+    "comparison_outcomes",
+    "gate_problems",
+    "margin_warning",
+    "pair_tests",
+    "position_check",
+    "rank",
+    "reference_tests",
+    "tag_tests",
+]
+
+#: The version of what this analysis writes into a preference report (report@2's
+#: ``analysis_version``): raised whenever a figure, a verdict or a sentence it writes changes,
+#: so that bt-verify can tell a report written by an older analysis from a tampered one.
+ANALYSIS_VERSION = 1
+#: The smallest number of candidates that gets a ranking: two candidates' pair is the result.
+RANKED_FROM = 3
+#: The label of the ranking bootstrap's index stream (with the design seed).
+RANKING_STREAM = "ranking"
+RANKING_TEST = (
+    "Davidson-Bradley-Terry ranking, bootstrap over prompts; per pair the exact two-sided "
+    "binomial against 1/2 with Wilson interval, Holm across pairs"
+)
+UNIT = (
+    "a comparison: one judge's verdict on two answers to one prompt (with several judges, "
+    "their majority on it)"
+)
+RANKING_UNIT = (
+    "; the ranking's intervals take the prompt as the unit (a bootstrap over prompts, every "
+    "comparison of a prompt together)"
+)
+SCALE = (
+    "log-odds: a difference d between two strengths means the first is preferred to the "
+    "second in 1/(1+e^-d) of the comparisons between them that are not ties"
+)
+AGREEMENT_METHOD = (
+    "Krippendorff's alpha, nominal (the answer on the left preferred, the one on the right, or "
+    "tie: every judge saw a comparison in the same positions); comparisons one judge saw drop out"
+)
+
+#: How each gate's message starts: the warnings name a failed gate by it
+#: (`blindtest.analysis.warnings`).
+GATE_POSITION = "position bias: "
+GATE_AGREEMENT = "agreement: "
+GATE_AGREEMENT_UNMEASURED = "agreement is not measured: "
+GATE_NOTHING_COUNTED = "excluded: "
 
 
-def _per_judge_needed(judges: int, trials: int, shared: int) -> int:
+# --------------------------------------------------------------------------- the outcomes
+
+
+@dataclass(frozen=True, slots=True)
+class Outcomes:
+    """What the picks say, comparison by comparison. ``winner``: trial -> the preferred
+    candidate's name, or ``"tie"`` (the majority of its judges; ties and splits are ties);
+    ``rows``: (prompt_id, left, right, winner or None) of each comparison with an outcome, in
+    trial order; ``counted``: the picks that count, ``excluded`` those an LLM judge left out;
+    ``judges``: the counted picks by judge."""
+
+    names: tuple[str, ...]
+    winner: Mapping[int, str]
+    rows: tuple[tuple[str, str, str, str | None], ...]
+    counted: tuple[Pick, ...]
+    excluded: tuple[Pick, ...]
+    judges: Mapping[str, Sequence[Pick]]
+
+    @property
+    def judged(self) -> set[int]:
+        """Every comparison judged: with an outcome, or left out by an LLM judge."""
+        return set(self.winner) | {p.trial for p in self.excluded}
+
+
+def comparison_outcomes(design: DesignRecord, picks: Sequence[Pick]) -> Outcomes:
+    """The outcome of each comparison: the candidate most of its judges preferred, ``"tie"``
+    when they tied or split (module doc)."""
+    excluded = tuple(p for p in picks if excluded_reason(p) is not None)
+    counted = tuple(p for p in picks if excluded_reason(p) is None)
+    judges = by_judge(counted)
+    votes: dict[int, Counter[str]] = defaultdict(Counter)
+    for own in judges.values():
+        for pick in own:
+            votes[pick.trial][preferred_side(design, pick.trial, pick.pick) or "tie"] += 1
+    winner = {}
+    for trial, count in votes.items():
+        ranked = count.most_common()
+        tied = len(ranked) > 1 and ranked[0][1] == ranked[1][1]
+        winner[trial] = "tie" if tied else ranked[0][0]
+    rows = []
+    for trial, won in sorted(winner.items()):
+        entry = arrangement_entry(design, trial)
+        left, right = comparison_sides(entry)
+        rows.append((str(entry["prompt_id"]), left, right, None if won == "tie" else won))
+    return Outcomes(candidates_of(design), winner, tuple(rows), counted, excluded, judges)
+
+
+# --------------------------------------------------------------------------- per pair
+
+
+def pair_tests(found: Outcomes, alpha: float) -> PairTable:
+    """Per pair that met (module doc); for two candidates the one pair, the first candidate's
+    wins counted as wins."""
+    return pair_table(tally(found.names, [row[1:] for row in found.rows]), alpha=alpha)
+
+
+def reference_of(design: DesignRecord) -> str | None:
+    """The reference of a ``--pairs reference:NAME`` design, else None."""
+    recorded = cast(Mapping[str, Any], design).get("pairing")
+    if not recorded:
+        return None
+    mode = pairing.parse_mode(str(recorded["mode"]))
+    return mode.reference if mode.kind == "reference" else None
+
+
+def reference_tests(found: Outcomes, reference: str | None, alpha: float) -> PairTable | None:
+    """Each candidate against the reference (ties counted, left out of the win rate; Holm
+    across the candidates), or None without a reference (or with two candidates, whose one
+    pair says it all)."""
+    if reference is None or len(found.names) < RANKED_FROM:
+        return None
+    tallies = tally(found.names, [row[1:] for row in found.rows])
+    if not any(reference in (t.first, t.second) for t in tallies):
+        return None
+    return reference_table(tallies, reference, alpha=alpha)
+
+
+def rank(design: DesignRecord, found: Outcomes, reference: str | None) -> Ranking | None:
+    """The ranking, from k = 3 (None for two candidates, or without a comparison counted)."""
+    if len(found.names) < RANKED_FROM or not found.rows:
+        return None
+    return rank_candidates(
+        outcomes(list(found.names), list(found.rows)),
+        rng=IndexStream(str(design["seed"]), RANKING_STREAM),
+        anchor=reference,
+    )
+
+
+def _tally_of(found: Outcomes) -> dict[str, Counter[str]]:
+    """Each candidate's wins, losses and ties over the comparisons it was in."""
+    per: dict[str, Counter[str]] = {name: Counter() for name in found.names}
+    for _, left, right, won in found.rows:
+        for side in (left, right):
+            per[side]["tie" if won is None else "win" if won == side else "loss"] += 1
+    return per
+
+
+def _win_matrix(names: Sequence[str], pairs: PairTable) -> list[list[JsonObject | None]]:
+    """Row candidate against column candidate: wins, losses, ties and the untied win rate
+    (null on the diagonal and for pairs that never met)."""
+    index = {n: i for i, n in enumerate(names)}
+    matrix: list[list[JsonObject | None]] = [[None] * len(names) for _ in names]
+    for r in pairs.pairs:
+        i, j = index[r.first], index[r.second]
+        n = r.wins + r.losses
+        matrix[i][j] = {
+            "wins": r.wins,
+            "losses": r.losses,
+            "ties": r.ties,
+            "win_rate": r.wins / n if n else None,
+        }
+        matrix[j][i] = {
+            "wins": r.losses,
+            "losses": r.wins,
+            "ties": r.ties,
+            "win_rate": r.losses / n if n else None,
+        }
+    return matrix
+
+
+# --------------------------------------------------------------------------- by tag
+
+
+def tag_tests(design: DesignRecord, found: Outcomes) -> JsonObject:
+    """Per prompt tag (a prompt with several tags counts in each; seed 001: break the result
+    down by task type before concluding): the tag's comparisons, each candidate's wins, losses
+    and ties with its untied win rate (a description: against whichever candidates it met
+    there), and the per-pair tests of :func:`pair_tests` within the tag, their p-values
+    Holm-adjusted across every tag's pairs that have an untied comparison (for two
+    candidates: across the tags)."""
+    tags = {p["id"]: p.get("tags", []) for p in design["prompts"]}
+    rows: dict[str, list[tuple[str, str, str | None]]] = defaultdict(list)
+    for prompt_id, left, right, won in found.rows:
+        for tag in tags[prompt_id]:
+            rows[tag].append((left, right, won))
+    alpha = design["alpha"]
+    tables = {tag: pair_table(tally(found.names, rows[tag]), alpha=alpha) for tag in sorted(rows)}
+    cells = [(tag, n) for tag, t in tables.items() for n, r in enumerate(t.pairs) if r.n]
+    adjusted = dict(zip(cells, holm([tables[t].pairs[n].p_value for t, n in cells]), strict=True))
+    found_tags: JsonObject = {}
+    for tag, table in tables.items():
+        per: dict[str, Counter[str]] = {}
+        for left, right, won in rows[tag]:
+            for side in (left, right):
+                count = per.setdefault(side, Counter())
+                count["tie" if won is None else "win" if won == side else "loss"] += 1
+        candidates = []
+        for name in found.names:
+            c = per.get(name)
+            if not c:
+                continue
+            test = preference_test(c["win"], c["loss"], c["tie"], alpha=alpha)
+            candidates.append(
+                {
+                    "candidate": name,
+                    "wins": c["win"],
+                    "losses": c["loss"],
+                    "ties": c["tie"],
+                    "n": test.n,
+                    "win_rate": interval(test.win_rate),
+                }
+            )
+        pairs = []
+        for n, r in enumerate(table.pairs):
+            p_holm = adjusted.get((tag, n), 1.0)
+            pairs.append(
+                {
+                    **r.to_dict(),
+                    "p_holm": p_holm,
+                    "significant": r.n > 0 and p_holm <= alpha,
+                    "ahead": r.first
+                    if r.wins > r.losses
+                    else r.second
+                    if r.losses > r.wins
+                    else None,
+                }
+            )
+        found_tags[tag] = {"comparisons": len(rows[tag]), "candidates": candidates, "pairs": pairs}
+    return found_tags
+
+
+# --------------------------------------------------------------------------- gates
+
+
+def position_check(found: Outcomes, alpha: float, margin: float) -> PositionBiasResult | None:
+    """The left share over every untied pick of every judge (None without one)."""
+    non_tie = [p for p in found.counted if p.pick != "tie"]
+    if not non_tie:
+        return None
+    left = sum(1 for p in non_tie if p.pick == "left")
+    return position_bias(left, len(non_tie), alpha=alpha, margin=margin)
+
+
+def per_judge_needed(judges: int, trials: int, shared: int) -> int:
     """The ``--per-judge`` under which ``judges`` reviewers dealt round the ring of ``trials``
     (blindtest.model.assignment) give ``shared`` trials two or more reviewers: N x judges places
     cover the ring once and then min(trials, N x judges - trials) trials a second time."""
     return min(trials, -(-(trials + shared) // judges))
 
 
-def _agreement(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> JsonObject | None:
-    """Panel agreement over every trial two or more judges saw: Krippendorff's alpha (nominal;
-    a trial one judge saw drops out) with a bootstrap interval over those trials from the
-    design's ``"agreement"`` stream, percent agreement, and Cohen's kappa for each pair of
-    judges who share trials. ``measurable`` is False when fewer than ``MIN_SHARED_TRIALS``
-    trials (every trial, in a smaller design) were seen by two judges."""
+def _trials(n: int) -> str:
+    return {0: "No trial was", 1: "Only 1 trial was"}.get(n, f"Only {n} trials were")
+
+
+def agreement(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> JsonObject | None:
+    """Panel agreement over every comparison two or more judges saw, each pick coded by
+    position (left, right or tie: every judge saw a comparison in the same positions, so
+    chance agreement does not grow with the effect, and a candidate's name cannot inflate or
+    deflate it): Krippendorff's alpha (nominal) with a bootstrap interval over those
+    comparisons from the design's ``"agreement"`` stream, percent agreement, and Cohen's kappa
+    for each pair of judges who share comparisons. ``measurable`` is False when fewer than
+    ``MIN_SHARED_TRIALS`` comparisons (every one, in a smaller design) were seen by two judges.
+    None with one judge."""
     if len(judges) < 2:
         return None
     names = sorted(judges)
-    votes = {
-        j: {p.trial: preferred_side(design, p.trial, p.pick) or "tie" for p in judges[j]}
-        for j in names
-    }
+    votes = {j: {p.trial: str(p.pick) for p in judges[j]} for j in names}
     trials = sorted({t for v in votes.values() for t in v})
     units = [[votes[j][t] for j in names if t in votes[j]] for t in trials]
     shared = [u for u in units if len(u) >= 2]
@@ -75,7 +358,7 @@ def _agreement(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> Js
             kappa = kappa_with_se([votes[first][t] for t in both], [votes[second][t] for t in both])
             pairs.append({"judges": [first, second], **kappa.to_dict()})
     found: JsonObject = {
-        "method": "Krippendorff's alpha, nominal (A, B, tie); trials one judge saw drop out",
+        "method": AGREEMENT_METHOD,
         "n_items": len(shared),
         "n_judges": len(names),
         "min_shared": need,
@@ -86,7 +369,7 @@ def _agreement(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> Js
         "caveat": AGREEMENT_CAVEAT,
     }
     if len(shared) < need:
-        per_judge = _per_judge_needed(len(names), design["trials"], need)
+        per_judge = per_judge_needed(len(names), design["trials"], need)
         found["per_judge_needed"] = per_judge
         found["statement"] = (
             f"{_trials(len(shared))} seen by two or more judges; agreement needs {need}. "
@@ -101,80 +384,211 @@ def _agreement(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> Js
     return found
 
 
-def _trials(n: int) -> str:
-    return {0: "No trial was", 1: "Only 1 trial was"}.get(n, f"Only {n} trials were")
+def gate_problems(
+    bias: PositionBiasResult | None,
+    found: JsonObject | None,
+    options: AnalysisOptions,
+    *,
+    judges: int,
+    judge_gates: Sequence[str] = (),
+) -> list[str]:
+    """Spec 002's gates. Position bias fails the run when the exact test finds it (a margin
+    alone would fail an unbiased judge a third of the time at n = 10); agreement fails it
+    when Krippendorff's alpha is below ``min_kappa`` (``--min-kappa``, the rule the gate had
+    for kappa) or too few comparisons were shared to measure it; a unanimous panel (alpha
+    undefined, one answer throughout) passes. An LLM judge's own position gate
+    (``judge_gates``: it names the judge and counts its comparisons, both passes of a swap read
+    together) replaces the pooled left-share sentence, which says less."""
+    problems = []
+    who, pronoun = ("the judge", "it") if judges == 1 else ("judges", "they")
+    if bias is not None and bias.significant:
+        problems.append(
+            f"{GATE_POSITION}{who} chose left {bias.left} of {bias.n} times "
+            f"({pct(bias.statistic)}, exact two-sided {format_p(bias.p_value)}); {pronoun} "
+            "responded to position, so every win rate here is void."
+        )
+    if found is not None and not found["measurable"]:
+        problems.append(f"{GATE_AGREEMENT_UNMEASURED}{found['statement']}")
+    else:
+        alpha = (found or {}).get("alpha", {}).get("statistic")
+        if alpha is not None and alpha < options.min_kappa:
+            problems.append(
+                f"{GATE_AGREEMENT}Krippendorff's alpha {alpha:.2f} is below "
+                f"{options.min_kappa:g}; the panel detected no shared signal, so the win rate "
+                "is noise however decisive it looks."
+            )
+    if judge_gates:
+        problems = [*judge_gates, *(g for g in problems if not g.startswith(GATE_POSITION))]
+    return problems
 
 
-def _majority(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> dict[int, str]:
-    """Per trial, the side most judges preferred ("tie" when split or tied)."""
-    votes: dict[int, Counter[str]] = defaultdict(Counter)
-    for own in judges.values():
-        for pick in own:
-            votes[pick.trial][preferred_side(design, pick.trial, pick.pick) or "tie"] += 1
-    outcome = {}
-    for trial, count in votes.items():
-        ranked = count.most_common()
-        tied = len(ranked) > 1 and ranked[0][1] == ranked[1][1]
-        outcome[trial] = "tie" if tied else ranked[0][0]
-    return outcome
+def margin_warning(bias: Mapping[str, Any] | None) -> str | None:
+    """``report["position_bias"]`` beyond its margin without a significant test: worth a look,
+    not a failure (None otherwise)."""
+    if not bias or not bias["exceeds_margin"] or bias["significant"]:
+        return None
+    return (
+        f"Position: left chosen {bias['left']} of {bias['n']} times ({pct(bias['statistic'])}), "
+        f"more than {pct(bias['margin'])} from half but not significantly "
+        f"({format_p(bias['p_value'])}); worth a look, not a failure."
+    )
 
 
-def _by_tag(design: DesignRecord, outcome: Mapping[int, str]) -> JsonObject:
-    """Per prompt tag: wins, losses, ties (the trial's outcome, as overall), A's win rate
-    among the untied with its Wilson interval, the exact two-sided binomial p, and that p
-    Holm-adjusted across the tags that have an untied comparison (seed 001: break the result
-    down by task type before concluding; a prompt with several tags counts in each)."""
-    tags = {p["id"]: p.get("tags", []) for p in design["prompts"]}
-    prompt_of = prompts_by_trial(design)
-    table: dict[str, Counter[str]] = defaultdict(Counter)
-    for trial, side in outcome.items():
-        for tag in tags[prompt_of[trial]]:
-            table[tag][side] += 1
-    alpha = design["alpha"]
-    tests = {
-        tag: preference_test(c["A"], c["B"], c["tie"], alpha=alpha)
-        for tag, c in sorted(table.items())
-    }
-    tested = [tag for tag, t in tests.items() if t.n]
-    adjusted = dict(zip(tested, holm([tests[t].p_value for t in tested]), strict=True))
-    return {
-        tag: {
-            "A": t.wins,
-            "B": t.losses,
-            "ties": t.ties,
-            "n": t.n,
-            "win_rate": interval(t.win_rate),
-            "p_value": t.p_value,
-            "p_holm": adjusted.get(tag, 1.0),
-            "ahead": "A" if t.wins > t.losses else "B" if t.losses > t.wins else None,
-        }
-        for tag, t in tests.items()
-    }
+# --------------------------------------------------------------------------- excluded
 
 
-def _excluded_section(excluded: Sequence[Pick], outcome: Mapping[int, str]) -> JsonObject:
+def excluded_section(found: Outcomes) -> JsonObject | None:
     """``report["excluded"]``: the comparisons an LLM judge left out (never ties), by reason,
-    and the trials no judge's verdict was left for."""
-    reasons = Counter(str(excluded_reason(p)) for p in excluded)
+    and the comparisons no judge's verdict was left for; None when none was left out."""
+    if not found.excluded:
+        return None
+    reasons = Counter(str(excluded_reason(p)) for p in found.excluded)
     listed = [
         {"trial": p.trial, "judge": p.judge, "reason": excluded_reason(p)}
-        for p in sorted(excluded, key=lambda p: (p.trial, p.judge))
+        for p in sorted(found.excluded, key=lambda p: (p.trial, p.judge))
     ]
     return {
-        "n": len(excluded),
+        "n": len(found.excluded),
         "by_reason": dict(sorted(reasons.items())),
-        "trials_left_out": sorted({p.trial for p in excluded} - set(outcome)),
+        "trials_left_out": sorted({p.trial for p in found.excluded} - set(found.winner)),
         "comparisons": listed,
     }
 
 
-def _excluded_words(section: JsonObject) -> str:
-    reasons = {
-        "identity_leakage": "identity leakage",
-        "position_inconsistent": "position-inconsistent",
+# --------------------------------------------------------------------------- the analysis
+
+
+@dataclass(frozen=True, slots=True)
+class PreferenceAnalysis:
+    """The preference report's own fields (``fields``, splatted into the report), its exit
+    code, and the figures the rest of the report is written from."""
+
+    fields: dict[str, Any]
+    exit_code: int
+    outcomes: Outcomes
+    ranking: Ranking | None
+
+
+def _per_trial(design: DesignRecord, picks: Sequence[Pick]) -> list[JsonObject]:
+    prompt_of = prompts_by_trial(design)
+    rows = []
+    for p in sorted(picks, key=lambda p: (p.trial, p.judge)):
+        left, right = comparison_sides(arrangement_entry(design, p.trial))
+        reason = excluded_reason(p)
+        rows.append(
+            {
+                "trial": p.trial,
+                "prompt_id": prompt_of[p.trial],
+                "judge": p.judge,
+                "left": left,
+                "right": right,
+                "pick": p.pick,
+                "preferred": None
+                if reason is not None
+                else preferred_side(design, p.trial, p.pick),
+                **({"excluded": reason} if reason is not None else {}),
+                "reason": p.reason,
+            }
+        )
+    return rows
+
+
+def _candidate_records(
+    found: Outcomes, ranking: Ranking | None, spend: Mapping[str, JsonObject]
+) -> list[JsonObject]:
+    """One record per candidate: with a ranking, strongest first with its strength and the
+    ranks the data allow; else in the design's order; each with its wins, losses and ties,
+    answers, tokens and cost."""
+    if ranking is None:
+        per = _tally_of(found)
+        return [
+            {
+                "candidate": name,
+                "rank": None,
+                "comparisons": sum(per[name].values()),
+                "wins": per[name]["win"],
+                "losses": per[name]["loss"],
+                "ties": per[name]["tie"],
+                **spend[name],
+            }
+            for name in found.names
+        ]
+    records = []
+    for position, s in enumerate(ranking.strengths, start=1):
+        strength = interval(s.strength)
+        records.append(
+            {
+                "candidate": s.candidate,
+                "rank": position if ranking.problem is None else None,
+                "strength": strength,
+                "p_preferred_vs_average": prob(strength["estimate"])
+                if ranking.anchor == "mean"
+                else None,
+                "rank_best": s.rank_best if ranking.problem is None else None,
+                "rank_worst": s.rank_worst if ranking.problem is None else None,
+                "comparisons": s.comparisons,
+                "wins": s.wins,
+                "losses": s.losses,
+                "ties": s.ties,
+                **spend[s.candidate],
+            }
+        )
+    return records
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _ranking_fields(ranking: Ranking | None, k: int, found: Outcomes) -> JsonObject:
+    """The ranking's figures in ``report["candidates"]`` (with two candidates, none: their
+    pair is the result)."""
+    if ranking is None:
+        problem = None
+        if k >= RANKED_FROM:
+            problem = "no comparison was counted, so there is no ranking"
+        return {
+            "tie_model": None,
+            "problem": problem,
+            "interval_problem": None,
+            "tie_parameter": None,
+            "log_likelihood": None,
+            "iterations": 0,
+            "differences": [],
+            "groups": [],
+            "prompts": len({row[0] for row in found.rows}),
+            "comparisons": len(found.rows),
+            "bootstrap": None,
+        }
+    whole = ranking.to_dict()
+    return {
+        "tie_model": "davidson" if ranking.model == DAVIDSON else "bradley-terry",
+        "problem": ranking.problem,
+        "interval_problem": ranking.interval_problem,
+        "tie_parameter": whole["tie_parameter"],
+        "log_likelihood": whole["log_likelihood"],
+        "iterations": ranking.iterations,
+        "differences": whole["differences"],
+        "groups": [list(g) for g in ranking.groups],
+        "prompts": ranking.prompts,
+        "comparisons": ranking.comparisons,
+        "bootstrap": {
+            "unit": "prompt",
+            "resamples": ranking.resamples,
+            "failed_resamples": ranking.failed_resamples,
+            "confidence_level": ranking.confidence_level,
+            "critical_value": _finite(ranking.critical_value),
+            "stream": f"IndexStream(seed, {RANKING_STREAM!r})",
+            "interval_method": ranking.interval_method,
+            "difference_method": ranking.difference_method,
+        },
     }
-    parts = [f"{k} {reasons.get(r, r)}" for r, k in section["by_reason"].items()]
-    return f"{section['n']} excluded ({', '.join(parts)}; neither wins nor ties)"
+
+
+def _ranking_verdict(ranking: Ranking | None, pairs: PairTable) -> str:
+    separated = ranking is not None and any(d.separated for d in ranking.differences)
+    real = any(r.significant for r in pairs.pairs)
+    return "ranked" if separated or real else "inconclusive"
 
 
 def analyze_preference(
@@ -182,201 +596,115 @@ def analyze_preference(
     picks: Sequence[Pick],
     options: AnalysisOptions,
     *,
+    spend: Mapping[str, JsonObject],
     judge_gates: Sequence[str] = (),
     controls: ControlsCheck | None = None,
-) -> tuple[AnalysisFields, int, list[JsonObject]]:
-    """The preference report's fields. An LLM judge's excluded comparisons are judged (they
-    finish a fixed design) but count neither as wins nor as ties; ``judge_gates`` are the
-    gates the judges' own diagnostics failed (an LLM judge's position gate).
-
-    ``controls`` (hidden control trials): when a judge with enough comparisons to test does
-    not prefer one output more often on the real trials than on the controls (one-sided
-    Fisher, :mod:`blindtest.stats.controls`), a directional result is reported as
-    inconclusive, exit 0, and the headline says why. Not a gate: the run measured something
-    (the preferences split as the test says), it did not show that the split comes from a
-    difference the judge can tell; "inconclusive" is the claim that holds."""
-    excluded = [p for p in picks if excluded_reason(p) is not None]
-    counted = [p for p in picks if excluded_reason(p) is None]
-    judges = by_judge(counted)
-    outcome = _majority(design, judges)
-    wins_a = sum(1 for s in outcome.values() if s == "A")
-    wins_b = sum(1 for s in outcome.values() if s == "B")
-    ties = sum(1 for s in outcome.values() if s == "tie")
-    result = preference_test(wins_a, wins_b, ties, alpha=design["alpha"])
-    non_tie = [p for p in counted if p.pick != "tie"]
-    left = sum(1 for p in non_tie if p.pick == "left")
-    bias = (
-        position_bias(left, len(non_tie), alpha=design["alpha"], margin=options.position_margin)
-        if non_tie
+    reveal: bool = True,
+) -> PreferenceAnalysis:
+    """The preference report's fields for any k (module doc). ``spend``: each candidate's
+    answers, tokens and cost (``responses.spend``); ``judge_gates``: the gates the judges' own
+    diagnostics failed (an LLM judge's position gate); ``controls`` (hidden control trials):
+    what they say about a directional verdict (`blindtest.analysis.controls`, for two
+    candidates: a control shows one of them twice). ``reveal`` False leaves the bootstrap out
+    (an unfinished design's report keeps none of it). Exit code 1 when the design is
+    unfinished or a gate fails."""
+    names = candidates_of(design)
+    k = len(names)
+    alpha = design["alpha"]
+    found = comparison_outcomes(design, picks)
+    pairs = pair_tests(found, alpha)
+    reference = reference_of(design)
+    against = reference_tests(found, reference, alpha)
+    finished = len(found.judged) >= design["trials"]
+    ranking = rank(design, found, reference) if finished or reveal else None
+    bias = position_check(found, alpha, options.position_margin)
+    panel = agreement(design, found.judges)
+    problems = gate_problems(
+        bias, panel, options, judges=len(by_judge(picks)), judge_gates=judge_gates
+    )
+    dropped = excluded_section(found)
+    if dropped is not None and not found.winner:
+        problems.append(
+            f"{GATE_NOTHING_COUNTED}every comparison was left out of the test "
+            f"({excluded_words(dropped)}); nothing was measured."
+        )
+    anchor = "mean" if reference is None else reference
+    spend_of = {name: spend.get(name) or _no_spend() for name in names}
+    section: JsonObject = {
+        "names": list(names),
+        "shown": {name: shown_name(design, name) for name in names},
+        "pairing": str((cast(Mapping[str, Any], design).get("pairing") or {}).get("mode", "all")),
+        "unit": UNIT + (RANKING_UNIT if k >= RANKED_FROM else ""),
+        "scale": "log-odds",
+        "scale_meaning": SCALE,
+        "anchor": anchor,
+        "ranking": _candidate_records(found, ranking, spend_of),
+        **_ranking_fields(ranking, k, found),
+        "pairs": pairs.to_dict(),
+        "win_matrix": _win_matrix(names, pairs),
+        "reference": against.to_dict() if against is not None else None,
+        "by_tag": tag_tests(design, found),
+        "headline": [],
+    }
+    head = pairs.pairs[0] if k == 2 and pairs.pairs else None
+    result = (
+        preference_test(head.wins, head.losses, head.ties, alpha=alpha)
+        if head is not None
+        else preference_test(0, 0, 0, alpha=alpha)
+        if k == 2
         else None
     )
-    agreement = _agreement(design, judges)
-    problems = _gate_problems(bias, agreement, options, judges=len(by_judge(picks)))
-    if judge_gates:
-        # A judge's own position gate names it and counts its comparisons (both passes of a
-        # swap read together); it replaces the pooled left-share sentence, which says less.
-        problems = [*judge_gates, *(g for g in problems if not g.startswith("position bias"))]
-    dropped = _excluded_section(excluded, outcome) if excluded else None
-    if dropped is not None and not outcome:
-        problems.append(
-            f"excluded: every comparison was left out of the test ({_excluded_words(dropped)}); "
-            "nothing was measured."
-        )
-    warnings = []
-    if bias is not None and bias.exceeds_margin and not bias.significant:
-        warnings.append(
-            f"Position: left chosen {bias.left} of {bias.n} times ({pct(bias.statistic)}), more "
-            f"than {pct(options.position_margin)} from half but not significantly "
-            f"({format_p(bias.p_value)}); worth a look, not a failure."
-        )
-    prompt_of = prompts_by_trial(design)
-    rows = [
-        {
-            "trial": p.trial,
-            "prompt_id": prompt_of[p.trial],
-            "judge": p.judge,
-            "left": option1_side(design, p.trial),
-            "pick": p.pick,
-            "preferred": preferred_side(design, p.trial, p.pick),
-            "reason": p.reason,
-        }
-        for own in judges.values()
-        for p in own
-    ]
-    rows += [
-        {
-            "trial": p.trial,
-            "prompt_id": prompt_of[p.trial],
-            "judge": p.judge,
-            "left": option1_side(design, p.trial),
-            "pick": p.pick,
-            "preferred": None,
-            "excluded": excluded_reason(p),
-            "reason": p.reason,
-        }
-        for p in excluded
-    ]
-    fields: ProtocolFields = {
-        "judges": sorted(judges),
-        "test": TESTS["preference"],
-        "wins": wins_a,
-        "losses": wins_b,
-        "ties": ties,
+    fields: dict[str, Any] = {
+        "judges": sorted(found.judges),
+        "test": TESTS["preference"] if k == 2 else RANKING_TEST,
+        "wins": result.wins if result is not None else None,
+        "losses": result.losses if result is not None else None,
+        "ties": result.ties if result is not None else None,
         "excluded": dropped,
-        "p_value": result.p_value,
-        "pc": interval(result.win_rate),
-        "preference": result.to_dict(),
+        "p_value": result.p_value if result is not None else None,
+        "pc": interval(result.win_rate) if result is not None else None,
+        "preference": result.to_dict() if result is not None else None,
         "position_bias": bias.to_dict() if bias else None,
-        "agreement": agreement,
-        "by_tag": _by_tag(design, outcome),
+        "agreement": panel,
         "gates_failed": problems,
-        "warnings": warnings,
-        "per_trial": sorted(rows, key=lambda r: (r["trial"], r["judge"])),
+        "per_trial": _per_trial(design, picks),
+        "candidates": section,
+        "n": len(found.winner),
     }
-    judged = len(set(outcome) | {p.trial for p in excluded})
-    if judged < design["trials"]:
-        return (
-            {
-                **fields,
-                "n": len(outcome),
-                "verdict": "void",
-                "statement": void_statement(design, judged),
-            },
-            1,
-            [],
-        )
+    if len(found.judged) < design["trials"]:
+        fields |= {"verdict": "void", "statement": void_statement(design, len(found.judged))}
+        return PreferenceAnalysis(fields, 1, found, ranking)
     if problems:
-        return (
-            {
-                **fields,
-                "n": len(outcome),
-                "verdict": "unusable",
-                "statement": "Not a result: " + " ".join(problems),
-            },
-            1,
-            [],
+        statement = "Not a result: " + " ".join(problems)
+        fields |= {"verdict": "unusable", "statement": statement}
+        section["headline"] = [statement]
+        return PreferenceAnalysis(fields, 1, found, ranking)
+    if result is not None:
+        first, second = (section["shown"][name] for name in names)
+        statement = pair_statement(result, (names[0], names[1]), section["shown"], dropped)
+        said, words, held = pair_conclusion(
+            result, first, second, len(found.winner), controls=controls
         )
-    a, b = (side_label(design, s) for s in ("A", "B"))  # a label, else the model
-    verdict = {"better": f"A ({a}) preferred", "worse": f"B ({b}) preferred"}.get(
-        result.verdict, "inconclusive"
+        if controls is not None:
+            favoured = {"better": first, "worse": second}.get(result.verdict)
+            fields["controls_verdict"] = controls.to_dict(favoured, held)
+        statement += words
+        section["headline"] = [statement]
+        fields |= {"verdict": said, "statement": statement}
+        return PreferenceAnalysis(fields, 0, found, ranking)
+    section["headline"] = ranking_headline(
+        ranking,
+        pairs,
+        against,
+        spend_of,
+        "the mean strength" if reference is None else f"the reference {reference}",
     )
-    rate = (
-        f"A's win rate {pct(result.win_rate.estimate)} (Wilson 95% "
-        f"{pct(result.win_rate.lo)} to {pct(result.win_rate.hi)})"
-        if wins_a + wins_b
-        else "A's win rate undefined: no untied comparison"
-    )
-    left_out = f"; {_excluded_words(dropped)}" if dropped is not None else ""
-    statement = (
-        f"A ({a}) won {wins_a}, B ({b}) won {wins_b}, {ties} ties (ties excluded from the "
-        f"win rate){left_out}. {rate}, exact two-sided {format_p(result.p_value)}. "
-    )
-    favoured = {"better": f"A ({a})", "worse": f"B ({b})"}.get(result.verdict)
-    tie_rate = ties / len(outcome) if outcome else 0.0
-    said, words = _conclusion(result, verdict, favoured, tie_rate, controls)
-    statement += words
-    if controls is not None:
-        fields["controls_verdict"] = controls.to_dict(favoured, said != verdict)
-    return {**fields, "n": len(outcome), "verdict": said, "statement": statement}, 0, []
+    fields |= {
+        "verdict": _ranking_verdict(ranking, pairs),
+        "statement": " ".join(section["headline"]),
+    }
+    return PreferenceAnalysis(fields, 0, found, ranking)
 
 
-def _conclusion(
-    result: Any,
-    verdict: str,
-    favoured: str | None,
-    tie_rate: float,
-    controls: ControlsCheck | None,
-) -> tuple[str, str]:
-    """The verdict and the headline's closing words: the test's conclusion, then what the
-    hidden controls say, which hold back a directional verdict from a judge that prefers as
-    often where nothing differs."""
-    held = favoured is not None and controls is not None and bool(controls.indistinguishable)
-    if result.verdict == "inconclusive":
-        reason = (
-            "the margin is smaller than two tasks"
-            if not result.margin_ok
-            else "the Wilson interval and the exact test do not both exclude 1/2"
-        )
-        words = f"Inconclusive: {reason}."
-        if tie_rate >= 1 / 4:
-            # Said only when the ties are many: wording follows the numbers.
-            words += f" The tie rate ({pct(tie_rate)}) is itself a finding."
-    elif held:
-        words = (
-            f"Inconclusive: the interval and the exact test favour {favoured} (margin "
-            f"{result.margin}), but the hidden controls do not back it."
-        )
-        verdict = "inconclusive"
-    else:
-        words = f"Verdict: {verdict} (interval and exact test agree, margin {result.margin})."
-    if controls is not None:
-        words += " " + controls.headline(favoured if held else None)
-    return verdict, words
-
-
-def _gate_problems(
-    bias: Any, agreement: JsonObject | None, options: AnalysisOptions, *, judges: int = 2
-) -> list[str]:
-    """Spec 002's gates. Position bias fails the run when the exact test finds it (a margin
-    alone would fail an unbiased judge a third of the time at n = 10); agreement fails it
-    when Krippendorff's alpha is below ``min_kappa`` (``--min-kappa``, the rule the gate had
-    for kappa) or too few trials were shared to measure it; a unanimous panel (alpha undefined,
-    one answer throughout) passes."""
-    problems = []
-    who, pronoun = ("the judge", "it") if judges == 1 else ("judges", "they")
-    if bias is not None and bias.significant:
-        problems.append(
-            f"position bias: {who} chose left {bias.left} of {bias.n} times "
-            f"({pct(bias.statistic)}, exact two-sided {format_p(bias.p_value)}); {pronoun} "
-            "responded to position, so every win rate here is void."
-        )
-    if agreement is not None and not agreement["measurable"]:
-        problems.append(f"agreement is not measured: {agreement['statement']}")
-        return problems
-    alpha = (agreement or {}).get("alpha", {}).get("statistic")
-    if alpha is not None and alpha < options.min_kappa:
-        problems.append(
-            f"agreement: Krippendorff's alpha {alpha:.2f} is below {options.min_kappa:g}; the "
-            "panel detected no shared signal, so the win rate is noise however decisive it looks."
-        )
-    return problems
+def _no_spend() -> JsonObject:
+    return {"answers": None, "tokens": None, "cost": None, "cost_per_answer": None}

@@ -1,6 +1,8 @@
 """``build_report``: the report.json a run's picks make, per protocol, with everything
-revealed only after judging; a void fixed design keeps only ``VOID_KEYS``. Pure; opens no
-file."""
+revealed only after judging; a void fixed design keeps only ``VOID_KEYS``. Triangle and pair
+reports are ``blindtest/report@1``; a preference report, for any number of candidates, is
+``blindtest/report@2`` (`blindtest.analysis.preference`), with its ``analysis_version`` and its
+``warnings`` (`blindtest.analysis.warnings`). Pure; opens no file."""
 
 from __future__ import annotations
 
@@ -15,14 +17,16 @@ from blindtest.analysis.common import (
     void_statement,
 )
 from blindtest.analysis.pair import analyze_pair
-from blindtest.analysis.preference import analyze_preference
-from blindtest.analysis.responses import appendix, cost_line, responses_sentences
+from blindtest.analysis.preference import ANALYSIS_VERSION, analyze_preference
+from blindtest.analysis.responses import appendix, cost_line, responses_sentences, spend
 from blindtest.analysis.tells import audit_summary
 from blindtest.analysis.triangle import analyze_triangle
+from blindtest.analysis.warnings import collect_warnings
 from blindtest.analysis.wording import channels, next_step, notes, screen_summary, torn_why
-from blindtest.model.candidates import has_candidates
+from blindtest.model.candidates import candidates_of
 from blindtest.model.derived import dropped_trials
-from blindtest.model.sides import SIDES, side_config, sides_summary
+from blindtest.model.protocols import PROTOCOLS
+from blindtest.model.sides import side_config, sides_summary
 from blindtest.rundir import artifacts
 from blindtest.rundir.artifacts import JsonObject, schema_tag
 from blindtest.rundir.types import AnalysisFields, DesignRecord, ReportRecord
@@ -32,26 +36,21 @@ if TYPE_CHECKING:
     from blindtest.model.picks import Pick
 
 
-Analysis = Callable[
-    [DesignRecord, Sequence["Pick"], AnalysisOptions, Sequence[str], "ControlsCheck | None"],
-    tuple[AnalysisFields, int, list[JsonObject]],
-]
+Analysis = Callable[[DesignRecord, Sequence["Pick"]], tuple[AnalysisFields, int, list[JsonObject]]]
 
-#: The analysis of each protocol: (report fields, exit code, e-values). The fourth argument
-#: holds the gates the judges' own diagnostics failed (an LLM judge's position gate, preference
-#: only: the other protocols have no such gate yet); the fifth what the hidden controls say
-#: (preference only: the only protocol with controls).
+#: The analysis of each protocol that tells two sides apart: (report fields, exit code,
+#: e-values). Preference, the protocol that ranks, is `analyze_preference`, for any k.
 ANALYSES: Mapping[str, Analysis] = {
-    "triangle": lambda design, picks, _, __, ___: analyze_triangle(design, picks),
-    "pair": lambda design, picks, _, __, ___: analyze_pair(design, picks),
-    "preference": lambda design, picks, options, gates, controls: analyze_preference(
-        design, picks, options, judge_gates=gates, controls=controls
-    ),
+    "triangle": analyze_triangle,
+    "pair": analyze_pair,
 }
+#: The major version of a preference report's schema (triangle and pair: 1).
+PREFERENCE_REPORT = 2
 
 #: What a void report keeps: nothing about the picks beyond how many there are.
 VOID_KEYS = (
     "schema",
+    "analysis_version",
     "design_sha256",
     "inputs",
     "missing",
@@ -81,6 +80,23 @@ REVEALED_VOID = (
 )
 
 
+def _two_sides(
+    design: DesignRecord, picks: Sequence[Pick]
+) -> tuple[AnalysisFields, int, list[JsonObject]]:
+    """A triangle's or a pair's fields (``ANALYSES``); without a pick, void."""
+    if not picks:
+        void: AnalysisFields = {
+            "judges": [],
+            "n": 0,
+            "p_value": None,
+            "per_trial": [],
+            "verdict": "void",
+            "statement": void_statement(design, 0),
+        }
+        return void, 1, []
+    return ANALYSES[design["protocol"]](design, picks)
+
+
 def build_report(
     design: DesignRecord,
     design_sha256: str,
@@ -108,37 +124,24 @@ def build_report(
     prefers as often where nothing differs.
     """
     options = options or AnalysisOptions()
-    if has_candidates(design):
-        from blindtest.analysis.candidates import build_candidates_report
-
-        return build_candidates_report(
-            design,
-            design_sha256,
-            picks,
-            inputs=inputs,
-            missing=missing,
-            audit=audit,
-            generation=generation,
-            options=options,
-            reading=reading,
-            responses=responses,
-            gates=gates,
-            void_keys=VOID_KEYS,
-        )
     protocol = design["protocol"]
-    if not picks:
-        fields: AnalysisFields = {
-            "judges": [],
-            "n": 0,
-            "p_value": None,
-            "per_trial": [],
-            "verdict": "void",
-            "statement": void_statement(design, 0),
-        }
-        code = 1
+    prefers = PROTOCOLS[protocol].prefers
+    names = candidates_of(design)
+    if prefers:
+        finished = len({p.trial for p in picks}) >= design["trials"]
+        found = analyze_preference(
+            design,
+            picks,
+            options,
+            spend=spend(names, responses, generation),
+            judge_gates=gates,
+            controls=controls,
+            reveal=finished or options.reveal_void,
+        )
+        fields, code = cast(AnalysisFields, found.fields), found.exit_code
         values: list[JsonObject] = []
     else:
-        fields, code, values = ANALYSES[protocol](design, picks, options, gates, controls)
+        fields, code, values = _two_sides(design, picks)
     judged = _judged(design, picks)
     void = fields["verdict"] == "void"
     if void:
@@ -150,7 +153,7 @@ def build_report(
             )
     opened, closed = channels(design)
     report: ReportRecord = {
-        "schema": schema_tag("report"),
+        "schema": schema_tag("report", PREFERENCE_REPORT if prefers else 1),
         "design_sha256": design_sha256,
         "inputs": dict(inputs),
         "missing": list(missing),
@@ -158,7 +161,7 @@ def build_report(
         "alpha": design["alpha"],
         "sequential": design["sequential"],
         "trials_planned": design["trials"],
-        "models": {side: spec["model"] for side, spec in design["models"].items()},
+        "models": {name: design["models"][name]["model"] for name in names},
         "correct": None,
         "n": fields["n"],
         "verdict": fields["verdict"],
@@ -169,7 +172,8 @@ def build_report(
         "channels_closed": closed,
         "notes": notes(design),
         "appendix": appendix(generation),
-        "cost": cost_line(generation),
+        # From three candidates the ranking's headline and table put cost beside each.
+        "cost": cost_line(generation, names) if len(names) <= 2 else None,
         "e_values": e_values_path if values else None,
         "reading": dict(reading) if reading is not None else None,
         "responses": dict(responses) if responses is not None else None,
@@ -180,6 +184,8 @@ def build_report(
             "reveal_void": options.reveal_void,
         },
     }
+    if prefers:
+        report["analysis_version"] = ANALYSIS_VERSION
     if dropped := dropped_trials(design):  # a design made --from another without them
         report["dropped_trials"] = [dict(entry) for entry in dropped]
     # The protocol's figures (over "correct": None), none of them a key set above. mypy's update()
@@ -193,10 +199,10 @@ def build_report(
     report["responses_sentences"] = (
         responses_sentences(design, responses) if responses is not None else []
     )
-    # Each side's full configuration, shown after the reveal.
+    # Each candidate's full configuration, shown after the reveal.
     report["sides"] = {
         "summary": sides_summary(design),
-        **{side: side_config(design, side) for side in SIDES},
+        **{name: side_config(design, name) for name in names},
     }
     if void:
         report["notes"] = [REVEALED_VOID, *report["notes"]]
@@ -215,4 +221,6 @@ def build_report(
     # A void run's next step is to finish it, an incomplete one's to fetch the rest: the line
     # on stderr names it.
     report["next"] = None if void or incomplete else next_step(design, report)
+    if prefers:
+        report["warnings"] = collect_warnings(report)
     return AnalysisResult(report=report, exit_code=code, e_values=values)

@@ -11,7 +11,8 @@ from typing import Any
 
 import orjson
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
+from blindtest.present.hints import stage_command
 from blindtest.rundir import artifacts
 from blindtest.rundir.locking import holding_run
 from blindtest.rundir.types import ReportRecord
@@ -106,7 +107,7 @@ def analyze(
     e_values_path = report_path.with_name(artifacts.e_values_name(report_path.name))
     written = [report_path, e_values_path, html_path, export_path, junit_path]
     inside = any(_inside(path, run) for path in written if path is not None)
-    with holding_run(run, holder, unlocked=None if inside else (say or _silent)):
+    with holding_run(run, holder, unlocked=_read_only(run) if inside else (say or _silent)):
         options = AnalysisOptions(
             min_kappa=min_kappa,
             position_margin=position_margin,
@@ -118,7 +119,9 @@ def analyze(
             strict=strict,
             by_tag=by_tag,
         )
-        inputs = picks_given or [run / artifacts.PICKS]
+        inputs = picks_given or default_picks(run)
+        if not picks_given and inputs != [run / artifacts.PICKS] and say is not None:
+            say(f"reading the panel's picks: {', '.join(p.name for p in inputs)}")
         names = [input_name(run, path) for path in inputs]
         _check_decision_options(run, options, junit_path)
         artifacts.claim_report(run, inputs, names, report_path, e_values_path, html_path, force)
@@ -127,7 +130,7 @@ def analyze(
         _check_export(export_path, run, inputs, force)
         exported = export_rows(run, inputs, export_min_confidence) if export_path else None
         result = analyze_run(
-            run, picks_given, options, e_values_path=e_values_path, against=_paths(against)
+            run, inputs, options, e_values_path=e_values_path, against=_paths(against)
         )
         if result.e_values:
             artifacts.write_jsonl(e_values_path, result.e_values, "e_values", force=True)
@@ -161,25 +164,56 @@ def _check_decision_options(run: Path, options: Any, junit: Path | None) -> None
     unknown = [code for code in options.fail_on if code not in KNOWN_CODES]
     if unknown:
         raise BadInput(
-            f"--fail-on {unknown[0]}: no warning has that code; give some of "
+            f"{option('fail_on')} {unknown[0]}: no warning has that code; give some of "
             f"{', '.join(sorted(KNOWN_CODES))}"
         )
     wanted = {
-        "--junit": junit is not None,
-        "--fail-on": bool(options.fail_on),
-        "--strict": options.strict,
-        "--by-tag": options.by_tag,
+        option("junit"): junit is not None,
+        option("fail_on"): bool(options.fail_on),
+        option("strict"): options.strict,
+        option("by_tag"): options.by_tag,
     }
     given = [flag for flag, on in wanted.items() if on]
     if given and options.decide is None and "decision" not in artifacts.load_design(run).design:
         raise BadInput(
             f"{given[0]} reads a decision, and this design pre-registers none: add "
-            "--decide RULE (labelled not pre-registered) or design with bt-design --decide"
+            f"{option('decide')} RULE (labelled not pre-registered) or design with bt-design "
+            f"{option('decide')}"
         )
 
 
 def _silent(_: str) -> None:
     pass
+
+
+def _read_only(run: Path) -> Callable[[str], None]:
+    """What a report written into a run that cannot be written says: where to write it."""
+
+    def refuse(why: str) -> None:
+        raise BadInput(
+            f"{why.partition(', so')[0]}: write the report elsewhere with {option('out')} FILE "
+            f"(e.g. {stage_command('analyze', str(run), '--out', 'report.json')})"
+        )
+
+    return refuse
+
+
+def default_picks(run: Path) -> list[Path]:
+    """The picks a bare ``bt-analyze RUN`` reads: RUN/picks.jsonl; when there is none, the
+    files a panel judged into (``RUN/picks-<name>.jsonl`` whose picks carry ``panel``)."""
+    main = run / artifacts.PICKS
+    if main.exists():
+        return [main]
+    panel = [path for path in sorted(run.glob("picks-*.jsonl")) if _from_panel(path)]
+    return panel or [main]
+
+
+def _from_panel(path: Path) -> bool:
+    try:
+        records = artifacts.read_jsonl(path, "picks").records
+    except BadInput:
+        return False  # not a picks file this version reads: never taken unasked
+    return any(isinstance(r.get("panel"), dict) for r in records)
 
 
 def _inside(path: Path, run_dir: Path) -> bool:
@@ -193,9 +227,14 @@ def _check_export(path: Path | None, run_dir: Path, picks: Sequence[Path], force
         return
     inputs = [*picks, run_dir / artifacts.DESIGN, run_dir / artifacts.TRIALS]
     if path.name in artifacts.RUN_FILE_KINDS or any(path.resolve() == p.resolve() for p in inputs):
-        raise BadInput(f"--export-preferences {path}: that is a run file or an input; name another")
+        raise BadInput(
+            f"{option('export_preferences', path)}: that is a run file or an input; name another"
+        )
     if path.exists() and not force:
-        raise BadInput(f"--export-preferences {path} already exists; use --force to overwrite it")
+        raise BadInput(
+            f"{option('export_preferences', path)} already exists; use {option('force', True)} "
+            "to overwrite it"
+        )
 
 
 def _write_export(path: Path, rows: Sequence[dict[str, Any]]) -> None:

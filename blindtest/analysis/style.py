@@ -1,40 +1,59 @@
-"""Style control for a preference run (``report["style_control"]``): the style differences of
-each untied comparison's two answers, the model of :mod:`blindtest.stats.style` fitted to
-them, and what the screen and the report page say about it.
+"""Style control for a preference run (``report["style_control"]``), for any number of
+candidates: the style differences of each untied comparison's two answers, a Bradley-Terry
+model with style terms fitted to them, and what the screen and the report page say about it.
+Secondary: the verdict and the ranking never use it.
 
-The unit is a trial's outcome as the headline test counts it (the majority of its judges;
-ties and excluded comparisons left out), so that A's adjusted strength answers the same
-question as the verdict, with style held equal. Secondary: the verdict never uses it.
+The unit is a comparison's outcome as the headline counts it (the majority of its judges;
+ties and excluded comparisons left out), so that the adjusted strengths answer the same
+question as the result, with style held equal. The comparisons are gathered once
+(:func:`style_section`); the model is the one for the result it sits beside:
 
-Covariates, each A's minus B's as Chatbot Arena's normalised difference (f_A - f_B) /
-(f_A + f_B) (0 when both are 0; without Arena's centring, so 0 means equal style):
-- ``length``: words (whitespace-separated);
-- ``markdown``: markdown density, the headers, list items and bold spans per 100 words.
-One markdown term, not Arena's three: a blind test has tens of comparisons, not a million.
-Position (left or right) is not a term: the arrangement balances A's side and position has
-its own gate.
+- two candidates (A and B of a two-sided design; the first and the second otherwise):
+  :mod:`blindtest.stats.style`, the first's strength and the style terms by Firth's penalised
+  likelihood, profile intervals and the likelihood-ratio test of the style terms; each
+  covariate the first's minus the second's as Chatbot Arena's normalised difference
+  (f_1 - f_2) / (f_1 + f_2) (0 when both are 0; without Arena's centring, so 0 means equal
+  style);
+- three or more: :mod:`blindtest.stats.candidate_style`, every strength beside the ranking's,
+  Wald intervals with prompt-clustered standard errors (the prompt is the unit, as the
+  ranking's bootstrap takes it), each covariate the left answer's minus the right one's.
+  It has no likelihood-ratio test: the lines say whether the ranking's order holds.
 
-Pure: the design, the trials' texts and the picks come in; nothing is opened here.
+Covariates: ``length``, words (whitespace-separated); ``markdown``, markdown density, the
+headers, list items and bold spans per 100 words. One markdown term, not Arena's three: a blind
+test has tens of comparisons, not a million. Position (left or right) is not a term: the
+arrangement balances it and position has its own gate.
+
+Pure: the design, the trials' texts and the outcomes come in; nothing is opened here.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from blindtest.analysis.common import excluded_reason
+from blindtest.model.candidates import comparison_sides
 from blindtest.model.protocols import PROTOCOLS
-from blindtest.model.scoring import option1_side, preferred_side
+from blindtest.model.scoring import arrangement_entry
 from blindtest.reportfmt import format_p, pct
 
 if TYPE_CHECKING:
-    from blindtest.model.picks import JudgeView, Pick
+    from blindtest.analysis.preference import Outcomes
+    from blindtest.model.picks import JudgeView
     from blindtest.rundir.types import DesignRecord
+    from blindtest.stats.candidate_style import CandidateStyleResult
     from blindtest.stats.style import StyleCoefficient, StyleControlResult
 
-__all__ = ["MIN_COMPARISONS", "markdown_density", "style_differences", "style_section"]
+__all__ = [
+    "MIN_COMPARISONS",
+    "candidate_style_lines",
+    "markdown_density",
+    "style_differences",
+    "style_lines",
+    "style_section",
+]
 
 #: Fewer untied comparisons than this are not fitted (said in words).
 MIN_COMPARISONS = 10
@@ -73,62 +92,76 @@ def style_differences(text_a: str, text_b: str) -> tuple[float, float]:
     )
 
 
-def _outcomes(design: DesignRecord, picks: Sequence[Pick]) -> dict[int, str]:
-    """Per trial, the side most of its judges preferred (as the headline test counts it);
-    trials whose judges tied or split are left out."""
-    votes: dict[int, dict[str, int]] = {}
-    for pick in picks:
-        if excluded_reason(pick) is not None:
-            continue
-        side = preferred_side(design, pick.trial, pick.pick) or "tie"
-        count = votes.setdefault(pick.trial, {})
-        count[side] = count.get(side, 0) + 1
-    outcome = {}
-    for trial, count in votes.items():
-        ranked = sorted(count.values(), reverse=True)
-        top = max(count, key=lambda side: count[side])
-        if (len(ranked) == 1 or ranked[0] > ranked[1]) and top != "tie":
-            outcome[trial] = top
-    return outcome
-
-
 def style_section(
-    design: DesignRecord, view: JudgeView, picks: Sequence[Pick]
+    design: DesignRecord,
+    view: JudgeView,
+    found: Outcomes,
+    ranked: Sequence[str] = (),
+    anchor: str | None = None,
 ) -> dict[str, Any] | None:
     """``report["style_control"]``; None when the protocol is not preference or the answers'
-    texts are not there (trials.jsonl)."""
-    from blindtest.stats.style import style_control
-
+    texts are not there (trials.jsonl). ``found``: the comparisons' outcomes as the result
+    counts them; ``ranked``: the ranking's order (from three candidates), which the lines say
+    whether style control keeps; ``anchor``: the ranking's reference, if any."""
     if not PROTOCOLS[view.protocol].prefers:
         return None
     shown = {t.number: t.options for t in view.trials if len(t.options) == 2}
     if not shown:
         return None
-    outcome = _outcomes(design, picks)
-    trials = sorted(t for t in outcome if t in shown)
+    trials = sorted(t for t, won in found.winner.items() if won != "tie" and t in shown)
+    if len(found.names) == 2:
+        return _two(design, found, shown, trials)
+    return _several(design, found, shown, trials, ranked, anchor)
+
+
+def _not_fitted(n: int, about: Mapping[str, Any], secondary: bool) -> dict[str, Any]:
+    said = "Style control (secondary)" if secondary else "Style control"
+    return {
+        "fitted": False,
+        "n": n,
+        **about,
+        "lines": [
+            f"{said}: not fitted; it needs at least {MIN_COMPARISONS} untied comparisons and "
+            f"this run has {n}."
+        ],
+    }
+
+
+def _two(
+    design: DesignRecord,
+    found: Outcomes,
+    shown: Mapping[int, Sequence[str]],
+    trials: Sequence[int],
+) -> dict[str, Any]:
+    """Two candidates: the first's strength and the style terms (module doc)."""
+    from blindtest.stats.style import style_control
+
+    first, second = found.names
     about = {
         "unit": "a trial's outcome (the majority of its judges), ties left out",
-        "covariates": {name: f"{_DESCRIBED[name]}, as (A - B) / (A + B)" for name in COVARIATES},
+        "covariates": {
+            name: f"{_DESCRIBED[name]}, as ({first} - {second}) / ({first} + {second})"
+            for name in COVARIATES
+        },
     }
     if len(trials) < MIN_COMPARISONS:
-        return {
-            "fitted": False,
-            "n": len(trials),
-            **about,
-            "lines": [
-                f"Style control (secondary): not fitted; it needs at least {MIN_COMPARISONS} "
-                f"untied comparisons and this run has {len(trials)}."
-            ],
-        }
+        return _not_fitted(len(trials), about, secondary=True)
     y, x = [], []
     for trial in trials:
-        left, right = shown[trial]
-        a_left = option1_side(design, trial) == "A"
-        text_a, text_b = (left, right) if a_left else (right, left)
-        y.append(1 if outcome[trial] == "A" else 0)
-        x.append(style_differences(text_a, text_b))
-    found = style_control(y, x, COVARIATES)
-    return {"fitted": True, **found.to_dict(), **about, "lines": style_lines(found)}
+        left_text, right_text = shown[trial]
+        left, _ = comparison_sides(arrangement_entry(design, trial))
+        text_first, text_second = (
+            (left_text, right_text) if left == first else (right_text, left_text)
+        )
+        y.append(1 if found.winner[trial] == first else 0)
+        x.append(style_differences(text_first, text_second))
+    fitted = style_control(y, x, COVARIATES)
+    return {
+        "fitted": True,
+        **fitted.to_dict(),
+        **about,
+        "lines": style_lines(fitted, first, second),
+    }
 
 
 # --------------------------------------------------------------------------- words
@@ -145,18 +178,18 @@ def _interval(lo: float, hi: float, method: str) -> str:
     return f"95% {method} interval {bound(lo)} to {bound(hi)}"
 
 
-def _label(term: str) -> str:
-    return "A's strength" if term == "a_strength" else term
+def _label(term: str, first: str = "A") -> str:
+    return f"{first}'s strength" if term == "a_strength" else term
 
 
-def _joined(terms: Sequence[str]) -> str:
-    labels = [_label(t) for t in terms]
+def _joined(terms: Sequence[str], first: str = "A") -> str:
+    labels = [_label(t, first) for t in terms]
     return (
         " and ".join(labels) if len(labels) < 3 else ", ".join(labels[:-1]) + " and " + labels[-1]
     )
 
 
-def _separation_words(found: StyleControlResult) -> str:
+def _separation_words(found: StyleControlResult, a: str, b: str) -> str:
     """What separated the picks and what follows from it, in words."""
     separation = found.separation
     n = found.n
@@ -178,14 +211,14 @@ def _separation_words(found: StyleControlResult) -> str:
                 f"to the {side}"
             )
     if by.get("a_strength"):
-        winner = "A" if by["a_strength"] > 0 else "B"
+        winner = a if by["a_strength"] > 0 else b
         also = "".join(f", and {part}" for part in parts)
         return (
             f"  The picks are separated: {winner} won every one of the {n} comparisons{also}, "
             "so strength and style cannot be weighed against each other and no estimate is "
             "given; the result above says what can be said."
         )
-    label = _joined(list(by) or list(separation.terms))
+    label = _joined(list(by) or list(separation.terms), a)
     how = "; ".join(parts) or (
         f"one weighting of {label} agrees with every pick and decides {separation.determined} "
         f"of the {n} outright"
@@ -195,7 +228,7 @@ def _separation_words(found: StyleControlResult) -> str:
             f"  The picks are separated by {label}: {how}. The judge's choices follow {label} "
             "completely, so no strength net of style can be estimated and no estimate is given."
         )
-    infinite = _joined(separation.terms)
+    infinite = _joined(separation.terms, a)
     them = "it" if len(separation.terms) == 1 else "them"
     return (
         f"  The picks are partly separated by {label}: {how}. By maximum likelihood the "
@@ -222,16 +255,18 @@ def _separated(label: str, found: StyleControlResult, term: str, lo: float, hi: 
     )
 
 
-def _term_line(found: StyleControlResult, c: StyleCoefficient, method: str) -> str:
+def _term_line(found: StyleControlResult, c: StyleCoefficient, method: str, a: str, b: str) -> str:
     label, estimate, lo, hi, status = c.name, c.estimate, c.lo, c.hi, c.status
     if status == "separated":
         return _separated(label, found, c.name, lo, hi)
     if status == "no variation":
-        return f"  {label}: no difference between A's and B's answer in any comparison; left out."
+        return (
+            f"  {label}: no difference between {a}'s and {b}'s answer in any comparison; left out."
+        )
     if status == "aliased":
         return (
             f"  {label}: the same difference in every comparison, so it cannot be told apart "
-            "from A's strength; left out."
+            f"from {a}'s strength; left out."
         )
     if status == "confounded":
         return f"  {label}: cannot be told apart from a style difference that never varied."
@@ -240,47 +275,48 @@ def _term_line(found: StyleControlResult, c: StyleCoefficient, method: str) -> s
     return f"  {label}: {_signed(estimate)} ({_interval(lo, hi, method)})"
 
 
-def style_lines(found: StyleControlResult) -> list[str]:
-    """The screen lines: what the model holds equal, A's adjusted strength, each style term,
-    the test of the style terms; separation and what cannot be estimated said in words."""
+def style_lines(found: StyleControlResult, a: str = "A", b: str = "B") -> list[str]:
+    """The screen lines of two candidates ``a`` and ``b``: what the model holds equal, a's
+    adjusted strength, each style term, the test of the style terms; separation and what
+    cannot be estimated said in words."""
     method = "profile penalised-likelihood" if found.firth else "profile-likelihood"
     fit = "Firth's penalised likelihood" if found.firth else "maximum likelihood"
     lines = [
         "Style control (secondary: the verdict above does not use it): a Bradley-Terry model "
         f"of the {found.n} untied comparisons that holds {_DESCRIBED['length']} and "
-        f"{_DESCRIBED['markdown']} equal between A and B ({fit}). Estimates are log-odds; a "
-        "style term is per unit of (A - B) / (A + B), which runs from -1 (only B has it) to "
-        "+1 (only A has it)."
+        f"{_DESCRIBED['markdown']} equal between {a} and {b} ({fit}). Estimates are log-odds; "
+        f"a style term is per unit of ({a} - {b}) / ({a} + {b}), which runs from -1 (only {b} "
+        f"has it) to +1 (only {a} has it)."
     ]
     if found.separation.separated:
-        lines.append(_separation_words(found))
+        lines.append(_separation_words(found, a, b))
     raw = pct(found.a_wins / found.n)
     strength = found.a_strength
     if found.a_strength_status == "confounded":
         lines.append(
-            "  A's strength with style held equal: cannot be estimated; a style difference "
-            "was the same in every comparison, so preferring A and preferring that style are "
-            f"the same thing here (A won {found.a_wins} of {found.n}, {raw})."
+            f"  {a}'s strength with style held equal: cannot be estimated; a style difference "
+            f"was the same in every comparison, so preferring {a} and preferring that style are "
+            f"the same thing here ({a} won {found.a_wins} of {found.n}, {raw})."
         )
     elif found.a_strength_status == "separated" and found.separation.status == "quasi":
-        label = "A's strength with style held equal"
+        label = f"{a}'s strength with style held equal"
         line = _separated(label, found, "a_strength", strength.lo, strength.hi)
-        lines.append(f"{line[:-1]} (A won {found.a_wins} of {found.n}, {raw}, unadjusted).")
+        lines.append(f"{line[:-1]} ({a} won {found.a_wins} of {found.n}, {raw}, unadjusted).")
     elif found.a_strength_status == "separated" or not math.isfinite(strength.estimate):
         lines.append(
-            "  A's strength with style held equal: not estimable from these picks "
-            f"(A won {found.a_wins} of {found.n}, {raw}, unadjusted)."
+            f"  {a}'s strength with style held equal: not estimable from these picks "
+            f"({a} won {found.a_wins} of {found.n}, {raw}, unadjusted)."
         )
     else:
         rate = found.a_win_rate_adjusted
         lines.append(
-            f"  A's strength with style held equal: {_signed(strength.estimate)} "
-            f"({_interval(strength.lo, strength.hi, method)}); A's win rate at equal style "
+            f"  {a}'s strength with style held equal: {_signed(strength.estimate)} "
+            f"({_interval(strength.lo, strength.hi, method)}); {a}'s win rate at equal style "
             f"{pct(rate.estimate)} (95% {pct(rate.lo)} to {pct(rate.hi)}), against "
             f"{found.a_wins} of {found.n} ({raw}) unadjusted."
         )
     for c in found.coefficients:
-        lines.append(_term_line(found, c, method))
+        lines.append(_term_line(found, c, method, a, b))
     test = found.lr_test
     if test is None:
         lines.append("  No style term varies, so there is nothing to test.")
@@ -290,3 +326,181 @@ def style_lines(found: StyleControlResult) -> list[str]:
             f"{test.df} df: chi-square {test.statistic:.2f}, {format_p(test.p_value)}."
         )
     return lines
+
+
+# --------------------------------------------------------------------------- three or more
+
+
+UNIT = (
+    "a comparison: its outcome as the ranking counts it (the majority of its judges), ties "
+    "and excluded picks left out"
+)
+INTERVALS = (
+    "Wald, estimate +/- 1.96 se, with prompt-clustered (sandwich) standard errors: the prompt "
+    "is the unit; 'se' is the model-based standard error, comparisons as independent units"
+)
+COVARIATE_WORDS = {
+    "length": "answer length in words, as (left - right) / (left + right)",
+    "markdown": "markdown density (headers, list items and bold per 100 words), as "
+    "(left - right) / (left + right)",
+}
+
+
+def _several(
+    design: DesignRecord,
+    found: Outcomes,
+    shown: Mapping[int, Sequence[str]],
+    trials: Sequence[int],
+    ranked: Sequence[str],
+    anchor: str | None,
+) -> dict[str, Any]:
+    """Three or more candidates: every strength with style held equal (module doc)."""
+    from blindtest.stats.candidate_style import candidate_style_control
+
+    names = list(found.names)
+    about: dict[str, Any] = {
+        "unit": UNIT,
+        "covariates": dict(COVARIATE_WORDS),
+        "interval_method": INTERVALS,
+    }
+    if len(trials) < MIN_COMPARISONS:
+        return _not_fitted(len(trials), about, secondary=False)
+    index = {name: m for m, name in enumerate(names)}
+    entries = {t: arrangement_entry(design, t) for t in trials}
+    prompt_ids = sorted({str(entries[t]["prompt_id"]) for t in trials})
+    prompt_index = {pid: q for q, pid in enumerate(prompt_ids)}
+    first, second, y, x, prompt = [], [], [], [], []
+    # An answer appears in every comparison of its candidate on its prompt: measure each text
+    # once (at 45,000 comparisons, measuring per comparison took longer than the rest).
+    measured: dict[str, tuple[int, float]] = {}
+
+    def measure(text: str) -> tuple[int, float]:
+        if text not in measured:
+            measured[text] = (_words(text), markdown_density(text))
+        return measured[text]
+
+    for trial in trials:
+        entry = entries[trial]
+        left, right = comparison_sides(entry)
+        first.append(index[left])
+        second.append(index[right])
+        y.append(1 if found.winner[trial] == left else 0)
+        (words_l, marks_l), (words_r, marks_r) = (measure(t) for t in shown[trial])
+        # As style_differences: (left - right) / (left + right).
+        x.append((_normalised(words_l, words_r), _normalised(marks_l, marks_r)))
+        prompt.append(prompt_index[str(entry["prompt_id"])])
+    fitted = candidate_style_control(names, first, second, y, x, COVARIATES, prompt, anchor=anchor)
+    raw = list(ranked)
+    whole = fitted.to_dict()
+    return {
+        **whole,
+        "fitted": fitted.problem is None,
+        **about,
+        "strengths": {s["candidate"]: _strength(s) for s in whole["strengths"]},
+        "terms": {t["name"]: _term(t) for t in whole["terms"]},
+        "order": list(fitted.order()),
+        "order_holds": (list(fitted.order()) == raw) if raw and fitted.problem is None else None,
+        "lines": candidate_style_lines(fitted, raw),
+    }
+
+
+def _strength(record: Mapping[str, Any]) -> dict[str, Any]:
+    return {"strength": record["strength"], "se": record["se"], "se_prompt": record["se_prompt"]}
+
+
+def _term(record: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "coefficient": record["coefficient"],
+        "se": record["se"],
+        "se_prompt": record["se_prompt"],
+        "status": record["status"],
+    }
+
+
+_DIFFERED = {"length": "lengths", "markdown": "markdown densities"}
+_MORE = {"length": "longer answer", "markdown": "answer with more markdown"}
+_LESS = {"length": "shorter answer", "markdown": "answer with less markdown"}
+
+
+def _rounded(value: float) -> str:
+    return f"{round(value, 2) or 0.0:+.2f}"  # never "-0.00"
+
+
+def candidate_style_lines(found: CandidateStyleResult, raw: Sequence[str]) -> list[str]:
+    """One or two plain lines: whether the ranking's order holds with style held equal, each
+    candidate's style-controlled strength, and the style terms whose interval excludes 0."""
+    held = "answer length and markdown density held equal"
+    if found.problem is not None:
+        follows = [
+            f"every comparison whose {_DIFFERED[name]} differed went to the "
+            f"{_MORE[name] if sign > 0 else _LESS[name]}"
+            for name, sign in found.separated_by
+            if name in _DIFFERED
+        ]
+        if follows:
+            return [
+                f"Style control ({held}): the picks follow style exactly ("
+                + "; ".join(follows)
+                + "), so no strength net of style can be estimated."
+            ]
+        return [f"Style control ({held}): no estimate; {found.problem}."]
+    order = list(found.order())
+    unit = (
+        "prompts as the unit"
+        if found.interval_unit == "prompt"
+        else "comparisons as the unit (one prompt)"
+    )
+    if not raw:
+        verdict = f"the order is {', '.join(order)}"
+    elif order == list(raw):
+        verdict = "the ranking's order is the same"
+    else:
+        verdict = (
+            f"the order of the estimates becomes {', '.join(order)} (the ranking has "
+            f"{', '.join(raw)})"
+        )
+    apart = [
+        f"{d.first} over {d.second}" if d.difference.estimate > 0 else f"{d.second} over {d.first}"
+        for d in found.differences
+        if d.separated
+    ]
+    told = f"told apart: {'; '.join(apart)}" if apart else "no two candidates are told apart"
+    family = f"Wald 95% with Bonferroni across the {len(found.differences)} pairs, {unit}"
+    anchor = "mean" if found.anchor == "mean" else found.anchor
+    strengths = ", ".join(
+        f"{s.candidate} {_rounded(s.strength.estimate)}"
+        + (
+            f" ({_rounded(s.strength.lo)} to {_rounded(s.strength.hi)})"
+            if s.strength.lo != s.strength.hi
+            else ""
+        )
+        for s in sorted(found.strengths, key=lambda s: order.index(s.candidate))
+    )
+    terms = []
+    for t in found.terms:
+        c = t.coefficient
+        if t.status != "estimated" or not math.isfinite(c.estimate):
+            terms.append(f"{t.name}: {t.status}")
+            continue
+        moves = c.lo > 0 or c.hi < 0
+        side = "more" if c.estimate > 0 else "less"
+        what = f"picks lean to {side} {t.name}" if moves else "no clear effect"
+        terms.append(
+            f"{t.name} {_rounded(c.estimate)} ({_rounded(c.lo)} to {_rounded(c.hi)}; {what})"
+        )
+    if all(t.status == "no variation" for t in found.terms):
+        about_terms = (
+            "No style term varies (every two answers compared had equal length and markdown), "
+            "so nothing was held equal: this is the ranking's model without ties."
+        )
+    else:
+        about_terms = (
+            f"Style terms per unit of (left - right) / (left + right): {'; '.join(terms)}. "
+            "With more than two candidates there is no likelihood-ratio test of the style "
+            "terms: each term's interval says whether it moves the picks."
+        )
+    return [
+        f"Style control, {found.n} untied comparisons with {held}: {verdict}; {told} ({family}).",
+        f"  Strengths with style held equal (log-odds, {anchor} at 0, 95% Wald intervals, "
+        f"{unit}): {strengths}. {about_terms}",
+    ]

@@ -87,7 +87,7 @@ def _separated(design: DesignRecord, tells: Mapping[str, Mapping[str, Any]]) -> 
     alpha = design["alpha"]
     found = {
         name: tells[name]
-        for name in candidates_of(design) or ()
+        for name in candidates_of(design)
         if tells[name]["p_holm"] is not None and tells[name]["p_holm"] <= alpha
     }
     ways = []

@@ -12,6 +12,7 @@ import orjson
 
 from blindtest.analysis.tells import CENSUS_FIGURES
 from blindtest.errors import BadInput
+from blindtest.model.candidates import candidates_of, shown_name
 from blindtest.model.derived import dropped_sentence
 from blindtest.model.identity import added_terms
 from blindtest.model.protocols import DEFAULT_PROTOCOL, PROTOCOLS
@@ -124,10 +125,10 @@ def _size_sentence(fields: Mapping[str, Any]) -> str | None:
 
 
 def _preference_lead(design: DesignRecord, fields: Mapping[str, Any]) -> tuple[str, str]:
-    """(headline, size): the winner's (or the leader's) rate first."""
+    """(headline, size) of two candidates: the winner's (or the leader's) rate first."""
     wins, losses, ties = fields["wins"], fields["losses"], fields["ties"]
     untied = wins + losses
-    models = design["models"]
+    first, second = candidates_of(design)
     rate = fields["pc"]
     left_out = (fields.get("excluded") or {}).get("n") or 0
     dropped = (
@@ -136,9 +137,9 @@ def _preference_lead(design: DesignRecord, fields: Mapping[str, Any]) -> tuple[s
     if untied == 0:
         every = "Every comparison counted" if left_out else "Every comparison"
         return f"{every} was a tie ({ties}{dropped}): no side is preferred.", ""
-    lead, won = ("A", wins) if wins >= losses else ("B", losses)
-    lo, hi = (rate["lo"], rate["hi"]) if lead == "A" else (1 - rate["hi"], 1 - rate["lo"])
-    who = f"{lead} ({models[lead]['model']})"
+    lead, won = (first, wins) if wins >= losses else (second, losses)
+    lo, hi = (rate["lo"], rate["hi"]) if lead == first else (1 - rate["hi"], 1 - rate["lo"])
+    who = shown_name(design, lead)
     share = won / untied
     size = (
         f"{who} won {pct(share)} of untied comparisons (Wilson 95% interval {pct(lo)} to "
@@ -206,6 +207,10 @@ def screen_summary(design: DesignRecord, fields: Mapping[str, Any]) -> JsonObjec
     if verdict == "incomplete":
         prefix = statement.split("; ", 1)[0] + ". The picks alone: "
         statement = statement.split("The picks alone say: ", 1)[1]
+    if PROTOCOLS[design["protocol"]].prefers and len(candidates_of(design)) > 2:
+        # From three candidates the ranking's first sentence leads; its tables follow.
+        lines = (fields.get("candidates") or {}).get("headline") or [statement]
+        return {"verdict": prefix + str(lines[0]), "sure": None, "size": None}
     if PROTOCOLS[design["protocol"]].prefers:
         headline, size = _preference_lead(design, fields)
         if sure is not None and (fields.get("controls_verdict") or {}).get("held"):
@@ -367,7 +372,8 @@ def next_step(design: DesignRecord, fields: Mapping[str, Any]) -> JsonObject | N
             "stage": "judge",
             "args": ["RUN", "--out", "RUN/picks-2.jsonl"],
         }
-    if PROTOCOLS[protocol].prefers and fields["verdict"] == "inconclusive":
+    two = len(candidates_of(design)) == 2  # from three, no single win rate to plan for
+    if PROTOCOLS[protocol].prefers and fields["verdict"] == "inconclusive" and two:
         return {
             "why": "no side is preferred yet; plan how many comparisons a 65% win rate needs",
             "stage": "plan",
@@ -401,7 +407,7 @@ def void_line(report: Mapping[str, Any], run_dir: Path, finish: Any) -> str:
         args += ["--judge", f"llm:{llm['model']}"]
         if llm.get("origin") and llm["origin"] != "https://api.openai.com":
             url_hint = f" (with the --judge-url at {llm['origin']} it ran with)"
-    elif len(judged) > 1 and short is not None:
+    elif short is not None:  # a person: resumed under the same id, whoever runs the command
         args += ["--judge-id", short]
     torn = next((f for f in files if f.get("torn_line")), None)
     why = (

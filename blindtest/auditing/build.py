@@ -39,7 +39,7 @@ from typing import Any
 
 from blindtest import reportfmt
 from blindtest.model.bots import bot_pick, duplicate_pick
-from blindtest.model.candidates import candidates_of, comparison_sides, sides_of
+from blindtest.model.candidates import candidates_of, comparison_sides, shares_answers
 from blindtest.model.census import aggregate_census
 from blindtest.model.checks import CommandRunner, evaluate
 from blindtest.model.normalize import count_words, outside_band
@@ -100,7 +100,7 @@ def replay_bot(design: DesignRecord, trials: Sequence[Trial], kind: str) -> Json
         count = _counted_once()
         picks = [bot_pick(kind, protocol, trial, rng, count) for trial in trials]
     tells = None
-    if candidates_of(design) is not None and kind == "length":
+    if shares_answers(design) and kind == "length":  # a prompt's answers meet several times
         tells = candidate_length_tells(design, picks)
         correct, n, p_value = _headline(tells)
     else:
@@ -128,7 +128,7 @@ def candidate_length_tells(design: DesignRecord, picks: Sequence[Pick]) -> dict[
     score), ``comparisons`` and ``preferred`` (comparisons, untied, and those the bot gave
     it: descriptive, not the test's unit), ``p_value`` (exact, two-sided, 1/2 over
     ``longer + shorter``) and ``p_holm`` (Holm across the candidates)."""
-    names = sides_of(design)
+    names = candidates_of(design)
     score: dict[tuple[str, str], int] = {}
     comparisons = dict.fromkeys(names, 0)
     preferred = dict.fromkeys(names, 0)
@@ -211,7 +211,7 @@ def displayed_by_side(
 ) -> dict[str, list[str]]:
     """The displayed texts of each side, in trial and slot order (``slots``: the design's
     `plan_slots`, when the caller has them)."""
-    texts: dict[str, list[str]] = {side: [] for side in sides_of(design)}
+    texts: dict[str, list[str]] = {side: [] for side in candidates_of(design)}
     options = {t.number: t.options for t in trials}
     for slot in plan_slots(design) if slots is None else slots:
         texts[slot.side].append(options[slot.trial][slot.slot - 1])
@@ -235,7 +235,7 @@ def census_by_model(
     slots = plan_slots(design) if slots is None else slots
     texts = displayed_by_side(design, trials, slots)
     census: JsonObject = {}
-    for side in sides_of(design):
+    for side in candidates_of(design):
         reasons = None
         if state is not None:
             reasons = [
@@ -247,7 +247,7 @@ def census_by_model(
         census[side] = result.to_dict()
     band = design["normalization"]["length_band"]
     if band is not None:
-        for side in sides_of(design):
+        for side in candidates_of(design):
             census[side]["outside_length_band"] = sum(
                 outside_band(text, band["lo"], band["hi"]) for text in texts[side]
             )
@@ -269,7 +269,7 @@ def run_checks(
     used = [e for e in design["arrangement"] if e["prompt_id"] in checks]
     if not used:
         return None
-    per_response: dict[str, list[bool]] = {side: [] for side in sides_of(design)}
+    per_response: dict[str, list[bool]] = {side: [] for side in candidates_of(design)}
     pairs: list[tuple[bool, bool]] = []
     not_run = 0
     first_of: dict[tuple[int, str], bool] = {}
@@ -285,7 +285,7 @@ def run_checks(
             continue
         per_response[slot.side].append(outcome)
         first_of.setdefault((slot.trial, slot.side), outcome)
-    if candidates_of(design) is not None:  # pass rates per candidate; no A/B pairs to test
+    if shares_answers(design):  # pass rates per candidate; no A/B pairs to test
         return {
             "prompts": len({entry["prompt_id"] for entry in used}),
             "not_run": not_run,
@@ -342,9 +342,8 @@ def build_audit(
         else sum(1 for row in responses or () if row.get("stage") != LAUNDER),
         "responses_missing": None if state is None else missing_responses(design, state, slots),
     }
-    names = candidates_of(design)
-    if names is not None:
-        audit["candidates"] = list(names)
+    if shares_answers(design):
+        audit["candidates"] = list(candidates_of(design))
     record = design["normalization"].get("identity_strip")
     if record is not None and state is not None:
         audit["identity_stripping"] = identity_stripping(design, state, record, slots)
@@ -358,7 +357,7 @@ def identity_stripping(
     the design launders), per side and per term. Side-dependent: audit.json only, printed by
     ``bt-audit --show``."""
     rows = state.laundered if design["normalization"]["launder"] is not None else state.generated
-    sides = sides_of(design)
+    sides = candidates_of(design)
     mentions = dict.fromkeys(sides, 0)
     touched = dict.fromkeys(sides, 0)
     shown = dict.fromkeys(sides, 0)

@@ -36,8 +36,7 @@ _OPTIONS = [
         "fail_on_text",
         metavar="CODE[,CODE...]",
         help="Exit 1 when a warning with one of these codes is raised, whatever the decision "
-        "(sensitivity-failed, sensitivity-missing, position-warning, judge-excluded, "
-        "decision-not-pre-registered, warning).",
+        "(docs/formats.md lists the codes: sensitivity.failed, position.margin, llm.length ...).",
     ),
     click.option("--strict", is_flag=True, help="Exit 1 on any warning, whatever the decision."),
     click.option(
@@ -66,7 +65,7 @@ def stage_arguments(given: Mapping[str, Any]) -> dict[str, Any]:
     if text is not None:
         codes = tuple(code.strip() for code in text.split(",") if code.strip())
         if not codes:
-            raise BadInput("--fail-on: give codes separated by commas, e.g. sensitivity-failed")
+            raise BadInput("--fail-on: give codes separated by commas, e.g. sensitivity.failed")
     return {
         "decide": given["decide"],
         "champion": given["champion"],

@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 import click
 
+from blindtest.cli._flags import message
 from blindtest.cli._prose import _wrapped
 from blindtest.errors import BlindtestError
 
@@ -76,6 +77,6 @@ def _report_blindtest_error(prog: str, error: BlindtestError) -> NoReturn:
     if _debug():
         traceback.print_exc()
     if error.exit_code == 130:
-        click.echo(_wrapped(f"{prog}: {error}"), err=True)
+        click.echo(_wrapped(f"{prog}: {message(error)}"), err=True)
         sys.exit(130)
-    fail(prog, str(error), error.exit_code)
+    fail(prog, message(error), error.exit_code)

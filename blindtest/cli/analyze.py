@@ -33,7 +33,7 @@ from blindtest.rundir.types import ReportRecord
 @_options.html_option
 @click.option(
     "--min-kappa",
-    type=float,
+    type=click.FloatRange(-1, 1),
     default=0.2,
     show_default=True,
     help="Preference: panel agreement (Krippendorff's alpha) below this fails the run.",
@@ -119,8 +119,6 @@ def show(
     report: ReportRecord, run_dir: Path, *, as_json: bool, quiet: bool, brief: bool, reveal: bool
 ) -> None:
     """A void analysis prints one line unless revealed; the rest print the result screen."""
-    from blindtest.analysis.api import void_line
-    from blindtest.present.hints import stage_command
     from blindtest.present.render import clean, format_summary
     from blindtest.present.screen import screen_width
 
@@ -134,12 +132,6 @@ def show(
     if not as_json and not quiet:  # the decision's lines, after the result (void ones too)
         _decide.show(report, screen_width(sys.stdout))
     if void:
-        line = void_line(report, run_dir, stage_command)
-        if reveal:
-            line += (
-                " -- REVEALED with --reveal-void: whoever has seen this analysis can no longer "
-                "judge this run blind"
-            )
-        _prose.echo_prose(clean(line), err=True)
+        _prose.echo_void(report, run_dir, reveal)
     elif report["verdict"] in ("unusable", "incomplete"):
         _prose.echo_prose(clean(f"bt-analyze: {report['statement']}"), err=True)

@@ -111,7 +111,8 @@ def _summary(options: DesignOptions, prompts: int) -> None:
     click.echo(
         f"{options.protocol} design: {reportfmt.count(options.trials, 'trial')}{controls} from "
         f"{reportfmt.count(prompts, 'prompt')}, "
-        f"seed {options.seed}, alpha {options.alpha}{', sequential' if sequential else ''}",
+        f"seed {reportfmt.seed_shown(options.seed)}, alpha {options.alpha}"
+        f"{', sequential' if sequential else ''}",
         err=True,
     )
     if options.decision is not None:  # the decision's own power line replaces the generic one

@@ -19,11 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from blindtest.model.candidates import candidates_of
+from blindtest.model.candidates import candidates_of, shares_answers
 from blindtest.model.pairing import Comparison, parse_mode, schedule_size
 from blindtest.model.prompt_size import estimated_tokens
 from blindtest.model.sides import fill_template, side_system
 from blindtest.reportfmt import count as _count
+from blindtest.reportfmt import seed_shown
 from blindtest.rundir.types import DesignRecord
 from blindtest.stats.separation import SeparableDesign, separable_after
 
@@ -95,9 +96,9 @@ def _sent_tokens(design: DesignRecord, name: str, prompt: Mapping[str, Any]) -> 
 
 def plan_candidates(design: DesignRecord) -> CandidatePlan:
     """The plan of a several-candidate design (ValueError for a two-sided one)."""
-    names = candidates_of(design)
-    if names is None:
+    if not shares_answers(design):
         raise ValueError("a two-sided design has no candidates to plan")
+    names = candidates_of(design)
     index = {str(p["id"]): n for n, p in enumerate(design["prompts"])}
     comparisons = [
         Comparison(index[str(e["prompt_id"])], str(e["left"]), str(e["right"]))
@@ -176,7 +177,7 @@ def summary_lines(plan: CandidatePlan, seed: str, alpha: float) -> list[tuple[st
     lines.append(
         (
             f"{count(plan.comparisons, 'comparison')} from {count(plan.prompts, 'prompt')}, "
-            f"seed {seed}, alpha {alpha}",
+            f"seed {seed_shown(seed)}, alpha {alpha}",
             False,
         )
     )

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.model.planted import DEGRADE_VERSION
 from blindtest.model.protocols import PROTOCOLS
 from blindtest.stats.decision import ESTIMANDS, parse_rule
@@ -90,27 +90,29 @@ def champion_side(given: str | None, labels: Sequence[tuple[str, Sequence[str | 
         return named[0]
     if named:
         raise BadInput(
-            f"--champion {given}: names sides {' and '.join(sorted(set(named)))}; "
+            f"{option('champion')} {given}: names sides {' and '.join(sorted(set(named)))}; "
             f"give the side itself ({', '.join(sides)})"
         )
-    raise BadInput(f"--champion {given}: no side of that name; give one of {', '.join(sides)}")
+    raise BadInput(
+        f"{option('champion')} {given}: no side of that name; give one of {', '.join(sides)}"
+    )
 
 
 def _rule(decide: str, protocol: str) -> tuple[str, float]:
     try:
         parsed = parse_rule(decide)
     except ValueError as error:
-        raise BadInput(f"--decide {decide}: {error}") from None
+        raise BadInput(f"{option('decide')} {decide}: {error}") from None
     similar = parsed.rule == "similar"
     if similar and not PROTOCOLS[protocol].similarity:
         raise BadInput(
-            f"--decide {decide}: similar:PD0 is for the triangle and pair protocols; a "
+            f"{option('decide')} {decide}: similar:PD0 is for the triangle and pair protocols; a "
             "preference design decides noninferior:MARGIN, superior or equivalent:MARGIN"
         )
     if not similar and not PROTOCOLS[protocol].prefers:
         raise BadInput(
-            f"--decide {decide}: a {protocol} design decides similar:PD0; "
-            f"{parsed.rule} needs --protocol preference"
+            f"{option('decide')} {decide}: a {protocol} design decides similar:PD0; "
+            f"{parsed.rule} needs {option('protocol')} preference"
         )
     return parsed.rule, parsed.margin
 
@@ -132,31 +134,34 @@ def decision_spec(
         given = [
             flag
             for flag, value in (
-                ("--estimand", estimand),
-                ("--plan-true", plan_true),
-                ("--plan-ties", plan_ties),
-                ("--sensitivity", sensitivity or None),
+                (option("estimand"), estimand),
+                (option("plan_true"), plan_true),
+                (option("plan_ties"), plan_ties),
+                (option("sensitivity"), sensitivity or None),
             )
             if value is not None
         ]
         if given:
-            raise BadInput(f"{given[0]} goes with --decide RULE; add --decide or drop {given[0]}")
+            raise BadInput(
+                f"{given[0]} goes with {option('decide')} RULE; add {option('decide')} or drop "
+                f"{given[0]}"
+            )
         return None
     rule, margin = _rule(decide, protocol)
     if rule == "similar":
         return _similar(margin, champion, estimand, plan_true, plan_ties, sensitivity)
     chosen = estimand or "untied-share"
     if chosen not in ESTIMANDS:
-        raise BadInput(f"--estimand {chosen}: give one of {', '.join(ESTIMANDS)}")
+        raise BadInput(f"{option('estimand')} {chosen}: give one of {', '.join(ESTIMANDS)}")
     if sensitivity < 0:
-        raise BadInput(f"--sensitivity must be 0 or more, got {sensitivity}")
+        raise BadInput(f"{option('sensitivity')} must be 0 or more, got {sensitivity}")
     default = DEFAULT_PLAN_TRUE_SUPERIOR if rule == "superior" else DEFAULT_PLAN_TRUE
     true = default if plan_true is None else plan_true
     ties = 0.0 if plan_ties is None else plan_ties
     if not 0 <= true <= 1:
-        raise BadInput(f"--plan-true must be in [0, 1] (a share), got {true}")
+        raise BadInput(f"{option('plan_true')} must be in [0, 1] (a share), got {true}")
     if not 0 <= ties < 1:
-        raise BadInput(f"--plan-ties must be in [0, 1) (the tie rate), got {ties}")
+        raise BadInput(f"{option('plan_ties')} must be in [0, 1) (the tie rate), got {ties}")
     return DecisionSpec(
         rule=rule,
         margin=margin,
@@ -179,19 +184,26 @@ def _similar(
 ) -> DecisionSpec:
     if estimand is not None and estimand != "pd":
         raise BadInput(
-            f"--estimand {estimand} is for preference rules; similar:PD0 decides on the "
-            "proportion of discriminators (pd): drop --estimand"
+            f"{option('estimand')} {estimand} is for preference rules; similar:PD0 decides on the "
+            f"proportion of discriminators (pd): drop {option('estimand')}"
         )
     if sensitivity:
         raise BadInput(
-            "--sensitivity plants preference comparisons; a similar:PD0 decision needs none "
-            "(the triangle and pair tests have no ties to pull toward chance): drop --sensitivity"
+            f"{option('sensitivity')} plants preference comparisons; a similar:PD0 decision "
+            "needs none "
+            "(the triangle and pair tests have no ties to pull toward chance): drop "
+            f"{option('sensitivity')}"
         )
     if plan_ties is not None:
-        raise BadInput("--plan-ties is for preference rules (pd has no ties): drop --plan-ties")
+        raise BadInput(
+            f"{option('plan_ties')} is for preference rules (pd has no ties): drop "
+            f"{option('plan_ties')}"
+        )
     true = 0.0 if plan_true is None else plan_true
     if not 0 <= true < pd0:
-        raise BadInput(f"--plan-true (the planning pd) must be in [0, {pd0:g}), got {true}")
+        raise BadInput(
+            f"{option('plan_true')} (the planning pd) must be in [0, {pd0:g}), got {true}"
+        )
     return DecisionSpec("similar", pd0, "pd", champion, true, 0.0)
 
 

@@ -36,7 +36,7 @@ from blindtest.generation.cost import check_price_roles
 from blindtest.generation.ledger import check_rows_current
 from blindtest.generation.requests import SlotRequests, endpoints_for
 from blindtest.generation.stage_io import StageIO
-from blindtest.model.candidates import sides_of
+from blindtest.model.candidates import candidates_of
 from blindtest.model.slots import LAUNDER, SlotState, build_trials_view, pending_work, plan_slots
 from blindtest.present.hints import stage_command
 from blindtest.rundir import artifacts
@@ -66,7 +66,7 @@ def export(run_dir: Path, out: Path, fmt: str, say: Say) -> None:
         return
     paths = write_export(out, ((cid, body) for _, cid, body in requests), fmt, loaded.sha256)
     counts = " + ".join(
-        str(sum(r[0] == side for r in requests)) for side in sides_of(loaded.design)
+        str(sum(r[0] == side for r in requests)) for side in candidates_of(loaded.design)
     )
     names = ", ".join(str(p) for p in paths)
     say(
@@ -116,7 +116,7 @@ def submit(
     )
     check_price_roles(loaded.design, prices)
     endpoints = endpoints_for(loaded.design)
-    for side in sides_of(loaded.design):
+    for side in candidates_of(loaded.design):
         endpoints[side].check_key(side)
     record_path = run_dir / artifacts.BATCHES
     responses = run_dir / artifacts.RESPONSES
@@ -147,7 +147,7 @@ def submit(
         say=say,
         progress=progress,
     )
-    sides = {side: endpoints[side] for side in sides_of(loaded.design)}
+    sides = {side: endpoints[side] for side in candidates_of(loaded.design)}
     done = batch_run.collect(
         loaded.sha256, sides, collect_io, poll_interval=poll_interval, timeout=timeout
     )

@@ -12,7 +12,7 @@ from blindtest.errors import BadInput
 from blindtest.generation.cost import ASSUMED_OUTPUT_TOKENS, check_price_roles, estimate_cost
 from blindtest.generation.requests import endpoints_for, messages_for, prompt_texts
 from blindtest.generation.summary import recorded_prices
-from blindtest.model.candidates import has_candidates, sides_of
+from blindtest.model.candidates import candidates_of, has_side_options, role_words
 from blindtest.model.derived import trial_slot_seed
 from blindtest.model.normalize import launder_messages
 from blindtest.model.prompt_size import estimated_tokens
@@ -43,7 +43,7 @@ def _longest(design: DesignRecord, side: str) -> tuple[int, str]:
 def price_option(design: DesignRecord, role: str) -> str:
     """The option that prices a role: ``--price-a``, ``--price-launder``, or for a candidate
     ``--price NAME=IN,OUT``."""
-    if has_candidates(design) and role != LAUNDER:
+    if not has_side_options(design) and role != LAUNDER:
         return f"--price {role}="
     return f"--price-{role.lower()}"
 
@@ -61,7 +61,7 @@ def design_targets(
         if role == LAUNDER:
             caps = [
                 design["models"][side].get("params", {}).get("max_tokens")
-                for side in sides_of(design)
+                for side in candidates_of(design)
             ]
             longest_answer = max(cap or ASSUMED_OUTPUT_TOKENS for cap in caps)
             messages: Any = launder_messages(CHECK_PROMPT)
@@ -71,8 +71,7 @@ def design_targets(
         else:
             messages = messages_for(design, CHECK_PROMPT, role)
             longest, longest_id = _longest(design, role)
-            who = f"candidate {role}" if has_candidates(design) else f"side {role}"
-            title = f"{who}: {endpoint.model} at {endpoint.origin}"
+            title = f"{role_words(design, role)}: {endpoint.model} at {endpoint.origin}"
             out = design["models"][role].get("params", {}).get("max_tokens")
             seed = trial_slot_seed(design, 1, 1)
         targets.append(
@@ -105,12 +104,12 @@ def run_targets(
     if path.exists():
         previous = artifacts.read_json(path, "generation")
     check_price_roles(loaded.design, given)
-    if has_candidates(loaded.design):
+    if not has_side_options(loaded.design):
         named = next((side for side, items in (header_env or {}).items() if items), None)
         if named is not None:
             raise BadInput(
                 f"--{named.lower()}-header-env: this design has candidates "
-                f"({', '.join(sides_of(loaded.design))}), not sides A and B"
+                f"({', '.join(candidates_of(loaded.design))}), not sides A and B"
             )
     prices = recorded_prices(previous, loaded.sha256) | dict(given)
     return design_targets(loaded.design, prices, header_env)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from blindtest import reportfmt
-from blindtest.errors import BadInput, CheckFailed, EndpointFailed
+from blindtest.errors import BadInput, CheckFailed, EndpointFailed, option
 from blindtest.generation.cost import check_price_roles, estimate_cost
 from blindtest.generation.fetch import Progress, run_generation
 from blindtest.generation.guard import DrawCollisions, collision_notice
@@ -53,7 +53,7 @@ from blindtest.generation.summary import (
     session_entry,
     session_summary,
 )
-from blindtest.model.candidates import has_candidates, sides_of
+from blindtest.model.candidates import candidates_of, has_side_options, shares_answers
 from blindtest.model.protocols import protocol_of
 from blindtest.model.sides import SIDES, parse_header_env
 from blindtest.model.slots import LAUNDER, SlotState, iter_trials_view
@@ -100,10 +100,10 @@ def side_transport(given: dict[str, Any]) -> dict[str, Any]:
             found["side_concurrency"][side] = concurrency
         if rpm is not None:
             if not (math.isfinite(rpm) and rpm > 0):
-                raise BadInput(f"--{lower}-rpm: expected a finite number > 0, got {rpm}")
+                raise BadInput(f"{option(f'{lower}_rpm')}: expected a finite number > 0, got {rpm}")
             found["side_rpm"][side] = rpm
         found["header_env"][side] = tuple(
-            parse_header_env(f"--{lower}-header-env", item) for item in headers
+            parse_header_env(option(f"{lower}_header_env"), item) for item in headers
         )
     return found
 
@@ -112,22 +112,23 @@ def check_side_options(design: DesignRecord, options: FetchOptions) -> None:
     """A design of candidates has no sides A and B: ``--a-concurrency``, ``--b-rpm``,
     ``--a-header-env``... are refused (one line) rather than applied to nobody; ``--concurrency``
     and ``--rpm`` hold per endpoint (candidates asking one server with one key share them)."""
-    if not has_candidates(design):
+    if has_side_options(design):
         return
     given = [
-        f"--{side.lower()}-{option}"
-        for option, values in (
+        option(f"{side.lower()}_{name}")
+        for name, values in (
             ("concurrency", options.side_concurrency),
             ("rpm", options.side_rpm),
-            ("header-env", options.header_env),
+            ("header_env", options.header_env),
         )
         for side, value in values.items()
         if value
     ]
     if given:
         raise BadInput(
-            f"{given[0]}: this design has candidates ({', '.join(sides_of(design))}), not sides "
-            "A and B; --concurrency and --rpm hold per endpoint, shared by the candidates on it"
+            f"{given[0]}: this design has candidates ({', '.join(candidates_of(design))}), not "
+            f"sides A and B; {option('concurrency')} and {option('rpm')} hold per endpoint, "
+            "shared by the candidates on it"
         )
 
 
@@ -282,7 +283,7 @@ def generate_stage(
     )
     changed = io.write_generation(record)
     total = book.earlier.rows + fetched.rows
-    figures = "per-candidate" if has_candidates(design) else "per-side"
+    figures = "per-side" if has_side_options(design) else "per-candidate"
     io.say(
         session_summary(fetched, total, previous, sessions, given_prices, prices, changed, figures)
     )
@@ -337,7 +338,7 @@ async def _fetch(
         policy=policy,
         side_concurrency=options.side_concurrency,
         side_rpm=options.side_rpm,
-        share_endpoints=has_candidates(design),  # --concurrency per endpoint, not candidate
+        share_endpoints=not has_side_options(design),  # --concurrency per endpoint, not candidate
     ) as client:
 
         def update(final: bool = False) -> None:
@@ -370,7 +371,7 @@ def _announce(
     resumed = f" (resuming: {reportfmt.count(existing, 'row')} already on disk)" if existing else ""
     order = role_order(design)
     ordered = sorted(estimate.items(), key=lambda item: order.index(item[0]))
-    if has_candidates(design):
+    if shares_answers(design):
         _announce_candidates(design, ordered, pending, resumed, say)
         return
     say(f"fetching {reportfmt.count(pending, 'response')}{resumed}")

@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from blindtest import reportfmt
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.generation.guard import _arrangement_values, trial_positions
 from blindtest.generation.requests import SlotRequests
-from blindtest.model.candidates import has_candidates, sides_of
+from blindtest.model.candidates import candidates_of, role_words, shares_answers
 from blindtest.model.protocols import protocol_of
 from blindtest.model.slots import LAUNDER, Slot, Work, iter_slots, original_text, owners_of
 from blindtest.rundir import artifacts
@@ -78,7 +78,7 @@ class Ledger:
         self.generated = _StageRows(self, "generate")
         self.laundered = _StageRows(self, LAUNDER)
         #: With candidates, the (trial, slot) that own an answer: the only slots with rows.
-        self.owners = set(owners_of(design).values()) if has_candidates(design) else None
+        self.owners = set(owners_of(design).values()) if shares_answers(design) else None
 
     def index(self, trial: int, slot: int) -> int | None:
         position = self.position(trial)
@@ -219,14 +219,14 @@ def check_row_fits(
 def role_order(design: DesignRecord) -> tuple[str, ...]:
     """The roles in the order lines name them: the sides (A, B, or the candidates), then the
     launderer."""
-    return (*sides_of(design), LAUNDER)
+    return (*candidates_of(design), LAUNDER)
 
 
 def role_name(design: DesignRecord, role: str) -> str:
     """How a line names a role: ``side A``, ``candidate alpha``, ``laundering``."""
     if role == LAUNDER:
         return "laundering"
-    return f"candidate {role}" if has_candidates(design) else f"side {role}"
+    return role_words(design, role)
 
 
 def _stale_counts(design: DesignRecord, stale: Mapping[str, int]) -> tuple[int, str]:
@@ -255,7 +255,8 @@ def stale_rows_error(design: DesignRecord, stale: Mapping[str, int]) -> str:
     return (
         f"{artifacts.RESPONSES}: {total} {made} ({named}; the design changed "
         "since they were recorded); use a new run directory, "
-        "or rerun with --refetch-changed to ask for those slots again (the old rows stay in "
+        f"or rerun with {option('refetch_changed')} to ask for those slots again (the old rows "
+        "stay in "
         f"{artifacts.RESPONSES}, no longer counted)"
     )
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from blindtest.model.candidates import sides_of
+from blindtest.model.candidates import candidates_of
 from blindtest.model.derived import trial_slot_seed
 from blindtest.model.normalize import launder_messages
 from blindtest.model.protocols import protocol_of
@@ -96,7 +96,7 @@ def endpoints_for(
     models = design["models"]
     specs: dict[str, dict[str, Any]] = {
         side: {**models[side], **models[side]["params"]}
-        for side in sides_of(design)  # in the design's order (design.json sorts its keys)
+        for side in candidates_of(design)  # in the design's order (design.json sorts its keys)
         if design["source"]["kind"] == "endpoints"
     }
     launder = design["normalization"]["launder"]

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from blindtest.generation.ledger import Ledger
 from blindtest.generation.requests import SlotRequests
-from blindtest.model.candidates import answer_owners, has_candidates
+from blindtest.model.candidates import answer_owners, shares_answers
 from blindtest.model.derived import source_trials
 from blindtest.model.slots import LAUNDER, iter_slots
 from blindtest.rundir import artifacts
@@ -83,7 +83,7 @@ def reuse_answers(run: Path, design: DesignRecord, say: Callable[[str], None]) -
     # With candidates only the slots owning an answer hold rows: an answer whose owner was
     # dropped is owned here by a later comparison (another slot, another seed), so it is
     # asked again rather than copied to a slot that does not hold it.
-    owners = set(answer_owners(design).values()) if has_candidates(design) else None
+    owners = set(answer_owners(design).values()) if shares_answers(design) else None
     copied: list[ResponseRow] = []
     for there, row in _parent_rows(parent, rows):
         here = mapping.get(there)

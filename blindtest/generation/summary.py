@@ -13,7 +13,7 @@ from blindtest.generation.cost import _cost
 from blindtest.generation.guard import DrawCollisions, deterministic_endpoint_error, identical_draws
 from blindtest.generation.ledger import Ledger
 from blindtest.generation.requests import _role_model
-from blindtest.model.candidates import sides_of
+from blindtest.model.candidates import candidates_of
 from blindtest.model.normalize import outside_band
 from blindtest.model.protocols import protocol_of
 from blindtest.model.slots import LAUNDER, SlotState, Work, pending_work
@@ -86,7 +86,7 @@ class Totals:
 
     def __init__(self, design: DesignRecord) -> None:
         launder = [LAUNDER] if design["normalization"]["launder"] else []
-        self.roles = [*sides_of(design), *launder]
+        self.roles = [*candidates_of(design), *launder]
         self.band = design["normalization"]["length_band"]
         self.summary: dict[str, dict[str, Any]] = {}
         for role in self.roles:

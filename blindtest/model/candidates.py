@@ -1,18 +1,25 @@
-"""Designs with several candidates: the facts every stage reads off such a design.
+"""The candidates of a design, the facts every stage reads off any design.
 
-A two-sided design has the sides "A" and "B" (``design["models"]["A"]``...). A design made
-with ``--candidate`` (or ``--sides FILE``, or ``--from-dirs`` with more than two directories)
-lists its candidates in ``design["candidates"]`` (k = 2..20, in the order given), keys
-``design["models"]`` by candidate name, and records who meets whom in ``design["pairing"]``
-(``{"version": "blindtest/pairing@1", "mode": "all" | "reference:NAME" | "sample:M"}``).
-Its protocol is preference, and each arrangement entry names both candidates shown:
-``{"trial", "prompt_id", "left": NAME, "right": NAME}``.
+Every design compares k >= 2 candidates. A two-sided design (``--a`` and ``--b``) has the two
+candidates "A" and "B" (``design["models"]["A"]``...; its arrangement entries name the one on
+the left, ``left: "A"``). A design made with ``--candidate`` (or ``--sides FILE``, or
+``--from-dirs`` with more than two directories) lists its candidates in
+``design["candidates"]`` (k = 2..20, in the order given), keys ``design["models"]`` by
+candidate name, and records who meets whom in ``design["pairing"]``
+(``{"version": "blindtest/pairing@1", "mode": "all" | "reference:NAME" | "sample:M"}``);
+its protocol is preference, and each arrangement entry names both candidates shown:
+``{"trial", "prompt_id", "left": NAME, "right": NAME}``. :func:`candidates_of` gives the
+candidates of either, :func:`comparison_sides` the two shown in one comparison: a stage that
+needs no more than these has one path for every k.
 
-A candidate answers each prompt once, and that answer serves every comparison of the prompt it
-appears in. The answer's slot is owned by the first comparison (in trial order) that shows it,
-at the position it is shown there (1 left, 2 right): ``responses.jsonl`` keeps its
-``(trial, slot)`` form, each answer is asked for once, and every later comparison of the same
-prompt and candidate reads that row.
+What really differs between the two forms is where the answers live. A design that names its
+candidates asks each candidate once per prompt, and that answer serves every comparison of
+the prompt it appears in (:func:`shares_answers`): the answer's slot is owned by the first
+comparison (in trial order) that shows it, at the position it is shown there (1 left, 2
+right), ``responses.jsonl`` keeps its ``(trial, slot)`` form, and every later comparison of
+the same prompt and candidate reads that row. In a two-sided design every slot is its own
+answer (a prompt is used once; a triangle and a hidden control show one side twice, each an
+independent draw).
 
 Pure: no I/O, no click; imports nothing of the stages.
 """
@@ -31,8 +38,10 @@ __all__ = [
     "candidates_of",
     "check_candidate_name",
     "comparison_sides",
-    "has_candidates",
-    "sides_of",
+    "has_side_options",
+    "role_words",
+    "shares_answers",
+    "shown_name",
 ]
 
 #: The sides of a two-sided design.
@@ -56,21 +65,41 @@ def check_candidate_name(name: str) -> str:
     return name
 
 
-def candidates_of(design: Mapping[str, Any]) -> tuple[str, ...] | None:
-    """The candidates of a several-candidate design, in the order given; None for a two-sided
-    design."""
+def candidates_of(design: Mapping[str, Any]) -> tuple[str, ...]:
+    """The candidates of any design, in its order: ("A", "B") for a two-sided design, else
+    the names ``design["candidates"]`` lists."""
     names = design.get("candidates")
-    return None if names is None else tuple(str(name) for name in names)
+    return TWO_SIDES if names is None else tuple(str(name) for name in names)
 
 
-def has_candidates(design: Mapping[str, Any]) -> bool:
-    """Whether the design names its candidates (``--candidate``, ``--sides``, k directories)."""
+def shares_answers(design: Mapping[str, Any]) -> bool:
+    """Whether a candidate answers each prompt once, that answer serving every comparison of
+    the prompt (a design that names its candidates), rather than every slot being its own
+    answer (a two-sided design). The one fact about where answers live that the stages
+    (slots, generation, verify) need; never a reason to analyse or show a design otherwise."""
     return design.get("candidates") is not None
 
 
-def sides_of(design: Mapping[str, Any]) -> tuple[str, ...]:
-    """Every side that answers: ("A", "B"), or the candidates."""
-    return candidates_of(design) or TWO_SIDES
+def has_side_options(design: Mapping[str, Any]) -> bool:
+    """Whether the design is the two-sided form, whose candidates are the sides A and B with
+    options of their own (``--a``, ``--a-url``, ``--price-a``, ``--a-concurrency``): what an
+    option is called and what a line calls a candidate follow from it, nothing else."""
+    return not shares_answers(design)
+
+
+def shown_name(design: Mapping[str, Any], name: str) -> str:
+    """What a report calls a candidate: ``A (label)`` for a side of a two-sided design (its
+    label, else its model), else the candidate's own name."""
+    if not has_side_options(design):
+        return name
+    spec = design["models"][name]
+    return f"{name} ({spec.get('label') or spec['model']})"
+
+
+def role_words(design: Mapping[str, Any], name: str) -> str:
+    """How a line names one candidate: ``side A`` of a two-sided design (whose sides have their
+    own options, ``--a``, ``--price-a``), ``candidate alpha`` otherwise."""
+    return f"side {name}" if has_side_options(design) else f"candidate {name}"
 
 
 def comparison_sides(entry: Mapping[str, Any]) -> tuple[str, str]:
@@ -86,7 +115,7 @@ def answer_owners(design: Mapping[str, Any]) -> dict[tuple[str, str], tuple[int,
     comparison showing it, at its position there. Empty for a two-sided design (every slot
     there is its own answer)."""
     owners: dict[tuple[str, str], tuple[int, int]] = {}
-    if not has_candidates(design):
+    if not shares_answers(design):
         return owners
     for entry in design["arrangement"]:
         for slot, side in enumerate(comparison_sides(entry), start=1):

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from blindtest.errors import BadInput
+from blindtest.model.candidates import candidates_of, has_side_options
 
 SIDES = ("A", "B")
 #: ``{name}`` in a template; ``{prompt}`` is the only one there is.
@@ -213,8 +214,8 @@ def _aspects(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def differences(design: Mapping[str, Any]) -> list[str]:
-    """What differs between the sides besides the model, in words ("system prompt")."""
-    a, b = (_aspects(side_config(design, side)) for side in SIDES)
+    """What differs between two candidates besides the model, in words ("system prompt")."""
+    a, b = (_aspects(side_config(design, side)) for side in candidates_of(design)[:2])
     return [words for key, words in _ASPECTS if a[key] != b[key]]
 
 
@@ -222,11 +223,26 @@ def _join(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
+def _candidate_label(design: Mapping[str, Any], name: str) -> str:
+    """A side of a two-sided design by its label (else its model); a named candidate by its
+    name, with its model when that differs."""
+    if has_side_options(design):
+        return side_label(design, name)
+    model = str(design["models"][name]["model"])
+    return name if model == name else f"{name} ({model})"
+
+
 def sides_summary(design: Mapping[str, Any]) -> str:
-    """One line: the labels and what differs, e.g. ``v1 vs v2 (same model, different system
-    prompt)`` or ``m1 vs m2 (different models)``."""
-    labels = f"{side_label(design, 'A')} vs {side_label(design, 'B')}"
-    same_model = design["models"]["A"]["model"] == design["models"]["B"]["model"]
+    """One line: two candidates' labels and what differs, e.g. ``v1 vs v2 (same model,
+    different system prompt)`` or ``m1 vs m2 (different models)``; from three, the list
+    (``3 candidates: a (m1), b (m2), c``)."""
+    names = candidates_of(design)
+    if len(names) > 2:
+        listed = ", ".join(_candidate_label(design, n) for n in names)
+        return f"{len(names)} candidates: {listed}"
+    first, second = names
+    labels = f"{_candidate_label(design, first)} vs {_candidate_label(design, second)}"
+    same_model = design["models"][first]["model"] == design["models"][second]["model"]
     others = differences(design)
     if same_model:
         what = "same model, " + (f"different {_join(others)}" if others else "same configuration")

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from blindtest.errors import BadInput
-from blindtest.model.candidates import comparison_sides, has_candidates
+from blindtest.model.candidates import comparison_sides, shares_answers
 from blindtest.model.normalize import truncate_match
 from blindtest.model.planted import degrade, degraded_position, planted_of
 from blindtest.model.protocols import protocol_of
@@ -116,7 +116,7 @@ def owners_of(design: DesignRecord) -> dict[tuple[str, str], tuple[int, int]]:
 
 def iter_slots(design: DesignRecord) -> Iterator[Slot]:
     """``plan_slots``, one trial at a time: a 90,000-slot design is never held as a list."""
-    if has_candidates(design):
+    if shares_answers(design):
         owners = owners_of(design)
         for trial, prompt_id, left, right in comparisons(design):
             if owners[(prompt_id, left)] == (trial, 1):
@@ -137,7 +137,7 @@ def iter_slots(design: DesignRecord) -> Iterator[Slot]:
 def answer_slots(design: DesignRecord) -> Callable[[Mapping[str, Any]], list[tuple[int, int]]]:
     """Per arrangement entry, the (trial, slot) whose row holds each option it shows, in
     display order: its own slots, or with candidates the owners of its two answers."""
-    if not has_candidates(design):
+    if not shares_answers(design):
         n_slots = protocol_of(design).options
 
         def own(entry: Mapping[str, Any]) -> list[tuple[int, int]]:

@@ -16,7 +16,7 @@ inputs it names, field by field, including the SHA-256 of every input file. A to
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -25,8 +25,8 @@ import orjson
 
 from blindtest.analysis.api import AnalysisOptions, analyze_run
 from blindtest.designing.build import build_arrangement, build_candidate_arrangement
-from blindtest.errors import BadInput
-from blindtest.model.candidates import has_candidates
+from blindtest.errors import BadInput, option
+from blindtest.model.candidates import shares_answers
 from blindtest.model.checks import CommandRunner
 from blindtest.model.derived import parent_trials, renumbered
 from blindtest.model.identity import IDENTITY_VERSION
@@ -131,6 +131,8 @@ class _Verifier:
         # 15: responses.jsonl was parsed four times); the checks only read the records.
         self._lines: dict[tuple[Path, str], artifacts.JsonlContents | None] = {}
         self._pending: tuple[object, SlotState, list[Work]] | None = None
+        #: The design, once read and checked: the picks files' panel order is derived from it.
+        self.design: DesignRecord | None = None
 
     def pending(
         self, design: DesignRecord, responses: list[artifacts.JsonObject]
@@ -208,6 +210,21 @@ class _Verifier:
             return str(path)
 
 
+class OlderAnalysis(Difference):
+    """A report written by another version of the analysis: one line (``where`` says it all,
+    with the command that analyses the run again), and no reason to stop checking the other
+    reports, whose inputs are the same."""
+
+    def __str__(self) -> str:
+        return self.where
+
+
+def _inputs_hold(result: VerifyResult) -> bool:
+    """Whether the run's inputs hold, so that its reports can be recomputed: nothing missing,
+    and no difference but a report of another analysis version."""
+    return not result.missing and all(isinstance(d, OlderAnalysis) for d in result.differences)
+
+
 def _check_design(v: _Verifier) -> DesignRecord | None:
     data = artifacts.read_bytes(v.run_dir / artifacts.DESIGN)
     actual = artifacts.sha256_bytes(data)
@@ -253,7 +270,7 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
     # A design made from another (--from RUN --drop-trial N): the first design's arrangement,
     # less the dropped trials, renumbered.
     origin = cast(Mapping[str, Any], design)
-    if has_candidates(origin):
+    if shares_answers(origin):
         full = _candidate_arrangement(v, origin)
     else:
         full = build_arrangement(  # hidden controls and planted comparisons are part of it
@@ -486,7 +503,7 @@ def _check_complete(v: _Verifier, design: DesignRecord) -> None:
     from blindtest.model.protocols import protocol_of
 
     v.note("the run is whole (every slot answered, trials.jsonl present)")
-    from blindtest.model.candidates import answer_owners, has_candidates
+    from blindtest.model.candidates import answer_owners
     from blindtest.model.slots import check_rows_match_design
 
     # Every trial has the protocol's number of slots (plan_slots would build 90,000 of them);
@@ -494,7 +511,7 @@ def _check_complete(v: _Verifier, design: DesignRecord) -> None:
     total = len(design["arrangement"]) * protocol_of(design).options
     # A planted comparison's degraded copy is made, not fetched: one slot fewer each.
     total -= sum("planted" in e for e in design["arrangement"]) * (protocol_of(design).options - 1)
-    if has_candidates(design):
+    if shares_answers(design):
         total = len(answer_owners(design))
     if not (v.run_dir / artifacts.RESPONSES).exists():
         v.result.missing.append(f"0 of {total} responses ({artifacts.RESPONSES} missing)")
@@ -561,6 +578,27 @@ def _check_picks_file(v: _Verifier, path: Path, sha256: str) -> None:
             )
     if first:
         v.note(f"{name} judge settings against their hash, one set per judge")
+    _check_panel_order(v, name, list(zip(lines, contents.records, strict=True)))
+
+
+def _check_panel_order(v: _Verifier, name: str, rows: list[tuple[int, Any]]) -> None:
+    """A panel reviewer's first record of each trial follows the order re-derived from the
+    design seed and the reviewer's name (panels that record ``"order": "reviewer"``)."""
+    from blindtest.model.assignment import REVIEWER_ORDER, order_problems
+
+    design = v.design
+    ordered = any(
+        isinstance(r.get("panel"), dict) and r["panel"].get("order") == REVIEWER_ORDER
+        for _, r in rows
+    )
+    if design is None or not ordered:
+        return
+    problems = order_problems(rows, str(design["seed"]), int(design["trials"]))
+    for line, why in problems:
+        v.result.differences.append(
+            Difference(f"{name}:{line}/panel order", why, "the order re-derived from the seed")
+        )
+    v.note(f"{name} each reviewer's order, re-derived from the design seed and the name")
 
 
 def _check_audit(
@@ -628,7 +666,7 @@ def _check_report(v: _Verifier, name: str, sha256: str) -> None:
             )
             return
         _check_picks_file(v, path, sha256)
-    if not v.result.ok:
+    if not _inputs_hold(v.result):
         v.note(f"{name} not recomputed: its picks already differ")
         return
     e_values = v.run_dir / (report.get("e_values") or artifacts.e_values_name(name))
@@ -637,16 +675,80 @@ def _check_report(v: _Verifier, name: str, sha256: str) -> None:
     except BadInput as error:
         v.result.differences.append(Difference(name, "recomputable", str(error)))
         return
-    v.note(f"{name} from its inputs")
     recomputed = dict(result.report)
+    stale = _older_analysis(v, name, report, recomputed)
+    if stale is not None:
+        v.note(f"{name}: its analysis version against this blindtest's")
+        v.result.differences.append(stale)
+        return
+    v.note(f"{name} from its inputs")
     for key in LATER_REPORT_KEYS:  # a report written before the key existed lacks it
         if key not in report:
             recomputed.pop(key, None)
     v.differ(name, report, recomputed)
     if result.e_values:
-        recorded = v.read(e_values.name, "e_values", jsonl=True)
-        v.note(e_values.name)
-        v.differ(e_values.name, recorded, result.e_values)
+        # Beside its report: in the run, or (a report written elsewhere) by its whole path.
+        shown = e_values.name if e_values.parent == v.run_dir else str(e_values)
+        recorded = v.read(shown, "e_values", jsonl=True)
+        v.note(shown)
+        v.differ(shown, recorded, result.e_values)
+
+
+def _version_words(report: Mapping[str, Any]) -> str:
+    version = report.get("analysis_version")
+    return f"analysis version {version}" if version is not None else "an analysis before versions"
+
+
+def _older_analysis(
+    v: _Verifier, name: str, report: Mapping[str, Any], recomputed: Mapping[str, Any]
+) -> Difference | None:
+    """One difference, in one line, when ``report`` was written by another version of the
+    analysis than this blindtest's (another schema major, another ``analysis_version``):
+    its figures are not tampered with, they are an older analysis's, and the line names the
+    command that analyses the run again. None when both versions agree."""
+    tags = (artifacts.tag_major(report), artifacts.tag_major(recomputed))
+    versions = (report.get("analysis_version"), recomputed.get("analysis_version"))
+    if tags[0] == tags[1] and versions[0] == versions[1]:
+        return None
+    recorded = f"{report.get('schema')}, {_version_words(report)}"
+    current = f"{recomputed.get('schema')}, {_version_words(recomputed)}"
+    newer = (
+        tags[0] is not None
+        and tags[1] is not None
+        and (tags[0], versions[0] or 0) > (tags[1], versions[1] or 0)
+    )
+    if newer:
+        return OlderAnalysis(
+            f"{name}: written by a newer analysis ({recorded}) than this blindtest's "
+            f"({current}); verify it with the blindtest that wrote it",
+            recorded,
+            current,
+        )
+    return OlderAnalysis(
+        f"{name}: written by an older analysis ({recorded}; this blindtest writes {current}); "
+        f"analyse the run again with: {_reanalyse(v, name, report)}",
+        recorded,
+        current,
+    )
+
+
+def _reanalyse(v: _Verifier, name: str, report: Mapping[str, Any]) -> str:
+    """The bt-analyze line that writes ``name`` again from the inputs it names."""
+    from blindtest.present.hints import stage_command
+
+    args: list[str] = [str(v.run_dir)]
+    picks = list(report.get("picks_files") or [artifacts.PICKS])
+    if picks != [artifacts.PICKS]:
+        for path in picks:
+            args += ["--picks", path if Path(path).is_absolute() else str(v.run_dir / path)]
+    if name != artifacts.REPORT:
+        args += ["--out", str(v.run_dir / name)]
+    recorded = report.get("analysis_options") or {}
+    defaults = AnalysisOptions()
+    for key, flag in (("min_kappa", "--min-kappa"), ("position_margin", "--position-margin")):
+        if key in recorded and recorded[key] != getattr(defaults, key):
+            args += [flag, f"{recorded[key]:g}"]
+    return stage_command("analyze", *args, "--force")
 
 
 def _options(report: Mapping[str, Any]) -> AnalysisOptions:
@@ -654,12 +756,18 @@ def _options(report: Mapping[str, Any]) -> AnalysisOptions:
     return AnalysisOptions(**recorded)
 
 
-def verify_run(run_dir: Path, *, runner: CommandRunner | None = None) -> VerifyResult:
-    """Recompute the run directory and list every difference (empty when it all holds)."""
+def verify_run(
+    run_dir: Path, *, runner: CommandRunner | None = None, reports: Sequence[Path] = ()
+) -> VerifyResult:
+    """Recompute the run directory and list every difference (empty when it all holds).
+    ``reports``: reports written outside the run (``bt-analyze --out``), recomputed too."""
     if not (run_dir / artifacts.DESIGN).exists():
         raise BadInput(f"{run_dir}: no {artifacts.DESIGN}; not a run directory")
+    for report in reports:
+        if not report.is_file():
+            raise BadInput(f"{option('reports', report)}: no such file")
     with artifacts.reading_once():  # the checks and the recomputed report share each read
-        return _verify(run_dir, runner)
+        return _verify(run_dir, runner, reports)
 
 
 def verify_reports(run_dir: Path) -> VerifyResult:
@@ -676,12 +784,15 @@ def verify_reports(run_dir: Path) -> VerifyResult:
         return v.result
 
 
-def _verify(run_dir: Path, runner: CommandRunner | None) -> VerifyResult:
+def _verify(
+    run_dir: Path, runner: CommandRunner | None, elsewhere: Sequence[Path] = ()
+) -> VerifyResult:
     v = _Verifier(run_dir)
     design = _check_design(v)
     if design is None:
         return v.result
     sha256 = artifacts.sha256_bytes(artifacts.read_bytes(run_dir / artifacts.DESIGN))
+    v.design = design
     _check_complete(v, design)
     _check_texts(v, design)
     _check_requests(v, design)
@@ -690,8 +801,10 @@ def _verify(run_dir: Path, runner: CommandRunner | None) -> VerifyResult:
     _check_generation(v, design)
     _check_audit(v, design, sha256, runner)
     reports = sorted(p.name for p in run_dir.glob("report*.json"))
+    inside = {(run_dir / name).resolve() for name in reports}
+    reports += [str(p.resolve()) for p in elsewhere if p.resolve() not in inside]
     for name in reports:
-        if v.result.ok:
+        if _inputs_hold(v.result):
             _check_report(v, name, sha256)
         else:
             v.note(f"{name} not recomputed: its inputs already differ")

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from xml.etree import ElementTree
 
+from blindtest.model.protocols import PROTOCOLS
 from blindtest.reportfmt import count, dollars, format_p, pct
 
 __all__ = ["EXIT_WORDS", "decision_lines", "junit_xml", "undecided_lines"]
@@ -147,7 +148,8 @@ def undecided_lines(report: Mapping[str, Any]) -> list[str]:
     of 1/2 and this run's tie rate."""
     from blindtest.stats.sizing import decision_sample_size
 
-    if report.get("decision") or report.get("protocol") != "preference":
+    protocol = PROTOCOLS.get(str(report.get("protocol")))
+    if report.get("decision") or protocol is None or not protocol.prefers:
         return []
     rate = report.get("pc") or {}
     if report.get("verdict") != "inconclusive" or rate.get("lo") is None:

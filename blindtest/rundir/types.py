@@ -214,6 +214,10 @@ _PickOptional = TypedDict(
         "design_sha256": str,
         "correction": bool,
         "pass": int,
+        # Made by the judging page: a pick sent twice is recorded once.
+        "pick_id": str,
+        # A skip record (no pick: the trial was put off).
+        "skipped": bool,
         # An LLM judge's records.
         "failed": bool,
         "error": str,
@@ -327,7 +331,9 @@ class ProtocolFields(TypedDict, total=False):
     agreement: dict[str, Any] | None
     by_tag: dict[str, Any]
     gates_failed: list[str]
-    warnings: list[str]
+    #: report@1 (triangle and pair never write it): sentences; report@2: ``{code, severity,
+    #: message}`` objects (`blindtest.analysis.warnings`).
+    warnings: list[Any]
     reviewer_agreement: dict[str, Any] | None
     candidates: dict[str, Any]
 
@@ -349,8 +355,11 @@ class _ReportRequired(_Stamped, _Verdict):
 
 
 class ReportRecord(_ReportRequired, ProtocolFields, total=False):
-    """``report.json``: the protocol's ``ProtocolFields`` and what ``build_report`` adds."""
+    """``report.json``: the protocol's ``ProtocolFields`` and what ``build_report`` adds; every
+    key of report@1 (``report.schema.json``) and report@2 (``report@2.schema.json``, a
+    preference report)."""
 
+    analysis_version: int
     missing: list[str]
     alpha: float
     sequential: bool

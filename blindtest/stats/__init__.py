@@ -2,10 +2,12 @@
 
 No I/O anywhere in this package. Tests, intervals and conversions delegate to scipy where it
 has the function; what is ours is the triangle pd and Thurstonian d', the similarity and power
-calculations, the sequential e-process, agreement labels, the judge-panel analyses and style
-control (a logistic model with Firth's penalised likelihood under separation), and the
+calculations, the sequential e-process, agreement labels, the judge-panel analyses, style
+control (a logistic model with Firth's penalised likelihood under separation), the
 pre-registered decisions (margins, the tie-inclusive exact unconditional test, betting tests
-and confidence sequences for panel scores, their power and sample size).
+and confidence sequences for panel scores, their power and sample size), and the
+prediction-powered estimate of the people's score with the judge's calibration and the plan of
+the people's sample.
 Non-finite floats are written as null by every ``to_dict()`` (see `intervals`).
 """
 
@@ -120,6 +122,25 @@ if TYPE_CHECKING:
         similarity_power_row,
         similarity_smallest_n,
         smallest_n,
+    )
+    from blindtest.stats.ppi import (
+        PPIMissingResult,
+        PPIResult,
+        PPIStratum,
+        UntiedShare,
+        ppi_preference,
+        ppi_preference_missing,
+    )
+    from blindtest.stats.ppi_calibration import (
+        CalibrationBin,
+        JudgeCalibrationResult,
+        judge_calibration,
+    )
+    from blindtest.stats.ppi_plan import (
+        PeopleSamplePlan,
+        PeopleSampleRow,
+        people_sample_row,
+        plan_people_sample,
     )
     from blindtest.stats.preference import MIN_MARGIN, PreferenceResult, preference_test
     from blindtest.stats.sensitivity import SensitivityResult, sensitivity_check
@@ -238,6 +259,19 @@ _HOME = {
     "similarity_power_row": "blindtest.stats.power",
     "similarity_smallest_n": "blindtest.stats.power",
     "smallest_n": "blindtest.stats.power",
+    "PPIMissingResult": "blindtest.stats.ppi",
+    "PPIResult": "blindtest.stats.ppi",
+    "PPIStratum": "blindtest.stats.ppi",
+    "UntiedShare": "blindtest.stats.ppi",
+    "ppi_preference": "blindtest.stats.ppi",
+    "ppi_preference_missing": "blindtest.stats.ppi",
+    "CalibrationBin": "blindtest.stats.ppi_calibration",
+    "JudgeCalibrationResult": "blindtest.stats.ppi_calibration",
+    "judge_calibration": "blindtest.stats.ppi_calibration",
+    "PeopleSamplePlan": "blindtest.stats.ppi_plan",
+    "PeopleSampleRow": "blindtest.stats.ppi_plan",
+    "people_sample_row": "blindtest.stats.ppi_plan",
+    "plan_people_sample": "blindtest.stats.ppi_plan",
     "MIN_MARGIN": "blindtest.stats.preference",
     "PreferenceResult": "blindtest.stats.preference",
     "preference_test": "blindtest.stats.preference",
@@ -325,6 +359,7 @@ __all__ = [
     "AlphaResult",
     "BetaBinomialResult",
     "BinomialResult",
+    "CalibrationBin",
     "ClusteredShareResult",
     "ControlsDescription",
     "CrossingResult",
@@ -335,6 +370,7 @@ __all__ = [
     "DeterminismTally",
     "FisherResult",
     "Interval",
+    "JudgeCalibrationResult",
     "JudgePanelResult",
     "KappaResult",
     "KappaTestResult",
@@ -342,8 +378,13 @@ __all__ = [
     "McNemarResult",
     "MeanScoreResult",
     "NonTieComparisonResult",
+    "PPIMissingResult",
+    "PPIResult",
+    "PPIStratum",
     "PairAgreement",
     "PairResult",
+    "PeopleSamplePlan",
+    "PeopleSampleRow",
     "PercentAgreementResult",
     "Planning",
     "PositionBiasResult",
@@ -363,6 +404,7 @@ __all__ = [
     "StyleCoefficient",
     "StyleControlResult",
     "TriangleResult",
+    "UntiedShare",
     "adjust_decisions",
     "agreement_by_pair",
     "agreement_gate",
@@ -396,6 +438,7 @@ __all__ = [
     "fleiss_kappa",
     "holm",
     "json_float",
+    "judge_calibration",
     "judge_panel",
     "kappa_label",
     "kappa_with_se",
@@ -415,11 +458,15 @@ __all__ = [
     "pc_from_dprime",
     "pc_from_pd",
     "pd_from_pc",
+    "people_sample_row",
     "percent_agreement",
+    "plan_people_sample",
     "position_bias",
     "position_gate",
     "power_row",
     "power_table",
+    "ppi_preference",
+    "ppi_preference_missing",
     "preference_test",
     "proportion_interval",
     "randomization_test",

@@ -24,7 +24,7 @@ from scipy import integrate, special, stats
 
 from blindtest.analysis.api import AnalysisOptions, build_report, format_p, format_p_against
 from blindtest.analysis.common import MIN_SHARED_TRIALS
-from blindtest.analysis.preference import _per_judge_needed
+from blindtest.analysis.preference import per_judge_needed
 from blindtest.designing.build import LaunderSpec, Normalization
 from blindtest.model.assignment import assign, coverage
 from blindtest.model.picks import Pick
@@ -217,7 +217,7 @@ def test_an_unfinished_fixed_design_is_void_and_says_so_plainly(tmp_path: Path) 
         "Void: only 12 of 20 trials were judged. A fixed design must be finished"
     )
     # / 9.10: one line, no doubled "void: Void:", nothing else on the screen.
-    assert result.stderr.startswith("void: 12 of 20 judged; finish with: ")
+    assert result.stderr.startswith("void: 12 of 20 judged; finish with:\n")
     assert result.stdout == ""
 
 
@@ -737,11 +737,11 @@ def test_a_dealt_panel_that_never_agrees_fails_the_agreement_gate(tmp_path: Path
     agreement = report["agreement"]
     assert agreement["n_items"] == 12
     assert agreement["measurable"] is True
+    # Each pick coded by position (left, right, tie): every judge saw a trial in the same
+    # positions, so chance agreement does not grow with the effect.
     seen: dict[int, list[str]] = {}
     for pick in picks:
-        entry = design["arrangement"][pick["trial"] - 1]
-        side = {"left": entry["left"], "right": "B" if entry["left"] == "A" else "A"}
-        seen.setdefault(pick["trial"], []).append(side.get(pick["pick"], "tie"))
+        seen.setdefault(pick["trial"], []).append(pick["pick"])
     alpha = nominal_alpha(list(seen.values()))
     assert alpha < 0
     assert close(agreement["alpha"]["statistic"], float(alpha))
@@ -757,7 +757,7 @@ def test_a_dealt_panel_that_never_agrees_fails_the_agreement_gate(tmp_path: Path
     assert "share no trial" not in result.stdout + result.stderr
 
 
-def test_a_panel_that_shares_too_few_trials_is_not_usable_and_says_the_per_judge_needed(
+def test_a_panel_that_shares_too_few_trials_is_not_usable_and_says_theper_judge_needed(
     tmp_path: Path,
 ) -> None:
     # 3 x 5 places over 12 trials: 3 trials seen twice; 10 are needed, so --per-judge 8
@@ -781,7 +781,7 @@ def test_a_panel_that_shares_too_few_trials_is_not_usable_and_says_the_per_judge
 def test_the_per_judge_suggested_does_give_enough_shared_trials() -> None:
     for judges, trials in itertools.product(range(2, 7), range(2, 60)):
         need = min(MIN_SHARED_TRIALS, trials)
-        per_judge = _per_judge_needed(judges, trials, need)
+        per_judge = per_judge_needed(judges, trials, need)
         deal = assign("seed", trials, [f"j{i}" for i in range(judges)], per_judge)
         counts = coverage(deal, trials)
         assert sum(c >= 2 for c in counts.values()) >= need, (judges, trials)
@@ -831,6 +831,21 @@ def expected_by_tag(run: Path, outcome: Mapping[int, str]) -> dict[str, dict[str
     return table
 
 
+def by_tag_of(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The two sides' figures per tag, from each tag's one pair in report@2's
+    ``candidates.by_tag`` (A's wins, B's wins, ties, n, A's win rate and the tests)."""
+    return {
+        tag: {
+            "A": pair["wins"],
+            "B": pair["losses"],
+            "ties": pair["ties"],
+            **{k: pair[k] for k in ("n", "win_rate", "p_value", "p_holm", "ahead")},
+        }
+        for tag, found in report["candidates"]["by_tag"].items()
+        for pair in found["pairs"]
+    }
+
+
 def test_preference_results_are_broken_down_by_prompt_tag(
     tagged_run: tuple[Path, dict[int, str]],
 ) -> None:
@@ -839,9 +854,11 @@ def test_preference_results_are_broken_down_by_prompt_tag(
     # default 0.1 margin flags (see test_an_unbiased_judge_rarely_fails_the_position_gate).
     result, report = analyze(run, "--position-margin", "0.5")
     assert result.exit_code == 0, result.stderr
-    counts = {tag: {k: row[k] for k in ("A", "B", "ties")} for tag, row in report["by_tag"].items()}
+    counts = {
+        tag: {k: row[k] for k in ("A", "B", "ties")} for tag, row in by_tag_of(report).items()
+    }
     assert counts == expected_by_tag(run, outcome)
-    assert report["by_tag"]["ui"] == report["by_tag"]["frontend"]
+    assert by_tag_of(report)["ui"] == by_tag_of(report)["frontend"]
 
 
 def test_each_tag_has_a_wilson_interval_an_exact_p_and_holm_across_tags(
@@ -849,7 +866,7 @@ def test_each_tag_has_a_wilson_interval_an_exact_p_and_holm_across_tags(
 ) -> None:
     run, _ = tagged_run
     _, report = analyze(run, "--position-margin", "0.5")
-    by_tag = report["by_tag"]
+    by_tag = by_tag_of(report)
     z = stats.norm.ppf(0.975)
     raw = {}
     for tag, row in by_tag.items():
@@ -879,10 +896,10 @@ def test_a_tag_that_goes_the_other_way_is_said_in_words(
     result, report = analyze(run, "--position-margin", "0.5")
     text = " ".join(result.stdout.split())
     overall = "A" if report["wins"] > report["losses"] else "B"
-    against = [tag for tag, row in report["by_tag"].items() if row["ahead"] not in (overall, None)]
+    against = [tag for tag, row in by_tag_of(report).items() if row["ahead"] not in (overall, None)]
     assert against
     for tag in against:
-        assert f"On '{tag}' {report['by_tag'][tag]['ahead']} is preferred" in text
+        assert f"On '{tag}' {by_tag_of(report)[tag]['ahead']} is preferred" in text
         assert f"though {overall} leads overall" in text
         assert "Holm's adjustment across 3 tags" in text
 

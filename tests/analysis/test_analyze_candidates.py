@@ -302,7 +302,7 @@ def test_the_report_is_valid_and_deterministic(tmp_path: Path) -> None:
 
 
 def test_answers_read_from_files_have_no_tokens_rather_than_zero(tmp_path: Path) -> None:
-    from blindtest.analysis.candidate_responses import candidate_responses
+    from blindtest.analysis.responses import responses_summary
 
     run = candidate_run(tmp_path, prompts=6)
     design = artifacts.load_design(run).design
@@ -310,7 +310,7 @@ def test_answers_read_from_files_have_no_tokens_rather_than_zero(tmp_path: Path)
         {k: v for k, v in row.items() if k != "usage"}
         for row in artifacts.read_jsonl(run / "responses.jsonl", "responses").records
     ]
-    summary = candidate_responses(design, rows, None)
+    summary = responses_summary(design, rows, None)
     assert summary["complete"]
     for found in summary["per_side"].values():
         assert found["answered"] == 6

@@ -1,4 +1,4 @@
-"""Style control in a several-candidate report: ``report["candidates"]["style_control"]``
+"""Style control in a several-candidate report: ``report["style_control"]``
 built from the answers' texts and the picks, the plain lines printed after the ranking, the
 schema, and bt-verify recomputing it (and catching a changed figure)."""
 
@@ -73,7 +73,7 @@ def test_a_length_only_judge_ranks_by_length_but_style_control_tells_none_apart(
     section = report["candidates"]
     assert section["ranking"][0]["candidate"] == "delta"
     assert any(d["separated"] for d in section["differences"])  # the raw ranking separates
-    style = section["style_control"]
+    style = report["style_control"]
     assert style["fitted"]
     assert style["n"] == 240
     assert style["prompts"] == 40
@@ -86,12 +86,14 @@ def test_a_length_only_judge_ranks_by_length_but_style_control_tells_none_apart(
     assert math.isclose(
         sum(s["strength"]["estimate"] for s in style["strengths"].values()), 0, abs_tol=1e-9
     )
-    # On the screen: after the ranking table, before the pairs, in plain words.
+    # On the screen: after the ranking's tables, where every preference screen says style
+    # control (with the diagnostics), in plain words.
     out = result.output
     at = out.index("Style control, 240 untied comparisons")
-    assert out.index("Ranking: strength") < at < out.index("Pairs (")
+    assert out.index("Ranking: strength") < out.index("Pairs (") < at
     assert "no two candidates are told apart" in out[at:]
-    assert max(len(line) for line in out[at : out.index("Pairs (")].splitlines()) <= 80
+    end = out.index("What a bot can explain")
+    assert max(len(line) for line in out[at:end].splitlines()) <= 80
 
 
 def test_distinct_candidates_keep_their_order_with_style_held_equal(
@@ -102,7 +104,7 @@ def test_distinct_candidates_keep_their_order_with_style_held_equal(
     run = candidate_run(tmp_path, prompts=40)
     result, report = _analyze(invoke, run)
     assert result.exit_code == 0, result.output
-    style = report["candidates"]["style_control"]
+    style = report["style_control"]
     assert style["order_holds"] is True
     assert style["order"] == [r["candidate"] for r in report["candidates"]["ranking"]]
     assert {t["status"] for t in style["terms"].values()} == {"no variation"}
@@ -118,7 +120,7 @@ def test_a_reference_anchor_is_kept(tmp_path: Path, invoke: Any) -> None:
     run = candidate_run(tmp_path, prompts=20, mode="reference:alpha")
     result, report = _analyze(invoke, run)
     assert result.exit_code == 0, result.output
-    style = report["candidates"]["style_control"]
+    style = report["style_control"]
     assert style["anchor"] == "alpha"
     assert style["strengths"]["alpha"]["strength"] == {"estimate": 0.0, "lo": 0.0, "hi": 0.0}
 
@@ -128,7 +130,7 @@ def test_too_few_untied_comparisons_are_not_fitted_and_it_says_so(
 ) -> None:
     run = candidate_run(tmp_path, prompts=1, names=("alpha", "beta", "gamma"))
     result, report = _analyze(invoke, run)
-    style = report["candidates"]["style_control"]
+    style = report["style_control"]
     assert style["fitted"] is False
     assert "not fitted; it needs at least 10 untied comparisons" in style["lines"][0]
     assert "Style control: not fitted" in result.output
@@ -141,7 +143,7 @@ def test_the_schema_holds_the_section_and_refuses_a_wrong_value(
     _analyze(invoke, run)
     report = read_report(run)
     validate(report, "report", "report.json")
-    report["candidates"]["style_control"]["separation"] = "partly"
+    report["style_control"]["separation"] = "partly"
     with pytest.raises(BadInput):
         validate(report, "report", "report.json")
 
@@ -153,10 +155,10 @@ def test_bt_verify_recomputes_the_style_control_and_catches_a_changed_figure(
     _analyze(invoke, run)
     assert verify_reports(run).differences == []
     report = read_report(run)
-    report["candidates"]["style_control"]["terms"]["length"]["coefficient"]["estimate"] += 0.5
+    report["style_control"]["terms"]["length"]["coefficient"]["estimate"] += 0.5
     (run / "report.json").write_bytes(artifacts.dump_json(report))
     where = [d.where for d in verify_reports(run).differences]
-    assert "report.json/candidates/style_control/terms/length/coefficient/estimate" in where
+    assert "report.json/style_control/terms/length/coefficient/estimate" in where
 
 
 def test_the_covariates_are_the_two_sided_style_differences_left_minus_right(
@@ -183,7 +185,7 @@ def test_the_covariates_are_the_two_sided_style_differences_left_minus_right(
         COVARIATES,
         [prompt_ids.index(r["prompt_id"]) for r in rows],
     )
-    style = report["candidates"]["style_control"]
+    style = report["style_control"]
     for s in found.strengths:
         recorded = style["strengths"][s.candidate]["strength"]
         assert recorded["estimate"] == pytest.approx(s.strength.estimate, abs=1e-12)
@@ -197,7 +199,7 @@ def test_a_changed_order_is_said_with_the_rankings_order_beside_it(
 ) -> None:
     run = _length_run(tmp_path, monkeypatch)
     _, report = _analyze(invoke, run)
-    style = report["candidates"]["style_control"]
+    style = report["style_control"]
     raw = [r["candidate"] for r in report["candidates"]["ranking"]]
     first = " ".join(style["lines"][0].split())
     if style["order_holds"]:

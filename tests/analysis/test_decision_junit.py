@@ -61,7 +61,7 @@ def test_a_fail_on_code_fails_every_case(invoke: Invoke, tmp_path: Path) -> None
     result = invoke("analyze", run, "--junit", out, "--strict", "--quiet", "--decide", "x")
     assert result.exit_code == 2  # the design already decides: refused, nothing written
     assert not out.exists()
-    result = invoke("analyze", run, "--junit", out, "--fail-on", "judge-excluded", "--quiet")
+    result = invoke("analyze", run, "--junit", out, "--fail-on", "llm.excluded", "--quiet")
     assert result.exit_code == 0
     assert cases(out)[0][1] == []
 

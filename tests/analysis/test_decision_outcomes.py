@@ -79,7 +79,7 @@ def test_noninferiority_shown_by_the_test_is_not_shown_without_a_sensitivity_che
     only = found["decisions"][0]
     assert (only["test_outcome"], only["outcome"]) == ("shown", "not_shown")
     assert "no sensitivity check was pre-registered" in only["reasons"][0]
-    assert [w["code"] for w in found["warnings"]] == ["sensitivity-missing"]
+    assert [w["code"] for w in found["warnings"]] == ["sensitivity.missing"]
 
 
 def test_noninferiority_is_not_shown_when_the_sensitivity_check_fails(
@@ -202,16 +202,16 @@ def test_a_decision_given_only_to_bt_analyze_is_not_pre_registered_and_exits_5_a
 
 def test_fail_on_and_strict_win_over_4_and_5(invoke: Invoke, tmp_path: Path) -> None:
     run = two_sided(tmp_path, 50, 40, sensitivity=0)
-    code, found, screen = analyze(invoke, run, "--fail-on", "sensitivity-missing")
+    code, found, screen = analyze(invoke, run, "--fail-on", "sensitivity.missing")
     assert (code, found["failed_on"], found["decision_exit_code"]) == (
         1,
-        ["sensitivity-missing"],
+        ["sensitivity.missing"],
         5,
     )
-    assert "--fail-on/--strict: sensitivity-missing raised" in screen
+    assert "--fail-on/--strict: sensitivity.missing raised" in screen
     code, found, _ = analyze(invoke, run, "--strict")
     assert code == 1
-    code, _, _ = analyze(invoke, run, "--fail-on", "position-warning")
+    code, _, _ = analyze(invoke, run, "--fail-on", "position.margin")
     assert code == 5
 
 

@@ -61,7 +61,7 @@ def test_next_step_a_preferred_side_names_the_channels_to_close() -> None:
 
 
 def test_all_ties_technical_line_says_the_win_rate_is_undefined_not_a_question_mark() -> None:
-    from blindtest.present.render import _technical_lines
+    from blindtest.present.render_preference import _technical_lines
 
     report: Any = {
         "protocol": "preference",
@@ -93,10 +93,11 @@ def test_void_line_of_an_llm_judge_gives_the_judge_command_that_resumes(
     analyzed = invoke("analyze", run, "--picks", out)
     assert analyzed.exit_code == 1, analyzed.output
     origin = simulator.base_url.rsplit("/", 1)[0]
-    assert (
-        f"bt-judge {run} --out {out} --judge llm:sim-judge-fair (with the "
-        f"--judge-url at {origin} it ran with)"
-    ) in analyzed.stderr.replace("\n", " ")
+    said, command = analyzed.stderr.rstrip("\n").rsplit("\n", 1)
+    assert said.replace("\n", " ").endswith(
+        f"finish with (with the --judge-url at {origin} it ran with):"
+    )
+    assert command.endswith(f"bt-judge {run} --out {out} --judge llm:sim-judge-fair")
 
 
 def test_a_question_nobody_answered_says_so() -> None:

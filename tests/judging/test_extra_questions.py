@@ -262,7 +262,7 @@ def test_judges_who_share_trials_are_tested_alone_and_dealt_judges_are_pooled() 
     assert shared["per_judge"][1]["paired"]["yes_b_no_a"] == 3
     assert "so each judge is tested alone: alice: " in shared["statement"]
     # On the result screen each judge tested alone has a line of their own under the question.
-    from blindtest.present.render import _answers_lines
+    from blindtest.present.render import answers_lines as _answers_lines
 
     lines = _answers_lines({"answers": [shared]})  # type: ignore[typeddict-item]
     assert lines[1].endswith("so each judge is tested alone:")

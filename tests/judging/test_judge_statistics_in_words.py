@@ -110,7 +110,8 @@ def test_a_judge_that_follows_length_is_warned_with_its_test_and_what_to_do() ->
     assert length == (
         "length: its verdicts go with length (the longer output in 20 of 20 comparisons whose "
         f"two passes chose the same output, chance 50%, exact two-sided {format_p(p)}). Either "
-        "it rewards length (spec 003: do not assume that longer outputs are better) or the "
+        "it rewards length (the judge's prompt says: do not assume that longer outputs are "
+        "better) or the "
         "better side also writes more; compare it with a person's picks on a sample of trials "
         "(bt-analyze --against) before trusting its win rate"
     )
@@ -125,7 +126,7 @@ def test_a_judge_that_shuns_length_is_warned_the_other_way() -> None:
     length = found.warnings[0]
     assert length.startswith("length: its verdicts go against length (the longer output in 0 of")
     assert "Either it penalises length or the better side also writes less" in length
-    assert "spec 003" not in length
+    assert "do not assume" not in length
 
 
 @pytest.mark.parametrize(("k", "n"), [(10, 20), (14, 20), (3, 4)])
@@ -302,11 +303,12 @@ def test_each_tag_line_carries_the_win_rate_with_its_wilson_interval(
         "By task type (trials; A's win rate among the untied, Wilson 95% interval; exact "
         "two-sided p, Holm-adjusted across 2 tags):"
     ) in text
-    for tag, row in report["by_tag"].items():
-        lo, hi = _wilson(row["A"], row["n"])
+    for tag, found in report["candidates"]["by_tag"].items():
+        (row,) = found["pairs"]  # two sides: one pair per tag, A's wins first
+        lo, hi = _wilson(row["wins"], row["n"])
         assert (
-            f"{tag}: A {row['A']} : B {row['B']}, {row['ties']} ties; A's win rate "
-            f"{row['A'] / row['n']:.0%} ({lo:.0%} to {hi:.0%}); {format_p(row['p_holm'])}"
+            f"{tag}: A {row['wins']} : B {row['losses']}, {row['ties']} ties; A's win rate "
+            f"{row['wins'] / row['n']:.0%} ({lo:.0%} to {hi:.0%}); {format_p(row['p_holm'])}"
         ) in text
 
 
@@ -314,7 +316,7 @@ def test_the_page_says_which_tag_goes_the_other_way_as_the_screen_does(
     tagged: tuple[str, Page, dict[str, Any]],
 ) -> None:
     screen, page, report = tagged
-    assert report["by_tag"]["ui"]["ahead"] == "B"
+    assert report["candidates"]["by_tag"]["ui"]["pairs"][0]["ahead"] == "B"
     assert report["wins"] > report["losses"]
     said = "On 'ui' B is preferred"
     assert said in flat(screen)

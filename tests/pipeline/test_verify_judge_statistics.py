@@ -19,7 +19,6 @@ import orjson
 import pytest
 
 from blindtest.model.rng import IndexStream
-from blindtest.model.scoring import preferred_side
 from blindtest.rundir import artifacts
 from blindtest.simulator import SimulatorConfig, running
 from blindtest.stats import krippendorff_alpha
@@ -100,7 +99,7 @@ def test_the_judged_run_holds_every_judge_statistic(judged: Path) -> None:
     for report in (machines, people):
         assert report["agreement"]["measurable"]
         assert report["agreement"]["alpha"]["interval"] is not None
-        assert {"code", "writing", "math", "short"} <= set(report["by_tag"])
+        assert {"code", "writing", "math", "short"} <= set(report["candidates"]["by_tag"])
     (pair,) = people["agreement"]["pairs"]
     assert pair["interval"] is not None
     assert pair["p_value"] is not None
@@ -138,20 +137,22 @@ def _judge(model: str) -> Any:
 
 
 FIRST, LONGER = _judge("sim-judge-first"), _judge("sim-judge-longer")
+#: Where report@2 keeps the tags: each tag's pair tests (two sides: one pair, A's wins first).
+TAG = ("candidates", "by_tag")
 PEOPLE_EDITS: list[tuple[str, tuple[Any, ...], Any]] = [
     ("agreement alpha", ("agreement", "alpha", "statistic"), 0.99),
     ("agreement bootstrap bound", ("agreement", "alpha", "interval", "lo"), -0.5),
     ("a pair's kappa", ("agreement", "pairs", 0, "statistic"), 0.99),
     ("a pair's test of kappa = 0", ("agreement", "pairs", 0, "p_value"), 0.5),
     ("a pair's kappa interval", ("agreement", "pairs", 0, "interval", "hi"), 1.0),
-    ("a tag's Holm p", ("by_tag", "code", "p_holm"), 0.001),
-    ("a tag's exact p", ("by_tag", "writing", "p_value"), 0.001),
-    ("a tag's Wilson bound", ("by_tag", "math", "win_rate", "hi"), 0.9),
-    ("a tag's wins", ("by_tag", "short", "A"), 99),
+    ("a tag's Holm p", (*TAG, "code", "pairs", 0, "p_holm"), 0.001),
+    ("a tag's exact p", (*TAG, "writing", "pairs", 0, "p_value"), 0.001),
+    ("a tag's Wilson bound", (*TAG, "math", "pairs", 0, "win_rate", "hi"), 0.9),
+    ("a tag's wins", (*TAG, "short", "pairs", 0, "wins"), 99),
 ]
 MACHINE_EDITS: list[tuple[str, Any, tuple[Any, ...], Any]] = [
     ("machines' agreement alpha", None, ("agreement", "alpha", "statistic"), 0.99),
-    ("machines' tag Holm p", None, ("by_tag", "math", "p_holm"), 0.001),
+    ("machines' tag Holm p", None, (*TAG, "math", "pairs", 0, "p_holm"), 0.001),
     ("position sign test", FIRST, ("position", "p_value"), 0.5),
     ("position split", FIRST, ("position", "second"), 3),
     ("position-inconsistent count", FIRST, ("position", "inconsistent"), 2),
@@ -207,8 +208,8 @@ def test_the_agreement_bootstrap_is_drawn_from_the_design_seed_bit_for_bit(judge
             if pick.get("pass", 1) != 1 or pick.get("failed"):
                 continue
             judge = str(pick["judge"])
-            side = preferred_side(design, pick["trial"], pick["pick"])
-            votes.setdefault(judge, {})[pick["trial"]] = side or "tie"
+            # Coded by position (left, right, tie), as the analysis codes agreement.
+            votes.setdefault(judge, {})[pick["trial"]] = str(pick["pick"])
     names = sorted(votes)
     trials = sorted({t for v in votes.values() for t in v})
     units = [[votes[j][t] for j in names if t in votes[j]] for t in trials]
@@ -233,7 +234,7 @@ def test_a_report_with_another_bootstrap_draw_fails_verify(run: Path) -> None:
     report = report_of(run, PEOPLE_REPORT)
     names = sorted(report["judges"])
     per_trial = report["per_trial"]
-    votes = {(r["trial"], r["judge"]): r["preferred"] or "tie" for r in per_trial
+    votes = {(r["trial"], r["judge"]): r["pick"] for r in per_trial
              if "excluded" not in r}  # fmt: skip
     trials = sorted({t for t, _ in votes})
     units = [[votes[(t, j)] for j in names if (t, j) in votes] for t in trials]

@@ -13,9 +13,9 @@ from typing import Any, cast
 
 import pytest
 
-from blindtest.analysis.candidate_headline import _holm_lines
+from blindtest.analysis.preference_words import _holm_lines
 from blindtest.analysis.tells import _separated
-from blindtest.present import render_candidates
+from blindtest.present import render_preference
 from blindtest.present.page import render_report_page
 from blindtest.present.render import format_summary
 from blindtest.rundir.types import DesignRecord, ReportRecord
@@ -46,7 +46,7 @@ def test_the_count_of_resamples_is_grouped_on_screen_and_page(tmp_path: Path, in
     assert "of 2000 resamples" in stored  # report.json keeps it ungrouped
     report = copy.deepcopy(report)
     report["candidates"]["interval_problem"] = stored
-    screen = "\n".join(render_candidates.candidates_lines(report))
+    screen = "\n".join(render_preference.ranking_lines(report))
     assert "Intervals: in 21 of 2,000 resamples of prompts" in screen
     page = render_report_page(report)
     assert "in 21 of 2,000 resamples of prompts" in page
@@ -87,7 +87,7 @@ def test_the_reference_row_says_it_is_the_zero_not_a_zero_width_interval(
     assert section["anchor"] == "alpha"
     alpha = next(r for r in section["ranking"] if r["candidate"] == "alpha")
     assert alpha["strength"] == {"estimate": 0.0, "lo": 0.0, "hi": 0.0}  # as stored
-    lines = render_candidates.candidates_lines(report)
+    lines = render_preference.ranking_lines(report)
     row = next(line for line in lines if re.match(r"\s*\d+\s+alpha\s", line))
     assert "(reference)" in row
     assert "0.00 to 0.00" not in row
@@ -116,7 +116,7 @@ def test_a_p_below_alpha_is_never_printed_as_alpha_in_words_or_tables(
     report = copy.deepcopy(report)
     row = report["candidates"]["pairs"]["pairs"][0]
     row.update(p_value=0.0166, p_holm=0.04980011429472864, significant=True)
-    lines = render_candidates.candidates_lines(report)
+    lines = render_preference.ranking_lines(report)
     first = f"{row['first']} v {row['second']}"
     shown = next(line for line in lines if line.strip().startswith(first))
     assert shown.split()[-2:] == ["0.0498", "real"]

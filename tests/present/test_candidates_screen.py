@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from blindtest.analysis.candidate_headline import _holm_lines, _pair_result
+from blindtest.analysis.preference_words import _holm_lines, _pair_result
 from blindtest.stats.pairwise import Tally, pair_table
 
 from candidate_analysis_runs import candidate_run, candidate_schemas

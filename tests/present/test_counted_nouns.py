@@ -71,9 +71,13 @@ def test_a_run_of_one_trial_speaks_in_the_singular_and_of_two_in_the_plural(
     blinded = "1 blinded trial;" if trials == 1 else f"{trials} blinded trials;"
     assert f"preference design: {trial} from" in screen
     assert f"trials.jsonl: {blinded}" in screen
-    assert f"sim-small (B), {trial}, judged by" in screen
+    # The preference header counts comparisons and the prompts they are on, for any k.
+    compared = (
+        "1 comparison on 1 prompt" if trials == 1 else f"{trials} comparisons on {trials} prompts"
+    )
+    assert f"B (sim-small), {compared}, judged by" in screen
     assert f"LLM judge sim-judge-fair {judged}" in screen
-    assert f"· {trial} ·" in shown
+    assert f"· {compared} ·" in shown
     assert f"LLM judge sim-judge-fair {judged}" in shown
     # Each comparison is asked in both orders: 2 requests for one trial, 4 for two.
     assert f"{2 * trials} requests (0 retries)" in screen

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from blindtest.analysis import candidate_headline
-from blindtest.present import render_candidates
+from blindtest.analysis import preference_words
+from blindtest.present import render_preference
 from blindtest.present.page import charts, ranking
 from blindtest.reportfmt import dollars
 
@@ -42,10 +42,10 @@ def test_a_cost_above_zero_never_reads_as_zero() -> None:
 
 def test_screen_page_and_headline_write_the_same_dollars() -> None:
     for value in (0.4, 0.025, 0.0031, 2.0):
-        assert render_candidates.money(value) == dollars(value)
+        assert render_preference.money(value) == dollars(value)
         assert ranking._money(value) == dollars(value)
-        assert candidate_headline._money(value) == dollars(value)
-    assert render_candidates.money(None) == ranking._money(None) == "-"
+        assert preference_words._money(value) == dollars(value)
+    assert render_preference.money(None) == ranking._money(None) == "-"
 
 
 def test_cost_axis_ticks_keep_cents_and_drop_a_round_ticks_trailing_zero() -> None:

@@ -7,7 +7,7 @@ import re
 
 from blindtest.present.page import charts
 from blindtest.present.page.ranking import _ranking_rows
-from blindtest.present.render_candidates import strength_text
+from blindtest.present.render_preference import strength_text
 from blindtest.reportfmt import fixed
 
 

@@ -105,7 +105,7 @@ def test_the_page_says_whether_the_order_holds_with_style_held_equal(
 ) -> None:
     html, text = _page(tmp_path, invoke)
     report = orjson.loads((html.parent / "run" / "report.json").read_bytes())
-    lines = report["candidates"]["style_control"]["lines"]
+    lines = report["style_control"]["lines"]
     assert lines, "the analysis gives style control in words"
     section = text[text.index('id="style-control"') :]
     section = section[: section.index('<p class="meta">')]

@@ -18,9 +18,21 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_FILES = sorted((ROOT / "schemas").glob("*.schema.json"))
 
 
+def _name_and_major(path: Path) -> tuple[str, int]:
+    """``report.schema.json`` -> ("report", 1); ``report@2.schema.json`` -> ("report", 2)."""
+    name, _, major = path.name.removesuffix(".schema.json").partition("@")
+    return name, int(major or 1)
+
+
 def test_every_artifact_has_a_schema() -> None:
-    names = {p.name.removesuffix(".schema.json") for p in SCHEMA_FILES}
-    assert names == {*artifacts.SCHEMA_NAMES, "common"}
+    # Each major version its own file (a new major version is a new file, never an edited one).
+    found = {_name_and_major(p) for p in SCHEMA_FILES}
+    expected = {
+        (name, major) for name, majors in artifacts.SCHEMA_MAJORS.items() for major in majors
+    }
+    assert found == {*expected, ("common", 1)}
+    for name, major in expected:
+        assert artifacts.schema_file(name, major) in {p.name for p in SCHEMA_FILES}
 
 
 @pytest.mark.parametrize("path", SCHEMA_FILES, ids=lambda p: p.name)
@@ -29,8 +41,8 @@ def test_schema_is_valid_2020_12_with_id_and_version_const(path: Path) -> None:
     Draft202012Validator.check_schema(schema)
     assert schema["$id"].endswith(f"/schemas/{path.name}")
     if path.name != "common.schema.json":
-        name = path.name.removesuffix(".schema.json")
-        assert schema["properties"]["schema"] == {"const": f"blindtest/{name}@1"}
+        name, major = _name_and_major(path)
+        assert schema["properties"]["schema"] == {"const": f"blindtest/{name}@{major}"}
 
 
 def test_the_installed_package_reads_the_schemas_dir_itself() -> None:

@@ -275,7 +275,7 @@ def test_picks_that_follow_length_exactly_name_it() -> None:
 
 
 def test_a_line_says_the_picks_follow_length_exactly() -> None:
-    from blindtest.analysis.candidate_style import candidate_style_lines
+    from blindtest.analysis.style import candidate_style_lines
 
     rng = np.random.default_rng(9)
     n = 40

@@ -25,16 +25,11 @@ import jinja2
 from markupsafe import Markup
 
 from blindtest.model.protocols import PROTOCOLS
+from blindtest.present.lines import checks_lines, clean, reading_lines, skipped_lines
 from blindtest.present.markup import render_text
 from blindtest.present.page import sections
 from blindtest.present.page.charts import Row, bar_chart, e_value_chart, interval_chart
-from blindtest.present.render import (
-    by_tag_sentences,
-    checks_lines,
-    clean,
-    reading_lines,
-    skipped_lines,
-)
+from blindtest.present.render_preference import by_tag_sentences, names_of
 from blindtest.reportfmt import count, format_p
 from blindtest.stats.intervals import clopper_pearson
 from blindtest.version import __version__
@@ -77,15 +72,16 @@ def _estimate_charts(report: Mapping[str, Any]) -> list[Any]:
     for judge, result in sorted((report.get("per_judge") or {}).items()):
         rows.append(Row(f"judge {judge}", *_interval(result.get("pc"))))
     pooled = "pooled" if rows else ", ".join(report.get("judges") or []) or "judge"
+    first = names_of(report)[0]
     if rules.prefers:
-        rows.append(Row("A's win rate", *_interval(report.get("pc")), kind="pooled"))
+        rows.append(Row(f"{first}'s win rate", *_interval(report.get("pc")), kind="pooled"))
     else:
         rows.append(Row(pooled, *_interval(report.get("pc")), kind="pooled"))
     for name, bot in sorted(((report.get("audit") or {}).get("bots") or {}).items()):
         if bot.get("n"):
             ci = clopper_pearson(int(bot["correct"]), int(bot["n"]))
             rows.append(Row(f"bot: {name}", bot["correct"] / bot["n"], ci.lo, ci.hi, kind="bot"))
-    what = "A's win rate (ties excluded)" if rules.prefers else "Proportion correct"
+    what = f"{first}'s win rate (ties excluded)" if rules.prefers else "Proportion correct"
     charts.append(
         interval_chart(
             "chart-pc",
@@ -130,11 +126,17 @@ def _estimate_charts(report: Mapping[str, Any]) -> list[Any]:
 
 
 def _census(report: Mapping[str, Any]) -> tuple[list[str], list[list[str]], Any]:
-    census = (report.get("audit") or {}).get("census") or {}
-    sides = [s for s in ("A", "B") if isinstance(census.get(s), Mapping)]
+    """The formatting census: two candidates side by side, with a bar chart; more, one row
+    each (too many bars to read)."""
+    audit = report.get("audit") or {}
+    census = audit.get("census_by_candidate") or audit.get("census") or {}
+    sides = [s for s in names_of(report) if isinstance(census.get(s), Mapping)]
     if not sides:
         return [], [], None
     metrics = [m for m in CENSUS if any(m in census[s] for s in sides)]
+    if len(sides) > 2:
+        header = ["candidate", *(m.replace("_", " ") for m in metrics)]
+        return header, [[s, *(_num(census[s].get(m)) for m in metrics)] for s in sides], None
     configs = report.get("sides") or {}
     # Headed by label: when both sides are one model, the model name tells them not apart.
     header = [
@@ -162,40 +164,54 @@ def _num(value: Any) -> str:
     return str(value)
 
 
+def _two_tags(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """Two candidates: each tag's one pair (its first's wins, losses, ties and tests)."""
+    names = names_of(report)
+    by_tag = (report.get("candidates") or {}).get("by_tag") or {}
+    if len(names) != 2:
+        return {}
+    return {tag: found["pairs"][0] for tag, found in by_tag.items() if found["pairs"]}
+
+
 def _by_tag(report: Mapping[str, Any]) -> tuple[list[str], list[list[str]], Any]:
-    by_tag = report.get("by_tag") or {}
+    """Two candidates' table by tag, with its chart (from three, `ranking.tag_rows`)."""
+    by_tag = _two_tags(report)
     if not by_tag:
         return [], [], None
-    keys = [k for k in ("A", "B", "ties") if any(k in c for c in by_tag.values())]
-    table = [[tag, *[_num(c.get(k)) for k in keys], *_tag_test(c)] for tag, c in by_tag.items()]
+    first, second = names_of(report)
+    table = [
+        [tag, _num(c["wins"]), _num(c["losses"]), _num(c["ties"]), *_tag_test(c)]
+        for tag, c in by_tag.items()
+    ]
     chart = bar_chart(
         "chart-tags",
-        "Breakdown by prompt tag (wins for A, wins for B, ties; one scale for every tag)",
-        keys,
-        [(tag, [float(c.get(k) or 0) for k in keys]) for tag, c in by_tag.items()],
+        f"Breakdown by prompt tag (wins for {first}, wins for {second}, ties; one scale for "
+        "every tag)",
+        [first, second, "ties"],
+        [
+            (tag, [float(c["wins"]), float(c["losses"]), float(c["ties"])])
+            for tag, c in by_tag.items()
+        ],
         one_scale=True,
     )
-    tested = any("p_holm" in c for c in by_tag.values())
-    extra = ["A's win rate (95% Wilson)", "p", "p (Holm)"] if tested else []
-    return ["tag", *keys, *extra], table, chart
+    extra = [f"{first}'s win rate (95% Wilson)", "p", "p (Holm)"]
+    return ["tag", first, second, "ties", *extra], table, chart
 
 
 def _tag_note(report: Mapping[str, Any]) -> str | None:
     """What the by-tag table counts and tests, as the screen's heading says it."""
-    by_tag = report.get("by_tag") or {}
-    if not any("p_holm" in c for c in by_tag.values()):
+    by_tag = _two_tags(report)
+    if not by_tag:
         return None
     return (
         "Trials by their outcome, per prompt tag (a prompt with several tags counts in each); "
-        "A's win rate among the untied with its Wilson 95% interval; the exact two-sided p, "
-        f"and that p Holm-adjusted across the {count(len(by_tag), 'tag')}."
+        f"{names_of(report)[0]}'s win rate among the untied with its Wilson 95% interval; the "
+        f"exact two-sided p, and that p Holm-adjusted across the {count(len(by_tag), 'tag')}."
     )
 
 
 def _tag_test(counts: Mapping[str, Any]) -> list[str]:
-    """A tag's win rate, exact p and Holm-adjusted p (nothing for reports made before them)."""
-    if "p_holm" not in counts:
-        return []
+    """A tag's win rate, exact p and Holm-adjusted p."""
     rate = counts.get("win_rate") or {}
     shown = (
         f"{rate['estimate']:.0%} ({rate['lo']:.0%}-{rate['hi']:.0%})"
@@ -268,11 +284,11 @@ def render_report_page(
     plain: bool = False,
 ) -> str:
     """The report as one self-contained HTML page."""
-    if report.get("candidates"):
-        return _candidates_page(report, trials, plain)
     census_header, census_rows, census_chart = _census(report)
     tag_header, tag_rows, tag_chart = _by_tag(report)
-    charts = _estimate_charts(report)
+    prefers = PROTOCOLS[report["protocol"]].prefers
+    ranked = prefers and len(names_of(report)) > 2 and report.get("verdict") != "void"
+    charts = [] if ranked else _estimate_charts(report)
     e_chart = None
     if e_values:
         e_chart = e_value_chart(
@@ -281,84 +297,60 @@ def render_report_page(
     summary = report.get("summary") or {}
     loud, notes = sections.loud_notes(report)
     checks = checks_lines(report)  # type: ignore[arg-type]
-    return (
-        _environment()
-        .get_template("report.html")
-        .render(
-            title=f"blindtest report {str(report['design_sha256'])[:12]}",
-            version=__version__,
-            report=report,
-            rules=PROTOCOLS[report["protocol"]],
-            summary=summary,
-            charts=charts,
-            census_header=census_header,
-            census_rows=census_rows,
-            census_chart=census_chart,
-            tag_rows=tag_rows,
-            tag_chart=tag_chart,
-            tag_note=_tag_note(report),
-            tag_sentences=by_tag_sentences(report),  # type: ignore[arg-type]
-            e_chart=e_chart,
-            agreement=report.get("agreement") or None,
-            reviewer_agreement=report.get("reviewer_agreement") or None,
-            bias=report.get("position_bias") or None,
-            controls=report.get("controls") or None,
-            cost=report.get("cost"),
-            appendix=sections.appendix(report),
-            loud=loud,
-            notes=notes,
-            decision=_decision(report),
-            skipped=skipped_lines(report),  # type: ignore[arg-type]
-            checks=checks[0] if checks else None,
-            reading=reading_lines(report),  # type: ignore[arg-type]
-            position=sections.position(report),
-            tag_header=tag_header,
-            llm_judges=sections.llm_judges(report),
-            style_control=sections.style_control(report),
-            bots=sections.bots(report),
-            responses_sentences=sections.responses_sentences(report),
-            machine_vs_person=sections.machine_vs_person(report),
-            answers=sections.answers(report),
-            identity=sections.identity(report),
-            next_step=sections.next_step(report),
-            technical=sections.technical(report),
-            sides=sections.sides(report),
-            trials=_trials(report, trials, plain),
-            format_p=format_p,
-            count=count,
-            pct=lambda v: "n/a" if v is None else f"{float(v) * 100:.0f}%",
-        )
+    extra: dict[str, Any] = {}
+    if prefers:
+        from blindtest.present.page.ranking import page_data
+
+        extra = page_data(report)
+        if not ranked:  # two candidates: their own tag table (above), no ranking
+            extra["tag_rows"], extra["tag_header"] = tag_rows, tag_header
+    values: dict[str, Any] = dict(
+        title=f"blindtest report {str(report['design_sha256'])[:12]}",
+        version=__version__,
+        report=report,
+        rules=PROTOCOLS[report["protocol"]],
+        summary=summary,
+        charts=charts,
+        census_header=census_header,
+        census_rows=census_rows,
+        census_chart=census_chart,
+        tag_rows=tag_rows,
+        tag_chart=tag_chart,
+        tag_note=_tag_note(report),
+        tag_sentences=by_tag_sentences(report),
+        e_chart=e_chart,
+        agreement=report.get("agreement") or None,
+        reviewer_agreement=report.get("reviewer_agreement") or None,
+        bias=report.get("position_bias") or None,
+        controls=report.get("controls") or None,
+        cost=report.get("cost"),
+        appendix=sections.appendix(report),
+        loud=loud,
+        notes=notes,
+        decision=_decision(report),
+        skipped=skipped_lines(report),  # type: ignore[arg-type]
+        checks=checks[0] if checks else None,
+        reading=reading_lines(report),  # type: ignore[arg-type]
+        position=sections.position(report),
+        tag_header=tag_header,
+        llm_judges=sections.llm_judges(report),
+        style_control=sections.style_control(report),
+        bots=sections.bots(report),
+        responses_sentences=sections.responses_sentences(report),
+        machine_vs_person=sections.machine_vs_person(report),
+        answers=sections.answers(report),
+        identity=sections.identity(report),
+        next_step=sections.next_step(report),
+        technical=sections.technical(report),
+        sides=sections.sides(report),
+        trials=_trials(report, trials, plain),
+        format_p=format_p,
+        count=count,
+        pct=lambda v: "n/a" if v is None else f"{float(v) * 100:.0f}%",
+        ranked=ranked,
     )
-
-
-def _candidates_page(
-    report: Mapping[str, Any], trials: Sequence[Mapping[str, Any]], plain: bool
-) -> str:
-    """A several-candidate run's page (``templates/candidates.html``, ``ranking``)."""
-    from blindtest.present.page.ranking import page_data
-
-    loud, notes = sections.loud_notes(report)
-    return (
-        _environment()
-        .get_template("candidates.html")
-        .render(
-            title=f"blindtest report {str(report['design_sha256'])[:12]}",
-            version=__version__,
-            report=report,
-            **page_data(report),
-            loud=loud,
-            notes=notes,
-            decision=_decision(report),
-            skipped=skipped_lines(report),  # type: ignore[arg-type]
-            reading=reading_lines(report),  # type: ignore[arg-type]
-            position=sections.position(report),
-            llm_judges=sections.llm_judges(report),
-            responses_sentences=sections.responses_sentences(report),
-            appendix=sections.appendix(report),
-            trials=_trials(report, trials, plain),
-            count=count,
-        )
-    )
+    values.update(extra)  # the preference page's own parts (`ranking.page_data`)
+    return _environment().get_template("report.html").render(**values)
 
 
 def render_plan_page(

@@ -1,6 +1,8 @@
-"""The HTML report of a several-candidate run: the ranking in words, the strengths with their
-interval bars, the win-rate matrix, cost against strength, then the pair and reference
-tables, the tags, the gates and the revealed comparisons (``templates/candidates.html``).
+"""The preference parts of the HTML report (``templates/report.html``), growing with the number
+of candidates: for any k the header line and the length tell per candidate; from three the
+ranking in words, the strengths with their interval bars, the win-rate matrix, cost against
+strength, the pair and reference tables, the tags and the candidates after the reveal (two
+candidates read like a two-sided run: the verdict, the win rate against chance, the tags).
 
 Formatting only: every figure comes from report.json's ``candidates`` section. Pure.
 """
@@ -10,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from blindtest.present.lines import length_tell_rows
 from blindtest.present.page import charts
-from blindtest.present.render_candidates import NOT_ESTIMABLE, length_tell_rows
+from blindtest.present.render_preference import NOT_ESTIMABLE, header_parts, names_of
 from blindtest.reportfmt import count, dollars, fixed, group_counts, p_cell, pct
 
 __all__ = ["page_data"]
@@ -214,26 +217,32 @@ def _sides(report: Mapping[str, Any]) -> list[list[str]]:
 
 
 def page_data(report: Mapping[str, Any]) -> dict[str, Any]:
-    """What ``candidates.html`` draws, from the report's ``candidates`` section."""
-    section = report["candidates"]
+    """What ``report.html`` draws of a preference report, from its ``candidates`` section."""
+    section = report.get("candidates")
+    length = length_tell_rows(report)
+    found: dict[str, Any] = {
+        "meta": header_parts(report),
+        "section": section,
+        "length_header": length[0] if length else [],
+        "length_rows": length[1:],
+    }
+    if section is None or len(names_of(report)) == 2:  # void, or two: no ranking to draw
+        return found
     headline: Sequence[str] = section.get("headline") or []
     tag_header, tag_rows = _tag_rows(section)
-    length = length_tell_rows(report)
     problem = section.get("problem")
     told = problem is not None and any(problem in line for line in headline)
-    return {
+    if report.get("verdict") not in ("void", "unusable", "incomplete"):
+        found["headline"] = headline
+    return found | {
         # Why there are no strengths, unless the headline above has just said it.
         "no_strengths": None
         if problem is None
         else "Strengths not estimable: the reason is given above."
         if told
         else f"Strengths not estimable: {problem}.",
-        "length_header": length[0] if length else [],
-        "length_rows": length[1:],
-        "section": section,
         # report.json keeps the count of resamples ungrouped; the page groups it (2,000).
         "interval_problem": group_counts(section.get("interval_problem") or ""),
-        "headline": headline,
         "strength_chart": _strength_chart(section),
         "cost_chart": _cost_chart(section),
         "matrix": _matrix(section),

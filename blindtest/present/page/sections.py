@@ -16,7 +16,8 @@ from typing import Any
 
 from blindtest.model.protocols import PROTOCOLS
 from blindtest.present.hints import placeholder_legend, stage_command
-from blindtest.present.render import agreement_text, appendix_rows, dprime_text
+from blindtest.present.lines import agreement_text, appendix_rows, dprime_text, length_tell_rows
+from blindtest.present.render_preference import names_of, unit_line
 from blindtest.reportfmt import control_line, count, dollars, format_p, grouped, pct
 
 #: The sentence of responses_sentences that discloses identity stripping.
@@ -148,7 +149,9 @@ def position(report: Mapping[str, Any]) -> dict[str, Any] | None:
     lines); None when the report has none of them."""
     bias = report.get("position_bias")
     agreement = report.get("agreement")
-    warnings = list(report.get("warnings") or [])
+    warnings = [
+        str(w["message"]) for w in report.get("warnings") or [] if w["code"] == "position.margin"
+    ]
     gates = list(report.get("gates_failed") or [])
     one_judge = PROTOCOLS[report["protocol"]].prefers and "agreement" in report and not agreement
     if not (bias or agreement or warnings or gates or one_judge):
@@ -177,8 +180,9 @@ def style_control(report: Mapping[str, Any]) -> dict[str, Any] | None:
     if not found:
         return None
     lines = [str(s) for s in found.get("lines") or []]
-    if not found.get("fitted"):
+    if not found.get("fitted") or "a_strength" not in found:  # from three: the lines say it
         return {"lines": lines, "rows": []}
+    a, b = names_of(report)
     interval = str(found.get("interval_method") or "")
     infinite = (found.get("separation") or {}).get("infinite") or {}
     strength = {
@@ -187,21 +191,23 @@ def style_control(report: Mapping[str, Any]) -> dict[str, Any] | None:
         "status": found.get("a_strength_status"),
     }
     rows = [
-        _style_row("A's strength, style held equal", strength, infinite.get("a_strength"), interval)
+        _style_row(
+            f"{a}'s strength, style held equal", strength, infinite.get("a_strength"), interval
+        )
     ]
     rate = found.get("a_win_rate_adjusted") or {}
     if strength["status"] == "estimated" and rate.get("estimate") is not None:
         rows.append(
             [
-                "A's win rate at equal style",
+                f"{a}'s win rate at equal style",
                 pct(rate["estimate"]),
                 f"{pct(rate.get('lo'))} to {pct(rate.get('hi'))}",
                 "",
-                "A's strength through the logistic function",
+                f"{a}'s strength through the logistic function",
             ]
         )
     for name, term in (found.get("coefficients") or {}).items():
-        label = f"{name} (per unit of (A - B) / (A + B))"
+        label = f"{name} (per unit of ({a} - {b}) / ({a} + {b}))"
         rows.append(_style_row(label, term, infinite.get(name), interval))
     test = found.get("lr_test")
     if test:
@@ -276,13 +282,14 @@ def bots(report: Mapping[str, Any]) -> list[list[str]]:
         return []
     if PROTOCOLS[report["protocol"]].prefers:
         length = found.get("length")
-        if not length:
+        if not length or length_tell_rows(report):  # per candidate: its own table
             return []
         return [
             ["bot", "what it found", "p"],
             [
                 "length",
-                f"A's answer was the longer in {length['correct']} of {length['n']} trials",
+                f"{names_of(report)[0]}'s answer was the longer in {length['correct']} of "
+                f"{length['n']} trials",
                 format_p(length["p_value"]),
             ],
         ]
@@ -317,7 +324,7 @@ def identity(report: Mapping[str, Any]) -> dict[str, Any] | None:
     if stripped:
         rows = [
             [side, str(stripped["mentions"].get(side, 0)), str(stripped["responses"].get(side, 0))]
-            for side in ("A", "B")
+            for side in names_of(report)
         ]
     return {
         "on": any(c in (report.get("channels_closed") or []) for c in channel),
@@ -344,7 +351,10 @@ def technical(report: Mapping[str, Any]) -> list[list[str]]:
     protocol = report["protocol"]
     if report.get("verdict") in ("void", "unusable") or not report.get("n"):
         return []
+    if PROTOCOLS[protocol].prefers and len(names_of(report)) > 2:
+        return [["unit, scale, ties", unit_line(report).removeprefix("The unit: ")]]
     if PROTOCOLS[protocol].prefers:
+        first, second = names_of(report)
         win = report.get("pc") or {}
         untied = (report.get("wins") or 0) + (report.get("losses") or 0)
         left_out = (report.get("excluded") or {}).get("n")
@@ -356,11 +366,11 @@ def technical(report: Mapping[str, Any]) -> list[list[str]]:
         return [
             [
                 "comparisons",
-                f"A {report['wins']} : B {report['losses']}, {report['ties']} ties (ties "
-                f"excluded from the win rate){dropped}",
+                f"{first} {report['wins']} : {second} {report['losses']}, {report['ties']} ties "
+                f"(ties excluded from the win rate){dropped}",
             ],
             [
-                "A's win rate",
+                f"{first}'s win rate",
                 f"{pct(win.get('estimate'))} (Wilson 95% interval {pct(win.get('lo'))} to "
                 f"{pct(win.get('hi'))})"
                 if untied
@@ -425,7 +435,8 @@ def sides(report: Mapping[str, Any]) -> dict[str, Any] | None:
     found = report.get("sides")
     if not found:
         return None
-    configs = [found[s] for s in ("A", "B")]
+    names = names_of(report)[:2]  # from three, the candidates' own table (page.ranking)
+    configs = [found[s] for s in names]
     rows = [["label", *[str(c.get("label") or "") for c in configs]]]
     for name in SIDE_FIELDS:
         if any(c.get(name) is not None for c in configs):
@@ -434,7 +445,7 @@ def sides(report: Mapping[str, Any]) -> dict[str, Any] | None:
     removed = [_removed(c) for c in configs]
     if any(removed):
         rows.append(["not sent", *removed])
-    return {"summary": str(found.get("summary") or ""), "rows": rows}
+    return {"summary": str(found.get("summary") or ""), "names": names, "rows": rows}
 
 
 def _parameters(config: Mapping[str, Any]) -> str:
@@ -462,27 +473,29 @@ def loud_notes(report: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     return loud, [n for n in notes if n not in loud]
 
 
-#: The extra questions' tables: per option, then per comparison (header first).
-ANSWER_HEADERS = {
-    "each response": [
-        "judge",
-        "A yes",
-        "B yes",
-        "yes for A only",
-        "yes for B only",
-        "both yes",
-        "neither",
-        "exact McNemar",
-    ],
-    "the comparison as a whole": [
-        "judge",
-        "yes",
-        "yes when A preferred",
-        "yes when B preferred",
-        "yes in ties (left out)",
-        "Fisher's exact",
-    ],
-}
+def answer_headers(a: str, b: str) -> dict[str, list[str]]:
+    """The extra questions' tables, per option, then per comparison (header first), for the
+    candidates ``a`` and ``b``."""
+    return {
+        "each response": [
+            "judge",
+            f"{a} yes",
+            f"{b} yes",
+            f"yes for {a} only",
+            f"yes for {b} only",
+            "both yes",
+            "neither",
+            "exact McNemar",
+        ],
+        "the comparison as a whole": [
+            "judge",
+            "yes",
+            f"yes when {a} preferred",
+            f"yes when {b} preferred",
+            "yes in ties (left out)",
+            "Fisher's exact",
+        ],
+    }
 
 
 def _answer_p(test: Mapping[str, Any]) -> str:
@@ -491,12 +504,12 @@ def _answer_p(test: Mapping[str, Any]) -> str:
     )
 
 
-def _answer_row(who: str, cell: Mapping[str, Any]) -> list[str]:
+def _answer_row(who: str, cell: Mapping[str, Any], names: Sequence[str]) -> list[str]:
     if "paired" in cell:
         sides, paired = cell["sides"], cell["paired"]
         return [
             who,
-            *(f"{sides[s]['yes']} of {sides[s]['n']}" for s in ("A", "B")),
+            *(f"{sides[s]['yes']} of {sides[s]['n']}" for s in names),
             str(paired["yes_a_no_b"]),
             str(paired["yes_b_no_a"]),
             str(paired["yes_both"]),
@@ -507,7 +520,7 @@ def _answer_row(who: str, cell: Mapping[str, Any]) -> list[str]:
     return [
         who,
         f"{cell['comparisons']['yes']} of {cell['comparisons']['n']}",
-        *(f"{by[k]['yes']} of {by[k]['n']}" for k in ("A", "B", "tie")),
+        *(f"{by[k]['yes']} of {by[k]['n']}" for k in (*names, "tie")),
         _answer_p(cell["association"]),
     ]
 
@@ -516,14 +529,16 @@ def answers(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Each extra question: its sentence, and a table of the counts and the test, pooled
     (when the judges answered no trial in common) and per judge (when there are several)."""
     out = []
+    names = names_of(report)
+    headers = answer_headers(names[0], names[1]) if len(names) == 2 else {}
     for entry in report.get("answers") or []:
         rows = []
         if entry.get("judges") and entry.get("pooled"):
             pooled = "all judges, pooled" if len(entry["judges"]) > 1 else entry["judges"][0]
-            rows.append(_answer_row(pooled, entry))
+            rows.append(_answer_row(pooled, entry, names))
         for cell in entry.get("per_judge") or []:
-            rows.append(_answer_row(cell["judge"], cell))
-        header = ANSWER_HEADERS.get(str(entry.get("about")))
+            rows.append(_answer_row(cell["judge"], cell, names))
+        header = headers.get(str(entry.get("about")))
         out.append(
             {"statement": str(entry["statement"]), "rows": rows if header else [], "header": header}
         )

@@ -88,8 +88,11 @@ from blindtest.rundir.artifacts.names import (
 )
 from blindtest.rundir.artifacts.validation import (
     MAJOR_VERSION,
+    SCHEMA_MAJORS,
     SCHEMA_NAMES,
+    schema_file,
     schema_tag,
+    tag_major,
     validate,
     validator,
 )
@@ -112,6 +115,7 @@ __all__ = [
     "REPORT",
     "RESPONSES",
     "RUN_FILE_KINDS",
+    "SCHEMA_MAJORS",
     "SCHEMA_NAMES",
     "TORN",
     "TRIALS",
@@ -144,10 +148,12 @@ __all__ = [
     "reading_once",
     "refuse_overwrite",
     "repair_torn_tail",
+    "schema_file",
     "schema_tag",
     "sha256_bytes",
     "sha256_file",
     "sha256_text",
+    "tag_major",
     "validate",
     "validator",
     "write_bytes_atomic",

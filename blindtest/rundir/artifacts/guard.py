@@ -12,7 +12,7 @@ from pathlib import Path
 
 import orjson
 
-from blindtest.errors import BadInput, BlindtestError
+from blindtest.errors import BadInput, BlindtestError, option
 from blindtest.rundir.artifacts.documents import read_design_hash
 from blindtest.rundir.artifacts.names import (
     AUDIT,
@@ -36,7 +36,7 @@ from blindtest.rundir.artifacts.validation import (
 def refuse_overwrite(path: Path, force: bool) -> None:
     """The ``--force`` guard: call it for every output before writing anything."""
     if path.exists() and not force:
-        raise BadInput(f"{path} already exists; use --force to overwrite it")
+        raise BadInput(f"{path} already exists; use {option('force', True)} to overwrite it")
 
 
 # --------------------------------------------------------------------------- the output guard
@@ -118,13 +118,13 @@ def claim_output(
         if _same_file(path, source):
             raise BadInput(
                 f"{path} is an input of this command; refusing to overwrite it, "
-                "--force or not: choose another output file"
+                f"{option('force')} or not: choose another output file"
             )
     reserved = RUN_FILE_KINDS.get(path.name)
     if reserved is not None and reserved != kind:
         raise BadInput(
             f"{path}: {path.name} is the name of a run's {_kind_words(reserved)}; refusing to "
-            f"write a {_kind_words(kind)} there, --force or not: choose another name"
+            f"write a {_kind_words(kind)} there, {option('force')} or not: choose another name"
         )
     if not path.exists():
         return
@@ -132,16 +132,17 @@ def claim_output(
     if found is None:
         raise BadInput(
             f"{path} is not a blindtest {_kind_words(kind)}; refusing to overwrite it, "
-            "--force or not: choose another name"
+            f"{option('force')} or not: choose another name"
         )
     if found not in ("", TORN, kind):
         raise BadInput(
             f"{path} is a {_kind_words(found)} (another stage's artifact); refusing to "
-            f"overwrite it with a {_kind_words(kind)}, --force or not: choose another name"
+            f"overwrite it with a {_kind_words(kind)}, {option('force')} or not: choose another "
+            "name"
         )
     if force or same_inputs:
         return
-    raise BadInput(f"{path} already exists; use --force to overwrite it")
+    raise BadInput(f"{path} already exists; use {option('force', True)} to overwrite it")
 
 
 def claim_report(
@@ -158,7 +159,9 @@ def claim_report(
     names: a void report before the last picks) is replaced without --force. ``picks_names``
     names the ``picks`` files as the report does."""
     if html_path is not None and os.path.abspath(html_path) == os.path.abspath(report_path):
-        raise BadInput(f"--html {html_path} is the report's own file; give the page another name")
+        raise BadInput(
+            f"{option('html', html_path)} is the report's own file; give the page another name"
+        )
     inputs = [
         *picks,
         *(run_dir / name for name in (DESIGN, DESIGN_HASH)),

@@ -1,6 +1,11 @@
 """Schemas are data, loaded once: every ``schemas/*.schema.json`` in one registry, one cached
 validator per schema, and the ``schema`` tag (``blindtest/<name>@<major>``) checked before
 anything else; an invalid record is ``BadInput`` naming the place and the JSON pointer.
+
+Each major version of an artifact is its own schema file, never an edited one:
+``<name>.schema.json`` holds major 1, ``<name>@<major>.schema.json`` each later one
+(``report@2.schema.json``: a preference report, for any number of candidates). A reader takes
+every major version ``SCHEMA_MAJORS`` lists and refuses any other in one line.
 """
 
 from __future__ import annotations
@@ -36,13 +41,33 @@ SCHEMA_NAMES = (
     "web_links",
 )
 MAJOR_VERSION = 1
+#: The major versions this blindtest reads (and writes) of each artifact: the first for all,
+#: and report@2, the shape of a preference report for every number of candidates.
+SCHEMA_MAJORS: dict[str, tuple[int, ...]] = {name: (MAJOR_VERSION,) for name in SCHEMA_NAMES} | {
+    "report": (1, 2)
+}
 _TAG = re.compile(r"^blindtest/(?P<name>[a-z_]+)@(?P<major>\d+)$")
 _SCHEMA_BASE = "https://blindtest.invalid/schemas/"
 
 
-def schema_tag(name: str) -> str:
+def schema_tag(name: str, major: int = MAJOR_VERSION) -> str:
     """The ``schema`` field every artifact of this kind carries, e.g. ``blindtest/design@1``."""
-    return f"blindtest/{name}@{MAJOR_VERSION}"
+    if major not in SCHEMA_MAJORS[name]:
+        raise ValueError(f"blindtest has no {name}@{major} schema")
+    return f"blindtest/{name}@{major}"
+
+
+def schema_file(name: str, major: int = MAJOR_VERSION) -> str:
+    """The file of one major version of a schema: ``report.schema.json`` (major 1),
+    ``report@2.schema.json``."""
+    return f"{name}.schema.json" if major == MAJOR_VERSION else f"{name}@{major}.schema.json"
+
+
+def tag_major(record: Mapping[str, Any]) -> int | None:
+    """The major version a record's ``schema`` tag names (None without a readable tag)."""
+    found = record.get("schema")
+    match = _TAG.match(found) if isinstance(found, str) else None
+    return int(match["major"]) if match is not None else None
 
 
 # --------------------------------------------------------------------------- schemas
@@ -70,11 +95,11 @@ def _registry() -> Registry[Any]:
 
 
 @cache
-def validator(name: str) -> Draft202012Validator:
-    """The cached validator for ``schemas/<name>.schema.json``."""
+def validator(name: str, major: int = MAJOR_VERSION) -> Draft202012Validator:
+    """The cached validator for one major version of a schema (``schema_file``)."""
     from jsonschema import Draft202012Validator
 
-    schema = _registry().contents(f"{_SCHEMA_BASE}{name}.schema.json")
+    schema = _registry().contents(f"{_SCHEMA_BASE}{schema_file(name, major)}")
     return Draft202012Validator(
         schema, registry=_registry(), format_checker=Draft202012Validator.FORMAT_CHECKER
     )
@@ -85,7 +110,7 @@ def _no_retrieval(uri: str) -> Any:
 
 
 @cache
-def fast_validator(name: str) -> jsonschema_rs.Validator:
+def fast_validator(name: str, major: int = MAJOR_VERSION) -> jsonschema_rs.Validator:
     """The compiled (jsonschema-rs) check for ``schemas/<name>.schema.json``: the same schemas,
     their ``$ref`` resolved from the shipped files only (any other URI is refused, never
     fetched), ``format`` checked. Trusted only when it says valid: where it is stricter than
@@ -95,7 +120,7 @@ def fast_validator(name: str) -> jsonschema_rs.Validator:
     import jsonschema_rs
 
     registry = jsonschema_rs.Registry(_schema_documents(), retriever=_no_retrieval)
-    schema = dict(_schema_documents())[f"{_SCHEMA_BASE}{name}.schema.json"]
+    schema = dict(_schema_documents())[f"{_SCHEMA_BASE}{schema_file(name, major)}"]
     return jsonschema_rs.validator_for(
         schema, registry=registry, retriever=_no_retrieval, validate_formats=True
     )
@@ -112,12 +137,12 @@ def _json_native(value: Any) -> bool:
     return kind is str or kind is int or kind is float or kind is bool or value is None
 
 
-def _fast_yes(record: Mapping[str, Any], name: str, parsed: bool) -> bool:
+def _fast_yes(record: Mapping[str, Any], name: str, major: int, parsed: bool) -> bool:
     """True when the compiled check passes ``record``; False means "ask jsonschema"."""
     if not (parsed or _json_native(record)):
         return False
     try:
-        return fast_validator(name).is_valid(record)
+        return fast_validator(name, major).is_valid(record)
     except (ValueError, TypeError, OverflowError):  # a value it cannot convert: jsonschema decides
         return False
 
@@ -126,18 +151,22 @@ def _pointer(error: ValidationError) -> str:
     return "/" + "/".join(str(part) for part in error.absolute_path)
 
 
-def _check_tag(record: Mapping[str, Any], name: str, where: str) -> None:
+def _check_tag(record: Mapping[str, Any], name: str, where: str) -> int:
+    """The major version of ``record``'s tag, one this blindtest reads; else BadInput."""
     found = record.get("schema")
-    expected = schema_tag(name)
+    known = [schema_tag(name, major) for major in SCHEMA_MAJORS[name]]
+    expected = '" or "'.join(known)
     if not isinstance(found, str):
         raise BadInput(f'{where}: missing "schema" tag; expected "{expected}"')
     match = _TAG.match(found)
     if match is None or match["name"] != name:
         raise BadInput(f'{where}: schema tag "{found}" is not a {name} artifact ("{expected}")')
-    if int(match["major"]) != MAJOR_VERSION:
+    major = int(match["major"])
+    if major not in SCHEMA_MAJORS[name]:
         raise BadInput(
             f'{where}: schema tag "{found}" is not supported; this blindtest reads "{expected}"'
         )
+    return major
 
 
 def validate(record: Any, name: str, where: str, *, parsed: bool = False) -> None:
@@ -150,10 +179,10 @@ def validate(record: Any, name: str, where: str, *, parsed: bool = False) -> Non
     """
     if not isinstance(record, dict):
         raise BadInput(f"{where}: expected a JSON object, found {type(record).__name__}")
-    _check_tag(record, name, where)
-    if _fast_yes(record, name, parsed):
+    major = _check_tag(record, name, where)
+    if _fast_yes(record, name, major, parsed):
         return
-    checker = validator(name)
+    checker = validator(name, major)
     if checker.is_valid(record):
         return
     from jsonschema.exceptions import best_match

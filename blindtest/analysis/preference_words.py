@@ -1,24 +1,29 @@
-"""The words of a several-candidate result, for a person to act on: who is ahead and by how
-much (as a chance of being preferred), which differences are real after Holm, each candidate
-against a reference, what each costs, and, for a cheaper candidate the data cannot tell
-from the leader, what the interval allows and the pre-registered decision that would settle
-it (never "adequate": not worse is shown only against a margin fixed in the design). Every
-figure comes from the ranking and the pair tables
-(`blindtest.analysis.candidates` builds them). Pure.
+"""The words of a preference result, for a person to act on. Two candidates: who won how many,
+the win rate with its Wilson interval, the exact p and spec 002's verdict (and what hidden
+controls say of it). From three: who is ahead and by how much (as a chance of being preferred),
+which differences are real after Holm, each candidate against a reference, what each costs,
+and, for a cheaper candidate the data cannot tell from the leader, what the interval
+allows and the pre-registered decision that would settle it (never "adequate": not worse is
+shown only against a margin fixed in the design). Every figure
+comes from the pair tests and the ranking (`blindtest.analysis.preference` builds them). Pure.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from blindtest.reportfmt import count, dollars, format_p_against, pct
+from blindtest.reportfmt import count, dollars, format_p, format_p_against, pct
 from blindtest.stats.pairwise import PairTable
+from blindtest.stats.preference import PreferenceResult
 from blindtest.stats.ranking import Ranking
 from blindtest.stats.sizing import decision_sample_size
 
-__all__ = ["headline", "prob"]
+if TYPE_CHECKING:
+    from blindtest.analysis.controls import ControlsCheck
+
+__all__ = ["pair_conclusion", "pair_statement", "prob", "ranking_headline"]
 
 
 def _money(value: float | None) -> str:
@@ -151,7 +156,7 @@ def _reference_lines(reference: PairTable) -> list[str]:
     ]
 
 
-def headline(
+def ranking_headline(
     ranking: Ranking | None,
     pairs: PairTable,
     reference: PairTable | None,
@@ -241,3 +246,79 @@ def _settle_line(leader: str, name: str, ties: float) -> str:
         f"run's tie rate ({pct(ties)}), {size.smallest_n:,} comparisons of {name} against "
         f"{leader} show it with power 0.8."
     )
+
+
+# --------------------------------------------------------------------------- two candidates
+
+
+def excluded_words(section: Mapping[str, Any]) -> str:
+    """``2 excluded (1 identity leakage, 1 position-inconsistent; neither wins nor ties)``."""
+    reasons = {
+        "identity_leakage": "identity leakage",
+        "position_inconsistent": "position-inconsistent",
+    }
+    parts = [f"{k} {reasons.get(r, r)}" for r, k in section["by_reason"].items()]
+    return f"{section['n']} excluded ({', '.join(parts)}; neither wins nor ties)"
+
+
+def pair_statement(
+    result: PreferenceResult,
+    names: tuple[str, str],
+    shown: Mapping[str, str],
+    excluded: Mapping[str, Any] | None,
+) -> str:
+    """Two candidates' counts, the first's win rate with its Wilson interval and the exact p
+    (``shown``: the names the report shows, ``A (label)`` for a side of a two-sided design)."""
+    first, second = (shown[name] for name in names)
+    rate = (
+        f"{names[0]}'s win rate {pct(result.win_rate.estimate)} (Wilson 95% "
+        f"{pct(result.win_rate.lo)} to {pct(result.win_rate.hi)})"
+        if result.n
+        else f"{names[0]}'s win rate undefined: no untied comparison"
+    )
+    left_out = f"; {excluded_words(excluded)}" if excluded is not None else ""
+    return (
+        f"{first} won {result.wins}, {second} won {result.losses}, {result.ties} ties (ties "
+        f"excluded from the win rate){left_out}. {rate}, exact two-sided "
+        f"{format_p(result.p_value)}. "
+    )
+
+
+def pair_conclusion(
+    result: PreferenceResult,
+    first: str,
+    second: str,
+    judged: int,
+    *,
+    controls: ControlsCheck | None = None,
+) -> tuple[str, str, bool]:
+    """(verdict, the headline's closing words, whether the hidden controls held a directional
+    verdict back): the test's conclusion, then what the controls say; ``judged`` counts the
+    comparisons with an outcome (for the tie rate)."""
+    verdict = {"better": f"{first} preferred", "worse": f"{second} preferred"}.get(
+        result.verdict, "inconclusive"
+    )
+    favoured = {"better": first, "worse": second}.get(result.verdict)
+    held = favoured is not None and controls is not None and bool(controls.indistinguishable)
+    tie_rate = result.ties / judged if judged else 0.0
+    if result.verdict == "inconclusive":
+        reason = (
+            "the margin is smaller than two tasks"
+            if not result.margin_ok
+            else "the Wilson interval and the exact test do not both exclude 1/2"
+        )
+        words = f"Inconclusive: {reason}."
+        if tie_rate >= 1 / 4:
+            # Said only when the ties are many: wording follows the numbers.
+            words += f" The tie rate ({pct(tie_rate)}) is itself a finding."
+    elif held:
+        words = (
+            f"Inconclusive: the interval and the exact test favour {favoured} (margin "
+            f"{result.margin}), but the hidden controls do not back it."
+        )
+        verdict = "inconclusive"
+    else:
+        words = f"Verdict: {verdict} (interval and exact test agree, margin {result.margin})."
+    if controls is not None:
+        words += " " + controls.headline(favoured if held else None)
+    return verdict, words, held
