@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from blindtest import reportfmt
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.model.assignment import share_of
 from blindtest.model.judge_kinds import BOT_KINDS
 from blindtest.reportfmt import format_p_against, pct
@@ -45,16 +45,40 @@ class AnalysisOptions:
     position_margin: float | None = None
     #: Show the full analysis of an unfinished fixed design (``--reveal-void``).
     reveal_void: bool = False
+    #: A decision given to bt-analyze, not pre-registered (``--decide``, ``--champion``,
+    #: ``--estimand``); the warning codes that make the exit 1 (``--fail-on``; ``--strict``:
+    #: every warning); the per-tag decision (``--by-tag``). :mod:`blindtest.analysis.decision`.
+    decide: str | None = None
+    champion: str | None = None
+    estimand: str | None = None
+    fail_on: Sequence[str] = ()
+    strict: bool = False
+    by_tag: bool = False
+
+    def decision_options(self) -> dict[str, Any]:
+        """The decision options given, as ``analysis_options`` records them (none: {}, so a
+        report without them keeps its keys)."""
+        given: dict[str, Any] = {
+            "decide": self.decide,
+            "champion": self.champion,
+            "estimand": self.estimand,
+            "fail_on": list(self.fail_on) or None,
+            "strict": self.strict or None,
+            "by_tag": self.by_tag or None,
+        }
+        return {key: value for key, value in given.items() if value is not None}
 
 
 def check_options(options: AnalysisOptions) -> None:
     """Refuse (BadInput, one line) options outside their range, before anything is read."""
     kappa = options.min_kappa
     if kappa is not None and not -1.0 <= kappa <= 1.0:  # NaN fails both comparisons
-        raise BadInput(f"--min-kappa must be in [-1, 1] (Krippendorff's alpha), got {kappa:g}")
+        raise BadInput(
+            f"{option('min_kappa')} must be in [-1, 1] (Krippendorff's alpha), got {kappa:g}"
+        )
     margin = options.position_margin
     if margin is not None and not 0.0 < margin < 0.5:
-        raise BadInput(f"--position-margin must be in (0, 0.5), got {margin:g}")
+        raise BadInput(f"{option('position_margin')} must be in (0, 0.5), got {margin:g}")
 
 
 def position_margin(design: Mapping[str, Any], options: AnalysisOptions) -> float:
@@ -68,8 +92,9 @@ def position_margin(design: Mapping[str, Any], options: AnalysisOptions) -> floa
     given = options.position_margin
     if recorded is not None and given is not None and float(given) != float(recorded):
         raise BadInput(
-            f"--position-margin {given:g}: the design fixes the position margin at "
-            f"{float(recorded):g} (bt-design --position-margin); drop --position-margin"
+            f"{option('position_margin')} {given:g}: the design fixes the position margin at "
+            f"{float(recorded):g} (bt-design {option('position_margin')}); drop "
+            f"{option('position_margin')}"
         )
     if recorded is not None:
         return float(recorded)

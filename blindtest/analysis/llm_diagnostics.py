@@ -433,7 +433,7 @@ def _position_warning(
         return (
             f"position bias: chose the first output shown in {first.estimate:.0%} of "
             f"{count(first.n, 'comparison')}, {abs(gap) * 100:.0f} points from {first.chance:.0%} "
-            f"(spec 003's limit: {POSITION_MARGIN * 100:.0f} points; exact two-sided "
+            f"(the limit: {POSITION_MARGIN * 100:.0f} points; exact two-sided "
             f"{format_p(p)})"
         )
     return None
@@ -445,7 +445,7 @@ _DIRECTIONS = {
         "the longer output",
         "length",
         "writes more",
-        " (spec 003: do not assume that longer outputs are better)",
+        " (the judge's prompt says: do not assume that longer outputs are better)",
     ),
     "markdown": ("the output with more markdown", "formatting", "formats more", ""),
 }

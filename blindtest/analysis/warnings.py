@@ -18,7 +18,7 @@ sections say and bt-verify recomputes it with them. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from blindtest.analysis.gates import (
@@ -28,7 +28,7 @@ from blindtest.analysis.gates import (
     GATE_POSITION,
     GATE_UNSURE,
 )
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.rundir.artifacts import JsonObject
 
 __all__ = [
@@ -37,7 +37,9 @@ __all__ = [
     "SERIOUS",
     "check_codes",
     "collect_warnings",
+    "failing",
     "failing_warnings",
+    "listed_warnings",
     "serious_codes",
 ]
 
@@ -73,6 +75,14 @@ CODES: dict[str, tuple[str, str]] = {
     "responses.singled_out": (NOTICE, "a refusal or a cut-off answer singled one answer out"),
     "responses.served_model": (NOTICE, "the server said another model, or several, answered"),
     "reading.skipped": (NOTICE, "something was read past (a torn line, another design's audit)"),
+    # The pre-registered decision's own (blindtest.analysis.decision).
+    "sensitivity.failed": (
+        SERIOUS,
+        "the judge did not prefer the champion's answer to its degraded copy",
+    ),
+    "sensitivity.missing": (NOTICE, "a non-inferiority or equivalence claim without a check"),
+    "decision.not_pre_registered": (NOTICE, "the decision was given to bt-analyze, not designed"),
+    "llm.excluded": (NOTICE, "an LLM judge left comparisons out (leakage, an inconsistent swap)"),
 }
 #: Codes no longer written, with the analysis version that stopped: never reused.
 RETIRED: dict[str, str] = {
@@ -239,29 +249,67 @@ def collect_warnings(report: Mapping[str, Any]) -> list[JsonObject]:
 
 
 def serious_codes() -> list[str]:
-    """Every serious code (``--strict``)."""
+    """Every serious code (what ``--strict`` fails on)."""
     return [code for code, (severity, _) in CODES.items() if severity == SERIOUS]
 
 
-def check_codes(codes: Sequence[str], option: str = "--fail-on") -> list[str]:
-    """``codes`` as given to ``--fail-on`` (each may hold several, comma-separated), checked:
-    an unknown code is refused in one line naming the codes there are (BadInput)."""
+#: The code an older report's warning sentence is read under (report@1 held plain sentences):
+#: ``--fail-on warning`` names them, ``--strict`` takes them as serious.
+PLAIN = "warning"
+
+
+def check_codes(codes: Sequence[str]) -> list[str]:
+    """``codes`` as given to ``fail_on`` (each may hold several, comma-separated), checked
+    before anything is read: an unknown or retired code is refused in one line (BadInput)."""
     wanted = [c.strip() for given in codes for c in given.split(",") if c.strip()]
+    if codes and not wanted:
+        raise BadInput(f"{option('fail_on')}: give codes separated by commas, e.g. llm.length")
     for code in wanted:
         if code in RETIRED:
-            raise BadInput(f"{option} {code}: retired ({RETIRED[code]}); no report writes it")
-        if code not in CODES:
             raise BadInput(
-                f"{option} {code}: no such warning code; the codes are {', '.join(CODES)} "
-                "(docs/formats.md)"
+                f"{option('fail_on')} {code}: retired ({RETIRED[code]}); no report writes it"
+            )
+        if code not in CODES and code != PLAIN:
+            raise BadInput(
+                f"{option('fail_on')} {code}: no warning has that code; give some of "
+                f"{', '.join(CODES)} (docs/formats.md)"
             )
     return list(dict.fromkeys(wanted))
+
+
+def listed_warnings(report: Mapping[str, Any]) -> list[JsonObject]:
+    """Every warning ``report`` holds as ``{code, severity, ...}``: its top-level list (an
+    older report's plain sentence under the code ``warning``, serious), and a decision's own
+    warnings where the list lacks them (a triangle or pair report has no list)."""
+    out: list[JsonObject] = []
+    for item in report.get("warnings") or ():
+        if isinstance(item, Mapping):
+            out.append(dict(item))
+        else:
+            out.append({"code": PLAIN, "severity": SERIOUS, "message": str(item)})
+    seen = {(w.get("code"), w.get("message")) for w in out}
+    for item in (report.get("decision") or {}).get("warnings") or ():
+        if (item.get("code"), item.get("message")) not in seen:
+            out.append(dict(item))
+    return out
+
+
+def failing(
+    warnings: Iterable[Mapping[str, Any]], fail_on: Sequence[str] = (), *, strict: bool = False
+) -> list[JsonObject]:
+    """The ``warnings`` that ``fail_on`` (checked codes) and ``strict`` (every serious one)
+    turn into exit 1, in their order."""
+    wanted = set(fail_on)
+    return [
+        dict(w)
+        for w in warnings
+        if w.get("code") in wanted or (strict and w.get("severity") == SERIOUS)
+    ]
 
 
 def failing_warnings(
     report: Mapping[str, Any], fail_on: Sequence[str] = (), *, strict: bool = False
 ) -> list[JsonObject]:
-    """The warnings of ``report`` that ``--fail-on`` (checked codes) and ``--strict`` (every
-    serious code) turn into a failed run, in the report's order."""
-    wanted = set(fail_on) | (set(serious_codes()) if strict else set())
-    return [dict(w) for w in report.get("warnings") or [] if w.get("code") in wanted]
+    """The warnings of ``report`` (:func:`listed_warnings`) that ``--fail-on`` and
+    ``--strict`` turn into a failed run, with a decision or without."""
+    return failing(listed_warnings(report), fail_on, strict=strict)

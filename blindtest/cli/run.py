@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from blindtest.cli import _chain, _check, _design_options, _options
+from blindtest.cli import _chain, _check, _decide, _design_options, _options
 from blindtest.cli._chain import resumable
 from blindtest.cli._command import command
 from blindtest.cli._options import DirPath, concurrency_option, quiet_option
@@ -139,5 +139,5 @@ def run(
     analyze.show(
         result.analysis.report, run_dir, as_json=False, quiet=quiet, brief=False, reveal=False
     )
-    analyze.show_failed_on(result.analysis.failed_on, strict=strict)
+    _decide.show_failed_on(result.analysis.failed_on, strict=strict)
     return result.exit_code
