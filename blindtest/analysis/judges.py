@@ -61,12 +61,14 @@ def _position_line(split: PositionSplit) -> str:
     )
     if split.swapped:
         return (
-            f"  position: {split.inconsistent} of {split.comparisons} comparisons "
+            f"  position: {split.inconsistent} of "
+            f"{reportfmt.count(split.comparisons, 'comparison')} "
             f"position-inconsistent; both passes named the output shown first in "
             f"{split.first}, the one shown second in {split.second}{between}{test}"
         )
     return (
-        f"  position (no swap, one pass per comparison): of {split.comparisons} comparisons "
+        "  position (no swap, one pass per comparison): of "
+        f"{reportfmt.count(split.comparisons, 'comparison')} "
         f"{split.first} named the output shown first, {split.second} the one shown second"
         f"{between}{test}"
     )

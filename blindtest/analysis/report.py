@@ -179,11 +179,7 @@ def build_report(
         "reading": dict(reading) if reading is not None else None,
         "responses": dict(responses) if responses is not None else None,
         "answers": answers_summary(design, picks),
-        "analysis_options": {
-            "min_kappa": options.min_kappa,
-            "position_margin": options.position_margin,
-            "reveal_void": options.reveal_void,
-        },
+        "analysis_options": _recorded_options(options, prefers=prefers),
     }
     if prefers:
         report["analysis_version"] = ANALYSIS_VERSION
@@ -225,3 +221,25 @@ def build_report(
     if prefers:
         report["warnings"] = collect_warnings(report)
     return AnalysisResult(report=report, exit_code=code, e_values=values)
+
+
+#: What a triangle or pair report (report@1, no analysis version) has always recorded for the
+#: preference options it never reads: bt-analyze's defaults before analysis version 2. Kept, so
+#: that such a report keeps its bytes.
+_REPORT1_OPTIONS = {"min_kappa": 0.2, "position_margin": 0.1}
+
+
+def _recorded_options(options: AnalysisOptions, *, prefers: bool) -> JsonObject:
+    """``report["analysis_options"]``: the options as given (None: not given, the design's or
+    the default applies) in a preference report; a triangle or pair report records them as it
+    always has."""
+    recorded: JsonObject = {
+        "min_kappa": options.min_kappa,
+        "position_margin": options.position_margin,
+        "reveal_void": options.reveal_void,
+    }
+    if not prefers:
+        for key, value in _REPORT1_OPTIONS.items():
+            if recorded[key] is None:
+                recorded[key] = value
+    return recorded

@@ -45,13 +45,15 @@ def position_row(position: Mapping[str, Any]) -> list[str]:
     among first and second, its exact interval and the sign test."""
     if position.get("swapped"):
         what = (
-            f"position: {position['inconsistent']} of {position['comparisons']} comparisons "
+            f"position: {position['inconsistent']} of "
+            f"{count(position['comparisons'], 'comparison')} "
             f"position-inconsistent; both passes named the output shown first in "
             f"{position['first']}, the one shown second in {position['second']}"
         )
     else:
         what = (
-            f"position (no swap): of {position['comparisons']} comparisons {position['first']} "
+            f"position (no swap): of {count(position['comparisons'], 'comparison')} "
+            f"{position['first']} "
             f"named the output shown first, {position['second']} the one shown second"
         )
     first = position.get("share_first")
@@ -67,7 +69,8 @@ def gate_row(gate: Mapping[str, Any]) -> list[str]:
     share = gate["share"]
     said = {"pass": "passes", "fail": "fails", "warn": "warns"}[str(gate["verdict"])]
     return [
-        f"position gate over {gate['comparisons']} comparisons (every pass as shown; margin "
+        f"position gate over {count(gate['comparisons'], 'comparison')} (every pass as shown; "
+        f"margin "
         f"{100 * gate['margin']:g} points): {said}",
         f"left share {_tenth(share['estimate'])}",
         f"{_tenth(share['lo'])} to {_tenth(share['hi'])}",
