@@ -264,7 +264,7 @@ def _candidate_pairs(
     )
     return [
         {
-            "pair": list(one.pair),
+            "candidates": list(one.pair),
             "comparisons": one.comparisons,
             "alpha": one.gate.alpha.to_dict(),
             "distinguishable": one.gate.distinguishable,

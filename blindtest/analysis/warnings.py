@@ -166,7 +166,7 @@ def _pair_agreement(report: Mapping[str, Any]) -> list[JsonObject]:
     }
     out = []
     for found in pairs:
-        pair = tuple(found["pair"])
+        pair = tuple(found["candidates"])
         if pair not in real or found.get("distinguishable") is not False:
             continue
         alpha = found["alpha"]

@@ -173,7 +173,7 @@ def candidate_pair_lines(agreement: Mapping[str, Any]) -> list[str]:
             found.get("distinguishable"), ""
         )
         lines.append(
-            f"    {' v '.join(found['pair'])}: {_alpha_words(found['alpha'])} over "
+            f"    {' v '.join(found['candidates'])}: {_alpha_words(found['alpha'])} over "
             f"{reportfmt.count(found['comparisons'], 'comparison')}{verdict}"
         )
     return lines

@@ -273,7 +273,7 @@ def test_a_panel_agreeing_at_chance_on_one_pair_is_shown_beside_the_pooled_alpha
     agreement = report["agreement"]
     assert agreement["gate"]["verdict"] == "pass"
     assert agreement["alpha"]["statistic"] == pytest.approx(0.556, abs=1e-3)
-    pairs = {tuple(p["pair"]): p for p in agreement["candidate_pairs"]}
+    pairs = {tuple(p["candidates"]): p for p in agreement["candidate_pairs"]}
     assert set(pairs) == {("a", "b"), ("a", "c"), ("b", "c")}
     assert pairs[("a", "b")]["alpha"]["statistic"] == pytest.approx(-0.327, abs=1e-3)
     assert pairs[("a", "b")]["distinguishable"] is False
