@@ -99,7 +99,8 @@ def abstentions_statement(section: Mapping[str, Any]) -> str | None:
     if not n:
         return None
     on = reportfmt.count(int(section["comparisons"]), "comparison")
-    said = f'"Both bad" was said {reportfmt.count(n, "time")}, on {on}'
+    times = {1: "once", 2: "twice"}.get(n, f"{n} times")
+    said = f'"Both bad" was said {times}, on {on}'
     left_out = len(section["left_out"])
     if left_out:
         said += f" ({reportfmt.count(left_out, 'comparison')} with no other word, so no outcome)"

@@ -29,6 +29,7 @@ from blindtest.present.lines import checks_lines, clean, reading_lines, skipped_
 from blindtest.present.markup import render_text
 from blindtest.present.page import sections
 from blindtest.present.page.charts import Row, bar_chart, e_value_chart, interval_chart
+from blindtest.present.raters import page_raters
 from blindtest.present.render_preference import by_tag_sentences, names_of
 from blindtest.reportfmt import count, format_p
 from blindtest.stats.intervals import clopper_pearson
@@ -339,6 +340,7 @@ def render_report_page(
         count=count,
         pct=lambda v: "n/a" if v is None else f"{float(v) * 100:.0f}%",
         ranked=ranked,
+        raters=page_raters(report),
     )
     values.update(extra)  # the preference page's own parts (`ranking.page_data`)
     return _environment().get_template("report.html").render(**values)
