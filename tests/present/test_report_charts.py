@@ -1,15 +1,23 @@
 """The report's charts: an axis runs over the data's range in round steps (never to a multiple
 of it), and in the cost-against-strength chart each candidate's name sits level with its dot
-wherever that is free and two names never sit on each other or on another dot."""
+wherever that is free and two names never sit on each other or on another dot. And the
+report's outline is its own: headings inside answers are drawn as paragraphs."""
 
 from __future__ import annotations
 
 import itertools
 import math
 import random
+import re
+from collections.abc import Mapping
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from blindtest.model.slots import Slot
+from blindtest.present.markup import render_text
 from blindtest.present.page.charts import (
     DOT,
     LEVEL,
@@ -21,6 +29,9 @@ from blindtest.present.page.charts import (
     strength_chart,
 )
 from blindtest.present.page.charts import Row as ChartRow
+from blindtest.rundir import artifacts
+
+from report_runs import balanced_outcomes, cli, load, make_run, preference_picks, write_picks
 
 #: Boxes are compared after the chart rounds its coordinates to 0.1px: touching is not overlap.
 TOUCH = 0.2
@@ -150,3 +161,54 @@ def test_the_strength_axis_runs_to_the_datas_range() -> None:
     ticks = [float(t.text) for t in chart.ticks]
     assert ticks[0] == -2.0
     assert ticks[-1] == 8.0
+
+
+# --------------------------------------------------------------------------- answers' headings
+
+
+class _Headings(HTMLParser):
+    """The text of every heading element (h1-h6) of a page, and of every answer heading."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.headings: list[str] = []
+        self.answer_headings: list[str] = []
+        self._into: list[str] | None = None
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        classes = (dict(attrs).get("class") or "").split()
+        if re.fullmatch(r"h[1-6]", tag):
+            self._into = self.headings
+            self.headings.append("")
+        elif "answer-heading" in classes:
+            self._into = self.answer_headings
+            self.answer_headings.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if re.fullmatch(r"h[1-6]|p", tag):
+            self._into = None
+
+    def handle_data(self, data: str) -> None:
+        if self._into is not None:
+            self._into[-1] += data
+
+
+def _markdown_answer(slot: Slot, entry: Mapping[str, Any]) -> str:
+    return f"# Key points {slot.side}\n\nSome words.\n\n### The script\n\nMore words {slot.trial}."
+
+
+def test_headings_inside_answers_do_not_become_headings_of_the_report(tmp_path: Path) -> None:
+    run = make_run(tmp_path, "preference", 20, text=_markdown_answer)
+    design = load(run)
+    write_picks(run / artifacts.PICKS, preference_picks(design, balanced_outcomes(design, 12, 4)))
+    page = tmp_path / "page.html"
+    assert cli("analyze", run, "--html", page).exit_code == 0
+    found = _Headings(page.read_text())
+    assert not [h for h in found.headings if "Key points" in h or "The script" in h]
+    assert "Key points A" in found.answer_headings
+    assert "The script" in found.answer_headings
+    # The judging page draws an answer's headings as headings: it is the answer's page.
+    assert str(render_text("### The script", plain=False)) == "<h3>The script</h3>\n"
+    drawn = str(render_text("### The script", plain=False, headings=False))
+    assert drawn == '<p class="answer-heading answer-h3">The script</p>\n'

@@ -226,6 +226,11 @@ def _tag_test(counts: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _answer(text: str, plain: bool) -> Markup:
+    """A prompt or an answer as the report shows it: its headings are none of the report's."""
+    return render_text(text, plain=plain, headings=False)
+
+
 def _trials(
     report: Mapping[str, Any], trials: Sequence[Mapping[str, Any]], plain: bool
 ) -> list[dict[str, Any]]:
@@ -247,14 +252,12 @@ def _trials(
                 "rows": [[_num(r.get(c)) for c in columns] for r in judged],
                 "reasons": [r["reason"] for r in judged if r.get("reason")],
                 "brief": "; ".join(_brief(r) for r in judged),
-                "prompt": render_text(str(seen["prompt"]), plain=plain) if seen else None,
+                "prompt": _answer(str(seen["prompt"]), plain) if seen else None,
                 "history": [
-                    (str(turn["role"]), render_text(str(turn["content"]), plain=plain))
+                    (str(turn["role"]), _answer(str(turn["content"]), plain))
                     for turn in ((seen.get("history") or []) if seen else [])
                 ],
-                "options": [render_text(str(o), plain=plain) for o in seen["options"]]
-                if seen
-                else [],
+                "options": [_answer(str(o), plain) for o in seen["options"]] if seen else [],
             }
         )
     return out
