@@ -59,7 +59,9 @@ def _ranked(ranking: Sequence[Mapping[str, Any]]) -> str:
 def first_picks_lines(report: Mapping[str, Any]) -> list[str]:
     """Beside the result, when any word was changed: the same analysis on the first words (its
     verdict in its own words, with a ranking each candidate's strength), and whether the
-    changes moved the verdict. Nothing when no word was changed."""
+    changes moved the verdict. Of its headline, the first sentence and those the result does
+    not say word for word (a cost line, or a pair the changes did not touch, is said once).
+    Nothing when no word was changed."""
     found = report.get("first_picks")
     if not found:
         return []
@@ -67,6 +69,8 @@ def first_picks_lines(report: Mapping[str, Any]) -> list[str]:
     stand = f"; {count(moved, 'word')} now {'stands' if moved == 1 else 'stand'} otherwise"
     head = f"On first picks (before {_changes(found)}{stand}): "
     said = list(found.get("headline") or []) or [str(found["statement"])]
+    same = set((report.get("candidates") or {}).get("headline") or [])
+    said = [said[0], *(line for line in said[1:] if line not in same)]
     verdict = (
         "The changes left the verdict as it was."
         if found["same_verdict"]

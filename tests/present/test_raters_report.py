@@ -165,3 +165,29 @@ def test_both_bad_said_once_reads_once(tmp_path: Path) -> None:
         tmp_path, lambda picks: [{**p, "pick": "both_bad"} if p["trial"] == 2 else p for p in picks]
     )
     assert report["abstentions"]["statement"].startswith('"Both bad" was said once, on 1 ')
+
+
+def test_first_picks_say_once_what_the_result_already_says_word_for_word() -> None:
+    shared = "Cost per 1,000 answers: alpha $0.93, beta $0.26."
+    report = {
+        "verdict": "ranked",
+        "candidates": {"headline": ["Ranking, strongest first: alpha, beta.", shared]},
+        "first_picks": {
+            "changes": 1,
+            "by_judge": {"ana": 1},
+            "words_changed": 1,
+            "verdict": "ranked",
+            "same_verdict": True,
+            "statement": "",
+            "headline": ["Ranking, strongest first: alpha, beta.", shared, "alpha is ahead."],
+            "figures": {},
+            "ranking": [{"candidate": "alpha", "rank": 1, "strength": {"estimate": 0.4}}],
+        },
+    }
+    assert first_picks_lines(report) == [
+        "On first picks (before 1 change by ana; 1 word now stands otherwise): "
+        "Ranking, strongest first: alpha, beta.",
+        "alpha is ahead.",
+        "  Strengths on first picks: alpha +0.40.",
+        "  The changes left the verdict as it was.",
+    ]
