@@ -17,6 +17,13 @@ from blindtest.analysis.controls import (
     main_files,
     without_controls,
 )
+from blindtest.analysis.decision import (
+    attach_decision,
+    decision_spec,
+    planted_texts,
+    planted_trials,
+    without_planted,
+)
 from blindtest.analysis.judges import agreement_section, llm_section, preference_rows
 from blindtest.analysis.preference import comparison_outcomes
 from blindtest.analysis.raters import first_picks_section, judge_counts
@@ -154,16 +161,12 @@ def analyze_run(
     # Hidden controls leave the A-vs-B analysis once every trial is judged;
     # before that the void report counts the trials as the judge saw them and says nothing.
     options = options or AnalysisOptions()
+    spec = decision_spec(loaded.design, options.decide, options.champion, options.estimand)
     controls = control_trials(loaded.design)
-    design = loaded.design
     all_files = files
-    finished = len({p.trial for p in (*picks, *abstentions)}) >= design["trials"]
-    revealed = bool(controls) and (finished or options.reveal_void)
-    if revealed:
-        design = main_design(design)
-        picks = without_controls(picks, controls)
-        abstentions = without_controls(abstentions, controls)
-        files = main_files(files, controls)
+    design, picks, abstentions, files, revealed = _main_view(
+        loaded.design, picks, abstentions, files, controls, options
+    )
     machine = llm_section(
         design,
         view,
@@ -213,7 +216,44 @@ def analyze_run(
         _preference_sections(result.report, design, view, picks)
     # The first words' own analysis repeats no first words.
     _judges_records(run_dir, paths, options, e_values_path, all_files, result, first_words)
-    return result
+    if spec is None:
+        return result
+    return attach_decision(  # the decision's hook: report["decision"] and its exit code
+        result,
+        loaded.design,
+        [p for file in all_files for p in file.picks],
+        spec,
+        options,
+        generation=_optional_json(run_dir / artifacts.GENERATION, "generation"),
+        texts=planted_texts(loaded.design, view),
+    )
+
+
+def _main_view(
+    whole: DesignRecord,
+    picks: list[records.Pick],
+    abstentions: list[records.Pick],
+    files: list[records.PicksFile],
+    controls: dict[int, str],
+    options: AnalysisOptions,
+) -> tuple[DesignRecord, list[records.Pick], list[records.Pick], list[records.PicksFile], bool]:
+    """What the A-vs-B analysis sees: hidden controls leave it once every trial is judged
+    (a "both bad" word judges a trial too; before that the void report counts the trials as
+    the judge saw them and says nothing), and so do the sensitivity check's planted
+    comparisons, from the picks and the "both bad" words alike; ``revealed``: the controls
+    left."""
+    design = whole
+    finished = len({p.trial for p in (*picks, *abstentions)}) >= design["trials"]
+    revealed = bool(controls) and (finished or options.reveal_void)
+    if revealed:
+        design = main_design(design)
+        picks = without_controls(picks, controls)
+        abstentions = without_controls(abstentions, controls)
+        files = main_files(files, controls)
+    planted = planted_trials(whole) if finished or options.reveal_void else {}
+    design, picks, files = without_planted(design, picks, files, planted)
+    abstentions = [p for p in abstentions if p.trial not in planted]
+    return design, picks, abstentions, files, revealed
 
 
 def _abstentions(files: Sequence[records.PicksFile]) -> list[Pick]:
