@@ -13,9 +13,12 @@ from typing import Any
 import pytest
 
 from blindtest.analysis.api import AnalysisOptions, analyze_run
+from blindtest.model.candidates import comparison_sides
 from blindtest.rundir import artifacts
+from blindtest.stats.decision import decide_counts
 
 from candidate_analysis_runs import candidate_run
+from gate_runs import decision, design_of, gate_run, judge, outcome_picks
 from report_runs import (
     balanced_outcomes,
     cli,
@@ -276,3 +279,28 @@ def test_bt_verify_recomputes_the_result_on_first_picks(tmp_path: Path) -> None:
     verified = cli("verify", run)
     assert verified.exit_code == 1
     assert "report.json/first_picks/figures/wins" in verified.stdout
+
+
+def test_a_pre_registered_decision_leaves_both_bad_out_as_the_tests_do(tmp_path: Path) -> None:
+    run = gate_run(tmp_path, trials=100, spec=decision("noninferior:0.05", sensitivity=20))
+    design = design_of(run)
+    picks = outcome_picks(design, {"B": 50}, {"B": 40}, planted_wins=20)
+    entries = {e["trial"]: e for e in design["arrangement"]}
+    real = [p for p in picks if "planted" not in entries[p["trial"]]]
+    ties = [p["trial"] for p in real if p["pick"] == "tie"][:4]
+    b_won = [
+        p["trial"]
+        for p in real
+        if p["pick"] != "tie" and comparison_sides(entries[p["trial"]])[p["pick"] == "right"] == "B"
+    ][:2]
+    judge(run, _said(picks, [*ties, *b_won], "both_bad"))
+    result = cli("analyze", run)
+    report = read_report(run)
+    assert result.exit_code == 0, result.output
+    assert report["verdict"] not in ("void", "incomplete")
+    assert report["abstentions"]["n"] == 6
+    (only,) = report["decision"]["decisions"]
+    assert only["comparisons"] == 94  # the six "both bad" words are no comparison's outcome
+    reference = decide_counts(48, 6, 40, "noninferior:0.05")
+    assert report["decision"]["estimate"] == pytest.approx(reference.estimate)
+    assert report["decision"]["p_value"] == pytest.approx(reference.p_value)
