@@ -26,6 +26,8 @@ from report_runs import (
     make_run,
     preference_picks,
     read_report,
+    triangle_p,
+    triangle_picks,
     two_sided_half,
     write_picks,
 )
@@ -304,3 +306,25 @@ def test_a_pre_registered_decision_leaves_both_bad_out_as_the_tests_do(tmp_path:
     reference = decide_counts(48, 6, 40, "noninferior:0.05")
     assert report["decision"]["estimate"] == pytest.approx(reference.estimate)
     assert report["decision"]["p_value"] == pytest.approx(reference.p_value)
+
+
+def test_a_triangle_report_gives_the_result_on_first_picks_with_its_own_figures(
+    tmp_path: Path,
+) -> None:
+    run = make_run(tmp_path, "triangle", 20)
+    design = load(run)
+    picks = triangle_picks(design, 12)
+    odd = {e["trial"]: e["odd_position"] for e in design["arrangement"]}
+    wrong = [p for p in picks if p["pick"] != odd[p["trial"]]][:4]
+    # Four wrong answers changed to right: 16 of 20 on the last word, 12 on the first.
+    fixes = [{**p, "pick": odd[p["trial"]], "correction": True} for p in wrong]
+    write_picks(run / artifacts.PICKS, [*picks, *fixes])
+    cli("analyze", run)
+    report = read_report(run)  # validated against report@1 on read
+    assert report["correct"] == 16
+    first = report["first_picks"]
+    assert first["figures"]["correct"] == 12
+    assert first["figures"]["n"] == 20
+    assert first["figures"]["p_value"] == pytest.approx(float(triangle_p(12, 20)), rel=1e-12)
+    assert first["changes"] == first["words_changed"] == 4
+    assert report["judge_counts"][0]["changed"] == 4
