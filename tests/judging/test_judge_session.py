@@ -72,7 +72,7 @@ class Judge:
             ["-m", "blindtest", "judge", str(run_dir), "--judge-id", "tester", *args],
             dimensions=dimensions,
             encoding="utf-8",
-            timeout=10,
+            timeout=None,  # each expect waits for its text, however busy the machine
             env=env,
         )
         self.child.delaybeforesend = None  # every send waits for its prompt anyway
@@ -101,14 +101,10 @@ class Judge:
         return int(self.child.exitstatus)
 
     def interrupt(self) -> int:
-        # GNU readline looks at signals while it waits for a key; a Ctrl-C that lands in the
-        # instant it is busy with the last key (a test types faster than a person) is seen at
-        # the next signal, so the test presses Ctrl-C again, as a person would.
-        for _ in range(5):
-            self.child.sendintr()
-            if self.child.expect_exact(["interrupted; ", pexpect.TIMEOUT], timeout=2) == 0:
-                return self.finish()
-        raise AssertionError("Ctrl-C did not stop the session")
+        """Ctrl-C once (read as a key, never lost, however soon after the last key)."""
+        self.child.sendintr()
+        self.expect("interrupted; ")
+        return self.finish()
 
     @property
     def transcript(self) -> str:
