@@ -356,9 +356,7 @@ def test_openai_api_gets_max_completion_tokens_and_others_max_tokens() -> None:
     assert local["A"].key_env is None  # a local server needs no key when none is set
 
 
-def start_generate_and_wait(
-    run: Path, simulator: Simulator, lines: int
-) -> subprocess.Popen[bytes]:
+def start_generate_and_wait(run: Path, simulator: Simulator, lines: int) -> subprocess.Popen[bytes]:
     """bt-generate in a child process, returned once ``lines`` rows are on disk; the simulator
     answers those and holds every later request (so the run cannot end first, however busy
     the machine, and no answer is on its way)."""

@@ -41,7 +41,7 @@ class Terminal:
         env["OPENAI_API_KEY"] = "unused-by-the-simulator"
         self.log = io.StringIO()
         self.child = pexpect.spawn(
-            argv[0], argv[1:], dimensions=DIMENSIONS, encoding="utf-8", timeout=120, env=env,
+            argv[0], argv[1:], dimensions=DIMENSIONS, encoding="utf-8", timeout=None, env=env,
             cwd=str(cwd),
         )  # fmt: skip
         self.child.delaybeforesend = None

@@ -438,14 +438,19 @@ def test_connection_refused_after_the_server_answered_is_retried_then_raises() -
 
 
 # --------------------------------------------------------------------------------------------
-# Timeouts
+# Timeouts: a slow answer takes twice the timeout (a sleep: however busy the machine), and a
+# timely one is answered well within it (a local answer takes milliseconds; a second leaves
+# room for a loaded machine).
+
+TIMEOUT = 1.0
+SLOW = 2 * TIMEOUT
 
 
 def test_a_slow_answer_times_out_and_is_retried(
     simulator: Simulator, sim_endpoint: MakeEndpoint
 ) -> None:
-    simulator.inject(Fault("slow", delay=0.4))
-    completion = ask(sim_endpoint(), timeout=0.15)
+    simulator.inject(Fault("slow", delay=SLOW))
+    completion = ask(sim_endpoint(), timeout=TIMEOUT)
     assert completion.kind == "ok"
     assert completion.attempts == 2
     [slot] = simulator.slots.values()
@@ -455,8 +460,8 @@ def test_a_slow_answer_times_out_and_is_retried(
 def test_a_read_that_stalls_mid_body_times_out_and_is_retried(
     simulator: Simulator, sim_endpoint: MakeEndpoint
 ) -> None:
-    simulator.inject(Fault("slow_read", delay=0.4))
-    completion = ask(sim_endpoint(), timeout=0.15)
+    simulator.inject(Fault("slow_read", delay=SLOW))
+    completion = ask(sim_endpoint(), timeout=TIMEOUT)
     assert completion.kind == "ok"
     assert completion.attempts == 2
 
@@ -464,12 +469,12 @@ def test_a_read_that_stalls_mid_body_times_out_and_is_retried(
 def test_timeouts_that_outlast_the_retries_come_back_classified(
     simulator: Simulator, sim_endpoint: MakeEndpoint
 ) -> None:
-    simulator.inject(Fault("slow", delay=0.4), times=2)
-    completion = ask(sim_endpoint(), timeout=0.15, policy=RetryPolicy(max_retries=1))
+    simulator.inject(Fault("slow", delay=SLOW), times=2)
+    completion = ask(sim_endpoint(), timeout=TIMEOUT, policy=RetryPolicy(max_retries=1))
     assert completion.kind == "timeout"
     assert completion.attempts == 2
     assert completion.error is not None
-    assert "no answer within 0.15 s (see --timeout) (after 2 attempts)" in completion.error
+    assert "no answer within 1 s (see --timeout) (after 2 attempts)" in completion.error
 
 
 # --------------------------------------------------------------------------------------------
