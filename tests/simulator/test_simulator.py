@@ -117,7 +117,9 @@ def draw(model: str, prompt: str, temperature: float, seed: int) -> str:
 
 
 def test_an_answer_has_exactly_openais_shape(simulator: Simulator, response_validator: Any) -> None:
+    before = int(time.time())
     data = answer(simulator, {"model": "sim-large", "messages": USER, "seed": 1})
+    after = time.time()
     response_validator.validate(data)
     assert list(data) == [
         "id",
@@ -130,7 +132,7 @@ def test_an_answer_has_exactly_openais_shape(simulator: Simulator, response_vali
     ]
     assert data["object"] == "chat.completion"
     assert data["model"] == "sim-large"
-    assert abs(data["created"] - time.time()) < 60
+    assert before <= data["created"] <= after  # the time it answered, in whole seconds
     [choice] = data["choices"]
     assert choice["index"] == 0
     assert choice["logprobs"] is None
@@ -394,16 +396,18 @@ def test_resets_break_the_connection(simulator: Simulator, fault: str) -> None:
 
 
 def test_latency_and_slow_faults_delay_the_answer(simulator: Simulator) -> None:
+    # Lower bounds (sleeps: a loaded machine only adds to them), and the fault used once.
     simulator.config.latency = 0.05
     simulator.inject(Fault("slow", delay=0.1))
     started = time.perf_counter()
     exchange(simulator, [{"model": "sim-large", "messages": USER}])
     slow = time.perf_counter() - started
+    assert simulator.pending() == 0  # the first request took the fault
     started = time.perf_counter()
     exchange(simulator, [{"model": "sim-large", "messages": USER}])
     plain = time.perf_counter() - started
     assert slow >= 0.15
-    assert 0.05 <= plain < slow
+    assert plain >= 0.05
 
 
 def test_faults_by_header_by_directive_and_by_model(simulator: Simulator) -> None:

@@ -678,12 +678,14 @@ def test_cancelled_calls_give_their_slots_back(
         async with ChatClient({"A": sim_endpoint()}, concurrency=1) as client:
             running = asyncio.create_task(client.complete("A", MESSAGES, seed=1))
             waiting = asyncio.create_task(client.complete("A", MESSAGES, seed=2))
-            await asyncio.sleep(0.05)
+            while not simulator.requests:  # the first in flight, the second waiting its turn
+                await asyncio.sleep(0.001)
             waiting.cancel()
             running.cancel()
             await asyncio.gather(running, waiting, return_exceptions=True)
+            assert client._lanes["A"].limit._in_flight == 0  # else the next call would wait
             simulator.config.latency = 0.0
-            return await asyncio.wait_for(client.complete("A", MESSAGES, seed=3), 2)
+            return await client.complete("A", MESSAGES, seed=3)
 
     assert asyncio.run(go()).ok
 
