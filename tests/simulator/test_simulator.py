@@ -17,6 +17,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Sequence
@@ -385,6 +386,26 @@ def test_invalid_json_and_empty_choices_come_with_status_200(simulator: Simulato
         orjson.loads(broken[2])
     assert orjson.loads(empty[2])["choices"] == []
     assert orjson.loads(blank[2])["choices"][0]["message"]["content"] is None
+
+
+def test_held_answers_wait_until_they_are_let_go(simulator: Simulator) -> None:
+    simulator.config.hold = True
+    answers: list[dict[str, Any]] = []
+    asking = threading.Thread(
+        target=lambda: answers.append(answer(simulator, {"model": "sim-large", "messages": USER}))
+    )
+    asking.start()
+    while not simulator.requests:  # arrived
+        time.sleep(0.001)
+    assert _answered(simulator) == 0  # held, however long the machine takes
+    simulator.config.hold = False
+    asking.join()
+    assert _answered(simulator) == 1
+    assert answers[0]["model"] == "sim-large"
+
+
+def _answered(simulator: Simulator) -> int:
+    return sum(slot.answered for slot in simulator.slots.values())
 
 
 @pytest.mark.parametrize("fault", ["reset", "truncate"])
