@@ -448,11 +448,20 @@ def test_faults_by_header_by_directive_and_by_model(simulator: Simulator) -> Non
 
 
 def test_over_capacity_the_server_answers_429(simulator: Simulator) -> None:
-    simulator.config.latency = 0.1
     simulator.config.capacity = 1
+    simulator.config.hold = True  # the first in flight until all three have arrived
+    letting_go = threading.Thread(target=_let_go_once_arrived, args=(simulator, 3))
+    letting_go.start()
     bodies = [{"model": "sim-large", "messages": USER, "seed": i} for i in range(3)]
     statuses = sorted(s for s, _, _ in exchange(simulator, bodies, together=True))
+    letting_go.join()
     assert statuses == [200, 429, 429]
+
+
+def _let_go_once_arrived(simulator: Simulator, count: int) -> None:
+    while len(simulator.requests) < count:
+        time.sleep(0.001)
+    simulator.config.hold = False
 
 
 def test_a_fault_mix_depends_on_slot_and_attempt_not_on_arrival_order() -> None:
