@@ -164,6 +164,18 @@ def test_a_command_inside_a_sentence_stays_whole_and_moves_to_its_own_line() -> 
     ]
 
 
+def test_a_command_whose_path_has_a_space_stays_whole_and_apostrophes_stay_prose() -> None:
+    command = shlex.join(["/my files/clone/.venv/bin/python", "-m", "blindtest.cli.demo", "r"])
+    lines = wrap(f"9 of 20 judged; continue with: {command}", 40)
+    assert lines == ["9 of 20 judged; continue with:", f"  {command}"]
+    prose = "the judge's picks and the model's answers are kept, 'quoted' words too"
+    assert wrap(prose, 30) == [
+        "the judge's picks and the",
+        "  model's answers are kept,",
+        "  'quoted' words too",
+    ]
+
+
 def test_paths_urls_and_hyphenated_words_are_never_cut() -> None:
     path = "/very/long/directory-with-hyphens/and-more-of-them/to/a/picks-alice.jsonl"
     url = "https://judge.example.com/v1/chat/completions?with=a-long-query-string-indeed"
