@@ -611,16 +611,21 @@ def test_429s_shrink_one_endpoints_concurrency_and_it_grows_back(
 def test_a_server_at_capacity_pushes_the_limit_down_to_what_it_can_take(
     simulator: Simulator, sim_endpoint: MakeEndpoint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    simulator.config.latency = 0.03
+    # The server takes two at a time and holds their answers: every other request meets its
+    # capacity (429), however the machine schedules them, until the client asks no more than
+    # two at once (or, were it never to, until the rest have given up); then it lets go.
     simulator.config.capacity = 2
+    simulator.config.hold = True
     seen = _record_limits(monkeypatch)
 
     async def go() -> tuple[list[Completion], int]:
-        async with ChatClient(
-            {"A": sim_endpoint()}, concurrency=8, policy=RetryPolicy(max_retries=20)
-        ) as c:
-            results = await asyncio.gather(*(c.complete("A", MESSAGES, seed=i) for i in range(24)))
-            return results, id(c._lanes["A"].limit)
+        options: dict[str, Any] = {"policy": RetryPolicy(max_retries=20), "sleep": Sleeps()}
+        async with ChatClient({"A": sim_endpoint()}, concurrency=8, **options) as c:
+            calls = [asyncio.create_task(c.complete("A", MESSAGES, seed=i)) for i in range(24)]
+            while c.concurrency("A") > 2 and sum(call.done() for call in calls) < 22:
+                await asyncio.sleep(0.001)
+            simulator.config.hold = False
+            return list(await asyncio.gather(*calls)), id(c._lanes["A"].limit)
 
     results, limit = asyncio.run(go())
     assert all(r.ok for r in results)
