@@ -7,7 +7,7 @@ when that name on PATH is this installation's script, else the script's path, el
 ``python -m blindtest <stage>``. A path is shown relative to the working directory when that
 is shorter (``.venv/bin/bt-judge``, ``../blindtest/.venv/bin/bt-judge``), else absolute: a
 checkout can live in a folder of any length, and the screen prints a command whole on a line
-of its own when it is wider than the line (:mod:`blindtest.screen`), so it can be pasted.
+of its own when it is wider than the line (:mod:`blindtest.present.screen`), so it can be pasted.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from typing import Any
 import orjson
 import pytest
 
-from blindtest.generation import client as client_module
 from blindtest.simulator import FaultMix, Simulator
+from blindtest.transport import client as client_module
 
 
 @pytest.fixture(autouse=True)
