@@ -159,7 +159,7 @@ def chromium() -> Iterator[Any]:
 def _patient(make: Any) -> Any:
     def made(*args: Any, **kwargs: Any) -> Any:
         thing = make(*args, **kwargs)
-        thing.set_default_timeout(0)  # 0: no timeout
+        thing.set_default_timeout(300_000)  # a bound for a lost event, never a speed limit
         return thing
 
     return made
