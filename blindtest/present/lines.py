@@ -17,7 +17,7 @@ from typing import Any
 
 from blindtest import reportfmt
 from blindtest.model.protocols import PROTOCOLS
-from blindtest.present.hints import placeholder_legend, stage_command
+from blindtest.present.hints import SETUP_LEAD, placeholder_legend, setup_command, stage_command
 from blindtest.present.screen import Verbatim, wrap_lines
 from blindtest.reportfmt import format_p, pct
 from blindtest.rundir.types import ReportRecord
@@ -200,8 +200,11 @@ def next_lines(report: ReportRecord) -> list[str]:
         return []
     command = stage_command(step["stage"], *step["args"])
     lines = [f"Next: {step['why']}:", Verbatim(f"    {command}")]  # copied whole
-    legend = placeholder_legend([str(a) for a in step["args"]])
-    return [*lines, f"  {legend}"] if legend else lines
+    args = [str(a) for a in step["args"]]
+    legend = placeholder_legend(args)
+    lines += [f"  {legend}"] if legend else []
+    setup = setup_command(args)
+    return [*lines, f"  {SETUP_LEAD}", Verbatim(f"    {setup}")] if setup else lines
 
 
 def answers_lines(report: ReportRecord) -> list[str]:

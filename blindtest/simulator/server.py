@@ -63,8 +63,9 @@ class SimulatorConfig:
     as servers without structured output do; ``grammar_fails``: by llama.cpp's 400 when it
     cannot build the grammar, which names no field. ``fail_after``: answer the first N chat
     requests (since the last reset) as usual, then every later one with the fault named
-    ``fail_with`` (a key revoked mid-run: "401"; a server that hangs: "hang"). ``context``:
-    see the field.
+    ``fail_with`` (a key revoked mid-run: "401"; a server that hangs: "hang"). ``hold``: while
+    True, completions wait before their answer is written (a test holds a run mid-way, does
+    what it must, and lets it go on, with no clock). ``context``: see the field.
     """
 
     latency: float = 0.0
@@ -81,6 +82,7 @@ class SimulatorConfig:
     grammar_fails: bool = False
     fail_after: int | None = None
     fail_with: str = "401"
+    hold: bool = False
     #: The context every model has, in the simulator's tokens (words + 3 per message):
     #: reported as vLLM does (``max_model_len`` in ``GET /v1/models``) and as llama.cpp does
     #: (``GET /props``), and a longer prompt is answered by vLLM's 400. None: not reported,
@@ -535,6 +537,7 @@ class Simulator:
         # does; composing first also keeps the CPU work off the moment the timers fire.
         extra = fault.delay if fault is not None and kind == "slow" else 0.0
         await _wait_until(request, arrived + self.config.latency + extra, watch=bool(extra))
+        await self._released(request)
         if kind not in ("truncate", "slow_read"):
             transport = request.transport
             if transport is None or transport.is_closing():
@@ -568,6 +571,11 @@ class Simulator:
         if usable:
             slot.answered += 1
         return response
+
+    async def _released(self, request: web.Request) -> None:
+        """Until ``config.hold`` is off (or the client has left)."""
+        while self.config.hold and not _gone(request):
+            await asyncio.sleep(0.01)
 
     def _status_fault(self, request: web.Request, fault: Fault) -> web.Response:
         headers: dict[str, str] = {}

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.model.protocols import PROTOCOLS
-from blindtest.present.hints import placeholder_legend, stage_command
+from blindtest.present.hints import SETUP_LEAD, placeholder_legend, setup_command, stage_command
 from blindtest.present.lines import agreement_text, appendix_rows, dprime_text, length_tell_rows
 from blindtest.present.render_preference import names_of, unit_line
 from blindtest.reportfmt import control_line, count, dollars, format_p, grouped, pct
@@ -343,6 +343,8 @@ def next_step(report: Mapping[str, Any]) -> dict[str, str] | None:
         "why": str(step["why"]),
         "command": stage_command(str(step["stage"]), *args),
         "legend": placeholder_legend(args),
+        "setup": setup_command(args),
+        "setup_lead": SETUP_LEAD,
     }
 
 
