@@ -289,10 +289,14 @@ def deterministic_endpoint_error(design: DesignRecord, collisions: DrawCollision
         said.append(_deterministic_words(design, collisions))
     if collisions.fired("prompt_independent"):
         said.append(_independent_words(design, collisions))
+    fix = (
+        f"use {option('protocol', 'pair')} for this endpoint"
+        if collisions.deterministic_sides()
+        else "look at what the endpoint answers (responses.jsonl) before running again"
+    )
     return CheckFailed(
         "; and ".join(said) + "; the odd response is found by the identical pair without "
-        "reading, and the run would measure that, not the models; "
-        f"use {option('protocol', 'pair')} for this endpoint, or look at what it answers"
+        f"reading, and the run would measure that, not the models; {fix}"
     )
 
 
