@@ -228,9 +228,20 @@ def _objective(z: Array, y: Array, beta: Array, firth: bool) -> Array:
     value = np.sum(y * eta - np.logaddexp(0.0, eta), axis=1)
     if firth:
         w = _expit(eta) * _expit(-eta)
-        sign, logdet = np.linalg.slogdet(np.einsum("rni,rn,rnj->rij", z, w, z))
-        value = value + np.where(sign > 0, 0.5 * logdet, -np.inf)
+        value = value + 0.5 * _log_det(np.einsum("rni,rn,rnj->rij", z, w, z))
     return np.asarray(value, dtype=np.float64)
+
+
+def _log_det(information: Array) -> Array:
+    """log det of each symmetric positive semi-definite matrix of a stack; -inf where one is
+    singular. Far out on a profile every comparison's weight p (1 - p) underflows to 0 and the
+    information is singular: slogdet then takes the log of a zero pivot (numpy's "divide by
+    zero encountered in slogdet"), so the eigenvalues are checked first and only a positive
+    definite matrix's are logged."""
+    eigenvalues = np.linalg.eigvalsh(information)
+    definite = eigenvalues[:, 0] > 0.0
+    logged = np.log(np.where(definite[:, None], eigenvalues, 1.0)).sum(axis=1)
+    return np.asarray(np.where(definite, logged, -np.inf), dtype=np.float64)
 
 
 def _score_and_information(z: Array, y: Array, beta: Array, firth: bool) -> tuple[Array, Array]:

@@ -273,3 +273,33 @@ def test_plain_likelihood_ratio_test_of_style_is_too_liberal_at_twenty_compariso
     keep = converged & ~separated
     size = float(np.mean(stats.chi2.sf(statistic[keep], 2) <= 0.05))
     assert size > 0.05 + 3 * math.sqrt(0.05 * 0.95 / keep.sum()), size
+
+
+#: Twelve comparisons of the simulator's fair LLM judge (a 12-trial preference run of the demo
+#: prompts): A (sim-large) longer in every one and with more markdown in all but two.
+FAIR_JUDGE_Y = [0, 0, 0, 1, 1, 0, 1, 0, 1, 0, 1, 1]
+FAIR_JUDGE_X = [
+    [0.46405228758169936, 0.22669735327963178], [0.4017094017094017, 1.0],
+    [0.6210526315789474, 0.35564853556485365], [0.4796747967479675, 1.0],
+    [0.3170731707317073, 1.0], [0.33858267716535434, 1.0], [0.41379310344827586, 1.0],
+    [0.5609756097560976, 1.0], [0.45454545454545453, 1.0], [0.6610169491525424, 1.0],
+    [0.5206611570247934, 1.0], [0.43884892086330934, 1.0],
+]  # fmt: skip
+
+
+def test_a_fit_whose_profile_reaches_underflowing_weights_raises_no_numpy_warning() -> None:
+    # The profile search went far enough out that every weight p (1 - p) underflowed to 0:
+    # slogdet of the singular information said "divide by zero encountered in slogdet" on
+    # bt-analyze's stderr. pytest turns any warning into an error here.
+    found = style_control(FAIR_JUDGE_Y, FAIR_JUDGE_X, NAMES)
+    assert found.converged
+    json.dumps(found.to_dict(), allow_nan=False)
+
+
+def test_the_penalised_likelihood_is_minus_infinity_where_every_weight_underflows() -> None:
+    from blindtest.stats.style import _objective
+
+    z = np.column_stack([np.ones(12), np.array(FAIR_JUDGE_X)])[None]
+    y = np.array(FAIR_JUDGE_Y, dtype=float)[None]
+    far = np.array([[2000.0, 0.0, 0.0]])  # eta = 2000 in every comparison
+    assert _objective(z, y, far, firth=True)[0] == -math.inf
