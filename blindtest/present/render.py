@@ -32,6 +32,7 @@ from blindtest.present.lines import (
     section_lines,
     sides_lines,
     skipped_lines,
+    technical_lines,
 )
 from blindtest.reportfmt import pct
 from blindtest.rundir.types import ReportRecord
@@ -198,7 +199,7 @@ def format_summary(
         audit_lines(report),
         channels,
         next_lines(report),
-        parts.technical(report),
+        technical_lines(parts.technical(report), report),
     ):
         if block:
             lines += ["", *block]
