@@ -66,6 +66,7 @@ def analyze(
     against: Sequence[str | os.PathLike[str]] = (),
     export_preferences: str | os.PathLike[str] | None = None,
     export_min_confidence: float = 0.8,
+    export_text: str = "original",
     reveal_void: bool = False,
     force: bool = False,
     holder: str | None = None,
@@ -104,7 +105,9 @@ def analyze(
         names = [input_name(run, path) for path in inputs]
         artifacts.claim_report(run, inputs, names, report_path, e_values_path, html_path, force)
         _check_export(export_path, run, inputs, force)
-        exported = export_rows(run, inputs, export_min_confidence) if export_path else None
+        exported = (
+            export_rows(run, inputs, export_min_confidence, export_text) if export_path else None
+        )
         result = analyze_run(
             run, inputs, options, e_values_path=e_values_path, against=_paths(against)
         )
