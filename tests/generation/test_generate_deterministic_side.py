@@ -191,3 +191,26 @@ def test_one_token_answers_at_temperature_one_trip_neither_check(
     result = invoke("generate", run)
     assert result.exit_code == 0, result.stderr
     assert "fired" not in result.stderr
+
+
+def test_the_guard_holds_one_entry_per_prompt_not_per_trial() -> None:
+    # 4,000 trials over 10 prompts, every answer a new text: what each side's checks keep
+    # grows with the prompts, and a trial's first twin is dropped once its second arrives.
+    design: DesignRecord = {  # type: ignore[typeddict-item]  # only what the guard reads
+        "protocol": "triangle",
+        "arrangement": [
+            {"trial": t, "prompt_id": f"p{t % 10}", "doubled": "AB"[t % 2], "odd_position": 3}
+            for t in range(1, 4001)
+        ],
+    }
+    collisions = DrawCollisions.empty(design)
+    for t in range(1, 4001):
+        doubled, other = ("A", "B") if t % 2 == 0 else ("B", "A")
+        for slot, side in ((1, doubled), (2, doubled), (3, other)):
+            collisions.take(t, slot, {"side": side, "text": f"answer {t} {slot} in five words"})
+    assert collisions.pairs == 4000
+    assert not collisions.first
+    for kept in collisions.sides.values():
+        assert len(kept.tally.first_of) == len(kept.tally.owner) == 10
+        assert not kept.tally.extra
+    assert not collisions.refused()
