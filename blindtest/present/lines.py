@@ -348,6 +348,15 @@ def section_lines(section: Mapping[str, Any] | None) -> list[str]:
     return [reportfmt.group_counts(str(line)) for line in (section or {}).get("lines") or []]
 
 
+def technical_lines(lines: Sequence[str], report: Mapping[str, Any]) -> list[str]:
+    """The technical figures, then the style control's (log-odds, intervals, its test): what
+    a statistician checks, after what a person reads."""
+    extra = [str(line) for line in (report.get("style_control") or {}).get("technical") or []]
+    if not extra:
+        return list(lines)
+    return [*(lines or ["Technical figures:"]), *extra]
+
+
 #: A side's system prompt or template is cut to this on the screen.
 _SHOWN_CHARS = 240
 

@@ -56,7 +56,8 @@ class SimulatorConfig:
     by this model, whose name the answer's ``model`` field carries. ``deterministic``: ignore
     ``temperature`` (answer as at 0), as some servers do, so a prompt always gets one text;
     ``deterministic_models``: the same for these models only (one side served by such a server,
-    the other sampling).
+    the other sampling). ``canned_models``: answer these models' every prompt with
+    ``canned_text``, as a gateway returning a refusal or an error sentence does.
     ``batch_delay``, ``batch_fail_every``, ``batch_expire_next``: the Batch API's processing
     time, its partial failures and expiring batches (:mod:`blindtest.simulator.batches`).
     ``refuse_response_format``: answer a request with ``response_format`` by a 400 naming it,
@@ -75,6 +76,8 @@ class SimulatorConfig:
     serve_as: str | None = None
     deterministic: bool = False
     deterministic_models: frozenset[str] = frozenset()
+    canned_models: frozenset[str] = frozenset()
+    canned_text: str = "I cannot help with that."
     batch_delay: float = 0.0
     batch_fail_every: int | None = None
     batch_expire_next: int = 0
@@ -642,6 +645,8 @@ class Simulator:
         if body["model"] in JUDGE_MODELS:
             nth = self._slot(body["model"], body).received - 1
             return judge_text(body["model"], body["messages"], body, nth), "stop"
+        if body["model"] in self.config.canned_models:
+            return self.config.canned_text, "stop"
         temperature = body.get("temperature")
         temperature = 1.0 if temperature is None else float(temperature)
         if self.config.deterministic or body["model"] in self.config.deterministic_models:

@@ -210,7 +210,13 @@ def style_control(report: Mapping[str, Any]) -> dict[str, Any] | None:
         label = f"{name} (per unit of ({a} - {b}) / ({a} + {b}))"
         rows.append(_style_row(label, term, infinite.get(name), interval))
     test = found.get("lr_test")
-    if test:
+    withheld = {
+        "separated": "withheld: the picks are separated (the lines say what decided them)",
+        "extrapolated": "withheld: equal style lies outside the data",
+    }.get(str(found.get("lr_test_withheld")))
+    if withheld:
+        rows.append(["style terms jointly", "no test", "", "", withheld])
+    elif test:
         rows.append(
             [
                 "style terms jointly (Firth's penalised likelihood ratio)",
@@ -242,6 +248,7 @@ def _style_row(
         "no variation": "no difference in any comparison; left out",
         "aliased": "the same difference in every comparison; left out",
         "confounded": "cannot be told apart from a style difference that never varied",
+        "extrapolated": "no comparison at equal style: a figure would extrapolate",
     }
     return [label, "not estimable", "", "", words.get(status, "the fit did not converge")]
 
