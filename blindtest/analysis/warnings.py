@@ -87,7 +87,7 @@ CODES: dict[str, tuple[str, str]] = {
 #: Codes no longer written, with the analysis version that stopped: never reused.
 RETIRED: dict[str, str] = {
     "controls.indistinguishable": (
-        "analysis version 2: hidden controls describe the judge and withdraw no verdict"
+        "analysis version 4: hidden controls describe the judge and withdraw no verdict"
     ),
 }
 

@@ -121,6 +121,10 @@ def diff(recorded: Any, recomputed: Any, where: str = "") -> Iterator[Difference
 #: report.json keys added after reports were already written (``sides``); an older
 #: report without one still verifies, a newer one is checked in full.
 LATER_REPORT_KEYS = ("sides",)
+#: The same for report@1 (triangle, pair), which has no analysis version to tell an older
+#: report by: the judges' own records (`blindtest.analysis.raters`). A report@2 lacking them
+#: is an older analysis version, said as such.
+LATER_REPORT_1_KEYS = ("judge_counts", "first_picks")
 
 
 class _Verifier:
@@ -682,7 +686,8 @@ def _check_report(v: _Verifier, name: str, sha256: str) -> None:
         v.result.differences.append(stale)
         return
     v.note(f"{name} from its inputs")
-    for key in LATER_REPORT_KEYS:  # a report written before the key existed lacks it
+    later = LATER_REPORT_KEYS + (LATER_REPORT_1_KEYS if artifacts.tag_major(report) == 1 else ())
+    for key in later:  # a report written before the key existed lacks it
         if key not in report:
             recomputed.pop(key, None)
     v.differ(name, report, recomputed)
@@ -745,9 +750,9 @@ def _reanalyse(v: _Verifier, name: str, report: Mapping[str, Any]) -> str:
         args += ["--out", str(v.run_dir / name)]
     recorded = report.get("analysis_options") or {}
     defaults = AnalysisOptions()
-    # Before analysis version 2 the options were always recorded, at their defaults then:
+    # Before analysis version 4 the options were always recorded, at their defaults then:
     # those were not chosen, and are not carried into the command.
-    old = _OLD_DEFAULTS if (report.get("analysis_version") or 0) < 2 else {}
+    old = _OLD_DEFAULTS if (report.get("analysis_version") or 0) < _OPTIONS_GIVEN_FROM else {}
     for key, flag in (("min_kappa", "--min-kappa"), ("position_margin", "--position-margin")):
         value = recorded.get(key)
         if value is not None and value != getattr(defaults, key) and value != old.get(key):
@@ -755,9 +760,11 @@ def _reanalyse(v: _Verifier, name: str, report: Mapping[str, Any]) -> str:
     return stage_command("analyze", *args, "--force")
 
 
-#: bt-analyze's defaults before analysis version 2 (--min-kappa 0.2 failed a panel below it;
-#: --position-margin 0.1 flagged a left share that far from half).
+#: bt-analyze's defaults before analysis version 4 (--min-kappa 0.2 failed a panel below it;
+#: --position-margin 0.1 flagged a left share that far from half), and the version from which
+#: a report records these options only when given.
 _OLD_DEFAULTS = {"min_kappa": 0.2, "position_margin": 0.1}
+_OPTIONS_GIVEN_FROM = 4
 
 
 def _options(report: Mapping[str, Any]) -> AnalysisOptions:
