@@ -22,6 +22,7 @@ from blindtest.present.lines import aligned as _table
 from blindtest.present.lines import length_tell_lines, length_tell_rows
 from blindtest.reportfmt import format_p, pct
 from blindtest.rundir.types import ReportRecord
+from blindtest.stats.ranking import FIT_FIRTH
 
 __all__ = [
     "NOT_ESTIMABLE",
@@ -30,6 +31,7 @@ __all__ = [
     "by_tag_sentences",
     "header_lines",
     "header_parts",
+    "interval_words",
     "length_tell_lines",
     "length_tell_rows",
     "money",
@@ -126,21 +128,35 @@ def _tokens(record: Mapping[str, Any]) -> str:
     return f"{tokens['total'] / record['answers']:,.0f}"
 
 
+def interval_words(section: Mapping[str, Any]) -> str:
+    """How the strengths' 95% intervals were made and how often they hold, in words:
+    ``a bootstrap over 30 prompts (2,000 resamples; one at a time, ...)``, or Firth's profile
+    intervals (no resamples to count)."""
+    boot = section.get("bootstrap") or {}
+    coverage = boot.get("coverage")
+    about = f"; {coverage}" if coverage else ""
+    if boot.get("resamples"):
+        prompts = reportfmt.count(section.get("prompts") or 0, "prompt")
+        return f"a bootstrap over {prompts} ({boot['resamples']:,} resamples{about})"
+    if section.get("fit") == FIT_FIRTH:
+        return f"the profile penalised likelihood (Firth's fit{about})"
+    return f"no resampling{about}"
+
+
 def _ranking_table(section: Mapping[str, Any]) -> list[str]:
     records = section["ranking"]
     anchor = section["anchor"]
     zero = "the mean" if anchor == "mean" else anchor
-    boot = section["bootstrap"]
     ranked = not section.get("problem")
     title = (
-        f"Ranking: strength on the log-odds scale, {zero} at 0; 95% interval from a bootstrap "
-        f"over {reportfmt.count(section.get('prompts') or 0, 'prompt')} "
-        f"({boot['resamples']:,} resamples); the ranks the data allow; wins, losses and ties "
-        "(W-L-T); tokens per answer; dollars per 1,000 answers:"
+        f"Ranking: strength on the log-odds scale, {zero} at 0; 95% interval from "
+        f"{interval_words(section)}; the ranks the data allow (from the pair tests, all at "
+        "once); wins, losses and ties (W-L-T); tokens per answer; dollars per 1,000 answers:"
         if ranked
         else "Ranking: strengths not estimable (the reason is above), so no interval and no "
-        "bootstrap; each candidate's wins, losses and ties (W-L-T); tokens per answer; "
-        "dollars per 1,000 answers:"
+        "bootstrap; the ranks the data allow (from the pair tests, all at once); each "
+        "candidate's wins, losses and ties (W-L-T); tokens per answer; dollars per 1,000 "
+        "answers:"
     )
     table = [
         [
@@ -174,17 +190,33 @@ def _ranking_table(section: Mapping[str, Any]) -> list[str]:
     return [title, *_table(table, right=(5, 6))]
 
 
+def _pair_cell(row: Mapping[str, Any]) -> str:
+    """``alpha > beta`` when the separations put the first ahead (its own test or through
+    others), ``alpha < beta`` when the second, ``alpha v beta`` when not told apart: the
+    claim in the pair's own cell, so the table keeps its width."""
+    ahead = row.get("ahead")
+    sign = "v" if ahead is None else ">" if ahead == row["first"] else "<"
+    return f"{row['first']} {sign} {row['second']} "
+
+
+def _family(table: Mapping[str, Any]) -> str:
+    """``Holm across the 12 ordered pairs`` (the separations' family: two claims a pair)."""
+    return f"Holm across the {2 * len(table['pairs'])} ordered pairs, one-sided"
+
+
 def _pairs_table(section: Mapping[str, Any]) -> list[str]:
     pairs = section["pairs"]
     if not pairs["pairs"] or section.get("reference"):  # then the reference's table is it
         return []
     title = (
         f"Pairs ({reportfmt.count(len(pairs['pairs']), 'pair')} that met; the unit is a "
-        f"comparison; ties left out of the win rate; Holm across the pairs):"
+        f"comparison; ties left out; Wilson 95% and exact two-sided p one pair at a time; "
+        f"adjusted p: exact sign tests, {_family(pairs)}; a > b: a told apart from b, "
+        "ahead (through others when its adjusted p is above alpha); v: not told apart):"
     )
     # One space between columns (two after the names) and a short head over the win rate:
     # two long names, a Wilson interval and two p-values then fit 80 columns.
-    table = [["first v second ", "W-L-T", "win rate", "p", "Holm p", ""]]
+    table = [["first v second ", "W-L-T", "win rate", "p", "adj. p"]]
     for r in pairs["pairs"]:
         rate = r["win_rate"]
         shown = (
@@ -194,12 +226,11 @@ def _pairs_table(section: Mapping[str, Any]) -> list[str]:
         )
         table.append(
             [
-                f"{r['first']} v {r['second']} ",
+                _pair_cell(r),
                 f"{r['wins']}-{r['losses']}-{r['ties']}",
                 shown,
                 _p(r["p_value"], pairs["alpha"]),
                 _p(r["p_holm"], pairs["alpha"]),
-                "real" if r["significant"] else "",
             ]
         )
     return [title, *_table(table, gap=" ")]
@@ -210,9 +241,10 @@ def _reference_table(section: Mapping[str, Any]) -> list[str]:
     if not found:
         return []
     ref = found["family"].removeprefix("against ")
-    table = [["candidate", "W-L-T", f"win rate v {ref}", "p", "Holm p", ""]]
+    table = [["candidate", "W-L-T", f"win rate v {ref}", "p", "adj. p", ""]]
     for r in found["pairs"]:
         rate = r["win_rate"]
+        mark = "" if not r["significant"] else "ahead" if r["wins"] > r["losses"] else "behind"
         table.append(
             [
                 r["first"],
@@ -222,12 +254,12 @@ def _reference_table(section: Mapping[str, Any]) -> list[str]:
                 else "only ties",
                 _p(r["p_value"], found["alpha"]),
                 _p(r["p_holm"], found["alpha"]),
-                "real" if r["significant"] else "",
+                mark,
             ]
         )
     return [
-        f"Against the reference {ref} (Wilson 95% interval, exact test, Holm across the "
-        f"{reportfmt.count(len(found['pairs']), 'candidate')}):",
+        f"Against the reference {ref} (Wilson 95% interval and exact two-sided p one at a "
+        f"time; adjusted p: exact sign tests, {_family(found)}):",
         *_table(table),
     ]
 
