@@ -13,7 +13,7 @@ SCRIPTS := blindtest bt-design bt-generate bt-judge bt-audit bt-analyze bt-verif
 
 help:
 	@echo "make demo    run blindtest on the bundled demo prompts against the local simulator"
-	@echo "make demo-llm  the same chain judged by a simulated LLM judge (spec 003)"
+	@echo "make demo-llm  the same chain judged by a simulated LLM judge"
 	@echo "make demo-candidates  four candidates ranked end to end (a bot judge, then bt-verify)"
 	@echo "make test    create $(VENV), install, run the test suite and smoke-run every command"
 	@echo "make test-fast  the inner loop: the suite without the pseudo-terminal tests"
@@ -59,7 +59,7 @@ docs: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m blindtest.cli.demo "$(DEMO_RUN)"
 
-# The chain judged by a simulated LLM judge (spec 003's prompt, position swap, diagnostics).
+# The chain judged by a simulated LLM judge (the bundled judge prompt, position swap, diagnostics).
 DEMO_LLM_RUN ?= demo-llm-run
 demo-llm: $(STAMP)
 	$(BIN)/python -m blindtest.cli.demo_llm "$(DEMO_LLM_RUN)"
@@ -73,6 +73,7 @@ demo-candidates: $(STAMP)
 # Regenerate examples/run against the simulator; review the diff before committing.
 golden: $(STAMP)
 	$(MAKE) -C examples golden PY=../$(BIN)/python
+	$(MAKE) -C examples/gate golden PY=../../$(BIN)/python
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'

@@ -26,6 +26,7 @@ __all__ = [
     "grouped",
     "p_cell",
     "pct",
+    "seed_shown",
 ]
 
 #: The test behind each report's p-value, as the result screen names it.
@@ -42,6 +43,20 @@ TESTS = {
 def pct(value: float | None) -> str:
     """A share as a whole percent (``0.53`` -> ``53%``); ``?`` when unknown or NaN."""
     return "?" if value is None or math.isnan(value) else f"{100 * value:.0f}%"
+
+
+#: A seed longer than this is shown by its start and its length, not whole (it may be a
+#: pasted file): it stays whole in design.json.
+SEED_SHOWN = 32
+
+
+def seed_shown(seed: str) -> str:
+    """A design seed as a line may show it: whole when short and printable, else its first
+    characters (control characters as escapes) and its length."""
+    if len(seed) <= SEED_SHOWN and seed.isprintable():
+        return seed
+    head = seed[: SEED_SHOWN // 2].encode("unicode_escape").decode("ascii")
+    return f"{head}... ({len(seed):,} characters)"
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

@@ -383,7 +383,7 @@ def _position_warning(
         return (
             f"position bias: chose the first output shown in {first.estimate:.0%} of "
             f"{count(first.n, 'comparison')}, {abs(gap) * 100:.0f} points from {first.chance:.0%} "
-            f"(spec 003's limit: {POSITION_MARGIN * 100:.0f} points; exact two-sided "
+            f"(the limit: {POSITION_MARGIN * 100:.0f} points; exact two-sided "
             f"{format_p(p)})"
         )
     return None
@@ -395,7 +395,7 @@ _DIRECTIONS = {
         "the longer output",
         "length",
         "writes more",
-        " (spec 003: do not assume that longer outputs are better)",
+        " (the judge's prompt says: do not assume that longer outputs are better)",
     ),
     "markdown": ("the output with more markdown", "formatting", "formats more", ""),
 }
@@ -466,7 +466,7 @@ def position_gate(found: JudgeDiagnostics) -> str | None:
     name = found.model or found.judge
     return (
         f"position bias: the LLM judge {name!r} answered by position: {split.sentence()}, "
-        f"beyond spec 003's limit of {POSITION_MARGIN:.0%}; it measured nothing about the "
+        f"beyond the limit of {POSITION_MARGIN:.0%}; it measured nothing about the "
         "sides, so every win rate here is void"
         + (" (the swap cancels position in the tally, not in the judge)." if split.swapped else ".")
     )

@@ -17,13 +17,20 @@ from blindtest.analysis.controls import (
     main_files,
     without_controls,
 )
+from blindtest.analysis.decision import (
+    attach_decision,
+    decision_spec,
+    planted_texts,
+    planted_trials,
+    without_planted,
+)
 from blindtest.analysis.judges import agreement_section, llm_section, preference_rows
 from blindtest.analysis.preference import comparison_outcomes
 from blindtest.analysis.report import build_report
 from blindtest.analysis.responses import responses_summary
 from blindtest.analysis.style import style_section
 from blindtest.analysis.warnings import collect_warnings
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.model import picks as records
 from blindtest.model.picks import Pick
 from blindtest.model.protocols import PROTOCOLS
@@ -138,15 +145,10 @@ def analyze_run(
     # Hidden controls leave the A-vs-B analysis once every trial is judged;
     # before that the void report counts the trials as the judge saw them and says nothing.
     options = options or AnalysisOptions()
+    spec = decision_spec(loaded.design, options.decide, options.champion, options.estimand)
     controls = control_trials(loaded.design)
-    design = loaded.design
     all_files = files
-    finished = len({p.trial for p in picks}) >= design["trials"]
-    revealed = bool(controls) and (finished or options.reveal_void)
-    if revealed:
-        design = main_design(design)
-        picks = without_controls(picks, controls)
-        files = main_files(files, controls)
+    design, picks, files, revealed = _main_view(loaded.design, picks, files, controls, options)
     machine = llm_section(
         design,
         view,
@@ -193,7 +195,39 @@ def analyze_run(
         result.report["machine_vs_person"] = agreement_section(files, others, view.protocol)
     if "per_trial" in result.report and PROTOCOLS[view.protocol].prefers:
         _preference_sections(result.report, design, view, picks)
-    return result
+    if spec is None:
+        return result
+    return attach_decision(  # the decision's hook: report["decision"] and its exit code
+        result,
+        loaded.design,
+        [p for file in all_files for p in file.picks],
+        spec,
+        options,
+        generation=_optional_json(run_dir / artifacts.GENERATION, "generation"),
+        texts=planted_texts(loaded.design, view),
+    )
+
+
+def _main_view(
+    whole: DesignRecord,
+    picks: list[records.Pick],
+    files: list[records.PicksFile],
+    controls: dict[int, str],
+    options: AnalysisOptions,
+) -> tuple[DesignRecord, list[records.Pick], list[records.PicksFile], bool]:
+    """What the A-vs-B analysis sees: hidden controls leave it once every trial is judged
+    (before that the void report counts the trials as the judge saw them and says nothing),
+    and so do the sensitivity check's planted comparisons; ``revealed``: the controls left."""
+    design = whole
+    finished = len({p.trial for p in picks}) >= design["trials"]
+    revealed = bool(controls) and (finished or options.reveal_void)
+    if revealed:
+        design = main_design(design)
+        picks = without_controls(picks, controls)
+        files = main_files(files, controls)
+    planted = planted_trials(whole) if finished or options.reveal_void else {}
+    design, picks, files = without_planted(design, picks, files, planted)
+    return design, picks, files, revealed
 
 
 def _preference_sections(
@@ -227,7 +261,8 @@ def export_rows(
     run = records.load_judge_run(run_dir)
     if not PROTOCOLS[run.view.protocol].prefers:
         raise BadInput(
-            f"--export-preferences needs a preference run; this run is {run.view.protocol}"
+            f"{option('export_preferences')} needs a preference run; this run is "
+            f"{run.view.protocol}"
         )
     files = [records.read_picks(path, run.view) for path in picks_paths]
     controls = control_trials(run.design)

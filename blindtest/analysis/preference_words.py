@@ -41,8 +41,9 @@ __all__ = [
 #: The margin (points of the untied share) of the pre-registered decision the headline
 #: suggests for a cheaper candidate the data cannot tell from the highest estimate.
 SUGGESTED_MARGIN = 0.05
-#: The power that decision is sized for.
+#: The power that decision is sized for, and the planted comparisons it suggests.
 SUGGESTED_POWER = 0.8
+SUGGESTED_SENSITIVITY = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,33 +328,27 @@ def _cheaper_line(
         f"preferred in up to {pct(hi)} of the untied comparisons between them (and in as few "
         f"as {pct(lo)}; Wilson 95%), and {leader} costs "
         f"{_times(costs[leader] / costs[name])} per answer. Not being told apart does not "
-        f"make them equal: {_settle(leader, name, ties, alpha)}"
+        f"make them equal: {_settle(leader, name, ties)}"
     ]
 
 
-def _settle(leader: str, name: str, ties: float, alpha: float) -> str:
-    """The pre-registered decision that would settle whether ``name`` is within
+def _settle(leader: str, name: str, ties: float) -> str:
+    """The pre-registered design that would settle whether ``name`` is within
     `SUGGESTED_MARGIN` of ``leader``, and the comparisons it needs at a true share of 1/2
-    and this pair's tie rate."""
-    planned = min(round(ties, 2), 0.95)
+    and this pair's tie rate (at the design's default alpha, as the command shown has none)."""
     size = decision_sample_size(
-        "noninferior",
-        SUGGESTED_MARGIN,
-        true=0.5,
-        ties=planned,
-        power=SUGGESTED_POWER,
-        alpha=alpha,
+        "noninferior", SUGGESTED_MARGIN, true=0.5, ties=min(ties, 0.95), power=SUGGESTED_POWER
     )
-    plan = (
-        f"bt-plan --decide noninferior:{SUGGESTED_MARGIN:g} --true 0.5 --ties {planned:g} "
-        f"--power {SUGGESTED_POWER:g}"
+    design = (
+        f"a new design (bt-design with `--pairs reference:{leader} --decide "
+        f"noninferior:{SUGGESTED_MARGIN:g} --sensitivity {SUGGESTED_SENSITIVITY}`)"
     )
     if size.smallest_n is None:
-        return f"a decision fixed in the design settles it ({plan} sizes it)."
+        return f"to decide it, pre-register the margin in {design}."
     return (
-        f"a decision fixed in the design settles it ({plan}: {size.smallest_n:,} comparisons "
-        f"of {name} against {leader}, at this pair's tie rate, {pct(ties)}, and a true share "
-        "of 1/2)."
+        f"to decide it, pre-register the margin in {design}: at a true share of 1/2 and this "
+        f"pair's tie rate ({pct(ties)}), {size.smallest_n:,} comparisons of {name} against "
+        f"{leader} show it with power {SUGGESTED_POWER:g}."
     )
 
 

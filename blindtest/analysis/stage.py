@@ -11,7 +11,8 @@ from typing import Any
 
 import orjson
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
+from blindtest.present.hints import stage_command
 from blindtest.rundir import artifacts
 from blindtest.rundir.locking import holding_run
 from blindtest.rundir.types import ReportRecord
@@ -69,6 +70,13 @@ def analyze(
     force: bool = False,
     holder: str | None = None,
     say: Callable[[str], None] | None = None,
+    decide: str | None = None,
+    champion: str | None = None,
+    estimand: str | None = None,
+    fail_on: Sequence[str] = (),
+    strict: bool = False,
+    by_tag: bool = False,
+    junit: str | os.PathLike[str] | None = None,
 ) -> AnalyzeResult:
     """Score the picks (default RUN/picks.jsonl; several files: several judges), compute the
     exact statistics and write the report (``bt-analyze``; ``out``: another report file).
@@ -76,7 +84,12 @@ def analyze(
     shows the analysis of an unfinished fixed design (whoever sees it can no longer judge
     blind). A report from the same inputs is replaced without ``force``. Holds RUN's lock,
     except when nothing is written into RUN and RUN cannot be written (a read-only archive
-    analysed to ``out`` elsewhere): then it reads without the lock and tells ``say`` why."""
+    analysed to ``out`` elsewhere): then it reads without the lock and tells ``say`` why.
+
+    A decision (:mod:`blindtest.analysis.decision`): the design's, or ``decide`` (with
+    ``champion`` and ``estimand``), not pre-registered; ``fail_on`` warning codes (``strict``:
+    every warning) make the exit 1; ``by_tag`` decides per tag too; ``junit`` writes one JUnit
+    test case per decision. The exit code is the decision's (0, 4, 5) unless a gate failed."""
     from blindtest.analysis.api import (
         AnalysisOptions,
         analyze_run,
@@ -90,26 +103,44 @@ def analyze(
     report_path = Path(out) if out is not None else run / artifacts.REPORT
     html_path = Path(html) if html is not None else None
     export_path = Path(export_preferences) if export_preferences is not None else None
+    junit_path = Path(junit) if junit is not None else None
     e_values_path = report_path.with_name(artifacts.e_values_name(report_path.name))
-    written = [report_path, e_values_path, html_path, export_path]
+    written = [report_path, e_values_path, html_path, export_path, junit_path]
     inside = any(_inside(path, run) for path in written if path is not None)
-    with holding_run(run, holder, unlocked=None if inside else (say or _silent)):
+    with holding_run(run, holder, unlocked=_read_only(run) if inside else (say or _silent)):
         options = AnalysisOptions(
-            min_kappa=min_kappa, position_margin=position_margin, reveal_void=reveal_void
+            min_kappa=min_kappa,
+            position_margin=position_margin,
+            reveal_void=reveal_void,
+            decide=decide,
+            champion=champion,
+            estimand=estimand,
+            fail_on=tuple(fail_on),
+            strict=strict,
+            by_tag=by_tag,
         )
-        inputs = picks_given or [run / artifacts.PICKS]
+        inputs = picks_given or default_picks(run)
+        if not picks_given and inputs != [run / artifacts.PICKS] and say is not None:
+            say(f"reading the panel's picks: {', '.join(p.name for p in inputs)}")
         names = [input_name(run, path) for path in inputs]
+        _check_decision_options(run, options, junit_path)
         artifacts.claim_report(run, inputs, names, report_path, e_values_path, html_path, force)
+        if junit_path is not None:  # derived from the report, as the e-values: replaced
+            artifacts.claim_output(junit_path, artifacts.JUNIT, force=True, inputs=inputs)
         _check_export(export_path, run, inputs, force)
         exported = export_rows(run, inputs, export_min_confidence) if export_path else None
         result = analyze_run(
-            run, picks_given, options, e_values_path=e_values_path, against=_paths(against)
+            run, inputs, options, e_values_path=e_values_path, against=_paths(against)
         )
         if result.e_values:
             artifacts.write_jsonl(e_values_path, result.e_values, "e_values", force=True)
         artifacts.write_json(report_path, result.report, "report", force=True)  # claimed
         if html_path is not None:
             artifacts.write_bytes_atomic(html_path, report_page(run, result).encode())
+        if junit_path is not None:
+            from blindtest.present.decision import junit_xml
+
+            artifacts.write_bytes_atomic(junit_path, junit_xml(result.report))
         if export_path is not None and exported is not None:
             _write_export(export_path, exported[0])
     return AnalyzeResult(
@@ -125,8 +156,64 @@ def analyze(
     )
 
 
+def _check_decision_options(run: Path, options: Any, junit: Path | None) -> None:
+    """Before anything is written: --junit, --fail-on, --strict and --by-tag read a decision
+    (the design's or --decide's); every --fail-on code is one a warning can carry."""
+    from blindtest.analysis.decision import KNOWN_CODES
+
+    unknown = [code for code in options.fail_on if code not in KNOWN_CODES]
+    if unknown:
+        raise BadInput(
+            f"{option('fail_on')} {unknown[0]}: no warning has that code; give some of "
+            f"{', '.join(sorted(KNOWN_CODES))}"
+        )
+    wanted = {
+        option("junit"): junit is not None,
+        option("fail_on"): bool(options.fail_on),
+        option("strict"): options.strict,
+        option("by_tag"): options.by_tag,
+    }
+    given = [flag for flag, on in wanted.items() if on]
+    if given and options.decide is None and "decision" not in artifacts.load_design(run).design:
+        raise BadInput(
+            f"{given[0]} reads a decision, and this design pre-registers none: add "
+            f"{option('decide')} RULE (labelled not pre-registered) or design with bt-design "
+            f"{option('decide')}"
+        )
+
+
 def _silent(_: str) -> None:
     pass
+
+
+def _read_only(run: Path) -> Callable[[str], None]:
+    """What a report written into a run that cannot be written says: where to write it."""
+
+    def refuse(why: str) -> None:
+        raise BadInput(
+            f"{why.partition(', so')[0]}: write the report elsewhere with {option('out')} FILE "
+            f"(e.g. {stage_command('analyze', str(run), '--out', 'report.json')})"
+        )
+
+    return refuse
+
+
+def default_picks(run: Path) -> list[Path]:
+    """The picks a bare ``bt-analyze RUN`` reads: RUN/picks.jsonl; when there is none, the
+    files a panel judged into (``RUN/picks-<name>.jsonl`` whose picks carry ``panel``)."""
+    main = run / artifacts.PICKS
+    if main.exists():
+        return [main]
+    panel = [path for path in sorted(run.glob("picks-*.jsonl")) if _from_panel(path)]
+    return panel or [main]
+
+
+def _from_panel(path: Path) -> bool:
+    try:
+        records = artifacts.read_jsonl(path, "picks").records
+    except BadInput:
+        return False  # not a picks file this version reads: never taken unasked
+    return any(isinstance(r.get("panel"), dict) for r in records)
 
 
 def _inside(path: Path, run_dir: Path) -> bool:
@@ -140,9 +227,14 @@ def _check_export(path: Path | None, run_dir: Path, picks: Sequence[Path], force
         return
     inputs = [*picks, run_dir / artifacts.DESIGN, run_dir / artifacts.TRIALS]
     if path.name in artifacts.RUN_FILE_KINDS or any(path.resolve() == p.resolve() for p in inputs):
-        raise BadInput(f"--export-preferences {path}: that is a run file or an input; name another")
+        raise BadInput(
+            f"{option('export_preferences', path)}: that is a run file or an input; name another"
+        )
     if path.exists() and not force:
-        raise BadInput(f"--export-preferences {path} already exists; use --force to overwrite it")
+        raise BadInput(
+            f"{option('export_preferences', path)} already exists; use {option('force', True)} "
+            "to overwrite it"
+        )
 
 
 def _write_export(path: Path, rows: Sequence[dict[str, Any]]) -> None:

@@ -55,6 +55,14 @@ CODES: dict[str, tuple[str, str]] = {
     "responses.singled_out": (NOTICE, "a refusal or a cut-off answer singled one answer out"),
     "responses.served_model": (NOTICE, "the server said another model, or several, answered"),
     "reading.skipped": (NOTICE, "something was read past (a torn line, another design's audit)"),
+    # The pre-registered decision's own (blindtest.analysis.decision).
+    "sensitivity.failed": (
+        SERIOUS,
+        "the judge did not prefer the champion's answer to its degraded copy",
+    ),
+    "sensitivity.missing": (NOTICE, "a non-inferiority or equivalence claim without a check"),
+    "decision.not_pre_registered": (NOTICE, "the decision was given to bt-analyze, not designed"),
+    "llm.excluded": (NOTICE, "an LLM judge left comparisons out (leakage, an inconsistent swap)"),
 }
 
 #: The LLM judge's warning sentences by how they start (blindtest.analysis.llm_diagnostics).

@@ -407,7 +407,7 @@ def void_line(report: Mapping[str, Any], run_dir: Path, finish: Any) -> str:
         args += ["--judge", f"llm:{llm['model']}"]
         if llm.get("origin") and llm["origin"] != "https://api.openai.com":
             url_hint = f" (with the --judge-url at {llm['origin']} it ran with)"
-    elif len(judged) > 1 and short is not None:
+    elif short is not None:  # a person: resumed under the same id, whoever runs the command
         args += ["--judge-id", short]
     torn = next((f for f in files if f.get("torn_line")), None)
     why = (

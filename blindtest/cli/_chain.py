@@ -28,19 +28,19 @@ def resumable(resume: str) -> Iterator[None]:
     try:
         yield
     except (KeyboardInterrupt, click.Abort, Interrupted) as error:
-        text = str(error) if isinstance(error, Interrupted) else ""
+        text = error.template if isinstance(error, Interrupted) else ""
         what = text.split(";")[0].strip() or "interrupted"
         raise Interrupted(
             f"{what}; everything done so far is kept; continue with: {resume}"
         ) from None
     except InputEnded as error:
-        what = str(error).split(";")[0].strip()
+        what = error.template.split(";")[0].strip()
         raise InputEnded(
             f"{what}; everything done so far is kept; continue with: {resume}"
         ) from None
     except EndpointFailed as error:
         raise EndpointFailed(
-            f"{error}; what was fetched is kept; continue with: {resume}"
+            f"{error.template}; what was fetched is kept; continue with: {resume}"
         ) from None
 
 

@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from blindtest.errors import BadInput
-
 if TYPE_CHECKING:
     from blindtest.transport.preflight import CheckResult
 
@@ -88,13 +86,7 @@ def judge(run_dir: Path, kind: str, ctx: click.Context, llm: dict[str, Any]) -> 
     from blindtest.cli import _llm
     from blindtest.judging.stage import check_judge
 
-    chosen = _llm.settings(ctx, kind, llm)
-    if chosen is None:
-        raise BadInput(
-            f"--check without a file checks an LLM judge's endpoint (--judge llm:MODEL), not "
-            f"{kind}; give --check FILE to validate an external judge's picks"
-        )
-    show(check_judge(run_dir, kind, chosen))
+    show(check_judge(run_dir, kind, _llm.settings(ctx, kind, llm)))
 
 
 def run(run_dir: Path | None, model_a: str | None, model_b: str | None, **given: Any) -> int:

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from blindtest.cli._exits import run_main
+from blindtest.cli._flags import known, speaking_for
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -40,7 +41,19 @@ class _ExitCodes:
 
 
 class BlindtestCommand(_ExitCodes, click.Command):  # type: ignore[misc]
-    pass
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        known(self)
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        speaking_for(self)  # a library error names this command's flags
+        return super().make_context(info_name, args, parent, **extra)
 
 
 class BlindtestGroup(_ExitCodes, click.Group):  # type: ignore[misc]

@@ -1,6 +1,8 @@
 """The one place library errors become exit codes: usage errors and ``BadInput`` print one
 line and exit 2, ``CheckFailed`` exits 1, ``EndpointFailed`` exits 3, Ctrl-C exits 130 (click's
-own ``Abort`` would exit 1, which reads as "the check failed"). A traceback is shown only when
+own ``Abort`` would exit 1, which reads as "the check failed"). A command's own return value
+is its exit code: bt-analyze returns a pre-registered decision's 0, 4 (refuted) or 5 (not
+settled), ``blindtest.errors.EXIT_REFUTED`` and ``EXIT_NOT_SETTLED``. A traceback is shown only when
 ``BLINDTEST_DEBUG=1``.
 """
 
@@ -14,6 +16,7 @@ from typing import Any, NoReturn
 
 import click
 
+from blindtest.cli._flags import message
 from blindtest.cli._prose import _wrapped
 from blindtest.errors import BlindtestError
 
@@ -74,6 +77,6 @@ def _report_blindtest_error(prog: str, error: BlindtestError) -> NoReturn:
     if _debug():
         traceback.print_exc()
     if error.exit_code == 130:
-        click.echo(_wrapped(f"{prog}: {error}"), err=True)
+        click.echo(_wrapped(f"{prog}: {message(error)}"), err=True)
         sys.exit(130)
-    fail(prog, str(error), error.exit_code)
+    fail(prog, message(error), error.exit_code)

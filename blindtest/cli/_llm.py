@@ -36,7 +36,7 @@ _OPTIONS = [
         "--judge-template",
         metavar="FILE",
         type=FilePath(exists=True),
-        help="Preference prompt with spec 003's [PLACEHOLDERS] instead of the bundled one.",
+        help="Your own preference prompt, with the [PLACEHOLDERS] the bundled one uses.",
     ),
     click.option(
         "--concurrency",

@@ -1,5 +1,6 @@
 """bt-judge's judging page: its options (``--web``, the address, a panel of reviewers, the
-break screen), the checks that they go together, and a panel's sitting with its closing line.
+break screen) and the checks that they go together; the page and the panel are the stage's
+(:func:`blindtest.judging.stage.judge`, :func:`blindtest.judging.stage.judge_panel`).
 """
 
 from __future__ import annotations
@@ -10,8 +11,6 @@ import click
 
 from blindtest.cli._options import grouped
 from blindtest.errors import BadInput
-from blindtest.model.picks import load_judge_run
-from blindtest.present.hints import stage_command
 
 #: The page's options, in the order ``bt-judge --help`` lists them.
 options = grouped(
@@ -75,45 +74,3 @@ def is_panel(
     if panel is not None and (judge_id is not None or out is not None):
         raise BadInput("--panel names the reviewers and their files; drop --judge-id/--out")
     return panel is not None
-
-
-def sit_panel(
-    run_dir: Path,
-    panel: str,
-    per_judge: int | None,
-    force: bool,
-    quiet: bool,
-    host: str,
-    port: int,
-    session_cap: int,
-    no_browser: bool,
-) -> None:
-    import webbrowser
-
-    from blindtest.judging.web.panel import judge_panel, panel_names
-
-    names = panel_names(panel)
-    ended = judge_panel(
-        load_judge_run(run_dir),
-        names,
-        per_judge=per_judge,
-        force=force,
-        host=host,
-        port=port,
-        session_cap=session_cap,
-        echo=click.echo,
-        open_link=None if no_browser else webbrowser.open,
-    )
-    if quiet:
-        return
-    done = ", ".join(f"{name} {n} of {of}" for name, _, n, of in ended.seats)
-    files: list[str | Path] = []
-    for _, path, _, _ in ended.seats:
-        files += ["--picks", path]
-    if ended.complete:
-        click.echo(
-            f"The panel is closed: {done} judged. Run {stage_command('analyze', run_dir, *files)} "
-            "to see the result and the reviewers' agreement."
-        )
-    else:
-        click.echo(f"Stopped: {done} judged and saved; run the same command again to go on.")

@@ -20,30 +20,9 @@ from blindtest.cli._command import command
 from blindtest.cli._options import FilePath, force_option, quiet_option, run_argument
 from blindtest.errors import BadInput
 from blindtest.model.judge_kinds import judge_help
-from blindtest.model.picks import load_picks
-from blindtest.rundir import artifacts
 
 if TYPE_CHECKING:
     from blindtest.judging.stage import JudgeResult
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def _check_only(run_dir: Path, path: Path, quiet: bool) -> None:
-    run, picks = load_picks(run_dir, path)
-    if quiet:
-        return
-    judges = picks.judges
-    names = ", ".join(judges[:5]) + (", ..." if len(judges) > 5 else "")
-    by = f" by {_count(len(judges), 'judge')} ({names})" if judges else ""
-    fixed = f", {_count(picks.corrections, 'correction')} applied" if picks.corrections else ""
-    torn = f"; incomplete final line {picks.torn_line} ignored" if picks.torn_line else ""
-    click.echo(
-        f"{path}: {_count(len(picks.picks), 'pick')}{by}{fixed}, valid for "
-        f"{run.view.protocol} design {run.design_sha256[:12]}{torn}"
-    )
 
 
 @command("judge")
@@ -128,17 +107,23 @@ def judge(
         ]
         if given:
             raise BadInput(f"--check only validates a file; drop {', '.join(given)}")
-        _check_only(run_dir, check_file, quiet)
+        from blindtest.judging.stage import check_picks
+
+        checked = check_picks(run_dir, check_file)
+        if not quiet:
+            click.echo(checked.summary)
         return
     if _web.is_panel(panel, per_judge, judge_id, out):
         assert panel is not None
-        from blindtest.rundir.locking import holding_picks
+        from blindtest.judging.stage import judge_panel
 
-        # As with one judge, RUN/picks.jsonl is claimed and locked while the panel sits.
-        with holding_picks(run_dir, run_dir / artifacts.PICKS, _chain.stage_label()):
-            _web.sit_panel(
-                run_dir, panel, per_judge, force, quiet, host, port, session_cap, no_browser
-            )
+        ended = judge_panel(
+            run_dir, panel, per_judge=per_judge, force=force, host=host, port=port,
+            open_browser=not no_browser, session_cap=session_cap, echo=click.echo,
+            holder=_chain.stage_label(),
+        )  # fmt: skip
+        if not quiet:
+            click.echo(ended.closing)
         return
     chosen = _llm.settings(ctx, kind, llm)
     if chosen is not None and llm["show_prompt"] is not None:

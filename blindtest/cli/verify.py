@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from blindtest.cli import _options
 from blindtest.cli._command import command
 from blindtest.cli._options import json_option, quiet_option, run_argument
 from blindtest.present.hints import stage_command
@@ -21,9 +22,18 @@ if TYPE_CHECKING:
 @click.option(
     "--allow-commands", is_flag=True, help="Re-run the prompts' shell-command checks too."
 )
+@click.option(
+    "--report",
+    "reports",
+    multiple=True,
+    type=_options.FilePath(exists=True),
+    help="A report written outside RUN (bt-analyze --out) to recompute too; repeatable.",
+)
 @json_option
 @quiet_option
-def verify(run_dir: Path, allow_commands: bool, as_json: bool, quiet: bool) -> int:
+def verify(
+    run_dir: Path, allow_commands: bool, reports: tuple[Path, ...], as_json: bool, quiet: bool
+) -> int:
     """Recompute hashes, arrangement, answer texts, blinded view, audit and report; list any
     difference.
 
@@ -38,11 +48,12 @@ def verify(run_dir: Path, allow_commands: bool, as_json: bool, quiet: bool) -> i
     \b
     Example:
       bt-verify run
+      bt-verify run --report ~/reports/run-bob.json
       bt-verify run --json
     """
     from blindtest.pipeline.verify import verify as recompute
 
-    result = recompute(run_dir, allow_commands=allow_commands)
+    result = recompute(run_dir, allow_commands=allow_commands, reports=reports)
     show(result, run_dir, as_json=as_json, quiet=quiet)
     return result.exit_code  # run_main, the one error mapper, exits with it
 

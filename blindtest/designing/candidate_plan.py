@@ -24,6 +24,7 @@ from blindtest.model.pairing import Comparison, parse_mode, schedule_size
 from blindtest.model.prompt_size import estimated_tokens
 from blindtest.model.sides import fill_template, side_system
 from blindtest.reportfmt import count as _count
+from blindtest.reportfmt import seed_shown
 from blindtest.rundir.types import DesignRecord
 from blindtest.stats.separation import SeparableDesign, separable_after
 
@@ -176,7 +177,7 @@ def summary_lines(plan: CandidatePlan, seed: str, alpha: float) -> list[tuple[st
     lines.append(
         (
             f"{count(plan.comparisons, 'comparison')} from {count(plan.prompts, 'prompt')}, "
-            f"seed {seed}, alpha {alpha}",
+            f"seed {seed_shown(seed)}, alpha {alpha}",
             False,
         )
     )

@@ -29,8 +29,9 @@ from blindtest.designing.build import (
     check_key_env,
     check_url,
 )
+from blindtest.designing.decision import DecisionSpec, champion_side, decision_spec
 from blindtest.designing.sides_file import SideEntry, read_sides_file
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, message_of, option
 from blindtest.model import pairing
 from blindtest.model.identity import read_terms_file
 from blindtest.model.normalize import LAUNDER_PROMPT, length_band_instruction, parse_length_band
@@ -121,6 +122,15 @@ class DesignRequest:
     #: The base URL and key variable every candidate shares (None: the defaults).
     url: str | None = None
     key_env: str | None = None
+    #: A pre-registered decision (:mod:`blindtest.designing.decision`): --decide RULE, the
+    #: champion (None: side A, or the reference of reference:NAME), the estimand, the
+    #: planning values and the planted comparisons of the sensitivity check.
+    decide: str | None = None
+    champion: str | None = None
+    estimand: str | None = None
+    plan_true: float | None = None
+    plan_ties: float | None = None
+    sensitivity: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,12 +146,14 @@ def _refuse_candidate_options(r: DesignRequest) -> None:
     """A two-sided design: --pairs belongs to candidates, --from-dirs needs two or more."""
     if r.pairs is not None:
         raise BadInput(
-            "--pairs goes with several candidates (--candidate NAME=MODEL ..., --sides FILE "
-            "or --from-dirs DIR...); drop --pairs"
+            f"{option('pairs')} goes with several candidates ({option('candidate', 'NAME=MODEL')} "
+            f"..., {option('sides', 'FILE')} or {option('from_dirs', 'DIR...')}); drop "
+            f"{option('pairs')}"
         )
     if r.from_dirs is not None and len(r.from_dirs) != 2:
         raise BadInput(
-            f"--from-dirs takes two directories or more (one per candidate), got {len(r.from_dirs)}"
+            f"{option('from_dirs')} takes two directories or more (one per candidate), got "
+            f"{len(r.from_dirs)}"
         )
 
 
@@ -166,13 +178,15 @@ def resolve_request(request: DesignRequest) -> ResolvedDesign:
     if r.from_dirs:
         prompts, source, dropped, (model_a, model_b) = _from_dirs(r)
     elif r.reference is not None:
-        raise BadInput("--reference goes with --from-dirs DIR_A DIR_B")
+        raise BadInput(f"{option('reference')} goes with {option('from_dirs', 'DIR_A DIR_B')}")
     if r.demo and model_a is None and model_b is None:
         model_a, model_b = DEMO_MODELS
         a_url = a_url or DEMO_BASE_URL
         b_url = b_url or DEMO_BASE_URL
     if model_a is None or model_b is None:
-        raise BadInput("name both models: --a MODEL --b MODEL")
+        raise BadInput(
+            f"name both models: {option('model_a', 'MODEL')} {option('model_b', 'MODEL')}"
+        )
     if not r.from_dirs:
         prompts = _load_prompts(r.prompts_file, r.demo)
 
@@ -180,17 +194,47 @@ def resolve_request(request: DesignRequest) -> ResolvedDesign:
         url = url or r.url or DEFAULT_BASE_URL
         return _side_spec(r, side, model, url, key_env or r.key_env or default_key_env(side))
 
+    a = side("A", model_a, a_url, r.a_key_env)
+    b = side("B", model_b, b_url, r.b_key_env)
+    protocol = r.protocol or DEFAULT_PROTOCOL
+    labels = [("A", (a.label, a.model)), ("B", (b.label, b.model))]
     options = DesignOptions(
-        a=side("A", model_a, a_url, r.a_key_env),
-        b=side("B", model_b, b_url, r.b_key_env),
+        a=a,
+        b=b,
         seed=r.seed if r.seed is not None else fresh_seed(),
-        protocol=r.protocol or DEFAULT_PROTOCOL,
+        protocol=protocol,
         trials=DEFAULT_TRIALS if r.trials is None else r.trials,
         source=source,
         **_shared_options(r),
         controls=r.controls,
+        decision=_decision(r, protocol, labels),
     )
     return ResolvedDesign(prompts, options, dropped)
+
+
+def _decision(
+    r: DesignRequest, protocol: str, labels: Sequence[tuple[str, Sequence[str | None]]]
+) -> DecisionSpec | None:
+    """--decide and its companions; the champion resolved to a side (BadInput otherwise).
+    With --decide on a preference design, --sequential pre-registers a sequential decision
+    (the triangle's e-process is what --sequential means without it)."""
+    if r.decide is None and r.champion is not None:
+        raise BadInput(
+            f"{option('champion')} goes with {option('decide')} RULE; add {option('decide')} or "
+            f"drop {option('champion')}"
+        )
+    if r.protocol is not None and r.protocol not in PROTOCOLS:
+        return None  # check_options names the protocol
+    return decision_spec(
+        decide=r.decide,
+        protocol=protocol,
+        champion=champion_side(r.champion, labels),
+        estimand=r.estimand,
+        plan_true=r.plan_true,
+        plan_ties=r.plan_ties,
+        sensitivity=r.sensitivity,
+        sequential=r.sequential and r.decide is not None and PROTOCOLS[protocol].prefers,
+    )
 
 
 def _side_spec(r: DesignRequest, side: str, model: str, url: str, key_env: str) -> ModelSpec:
@@ -203,7 +247,7 @@ def _side_spec(r: DesignRequest, side: str, model: str, url: str, key_env: str) 
     temperature = own("temperature")
     max_tokens = own("max_tokens")
     system = own("system")
-    params = parse_params(f"--{lower}-param", own("param"))
+    params = parse_params(option(f"{lower}_param"), own("param"))
     return ModelSpec(
         model,
         url,
@@ -211,7 +255,7 @@ def _side_spec(r: DesignRequest, side: str, model: str, url: str, key_env: str) 
         temperature=r.temperature if temperature is None else temperature,
         max_tokens=r.max_tokens if max_tokens is None else max_tokens,
         label=own("label"),
-        system=None if system is None else read_text_option(f"--{lower}-system", system),
+        system=None if system is None else read_text_option(option(f"{lower}_system"), system),
         template=own("template"),
         extra_params=tuple(params.items()),
     )
@@ -219,7 +263,10 @@ def _side_spec(r: DesignRequest, side: str, model: str, url: str, key_env: str) 
 
 def _load_prompts(prompts_file: Path | None, demo: bool) -> list[Prompt]:
     if (prompts_file is None) == (not demo):
-        raise BadInput("give exactly one of --prompts FILE, --demo or --from-dirs A B")
+        raise BadInput(
+            f"give exactly one of {option('prompts_file', 'FILE')}, {option('demo', True)} or "
+            f"{option('from_dirs', 'A B')}"
+        )
     return demo_prompts() if prompts_file is None else load_prompts(prompts_file)
 
 
@@ -231,15 +278,16 @@ def _from_dirs(
 
     assert r.from_dirs is not None
     given = {
-        "--prompts": r.prompts_file,
-        "--demo": r.demo or None,
-        "--a": r.model_a,
-        "--b": r.model_b,
+        option("prompts_file"): r.prompts_file,
+        option("demo", True): r.demo or None,
+        option("model_a"): r.model_a,
+        option("model_b"): r.model_b,
     }
-    others = [flag for flag, value in given.items() if value is not None]
+    others = [name for name, value in given.items() if value is not None]
     if others:
         raise BadInput(
-            f"--from-dirs takes its items and names from the directories; drop {others[0]}"
+            f"{option('from_dirs')} takes its items and names from the directories; drop "
+            f"{others[0]}"
         )
     source = load_dirs(r.from_dirs[0], r.from_dirs[1], r.reference)
     rules = PROTOCOLS.get(r.protocol or DEFAULT_PROTOCOL)
@@ -250,12 +298,15 @@ def _from_dirs(
 
 def _normalization(r: DesignRequest) -> Normalization:
     if r.launder is None and (r.launder_url is not None or r.launder_key_env is not None):
-        given = "--launder-url" if r.launder_url is not None else "--launder-key-env"
-        raise BadInput(f"{given} goes with --launder MODEL; add --launder or drop {given}")
+        given = option("launder_url" if r.launder_url is not None else "launder_key_env")
+        raise BadInput(
+            f"{given} goes with {option('launder', 'MODEL')}; add {option('launder')} or drop "
+            f"{given}"
+        )
     if r.strip_identity_words is not None and not r.strip_identity:
         raise BadInput(
-            "--strip-identity-words goes with identity stripping; drop --no-strip-identity "
-            "or drop --strip-identity-words"
+            f"{option('strip_identity_words')} goes with identity stripping; drop "
+            f"{option('strip_identity', False)} or drop {option('strip_identity_words')}"
         )
     words = () if r.strip_identity_words is None else read_terms_file(r.strip_identity_words)
     band = None
@@ -263,11 +314,11 @@ def _normalization(r: DesignRequest) -> Normalization:
         try:
             band = parse_length_band(r.length_band)
         except ValueError as error:
-            raise BadInput(f"--length-band: {error}") from None
+            raise BadInput(f"{option('length_band')}: {error}") from None
     spec = None
     if r.launder is not None:
         launder_url = r.launder_url or DEFAULT_BASE_URL
-        check_url("--launder-url", launder_url)
+        check_url(option("launder_url"), launder_url, option("launder_key_env"))
         spec = LaunderSpec(
             model=r.launder,
             base_url=launder_url,
@@ -296,10 +347,6 @@ _PER_SIDE = tuple(
 )
 
 
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
 def _wants_candidates(r: DesignRequest) -> bool:
     """--candidate, --sides, --from-dirs with three or more directories, or two with --pairs."""
     dirs = len(r.from_dirs) if r.from_dirs is not None else 0
@@ -309,34 +356,38 @@ def _wants_candidates(r: DesignRequest) -> bool:
 def _refuse_two_sided_options(r: DesignRequest) -> None:
     """One line for an option that names side A or B, or that a candidates design lacks."""
     if r.model_a is not None or r.model_b is not None:
-        given = "--a" if r.model_a is not None else "--b"
+        given = option("model_a" if r.model_a is not None else "model_b")
         raise BadInput(
             f"{given} names a side of a two-sided design; with candidates name every model "
-            "with --candidate NAME=MODEL (or --sides FILE): drop --a and --b"
+            f"with {option('candidate', 'NAME=MODEL')} (or {option('sides', 'FILE')}): drop "
+            f"{option('model_a')} and {option('model_b')}"
         )
     for name in _PER_SIDE:
         if getattr(r, name) is not None:
             raise BadInput(
-                f"{_flag(name)} sets one side of a two-sided design; with candidates give each "
-                f"candidate's own settings in --sides FILE, or drop {_flag(name)}"
+                f"{option(name)} sets one side of a two-sided design; with candidates give "
+                f"each candidate's own settings in {option('sides', 'FILE')}, or drop "
+                f"{option(name)}"
             )
     for name in ("a_param", "b_param"):
         if getattr(r, name):
             raise BadInput(
-                f"{_flag(name)} sets one side of a two-sided design; with candidates put "
-                "request fields in --sides FILE (extra_params)"
+                f"{option(name)} sets one side of a two-sided design; with candidates put "
+                f"request fields in {option('sides', 'FILE')} (extra_params)"
             )
     rules = None if r.protocol is None else PROTOCOLS.get(r.protocol)
     if r.protocol is not None and (rules is None or not rules.prefers):
         raise BadInput(
-            f"several candidates are ranked from preferences: --protocol {r.protocol} is "
-            "refused with candidates; drop --protocol or use --protocol preference"
+            "several candidates are ranked from preferences: "
+            f"{option('protocol', r.protocol)} is refused with candidates; drop "
+            f"{option('protocol')} or use {option('protocol', 'preference')}"
         )
     if r.controls:
         raise BadInput(
-            "--controls is refused with candidates: a hidden control shows one side of a "
-            "two-sided design (--a and --b) twice, and a design of named candidates asks each "
-            "candidate one answer per prompt; drop --controls"
+            f"{option('controls')} is refused with candidates: a hidden control shows one side "
+            f"of a two-sided design ({option('model_a')} and {option('model_b')}) twice, and a "
+            "design of named candidates asks each candidate one answer per prompt; drop "
+            f"{option('controls')}"
         )
 
 
@@ -344,17 +395,21 @@ def _candidate_specs(r: DesignRequest) -> list[tuple[str, ModelSpec]]:
     """--candidate NAME=MODEL (the shared options for all) or --sides FILE, in order."""
     url = r.url or DEFAULT_BASE_URL
     key_env = r.key_env or default_key_env("A")
-    check_url("--url", url)
-    check_key_env("--key-env", key_env)
+    check_url(option("url"), url, option("key_env"))
+    check_key_env(option("key_env"), key_env)
     if r.candidate and r.sides is not None:
-        raise BadInput("give the candidates once: --candidate NAME=MODEL ... or --sides FILE")
+        raise BadInput(
+            f"give the candidates once: {option('candidate', 'NAME=MODEL')} ... or "
+            f"{option('sides', 'FILE')}"
+        )
     if r.candidate:
         specs = []
         for item in r.candidate:
             name, sep, model = item.partition("=")
             if not sep or not name.strip() or not model.strip():
                 raise BadInput(
-                    f"--candidate {item!r}: give NAME=MODEL, e.g. --candidate fast=gpt-5.4-mini"
+                    f"{option('candidate', repr(item))}: give NAME=MODEL, e.g. "
+                    f"{option('candidate', 'fast=gpt-5.4-mini')}"
                 )
             spec = ModelSpec(
                 model.strip(), url, key_env, temperature=r.temperature, max_tokens=r.max_tokens
@@ -397,22 +452,27 @@ def _dirs_candidates(
 
     assert r.from_dirs is not None
     if r.candidate or r.sides is not None:
-        given = "--candidate" if r.candidate else "--sides"
-        raise BadInput(f"--from-dirs names the candidates by their directories; drop {given}")
-    for flag, value in (("--prompts", r.prompts_file), ("--demo", r.demo or None)):
+        given = option("candidate" if r.candidate else "sides")
+        raise BadInput(
+            f"{option('from_dirs')} names the candidates by their directories; drop {given}"
+        )
+    for flag, value in (
+        (option("prompts_file"), r.prompts_file),
+        (option("demo", True), r.demo or None),
+    ):
         if value is not None:
             raise BadInput(
-                f"--from-dirs takes its items and names from the directories; drop {flag}"
+                f"{option('from_dirs')} takes its items and names from the directories; drop {flag}"
             )
     for name in ("url", "key_env", "max_tokens", "system"):
         if getattr(r, name) is not None:
             raise BadInput(
-                f"{_flag(name)} configures a model; --from-dirs imports outputs and calls none: "
-                f"drop {_flag(name)}"
+                f"{option(name)} configures a model; {option('from_dirs')} imports outputs and "
+                f"calls none: drop {option(name)}"
             )
     if not pairing.MIN_CANDIDATES <= len(r.from_dirs) <= pairing.MAX_CANDIDATES:
         raise BadInput(
-            f"--from-dirs: {len(r.from_dirs)} directories; a design takes "
+            f"{option('from_dirs')}: {len(r.from_dirs)} directories; a design takes "
             f"{pairing.MIN_CANDIDATES} to {pairing.MAX_CANDIDATES} candidates"
         )
     source = load_candidate_dirs(list(r.from_dirs), r.reference)
@@ -434,7 +494,7 @@ def _check_count_and_names(specs: list[tuple[str, ModelSpec]]) -> None:
         try:
             check_candidate_name(name)
         except ValueError as error:
-            raise BadInput(str(error)) from None
+            raise BadInput(message_of(error)) from None
         if name in seen:
             raise BadInput(f"candidate {name!r} is named twice; names must be distinct")
         seen.add(name)
@@ -449,7 +509,7 @@ def _cap(names: list[str], prompts: int, pairs: str, trials: int | None) -> int:
     try:
         pairing.parse_mode(pairs)
     except ValueError as error:
-        raise BadInput(str(error)) from None
+        raise BadInput(message_of(error)) from None
     k = len(names)
     return prompts * (k * (k - 1) // 2) if trials is None else trials
 
@@ -462,7 +522,7 @@ def _resolve_candidates(r: DesignRequest) -> ResolvedDesign:
         prompts, source, dropped, specs = _dirs_candidates(r)
     else:
         if r.reference is not None:
-            raise BadInput("--reference goes with --from-dirs DIR...")
+            raise BadInput(f"{option('reference')} goes with {option('from_dirs', 'DIR...')}")
         specs = _candidate_specs(r)
     _check_count_and_names(specs)
     if r.from_dirs is None:
@@ -470,6 +530,11 @@ def _resolve_candidates(r: DesignRequest) -> ResolvedDesign:
     pairs = r.pairs or "all"
     names = [name for name, _ in specs]
     trials = _cap(names, len(prompts), pairs, r.trials)
+    mode = pairing.parse_mode(pairs)
+    labels = [(name, (spec.label, spec.model)) for name, spec in specs]
+    if mode.kind == "reference" and mode.reference in names:
+        # The reference is the champion: first in the order the champion is looked up.
+        labels.sort(key=lambda item: item[0] != mode.reference)
     options = DesignOptions(
         a=specs[0][1],  # not read with candidates (DesignOptions.candidates)
         b=specs[1][1],
@@ -479,9 +544,16 @@ def _resolve_candidates(r: DesignRequest) -> ResolvedDesign:
         source=source,
         **_shared_options(r),
         candidates=tuple(specs),
-        pairs=str(pairing.parse_mode(pairs)),
+        pairs=str(mode),
+        decision=_decision(r, "preference", labels),
     )
     return ResolvedDesign(prompts, options, dropped)
+
+
+def _prefers(r: DesignRequest) -> bool:
+    default = "preference" if _wants_candidates(r) else DEFAULT_PROTOCOL
+    rules = PROTOCOLS.get(r.protocol or default)
+    return rules is not None and rules.prefers
 
 
 #: Every field a DesignRequest takes (the Python API's keyword names).
@@ -492,10 +564,11 @@ def _shared_options(r: DesignRequest) -> dict[str, Any]:
     """The DesignOptions fields a two-sided and a several-candidate design take alike."""
     return {
         "alpha": r.alpha,
-        "sequential": r.sequential,
+        # With --decide on a preference design --sequential is the decision's (_decision).
+        "sequential": r.sequential and not (r.decide is not None and _prefers(r)),
         "similarity_pd0": r.similarity_pd0,
         "demo": r.demo,
-        "system": read_text_option("--system", r.system) if r.system is not None else None,
+        "system": read_text_option(option("system"), r.system) if r.system is not None else None,
         "normalization": _normalization(r),
         "question": r.question,
         "extra_questions": r.extra_questions,

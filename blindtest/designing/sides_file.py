@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.model.sides import RESERVED_PARAMS
 
 __all__ = ["SideEntry", "read_sides_file"]
@@ -65,21 +65,21 @@ def _load(path: Path) -> Any:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise BadInput(f"--sides {path}: no such file") from None
+        raise BadInput(f"{option('sides', path)}: no such file") from None
     except OSError as error:
-        raise BadInput(f"--sides {path}: cannot read it ({error.strerror})") from None
+        raise BadInput(f"{option('sides', path)}: cannot read it ({error.strerror})") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise BadInput(f"--sides {path}: not UTF-8 text") from None
+        raise BadInput(f"{option('sides', path)}: not UTF-8 text") from None
     if path.suffix.lower() == ".toml":
         return _toml(path, text)
     if path.suffix.lower() == ".json":
         try:
             return json.loads(text)
         except json.JSONDecodeError as error:
-            raise BadInput(f"--sides {path}: not JSON ({error})") from None
-    raise BadInput(f"--sides {path}: name it .json or .toml so its format is known")
+            raise BadInput(f"{option('sides', path)}: not JSON ({error})") from None
+    raise BadInput(f"{option('sides', path)}: name it .json or .toml so its format is known")
 
 
 def _toml(path: Path, text: str) -> Any:
@@ -89,8 +89,8 @@ def _toml(path: Path, text: str) -> Any:
         try:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
-            raise BadInput(f"--sides {path}: not TOML ({error})") from None
-    raise BadInput(f"--sides {path}: TOML needs Python 3.11 or later; give JSON")
+            raise BadInput(f"{option('sides', path)}: not TOML ({error})") from None
+    raise BadInput(f"{option('sides', path)}: TOML needs Python 3.11 or later; give JSON")
 
 
 def _tables(where: str, document: Any) -> list[tuple[str, Any]]:
@@ -194,7 +194,7 @@ def read_sides_file(path: Path | list[Any] | Mapping[str, Any]) -> list[SideEntr
     """The candidates of a ``--sides`` file (or of the same document already parsed, from
     the Python API), in the order written; BadInput (one line) for anything malformed."""
     if isinstance(path, Path):
-        where, document = f"--sides {path}", _load(path)
+        where, document = option("sides", path), _load(path)
     else:
         where, document = "sides", path
     entries = [_entry(where, name, table) for name, table in _tables(where, document)]

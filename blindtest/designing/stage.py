@@ -11,7 +11,7 @@ from typing import Any
 
 from blindtest.designing.build import DesignOptions, build_design
 from blindtest.designing.request import DesignRequest, resolve_request
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.model.candidates import shares_answers
 from blindtest.rundir import artifacts
 from blindtest.rundir.locking import holding_run
@@ -38,8 +38,8 @@ class DesignResult:
     options: DesignOptions
     prompts: int
     dropped: Mapping[str, list[str]]
-    #: Lines to show before the run starts: prompts too large to be asked (a warning, not
-    #: a refusal: :mod:`blindtest.model.prompt_size`).
+    #: Lines to show before the run starts: prompts too large to be asked, or holding bidi
+    #: control characters (warnings, not refusals: :mod:`blindtest.model.prompt_size`).
     warnings: tuple[str, ...] = ()
 
     @property
@@ -129,10 +129,13 @@ def preview(**options: Any) -> DesignRecord:
 
 
 def _warnings(document: Mapping[str, Any]) -> tuple[str, ...]:
-    from blindtest.model.prompt_size import large_prompt_warnings
+    from blindtest.model.prompt_size import bidi_warnings, large_prompt_warnings
 
-    used = (entry["prompt_id"] for entry in document["arrangement"])
-    return tuple(large_prompt_warnings(document["prompts"], used))
+    used = [entry["prompt_id"] for entry in document["arrangement"]]
+    return (
+        *large_prompt_warnings(document["prompts"], used),
+        *bidi_warnings(document["prompts"], used),
+    )
 
 
 # --------------------------------------------------------------------------- --from RUN
@@ -188,16 +191,21 @@ def derive(
 
     new, parent_dir = Path(run_dir), Path(from_run)
     if not (parent_dir / artifacts.DESIGN).exists():
-        raise BadInput(f"--from {parent_dir}: no {artifacts.DESIGN} there; give a run directory")
+        raise BadInput(
+            f"{option('from_run', parent_dir)}: no {artifacts.DESIGN} there; give a run directory"
+        )
     loaded = artifacts.load_design(parent_dir)
     if shares_answers(loaded.design):
         raise BadInput(
-            f"--from {parent_dir}: a design with several candidates cannot be made again "
+            f"{option('from_run', parent_dir)}: a design with several candidates cannot be made "
+            "again "
             "without some comparisons (each answer is shared by every comparison of its "
             "prompt); make a new design from the prompts you keep"
         )
     if new.exists() and new.resolve() == parent_dir.resolve():
-        raise BadInput(f"{new}: that is the run given to --from; give a new directory")
+        raise BadInput(
+            f"{new}: that is the run given to {option('from_run')}; give a new directory"
+        )
     document = derive_design(
         loaded.design,
         loaded.sha256,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from blindtest import reportfmt
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.generation.guard import DrawCollisions, collision_notice
 from blindtest.generation.requests import SlotRequests
 from blindtest.generation.responses import response_record
@@ -46,7 +46,9 @@ def batch_requests(
     sends for it (:meth:`Endpoint.request_body`, per-slot seed included). Laundering is not
     batched: it needs the answers first, and a live rerun launders them."""
     if design["source"]["kind"] == "dirs":
-        raise BadInput("this design imports its outputs (--from-dirs): nothing to ask in a batch")
+        raise BadInput(
+            f"this design imports its outputs ({option('from_dirs')}): nothing to ask in a batch"
+        )
     asks = SlotRequests(design)  # the bodies only: no key is read
     requests = []
     for work in pending_work(design, state):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.generation.requests import prompt_texts, system_prompt
 from blindtest.model.candidates import TWO_SIDES, candidates_of, has_side_options
 from blindtest.model.normalize import count_words
@@ -65,13 +65,21 @@ def named_prices(items: Sequence[str]) -> dict[str, str]:
         name = name.strip()
         if not sep or not name:
             raise BadInput(
-                f"--price {item}: expected NAME=IN,OUT (a candidate's name and its dollars per "
-                "million tokens), e.g. --price alpha=2.5,10"
+                f"{option('prices', item)}: expected NAME=IN,OUT (a candidate's name and its "
+                f"dollars per million tokens), e.g. {option(_price_of('alpha'), '2.5,10')}"
             )
         if name in found:
-            raise BadInput(f"--price {name}: given twice; give each candidate's price once")
+            raise BadInput(
+                f"{option(_price_of(name))}: given twice; give each candidate's price once"
+            )
         found[name] = text
     return found
+
+
+def _price_of(role: str) -> str:
+    """The option a role's price is given in: ``prices['A']`` (bt-generate's ``--price-a``),
+    ``prices['fast']`` (``--price fast=IN,OUT``)."""
+    return f"prices[{role!r}]"
 
 
 def check_price_roles(design: DesignRecord, prices: Mapping[str, object]) -> None:
@@ -84,16 +92,17 @@ def check_price_roles(design: DesignRecord, prices: Mapping[str, object]) -> Non
     if not has_side_options(design):
         if unknown[0] in TWO_SIDES:
             raise BadInput(
-                f"--price-{unknown[0].lower()}: this design has candidates "
-                f"({', '.join(roles)}), not sides A and B; price each with --price NAME=IN,OUT"
+                f"{option(_price_of(unknown[0]))}: this design has candidates "
+                f"({', '.join(roles)}), not sides A and B; price each with "
+                f"{option(_price_of('NAME'), 'IN,OUT')}"
             )
         raise BadInput(
-            f"--price {unknown[0]}: this design has no candidate of that name "
+            f"{option(_price_of(unknown[0]))}: this design has no candidate of that name "
             f"(candidates: {', '.join(roles)})"
         )
     raise BadInput(
-        f"--price {unknown[0]}: this design has sides A and B, not candidates; price them "
-        "with --price-a and --price-b"
+        f"{option(_price_of(unknown[0]))}: this design has sides A and B, not candidates; "
+        f"price them with {option(_price_of('A'))} and {option(_price_of('B'))}"
     )
 
 
@@ -111,13 +120,12 @@ def parse_prices(texts: Mapping[str, str | None]) -> dict[str, tuple[float, floa
         if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
             if role not in (*TWO_SIDES, LAUNDER):  # a candidate's --price NAME=IN,OUT
                 raise BadInput(
-                    f"--price {role}={text}: expected IN,OUT dollars per million tokens (two "
-                    "finite numbers >= 0), e.g. 2.5,10"
+                    f"{option(_price_of(role), text)}: expected IN,OUT dollars per million "
+                    "tokens (two finite numbers >= 0), e.g. 2.5,10"
                 )
-            option = f"--price-{role.lower()}"
             raise BadInput(
-                f"{option}: expected IN,OUT dollars per million tokens (two finite numbers "
-                f">= 0), e.g. 2.5,10; got {text!r}"
+                f"{option(_price_of(role))}: expected IN,OUT dollars per million tokens "
+                f"(two finite numbers >= 0), e.g. 2.5,10; got {text!r}"
             )
         prices[role] = (parts[0], parts[1])
     return prices

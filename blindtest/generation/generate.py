@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from blindtest import reportfmt
-from blindtest.errors import BadInput, CheckFailed, EndpointFailed
+from blindtest.errors import BadInput, CheckFailed, EndpointFailed, option
 from blindtest.generation.cost import check_price_roles, estimate_cost
 from blindtest.generation.fetch import Progress, run_generation
 from blindtest.generation.guard import DrawCollisions, collision_notice
@@ -100,10 +100,10 @@ def side_transport(given: dict[str, Any]) -> dict[str, Any]:
             found["side_concurrency"][side] = concurrency
         if rpm is not None:
             if not (math.isfinite(rpm) and rpm > 0):
-                raise BadInput(f"--{lower}-rpm: expected a finite number > 0, got {rpm}")
+                raise BadInput(f"{option(f'{lower}_rpm')}: expected a finite number > 0, got {rpm}")
             found["side_rpm"][side] = rpm
         found["header_env"][side] = tuple(
-            parse_header_env(f"--{lower}-header-env", item) for item in headers
+            parse_header_env(option(f"{lower}_header_env"), item) for item in headers
         )
     return found
 
@@ -115,11 +115,11 @@ def check_side_options(design: DesignRecord, options: FetchOptions) -> None:
     if has_side_options(design):
         return
     given = [
-        f"--{side.lower()}-{option}"
-        for option, values in (
+        option(f"{side.lower()}_{name}")
+        for name, values in (
             ("concurrency", options.side_concurrency),
             ("rpm", options.side_rpm),
-            ("header-env", options.header_env),
+            ("header_env", options.header_env),
         )
         for side, value in values.items()
         if value
@@ -127,8 +127,8 @@ def check_side_options(design: DesignRecord, options: FetchOptions) -> None:
     if given:
         raise BadInput(
             f"{given[0]}: this design has candidates ({', '.join(candidates_of(design))}), not "
-            "sides A and B; --concurrency and --rpm hold per endpoint, shared by the candidates "
-            "on it"
+            f"sides A and B; {option('concurrency')} and {option('rpm')} hold per endpoint, "
+            "shared by the candidates on it"
         )
 
 

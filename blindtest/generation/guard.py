@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from blindtest import reportfmt
-from blindtest.errors import CheckFailed
+from blindtest.errors import CheckFailed, option
 from blindtest.model.candidates import TWO_SIDES, candidates_of
 from blindtest.model.normalize import count_words
 from blindtest.model.protocols import protocol_of
@@ -214,7 +214,7 @@ def deterministic_endpoint_error(design: DesignRecord, collisions: DrawCollision
         f"model: {counts}; answers that long do not repeat by chance, so {endpoint} "
         "deterministic (temperature ignored or 0, or a cache), the odd response is found by "
         "the identical pair without reading, and the run would measure that, not the models; "
-        "use --protocol pair for this endpoint"
+        f"use {option('protocol', 'pair')} for this endpoint"
     )
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from blindtest import reportfmt
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.generation.guard import _arrangement_values, trial_positions
 from blindtest.generation.requests import SlotRequests
 from blindtest.model.candidates import candidates_of, role_words, shares_answers
@@ -255,7 +255,8 @@ def stale_rows_error(design: DesignRecord, stale: Mapping[str, int]) -> str:
     return (
         f"{artifacts.RESPONSES}: {total} {made} ({named}; the design changed "
         "since they were recorded); use a new run directory, "
-        "or rerun with --refetch-changed to ask for those slots again (the old rows stay in "
+        f"or rerun with {option('refetch_changed')} to ask for those slots again (the old rows "
+        "stay in "
         f"{artifacts.RESPONSES}, no longer counted)"
     )
 

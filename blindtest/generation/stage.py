@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from blindtest import reportfmt
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.present.hints import stage_command
 from blindtest.rundir import artifacts
 from blindtest.rundir.locking import holding_run
@@ -51,9 +51,13 @@ class GenerateResult:
 def _check_numbers(timeout: float, rpm: float | None) -> None:
     """Every numeric option, before anything is read or written (nan and inf pass click)."""
     if not (math.isfinite(timeout) and timeout > 0):
-        raise BadInput(f"--timeout: expected a finite number of seconds > 0, got {timeout}")
+        raise BadInput(
+            f"{option('timeout')}: expected a finite number of seconds > 0, got {timeout}"
+        )
     if rpm is not None and not (math.isfinite(rpm) and rpm > 0):
-        raise BadInput(f"--rpm: expected a finite number of requests per minute > 0, got {rpm}")
+        raise BadInput(
+            f"{option('rpm')}: expected a finite number of requests per minute > 0, got {rpm}"
+        )
 
 
 def batch_mode(
@@ -63,11 +67,13 @@ def batch_mode(
     any: it asks live)."""
     modes = (batch_export is not None, bool(batch_import), batch)
     if sum(modes) > 1:
-        raise BadInput("give one of --batch-export, --batch-import and --batch")
+        raise BadInput(
+            f"give one of {option('batch_export')}, {option('batch_import')} and {option('batch')}"
+        )
     if any(modes) and refetch_changed:
         raise BadInput(
-            "--refetch-changed asks live: give it without --batch-export, --batch-import and "
-            "--batch"
+            f"{option('refetch_changed')} asks live: give it without {option('batch_export')}, "
+            f"{option('batch_import')} and {option('batch')}"
         )
     if batch_export is not None:
         return "batch-export"
@@ -273,7 +279,7 @@ def check(
     _check_numbers(timeout, None)
     given = parse_prices(dict(prices or {}))
     headers = {
-        side: tuple(parse_header_env(f"--{side.lower()}-header-env", item) for item in items)
+        side: tuple(parse_header_env(option(f"{side.lower()}_header_env"), item) for item in items)
         for side, items in (("A", a_header_env), ("B", b_header_env))
     }
     targets = run_targets(run, given, headers)

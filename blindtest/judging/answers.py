@@ -7,7 +7,8 @@ same way and refused in the same words.
 What a person answers (``Answered``) is said in the protocol's terms, whatever the screen:
 
 - a position (triangle): the option's label, ``"1"`` .. ``"3"``;
-- a side (preference): ``"left"`` (option 1), ``"right"`` (option 2) or ``"tie"``;
+- a side (preference): ``"left"`` (option 1), ``"right"`` (option 2) or ``"tie"``, or
+  ``"both_bad"`` (both responses are bad: an abstention, never a tie);
 - a nickname (pair): which of the judge's two nicknames option 1 carries, by name or as
   ``"1"`` / ``"2"`` (the first or the second; a nickname can never be a digit), with the two
   nicknames (a pair judge chooses them before the first pick and keeps them: they are checked
@@ -23,11 +24,12 @@ Pure: no file, no screen, no clock (the caller passes ``at``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from blindtest.model.picks import OPTION_ANSWER_KEYS, ExtraAnswer, JudgeView, Pick, clean_text
-from blindtest.model.protocols import PREFERENCE_PICKS, PROTOCOLS, Protocol
+from blindtest.model.protocols import BOTH_BAD, PREFERENCE_PICKS, PROTOCOLS, Protocol
 
 __all__ = [
     "COMMAND_KEYS",
@@ -36,14 +38,15 @@ __all__ = [
     "Refusal",
     "nickname_problem",
     "pick_from_answer",
+    "unanswered",
 ]
 
 #: Keys the terminal's question line gives a meaning of its own (u: take back; v: view; b:
-#: back). A nickname may be none of them on either screen, so nicknames chosen on the page
-#: can be typed in the terminal.
-COMMAND_KEYS = frozenset({"q", "v", "b", "u", "?"})
+#: back; h: the history of picks; s: skip; x: both bad). A nickname may be none of them on
+#: either screen, so nicknames chosen on the page can be typed in the terminal.
+COMMAND_KEYS = frozenset({"q", "v", "b", "u", "?", "h", "s", "x"})
 #: Words a nickname may not be, because they are keys or preference answers.
-RESERVED_NICKNAMES = frozenset({"1", "2", "3", *COMMAND_KEYS, *PREFERENCE_PICKS})
+RESERVED_NICKNAMES = frozenset({"1", "2", "3", *COMMAND_KEYS, *PREFERENCE_PICKS, BOTH_BAD})
 
 #: What a yes/no answer may be, as a screen passes it.
 YesNo = bool | str
@@ -67,9 +70,25 @@ class Answered:
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """Why an answer makes no pick: one sentence the screen shows before asking again."""
+    """Why an answer makes no pick: one sentence the screen shows before asking again, and
+    what it is about (``field``: "pick", "nicknames", "reason" or an extra question's words),
+    so a page can say it next to that."""
 
     message: str
+    field: str | None = dataclasses.field(default=None, compare=False)
+
+
+def unanswered(question: str, *, each: bool) -> str:
+    """The words for an extra question left unanswered (asked of each option: ``each``)."""
+    if each:
+        return f"Answer yes or no for the left and the right: {question}"
+    return f"Answer yes or no: {question}"
+
+
+#: The words for a preference answered with no choice.
+CHOOSE_SIDE = "Choose left, right, tie or both bad."
+#: The words for a reason the design requires and the judge left out.
+GIVE_REASON = "Give a one-line reason for your choice."
 
 
 def nickname_problem(name: str, other: str | None) -> str | None:
@@ -104,7 +123,7 @@ def pick_from_answer(
     if rules.prefers:
         reason = clean_text(answered.reason or "") or None
         if view.require_reason and reason is None:
-            return Refusal("Give a one-line reason for your choice.")
+            return Refusal(GIVE_REASON, "reason")
         extras = _extras(view, answered.extras)
         if isinstance(extras, Refusal):
             return extras
@@ -126,23 +145,23 @@ def _value(rules: Protocol, answered: Answered) -> int | str | Refusal:
     if rules.pick_kind == "position":
         if choice not in rules.labels:
             shown = f"{', '.join(rules.labels[:-1])} or {rules.labels[-1]}"
-            return Refusal(f"Pick option {shown}.")
+            return Refusal(f"Pick option {shown}.", "pick")
         return int(choice)
     if rules.pick_kind == "side":
-        if choice not in PREFERENCE_PICKS:
-            return Refusal("Choose left, right or tie.")
+        if choice not in PREFERENCE_PICKS and not (rules.prefers and choice == BOTH_BAD):
+            return Refusal(CHOOSE_SIDE, "pick")
         return choice
     nicknames = answered.nicknames
     named = nicknames is not None and choice in nicknames
     if choice not in ("1", "2") and not named:
-        return Refusal("Say which nickname option 1 carries.")
+        return Refusal("Say which nickname option 1 carries.", "pick")
     if nicknames is None:
-        return Refusal("Nicknames: give the two models nicknames first.")
+        return Refusal("Nicknames: give the two models nicknames first.", "nicknames")
     if answered.naming:
         first, second = nicknames
         problem = nickname_problem(first, None) or nickname_problem(second, first)
         if problem is not None:
-            return Refusal(f"Nicknames: {problem}.")
+            return Refusal(f"Nicknames: {problem}.", "nicknames")
     return choice if named else nicknames[int(choice) - 1]
 
 
@@ -161,13 +180,13 @@ def _extras(
         )
         left, right = each
         if left is None or right is None:
-            return Refusal(f"Answer yes or no for the left and the right: {question}")
+            return Refusal(unanswered(question, each=True), question)
         answers[question] = {"left": left, "right": right}
     for question in view.extra_questions:
         given = said.get(question)
         answer = None if isinstance(given, Mapping) else _yes_no(given)
         if answer is None:
-            return Refusal(f"Answer yes or no: {question}")
+            return Refusal(unanswered(question, each=False), question)
         answers[question] = answer
     return answers
 

@@ -2,14 +2,17 @@
 (``JudgeKind``, made by the module the registry :mod:`blindtest.model.judge_kinds` names for it:
 :func:`judge_kind`), and the one driver that records any judge's picks in trial order.
 
-The driver owns what is the same for every judge: the trials that remain, taking back the last
-pick (a correction), the hidden sequential stopping rule and writing through the ``Recorder``.
-A judge only answers one trial at a time with one or more ``Pick`` records (a judge whose kind
-allows several records per trial, such as an LLM judge that answers a comparison twice with the
-positions swapped, returns them together, each with its ``pass_number``), or asks to take back
-its last pick, or stops. A judge that works asynchronously (requests to a model, a web page)
-may start on ``Turn.ahead`` at its first turn; what it answers is still recorded in trial order
-and the driver stops asking once the design's rule says stop.
+The driver owns what is the same for every judge: the trials that remain (in the order given:
+a panel reviewer's own), taking back the last pick, changing any earlier one (each a
+correction, appended), putting a trial off (a skip: it comes back after the others), the hidden
+sequential stopping rule and writing through the ``Recorder``. A judge only answers one trial
+at a time with one or more ``Pick`` records (a judge whose kind allows several records per
+trial, such as an LLM judge that answers a comparison twice with the positions swapped,
+returns them together, each with its ``pass_number``), or asks to take back its last pick, or
+changes an earlier one (``Revise``), or skips the trial, or stops. A judge that works
+asynchronously (requests to a model, a web page) may start on ``Turn.ahead`` at its first
+turn; what it answers is still recorded in trial order and the driver stops asking once the
+design's rule says stop.
 
 A judge never sees the arrangement, a correctness flag or an e-value: a ``Turn`` holds the
 blinded trial and counts, nothing else. Library code: no click, no file opened here.
@@ -43,7 +46,11 @@ class Turn:
     queue, good for this turn only (copying the queue on every turn made a sitting quadratic:
     30,000 trials took 4.2 s instead of about 2). ``correcting`` is the
     judge's earlier pick for this trial when the judge took it back; ``undoable`` is the
-    pick a ``TakeBack`` would take back now (None when there is none).
+    pick a ``TakeBack`` would take back now (None when there is none). ``words`` is the
+    judge's history: its last word on each trial judged so far (earlier sittings included),
+    in the order first judged, for a judge that shows it and lets it be changed
+    (``Revise``); ``left`` is how many trials are still to judge (this one included);
+    ``skipped`` says this trial was skipped earlier in the sitting.
     """
 
     trial: Trial
@@ -53,11 +60,30 @@ class Turn:
     first: bool
     correcting: Pick | None = None
     undoable: Pick | None = None
+    words: Sequence[Pick] = ()
+    left: int = 0
+    skipped: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class TakeBack:
     """The judge takes back its last pick (``Turn.undoable``): that trial is asked again."""
+
+
+@dataclass(frozen=True, slots=True)
+class Revise:
+    """The judge changes its word on a trial it judged before (from its history): ``picks``
+    are appended as a correction and the trial asked now is asked again."""
+
+    picks: tuple[Pick, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """The judge puts this trial off: a skip record is appended and the trial comes back after
+    the others. On a trial shown again to be changed, the earlier word stands instead."""
+
+    at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +113,9 @@ class Halt:
     record: Mapping[str, Any] | None = None
 
 
-#: A judge's answer to a turn: its records for the trial, or take back, or stop, or failed,
-#: or halt.
-Answer = tuple[Pick, ...] | TakeBack | Stop | Failed | Halt
+#: A judge's answer to a turn: its records for the trial, or take back, or change an earlier
+#: trial, or skip, or stop, or failed, or halt.
+Answer = tuple[Pick, ...] | TakeBack | Revise | Skip | Stop | Failed | Halt
 
 
 class Judge(Protocol):
@@ -154,10 +180,20 @@ class _Progress:
     last: Pick | None = None  # the last pick made in this sitting: what TakeBack takes back
     correcting: Pick | None = None
     asked: int = 0
+    skipped: set[int] = field(default_factory=set)
+    #: Each trial's place in the order given: a rerun asks the trials left in that order, a
+    #: skipped one in its own place again.
+    places: dict[int, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.places = {t.number: i for i, t in enumerate(self.remaining)}
 
     def result(self, status: str) -> JudgingResult:
         kept = self.correcting.trial if self.correcting is not None else None
-        waiting = [t.number for t in self.remaining if t.number != kept]
+        waiting = sorted(
+            (t.number for t in self.remaining if t.number != kept),
+            key=lambda n: self.places.get(n, n),
+        )
         return JudgingResult(
             status=status,
             judged=self.recorder.judged,
@@ -172,15 +208,19 @@ class _Progress:
 
     def turn(self) -> Turn:
         last = self.last
-        undoable = last if last is not None and self.recorder.can_correct(last.trial) else None
+        undoable = last if last is not None and self.recorder.can_take_back(last.trial) else None
+        trial = self.remaining[0]
         return Turn(
-            trial=self.remaining[0],
+            trial=trial,
             ahead=_Ahead(self.remaining),
             judged=self.recorder.judged,
             judged_now=self.judged_now,
             first=self.asked == 0,
             correcting=self.correcting,
             undoable=undoable,
+            words=self.recorder.words,
+            left=self.total - self.recorder.judged,
+            skipped=trial.number in self.skipped,
         )
 
 
@@ -196,23 +236,16 @@ def drive(judge: Judge, recorder: Recorder, remaining: Sequence[Trial]) -> Judgi
     with judge.sitting(lambda: state.result("quit")):
         if recorder.done:
             return state.finished()
+        passes = PICK_KINDS[judge.kind.records_as].passes
         while state.remaining:
             turn = state.turn()
             state.asked += 1
             answer = judge.judge(turn)
-            if isinstance(answer, Halt):
-                halted = halted or answer
-            if isinstance(answer, (Halt, Failed)):
-                if answer.record is not None:
-                    recorder.record_failure(turn.trial.number, answer.record)
-                state.remaining.popleft()
-                continue
             if isinstance(answer, Stop):
                 return state.result("quit")
-            if isinstance(answer, TakeBack):
-                _take_back(state, turn)
-                continue
-            if _record(state, turn, answer, PICK_KINDS[judge.kind.records_as].passes):
+            if isinstance(answer, Halt):
+                halted = halted or answer
+            if _apply(state, turn, answer, passes):
                 break
         if halted is not None:
             raise halted.error
@@ -221,12 +254,63 @@ def drive(judge: Judge, recorder: Recorder, remaining: Sequence[Trial]) -> Judgi
         return result
 
 
+def _apply(state: _Progress, turn: Turn, answer: Answer, passes: int) -> bool:
+    """Carry out one answer (not ``Stop``); True once the recorder says the sitting is over."""
+    if isinstance(answer, (Halt, Failed)):
+        if answer.record is not None:
+            state.recorder.record_failure(turn.trial.number, answer.record)
+        state.remaining.popleft()
+        return False
+    if isinstance(answer, TakeBack):
+        _take_back(state, turn)
+        return False
+    if isinstance(answer, Skip):
+        _skip(state, turn, answer)
+        return False
+    if isinstance(answer, Revise):
+        return _revise(state, turn, answer)
+    if isinstance(answer, Stop):  # the caller ends the sitting on Stop before this
+        raise ValueError("Stop is not carried out here")
+    return _record(state, turn, answer, passes)
+
+
 def _take_back(state: _Progress, turn: Turn) -> None:
     """The judge takes back its last pick: that trial is asked again, as a correction."""
     if turn.undoable is None:
         raise ValueError("TakeBack with nothing to take back (Turn.undoable)")
     state.correcting, state.last = turn.undoable, None
     state.remaining.appendleft(state.recorder.trial(turn.undoable.trial))
+
+
+def _skip(state: _Progress, turn: Turn, skip: Skip) -> None:
+    """The judge puts the trial off: recorded, and asked again after the others. A trial shown
+    again to be changed is not put off: the earlier word stands."""
+    state.remaining.popleft()
+    if state.correcting is not None:
+        state.correcting = None
+        return
+    state.recorder.record_skip(turn.trial.number, skip.at)
+    state.skipped.add(turn.trial.number)
+    state.remaining.append(turn.trial)
+
+
+def _revise(state: _Progress, turn: Turn, revise: Revise) -> bool:
+    """The judge changes its word on an earlier trial: appended as a correction; the trial
+    asked now is asked again. True once the recorder says the sitting is over."""
+    trials = {p.trial for p in revise.picks}
+    if len(trials) != 1 or not revise.picks:
+        raise ValueError("a change names one trial, with its own records")
+    (number,) = trials
+    if state.correcting is not None and number == turn.trial.number:
+        return _record(state, turn, revise.picks, len(revise.picks))  # the trial shown again
+    if not state.recorder.can_correct(number):
+        raise ValueError(f"trial {number} has no pick by this judge to change")
+    over = False
+    for pick in revise.picks:
+        over = state.recorder.record(replace(pick, correction=True))
+    if state.last is not None and state.last.trial == number:
+        state.last = None  # changed since: an undo no longer names it
+    return over
 
 
 def _record(state: _Progress, turn: Turn, picks: Sequence[Pick], passes: int) -> bool:

@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.model.judge_kinds import PICK_KINDS
 from blindtest.model.picks import (
     SETTING_OPTIONS,
@@ -47,7 +47,7 @@ def plan_output(
         raise BadInput(
             f"{path} holds picks by {', '.join(dict.fromkeys(strangers))}, another kind of "
             f"judge; an LLM judge's picks never share a file with a person's or a bot's: use "
-            f"--out FILE for judge {judge!r}"
+            f"{option('out', 'FILE')} for judge {judge!r}"
         )
     others = [p.judge for p in existing.picks if (p.kind == "bot") != bot]
     if others:  # bots are never pooled with people, not even in one file
@@ -55,28 +55,26 @@ def plan_output(
         raise BadInput(
             f"{path} holds {held} picks ({', '.join(dict.fromkeys(others))}); "
             f"{'a bot' if bot else 'a person'}'s picks never go into the same file: use "
-            f"--out FILE for judge {judge!r}"
+            f"{option('out', 'FILE')} for judge {judge!r}"
         )
     if not force:
         if bot and path.exists():
             raise BadInput(
-                f"{path} already exists; use --force to replace it, or --out FILE to write "
-                "this judge's picks to a file of its own"
+                f"{path} already exists; use {option('force', True)} to replace it, or "
+                f"{option('out', 'FILE')} to write this judge's picks to a file of its own"
             )
         return False
     others = [name for name in existing.judges if name != judge]
     if others:
         listed = ", ".join(repr(name) for name in others[:3])
         raise BadInput(
-            f"{path} also holds picks by {listed}; --force would delete them: use --out FILE "
-            f"for judge {judge!r}"
+            f"{path} also holds picks by {listed}; {option('force')} would delete them: use "
+            f"{option('out', 'FILE')} for judge {judge!r}"
         )
     return path.exists()
 
 
-def check_settings(
-    existing: PicksFile, judge: str, settings: Mapping[str, Any] | None, option: str = "--out"
-) -> None:
+def check_settings(existing: PicksFile, judge: str, settings: Mapping[str, Any] | None) -> None:
     """Refuse to resume ``judge`` into ``existing`` with other settings than its picks there
     were made with (``BadInput`` naming each setting that differs, old -> new). Picks that
     record no settings (a file from before they were recorded) are not compared; a judge
@@ -99,7 +97,7 @@ def check_settings(
             f"{existing.path} holds picks by judge {judge!r} made with other settings "
             f"({', '.join(changes)}); one judge's picks are made with one set of settings: "
             f"resume with the earlier settings{hint}, or write these picks to a new file "
-            f"with {option} FILE"
+            f"with {option('out', 'FILE')}"
         )
 
 
@@ -117,7 +115,7 @@ def check_default_id(existing: PicksFile, judge: str, default_of: str) -> None:
     listed = ", ".join(repr(name) for name in names[:5]) + (", ..." if len(names) > 5 else "")
     raise BadInput(
         f"{existing.path} holds picks by {listed}, none by {judge!r} ({default_of}, as no "
-        f"--judge-id was given): pass --judge-id with one of those names to continue that "
-        f"judge, or --judge-id {shlex.quote(judge)} to add a judge to this file, or --out FILE "
-        "for a file of its own"
+        f"{option('judge_id')} was given): pass {option('judge_id')} with one of those names "
+        f"to continue that judge, or {option('judge_id', shlex.quote(judge))} to add a judge "
+        f"to this file, or {option('out', 'FILE')} for a file of its own"
     )

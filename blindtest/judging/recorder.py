@@ -24,6 +24,7 @@ from blindtest.model.picks import (
     Trial,
     clean_text,
     settings_sha256,
+    skip_record,
 )
 from blindtest.model.scoring import triangle_correct
 from blindtest.rundir.artifacts import schema_tag
@@ -66,8 +67,10 @@ class StoppingRule:
         return self.crossed
 
     def revise(self, was: bool, now: bool) -> bool:
-        """Replace the last outcome (the judge's correction of the last pick): the rule then
-        stands on the judge's last word. Never called once crossed (the session is over)."""
+        """Replace an outcome (the judge changed an earlier pick: its undo, or a change from
+        the history): the rule then stands on the judge's last word on every trial. The
+        e-process reads the counts only, so which trial changed does not matter. Never called
+        once crossed (the session is over)."""
         self.correct += int(now) - int(was)
         if not self.crossed:
             self.crossed = self._log_e(self.correct, self.n) >= self.threshold
@@ -105,7 +108,9 @@ class Recorder:
         self._checker = PicksChecker(run.view)
         self._judged: set[int] = set()
         self._last: int | None = None
-        self._outcome: bool | None = None
+        #: This judge's last word per trial (pass 1), in the order the trials were first judged.
+        self._words: dict[int, Pick] = {}
+        self._outcomes: dict[int, bool] = {}  # trial -> the scored outcome the rule holds
         self._rule = StoppingRule(run.alpha, log_e) if run.view.sequential else None
         for pick in earlier:
             self._checker.accept(pick)
@@ -116,14 +121,28 @@ class Recorder:
     def _note(self, pick: Pick) -> None:
         self._judged.add(pick.trial)
         self._last = pick.trial
+        if (pick.pass_number or 1) == 1:
+            self._words[pick.trial] = replace(pick, correction=False)
         if self._rule is None or (pick.pass_number or 1) > 1:
             return  # the rule stands on pass 1, the trial as shown
         correct = triangle_correct(self._run.design, pick.trial, pick.pick)
-        if pick.correction and self._outcome is not None:
-            self._rule.revise(self._outcome, correct)
+        was = self._outcomes.get(pick.trial)
+        if pick.correction and was is not None:
+            self._rule.revise(was, correct)
         else:
             self._rule.observe(correct)
-        self._outcome = correct
+        self._outcomes[pick.trial] = correct
+
+    @property
+    def words(self) -> tuple[Pick, ...]:
+        """This judge's last word on each trial it has judged, in the order the trials were
+        first judged (earlier sittings first): its history, to show and to change. Never a
+        correctness flag."""
+        return tuple(self._words.values())
+
+    def knows(self, pick_id: str) -> bool:
+        """Whether this judge already has a record with ``pick_id`` (a pick sent twice)."""
+        return self._checker.knows(self.judge, pick_id)
 
     @property
     def done(self) -> bool:
@@ -151,10 +170,23 @@ class Recorder:
     def trial(self, number: int) -> Trial:
         return self._run.view.trials[number - 1]
 
-    def can_correct(self, trial: int) -> bool:
-        """Whether ``trial`` may be judged again: only the last pick made through this
-        recorder, and only while the session goes on."""
+    def can_take_back(self, trial: int) -> bool:
+        """Whether an undo may take back the pick for ``trial``: only the last pick made
+        through this recorder, and only while the session goes on."""
         return trial == self._last and not self.done
+
+    def can_correct(self, trial: int) -> bool:
+        """Whether this judge's word on ``trial`` may be changed: any trial it has judged (in
+        this sitting or before), while the session goes on."""
+        return trial in self._judged and not self.done
+
+    def record_skip(self, trial: int, at: str | None) -> None:
+        """Append a skip record for ``trial`` (put off, not judged: it comes back later)."""
+        if trial in self._judged:
+            raise ValueError(f"trial {trial} is judged already; a skip puts off an unjudged one")
+        row = skip_record(trial, self.judge, at)
+        row.update({"judge_kind": self.kind, "design_sha256": self._run.design_sha256})
+        self._append(row)
 
     def record_failure(self, trial: int, details: Mapping[str, Any]) -> None:
         """Append a failure row for ``trial`` (``"failed": true``, ``"pick": "failed"``): the
@@ -176,13 +208,16 @@ class Recorder:
         """Stamp the pick with this judge's kind, the design hash and (a machine judge) its
         settings, check it, append it.
 
-        A pick with ``correction=True`` replaces the last pick (``can_correct``); the hidden
-        stopping rule then uses the judge's last word.
+        A pick with ``correction=True`` replaces the judge's earlier pick for its trial
+        (``can_correct``); the hidden stopping rule then uses the judge's last word. A pick
+        whose ``pick_id`` this judge has recorded already is not written again.
         """
         if pick.judge != self.judge:
             raise ValueError(f"this recorder writes picks by {self.judge!r}, not {pick.judge!r}")
         if pick.correction and not self.can_correct(pick.trial):
-            raise BadInput(f"the pick for trial {pick.trial} can no longer be taken back")
+            raise BadInput(f"the pick for trial {pick.trial} can no longer be changed")
+        if pick.pick_id is not None and self.knows(pick.pick_id):
+            return self.done  # sent twice (its reply lost): recorded once
         pick = replace(
             pick,
             judge_kind=pick.judge_kind or self.kind,

@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.judging.driver import (
     Answer,
     Failed,
@@ -98,9 +98,9 @@ def _rows(path: Path, value: str) -> tuple[list[JsonObject], list[Pick]]:
     try:
         picks = [Pick.from_record(row) for row in rows]
     except (KeyError, TypeError, IndexError):
-        raise BadInput(f"--judge {value}: {path} is not a picks file") from None
+        raise BadInput(f"{option('kind', value)}: {path} is not a picks file") from None
     if not picks:
-        raise BadInput(f"--judge {value}: {path} holds no picks to replay")
+        raise BadInput(f"{option('kind', value)}: {path} holds no picks to replay")
     return failed, picks
 
 
@@ -110,20 +110,20 @@ def judge_kind(value: str) -> JudgeKind:
     path = Path(value.partition(":")[2])
     if not str(path).strip() or str(path) == ".":
         raise BadInput(
-            "--judge replay:PATH: name the picks file to copy, e.g. "
-            "--judge replay:other-run/picks.jsonl"
+            f"{option('kind', 'replay:PATH')}: name the picks file to copy, e.g. "
+            f"{option('kind', 'replay:other-run/picks.jsonl')}"
         )
     failed, picks = _rows(path, value)
     judges = list(dict.fromkeys(p.judge for p in picks))
     if len(judges) > 1:
         listed = ", ".join(repr(j) for j in judges[:5]) + (", ..." if len(judges) > 5 else "")
         raise BadInput(
-            f"--judge {value}: {path} holds picks by {len(judges)} judges ({listed}); a replay "
-            "copies one judge's picks: give each judge a file of its own"
+            f"{option('kind', value)}: {path} holds picks by {len(judges)} judges ({listed}); "
+            "a replay copies one judge's picks: give each judge a file of its own"
         )
     kinds = {p.kind for p in picks}
     if len(kinds) > 1:
-        raise BadInput(f"--judge {value}: {path} holds picks of several kinds of judge")
+        raise BadInput(f"{option('kind', value)}: {path} holds picks of several kinds of judge")
     settings = next((s for p in picks if (s := settings_of(p)) is not None), None)
     loaded: list[PicksFile] = []
 
@@ -155,14 +155,14 @@ def _check_source(run: JudgeRun, path: Path, value: str, records: list[Mapping[s
         other = sorted(theirs - {ours})[0]
         said = "no design hash" if other == "None" else f"design {other[:12]}"
         raise BadInput(
-            f"--judge {value}: {path} was judged against {said}, not this run's design "
+            f"{option('kind', value)}: {path} was judged against {said}, not this run's design "
             f"{ours[:12]}; a replay copies picks into a run of the same design only"
         )
     total = run.view.total
     outside = sorted({t for r in records if not _trial_in(t := r.get("trial"), total)}, key=str)
     if outside:
         raise BadInput(
-            f"--judge {value}: {path} names trial {outside[0]!r}, which this run does not "
+            f"{option('kind', value)}: {path} names trial {outside[0]!r}, which this run does not "
             f"have (trials 1..{total}); a replay copies picks for the same trials only"
         )
     source_trials = path.parent / artifacts.TRIALS
@@ -170,7 +170,7 @@ def _check_source(run: JudgeRun, path: Path, value: str, records: list[Mapping[s
     elsewhere = source_trials.is_file() and source_trials.resolve() != own_trials.resolve()
     if elsewhere and artifacts.sha256_file(source_trials) != artifacts.sha256_file(own_trials):
         raise BadInput(
-            f"--judge {value}: {source_trials} differs from {own_trials}: those picks "
+            f"{option('kind', value)}: {source_trials} differs from {own_trials}: those picks "
             "judged other texts; a replay copies picks for the same trials only"
         )
 

@@ -10,7 +10,7 @@ The picks file through :mod:`blindtest.rundir.artifacts`; what the judge shows a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,15 +95,22 @@ def sit_opened(
     opened: OpenedPicks,
     only: Collection[int] | None = None,
     on_record: Callable[[Mapping[str, Any]], object] | None = None,
+    order: Sequence[int] | None = None,
 ) -> JudgingResult:
     """Drive ``judge`` through the trials it still has to judge (``only``: just those
-    numbered there) into the opened file, each pick through the
-    :class:`~blindtest.judging.recorder.Recorder` (stamped with the kind and the settings) and
-    synced as the kind promises; ``on_record`` is told of every record appended."""
+    numbered there; ``order``: in this order, a panel reviewer's own, else design order) into
+    the opened file, each pick through the :class:`~blindtest.judging.recorder.Recorder`
+    (stamped with the kind and the settings) and synced as the kind promises; ``on_record`` is
+    told of every record appended."""
     existing = opened.existing
-    remaining = remaining_trials(run.view, existing.picks, opened.judge_id, existing.later_passes)
+    remaining = remaining_trials(
+        run.view, existing.answered, opened.judge_id, existing.later_passes
+    )
     if only is not None:
         remaining = [trial for trial in remaining if trial.number in only]
+    if order is not None:
+        place = {number: index for index, number in enumerate(order)}
+        remaining.sort(key=lambda trial: place.get(trial.number, len(place) + trial.number))
     with artifacts.JsonlAppender(
         opened.out,
         "picks",
@@ -120,7 +127,7 @@ def sit_opened(
             run,
             opened.judge_id,
             append,
-            earlier=(*existing.picks, *existing.later_passes),
+            earlier=(*existing.answered, *existing.later_passes),
             kind=kind.records_as,
             settings=opened.settings,
         )

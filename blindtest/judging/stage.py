@@ -1,6 +1,9 @@
 """The judging stage: RUN/trials.jsonl -> a picks file (RUN/picks.jsonl by default), judged
 by a person (in the terminal or on a page), a bot, or an LLM judge (live, or through a batch
-file). One sitting: :func:`blindtest.judging.sitting.sit`; the judge kinds:
+file): :func:`judge`; a panel of reviewers on one page, each into a file of their own:
+:func:`judge_panel`; an external judge's picks checked against the design and trials:
+:func:`check_picks`; an LLM judge's endpoint asked one small request: :func:`check_judge`.
+One sitting: :func:`blindtest.judging.sitting.sit`; the judge kinds:
 :mod:`blindtest.judging.driver`.
 """
 
@@ -14,13 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from blindtest.errors import BadInput, EndpointFailed
+from blindtest import reportfmt
+from blindtest.errors import BadInput, EndpointFailed, option
 from blindtest.judging import sitting
 from blindtest.judging.driver import JudgeKind, JudgingResult, judge_kind
-from blindtest.model.picks import JudgeRun, judge_id_problem, load_judge_run
+from blindtest.model.picks import JudgeRun, judge_id_problem, load_judge_run, load_picks
 from blindtest.present.hints import stage_command
 from blindtest.rundir import artifacts
-from blindtest.rundir.locking import holding_picks
+from blindtest.rundir.locking import holding_picks, run_holder
 from blindtest.transport.retry import DEFAULT_POLICY
 
 if TYPE_CHECKING:
@@ -30,9 +34,14 @@ if TYPE_CHECKING:
 __all__ = [
     "JudgeResult",
     "LlmSettings",
+    "PanelJudgeResult",
+    "PicksCheck",
+    "check_judge",
+    "check_picks",
     "default_judge_id",
     "judge",
     "judge_name",
+    "judge_panel",
     "llm_options",
 ]
 
@@ -99,7 +108,7 @@ class JudgeResult:
 
 
 def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    return reportfmt.count(n, word)
 
 
 def default_judge_id() -> str:
@@ -117,7 +126,7 @@ def judge_name(judge_id: str | None, chosen: JudgeKind) -> str:
         name = chosen.default_id or default_judge_id()
     problem = judge_id_problem(name)
     if problem is not None:
-        raise BadInput(f"--judge-id: {problem}")
+        raise BadInput(f"{option('judge_id')}: {problem}")
     return name
 
 
@@ -127,7 +136,7 @@ def _default_of(judge_id: str | None, chosen: JudgeKind) -> str | None:
         return None
     if chosen.default_id is None:
         return "your user name"
-    return f"the default for --judge {chosen.name}"
+    return f"the default for {option('kind', chosen.name)}"
 
 
 def llm_options(kind: str, settings: LlmSettings) -> tuple[JudgeKind, LlmOptions]:
@@ -139,17 +148,22 @@ def llm_options(kind: str, settings: LlmSettings) -> tuple[JudgeKind, LlmOptions
 
     model = kind.removeprefix("llm:").strip()
     if not model:
-        raise BadInput("--judge llm:MODEL: name the judge model, e.g. --judge llm:gpt-4o")
+        raise BadInput(
+            f"{option('kind', 'llm:MODEL')}: name the judge model, e.g. "
+            f"{option('kind', 'llm:gpt-4o')}"
+        )
     confidence = settings.min_confidence
     if not (math.isfinite(confidence) and 0.0 <= confidence <= 1.0):
-        raise BadInput(f"--min-confidence: expected a number in [0, 1], got {confidence}")
+        raise BadInput(
+            f"{option('llm.min_confidence')}: expected a number in [0, 1], got {confidence}"
+        )
     template = None
     if settings.template is not None:
         path = Path(settings.template)
         try:
             text = path.read_text("utf-8")
         except (OSError, UnicodeDecodeError) as error:
-            raise BadInput(f"--judge-template {path}: cannot read it ({error})") from None
+            raise BadInput(f"{option('llm.template', path)}: cannot read it ({error})") from None
         template = judge_prompts.parse_template(text, str(path))
     options = LlmOptions(
         model=model,
@@ -171,22 +185,140 @@ def llm_options(kind: str, settings: LlmSettings) -> tuple[JudgeKind, LlmOptions
     return llm_kind(options), options
 
 
-def check_judge(run_dir: str | os.PathLike[str], kind: str, llm: LlmSettings) -> CheckResult:
+def check_judge(
+    run_dir: str | os.PathLike[str], kind: str, llm: LlmSettings | None = None
+) -> CheckResult:
     """``bt-judge RUN --judge llm:MODEL --check``: one small request to the LLM judge and
     what it says (:mod:`blindtest.transport.preflight`), against RUN's blinded trials. Writes
-    nothing
-    to RUN, takes no lock."""
+    nothing to RUN, takes no lock."""
     from blindtest.judging.llm.check import judge_target
     from blindtest.transport.preflight import check_targets
 
     if not kind.startswith("llm:"):
         raise BadInput(
-            f"--check without a file checks an LLM judge's endpoint (--judge llm:MODEL), not "
-            f"{kind}; give --check FILE to validate an external judge's picks"
+            f"{option('check', True)} without a file checks an LLM judge's endpoint "
+            f"({option('kind', 'llm:MODEL')}), not {kind}; give {option('check', 'FILE')} to "
+            "validate an external judge's picks"
         )
-    _, options = llm_options(kind, llm)
+    _, options = llm_options(kind, llm if llm is not None else LlmSettings())
     target = judge_target(load_judge_run(Path(run_dir)), options)
     return check_targets([target], min(options.timeout, 60.0))
+
+
+@dataclass(frozen=True, slots=True)
+class PicksCheck:
+    """An external judge's picks file, checked against RUN's design and trials
+    (``bt-judge RUN --check FILE``): how many picks count, by which judges, how many records
+    corrected an earlier pick, and the line number of an incomplete final line (ignored)."""
+
+    path: Path
+    protocol: str
+    design_sha256: str
+    picks: int
+    judges: tuple[str, ...]
+    corrections: int
+    torn_line: int | None
+    #: "Both are bad" answers (abstentions, not picks) and skip records.
+    both_bad: int = 0
+    skips: int = 0
+
+    @property
+    def summary(self) -> str:
+        """The one line ``bt-judge --check FILE`` prints."""
+        names = ", ".join(self.judges[:5]) + (", ..." if len(self.judges) > 5 else "")
+        by = f" by {_count(len(self.judges), 'judge')} ({names})" if self.judges else ""
+        fixed = f", {_count(self.corrections, 'correction')} applied" if self.corrections else ""
+        bad = f", {self.both_bad} both bad" if self.both_bad else ""
+        skips = f", {_count(self.skips, 'skip')}" if self.skips else ""
+        torn = f"; incomplete final line {self.torn_line} ignored" if self.torn_line else ""
+        return (
+            f"{self.path}: {_count(self.picks, 'pick')}{bad}{skips}{by}{fixed}, valid for "
+            f"{self.protocol} design {self.design_sha256[:12]}{torn}"
+        )
+
+
+def check_picks(run_dir: str | os.PathLike[str], path: str | os.PathLike[str]) -> PicksCheck:
+    """Validate ``path``, an external judge's picks, against RUN's design and trials: every
+    record's schema, trial numbers, picks in the protocol's range, corrections; ``BadInput``
+    naming the file and line of the first problem. Reads only: writes nothing, takes no
+    lock."""
+    run, picks = load_picks(Path(run_dir), Path(path))
+    return PicksCheck(
+        path=Path(path),
+        protocol=run.view.protocol,
+        design_sha256=run.design_sha256,
+        picks=len(picks.picks),
+        judges=picks.judges,
+        corrections=picks.corrections,
+        torn_line=picks.torn_line,
+        both_bad=len(picks.abstentions),
+        skips=len(picks.skips),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PanelJudgeResult:
+    """How a panel's sitting ended: per reviewer (name, picks file, judged, assigned), whether
+    every reviewer has judged every trial assigned to them, and the line the command prints."""
+
+    run_dir: Path
+    seats: tuple[tuple[str, Path, int, int], ...]
+    complete: bool
+    closing: str
+
+
+def judge_panel(
+    run_dir: str | os.PathLike[str],
+    panel: str | Sequence[str],
+    *,
+    per_judge: int | None = None,
+    force: bool = False,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    open_browser: bool = True,
+    session_cap: int = 30,
+    echo: Say = print,
+    holder: str | None = None,
+) -> PanelJudgeResult:
+    """A panel of reviewers on one judging page (``bt-judge RUN --web --panel a,b``): each
+    gets a link, judges the trials dealt to them (``per_judge`` each, from the design seed;
+    default all) into RUN/picks-<name>.jsonl, until all are done or Ctrl-C
+    (:mod:`blindtest.judging.web.panel`). ``panel``: the names, or them comma-separated.
+
+    As with one judge, RUN/picks.jsonl is claimed and locked while the panel sits (each
+    reviewer's file too). ``echo`` gets what the page prints (the links)."""
+    import webbrowser
+
+    from blindtest.judging.web.panel import judge_panel as sit_panel
+    from blindtest.judging.web.panel import panel_names
+
+    run_path = Path(run_dir)
+    names = panel_names(panel if isinstance(panel, str) else ",".join(panel))
+    with holding_picks(run_path, run_path / artifacts.PICKS, holder):
+        ended = sit_panel(
+            load_judge_run(run_path),
+            names,
+            per_judge=per_judge,
+            force=force,
+            host=host,
+            port=port,
+            session_cap=session_cap,
+            echo=echo,
+            open_link=webbrowser.open if open_browser else None,
+        )
+    done = ", ".join(f"{name} {n} of {of}" for name, _, n, of in ended.seats)
+    if ended.complete:
+        files: list[str | Path] = []
+        for _, path, _, _ in ended.seats:
+            files += ["--picks", path]
+        closing = (
+            f"The panel is closed: {done} judged. Run "
+            f"{stage_command('analyze', run_path, *files)} to see the result and the "
+            "reviewers' agreement."
+        )
+    else:
+        closing = f"Stopped: {done} judged and saved; run the same command again to go on."
+    return PanelJudgeResult(run_path, ended.seats, ended.complete, closing)
 
 
 def _choose(kind: str, llm: LlmSettings | None) -> tuple[JudgeKind, LlmOptions | None]:
@@ -195,6 +327,21 @@ def _choose(kind: str, llm: LlmSettings | None) -> tuple[JudgeKind, LlmOptions |
     if llm is not None:
         raise BadInput(f"LLM settings are only for an llm:MODEL judge, not {kind}")
     return judge_kind(kind), None
+
+
+def _loaded(run_dir: Path) -> JudgeRun:
+    """The run to judge; while a stage still writes it (bt-generate holds its lock), that is
+    said rather than that its trials are missing."""
+    try:
+        return load_judge_run(run_dir)
+    except BadInput:
+        running = run_holder(run_dir)
+        if running is None:
+            raise
+        raise BadInput(
+            f"{run_dir} is still being written by {running}: wait for it to finish, then run "
+            "bt-judge again"
+        ) from None
 
 
 def judge(
@@ -241,12 +388,18 @@ def judge(
     tell: Say = say if say is not None else (lambda _: None)
     chosen, options = _choose(kind, llm)
     with holding_picks(run_path, out_path, holder):
-        run = load_judge_run(run_path)
+        run = _loaded(run_path)
         modes = (batch_export is not None, bool(batch_import), batch)
         if sum(modes) > 1:
-            raise BadInput("give one of --batch-export, --batch-import and --batch")
+            raise BadInput(
+                f"give one of {option('batch_export')}, {option('batch_import')} and "
+                f"{option('batch')}"
+            )
         if any(modes) and options is None:
-            raise BadInput("--batch-export, --batch-import, --batch: only for --judge llm:MODEL")
+            raise BadInput(
+                f"{option('batch_export')}, {option('batch_import')}, {option('batch')}: only "
+                f"for {option('kind', 'llm:MODEL')}"
+            )
         if options is not None:
             from blindtest.judging.llm.messages import check_run
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import orjson
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.judging.driver import Answer, Judge, JudgeKind, JudgeSetup, JudgingResult, Stop, Turn
 from blindtest.model.candidates import candidates_of, shares_answers
 from blindtest.model.picks import JudgeRun, Pick, judge_id_problem
@@ -68,18 +68,18 @@ def read_verdicts(path: Path, value: str) -> tuple[Verdict, ...]:
     try:
         data = orjson.loads(path.read_bytes())
     except OSError as error:
-        raise BadInput(f"--judge {value}: cannot read {path} ({error.strerror})") from None
+        raise BadInput(f"{option('kind', value)}: cannot read {path} ({error.strerror})") from None
     except orjson.JSONDecodeError as error:
-        raise BadInput(f"--judge {value}: {path} is not JSON ({error})") from None
+        raise BadInput(f"{option('kind', value)}: {path} is not JSON ({error})") from None
     if not isinstance(data, list):
         raise BadInput(
-            f"--judge {value}: {path} holds a JSON {type(data).__name__}, not an array of "
-            '{"pairId", "judge", "choice"} verdicts'
+            f"{option('kind', value)}: {path} holds a JSON {type(data).__name__}, not an "
+            'array of {"pairId", "judge", "choice"} verdicts'
         )
     if not data:
-        raise BadInput(f"--judge {value}: {path} holds no verdicts")
+        raise BadInput(f"{option('kind', value)}: {path} holds no verdicts")
     return tuple(
-        _verdict(item, entry, f"--judge {value}: {path} entry {entry}")
+        _verdict(item, entry, f"{option('kind', value)}: {path} entry {entry}")
         for entry, item in enumerate(data, start=1)
     )
 
@@ -188,7 +188,7 @@ class _Comparisons:
         if not trials:
             raise BadInput(
                 f"{where}: pairId {pair_id!r}: this design does not compare {x} and {y} on "
-                f"{item!r} (its --pairs or --trials left that comparison out)"
+                f"{item!r} (its {option('pairs')} or {option('trials')} left that comparison out)"
             )
         if len(trials) > 1:  # no pairing mode shows a pair twice on one prompt
             raise BadInput(f"{where}: pairId {pair_id!r} names trials {list(trials)}, not one")
@@ -208,15 +208,15 @@ def resolve(
     who answers one comparison twice)."""
     if not shares_answers(design):
         raise BadInput(
-            f"--judge {value}: this run's design has no candidates (a two-sided design); "
-            "verdicts name candidates and items: import them into a design made with "
-            "--from-dirs of the same directories (or --candidate)"
+            f"{option('kind', value)}: this run's design has no candidates (a two-sided "
+            "design); verdicts name candidates and items: import them into a design made with "
+            f"{option('from_dirs')} of the same directories (or {option('candidate')})"
         )
     comparisons = _Comparisons.of(design)
     placed: dict[str, dict[int, str]] = {}
     first: dict[tuple[str, int], Verdict] = {}
     for verdict in verdicts:
-        where = f"--judge {value}: {path} entry {verdict.entry}"
+        where = f"{option('kind', value)}: {path} entry {verdict.entry}"
         trial = comparisons.trial(verdict.pair_id, where)
         earlier = first.setdefault((verdict.judge, trial), verdict)
         if earlier is not verdict:
@@ -274,8 +274,8 @@ def judge_kind(value: str) -> JudgeKind:
     path = Path(value.partition(":")[2])
     if not str(path).strip() or str(path) == ".":
         raise BadInput(
-            "--judge verdicts:PATH: name the verdicts file to import, e.g. "
-            "--judge verdicts:panel/verdicts.json"
+            f"{option('kind', 'verdicts:PATH')}: name the verdicts file to import, e.g. "
+            f"{option('kind', 'verdicts:panel/verdicts.json')}"
         )
     verdicts = read_verdicts(path, value)
     judges = list(dict.fromkeys(v.judge for v in verdicts))
@@ -294,8 +294,8 @@ def judge_kind(value: str) -> JudgeKind:
         if choices is None:
             listed = ", ".join(repr(j) for j in judges[:5]) + (", ..." if len(judges) > 5 else "")
             raise BadInput(
-                f"--judge {value}: {path} holds no verdicts by {judge_id!r}; it holds verdicts "
-                f"by {listed}: import each judge's with --judge-id NAME"
+                f"{option('kind', value)}: {path} holds no verdicts by {judge_id!r}; it holds "
+                f"verdicts by {listed}: import each judge's with {option('judge_id', 'NAME')}"
             )
         return frozenset(choices)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.model.slots import slot_seed
 
 __all__ = [
@@ -105,12 +105,12 @@ def renumbered(full: Sequence[Mapping[str, Any]], design: Mapping[str, Any]) -> 
 def _reasons(trials: Sequence[int], reasons: Sequence[str]) -> list[str]:
     if len(reasons) > 1 and len(reasons) != len(trials):
         raise BadInput(
-            f"--drop-reason: give one (for every dropped trial) or one per --drop-trial "
-            f"({len(trials)}), got {len(reasons)}"
+            f"{option('reasons')}: give one (for every dropped trial) or one per "
+            f"{option('drop_trials')} ({len(trials)}), got {len(reasons)}"
         )
     for reason in reasons:
         if not reason.strip():
-            raise BadInput("--drop-reason: empty; say why the trial is dropped")
+            raise BadInput(f"{option('reasons')}: empty; say why the trial is dropped")
     return list(reasons) * len(trials) if len(reasons) == 1 else list(reasons)
 
 
@@ -130,18 +130,22 @@ def derive_design(
     arrangement = list(parent["arrangement"])
     count = len(arrangement)
     if not drop:
-        raise BadInput("--from: give the trials to leave out with --drop-trial N")
+        raise BadInput(
+            f"{option('from_run')}: give the trials to leave out with {option('drop_trials', 'N')}"
+        )
     repeated = sorted({t for t in drop if list(drop).count(t) > 1})
     if repeated:
-        raise BadInput(f"--drop-trial {repeated[0]}: given twice")
+        raise BadInput(f"{option('drop_trials', repeated[0])}: given twice")
     outside = [t for t in drop if not 1 <= t <= count]
     if outside:
         raise BadInput(
-            f"--drop-trial {outside[0]}: the design in {run} has trials 1..{count}; "
+            f"{option('drop_trials', outside[0])}: the design in {run} has trials 1..{count}; "
             "give a trial number from its report or its failures"
         )
     if len(set(drop)) >= count:
-        raise BadInput(f"--drop-trial: that leaves none of the {count} trials; nothing to judge")
+        raise BadInput(
+            f"{option('drop_trials')}: that leaves none of the {count} trials; nothing to judge"
+        )
     given = _reasons(drop, reasons)
     sources = source_trials(parent) or list(range(1, count + 1))
     earlier = list(dropped_trials(parent))

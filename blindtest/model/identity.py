@@ -37,7 +37,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 
 __all__ = [
     "DEFAULT_TOKEN",
@@ -266,23 +266,24 @@ def stripped_total(rows: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
     return mentions, responses
 
 
-def read_terms_file(path: Path, option: str = "--strip-identity-words") -> list[str]:
+def read_terms_file(path: Path, name: str = "strip_identity_words") -> list[str]:
     """The terms of a user's word-list file (the one read this module does); BadInput naming
-    the option, the file and the line for anything that would not work."""
+    the option (``name``), the file and the line for anything that would not work."""
+    where = option(name, path)
     try:
         text = path.read_text("utf-8")
     except FileNotFoundError:
-        raise BadInput(f"{option} {path}: no such file") from None
+        raise BadInput(f"{where}: no such file") from None
     except IsADirectoryError:
-        raise BadInput(f"{option} {path}: a directory; give a text file, one term a line") from None
+        raise BadInput(f"{where}: a directory; give a text file, one term a line") from None
     except UnicodeDecodeError:
-        raise BadInput(f"{option} {path}: not UTF-8 text; save it as UTF-8") from None
+        raise BadInput(f"{where}: not UTF-8 text; save it as UTF-8") from None
     except OSError as error:
-        raise BadInput(f"{option} {path}: cannot read it ({error.strerror})") from None
+        raise BadInput(f"{where}: cannot read it ({error.strerror})") from None
     try:
         terms = parse_terms(text)
     except ValueError as error:
-        raise BadInput(f"{option} {path}: {error}; fix or remove that line") from None
+        raise BadInput(f"{where}: {error}; fix or remove that line") from None
     if not terms:
-        raise BadInput(f"{option} {path}: no term in it (one a line, # starts a comment)")
+        raise BadInput(f"{where}: no term in it (one a line, # starts a comment)")
     return terms

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.model.prompts import Prompt, decode_utf8
 from blindtest.rundir.artifacts import sha256_bytes
 
@@ -45,7 +45,9 @@ class CandidateFiles:
 
 def scan_candidate(path: Path) -> CandidateFiles:
     if not path.is_dir():
-        raise BadInput(f"{path}: not a directory (--from-dirs takes candidate directories)")
+        raise BadInput(
+            f"{path}: not a directory ({option('from_dirs')} takes candidate directories)"
+        )
     items: dict[str, dict[str, Path]] = {}
     for file in sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")):
         match = _VARIANT.match(file.name)
@@ -98,7 +100,7 @@ def load_dirs(dir_a: Path, dir_b: Path, reference: Path | None) -> DirsSource:
     ref_items: set[str] | None = None
     if reference is not None:
         if not reference.is_dir():
-            raise BadInput(f"{reference}: --reference must be a directory")
+            raise BadInput(f"{reference}: {option('reference')} must be a directory")
         ref_items = {p.name for p in reference.iterdir() if p.is_file()}
     everyone = set(a.items) & set(b.items)
     if ref_items is not None:
@@ -181,7 +183,7 @@ def load_candidate_dirs(dirs: list[Path], reference: Path | None) -> CandidateDi
     ref_items: set[str] | None = None
     if reference is not None:
         if not reference.is_dir():
-            raise BadInput(f"{reference}: --reference must be a directory")
+            raise BadInput(f"{reference}: {option('reference')} must be a directory")
         ref_items = {p.name for p in reference.iterdir() if p.is_file()}
     union = set().union(*(set(c.items) for c in scanned))
     everyone = set.intersection(*(set(c.items) for c in scanned))
@@ -214,7 +216,8 @@ def check_triangle_variants(source: DirsSource) -> None:
             raise BadInput(
                 f"the triangle needs two outputs per item from each candidate ({single[0]}.1 "
                 f"and {single[0]}.2 in {candidate.path}); {candidate.name} has only one for "
-                f"{len(single)} item(s); add the variants or use --protocol pair or preference"
+                f"{len(single)} item(s); add the variants or use {option('protocol', 'pair')} or "
+                "preference"
             )
 
 

@@ -46,6 +46,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from blindtest.errors import BadValue, option
 from blindtest.model.rng import DesignRng
 
 __all__ = [
@@ -111,9 +112,9 @@ def parse_mode(text: str) -> PairingMode:
         return PairingMode("reference", reference=rest)
     if sep and kind == "sample":
         if not rest.isdigit() or int(rest) < 1:
-            raise ValueError(f"--pairs {text}: M in sample:M must be a whole number >= 1")
+            raise BadValue(f"{option('pairs', text)}: M in sample:M must be a whole number >= 1")
         return PairingMode("sample", per_prompt=int(rest))
-    raise ValueError(f"--pairs {text}: give all, reference:NAME or sample:M")
+    raise BadValue(f"{option('pairs', text)}: give all, reference:NAME or sample:M")
 
 
 def _check_candidates(candidates: Sequence[str]) -> list[str]:
@@ -140,8 +141,8 @@ def _pool(names: list[str], mode: PairingMode) -> tuple[list[tuple[int, int]], i
         return every, len(every)
     if mode.kind == "reference":
         if mode.reference not in names:
-            raise ValueError(
-                f"--pairs reference:{mode.reference}: no candidate of that name "
+            raise BadValue(
+                f"{option('pairs', f'reference:{mode.reference}')}: no candidate of that name "
                 f"(candidates: {', '.join(names)})"
             )
         r = names.index(mode.reference)
@@ -149,8 +150,8 @@ def _pool(names: list[str], mode: PairingMode) -> tuple[list[tuple[int, int]], i
     if mode.kind == "sample":
         m = mode.per_prompt
         if m is None or not 1 <= m <= len(every):
-            raise ValueError(
-                f"--pairs sample:{m}: {k} candidates make {len(every)} pairs, "
+            raise BadValue(
+                f"{option('pairs', f'sample:{m}')}: {k} candidates make {len(every)} pairs, "
                 f"so M must be 1 to {len(every)}"
             )
         return every, m
@@ -288,9 +289,9 @@ def schedule(
     if isinstance(prompts, bool) or not isinstance(prompts, int) or prompts < 1:
         raise ValueError(f"prompts must be a whole number >= 1, got {prompts!r}")
     if trials is not None and (isinstance(trials, bool) or not isinstance(trials, int)):
-        raise ValueError(f"--trials must be a whole number >= 1, got {trials!r}")
+        raise BadValue(f"{option('trials')} must be a whole number >= 1, got {trials!r}")
     if trials is not None and trials < 1:
-        raise ValueError(f"--trials {trials}: give at least 1")
+        raise BadValue(f"{option('trials', trials)}: give at least 1")
     k = len(names)
     pool, per_prompt = _pool(names, parsed)
     total = prompts * per_prompt if trials is None else min(trials, prompts * per_prompt)

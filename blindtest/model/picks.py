@@ -4,13 +4,22 @@ to store (``clean_text``), and the picks contract beyond the schema (``read_pick
 ``check_picks``).
 
 The picks contract: every pick names a trial of this run (a whole number: 3.0 is refused), one
-judge picks once per trial unless a later record says ``"correction": true`` (the judge's last
-word counts) or the judge's kind answers each trial in several passes (``PICK_KINDS``: an LLM
-judge's position swap, ``"pass"`` 1 and 2), the pick is in range for the protocol (triangle
-1..3; preference left / right / tie; pair one of the judge's two nicknames), a judge id holds
+judge picks once per trial unless a later record says ``"correction": true`` (a change the judge
+made to that earlier pick, from the history or an undo: the judge's last word counts, the file
+stays append-only and the first word stays readable, :attr:`PicksFile.first_picks`) or the
+judge's kind answers each trial in several passes (``PICK_KINDS``: an LLM judge's position
+swap, ``"pass"`` 1 and 2), the pick is in range for the protocol (triangle 1..3; preference
+left / right / tie, or both_bad; pair one of the judge's two nicknames), a judge id holds
 no control characters, a pick made against another design is refused, one judge's picks are
 made with one set of settings (``judge_settings``: a machine judge's model, URL, temperature,
-template ...), and bots are never pooled with people.
+template ...), a ``pick_id`` (made by the judging page, so a pick sent twice is recorded once)
+is never recorded twice by one judge, and bots are never pooled with people.
+
+Two kinds of record are read but are not picks: a skip (``"skipped": true``: the judge put the
+trial off; it comes back later in the sitting, and until it is answered the trial is unjudged)
+and an LLM judge's failure row (``"failed": true``). A preference judge may say both responses
+are bad (``"pick": "both_bad"``): an abstention, kept out of :attr:`PicksFile.picks` (what is
+tallied) and counted in :attr:`PicksFile.abstentions`, never a tie.
 
 Shared by the judge stage, the audit, the analysis and the terminal session, so none of them
 imports another stage. Nothing here holds a correctness flag or an e-value; ``JudgeRun`` holds
@@ -31,9 +40,9 @@ from typing import Any, cast
 import orjson
 
 from blindtest import reportfmt
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.model.judge_kinds import PICK_KINDS
-from blindtest.model.protocols import PROTOCOLS, has_control
+from blindtest.model.protocols import BOTH_BAD, PROTOCOLS, has_control
 from blindtest.rundir import artifacts
 from blindtest.rundir.types import DesignRecord, PickRecord
 
@@ -211,11 +220,12 @@ class Pick:
     """One judgement, as written to picks.jsonl. ``line`` is where it was read from, if read.
 
     ``correction`` marks a record that replaces the same judge's earlier pick for the trial
-    (the terminal session's undo); ``judge_kind`` and ``design_sha256`` are written on every
-    pick blindtest makes, and may be missing from an external judge's file. ``pass_number``
-    is the record's ``"pass"`` for a kind that answers a trial in several passes. ``extra``
-    keeps what the schema allows beyond these (a field this version does not know, an
-    explicit null), so a record read and written again is the same record.
+    (a change from the history, or an undo); ``pick_id`` is the id the judging page made for
+    the pick (a resent pick is recorded once); ``judge_kind`` and ``design_sha256`` are
+    written on every pick blindtest makes, and may be missing from an external judge's file.
+    ``pass_number`` is the record's ``"pass"`` for a kind that answers a trial in several
+    passes. ``extra`` keeps what the schema allows beyond these (a field this version does
+    not know, an explicit null), so a record read and written again is the same record.
     """
 
     trial: int
@@ -231,8 +241,14 @@ class Pick:
     design_sha256: str | None = None
     correction: bool = False
     pass_number: int | None = None
+    pick_id: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
     line: int | None = field(default=None, compare=False)
+
+    @property
+    def both_bad(self) -> bool:
+        """The judge said both responses are bad: an abstention (a preference run only)."""
+        return self.pick == BOTH_BAD
 
     @property
     def kind(self) -> str:
@@ -268,6 +284,7 @@ class Pick:
             "design_sha256": self.design_sha256,
             "correction": True if self.correction else None,
             "pass": self.pass_number,
+            "pick_id": self.pick_id,
         }
         record.update({key: value for key, value in optional.items() if value is not None})
         record.update({key: value for key, value in self.extra.items() if key not in record})
@@ -290,6 +307,7 @@ class Pick:
             design_sha256=record.get("design_sha256"),
             correction=record.get("correction") is True,
             pass_number=record.get("pass"),
+            pick_id=record.get("pick_id"),
             line=line,
         )
         # Whatever the fields above do not write back (an unknown field, a null) is kept.
@@ -299,10 +317,41 @@ class Pick:
 
 
 @dataclass(frozen=True, slots=True)
+class JudgeCounts:
+    """What one judge's records in a file add up to. ``judged``: trials with a word that
+    stands (a pick or "both bad"); ``abstained``: of those, "both bad"; ``changed``: records
+    that changed an earlier word (corrections); ``skipped``: skips made; ``skipped_trials``:
+    trials skipped at least once; ``unresolved``: trials skipped and never answered (the run
+    is unfinished while any remain, as with a trial never shown)."""
+
+    judge: str
+    judged: int
+    abstained: int
+    changed: int
+    skipped: int
+    skipped_trials: int
+    unresolved: int
+
+    def skip_rate(self) -> float | None:
+        """Trials skipped at least once, out of the trials the judge has met (judged or
+        still skipped); None before any."""
+        met = self.judged + self.unresolved
+        return self.skipped_trials / met if met else None
+
+
+@dataclass(frozen=True, slots=True)
 class PicksFile:
-    """The picks of one file that count, in file order: for each judge and trial the judge's
-    last word (a correction replaces the earlier pick in place). ``corrections`` counts the
-    records that replaced an earlier one."""
+    """The records of one picks file, read and checked, in file order.
+
+    ``picks`` is what a tally reads: for each judge and trial the judge's last word (a
+    correction replaces the earlier pick in place), **without** "both bad" (an abstention:
+    ``abstentions`` holds those, to be counted and reported, never folded into wins, losses or
+    ties). ``answered`` is both together: every trial a judge has given a word on (what
+    completeness counts). ``first_picks`` / ``first_abstentions`` are each judge's first word
+    per trial (the result before any change); :meth:`first_words` is the file as it stood
+    before any change, for running the same analysis on first picks. ``changes`` counts each
+    judge's corrections, ``corrections`` all of them; ``skips`` are the skip records (never
+    picks) and :meth:`counts` sums it all up per judge."""
 
     path: Path
     picks: tuple[Pick, ...]
@@ -313,14 +362,74 @@ class PicksFile:
     #: Failure rows (``"failed": true``: an LLM judge that got no valid verdict): never picks;
     #: the trial stays to be judged.
     failures: tuple[JsonObject, ...] = ()
+    #: The last words that are "both bad" (abstentions), in file order.
+    abstentions: tuple[Pick, ...] = ()
+    #: Each judge's first word per trial, without "both bad" (see ``first_abstentions``).
+    first_picks: tuple[Pick, ...] = ()
+    first_abstentions: tuple[Pick, ...] = ()
+    #: Skip records (``"skipped": true``), in file order: a trial put off, not judged.
+    skips: tuple[Pick, ...] = ()
+    #: judge -> how many of its records changed an earlier word (corrections).
+    changes: Mapping[str, int] = field(default_factory=dict)
+    #: (judge, pick id) of every record that carries one (the page's ids: a pick sent again
+    #: is known).
+    pick_ids: frozenset[tuple[str, str]] = frozenset()
+
+    def pick_ids_of(self, judge: str) -> frozenset[str]:
+        """The pick ids ``judge`` has recorded in this file."""
+        return frozenset(pick_id for who, pick_id in self.pick_ids if who == judge)
 
     @property
     def judges(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(p.judge for p in self.picks))
+        return tuple(dict.fromkeys(p.judge for p in self.answered))
+
+    @property
+    def answered(self) -> tuple[Pick, ...]:
+        """Every last word, "both bad" included, where each trial was first judged in the
+        file: the trials each judge has judged (a skip is not a word)."""
+        first = {p.slot: p.line for p in (*self.first_picks, *self.first_abstentions)}
+        return tuple(
+            sorted(
+                (*self.picks, *self.abstentions),
+                key=lambda p: first.get(p.slot, p.line) or 0,
+            )
+        )
 
     def by(self, judge: str) -> tuple[Pick, ...]:
-        """One judge's picks, in trial order."""
+        """One judge's picks (not its abstentions), in trial order."""
         return tuple(sorted((p for p in self.picks if p.judge == judge), key=lambda p: p.trial))
+
+    def counts(self) -> dict[str, JudgeCounts]:
+        """Per judge, in order of first appearance: what its records add up to."""
+        judged: dict[str, set[int]] = {}
+        for pick in self.answered:
+            judged.setdefault(pick.judge, set()).add(pick.trial)
+        for skip in self.skips:
+            judged.setdefault(skip.judge, set())
+        result = {}
+        for judge, trials in judged.items():
+            own_skips = [s.trial for s in self.skips if s.judge == judge]
+            result[judge] = JudgeCounts(
+                judge=judge,
+                judged=len(trials),
+                abstained=sum(1 for p in self.abstentions if p.judge == judge),
+                changed=self.changes.get(judge, 0),
+                skipped=len(own_skips),
+                skipped_trials=len(set(own_skips)),
+                unresolved=len(set(own_skips) - trials),
+            )
+        return result
+
+    def first_words(self) -> PicksFile:
+        """The file as it stood before any change: each judge's first word per trial, as
+        ``picks`` and ``abstentions`` (no corrections)."""
+        return replace(
+            self,
+            picks=self.first_picks,
+            abstentions=self.first_abstentions,
+            corrections=0,
+            changes={},
+        )
 
 
 def pick_problem(view: JudgeView, pick: int | str) -> str | None:
@@ -371,7 +480,7 @@ def mixing_problem(picks: Iterable[Pick], where: str) -> str | None:
     verb = "mix" if where.startswith("the ") else "mixes"
     return (
         f"{where} {verb} {' with '.join(parts)}; bots are never pooled with people: analyze "
-        "them separately with --picks"
+        f"them separately with {option('picks')}"
     )
 
 
@@ -421,14 +530,14 @@ def _setting(settings: Mapping[str, Any], name: str) -> str:
 #: The bt-judge option each recorded setting comes from, for the message that refuses a
 #: resume with other settings.
 SETTING_OPTIONS = {
-    "model": "--judge llm:MODEL",
-    "url": "--judge-url",
-    "temperature": "--judge-temperature",
-    "template_sha256": "--judge-template",
-    "min_confidence": "--min-confidence",
-    "swap": "--swap/--no-swap",
-    "inconsistent": "--inconsistent",
-    "bot": "--judge bot:KIND",
+    "model": option("kind", "llm:MODEL"),
+    "url": option("llm.url"),
+    "temperature": option("llm.temperature"),
+    "template_sha256": option("llm.template"),
+    "min_confidence": option("llm.min_confidence"),
+    "swap": f"{option('llm.swap', True)}/{option('llm.swap', False)}",
+    "inconsistent": option("llm.inconsistent"),
+    "bot": option("kind", "bot:KIND"),
     "duplicate_threshold": "",
 }
 
@@ -442,6 +551,8 @@ class PicksChecker:
         self.nicknames: dict[str, tuple[set[str], int | None]] = {}
         #: judge -> the settings its first pick that records settings made, and that line.
         self.settings: dict[str, tuple[Mapping[str, Any], int | None]] = {}
+        #: (judge, pick id) -> the line it was first recorded on.
+        self.pick_ids: dict[tuple[str, str], int | None] = {}
 
     def check(self, pick: Pick) -> str | None:
         for problem in (
@@ -449,6 +560,7 @@ class PicksChecker:
             judge_id_problem(pick.judge),
             self._design(pick),
             self._pass(pick),
+            self._pick_id(pick),
             self._duplicate(pick),
             self._range(pick),
             self._settings(pick),
@@ -459,6 +571,8 @@ class PicksChecker:
 
     def accept(self, pick: Pick) -> None:
         self.first_line.setdefault(pick.slot, pick.line)
+        if pick.pick_id is not None:
+            self.pick_ids.setdefault((pick.judge, pick.pick_id), pick.line)
         if PROTOCOLS[self.view.protocol].pick_kind == "nickname":
             names, line = self.nicknames.get(pick.judge, (set(), pick.line))
             names.update(pick.nicknames or (str(pick.pick),))
@@ -466,6 +580,20 @@ class PicksChecker:
         settings = settings_of(pick)
         if settings is not None:
             self.settings.setdefault(pick.judge, (settings, pick.line))
+
+    def knows(self, judge: str, pick_id: str) -> bool:
+        """Whether ``judge`` already has a record with ``pick_id`` (a pick sent twice)."""
+        return (judge, pick_id) in self.pick_ids
+
+    def _pick_id(self, pick: Pick) -> str | None:
+        if pick.pick_id is None or not self.knows(pick.judge, pick.pick_id):
+            return None
+        line = self.pick_ids[(pick.judge, pick.pick_id)]
+        where = f" (on line {line})" if line is not None else ""
+        return (
+            f"pick id {pick.pick_id!r} of judge {pick.judge!r} is recorded already{where}; a "
+            "pick sent twice is recorded once"
+        )
 
     def _settings(self, pick: Pick) -> str | None:
         settings = settings_of(pick)
@@ -597,32 +725,90 @@ def check_picks(picks: Iterable[Pick], view: JudgeView, where: str) -> tuple[Pic
     return last_words(accepted)
 
 
+#: A record that is no pick: the judge put the trial off (``"skipped": true``).
+SKIPPED_FIELD = "skipped"
+
+
+def skip_record(trial: int, judge: str, at: str | None) -> JsonObject:
+    """The record a skip appends (its ``pick`` is the word ``skipped``; readers never take it
+    for a pick)."""
+    record: JsonObject = {
+        "schema": artifacts.schema_tag("picks"),
+        "trial": trial,
+        "judge": judge,
+        "pick": "skipped",
+        SKIPPED_FIELD: True,
+    }
+    if at is not None:
+        record["at"] = at
+    return record
+
+
 def read_picks(path: Path, view: JudgeView, *, missing_ok: bool = False) -> PicksFile:
     """Read a picks file, validate every line against the schema and the contract.
 
     A torn final line (an append cut short by a crash) is ignored and reported in
     ``torn_line``; any other bad line raises ``BadInput`` with its line number. The picks
-    returned are each judge's last word per trial.
+    returned are each judge's last word per trial, "both bad" apart (see :class:`PicksFile`).
     """
     if missing_ok and not path.exists():
         return PicksFile(path=path, picks=())
     contents = artifacts.read_jsonl(path, "picks")
     rows = list(zip(contents.records, contents.lines, strict=True))
     failures = tuple(record for record, _ in rows if record.get("failed") is True)
+    skips = tuple(
+        Pick.from_record(record, line=number)
+        for record, number in rows
+        if record.get(SKIPPED_FIELD) is True and record.get("failed") is not True
+    )
+    for skip in skips:
+        problem = trial_problem(view, skip.trial) or judge_id_problem(skip.judge)
+        if problem is not None:
+            raise BadInput(f"{path.name}:{skip.line}: {problem}")
     picks = [
         Pick.from_record(record, line=number)
         for record, number in rows
-        if record.get("failed") is not True
+        if record.get("failed") is not True and record.get(SKIPPED_FIELD) is not True
     ]
     kept = check_picks(picks, view, path.name)
+    firsts = _first_words(picks)
+    abstains = PROTOCOLS[view.protocol].prefers
+
+    def split(words: Iterable[Pick]) -> tuple[tuple[Pick, ...], tuple[Pick, ...]]:
+        passed = [p for p in words if (p.pass_number or 1) == 1]
+        return (
+            tuple(p for p in passed if not (abstains and p.both_bad)),
+            tuple(p for p in passed if abstains and p.both_bad),
+        )
+
+    counted, abstained = split(kept)
+    first_counted, first_abstained = split(firsts)
+    changes: dict[str, int] = {}
+    for pick in picks:
+        if pick.correction:
+            changes[pick.judge] = changes.get(pick.judge, 0) + 1
     return PicksFile(
         path=path,
-        picks=tuple(p for p in kept if (p.pass_number or 1) == 1),
+        picks=counted,
         torn_line=contents.torn_line,
         corrections=sum(p.correction for p in picks),
         later_passes=tuple(p for p in kept if (p.pass_number or 1) > 1),
         failures=failures,
+        abstentions=abstained,
+        first_picks=first_counted,
+        first_abstentions=first_abstained,
+        skips=skips,
+        changes=changes,
+        pick_ids=frozenset((p.judge, p.pick_id) for p in picks if p.pick_id is not None),
     )
+
+
+def _first_words(picks: Iterable[Pick]) -> tuple[Pick, ...]:
+    """Each judge's first word per trial (and pass), in file order."""
+    first: dict[tuple[str, int, int], Pick] = {}
+    for pick in picks:
+        first.setdefault(pick.slot, pick)
+    return tuple(first.values())
 
 
 def load_picks(run_dir: Path, picks_path: Path | None = None) -> tuple[JudgeRun, PicksFile]:
@@ -636,6 +822,8 @@ def remaining_trials(
     view: JudgeView, picks: Iterable[Pick], judge: str, later: Iterable[Pick] = ()
 ) -> list[Trial]:
     """The trials ``judge`` has not judged yet, in design order; the first is the resume point.
+    ``picks`` are the judge's words, "both bad" included (``PicksFile.answered``): an
+    abstention is a word on the trial, a skip is not.
 
     A trial whose record says ``"pass": 1`` but whose pass 2 is not in ``later`` (a process
     killed between the two appends of an LLM judge's position swap) is not done either."""

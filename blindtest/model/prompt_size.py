@@ -65,3 +65,32 @@ def large_prompt_warnings(prompts: Iterable[Mapping[str, Any]], used: Iterable[s
             "leave it out (a run already under way: bt-design NEW --from RUN --drop-trial N)"
         )
     return lines
+
+
+#: Characters that reorder or hide the text around them (bidi embeddings, overrides and
+#: isolates, the invisible direction marks): a prompt holding one may read differently to a
+#: judge, a model and a reviewer of the run (the "Trojan Source" trick).
+BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+
+
+def bidi_warnings(prompts: Iterable[Mapping[str, Any]], used: Iterable[str]) -> list[str]:
+    """One warning line per prompt the design uses that holds a bidi control character
+    (:data:`BIDI_CONTROLS`): judges are shown it as an escape such as ``\\u202e``."""
+    wanted = set(used)
+    lines = []
+    for prompt in prompts:
+        if prompt["id"] not in wanted:
+            continue
+        found = sorted({ch for ch in prompt_text_of(prompt) if ch in BIDI_CONTROLS})
+        if not found:
+            continue
+        wanted.discard(prompt["id"])
+        names = ", ".join(f"U+{ord(ch):04X}" for ch in found)
+        lines.append(
+            f"warning: prompt {prompt['id']} holds bidi control characters ({names}), which "
+            "reorder how the text around them is shown; judges see each as an escape such as "
+            "\\u202e: remove them unless they are what the prompt tests"
+        )
+    return lines

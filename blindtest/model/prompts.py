@@ -34,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 
 _ALLOWED_FIELDS = (
     "check",
@@ -245,7 +245,7 @@ def _conversation(messages: Any, here: str) -> tuple[list[tuple[str, str]], str]
         if role not in ROLES:
             raise BadInput(
                 f"{here}: turn {index} has unknown role {role!r}; use user or assistant "
-                "(a system prompt is a side option: --system, --a-system)"
+                f"(a system prompt is a side option: {option('system')}, {option('a_system')})"
             )
         if not isinstance(content, str) or not content.strip():
             raise BadInput(f"{here}: turn {index} ({role}) has empty content")

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from blindtest.model.candidates import comparison_sides
 
 __all__ = [
+    "BOTH_BAD",
     "DEFAULT_PROTOCOL",
     "PAIR",
     "PREFERENCE",
@@ -33,10 +34,18 @@ __all__ = [
     "PickKind",
     "Protocol",
     "protocol_of",
+    "refuse_abstention",
 ]
 
 #: A preference pick: the option on the left, the one on the right, or neither.
 PREFERENCE_PICKS = ("left", "right", "tie")
+
+#: The judge says both responses are bad (a protocol that ``prefers``): an abstention, never a
+#: tie (a tie in Davidson's model says the two are equally strong, which "both bad" does not).
+#: It is a pick record of its own; the picks reader keeps it out of the picks it hands on for
+#: tallying (``PicksFile.picks``) and counts it apart (``PicksFile.abstentions``), and scoring
+#: one refuses, so no estimate can fold it into the wins, losses or ties unawares.
+BOTH_BAD = "both_bad"
 
 #: What a pick is: an option's position (1..options), a nickname for option 1, or a side word
 #: (`PREFERENCE_PICKS`). The screens (terminal, web) key their answer forms by it.
@@ -141,6 +150,9 @@ class Protocol:
         control = entry.get("control")
         if control is not None:  # a hidden control: every position from one side
             return (str(control),) * self.options
+        planted = entry.get("planted")
+        if planted is not None:  # the champion's answer and a copy made from it
+            return (str(planted["side"]),) * self.options
         if self.layout_key == "doubled":
             doubled = str(entry["doubled"])
             odd = _other(doubled)
@@ -174,13 +186,11 @@ class Protocol:
                 f"({_either(self.labels)})"
             )
         if self.pick_kind == "side":
-            if pick in PREFERENCE_PICKS:
+            if pick in PREFERENCE_PICKS or (self.prefers and pick == BOTH_BAD):
                 return None
-            return (
-                f"pick {_shown(pick)} is out of range for a {self.name} run "
-                f"({_either(PREFERENCE_PICKS)})"
-            )
-        if isinstance(pick, str) and pick and pick not in PREFERENCE_PICKS:
+            allowed = (*PREFERENCE_PICKS, BOTH_BAD) if self.prefers else PREFERENCE_PICKS
+            return f"pick {_shown(pick)} is out of range for a {self.name} run ({_either(allowed)})"
+        if isinstance(pick, str) and pick and pick not in (*PREFERENCE_PICKS, BOTH_BAD):
             if has_control(pick):
                 return f"pick {pick!r} holds a control character; a nickname is a plain word"
             return None
@@ -216,8 +226,20 @@ def _consistent(entry: Mapping[str, Any], pick: int | str, first: str | None) ->
     return (pick == first) == (str(entry["left"]) == "A")
 
 
+def refuse_abstention(pick: int | str) -> None:
+    """Scoring a "both bad" pick is a mistake of the caller: it is an abstention, which the
+    picks reader keeps apart (``PicksFile.abstentions``); it must not count as a tie or a side."""
+    if pick == BOTH_BAD:
+        raise ValueError(
+            "a 'both_bad' pick is an abstention, not a preference: leave it out of the tally "
+            "(PicksFile.picks does) and count it (PicksFile.abstentions)"
+        )
+
+
 def _prefers_a(entry: Mapping[str, Any], pick: int | str, _first: str | None) -> bool | None:
-    if pick == "tie" or "control" in entry:  # a hidden control shows one side twice
+    refuse_abstention(pick)
+    # A hidden control shows one side twice; a planted comparison one answer and its copy.
+    if pick == "tie" or "control" in entry or "planted" in entry:
         return None
     left = str(entry["left"])
     return (left if pick == "left" else _other(left)) == "A"
@@ -321,7 +343,8 @@ PREFERENCE = Protocol(
         after={"tie_reason": {"type": ["string", "null"]}},
     ),
     question="Which would you rather use?",
-    task="Say which response you would rather use, or t for a tie, then give a "
+    task="Say which response you would rather use, t for a tie, or x when both are bad (not a "
+    "tie: it is counted apart), then give a "
     "one-line reason and answer any extra yes/no questions (a question about each response "
     "is answered for option 1, then option 2). Option 1 is the left one when they stand "
     "side by side.",

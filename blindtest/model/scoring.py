@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from blindtest.model.candidates import comparison_sides
+from blindtest.model.protocols import refuse_abstention
 from blindtest.rundir.types import DesignRecord
 
 __all__ = [
@@ -44,9 +45,12 @@ def option1_side(design: DesignRecord, trial: int) -> str:
 
 
 def preferred_side(design: DesignRecord, trial: int, pick: int | str) -> str | None:
-    """Preference: the side ("A"/"B") the judge preferred, or None for a tie."""
+    """Preference: the side ("A"/"B") the judge preferred, or None for a tie. A "both bad"
+    pick (an abstention) is refused: the picks reader keeps it out of what is scored."""
+    refuse_abstention(pick)
     entry = arrangement_entry(design, trial)
-    if pick == "tie" or "control" in entry:  # a hidden control shows one side twice
+    # A hidden control shows one side twice; a planted comparison one answer and its copy.
+    if pick == "tie" or "control" in entry or "planted" in entry:
         return None
     left, right = comparison_sides(entry)
     return left if pick == "left" else right

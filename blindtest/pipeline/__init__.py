@@ -1,9 +1,9 @@
-"""Above the stages: what uses several of them.
+"""What uses every stage, above them: ``blindtest run`` (:mod:`~blindtest.pipeline.run`, the
+stage functions in order under one lock), where a run stands between stages
+(:mod:`~blindtest.pipeline.chain`), and bt-verify (:mod:`~blindtest.pipeline.verify`, with
+:mod:`~blindtest.pipeline.recompute`, which recomputes what every stage wrote).
 
-``run`` chains the stage functions for ``blindtest run`` (and the demos), ``chain`` says where
-a run stands between stages, ``recompute`` is the verifier (it recomputes every stage's files
-from the raw materials) and ``verify`` its stage function. Each stage's own function (lock,
-claim the outputs, write the files, return a frozen result) lives in its package
-(``blindtest.designing.stage``, ``generation.stage``, ``judging.stage``, ``auditing.stage``,
-``analysis.stage``, ``planning.stage``); ``blindtest.design`` and the rest hand them out.
+The stages themselves are one package each (``blindtest.designing``, ``generation``,
+``judging``, ``auditing``, ``analysis``, ``planning``), each with its ``stage.py``; no stage
+imports another.
 """

@@ -33,7 +33,7 @@ def judging_state(run_dir: Path, judge_name: str, picks_path: Path | None = None
 
     run = load_judge_run(run_dir)
     path = picks_path if picks_path is not None else run_dir / artifacts.PICKS
-    picks = read_picks(path, run.view, missing_ok=True).picks
+    picks = read_picks(path, run.view, missing_ok=True).answered  # "both bad" is a word too
     last = {}  # a judge's last word on each trial (an undo appends a correction)
     for pick in picks:
         if pick.judge == judge_name:

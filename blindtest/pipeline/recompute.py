@@ -16,7 +16,7 @@ inputs it names, field by field, including the SHA-256 of every input file. A to
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -25,7 +25,7 @@ import orjson
 
 from blindtest.analysis.api import AnalysisOptions, analyze_run
 from blindtest.designing.build import build_arrangement, build_candidate_arrangement
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.model.candidates import shares_answers
 from blindtest.model.checks import CommandRunner
 from blindtest.model.derived import parent_trials, renumbered
@@ -131,6 +131,8 @@ class _Verifier:
         # 15: responses.jsonl was parsed four times); the checks only read the records.
         self._lines: dict[tuple[Path, str], artifacts.JsonlContents | None] = {}
         self._pending: tuple[object, SlotState, list[Work]] | None = None
+        #: The design, once read and checked: the picks files' panel order is derived from it.
+        self.design: DesignRecord | None = None
 
     def pending(
         self, design: DesignRecord, responses: list[artifacts.JsonObject]
@@ -271,12 +273,13 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
     if shares_answers(origin):
         full = _candidate_arrangement(v, origin)
     else:
-        full = build_arrangement(  # hidden controls are part of it
+        full = build_arrangement(  # hidden controls and planted comparisons are part of it
             design["seed"],
             parent_trials(origin),
             [p["id"] for p in design["prompts"]],
             design["protocol"],
             _first_controls(origin),
+            *_planted(origin),
         )
     derived = renumbered(full, origin)
     v.differ(f"{artifacts.DESIGN}/arrangement", design["arrangement"], derived)
@@ -304,19 +307,33 @@ def _candidate_arrangement(v: _Verifier, design: Mapping[str, Any]) -> list[Any]
             v.result.differences.append(
                 Difference(f"{artifacts.DESIGN}/{where}", recorded, recomputed)
             )
+    planted, champion = _planted(design)
     try:
         return build_candidate_arrangement(
             str(design["seed"]),
             names,
             [str(p["id"]) for p in design["prompts"]],
             mode,
-            parent_trials(design),
+            parent_trials(design) - planted,
+            planted,
+            champion,
         )
     except ValueError as error:
         v.result.differences.append(
             Difference(f"{artifacts.DESIGN}/pairing/mode", mode, f"no schedule: {error}")
         )
         return []
+
+
+def _planted(design: Mapping[str, Any]) -> tuple[int, str]:
+    """The planted comparisons the decision asked for and its champion ((0, "A") without);
+    a derived design keeps the first design's decision."""
+    decision = design.get("decision")
+    if not isinstance(decision, Mapping):
+        return 0, "A"
+    sensitivity = decision.get("sensitivity")
+    planted = int(sensitivity["comparisons"]) if isinstance(sensitivity, Mapping) else 0
+    return planted, str(decision["champion"])
 
 
 def _first_controls(design: Mapping[str, Any]) -> int:
@@ -492,6 +509,8 @@ def _check_complete(v: _Verifier, design: DesignRecord) -> None:
     # Every trial has the protocol's number of slots (plan_slots would build 90,000 of them);
     # with candidates, one slot per answer.
     total = len(design["arrangement"]) * protocol_of(design).options
+    # A planted comparison's degraded copy is made, not fetched: one slot fewer each.
+    total -= sum("planted" in e for e in design["arrangement"]) * (protocol_of(design).options - 1)
     if shares_answers(design):
         total = len(answer_owners(design))
     if not (v.run_dir / artifacts.RESPONSES).exists():
@@ -559,6 +578,27 @@ def _check_picks_file(v: _Verifier, path: Path, sha256: str) -> None:
             )
     if first:
         v.note(f"{name} judge settings against their hash, one set per judge")
+    _check_panel_order(v, name, list(zip(lines, contents.records, strict=True)))
+
+
+def _check_panel_order(v: _Verifier, name: str, rows: list[tuple[int, Any]]) -> None:
+    """A panel reviewer's first record of each trial follows the order re-derived from the
+    design seed and the reviewer's name (panels that record ``"order": "reviewer"``)."""
+    from blindtest.model.assignment import REVIEWER_ORDER, order_problems
+
+    design = v.design
+    ordered = any(
+        isinstance(r.get("panel"), dict) and r["panel"].get("order") == REVIEWER_ORDER
+        for _, r in rows
+    )
+    if design is None or not ordered:
+        return
+    problems = order_problems(rows, str(design["seed"]), int(design["trials"]))
+    for line, why in problems:
+        v.result.differences.append(
+            Difference(f"{name}:{line}/panel order", why, "the order re-derived from the seed")
+        )
+    v.note(f"{name} each reviewer's order, re-derived from the design seed and the name")
 
 
 def _check_audit(
@@ -647,9 +687,11 @@ def _check_report(v: _Verifier, name: str, sha256: str) -> None:
             recomputed.pop(key, None)
     v.differ(name, report, recomputed)
     if result.e_values:
-        recorded = v.read(e_values.name, "e_values", jsonl=True)
-        v.note(e_values.name)
-        v.differ(e_values.name, recorded, result.e_values)
+        # Beside its report: in the run, or (a report written elsewhere) by its whole path.
+        shown = e_values.name if e_values.parent == v.run_dir else str(e_values)
+        recorded = v.read(shown, "e_values", jsonl=True)
+        v.note(shown)
+        v.differ(shown, recorded, result.e_values)
 
 
 def _version_words(report: Mapping[str, Any]) -> str:
@@ -703,9 +745,9 @@ def _reanalyse(v: _Verifier, name: str, report: Mapping[str, Any]) -> str:
         args += ["--out", str(v.run_dir / name)]
     recorded = report.get("analysis_options") or {}
     defaults = AnalysisOptions()
-    for key, option in (("min_kappa", "--min-kappa"), ("position_margin", "--position-margin")):
+    for key, flag in (("min_kappa", "--min-kappa"), ("position_margin", "--position-margin")):
         if key in recorded and recorded[key] != getattr(defaults, key):
-            args += [option, f"{recorded[key]:g}"]
+            args += [flag, f"{recorded[key]:g}"]
     return stage_command("analyze", *args, "--force")
 
 
@@ -714,12 +756,18 @@ def _options(report: Mapping[str, Any]) -> AnalysisOptions:
     return AnalysisOptions(**recorded)
 
 
-def verify_run(run_dir: Path, *, runner: CommandRunner | None = None) -> VerifyResult:
-    """Recompute the run directory and list every difference (empty when it all holds)."""
+def verify_run(
+    run_dir: Path, *, runner: CommandRunner | None = None, reports: Sequence[Path] = ()
+) -> VerifyResult:
+    """Recompute the run directory and list every difference (empty when it all holds).
+    ``reports``: reports written outside the run (``bt-analyze --out``), recomputed too."""
     if not (run_dir / artifacts.DESIGN).exists():
         raise BadInput(f"{run_dir}: no {artifacts.DESIGN}; not a run directory")
+    for report in reports:
+        if not report.is_file():
+            raise BadInput(f"{option('reports', report)}: no such file")
     with artifacts.reading_once():  # the checks and the recomputed report share each read
-        return _verify(run_dir, runner)
+        return _verify(run_dir, runner, reports)
 
 
 def verify_reports(run_dir: Path) -> VerifyResult:
@@ -736,12 +784,15 @@ def verify_reports(run_dir: Path) -> VerifyResult:
         return v.result
 
 
-def _verify(run_dir: Path, runner: CommandRunner | None) -> VerifyResult:
+def _verify(
+    run_dir: Path, runner: CommandRunner | None, elsewhere: Sequence[Path] = ()
+) -> VerifyResult:
     v = _Verifier(run_dir)
     design = _check_design(v)
     if design is None:
         return v.result
     sha256 = artifacts.sha256_bytes(artifacts.read_bytes(run_dir / artifacts.DESIGN))
+    v.design = design
     _check_complete(v, design)
     _check_texts(v, design)
     _check_requests(v, design)
@@ -750,6 +801,8 @@ def _verify(run_dir: Path, runner: CommandRunner | None) -> VerifyResult:
     _check_generation(v, design)
     _check_audit(v, design, sha256, runner)
     reports = sorted(p.name for p in run_dir.glob("report*.json"))
+    inside = {(run_dir / name).resolve() for name in reports}
+    reports += [str(p.resolve()) for p in elsewhere if p.resolve() not in inside]
     for name in reports:
         if _inputs_hold(v.result):
             _check_report(v, name, sha256)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from blindtest.analysis.stage import AnalyzeResult, analyze
 from blindtest.auditing.stage import AuditResult, audit
 from blindtest.designing.stage import DesignResult, design
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.generation.stage import GenerateResult, generate
 from blindtest.judging.driver import judge_kind
 from blindtest.judging.stage import JudgeResult, LlmSettings, default_judge_id, judge
@@ -89,13 +89,13 @@ def two_models(
         if models:
             raise BadInput(
                 f"{' '.join(models)}: a design of candidates names its models with "
-                "--candidate or --sides, not as A B"
+                f"{option('candidate')} or {option('sides')}, not as A B"
             )
         return None, None
     if len(models) != 2:
         raise BadInput(
             "give the two models, A B (e.g. blindtest run gpt-5.4 gpt-5.4-mini), or "
-            "candidates with --candidate NAME=MODEL or --sides FILE"
+            f"candidates with {option('candidate', 'NAME=MODEL')} or {option('sides', 'FILE')}"
         )
     return models[0], models[1]
 
@@ -178,8 +178,8 @@ def _check_page(page: Path, run_dir: Path) -> None:
     artifacts.claim_output(page, artifacts.HTML, force=True)
     if page.exists() and not (run_dir / artifacts.REPORT).exists():
         raise BadInput(
-            f"--html {page} already exists and this run has no report of its own to replace "
-            "it with; give another file name"
+            f"{option('html', page)} already exists and this run has no report of its own to "
+            "replace it with; give another file name"
         )
 
 
@@ -205,7 +205,7 @@ def _design(
     except artifacts.DesignDiffers as error:
         raise BadInput(
             f"{error.path} differs: {error.difference}; resume it with the options that made "
-            "it, or give another --run-dir"
+            f"it, or give another {option('run_dir')}"
         ) from None
 
 
@@ -275,7 +275,7 @@ def check(
     chosen = dict(transport or {})
     headers = {
         side: tuple(
-            parse_header_env(f"--{side.lower()}-header-env", item)
+            parse_header_env(option(f"{side.lower()}_header_env"), item)
             for item in chosen.get(f"{side.lower()}_header_env") or ()
         )
         for side in ("A", "B")

@@ -5,6 +5,7 @@ still judging into another file)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,14 +46,24 @@ class Verification:
         ).to_dict()
 
 
-def verify(run_dir: str | os.PathLike[str], *, allow_commands: bool = False) -> Verification:
+def verify(
+    run_dir: str | os.PathLike[str],
+    *,
+    allow_commands: bool = False,
+    reports: Sequence[str | os.PathLike[str]] = (),
+) -> Verification:
     """Recompute RUN's hashes, arrangement, answer texts, blinded view, audit and report
-    (``bt-verify``); ``allow_commands`` re-runs the prompts' shell-command checks too."""
+    (``bt-verify``); ``allow_commands`` re-runs the prompts' shell-command checks too;
+    ``reports``: reports written outside RUN (``bt-analyze --out``), recomputed as well."""
     from blindtest.model.checks import subprocess_runner
     from blindtest.pipeline.recompute import verify_run
 
     run = Path(run_dir)
-    found = verify_run(run, runner=subprocess_runner() if allow_commands else None)
+    found = verify_run(
+        run,
+        runner=subprocess_runner() if allow_commands else None,
+        reports=[Path(r) for r in reports],
+    )
     return Verification(
         run,
         tuple(found.checked),

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from blindtest.errors import BadValue, option
 from blindtest.model.protocols import PROTOCOLS
 from blindtest.planning.search import (
     SmallestN,
@@ -59,21 +60,23 @@ def grid_values(
     rules = PROTOCOLS[protocol]
     if pds is not None:
         if not rules.similarity:
-            raise ValueError(f"--pd has no meaning for {protocol}; give win rates with --pc")
+            raise BadValue(
+                f"{option('pd')} has no meaning for {protocol}; give win rates with {option('pc')}"
+            )
         guess = similarity_model(protocol)
-        return "pd", tuple(GridValue(t, pc_at_pd(_unit(t, "--pd"), guess)) for t in pds)
+        return "pd", tuple(GridValue(t, pc_at_pd(_unit(t, "pd"), guess)) for t in pds)
     texts = pcs if pcs is not None else rules.default_pcs
     kind = "win rate" if rules.prefers else "pc"
-    return kind, tuple(GridValue(t, _unit(t, "--pc")) for t in texts)
+    return kind, tuple(GridValue(t, _unit(t, "pc")) for t in texts)
 
 
-def _unit(text: str, option: str) -> float:
+def _unit(text: str, name: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise ValueError(f"{option}: {text!r} is not a number") from None
+        raise BadValue(f"{option(name)}: {text!r} is not a number") from None
     if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{option}: {text} is outside [0, 1]")
+        raise BadValue(f"{option(name)}: {text} is outside [0, 1]")
     return value
 
 
@@ -94,9 +97,11 @@ def build_plan(
     grid, values = grid_values(protocol, pcs, pds)
     if ties:
         if not PROTOCOLS[protocol].prefers:  # only a preference judge may answer "tie"
-            raise ValueError("--ties is for preference designs (triangle and pair have no ties)")
+            raise BadValue(
+                f"{option('ties')} is for preference designs (triangle and pair have no ties)"
+            )
         if not 0 <= ties < 1:
-            raise ValueError(f"--ties: {ties:g} is outside [0, 1)")
+            raise BadValue(f"{option('ties')}: {ties:g} is outside [0, 1)")
         return _plan_with_ties(protocol, trials, alpha, grid, values, target_power, ties)
     rows = []
     model = power_model(protocol)
@@ -162,10 +167,10 @@ def build_similarity_plan(
     """Rows for a pre-registered similarity claim at ``pd0``: power is the chance of
     declaring "indistinguishable within pd0" when the true pd is each grid value."""
     if not PROTOCOLS[protocol].similarity:
-        raise ValueError("--similarity applies to the triangle and pair protocols")
+        raise BadValue(f"{option('similarity_pd0')} applies to the triangle and pair protocols")
     kind = similarity_model(protocol)
     texts = pds if pds is not None else ("0",)
-    values = tuple(GridValue(t, _unit(t, "--pd")) for t in texts)
+    values = tuple(GridValue(t, _unit(t, "pd")) for t in texts)
     rows = []
     for n in trials:
         row = similarity_power_row(

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, message_of, option
 from blindtest.model.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from blindtest.planning.decision import DecisionPlan, format_decision_plan, plan_decision
 from blindtest.planning.rows import (
@@ -55,12 +55,12 @@ class Plan:
         return list(self.result.rows)
 
 
-def _texts(values: Sequence[str | float] | None, option: str) -> list[str] | None:
+def _texts(values: Sequence[str | float] | None, name: str) -> list[str] | None:
     if values is None:
         return None
     texts = [str(v).strip() for v in values if str(v).strip()]
     if not texts:
-        raise BadInput(f"{option}: give a comma-separated list, e.g. 0.6,0.7")
+        raise BadInput(f"{option(name)}: give a comma-separated list, e.g. 0.6,0.7")
     return texts
 
 
@@ -70,16 +70,17 @@ def check_trials(trials: Sequence[int]) -> list[int]:
     values = []
     for n in trials:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise BadInput(f"--trials: {n!r} is not a whole number of trials >= 1")
+            raise BadInput(f"{option('trials')}: {n!r} is not a whole number of trials >= 1")
         if n > MAX_TRIALS:
             raise BadInput(
-                f"--trials: {n:,} is more than bt-plan computes; trials go up to "
+                f"{option('trials')}: {n:,} is more than bt-plan computes; trials go up to "
                 f"{MAX_TRIALS:,} (each row is exact, its cost grows with n)"
             )
         values.append(n)
     if sum(values) > MAX_TOTAL_TRIALS:
         raise BadInput(
-            f"--trials: the counts add up to {sum(values):,}; one table computes at most "
+            f"{option('trials')}: the counts add up to {sum(values):,}; one table computes at "
+            "most "
             f"{MAX_TOTAL_TRIALS:,} trials in all (each up to {MAX_TRIALS:,})"
         )
     return values
@@ -117,16 +118,19 @@ def plan(
     if decide is not None:  # similar:PD0, the similarity plan
         similarity_pd0 = float(decide.partition(":")[2])
     if pc is not None and pd is not None:
-        raise BadInput("give --pc or --pd, not both")
+        raise BadInput(f"give {option('pc')} or {option('pd')}, not both")
     if not 0 < alpha <= 0.5:
-        raise BadInput(f"--alpha must be in (0, 0.5], got {alpha}")
+        raise BadInput(f"{option('alpha')} must be in (0, 0.5], got {alpha}")
     counts = check_trials(list(trials) if trials is not None else list(DEFAULT_TRIALS))
-    pcs, pds = _texts(pc, "--pc"), _texts(pd, "--pd")
+    pcs, pds = _texts(pc, "pc"), _texts(pd, "pd")
     result = _table(protocol, counts, alpha, pcs, pds, target_power, similarity_pd0, ties)
     page = Path(html) if html is not None else None
     if page is not None:
         if similarity_pd0 is not None:
-            raise BadInput("--html draws difference power curves; drop --similarity or --html")
+            raise BadInput(
+                f"{option('html')} draws difference power curves; drop "
+                f"{option('similarity_pd0')} or {option('html')}"
+            )
         _write_page(page, result, counts, pcs, pds, alpha, target_power)
     return Plan(result, tuple(counts), page)
 
@@ -149,16 +153,21 @@ def _table(
                 ties=ties,
             )  # fmt: skip
         if pcs is not None:
-            raise BadInput("with --similarity, give the true pd grid with --pd")
+            raise BadInput(
+                f"with {option('similarity_pd0')}, give the true pd grid with {option('pd')}"
+            )
         if ties:
-            raise BadInput("--ties is for preference difference plans; drop --similarity")
+            raise BadInput(
+                f"{option('ties')} is for preference difference plans; drop "
+                f"{option('similarity_pd0')}"
+            )
         if not 0 < similarity_pd0 < 1:
-            raise BadInput(f"--similarity must be in (0, 1), got {similarity_pd0}")
+            raise BadInput(f"{option('similarity_pd0')} must be in (0, 1), got {similarity_pd0}")
         return build_similarity_plan(
             protocol, counts, similarity_pd0, alpha=alpha, pds=pds, target_power=target_power
         )
     except ValueError as error:
-        raise BadInput(str(error)) from None
+        raise BadInput(message_of(error)) from None
 
 
 def _decided(
@@ -206,15 +215,17 @@ def _plan_decision(
         return None
     if not PROTOCOLS[protocol].prefers:
         raise BadInput(
-            f"--decide {decide} is a preference decision; use --protocol preference "
+            f"{option('decide', decide)} is a preference decision; use "
+            f"{option('protocol', 'preference')} "
             "(or similar:PD0 for the triangle and pair protocols)"
         )
     if pc is not None or pd is not None or html is not None:
         raise BadInput(
-            "--decide plans at one true share: give it with --true, not --pc, --pd or --html"
+            f"{option('decide')} plans at one true share: give it with {option('true')}, not "
+            f"{option('pc')}, {option('pd')} or {option('html')}"
         )
     if not 0 < alpha <= 0.5:
-        raise BadInput(f"--alpha must be in (0, 0.5], got {alpha}")
+        raise BadInput(f"{option('alpha')} must be in (0, 0.5], got {alpha}")
     counts = check_trials(list(trials)) if trials is not None else None
     try:
         decision = plan_decision(
@@ -226,7 +237,7 @@ def _plan_decision(
             trials=counts,
         )
     except ValueError as error:
-        raise BadInput(f"--decide: {error}") from None
+        raise BadInput(f"{option('decide')}: {message_of(error)}") from None
     return Plan(None, tuple(row.n for row in decision.rows), None, decision)
 
 

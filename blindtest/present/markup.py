@@ -45,6 +45,12 @@ def _markdown() -> MarkdownIt:
     return parser
 
 
+def markdown_tokens(text: str) -> list[Any]:
+    """The token stream :func:`render_text` renders (the same parser and rules, after the same
+    :func:`neutralise`), for a screen that draws it itself: the judging terminal."""
+    return list(_markdown().parse(neutralise(text)))
+
+
 def render_text(text: str, *, plain: bool) -> Markup:
     """A response as a reader sees it: markdown, or every character as it is (``plain``)."""
     text = neutralise(text)

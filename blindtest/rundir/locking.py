@@ -24,7 +24,7 @@ from blindtest.rundir import artifacts, oslock
 from blindtest.rundir.artifacts import LOCK, cannot_write, make_dir
 from blindtest.rundir.artifacts.atomic import _BINARY
 
-__all__ = ["file_lock", "holding_picks", "holding_run", "run_lock"]
+__all__ = ["file_lock", "holding_picks", "holding_run", "run_holder", "run_lock"]
 
 # --------------------------------------------------------------------------- locks
 
@@ -163,6 +163,27 @@ def run_lock(
     from writing into one run at once; this one writes nothing there, and a stage that
     could not make the lock file could not write into the run either)."""
     return _lock(run_dir / LOCK, run_dir, _label(label), create, unlocked)
+
+
+def run_holder(run_dir: Path) -> str | None:
+    """Who holds RUN's lock now ("process 4242 (bt-generate)"), or None when nobody does (or
+    this process does). Only asks: the lock is let go at once when it was free."""
+    lock_path = run_dir / LOCK
+    if os.path.abspath(lock_path) in _held:
+        return None
+    try:
+        fd = os.open(lock_path, os.O_RDWR | _BINARY)
+    except OSError:
+        return None  # no lock file: nobody holds it (a holder makes it first)
+    try:
+        if oslock.try_lock(fd):
+            oslock.unlock(fd)
+            return None
+        return _holder(lock_path)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def file_lock(path: Path, label: str | None = None) -> contextlib.AbstractContextManager[None]:

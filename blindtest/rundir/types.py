@@ -78,7 +78,8 @@ class _ArrangementRequired(TypedDict):
 
 class ArrangementEntry(_ArrangementRequired, total=False):
     """One item of ``arrangement``: ``doubled`` and ``odd_position`` (triangle) or ``left``;
-    ``control`` (preference) marks a hidden control, both outputs drawn from that side. With
+    ``control`` (preference) marks a hidden control, both outputs drawn from that side;
+    ``planted`` a comparison of the sensitivity check (``blindtest.model.planted``). With
     candidates, ``left`` and ``right`` name the two candidates shown."""
 
     doubled: str
@@ -86,6 +87,7 @@ class ArrangementEntry(_ArrangementRequired, total=False):
     left: str
     right: str
     control: str
+    planted: dict[str, Any]
 
 
 class DesignPairing(TypedDict):
@@ -124,6 +126,7 @@ class DesignRecord(_DesignRequired, total=False):
     derived_from: dict[str, Any]
     candidates: list[str]
     pairing: DesignPairing
+    decision: dict[str, Any]
 
 
 # --------------------------------------------------------------------------- responses.schema.json
@@ -211,6 +214,10 @@ _PickOptional = TypedDict(
         "design_sha256": str,
         "correction": bool,
         "pass": int,
+        # Made by the judging page: a pick sent twice is recorded once.
+        "pick_id": str,
+        # A skip record (no pick: the trial was put off).
+        "skipped": bool,
         # An LLM judge's records.
         "failed": bool,
         "error": str,
@@ -377,6 +384,8 @@ class ReportRecord(_ReportRequired, ProtocolFields, total=False):
     summary: dict[str, Any]
     next: dict[str, Any] | None
     sides: dict[str, Any]
+    #: A pre-registered decision (``blindtest.analysis.decision``).
+    decision: dict[str, Any]
     llm_judges: dict[str, Any] | None
     controls: dict[str, Any] | None
     style_control: dict[str, Any] | None

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from blindtest import reportfmt
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.rundir import artifacts
 from blindtest.rundir.artifacts import JsonObject, schema_tag, sha256_bytes
 from blindtest.transport.batch import BatchResult, read_results, request_lines, split_parts
@@ -280,8 +280,9 @@ def check_submittable(fmt: str) -> None:
     """``--batch`` speaks OpenAI's Batch API only: refuse another ``--batch-format``."""
     if fmt != "openai":
         raise BadInput(
-            "--batch speaks OpenAI's Batch API; for Anthropic, --batch-export FILE "
-            "--batch-format anthropic and submit it there"
+            f"{option('batch')} speaks OpenAI's Batch API; for Anthropic, "
+            f"{option('batch_export', 'FILE')} {option('batch_format', 'anthropic')} and submit "
+            "it there"
         )
 
 

@@ -48,6 +48,7 @@ from blindtest.errors import (
     PromptTooLong,
     QuotaExceeded,
     RateLimited,
+    option,
 )
 from blindtest.transport.addresses import proxy_for
 from blindtest.transport.endpoint import Endpoint, _bad, _read_headers, _read_key, _role
@@ -270,13 +271,13 @@ class ChatClient:
         self._ceilings = {side: concurrency for side in endpoints} | dict(side_concurrency or {})
         self._rpms = {side: rpm for side in endpoints} | dict(side_rpm or {})
         for side, ceiling in self._ceilings.items():
-            _bad(ceiling < 1, f"--concurrency must be >= 1, got {ceiling} (side {side})")
+            _bad(ceiling < 1, f"{option('concurrency')} must be >= 1, got {ceiling} (side {side})")
         for side, cap in self._rpms.items():
             _bad(
                 cap is not None and not (cap > 0 and math.isfinite(cap)),
                 f"rpm must be > 0, got {cap} (side {side})",
             )
-        _bad(not (timeout > 0), f"--timeout must be > 0 seconds, got {timeout}")
+        _bad(not (timeout > 0), f"{option('timeout')} must be > 0 seconds, got {timeout}")
         _bad(not (connect_timeout > 0), f"connect timeout must be > 0, got {connect_timeout}")
         self._endpoints = dict(endpoints)
         self._concurrency = concurrency

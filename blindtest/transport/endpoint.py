@@ -11,9 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
-from blindtest.errors import (
-    BadInput,
-)
+from blindtest.errors import BadInput, option
 from blindtest.model.sides import RESERVED_PARAMS
 from blindtest.transport.wire import (
     ChatMessage,
@@ -157,7 +155,7 @@ def _read_headers(side: str, endpoint: Endpoint) -> dict[str, str]:
         if not value:
             raise BadInput(
                 f"{_role(side)}: environment variable {env} (for the {name} header) is not set; "
-                "export it, or drop the --header-env option"
+                f"export it, or drop the {option(f'{side.lower()}_header_env')} option"
             )
         headers[name] = value
     return headers

@@ -18,9 +18,11 @@ The sockets are the client's (:class:`blindtest.transport.client.ChatClient`).""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from blindtest.errors import (
     AuthFailed,
@@ -136,6 +138,8 @@ ASPECTS = ("key", "url", "model", "context", "params", "cost")
 @dataclass
 class _Lines:
     found: dict[str, CheckLine] = field(default_factory=dict)
+    #: The model names ``GET /models`` listed, for a model line that fails to name them.
+    models: list[str] = field(default_factory=list)
 
     def set(self, aspect: str, status: str, text: str) -> None:
         if aspect in self.found and self.found[aspect].status == FAIL:
@@ -223,6 +227,15 @@ async def _models(client: ChatClient, target: Target, lines: _Lines) -> tuple[bo
     except EndpointFailed as error:
         lines.set("url", FAIL, _bare(error))
         return False, None
+    if status == 404 and not _has_api_prefix(endpoint.base_url):
+        base = endpoint.base_url.rstrip("/")
+        lines.set(
+            "url",
+            FAIL,
+            f"GET {base}/models answered HTTP 404: the base URL lacks the API prefix; try "
+            f"{base}/v1",
+        )
+        return False, None
     lines.set("url", OK, f"reachable (GET /models answered HTTP {status})")
     if status in (401, 403):
         if endpoint.key_env:
@@ -233,6 +246,7 @@ async def _models(client: ChatClient, target: Target, lines: _Lines) -> tuple[bo
         lines.set("key", FAIL, said)
         return True, None
     listed = _listed(data) if status == 200 else []
+    lines.models = [str(item.get("id")) for item in listed]
     entry = next((item for item in listed if item.get("id") == endpoint.model), None)
     context = _context_of(entry) if entry is not None else None
     if context is None and is_llama_cpp(listed, endpoint):
@@ -240,12 +254,26 @@ async def _models(client: ChatClient, target: Target, lines: _Lines) -> tuple[bo
     if entry is not None:
         lines.set("model", OK, f"{endpoint.model} is listed by the server")
     elif listed:
-        names = ", ".join(str(item.get("id")) for item in listed[:3])
-        more = f" and {len(listed) - 3} more" if len(listed) > 3 else ""
-        lines.set("model", NOTE, f"{endpoint.model} is not among the models listed ({names}{more})")
+        lines.set(
+            "model",
+            NOTE,
+            f"{endpoint.model} is not among the models the server lists: {_names(lines.models)}",
+        )
     else:
         lines.set("model", UNKNOWN, f"the server lists no models (HTTP {status})")
     return True, context
+
+
+def _names(models: Sequence[str]) -> str:
+    """The models a server lists, for a person to pick from (the first 12 named)."""
+    shown = ", ".join(models[:12])
+    return shown + (f" and {len(models) - 12} more" if len(models) > 12 else "")
+
+
+def _has_api_prefix(base_url: str) -> bool:
+    """Whether the base URL's path names an API version (``/v1``, ``/openai/v1``, ``/v1beta``)."""
+    path = urlsplit(base_url).path.rstrip("/")
+    return bool(re.search(r"/v\d[\w.]*$", path))
 
 
 def is_llama_cpp(listed: Sequence[Mapping[str, Any]], endpoint: Endpoint) -> bool:
@@ -348,6 +376,16 @@ async def _ask(client: ChatClient, target: Target, lines: _Lines) -> Any:
     return await client.complete(target.role, target.messages, seed=target.seed)
 
 
+def _rejected(error: EndpointRejected, endpoint: Endpoint, lines: _Lines) -> None:
+    """The small request refused: a 404 is the model (named with those the server lists),
+    anything else the parameters."""
+    aspect = "model" if error.status == 404 else "params"
+    said = _bare(error)
+    if aspect == "model" and lines.models and endpoint.model not in lines.models:
+        said += f"; the server lists: {_names(lines.models)}"
+    lines.set(aspect, FAIL, said)
+
+
 async def _complete(client: ChatClient, target: Target, lines: _Lines) -> None:
     endpoint = client.endpoint(target.role)
     try:
@@ -365,8 +403,7 @@ async def _complete(client: ChatClient, target: Target, lines: _Lines) -> None:
         lines.set("url", FAIL, _bare(error))
         return
     except EndpointRejected as error:
-        aspect = "model" if error.status == 404 else "params"
-        lines.set(aspect, FAIL, _bare(error))
+        _rejected(error, endpoint, lines)
         return
     except BadInput as error:
         lines.set("key", FAIL, str(error).partition(": ")[2] or str(error))

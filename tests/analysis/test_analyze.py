@@ -217,7 +217,7 @@ def test_an_unfinished_fixed_design_is_void_and_says_so_plainly(tmp_path: Path) 
         "Void: only 12 of 20 trials were judged. A fixed design must be finished"
     )
     # / 9.10: one line, no doubled "void: Void:", nothing else on the screen.
-    assert result.stderr.startswith("void: 12 of 20 judged; finish with: ")
+    assert result.stderr.startswith("void: 12 of 20 judged; finish with:\n")
     assert result.stdout == ""
 
 

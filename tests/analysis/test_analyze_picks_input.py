@@ -269,7 +269,7 @@ def test_pick_4_in_a_triangle_gets_the_clear_message(tmp_path: Path, invoke: Inv
         invoke("judge", pref, "--check", write_picks(tmp_path / "q.jsonl", [pick(1, "2")]))
     )
     assert error.endswith(
-        "q.jsonl:1: pick '2' is out of range for a preference run (left, right or tie)\n"
+        "q.jsonl:1: pick '2' is out of range for a preference run (left, right, tie or both_bad)\n"
     )
 
 

@@ -93,10 +93,11 @@ def test_void_line_of_an_llm_judge_gives_the_judge_command_that_resumes(
     analyzed = invoke("analyze", run, "--picks", out)
     assert analyzed.exit_code == 1, analyzed.output
     origin = simulator.base_url.rsplit("/", 1)[0]
-    assert (
-        f"bt-judge {run} --out {out} --judge llm:sim-judge-fair (with the "
-        f"--judge-url at {origin} it ran with)"
-    ) in analyzed.stderr.replace("\n", " ")
+    said, command = analyzed.stderr.rstrip("\n").rsplit("\n", 1)
+    assert said.replace("\n", " ").endswith(
+        f"finish with (with the --judge-url at {origin} it ran with):"
+    )
+    assert command.endswith(f"bt-judge {run} --out {out} --judge llm:sim-judge-fair")
 
 
 def test_a_question_nobody_answered_says_so() -> None:

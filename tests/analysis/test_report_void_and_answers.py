@@ -50,7 +50,9 @@ def test_void_analysis_prints_one_line_and_reveals_nothing(tmp_path: Path) -> No
     result = cli("analyze", run, "--html", tmp_path / "r.html")
     assert result.exit_code == 1
     assert result.stdout == ""
-    assert result.stderr == f"void: 12 of 20 judged; finish with: {stage_command('judge', run)}\n"
+    # The command goes whole on a line of its own (pasted as printed), naming the judge.
+    command = stage_command("judge", run, "--judge-id", "alice")
+    assert result.stderr == f"void: 12 of 20 judged; finish with:\n{command}\n"
     report = read_report(run)
     assert set(report) <= {*VOID_KEYS, "picks_files"}
     for key in ("audit", "per_trial", "p_value", "pc", "pd", "correct", "models", "appendix"):
@@ -98,7 +100,7 @@ def test_void_line_names_the_picks_file_of_a_second_judge(tmp_path: Path) -> Non
     result = cli("analyze", run, "--picks", run / artifacts.PICKS, "--picks", bob)
     assert result.exit_code == 1
     expected = stage_command("judge", run, "--out", bob, "--judge-id", "bob")
-    assert result.stderr == f"void: judge 'bob' 7 of 20 judged; finish with: {expected}\n"
+    assert result.stderr == f"void: judge 'bob' 7 of 20 judged; finish with:\n{expected}\n"
 
 
 # --------------------------------------------------------------------------- --ask answers
@@ -248,7 +250,7 @@ def test_a_void_bot_run_is_finished_by_a_command_that_works(tmp_path: Path) -> N
     (run / artifacts.PICKS).write_bytes(b"".join(lines[:9]))
     result = cli("analyze", run)
     command = stage_command("judge", run, "--judge", "bot:length", "--force")
-    assert result.stderr == f"void: 9 of 20 judged; finish with: {command}\n"
+    assert result.stderr == f"void: 9 of 20 judged; finish with:\n{command}\n"
     assert cli("judge", run, "--judge", "bot:length", "--force").exit_code == 0
     assert cli("analyze", run, "--force").exit_code == 0
 

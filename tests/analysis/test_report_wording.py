@@ -36,7 +36,7 @@ def test_a_torn_last_pick_is_reported_and_the_void_line_says_why(tmp_path: Path)
     assert result.exit_code == 1
     assert result.stderr == (
         "void: 19 of 20 judged (the last pick, picks.jsonl line 20, was cut short when written "
-        f"and was ignored); finish with: {stage_command('judge', run)}\n"
+        f"and was ignored); finish with:\n{stage_command('judge', run, '--judge-id', 'alice')}\n"
     )
     report = read_report(run)
     assert report["reading"]["picks"][0]["torn_line"] == 20

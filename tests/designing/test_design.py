@@ -173,7 +173,7 @@ def test_doubled_side_is_not_strict_alternation() -> None:
 
 
 def test_triangle_refused_at_temperature_zero() -> None:
-    with pytest.raises(BadInput, match=r"refused at temperature 0.*use --protocol pair"):
+    with pytest.raises(BadInput, match=r"refused at temperature 0.*use protocol=pair"):
         build_design(make_prompts(20), options(a=ModelSpec("m", temperature=0.0)), PROVENANCE)
 
 
@@ -187,17 +187,17 @@ def test_pair_allowed_at_temperature_zero() -> None:
 @pytest.mark.parametrize(
     ("overrides", "prompts", "message"),
     [
-        ({"trials": 20}, 12, r"found 12 distinct prompts, need 20.*use --trials 12"),
-        ({"trials": 0}, 12, r"--trials must be at least 1, got 0"),
-        ({"alpha": 0.0}, 30, r"--alpha must be in \(0, 0.5\], got 0.0"),
-        ({"alpha": 0.6}, 30, r"--alpha must be in \(0, 0.5\], got 0.6"),
-        ({"alpha": float("nan")}, 30, r"--alpha must be in"),
+        ({"trials": 20}, 12, r"found 12 distinct prompts, need 20.*use trials=12"),
+        ({"trials": 0}, 12, r"^trials must be at least 1, got 0"),
+        ({"alpha": 0.0}, 30, r"^alpha must be in \(0, 0.5\], got 0.0"),
+        ({"alpha": 0.6}, 30, r"^alpha must be in \(0, 0.5\], got 0.6"),
+        ({"alpha": float("nan")}, 30, r"^alpha must be in"),
         ({"protocol": "abx"}, 30, r"unknown protocol 'abx'"),
-        ({"protocol": "pair", "sequential": True}, 30, r"--sequential is defined for the triangle"),
-        ({"similarity_pd0": 1.5}, 30, r"--similarity must be in \(0, 1\), got 1.5"),
+        ({"protocol": "pair", "sequential": True}, 30, r"^sequential is defined for the triangle"),
+        ({"similarity_pd0": 1.5}, 30, r"^similarity_pd0 must be in \(0, 1\), got 1.5"),
         ({"protocol": "preference", "similarity_pd0": 0.3}, 30, r"triangle and pair"),
         ({"sequential": True, "similarity_pd0": 0.3}, 30, r"cannot be combined"),
-        ({"seed": ""}, 30, r"--seed must not be empty"),
+        ({"seed": ""}, 30, r"^seed must not be empty"),
     ],
 )
 def test_bad_designs_are_refused(overrides: dict[str, object], prompts: int, message: str) -> None:

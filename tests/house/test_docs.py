@@ -79,3 +79,43 @@ def test_no_cli_heading_names_a_command_that_does_not_exist() -> None:
     assert "bt-design" in scripts
     for alias in re.findall(r"^## blindtest \w+ \((bt-\w+)\)", CLI_REFERENCE, flags=re.M):
         assert alias in scripts
+
+
+#: Pages that describe the layout: every path and module they name must exist.
+LAYOUT_PAGES = ("development.md", "python-api.md")
+
+
+def _named_in(page: str) -> tuple[list[str], list[str]]:
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    quoted = re.findall(r"`([^`\s]+)`", text)
+    paths = [q.rstrip("/") for q in quoted if q.startswith(("blindtest/", "tests/", "schemas/"))]
+    names = [q for q in quoted if re.fullmatch(r"blindtest(\.\w+)+", q)]
+    return paths, names
+
+
+def _resolves(dotted: str) -> bool:
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for attribute in parts[cut:]:
+            if not hasattr(found, attribute):
+                return False
+            found = getattr(found, attribute)
+        return True
+    return False
+
+
+@pytest.mark.parametrize("page", LAYOUT_PAGES)
+def test_the_layout_pages_name_only_what_exists(page: str) -> None:
+    paths, names = _named_in(page)
+    assert "blindtest/model/protocols.py" in paths or page != "development.md"
+    placeholder = re.compile(r"<|[A-Z]{3,}")  # judge_NAME.txt, analysis/<protocol>.py
+    missing = [p for p in paths if not placeholder.search(p) and not (ROOT / p).exists()]
+    assert missing == [], f"{page} names {missing}"
+    unresolved = [n for n in names if not _resolves(n)]
+    assert unresolved == [], f"{page} names {unresolved}"

@@ -58,8 +58,9 @@ def _expected() -> list[dict[str, Any]]:
 
 
 def _comparable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A pick record without what differs between two sittings (the judge and the time)."""
-    return [{k: v for k, v in r.items() if k not in ("judge", "at")} for r in records]
+    """A pick record without what differs between two sittings (the judge and the time) and
+    the id the page makes for each pick (so a pick it sends again is recorded once)."""
+    return [{k: v for k, v in r.items() if k not in ("judge", "at", "pick_id")} for r in records]
 
 
 def _yn(yes: bool) -> str:

@@ -373,13 +373,13 @@ def test_output_plan(tmp_path: Path) -> None:
     assert plan_output(mine, "alice", bot=False, force=False) is False  # a person resumes
     assert plan_output(mine, "alice", bot=False, force=True) is True
     bots = PicksFile(path=path, picks=(Pick(trial=1, judge="b", pick=1, judge_kind="bot"),))
-    with pytest.raises(BadInput, match="already exists; use --force"):
+    with pytest.raises(BadInput, match="already exists; use force=True"):
         plan_output(bots, "b", bot=True, force=False)
     with pytest.raises(BadInput, match="holds a person's picks \\(alice\\); a bot's picks never"):
         plan_output(mine, "b", bot=True, force=True)
     with pytest.raises(BadInput, match="holds a bot's picks \\(b\\); a person's picks never"):
         plan_output(bots, "alice", bot=False, force=False)
-    with pytest.raises(BadInput, match="also holds picks by 'alice'; --force would delete"):
+    with pytest.raises(BadInput, match="also holds picks by 'alice'; force would delete"):
         plan_output(mine, "bob", bot=False, force=True)
 
 

@@ -64,6 +64,8 @@ def _example(name: str, spec: dict[str, Any]) -> Any:
         "design_sha256": "ab" * 32,
         "correction": True,
         "pass": 2,
+        "pick_id": "p-3f9a1c2e7b",
+        "skipped": False,
         # the LLM judge's optional fields
         "failed": False,
         "error": "no valid verdict after 4 answers",
@@ -85,7 +87,7 @@ def _example(name: str, spec: dict[str, Any]) -> Any:
         "attempts": 2,
         "tokens": {"prompt": 10, "completion": 5},
         "cost": 0.001,
-        "panel": {"reviewers": ["alice", "bob"], "per_judge": 14},
+        "panel": {"reviewers": ["alice", "bob"], "per_judge": 14, "order": "reviewer"},
         "judge_settings": {"model": "gpt-x", "temperature": 0.0},
         "judge_settings_sha256": "cd" * 32,
     }

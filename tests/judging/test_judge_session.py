@@ -287,9 +287,15 @@ def test_long_markdown_is_wrapped_at_80_columns_and_paged(tmp_path: Path) -> Non
     # Every screen row fits; only the one-line exit message on stderr is left to the terminal.
     rows = [row for row in judge.rows() if "interrupted;" not in row]
     assert all(display_width(row) <= 79 for row in rows), max(rows, key=display_width)
-    # Prose is word-wrapped, lists keep their hanging indent, code is never re-flowed.
-    assert "1 │ Here is a **detailed** answer that goes on for quite a while, explaining" in rows
+    # Markdown is drawn as the page renders it (a heading, bold, bullets: never ## or **),
+    # prose is word-wrapped, lists keep their hanging indent, code is never re-flowed.
+    assert "1 │ Approach" in rows
+    assert not any("## Approach" in row or "**" in row for row in rows)
+    assert "1 │ Here is a detailed answer that goes on for quite a while, explaining the" in rows
+    assert "1 │ • First bullet point that is also rather long and will need to wrap onto a" in rows
     assert "1 │   second line at 80" in rows
+    assert "1 │   1. nested numbered item with a longish description that wraps around the" in rows
+    assert "1 │ ``` python" in rows
     assert "1 │     # keep    spacing    exactly   as written" in rows
     cut = "1 │ " + CODE_LINE[:75]
     assert cut.rstrip() in rows  # the cut fell on a space, which is not drawn at the edge
@@ -328,7 +334,7 @@ def test_forty_trial_preference_session_with_reasons_and_a_fatigue_break(
     judge.start()
     for number in range(1, 41):
         if number == 31:
-            judge.expect("You have judged 30 trials in this sitting.")
+            judge.expect_words("You have judged 30 trials in this sitting; 10 of 40 are left.")
             judge.expect("c = continue now, q = stop for now: ")
             judge.send("c")
         judge.expect(f"trial {number} of 40 > ")

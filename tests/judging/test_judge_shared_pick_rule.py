@@ -68,9 +68,9 @@ def _web(run: JudgeRun, forms: Sequence[Mapping[str, str]]) -> list[object]:
             turn = next(turns)
             asking = threading.Thread(target=lambda t=turn: handed.append(reviewer.ask(t)))
             asking.start()
-            reviewer.screen()  # the trial is drawn
+            mark = reviewer.screen().mark  # the trial is drawn
         assert turn is not None
-        made = reviewer.submit({"trial": str(turn.trial.number), **form})
+        made = reviewer.submit({"trial": str(turn.trial.number), "mark": mark, **form})
         if isinstance(made, Refused):
             results.append(made)
             continue
@@ -148,7 +148,7 @@ def test_every_protocol_has_a_case_here() -> None:
          "Nicknames: the two nicknames must differ."),
         ("pair", {"pick": "1", "nick1": "q", "nick2": "owl"},
          "Nicknames: 'q' is a key in this session; choose a word such as fox or owl."),
-        ("preference", {"pick": "up"}, "Choose left, right or tie."),
+        ("preference", {"pick": "up"}, "Choose left, right, tie or both bad."),
         ("preference", {"pick": "left", "e1-left": "yes", "q1": "yes"},
          f"Answer yes or no for the left and the right: {ERROR}"),
         ("preference", {"pick": "left", "e1-left": "yes", "e1-right": "no"},

@@ -110,7 +110,8 @@ def test_a_judge_that_follows_length_is_warned_with_its_test_and_what_to_do() ->
     assert length == (
         "length: its verdicts go with length (the longer output in 20 of 20 comparisons whose "
         f"two passes chose the same output, chance 50%, exact two-sided {format_p(p)}). Either "
-        "it rewards length (spec 003: do not assume that longer outputs are better) or the "
+        "it rewards length (the judge's prompt says: do not assume that longer outputs are "
+        "better) or the "
         "better side also writes more; compare it with a person's picks on a sample of trials "
         "(bt-analyze --against) before trusting its win rate"
     )
@@ -125,7 +126,7 @@ def test_a_judge_that_shuns_length_is_warned_the_other_way() -> None:
     length = found.warnings[0]
     assert length.startswith("length: its verdicts go against length (the longer output in 0 of")
     assert "Either it penalises length or the better side also writes less" in length
-    assert "spec 003" not in length
+    assert "do not assume" not in length
 
 
 @pytest.mark.parametrize(("k", "n"), [(10, 20), (14, 20), (3, 4)])

@@ -176,7 +176,7 @@ def test_u_takes_back_the_last_pick_and_the_file_records_the_correction(
     judge.expect("u take back trial 1")
     judge.expect("trial 2 of 3 > ")
     judge.answer("u")
-    judge.expect("Taking back your pick for trial 1 (1): pick again.")
+    judge.expect("Taking back your pick for trial 1 (1): pick again (s keeps it).")
     judge.expect("trial 1 of 3 > ")
     judge.answer("u")  # only the last pick, once taken back, is open
     judge.expect("there is no pick to take back")
@@ -208,7 +208,7 @@ def test_undo_then_quit_says_plainly_that_the_earlier_pick_stands(tmp_path: Path
     judge.answer("2")
     judge.expect("trial 2 of 4 > ")
     judge.answer("u")
-    judge.expect("Taking back your pick for trial 1 (2): pick again.")
+    judge.expect("Taking back your pick for trial 1 (2): pick again (s keeps it).")
     judge.expect("trial 1 of 4 > ")
     judge.answer("q")
     judge.expect("Stop now? [y/N] ")
@@ -236,8 +236,9 @@ def test_sequential_stop_uses_the_judges_last_word(tmp_path: Path) -> None:
     recorder = Recorder(run, "alice", written.append, log_e=log_e)
     recorder.record(Pick(trial=1, judge="alice", pick=key[0]))
     recorder.record(Pick(trial=2, judge="alice", pick=wrong[1]))
-    assert recorder.can_correct(2)
-    assert not recorder.can_correct(1)
+    assert recorder.can_take_back(2)
+    assert not recorder.can_take_back(1)  # an undo takes back the last pick only
+    assert recorder.can_correct(1)  # the history changes any
     recorder.record(Pick(trial=2, judge="alice", pick=key[1], correction=True))
     assert seen == [(1, 1), (1, 2), (2, 2)]  # the wrong pick replaced, n unchanged
     assert written[-1]["correction"] is True
@@ -258,7 +259,7 @@ def test_no_undo_once_a_sequential_session_has_stopped(tmp_path: Path) -> None:
         recorder.record(Pick(trial=trial, judge="alice", pick=key[trial - 1]))
     assert recorder.stopped_early
     assert not recorder.can_correct(trial)
-    with pytest.raises(Exception, match="can no longer be taken back"):
+    with pytest.raises(Exception, match="can no longer be changed"):
         recorder.record(Pick(trial=trial, judge="alice", pick=key[trial - 1], correction=True))
 
 

@@ -236,7 +236,7 @@ def test_a_file_of_several_judges_needs_the_judge_named(tmp_path: Path) -> None:
     message = refused(run, f"verdicts:{path}", tmp_path / "p.jsonl", "carol")
     assert "holds no verdicts by 'carol'" in message
     assert "'alice', 'bob'" in message
-    assert "--judge-id NAME" in message
+    assert "judge_id=NAME" in message  # the parameter; bt-judge says --judge-id NAME
 
 
 BAD_FILES: list[tuple[object, str]] = [

@@ -6,8 +6,10 @@ text carrying script payloads. Screenshots go to test-output/ (not committed).
 
 from __future__ import annotations
 
+import re
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,11 +64,37 @@ def odd_positions(run: Path) -> list[int]:
 
 
 def get(url: str, data: bytes | None = None) -> tuple[int, str]:
+    """GET ``url`` (POST ``data``), following a redirect. No clock: the server answers every
+    request once what it waits for has happened (or says it is not judging now)."""
+    request = urllib.request.Request(url, data=data)
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=30) as r:
+        with urllib.request.urlopen(request) as r:
             return r.status, r.read().decode()
     except urllib.error.HTTPError as err:
         return err.code, err.read().decode()
+
+
+#: The page the server shows while the driver has not drawn the next trial yet.
+WAITING = "No trial is waiting for you now"
+
+
+def shown(url: str, data: bytes | None = None) -> str:
+    """The page after a GET (or a POST of ``data``) once the driver has drawn what comes next:
+    a page that says no trial is waiting yet is fetched again (each fetch waits on the server
+    for the driver, however busy the machine)."""
+    status, body = get(url, data)
+    while WAITING in body:
+        status, body = get(url.rsplit("/", 1)[0] + "/")
+    assert status in (200, 422), (status, body)
+    return body
+
+
+def form_of(body: str, **fields: object) -> bytes:
+    """The form a trial page sends (its hidden fields: the trial and the turn's mark), with
+    ``fields``."""
+    hidden = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', body))
+    assert {"trial", "mark"} <= set(hidden), body
+    return urllib.parse.urlencode({**hidden, **fields}).encode()
 
 
 # --------------------------------------------------------------------------- triangle
@@ -132,10 +160,11 @@ def test_triangle_20_trials_by_mouse_and_a_double_click_is_stored_once(
 def test_a_repeated_pick_post_is_stored_once(tmp_path: Path) -> None:
     run = make_run(tmp_path, trials=3)
     with judge_server(run, "--judge-id", "carol") as server:
+        first = shown(server.url)  # the page of trial 1, as a browser has it
         codes: list[int] = []
 
         def post(pick: int) -> None:
-            codes.append(get(server.url + "pick", f"trial=1&pick={pick}".encode())[0])
+            codes.append(get(server.url + "pick", form_of(first, pick=pick))[0])
 
         both = [threading.Thread(target=post, args=(p,)) for p in (1, 2)]
         for thread in both:
@@ -143,12 +172,12 @@ def test_a_repeated_pick_post_is_stored_once(tmp_path: Path) -> None:
         for thread in both:
             thread.join()
         assert codes == [200, 200]  # both redirected to the page (urllib follows the 303)
-        status, body = get(server.url + "pick", b"trial=1&pick=3")  # a stale form: no-op
-        assert status == 200
+        body = shown(server.url + "pick", form_of(first, pick=3))  # a stale form: no-op
         assert "trial 2 of 3" in body
         server.interrupt()
     picks = picks_of(run / artifacts.PICKS)
     assert [p["trial"] for p in picks] == [1]
+    assert picks[0]["pick"] in (1, 2)  # whichever of the two the server read first
 
 
 def test_reload_mid_session_and_a_server_restart_resume(tmp_path: Path, page: Any) -> None:

@@ -4,20 +4,20 @@
 from __future__ import annotations
 
 import re
-import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_judge_web import get, wait_for_trial
+from test_judge_web import form_of, get, shown, wait_for_trial
 
 from blindtest.errors import BadInput
 from blindtest.judging.web.panel import panel_names
-from blindtest.model.assignment import assign, coverage
+from blindtest.model.assignment import assign, coverage, reviewer_order
+from blindtest.pipeline.recompute import verify_run
 from blindtest.rundir import artifacts
 
-from judge_runs import answer_key, make_run, picks_of
+from judge_runs import answer_key, make_run, picks_of, write_picks
 from web_page import chromium, judge_server, screenshot, wait_for_keys
 
 
@@ -72,12 +72,11 @@ def _judge_over_http(url: str, odd: list[int], count: int) -> str:
     """Judge ``count`` trials as the page asks them; the page after the last pick."""
     body = ""
     for _ in range(count):
-        _, body = get(url)
+        body = shown(url)
         match = re.search(r'name="trial" value="(\d+)"', body)
         assert match, body
         trial = int(match.group(1))
-        form = urllib.parse.urlencode({"trial": trial, "pick": odd[trial - 1]}).encode()
-        _, body = get(url + "pick", form)
+        body = shown(url + "pick", form_of(body, pick=odd[trial - 1]))
     if "/static/page.css" in body:  # the end screen's stylesheet, fetched as a browser does
         get(url + "static/page.css")
     return body
@@ -194,3 +193,71 @@ def test_panel_options_are_checked(tmp_path: Path, invoke: Any) -> None:
         assert result.exit_code == 2, (args, result.output)
         assert words in result.stderr, (args, result.stderr)
     assert sorted(p.name for p in run.iterdir() if p.name.startswith("picks")) == []
+
+
+def test_each_reviewer_is_asked_in_an_order_of_its_own_and_the_operator_sees_counts(
+    tmp_path: Path,
+) -> None:
+    run = make_run(tmp_path, trials=10)
+    odd = [e["odd_position"] for e in answer_key(run)]
+    with judge_server(run, "--panel", "alice,bob") as server:
+        urls = read_all_links(server, 2)
+        for url in urls.values():
+            _judge_over_http(url, odd, 10)
+        code, out, err = server.finish()
+    assert code == 0, err
+    seed = str(artifacts.load_design(run).design["seed"])
+    asked = {}
+    for name in ("alice", "bob"):
+        lines = picks_of(run / f"picks-{name}.jsonl")
+        asked[name] = [p["trial"] for p in lines]
+        assert tuple(asked[name]) == reviewer_order(seed, name, range(1, 11))
+        assert {p["panel"]["order"] for p in lines} == {"reviewer"}
+    assert asked["alice"] != asked["bob"]  # fatigue falls on different comparisons
+    # The operator's terminal: counts only, and who has finished; never a pick or a trial.
+    progress = [line for line in out.splitlines() if "of 10" in line]
+    assert "alice has finished (10 of 10)." in out
+    assert "bob has finished (10 of 10)." in out
+    assert any(line.startswith("progress: alice 1 of 10, bob ") for line in progress)
+    for line in progress:
+        assert not re.search(r"trial \d|left|right|correct", line), line
+    verified = verify_run(run)  # a synthetic run: no responses, so only the picks are checked
+    assert verified.differences == []
+    assert any("each reviewer's order" in name for name in verified.checked)
+
+
+def test_bt_verify_re_derives_each_reviewers_order(tmp_path: Path) -> None:
+    run = make_run(tmp_path, trials=6)
+    odd = [e["odd_position"] for e in answer_key(run)]
+    with judge_server(run, "--panel", "ann,ben") as server:
+        urls = read_all_links(server, 2)
+        for url in urls.values():
+            _judge_over_http(url, odd, 6)
+        code, _, err = server.finish()
+    assert code == 0, err
+    path = run / "picks-ann.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[0], lines[1] = lines[1], lines[0]  # as if ann had been asked in another order
+    path.write_text("".join(lines))
+    found = [(d.where, d.recorded) for d in verify_run(run).differences]
+    assert found == [("picks-ann.jsonl:2/panel order", found[0][1])]
+    assert "comes before its turn in ann's own order" in found[0][1]
+
+
+def test_a_panel_made_before_reviewers_had_their_own_order_keeps_verifying(
+    tmp_path: Path,
+) -> None:
+    run = make_run(tmp_path, trials=4)
+    panel = {"reviewers": ["ann", "ben"], "per_judge": None}  # no "order": design order
+    for name in ("ann", "ben"):
+        write_picks(
+            run / f"picks-{name}.jsonl",
+            [
+                {"schema": "blindtest/picks@1", "trial": t, "judge": name, "pick": 1,
+                 "judge_kind": "human", "panel": panel}
+                for t in range(1, 5)
+            ],
+        )  # fmt: skip
+    verified = verify_run(run)
+    assert verified.differences == []
+    assert not any("each reviewer's order" in name for name in verified.checked)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_judge_web import get, odd_positions, wait_for_trial
+from test_judge_web import form_of, get, odd_positions, shown, wait_for_trial
 
 from blindtest.judging.driver import TakeBack, Turn
 from blindtest.judging.web.reviewer import Reviewer
@@ -91,19 +91,59 @@ def test_an_undo_from_a_stale_page_or_twice_takes_back_one_pick_only(tmp_path: P
     run = make_run(tmp_path, trials=3)
     odd = odd_positions(run)
     with judge_server(run, "--judge-id", "vic") as server:
-        get(server.url + "pick", f"trial=1&pick={odd[0]}".encode())
-        status, body = get(server.url + "undo", b"trial=1")  # the page now shows trial 2
-        assert status == 200
-        assert "trial 2 of 3" in body  # a stale page's undo changes nothing
-        status, body = get(server.url + "undo", b"trial=2")
-        assert "trial 1 of 3" in body
-        assert "took back your pick for trial 1" in body
-        status, body = get(server.url + "undo", b"trial=1")  # again: nothing left to take
+        first = shown(server.url)  # trial 1's page, as a browser has it
+        second = shown(server.url + "pick", form_of(first, pick=odd[0]))
+        assert "trial 2 of 3" in second
+        body = shown(server.url + "undo", form_of(first))  # a stale page's undo: no-op
+        assert "trial 2 of 3" in body
+        again = shown(server.url + "undo", form_of(second))
+        assert "trial 1 of 3" in again
+        assert "took back your pick for trial 1" in again
+        body = shown(server.url + "undo", form_of(second))  # again: nothing left to take
         assert "trial 1 of 3" in body
         assert 'id="undo"' not in body
+        # Trial 1 picked anew, trial 2's page shows an Undo again: the page from before the
+        # take-back names trial 2 too, but not this showing of it, so it takes nothing back.
+        third = shown(server.url + "pick", form_of(again, pick=odd[0]))
+        assert "trial 2 of 3" in third
+        assert 'id="undo"' in third
+        assert "trial 2 of 3" in shown(server.url + "undo", form_of(second))
         server.interrupt()
     lines = picks_of(run / artifacts.PICKS)
-    assert [(p["trial"], p["pick"]) for p in lines] == [(1, odd[0])]  # the earlier pick stands
+    assert [(p["trial"], p["pick"], p.get("correction", False)) for p in lines] == [
+        (1, odd[0], False), (1, odd[0], True)
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("first", ["pick", "undo"])
+def test_a_pick_and_an_undo_sent_together_from_one_page_do_one_thing(
+    tmp_path: Path, first: str
+) -> None:
+    """A double click that reaches both buttons (or a key and a click): the two requests race
+    to the server, which acts on whichever it reads first and ignores the other."""
+    run = make_run(tmp_path, trials=3)
+    odd = odd_positions(run)
+    with judge_server(run, "--judge-id", "wes") as server:
+        second = shown(server.url + "pick", form_of(shown(server.url), pick=odd[0]))
+        requests = {
+            "pick": (server.url + "pick", form_of(second, pick=odd[1])),
+            "undo": (server.url + "undo", form_of(second)),
+        }
+        order = [first, *(name for name in requests if name != first)]
+        threads = [threading.Thread(target=get, args=requests[name]) for name in order]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        now = shown(server.url)
+        server.interrupt()
+    lines = [(p["trial"], p.get("correction", False)) for p in picks_of(run / artifacts.PICKS)]
+    if "trial 3 of 3" in now:  # the pick was read first
+        assert lines == [(1, False), (2, False)]
+    else:  # the undo was: trial 1 is shown again, and the pick for trial 2 was not taken
+        assert "trial 1 of 3" in now
+        assert "took back your pick for trial 1" in now
+        assert lines == [(1, False)]
 
 
 def test_take_back_is_an_answer_the_page_sends_for_the_shown_trial_only(tmp_path: Path) -> None:
@@ -114,10 +154,12 @@ def test_take_back_is_an_answer_the_page_sends_for_the_shown_trial_only(tmp_path
     answers: list[object] = []
     asking = threading.Thread(target=lambda: answers.append(reviewer.ask(turn)))
     asking.start()
-    reviewer.screen()
-    assert reviewer.take_back({"trial": "1"}) is None  # a form from another trial's page
-    assert reviewer.take_back({"trial": "2"}) is not None
-    assert reviewer.take_back({"trial": "2"}) is None  # a second click: already on its way
+    mark = reviewer.screen().mark  # waits for the driver's thread to draw trial 2
+    assert reviewer.take_back({"trial": "1", "mark": mark}) is None  # another trial's page
+    assert reviewer.take_back({"trial": "2", "mark": "x" + mark}) is None  # another showing
+    assert reviewer.take_back({"trial": "2"}) is None  # a form without its mark
+    assert reviewer.take_back({"trial": "2", "mark": mark}) is not None
+    assert reviewer.take_back({"trial": "2", "mark": mark}) is None  # a second click
     asking.join()
     assert answers == [TakeBack()]
 

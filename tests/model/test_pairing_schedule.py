@@ -176,7 +176,7 @@ def test_the_shown_order_mixes_prompts() -> None:
         (["a", "b", "c"], "reference:", 3, None, "give all, reference:NAME or sample:M"),
         (["a", "b", "c"], "some", 3, None, "give all, reference:NAME or sample:M"),
         (["a", "b", "c"], "all", 0, None, "prompts must be a whole number >= 1"),
-        (["a", "b", "c"], "all", 3, 0, "--trials 0: give at least 1"),
+        (["a", "b", "c"], "all", 3, 0, "trials=0: give at least 1"),
     ],
 )
 def test_bad_input_is_one_clear_value_error(

@@ -50,6 +50,15 @@ ALLOWED: dict[str, tuple[int, str]] = {
         "the similarity test of each model (GUESS, one-sided against two one-sided), as "
         "stats/power.py",
     ),
+    "stats/decision.py": (
+        2,
+        "similar:PD0, the similarity decision of each model (triangle or pair), as "
+        "stats/similarity.py",
+    ),
+    "stats/sizing.py": (
+        2,
+        "the similarity claim's power and n for each model, as stats/power.py",
+    ),
     "analysis/report.py": (
         2,
         "ANALYSES: the analysis entry point of each protocol that tells two sides apart, one "

@@ -156,7 +156,7 @@ def test_the_judge_claims_its_picks_file_and_refuses_an_input(
     assert first.complete
     assert first.judged == first.total == 6
     assert first.failed == 0
-    with pytest.raises(BadInput, match="already exists; use --force"):  # a bot's file stands
+    with pytest.raises(BadInput, match="already exists; use force=True"):  # a bot's file stands
         blindtest.judge(run, "bot:length", out=run / "picks-length.jsonl")
     again = blindtest.judge(run, "bot:length", out=run / "picks-length.jsonl", force=True)
     assert again.judged == 6

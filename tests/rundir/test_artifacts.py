@@ -49,7 +49,7 @@ def test_write_json_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
     path = tmp_path / "picks.json"
     path.write_bytes(b"keep me")
     record = {"schema": "blindtest/audit@1"}
-    with pytest.raises(BadInput, match="already exists; use --force"):
+    with pytest.raises(BadInput, match="already exists; use force=True"):
         artifacts.refuse_overwrite(path, force=False)
     assert path.read_bytes() == b"keep me"
     artifacts.refuse_overwrite(path, force=True)

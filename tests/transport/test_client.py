@@ -752,9 +752,9 @@ def test_bad_endpoint_settings_are_bad_input(options: dict[str, Any], message: s
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"concurrency": 0}, "--concurrency must be >= 1, got 0"),
+        ({"concurrency": 0}, "concurrency must be >= 1, got 0"),
         ({"rpm": 0}, "rpm must be > 0, got 0"),
-        ({"timeout": 0}, "--timeout must be > 0 seconds, got 0"),
+        ({"timeout": 0}, "timeout must be > 0 seconds, got 0"),
     ],
 )
 def test_bad_client_settings_are_bad_input(options: dict[str, Any], message: str) -> None:

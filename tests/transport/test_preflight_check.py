@@ -198,7 +198,23 @@ def test_a_model_the_server_does_not_serve_fails_the_model_line(
     b = lines_of(result.stdout, "side B: sim-nope at ")
     assert b["model"][0] == "FAIL"
     assert "HTTP 404" in b["model"][1]
-    assert b["model"][1].endswith("check the model name and base URL")
+    assert "check the model name and base URL" in b["model"][1]
+    served = b["model"][1].rpartition("the server lists: ")[2]  # the names to pick from
+    assert "sim-large" in served.split(", ")
+
+
+def test_a_base_url_missing_its_api_prefix_says_so(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    bare = simulator.base_url.removesuffix("/v1")
+    run = design(invoke, tmp_path, bare)
+    result = invoke("generate", run, "--check")
+    assert result.exit_code == 3
+    a = lines_of(result.stdout, "side A: ")
+    assert a["url"][0] == "FAIL"
+    assert a["url"][1] == (
+        f"GET {bare}/models answered HTTP 404: the base URL lacks the API prefix; try {bare}/v1"
+    )
 
 
 def test_a_single_model_server_answering_another_name_is_a_note_not_a_failure(

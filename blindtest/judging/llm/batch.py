@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from blindtest import reportfmt
-from blindtest.errors import BadInput, EndpointFailed
+from blindtest.errors import BadInput, EndpointFailed, option
 from blindtest.judging import sitting
 from blindtest.judging.driver import Judge, JudgeKind, JudgingResult
 from blindtest.judging.llm.batch_requests import Selection, judge_requests, replay_kind, select
@@ -218,7 +218,7 @@ def _record_io(
         if record.get("judge_model", model) != model:
             raise BadInput(
                 f"{path} holds the batches of the judge {record['judge_model']}; give "
-                "this judge its own --out"
+                f"this judge its own {option('out')}"
             )
         return record
 
@@ -243,7 +243,9 @@ def submit(
     from blindtest.transport import batch_run
 
     if work.force:
-        raise BadInput("--batch resumes its recorded batches; --force is not for it")
+        raise BadInput(
+            f"{option('batch')} resumes its recorded batches; {option('force')} is not for it"
+        )
     endpoint = work.options.endpoint()
     endpoint.check_key("judge")
     failed = [0]

@@ -37,7 +37,7 @@ from typing import Any, cast
 
 import orjson
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.judging.driver import JudgeKind, JudgeSetup
 from blindtest.judging.llm.judge import LlmJudge
 from blindtest.judging.llm.messages import comparison_messages, prompt_fields
@@ -73,7 +73,7 @@ def check_batchable(protocol: str) -> None:
     if PROTOCOLS[protocol].llm.asking == "conversation":
         raise BadInput(
             f"a {protocol} judge cannot be batched: each call holds the judge's earlier answers; "
-            "judge it live (drop the --batch option)"
+            f"judge it live (drop the {option('batch')} option)"
         )
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from blindtest import reportfmt
-from blindtest.errors import BadInput, EndpointFailed, EndpointRejected
+from blindtest.errors import BadInput, EndpointFailed, EndpointRejected, option
 from blindtest.judging.driver import (
     Answer,
     Failed,
@@ -681,5 +681,8 @@ def judge_kind(name: str) -> JudgeKind:
     ``--judge-*`` options: :func:`blindtest.judging.stage.llm_options`)."""
     model = name.partition(":")[2].strip()
     if not model:
-        raise BadInput("--judge llm:MODEL: name the judge model, e.g. --judge llm:gpt-4o")
+        raise BadInput(
+            f"{option('kind', 'llm:MODEL')}: name the judge model, e.g. "
+            f"{option('kind', 'llm:gpt-4o')}"
+        )
     return llm_kind(LlmOptions(model=model))

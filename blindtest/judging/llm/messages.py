@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from blindtest import reportfmt
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.judging.llm import prompts
 from blindtest.judging.llm.options import LlmOptions, check_key
 from blindtest.model.picks import JudgeRun, Trial
@@ -26,13 +26,13 @@ def check_run(options: LlmOptions, run: JudgeRun, *, key: bool = True) -> None:
     protocol = run.view.protocol
     asking = PROTOCOLS[protocol].llm.asking
     if options.template is not None and asking != "passes":
-        raise BadInput(f"--judge-template is for preference runs; this run is {protocol}")
+        raise BadInput(f"{option('llm.template')} is for preference runs; this run is {protocol}")
     check_fields(run, options)
     if asking == "conversation":  # the whole transcript is sent with the last trial
         fits, total = _pair_fit(run.view.trials, options.context_tokens)
         if fits < total:
             raise BadInput(
-                f"--judge-context-tokens {options.context_tokens}: the pair transcript of "
+                f"{option('llm.context_tokens', options.context_tokens)}: the pair transcript of "
                 f"{reportfmt.count(total, 'trial')} would not fit; only {fits} fit: raise the "
                 "limit (the judge "
                 "model's context window) or design fewer trials"
@@ -147,7 +147,7 @@ def comparison_messages(
 def show_prompt(run: JudgeRun, options: LlmOptions, number: int) -> str:
     """The messages the judge gets for trial ``number`` (pass 1), as text; nothing is called."""
     if not 1 <= number <= run.view.total:
-        raise BadInput(f"--show-prompt {number}: this run has trials 1..{run.view.total}")
+        raise BadInput(f"{option('show_prompt', number)}: this run has trials 1..{run.view.total}")
     check_fields(run, options)
     messages = comparison_messages(run, options, run.view.trials[number - 1])
     return "\n\n".join(f"--- {m['role']} ---\n{m['content']}" for m in messages)

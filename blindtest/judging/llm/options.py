@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.judging.llm import prompts
 from blindtest.model.protocols import PROTOCOLS
 from blindtest.transport.addresses import is_loopback
@@ -36,8 +36,8 @@ def parse_price(text: str | None) -> tuple[float, float] | None:
         parts = []
     if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
         raise BadInput(
-            f"--price: expected IN,OUT dollars per million tokens (two finite numbers >= 0), "
-            f"e.g. 2.5,10; got {text!r}"
+            f"{option('llm.price')}: expected IN,OUT dollars per million tokens (two finite "
+            f"numbers >= 0), e.g. 2.5,10; got {text!r}"
         )
     return parts[0], parts[1]
 
@@ -119,7 +119,7 @@ def check_key(options: LlmOptions) -> None:
         raise BadInput(
             f"the LLM judge ({options.model} at {endpoint.origin}) needs a key: export "
             f"{' or '.join(DEFAULT_KEY_ENVS)} with it, or name its variable with "
-            "--judge-key-env"
+            f"{option('llm.key_env')}"
         )
 
 
@@ -129,7 +129,10 @@ def check_judge_key(kind: str, url: str | None, key_env: str | None) -> None:
     missing key found there would leave the answers paid for and the chain stopped)."""
     model = kind.removeprefix("llm:").strip()
     if not model:
-        raise BadInput("--judge llm:MODEL: name the judge model, e.g. --judge llm:gpt-4o")
+        raise BadInput(
+            f"{option('kind', 'llm:MODEL')}: name the judge model, e.g. "
+            f"{option('kind', 'llm:gpt-4o')}"
+        )
     base_url = url or DEFAULT_URL
     check_key(LlmOptions(model, base_url, resolve_key_env(key_env, os.environ)))
 

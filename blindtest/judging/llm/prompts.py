@@ -67,7 +67,7 @@ class JudgeTemplate:
     """A preference template: its text and where it came from (for messages)."""
 
     text: str
-    source: str = "the bundled spec 003 prompt"
+    source: str = "the bundled prompt"
 
 
 def parse_template(text: str, where: str) -> JudgeTemplate:

@@ -23,6 +23,10 @@ from blindtest.errors import BadInput
 from blindtest.judging.terminal.layout import ASCII_GLYPHS, MIN_HEIGHT, MIN_WIDTH, UNICODE_GLYPHS
 from blindtest.model.picks import clean_text
 
+#: SGR parameters of the styles a response's markdown is drawn in: bold, italic, struck
+#: through, code in cyan, and markup (fences, rules, a link's address) dimmed.
+_STYLE_CODES = {"strong": "1", "em": "3", "s": "9", "code": "36", "dim": "2"}
+
 
 class _Resized(Exception):
     """The terminal changed size while a key or a line was awaited."""
@@ -79,6 +83,14 @@ class Console:
 
     def bold(self, text: str) -> str:
         return f"\x1b[1m{text}\x1b[0m" if self.interactive else text
+
+    def paint(self, text: str, styles: frozenset[str]) -> str:
+        """``text`` in ``styles`` (strong, em, s, code, dim) on a terminal; as it is
+        elsewhere. ``text`` is sanitized already: these are the only codes sent."""
+        codes = ";".join(_STYLE_CODES[s] for s in sorted(styles) if s in _STYLE_CODES)
+        if not self.interactive or not codes:
+            return text
+        return f"\x1b[{codes}m{text}\x1b[0m"
 
     def clear(self) -> None:
         if self.interactive:
@@ -141,11 +153,12 @@ class Console:
 
     # ------------------------------------------------------------- reading
 
-    def read_line(self, prompt: str, history: list[str] | None = None) -> str:
+    def read_line(self, prompt: str, history: list[str] | None = None, *, initial: str = "") -> str:
         """One line, cleaned (``blindtest.model.picks.clean_text``); EOFError at end of input.
 
         On a terminal the line is edited with readline; ``history`` (the earlier answers to
-        this kind of question) is what the up arrow recalls, and the answer is added to it.
+        this kind of question) is what the up arrow recalls, and the answer is added to it;
+        ``initial`` is typed in already, to be kept or edited (a reason given before).
         """
         if not self.interactive:
             self.write(prompt)
@@ -153,7 +166,7 @@ class Console:
             if not line:
                 raise EOFError
             return clean_text(line)
-        typed = ""
+        typed = initial
         while True:
             try:
                 raw = self._awaiting(partial(self._read_edited, prompt, typed, history))

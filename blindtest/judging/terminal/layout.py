@@ -1,6 +1,9 @@
 """Text layout for the terminal session, pure: sanitizing model output, display widths,
 wrapping prose (code blocks and tables never re-flowed), the rows of one trial screen, stacked
-or side by side. Testable without a terminal: nothing here reads or writes one.
+or side by side. A response is drawn from the markdown token stream the judging page renders
+(:mod:`blindtest.judging.terminal.markdown`), or line by line as typed when the design strips
+formatting (the page then shows it as typed too). Testable without a terminal: nothing here
+reads or writes one; the only escape sequences in a row are the screen's own styles (SGR).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Protocol
 
 from blindtest.model.normalize import classify_lines, is_table_delimiter
 from blindtest.model.picks import JudgeView, Trial
+from blindtest.model.prompt_size import BIDI_CONTROLS
 from blindtest.model.protocols import PROTOCOLS
 
 #: Prose is wrapped at most this wide even on wide terminals: long lines are hard to read.
@@ -19,7 +23,7 @@ MAX_PROSE_WIDTH = 110
 MIN_WIDTH = 24
 MIN_HEIGHT = 8
 
-_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_BIDI_CONTROLS = BIDI_CONTROLS  # the direction marks too: shown as escapes, as on the page
 _LIST_PREFIX = re.compile(r"^(\s*(?:[-*+]|\d{1,3}[.)]|>+)?\s*)")
 
 
@@ -57,17 +61,31 @@ def char_width(ch: str) -> int:
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
 
 
+#: The screen's own styles (bold, italic, colour): the only escape sequences a row holds,
+#: since response text is sanitized first. They take no columns.
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def display_width(text: str) -> int:
+    if "\x1b" in text:
+        text = _SGR.sub("", text)
     return sum(char_width(ch) for ch in text)
 
 
 def _take(text: str, width: int) -> tuple[str, str]:
-    """Split ``text`` after at most ``width`` columns (at least one character, to progress)."""
+    """Split ``text`` after at most ``width`` columns (at least one character, to progress);
+    a style sequence is never cut, and takes no column."""
     used = 0
-    for index, ch in enumerate(text):
-        used += char_width(ch)
+    index = 0
+    while index < len(text):
+        style = _SGR.match(text, index) if text[index] == "\x1b" else None
+        if style is not None:
+            index = style.end()
+            continue
+        used += char_width(text[index])
         if used > width and index > 0:
             return text[:index], text[index:]
+        index += 1
     return text, ""
 
 
@@ -115,10 +133,32 @@ def _is_table_row(body: str) -> bool:
     return body.lstrip().startswith("|") or is_table_delimiter(body)
 
 
-def render_text(text: str, width: int, code_width: int, more: str) -> list[str]:
-    """Rows for a markdown-ish text: every source line kept (never joined), prose wrapped to
-    ``width``; code (as ``blindtest.model.normalize`` defines it) and tables kept verbatim, cut only
-    at ``code_width``."""
+def render_text(
+    text: str,
+    width: int,
+    code_width: int,
+    more: str,
+    style: Style | None = None,
+) -> list[str]:
+    """Rows for a response: with a ``style`` (a screen), its markdown drawn as the page
+    renders it (:func:`blindtest.judging.terminal.markdown.markdown_rows`); without, every
+    source line kept (never joined), prose wrapped to ``width``, code (as
+    ``blindtest.model.normalize`` defines it) and tables kept verbatim, cut only at
+    ``code_width`` (a design that strips formatting: the page shows it as typed too)."""
+    if style is not None:
+        from blindtest.judging.terminal.markdown import markdown_rows
+
+        return markdown_rows(
+            text,
+            width,
+            code_width,
+            more=more,
+            paint=style.paint,
+            width_of=display_width,
+            take=_take,
+            sanitize=sanitize,
+            unicode=style.glyphs is UNICODE_GLYPHS,
+        )
     rows: list[str] = []
     for line in classify_lines(sanitize(text)):
         body = line.body.expandtabs(4).rstrip()
@@ -156,18 +196,21 @@ def option_labels(protocol: str, beside: bool = False) -> tuple[tuple[str, str],
 
 
 class Style(Protocol):
-    """How a screen marks things: the glyphs the terminal can show, and bold."""
+    """How a screen marks things: the glyphs the terminal can show, bold, and a run of text in
+    a set of styles ("strong", "em", "s", "code", "dim")."""
 
     glyphs: Glyphs
 
     def bold(self, text: str) -> str: ...
+
+    def paint(self, text: str, styles: frozenset[str]) -> str: ...
 
 
 def fit(text: str, width: int) -> str:
     if display_width(text) <= width:
         return text
     head, _ = _take(text, max(1, width - 3))
-    return head + "..."
+    return head + ("\x1b[0m" if "\x1b" in head else "") + "..."
 
 
 def pad(text: str, width: int) -> str:
@@ -178,15 +221,23 @@ def pad(text: str, width: int) -> str:
 FOLDED_TURN_ROWS = 3
 
 
-def history_rows(trial: Trial, width: int, code_width: int, bar: str, more: str) -> list[str]:
+def history_rows(
+    trial: Trial,
+    width: int,
+    code_width: int,
+    bar: str,
+    more: str,
+    style: Style | None = None,
+) -> list[str]:
     """A conversation's earlier turns, compactly: each under its role, folded to
-    ``FOLDED_TURN_ROWS`` rows. Nothing for a single prompt."""
+    ``FOLDED_TURN_ROWS`` rows. Nothing for a single prompt. ``style``: markdown drawn (see
+    :func:`render_text`)."""
     if not trial.history:
         return []
     turns = len(trial.history)
     rows = [f"Conversation: {turns} earlier turn{'s' if turns != 1 else ''}, then the prompt"]
     for role, content in trial.history:
-        body = render_text(content, width - 12, code_width - 12, more)
+        body = render_text(content, width - 12, code_width - 12, more, style)
         if len(body) > FOLDED_TURN_ROWS:
             body = [
                 *body[: FOLDED_TURN_ROWS - 1],
@@ -200,10 +251,13 @@ def history_rows(trial: Trial, width: int, code_width: int, bar: str, more: str)
 
 
 def trial_layout(
-    view: JudgeView, trial: Trial, width: int, style: Style
+    view: JudgeView, trial: Trial, width: int, style: Style, *, plain: bool = False
 ) -> tuple[list[str], list[int]]:
     """The rows of one trial screen (progress, the prompt, then the options under rules,
-    side by side when ``width`` allows) and the row where each option starts."""
+    side by side when ``width`` allows) and the row where each option starts. The texts are
+    drawn from their markdown, as the page renders them, unless ``plain`` (the design strips
+    formatting: shown as typed, as on the page)."""
+    drawn = None if plain else style
     glyphs = style.glyphs
     gutter_width = 4
     text_width = max(MIN_WIDTH - gutter_width, width - gutter_width)
@@ -211,9 +265,9 @@ def trial_layout(
     sep = glyphs.sep
     header = fit(f"trial {trial.number} of {view.total} {sep} {view.question}", width)
     rows = [style.bold(header), ""]
-    rows += history_rows(trial, prose_width, text_width, glyphs.bar, glyphs.more)
+    rows += history_rows(trial, prose_width, text_width, glyphs.bar, glyphs.more, drawn)
     rows.append(style.bold("Prompt"))
-    for line in render_text(trial.prompt, prose_width, text_width, glyphs.more):
+    for line in render_text(trial.prompt, prose_width, text_width, glyphs.more, drawn):
         rows.append(f"  {glyphs.bar} {line}".rstrip())
     beside = side_by_side(view.protocol, width)
     labels = option_labels(view.protocol, beside)
@@ -226,7 +280,9 @@ def trial_layout(
         for (header, gutter), option in zip(labels, trial.options, strict=True):
             title = f"{glyphs.rule * 2} {header} "
             head = title + glyphs.rule * max(0, column - display_width(title))
-            body = render_text(option, min(body_width, MAX_PROSE_WIDTH), body_width, glyphs.more)
+            body = render_text(
+                option, min(body_width, MAX_PROSE_WIDTH), body_width, glyphs.more, drawn
+            )
             cells.append([head, *(f"{gutter} {glyphs.bar} {line}" for line in body or [""])])
         anchor = len(rows)
         gap = " " * COLUMN_GAP
@@ -242,6 +298,6 @@ def trial_layout(
         rows.append("")
         anchors.append(len(rows))
         rows.append(style.bold(title + glyphs.rule * max(0, width - display_width(title))))
-        body = render_text(option, prose_width, text_width, glyphs.more) or [""]
+        body = render_text(option, prose_width, text_width, glyphs.more, drawn) or [""]
         rows.extend(f"{gutter:>1} {glyphs.bar} {line}".rstrip() for line in body)
     return rows, anchors

@@ -8,9 +8,17 @@ nickname or a side), so a protocol whose picks are of a known kind needs nothing
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
 from blindtest.judging.answers import COMMAND_KEYS
-from blindtest.model.picks import JudgeView, JudgingResult
-from blindtest.model.protocols import PREFERENCE_PICKS, PROTOCOLS
+from blindtest.judging.terminal.layout import fit, sanitize, wrap_prose_line
+from blindtest.model.picks import JudgeView, JudgingResult, Pick
+from blindtest.reportfmt import count
+
+if TYPE_CHECKING:
+    from blindtest.judging.driver import Turn
+from blindtest.model.protocols import BOTH_BAD, PREFERENCE_PICKS, PROTOCOLS
 
 
 def nickname_keys(nicknames: tuple[str, str]) -> tuple[str | None, str | None]:
@@ -35,9 +43,10 @@ def nickname_keys(nicknames: tuple[str, str]) -> tuple[str | None, str | None]:
 def answer_keys(protocol: str, nicknames: tuple[str, str] | None, beside: bool = False) -> str:
     rules = PROTOCOLS[protocol]
     if rules.pick_kind == "side":
+        bad = ", x = both bad" if rules.prefers else ""
         if beside:
-            return "l = left, r = right, t = tie"
-        return "1 = option 1, 2 = option 2, t = tie"
+            return f"l = left, r = right, t = tie{bad}"
+        return f"1 = option 1, 2 = option 2, t = tie{bad}"
     if rules.pick_kind == "nickname":
         if nicknames is None:
             return "nicknames first"
@@ -50,6 +59,8 @@ def answer_keys(protocol: str, nicknames: tuple[str, str] | None, beside: bool =
 
 def pick_words(protocol: str, pick: int | str, beside: bool = False) -> str:
     """A pick as the judge made it, in the words of the screen."""
+    if pick == BOTH_BAD:
+        return "both bad"
     kind = PROTOCOLS[protocol].pick_kind
     if kind == "side" and not beside and pick in ("left", "right"):
         return "option 1" if pick == "left" else "option 2"
@@ -69,6 +80,8 @@ def parse_answer(protocol: str, text: str, nicknames: tuple[str, str] | None) ->
         return int(answer) if answer in rules.labels else None
     if rules.pick_kind == "side":
         words = {"l": "left", "1": "left", "r": "right", "2": "right", "t": "tie"}
+        if rules.prefers:
+            words.update({"x": BOTH_BAD, BOTH_BAD: BOTH_BAD, "both bad": BOTH_BAD})
         return words.get(answer, answer if answer in PREFERENCE_PICKS else None)
     if nicknames is None:
         return None
@@ -92,7 +105,9 @@ def help_text(protocol: str, sequential: bool) -> list[str]:
         stop,
         "Reading: when a trial is longer than the screen, space or Enter shows more, b goes "
         "back, g goes to the top, 1, 2 or 3 jumps to that option. At a question: v shows the "
-        "trial again, v2 from option 2, b the page before, u takes back your last pick.",
+        "trial again, v2 from option 2, b the page before, u takes back your last pick, h "
+        "lists your picks so far (change any of them there), s skips this comparison for now "
+        "(it comes back after the others).",
         "Typing: arrow keys, Home, End and backspace edit the line before Enter.",
         "q stops the session. Every answer given so far is saved; running the same command "
         "again continues at the first trial you have not judged. Ctrl-C stops too.",
@@ -133,3 +148,100 @@ def closing_message(view: JudgeView, result: JudgingResult, analyze_command: str
         )
     judged = "The trial is judged." if result.total == 1 else f"All {result.total} trials judged."
     return f"{judged} Run {analyze_command} to see the result."
+
+
+def history_rows(
+    view: JudgeView,
+    words: Sequence[Pick],
+    width: int,
+    sep: str,
+    words_of: Callable[[int | str], str],
+) -> list[str]:
+    """A judge's picks so far, two rows each: the trial, the pick (``words_of``), the reason
+    and the answers; then the prompt's opening words. Only what the judge answered: nothing
+    about sides."""
+    rows: list[str] = []
+    for word in words:
+        line = f"{word.trial:>4}  {words_of(word.pick)}"
+        if word.reason:
+            line += f" {sep} {sanitize(word.reason)}"
+        for question, said in (word.answers or {}).items():
+            if isinstance(said, bool):
+                line += f" {sep} {question} {'yes' if said else 'no'}"
+            else:
+                both = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in said.items())
+                line += f" {sep} {question} {both}"
+        prompt = " ".join(sanitize(view.trials[word.trial - 1].prompt).split())
+        rows += wrap_prose_line(line, width)
+        rows.append("      " + fit(prompt, max(10, width - 6)))
+    return rows
+
+
+def notice_words(
+    trial: int,
+    changing: str | None,
+    correcting: str | None,
+    *,
+    skipped: bool,
+    arbitrary: bool,
+) -> str:
+    """The line under the question: a change from the history (``changing``: the pick now, in
+    words) or an undo (``correcting``) under way, a trial back after a skip, or the arbitrary
+    first pair."""
+    if changing is not None:
+        return (
+            f"Changing your pick for trial {trial} (now: {changing}): answer again, or s to "
+            "keep it as it is."
+        )
+    if correcting is not None:
+        return (
+            f"Taking back your pick for trial {trial} ({correcting}): pick again (s keeps it). "
+            "If you stop now, the earlier pick stands."
+        )
+    if skipped:
+        return "You skipped this comparison earlier; s puts it off again."
+    if arbitrary:
+        return "This first choice is arbitrary: either nickname is right for trial 1."
+    return ""
+
+
+def fatigue_words(turn: Turn, total: int, every: int) -> str:
+    """The break screen: how many were judged in this sitting and how many are left."""
+    return (
+        f"You have judged {count(turn.judged_now, 'trial')} in this sitting; {turn.left} of "
+        f"{total} are left. Judgement gets worse after about {every} comparisons in a row: "
+        "consider stopping now and resuming later. Your picks are saved, and running the same "
+        f"command again continues at trial {turn.trial.number}."
+    )
+
+
+def stop_words(result: JudgingResult, total: int) -> str:
+    """What a fixed design's judge reads before stopping: what is saved, and that an
+    unfinished run is void."""
+    kept = (
+        f" Your pick for trial {result.kept_trial} was not changed: the earlier pick stands."
+        if result.kept_trial is not None
+        else ""
+    )
+    return (
+        f"Stop now? {result.judged} of {total} trials are judged and saved.{kept} This design "
+        "has a fixed number of trials: if it is never finished, the analysis reports the run as "
+        "void. Run the same command again later to continue at trial "
+        f"{result.next_trial or total}."
+    )
+
+
+def input_ended_words(result: JudgingResult, interactive: bool, resume: str) -> str:
+    """The one line when input ends (Ctrl-D, stdin closed) before the session finished."""
+    n = result.judged
+    kept = f"{n} pick{'' if n == 1 else 's'} kept"
+    if result.kept_trial is not None:
+        kept += f" (the earlier pick for trial {result.kept_trial} stands)"
+    if interactive:
+        return (
+            f"input ended (Ctrl-D) before the session finished; {kept}; rerun {resume} to continue"
+        )
+    return (
+        f"stdin closed before the session finished; {kept}; rerun {resume} in a terminal to "
+        "continue"
+    )

@@ -2,8 +2,8 @@
 (``blindtest.judging.driver``) that the driver asks one trial at a time.
 
 It owns the flow of a sitting on the screen: the intro, the questions and keys of each protocol
-(``terminal.questions``), a trial laid out (``terminal.layout``) and paged
-(``terminal.pager``) on the console (``terminal.console``), the pair nicknames, the fatigue
+(``terminal.questions``), a trial laid out (``terminal.layout``) and paged (``terminal.pager``)
+on the console (``terminal.console``), the typed answers (``terminal.asking``), the fatigue
 prompt, and the quit / resume / end messages.
 
 It must never show anything that depends on the arrangement: it gets a ``JudgeView`` (the
@@ -11,8 +11,14 @@ blinded trials and the question) and, for each trial, a ``Turn`` from the driver
 correctness, no e-value and no timing is shown. Every pick is appended (by the driver, through
 the recorder) before the next trial is drawn, so quitting in any way keeps it.
 
-``u`` takes back the last pick while the next trial is shown: the trial is judged again and
-the new pick is appended with ``correction: true`` (the file stays append-only).
+``u`` takes back the last pick while the next trial is shown: the trial is judged again (the
+reason and answers given before are offered again) and the new pick is appended with
+``correction: true`` (the file stays append-only). ``h`` lists the picks made so far (trial,
+pick, reason, answers; nothing about sides) and changes any of them the same way; ``s`` puts the
+trial off until the others are judged (or, on a trial shown again to be changed, keeps the
+earlier pick); in a preference, ``x`` says both responses are bad (an abstention, not a tie).
+Responses are drawn from their markdown as the judging page renders them
+(:mod:`blindtest.judging.terminal.markdown`), unless the design strips formatting.
 """
 
 from __future__ import annotations
@@ -24,31 +30,43 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from blindtest.errors import Interrupted
-from blindtest.judging.answers import Answered, nickname_problem, pick_from_answer
+from blindtest.judging.answers import Answered, pick_from_answer
 from blindtest.judging.driver import (
     Answer,
     Judge,
     JudgeKind,
     JudgeSetup,
+    Revise,
+    Skip,
     Stop,
     TakeBack,
     Turn,
     drive,
 )
 from blindtest.judging.recorder import Recorder
+from blindtest.judging.terminal.asking import Asker
 from blindtest.judging.terminal.console import Console, InputEnded
-from blindtest.judging.terminal.layout import fit, side_by_side, trial_layout, wrap_prose_line
+from blindtest.judging.terminal.layout import (
+    MAX_PROSE_WIDTH,
+    fit,
+    side_by_side,
+    trial_layout,
+    wrap_prose_line,
+)
 from blindtest.judging.terminal.pager import Pager, Screen
 from blindtest.judging.terminal.questions import (
     answer_keys,
     closing_message,
+    fatigue_words,
     help_text,
+    input_ended_words,
+    notice_words,
     parse_answer,
     pick_words,
     quit_message,
+    stop_words,
 )
 from blindtest.model.picks import (
-    ExtraAnswer,
     JudgeView,
     JudgingResult,
     Pick,
@@ -71,6 +89,19 @@ class _Undo(Exception):
     """The judge takes back the last pick."""
 
 
+class _Skip(Exception):
+    """The judge puts the trial off, or keeps the earlier pick of a trial shown again (an
+    undo, or a change from the history)."""
+
+
+class _Changed(Exception):
+    """The judge changed an earlier pick from the history."""
+
+    def __init__(self, pick: Pick) -> None:
+        super().__init__(pick.trial)
+        self.pick = pick
+
+
 def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -90,8 +121,11 @@ class Session:
         clock: Callable[[], str] = utc_now,
         fatigue_every: int = FATIGUE_EVERY,
         resume_command: str = "the same command",
+        plain: bool = False,
     ) -> None:
         self.view = view
+        #: The design strips formatting: responses are shown as typed, as on the page.
+        self.plain = plain
         self.console = console
         self.judge_id = judge
         self.nicknames = earlier_nicknames
@@ -101,7 +135,13 @@ class Session:
         self._turn: Turn | None = None
         self._saved: Callable[[], JudgingResult] | None = None
         self._fatigue_at = 0
-        self._reasons: list[str] = []
+        self.asking = Asker(
+            console,
+            view,
+            width=self._prose_width,
+            beside=self._beside,
+            on_quit=self._confirm_quit,
+        )
 
     @property
     def kind(self) -> JudgeKind:
@@ -138,6 +178,10 @@ class Session:
             return Stop()
         except _Undo:
             return TakeBack()
+        except _Skip:
+            return Skip(at=self.clock())
+        except _Changed as changed:
+            return Revise((changed.pick,))
 
     def end(self, result: JudgingResult) -> None:
         self.console.clear()
@@ -166,19 +210,7 @@ class Session:
         return self._saved()
 
     def _input_ended(self, result: JudgingResult) -> str:
-        n = result.judged
-        kept = f"{n} pick{'' if n == 1 else 's'} kept"
-        if result.kept_trial is not None:
-            kept += f" (the earlier pick for trial {result.kept_trial} stands)"
-        if self.console.interactive:
-            return (
-                f"input ended (Ctrl-D) before the session finished; {kept}; rerun "
-                f"{self.resume_command} to continue"
-            )
-        return (
-            f"stdin closed before the session finished; {kept}; rerun "
-            f"{self.resume_command} in a terminal to continue"
-        )
+        return input_ended_words(result, self.console.interactive, self.resume_command)
 
     # ----------------------------------------------------------------- prompts
 
@@ -197,10 +229,7 @@ class Session:
             f"{count(self.view.total, 'trial')} {c.glyphs.sep} judge {self.judge_id}"
         )
         c.clear()
-        width = self._width()
-        rows = [c.bold(header), ""]
-        for paragraph in help_text(self.view.protocol, self.view.sequential):
-            rows.extend([*wrap_prose_line(paragraph, width), ""])
+        rows = [c.bold(header), "", *self._help_rows()]
         if self.turn.judged:
             rows.append(
                 f"Resuming at trial {self.turn.trial.number}: {self.turn.judged} of "
@@ -211,38 +240,12 @@ class Session:
     def _width(self) -> int:
         return self.console.size()[0] - 1
 
+    def _prose_width(self) -> int:
+        """Sentences are wrapped no wider than this, even on a wide screen."""
+        return min(self._width(), MAX_PROSE_WIDTH)
+
     def _beside(self) -> bool:
         return side_by_side(self.view.protocol, self._width())
-
-    def _ask_nicknames(self) -> tuple[str, str]:
-        c = self.console
-        c.write(
-            "\n".join(
-                wrap_prose_line(
-                    "Give the two models nicknames now: short words you will recognise, such "
-                    "as fox and owl. Nothing tells you yet which model wrote which option, so "
-                    "your choice for this first trial is arbitrary: either nickname is "
-                    "right. From the next trial on, say each time which nickname option 1 "
-                    "carries; consistency is what is scored.",
-                    self._width(),
-                )
-            )
-            + "\n"
-        )
-        first = self._ask_nickname("First nickname: ", None)
-        second = self._ask_nickname("Second nickname: ", first)
-        return first, second
-
-    def _ask_nickname(self, prompt: str, other: str | None) -> str:
-        while True:
-            name = self.console.read_line(prompt)
-            if name.lower() == "q":
-                self._confirm_quit()
-                continue
-            problem = nickname_problem(name, other)
-            if problem is None:
-                return name
-            self.console.write(f"{problem}\n")
 
     def _fatigue(self) -> None:
         c = self.console
@@ -257,15 +260,10 @@ class Session:
             c.write("\nType c to continue or q to stop.\n")
 
     def _paint_fatigue(self) -> None:
-        text = (
-            f"You have judged {count(self.turn.judged_now, 'trial')} in this sitting. "
-            "Judgement gets worse "
-            f"after about {self.fatigue_every} comparisons in a row: consider stopping now and "
-            "resuming later. Your picks are saved, and running the same command again "
-            f"continues at trial {self.turn.trial.number}."
-        )
+        turn = self.turn
+        text = fatigue_words(turn, self.view.total, self.fatigue_every)
         self.console.clear()
-        self.console.write("\n".join(wrap_prose_line(text, self._width())) + "\n")
+        self.console.write("\n".join(wrap_prose_line(text, self._prose_width())) + "\n")
 
     def _confirm_quit(self) -> None:
         """Raise ``_Quit`` if the judge confirms; a fixed design warns that a run left
@@ -273,41 +271,40 @@ class Session:
         if self.view.sequential:
             raise _Quit
         c = self.console
-        result = self._so_far()
-        kept = (
-            f" Your pick for trial {result.kept_trial} was not changed: the earlier pick stands."
-            if result.kept_trial is not None
-            else ""
-        )
-        text = (
-            f"Stop now? {result.judged} of {self.view.total} trials are judged and "
-            f"saved.{kept} This design has a fixed number of trials: if it is never finished, "
-            "the analysis reports the run as void. Run the same command again later to "
-            f"continue at trial {result.next_trial or self.view.total}."
-        )
-        c.write("\n" + "\n".join(wrap_prose_line(text, self._width())) + "\n")
+        text = stop_words(self._so_far(), self.view.total)
+        c.write("\n" + "\n".join(wrap_prose_line(text, self._prose_width())) + "\n")
         if c.read_line("Stop now? [y/N] ").lower() in ("y", "yes"):
             raise _Quit
 
     # ----------------------------------------------------------------- one trial
 
-    def _judge_trial(self, trial: Trial) -> Pick:
-        pager = Pager(
+    def _pager(self, trial: Trial, changing: Pick | None = None) -> Pager:
+        return Pager(
             self.console,
-            Screen(render=lambda width: trial_layout(self.view, trial, width, self.console)),
-            footer=lambda width, hint: self._footer(trial, width, hint),
+            Screen(
+                render=lambda width: trial_layout(
+                    self.view, trial, width, self.console, plain=self.plain
+                )
+            ),
+            footer=lambda width, hint: self._footer(trial, width, hint, changing),
             label=self._progress(trial),
             options=len(trial.options),
             on_quit=self._confirm_quit,
             on_help=self._show_help,
         )
+
+    def _judge_trial(self, trial: Trial, changing: Pick | None = None) -> Pick:
+        """Ask ``trial``: the trial of the turn, or (``changing``) one judged before, opened
+        from the history with its answer offered again."""
+        pager = self._pager(trial, changing)
+        earlier = changing or self.turn.correcting
         while True:
             naming = self._named and self.nicknames is None  # chosen now, before the pick
-            value = self._ask_choice(trial, pager)
+            value = self._ask_choice(trial, pager, changing)
             reason, extras = None, {}
             if self._rules.prefers:  # a preference gives its reason and any extra answers
-                reason = self._ask_reason(trial)
-                extras = self._ask_extras() if self.view.asks_extra else {}
+                reason = self.asking.reason(self._progress(trial), earlier)
+                extras = self.asking.extras(earlier) if self.view.asks_extra else {}
             answered = Answered(str(value), reason, extras, self.nicknames, naming)
             made = pick_from_answer(
                 self.view, trial.number, self.judge_id, answered, at=self.clock()
@@ -318,18 +315,19 @@ class Session:
             # should it not, the judge sees why and answers the trial again.
             self.console.write(f"{made.message}\n")
 
-    def _notice(self, trial: Trial) -> str:
-        """A line under the question: a correction under way, or the arbitrary first pair."""
+    def _notice(self, trial: Trial, changing: Pick | None = None) -> str:
+        """A line under the question: a change or a correction under way, a trial that comes
+        back after a skip, or the arbitrary first pair."""
         correcting = self.turn.correcting
-        if correcting is not None and correcting.trial == trial.number:
-            earlier = pick_words(self.view.protocol, correcting.pick, self._beside())
-            return (
-                f"Taking back your pick for trial {trial.number} ({earlier}): pick again. "
-                "If you stop now, the earlier pick stands."
-            )
-        if self._named and self._arbitrary_first:
-            return "This first choice is arbitrary: either nickname is right for trial 1."
-        return ""
+        if correcting is not None and correcting.trial != trial.number:
+            correcting = None
+        return notice_words(
+            trial.number,
+            self._words_of(changing.pick) if changing is not None else None,
+            self._words_of(correcting.pick) if correcting is not None else None,
+            skipped=self.turn.skipped and changing is None,
+            arbitrary=self._named and self.turn.judged == 0 and self.turn.judged_now == 0,
+        )
 
     @property
     def _rules(self) -> Protocol:
@@ -340,49 +338,59 @@ class Session:
         """Whether a pick is a nickname (pair): the judge names the two models first."""
         return self._rules.pick_kind == "nickname"
 
-    @property
-    def _arbitrary_first(self) -> bool:
-        return self.turn.judged == 0 and self.turn.judged_now == 0
+    def _words_of(self, pick: int | str) -> str:
+        return pick_words(self.view.protocol, pick, self._beside())
 
-    def _question_rows(self, trial: Trial, width: int) -> list[str]:
+    def _question_rows(self, trial: Trial, width: int, changing: Pick | None = None) -> list[str]:
         keys = answer_keys(self.view.protocol, self.nicknames, self._beside())
         sep = self.console.glyphs.sep
         undo = ""
-        if self.turn.undoable is not None:
+        if self.turn.undoable is not None and changing is None:
             undo = f" {sep} u take back trial {self.turn.undoable.trial}"
+        more = ""
+        if changing is None:
+            history = f" {sep} h your picks" if self.turn.words else ""
+            keep = "keep" if self.turn.correcting is not None else "skip"
+            more = f"{history} {sep} s {keep}"
         rows = wrap_prose_line(self.view.question, width)
-        notice = self._notice(trial)
+        notice = self._notice(trial, changing)
         if notice:
             rows += wrap_prose_line(notice, width)
-        rows += wrap_prose_line(f"{keys} {sep} v view again{undo} {sep} ? help {sep} q stop", width)
+        left = f"{self.turn.left} left {sep} " if changing is None else ""
+        rows += wrap_prose_line(
+            f"{left}{keys} {sep} v view again{undo}{more} {sep} ? help {sep} q stop", width
+        )
         return rows
 
     def _progress(self, trial: Trial) -> str:
         return f"trial {trial.number} of {self.view.total}"
 
-    def _ask_choice(self, trial: Trial, pager: Pager) -> int | str:
+    def _ask_choice(self, trial: Trial, pager: Pager, changing: Pick | None = None) -> int | str:
         hint = ""
         pager.show(start=0)
         if self._named and self.nicknames is None:
-            self.nicknames = self._ask_nicknames()
+            self.nicknames = self.asking.nicknames()
             pager.redraw(None, "")
+        label = f"changing trial {trial.number}" if changing else self._progress(trial)
         while True:
-            answer = self.console.read_line(f"{self._progress(trial)} > ")
+            answer = self.console.read_line(f"{label} > ")
             value = parse_answer(self.view.protocol, answer, self.nicknames)
             if value is not None:
                 return value
-            start, hint = self._command(answer.lower(), trial, pager)
+            if changing is not None and answer.lower() == "s":
+                raise _Skip
+            start, hint = self._command(answer.lower(), trial, pager, changing)
             pager.redraw(start, hint)
 
-    def _command(self, answer: str, trial: Trial, pager: Pager) -> tuple[int | None, str]:
+    def _command(
+        self, answer: str, trial: Trial, pager: Pager, changing: Pick | None = None
+    ) -> tuple[int | None, str]:
         """Handle a non-answer at the question: where to redraw from, and the hint to show."""
         if answer == "q":
             self._confirm_quit()
             return None, ""
-        if answer == "u":
-            if self.turn.undoable is not None:
-                raise _Undo
-            return None, "there is no pick to take back: u takes back the last pick only"
+        if answer in ("u", "s", "h") and changing is None:
+            return self._turn_command(answer)
         if answer == "v":
             return 0, ""
         if re.fullmatch(r"v[1-3]", answer) and int(answer[1]) <= len(trial.options):
@@ -399,6 +407,19 @@ class Session:
         what = f"{shown!r} is not an answer" if answer else "an answer is needed"
         return None, f"{what}: type {keys}{self._rules.unsure}; ? for help"
 
+    def _turn_command(self, answer: str) -> tuple[int | None, str]:
+        """u, s and h: take back the last pick, put the trial off, the history."""
+        if answer == "u":
+            if self.turn.undoable is not None:
+                raise _Undo
+            return None, "there is no pick to take back: u takes back the last pick only"
+        if answer == "s":
+            raise _Skip
+        if not self.turn.words:
+            return None, "no pick yet: h lists your picks once you have made one"
+        self._history()
+        return 0, ""
+
     def _show_help(self) -> None:
         c = self.console
         c.show(self._paint_help)
@@ -408,58 +429,34 @@ class Session:
             c.write("\n")
 
     def _paint_help(self) -> None:
-        c = self.console
-        width = self._width()
-        c.clear()
-        rows: list[str] = [c.bold("Help"), ""]
-        for paragraph in help_text(self.view.protocol, self.view.sequential):
-            rows.extend([*wrap_prose_line(paragraph, width), ""])
-        c.write("\n".join(rows))
+        self.console.clear()
+        self.console.write("\n".join([self.console.bold("Help"), "", *self._help_rows()]))
 
-    def _ask_reason(self, trial: Trial) -> str | None:
-        need = self.view.require_reason
-        prompt = "Reason, one line" + (": " if need else " (Enter to skip): ")
-        while True:
-            reason = self.console.read_line(prompt, history=self._reasons)
-            if reason.lower() == "q":
-                self._confirm_quit()
-                continue
-            if reason:
-                return reason
-            if not need:
-                return None
-            self.console.write(f"A one-line reason is needed ({self._progress(trial)}).\n")
-
-    def _ask_extras(self) -> dict[str, ExtraAnswer]:
-        """The design's extra questions: those asked of each option (y or n for option 1, then
-        option 2: left and right in the record), then those asked once per comparison."""
-        answers: dict[str, ExtraAnswer] = {}
-        names = ("left", "right") if self._beside() else ("option 1", "option 2")
-        for question in self.view.extra_questions_per_option:
-            self.console.write(
-                "\n".join(wrap_prose_line(f"{question} (y or n for each option)", self._width()))
-                + "\n"
-            )
-            left, right = (self._yes_no(f"  {name} [y/n] ") for name in names)
-            answers[question] = {"left": left, "right": right}
-        for question in self.view.extra_questions:
-            answers[question] = self._yes_no(f"{question} [y/n] ")
-        return answers
-
-    def _yes_no(self, prompt: str) -> bool:
-        while True:
-            text = self.console.read_line(prompt).lower()
-            if text in ("y", "yes", "n", "no"):
-                return text.startswith("y")
-            if text == "q":
-                self._confirm_quit()
-                continue
-            self.console.write("Type y or n.\n")
+    def _help_rows(self) -> list[str]:
+        """The help, wrapped to a readable width, a blank row after each paragraph."""
+        paragraphs = help_text(self.view.protocol, self.view.sequential)
+        return [r for p in paragraphs for r in (*wrap_prose_line(p, self._prose_width()), "")]
 
     # ----------------------------------------------------------------- drawing
 
-    def _footer(self, trial: Trial, width: int, hint: str) -> list[str]:
-        return ["", *self._question_rows(trial, width), fit(hint, width)]
+    def _footer(
+        self, trial: Trial, width: int, hint: str, changing: Pick | None = None
+    ) -> list[str]:
+        return ["", *self._question_rows(trial, width, changing), fit(hint, width)]
+
+    # ----------------------------------------------------------------- the history
+
+    def _history(self) -> None:
+        """List the picks so far and change one: its trial shown again, its answer offered.
+        Returns when the judge goes back (a change raises ``_Changed``)."""
+        word = self.asking.word_to_change(self.turn.words, self._words_of)
+        if word is None:
+            return
+        try:
+            pick = self._judge_trial(self.view.trials[word.trial - 1], word)
+        except _Skip:
+            return
+        raise _Changed(pick)
 
 
 def _make(setup: JudgeSetup) -> Judge:
@@ -469,6 +466,7 @@ def _make(setup: JudgeSetup) -> Judge:
         Console(),
         earlier_nicknames=judge_nicknames(setup.earlier.picks, setup.judge_id),
         resume_command=setup.resume_command,
+        plain=bool(setup.run.design["normalization"]["strip_formatting"]),
     )
 
 

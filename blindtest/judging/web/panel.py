@@ -7,8 +7,13 @@ own trials only. ``--per-judge N`` gives each reviewer N trials, dealt from the 
 (``DesignRng(seed, "panel")``) so that every trial gets at least two reviewers whenever the
 panel has the N x reviewers >= 2 x trials slots it needs (spec 001: spread the work, check
 agreement); anyone holding the design can re-derive the assignment with
-``blindtest.model.assignment.assign``; every pick carries ``panel`` (the reviewers and N) so the
-analysis can. Nothing is analysed here: results come from bt-analyze once the panel is closed.
+``blindtest.model.assignment.assign``; every pick carries ``panel`` (the reviewers, N and
+``order``) so the analysis can. Each reviewer is asked its trials in an order of its own
+(``blindtest.model.assignment.reviewer_order``: from the design seed and the reviewer's name),
+so fatigue falls on different comparisons for each; bt-verify re-derives it. While the panel
+runs, the operator's terminal says each reviewer's progress (counts only, never a pick) and
+who has finished. Nothing is analysed here: results come from bt-analyze once the panel is
+closed.
 """
 
 from __future__ import annotations
@@ -21,8 +26,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from blindtest import reportfmt
-from blindtest.errors import BadInput, Interrupted
-from blindtest.judging.driver import Answer, JudgeKind, JudgingResult, Stop, TakeBack, Turn
+from blindtest.errors import BadInput, Interrupted, option
+from blindtest.judging.driver import (
+    Answer,
+    JudgeKind,
+    JudgingResult,
+    Revise,
+    Skip,
+    Stop,
+    TakeBack,
+    Turn,
+)
 from blindtest.judging.sitting import OpenedPicks, open_picks, sit_opened
 from blindtest.judging.web.links import LinkBook, picks_key
 from blindtest.judging.web.reviewer import Reviewer
@@ -39,7 +53,7 @@ from blindtest.judging.web.server import (
     new_token,
     url_of,
 )
-from blindtest.model.assignment import assign, coverage
+from blindtest.model.assignment import REVIEWER_ORDER, assign, coverage, reviewer_order
 from blindtest.model.picks import JudgeRun, Pick, judge_id_problem, judge_nicknames
 from blindtest.rundir import artifacts, locking
 
@@ -52,14 +66,16 @@ def panel_names(text: str) -> tuple[str, ...]:
     for name in names:
         if not _NAME.match(name) or judge_id_problem(name) is not None:
             raise BadInput(
-                f"--panel: {name!r} is not a reviewer name; use letters, digits, '.', '_' "
-                "or '-' (it names the file RUN/picks-<name>.jsonl)"
+                f"{option('panel')}: {name!r} is not a reviewer name; use letters, digits, "
+                "'.', '_' or '-' (it names the file RUN/picks-<name>.jsonl)"
             )
     seen = {name.lower() for name in names}
     if len(seen) != len(names):
-        raise BadInput("--panel: a reviewer is named twice; give each a name of its own")
+        raise BadInput(f"{option('panel')}: a reviewer is named twice; give each a name of its own")
     if len(names) < 2:
-        raise BadInput("--panel: name two or more reviewers, e.g. --panel alice,bob")
+        raise BadInput(
+            f"{option('panel')}: name two or more reviewers, e.g. {option('panel', 'alice,bob')}"
+        )
     return names
 
 
@@ -87,10 +103,15 @@ class PanelJudge:
         pick = self.reviewer.ask(turn)
         if pick is None:
             return Stop()
-        if isinstance(pick, TakeBack):
+        if isinstance(pick, (TakeBack, Skip)):
             return pick
         # The panel a pick was made in: the analysis re-derives this reviewer's share from it.
-        return (replace(pick, extra={**pick.extra, "panel": self.panel}),)
+        if isinstance(pick, Revise):
+            return Revise(tuple(self._marked(p) for p in pick.picks))
+        return (self._marked(pick),)
+
+    def _marked(self, pick: Pick) -> Pick:
+        return replace(pick, extra={**pick.extra, "panel": self.panel})
 
     def end(self, result: JudgingResult) -> None:
         self.reviewer.finish(result)
@@ -108,6 +129,8 @@ class Seat:
     assigned: tuple[int, ...]
     opened: OpenedPicks
     earlier: tuple[Pick, ...] = ()
+    #: The order this reviewer is asked its trials in (its own: seed and name).
+    order: tuple[int, ...] = ()
     result: JudgingResult | None = None
     failed: BaseException | None = None
     judged: int = 0
@@ -138,8 +161,8 @@ def judge_panel(
     view = run.view
     if view.sequential:
         raise BadInput(
-            "--panel: a sequential design stops on one judge's evidence; judge it with one "
-            "reviewer (bt-judge RUN --web)"
+            f"{option('panel')}: a sequential design stops on one judge's evidence; judge it "
+            "with one reviewer (bt-judge RUN --web)"
         )
     assignment = assign(run.seed, view.total, names, per_judge)
     plain = bool(run.design["normalization"]["strip_formatting"])
@@ -161,18 +184,21 @@ def judge_panel(
                 session_cap=session_cap,
                 total=len(assignment[name]),
                 earlier_links=book.hashes(name, picks_key(run.run_dir, out)),
+                pick_ids=existing.pick_ids_of(name),
             )
-            earlier = (*existing.picks, *existing.later_passes)
-            seat = Seat(reviewer, out, assignment[name], opened, earlier)
+            earlier = (*existing.answered, *existing.later_passes)
+            order = reviewer_order(run.seed, name, assignment[name])
+            seat = Seat(reviewer, out, assignment[name], opened, earlier, order)
             seats.append(seat)
         server = _serve(run, seats, book, host, port, plain, echo)
         stack.callback(server.stop)
         _announce(seats, host, server.port, assignment, view.total, echo, open_link)
-        marker = {"reviewers": list(names), "per_judge": per_judge}
+        marker = {"reviewers": list(names), "per_judge": per_judge, "order": REVIEWER_ORDER}
+        watch = Watch(seats, echo)
         for seat in seats:
             seat.thread = threading.Thread(
                 target=_sit,
-                args=(run, seat, marker),
+                args=(run, seat, marker, watch),
                 name=f"bt-judge-{seat.reviewer.judge_id}",
             )
             seat.thread.start()
@@ -252,11 +278,55 @@ def _announce(
         echo("Links given before to these reviewers work too.")
 
 
-def _sit(run: JudgeRun, seat: Seat, panel: Mapping[str, object]) -> None:
+class Watch:
+    """The operator's view of a running panel: a line with every reviewer's count whenever one
+    of them has judged another tenth of its share, and a line when one finishes. Counts only:
+    never a pick, a reason or a trial number. Told from each reviewer's thread."""
+
+    def __init__(self, seats: Sequence[Seat], echo: Echo) -> None:
+        self._echo = echo
+        self._lock = threading.Lock()
+        self._counts = {s.reviewer.judge_id: _judged_of(s) for s in seats}
+        self._shares = {s.reviewer.judge_id: len(s.assigned) for s in seats}
+
+    def judged(self, name: str, count: int) -> None:
+        with self._lock:
+            if count <= self._counts[name]:
+                return  # a change of an earlier pick: the count stands
+            self._counts[name] = count
+            share = self._shares[name]
+            step = max(1, share // 10)
+            if count == share:
+                self._echo(f"{name} has finished ({count} of {share}). {self._line()}")
+            elif count % step == 0:
+                self._echo(self._line())
+
+    def _line(self) -> str:
+        parts = []
+        for name, count in self._counts.items():
+            share = self._shares[name]
+            parts.append(f"{name} {count} of {share}" + (" (done)" if count == share else ""))
+        return "progress: " + ", ".join(parts)
+
+
+def _judged_of(seat: Seat) -> int:
+    name = seat.reviewer.judge_id
+    return len({p.trial for p in seat.earlier if p.judge == name and p.trial in seat.assigned})
+
+
+def _sit(run: JudgeRun, seat: Seat, panel: Mapping[str, object], watch: Watch) -> None:
     """One reviewer's sitting, as one judge's (:func:`blindtest.judging.sitting.sit_opened`): the
-    same recorder, syncing and stamping; just the trials assigned to the reviewer."""
+    same recorder, syncing and stamping; just the trials assigned to the reviewer, in its own
+    order."""
     name = seat.reviewer.judge_id
     judged = {p.trial for p in seat.earlier if p.judge == name and p.trial in seat.assigned}
+
+    def recorded(record: Mapping[str, object]) -> None:
+        if record.get("skipped") is True:
+            return  # put off: not judged
+        judged.add(int(str(record["trial"])))
+        watch.judged(name, len(judged))
+
     try:
         seat.result = sit_opened(
             run,
@@ -264,7 +334,8 @@ def _sit(run: JudgeRun, seat: Seat, panel: Mapping[str, object]) -> None:
             PanelJudge(seat.reviewer, panel),
             seat.opened,
             only=seat.assigned,
-            on_record=lambda record: judged.add(int(record["trial"])),
+            on_record=recorded,
+            order=seat.order,
         )
         seat.reviewer.finish(seat.result)
     except BaseException as err:  # handed to the main thread

@@ -24,14 +24,14 @@ import sys
 import threading
 import time
 import webbrowser
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from aiohttp import web
 
 from blindtest import reportfmt
-from blindtest.errors import BadInput, Interrupted
+from blindtest.errors import BadInput, Interrupted, option
 from blindtest.judging.driver import (
     Answer,
     Judge,
@@ -39,14 +39,13 @@ from blindtest.judging.driver import (
     JudgeSetup,
     JudgingResult,
     Stop,
-    TakeBack,
     Turn,
 )
 from blindtest.judging.terminal.questions import closing_message, quit_message
 from blindtest.judging.web import page
 from blindtest.judging.web.links import LinkBook, picks_key
 from blindtest.judging.web.reviewer import Refused, Reviewer, Screen
-from blindtest.model.picks import JudgeView, judge_nicknames
+from blindtest.model.picks import JudgeView, Pick, judge_nicknames
 from blindtest.model.protocols import PROTOCOLS
 
 Echo = Callable[[str], None]
@@ -55,7 +54,7 @@ LOOPBACK = "127.0.0.1"
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+        "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
     ),
     "Cache-Control": "no-store",
     "Referrer-Policy": "no-referrer",
@@ -89,7 +88,7 @@ def listen(host: str, port: int) -> socket.socket:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as err:
-        raise BadInput(f"--host {host}: not an address to listen on ({err})") from None
+        raise BadInput(f"{option('host', host)}: not an address to listen on ({err})") from None
     family, kind, proto, _, address = infos[0]
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -99,8 +98,8 @@ def listen(host: str, port: int) -> socket.socket:
     except OSError as err:
         sock.close()
         raise BadInput(
-            f"--port {port}: cannot listen on {host}:{port} ({err.strerror}); choose another "
-            "port, or drop --port for a free one"
+            f"{option('port', port)}: cannot listen on {host}:{port} ({err.strerror}); choose "
+            f"another port, or drop {option('port')} for a free one"
         ) from None
     sock.setblocking(False)
     return sock
@@ -178,9 +177,12 @@ class Page:
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._guard], client_max_size=64 * 1024)
         app.router.add_get("/{token}/", self._show)
+        app.router.add_get("/{token}/history", self._history)
+        app.router.add_get("/{token}/change/{trial}", self._change)
         app.router.add_get("/{token}/static/{name}", self._static)
         app.router.add_post("/{token}/pick", self._pick)
         app.router.add_post("/{token}/undo", self._undo)
+        app.router.add_post("/{token}/skip", self._skip)
         app.router.add_post("/{token}/continue", self._continue)
         return app
 
@@ -189,6 +191,10 @@ class Page:
         self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
     ) -> web.StreamResponse:
         token = request.match_info.get("token")
+        if request.path == "/favicon.ico":  # asked by browsers of every page: no icon here
+            empty = web.Response(status=204)
+            empty.headers.update(SECURITY_HEADERS)
+            return empty
         if token is None or self.reviewer(token) is None:
             response: web.StreamResponse = self._html(page.wrong_link_page(), status=403)
             response.headers.update(SECURITY_HEADERS)
@@ -228,35 +234,115 @@ class Page:
         screen = await asyncio.to_thread(reviewer.screen)
         return self._html(self._render(reviewer, self._base(request), screen.kind, screen))
 
+    async def _history(self, request: web.Request) -> web.Response:
+        """The reviewer's picks so far, each to be changed (only what the reviewer answered:
+        nothing about sides)."""
+        reviewer = self._of(request)
+        words = await asyncio.to_thread(reviewer.words)
+        if words is None:
+            return self._see_page(request)
+        judged = len(words)
+        place = page.Place(judged, reviewer.total, judged, reviewer.total - judged)
+        return self._html(page.history_page(reviewer.view, words, place, self._base(request)))
+
+    async def _change(self, request: web.Request) -> web.Response:
+        """One trial judged before, opened from the history with its answer filled in."""
+        reviewer = self._of(request)
+        words = await asyncio.to_thread(reviewer.words)
+        number = request.match_info["trial"]
+        word = next((w for w in words or () if str(w.trial) == number), None)
+        if word is None:
+            return self._see_page(request)
+        return self._html(self._changing(reviewer, self._base(request), word))
+
+    def _changing(
+        self,
+        reviewer: Reviewer,
+        base: str,
+        word: Pick,
+        refused: Refused | None = None,
+    ) -> str:
+        view = reviewer.view
+        named = PROTOCOLS[view.protocol].pick_kind == "nickname"
+        judged = len(reviewer.words(0.0) or ())
+        return page.trial_page(
+            view,
+            view.trials[word.trial - 1],
+            page.Place(judged, reviewer.total, judged, reviewer.total - judged),
+            base,
+            plain=self.plain,
+            nicknames=reviewer.nicknames if named else None,
+            error=refused.message if refused is not None else "",
+            error_field=refused.field if refused is not None else None,
+            form=refused.form if refused is not None else None,
+            change=word,
+        )
+
     async def _pick(self, request: web.Request) -> web.Response:
         reviewer = self._of(request)
         form = {key: str(value) for key, value in (await request.post()).items()}
+        pick_id = form.get("pick_id", "")
+        if pick_id and reviewer.recorded(pick_id):  # sent again, its reply lost
+            return self._answered(request, "saved")
         taken = await asyncio.to_thread(reviewer.submit, form)
+        change = form.get("change", "")
         if isinstance(taken, Refused):
-            screen = await asyncio.to_thread(reviewer.screen, 0.0)
-            if screen.kind == "trial":
-                return self._html(
-                    self._render(
-                        reviewer, self._base(request), "trial", screen, taken.message, taken.form
-                    ),
-                    status=422,
+            if _wants_json(request):
+                return _json(
+                    {"status": "refused", "message": taken.message, "field": taken.field}, 422
                 )
-        elif taken is not None:
-            await asyncio.to_thread(reviewer.wait_past, taken)
-        return self._see_page(request)
+            return await self._refused(request, reviewer, taken, change)
+        if taken is None:
+            return self._answered(request, "stale")
+        await asyncio.to_thread(reviewer.wait_past, taken)
+        return self._answered(request, "changed" if change else "saved")
+
+    async def _refused(
+        self, request: web.Request, reviewer: Reviewer, taken: Refused, change: str
+    ) -> web.Response:
+        """The form again, with what is missing said next to it (a page without scripts)."""
+        base = self._base(request)
+        words = await asyncio.to_thread(reviewer.words, 0.0)
+        word = next((w for w in words or () if str(w.trial) == change), None)
+        if word is not None:
+            return self._html(self._changing(reviewer, base, word, taken), status=422)
+        screen = await asyncio.to_thread(reviewer.screen, 0.0)
+        if screen.kind != "trial":
+            return self._see_page(request)
+        return self._html(
+            self._render(reviewer, base, "trial", screen, taken),
+            status=422,
+        )
 
     async def _undo(self, request: web.Request) -> web.Response:
         reviewer = self._of(request)
         form = {key: str(value) for key, value in (await request.post()).items()}
         taken = await asyncio.to_thread(reviewer.take_back, form)
-        if taken is not None:
-            await asyncio.to_thread(reviewer.wait_past, taken)
+        if taken is None:
+            return self._answered(request, "stale")
+        await asyncio.to_thread(reviewer.wait_past, taken)
+        return self._answered(request, "taken back")
+
+    async def _skip(self, request: web.Request) -> web.Response:
+        reviewer = self._of(request)
+        form = {key: str(value) for key, value in (await request.post()).items()}
+        taken = await asyncio.to_thread(reviewer.skip, form)
+        if taken is None:
+            return self._answered(request, "stale")
+        await asyncio.to_thread(reviewer.wait_past, taken)
+        return self._answered(request, "skipped")
+
+    def _answered(self, request: web.Request, status: str) -> web.Response:
+        """What an answer did: for the page's script, in JSON (it then loads the page and
+        says it); for a form sent without scripts, 303 to the page."""
+        if _wants_json(request):
+            return _json({"status": status})
         return self._see_page(request)
 
     async def _continue(self, request: web.Request) -> web.Response:
         reviewer = self._of(request)
         await asyncio.to_thread(reviewer.resume)
-        return self._see_page(request)
+        return self._answered(request, "continued")
 
     def _see_page(self, request: web.Request) -> web.Response:
         """303 to the reviewer's page: a reload after a pick does not send it again."""
@@ -271,8 +357,7 @@ class Page:
         base: str,
         kind: str,
         screen: Screen,
-        error: str = "",
-        form: Mapping[str, str] | None = None,
+        refused: Refused | None = None,
     ) -> str:
         view = reviewer.view
         if kind == "done":
@@ -288,32 +373,39 @@ class Page:
                 ],
             )
         turn = screen.turn
+        left = max(0, reviewer.total - turn.judged)
         if kind == "break":
             return page.message_page(
                 "Time for a break",
                 base,
                 [
                     f"You have judged {reportfmt.count(screen.judged_now, 'trial')} in this "
-                    "sitting. Judgement "
+                    f"sitting; {left} of your {reviewer.total} are left. Judgement "
                     f"gets worse after about {reviewer.session_cap} comparisons in a row: "
                     "consider stopping now and coming back later. Your picks are saved; this "
                     "link continues where you stopped while bt-judge runs.",
                 ],
                 button="Continue now",
+                history=len(turn.words),
             )
         named = PROTOCOLS[view.protocol].pick_kind == "nickname"
         again = turn.correcting is not None  # counted already: shown again to be judged anew
+        number = min(turn.judged + (0 if again else 1), reviewer.total)
         return page.trial_page(
             view,
             turn.trial,
-            page.Place(min(turn.judged + (0 if again else 1), reviewer.total), reviewer.total),
+            page.Place(number, reviewer.total, turn.judged, left),
             base,
             plain=self.plain,
             nicknames=reviewer.nicknames if named else None,
-            error=error,
-            form=form,
+            error=refused.message if refused is not None else "",
+            error_field=refused.field if refused is not None else None,
+            form=refused.form if refused is not None else None,
             undo=turn.undoable.trial if turn.undoable is not None else None,
             correcting=turn.correcting,
+            mark=screen.mark,
+            history=len(turn.words),
+            skipped=turn.skipped,
         )
 
 
@@ -333,6 +425,15 @@ def done_words(reviewer: Reviewer, result: JudgingResult) -> list[str]:
         f"{judged} Thank you: your picks are saved. Results are shown once the judging is "
         "closed and analysed."
     ]
+
+
+def _wants_json(request: web.Request) -> bool:
+    """The page's script asks for JSON; a form sent without scripts does not."""
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def _json(body: Mapping[str, object], status: int = 200) -> web.Response:
+    return web.json_response(dict(body), status=status)
 
 
 # --------------------------------------------------------------------------- the thread
@@ -378,10 +479,13 @@ class ServerThread:
 
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
-        runner = web.AppRunner(self._app, access_log=None, handle_signals=False)
+        # The shutdown timeout is the runner's (aiohttp 3.9+; the site's own is deprecated).
+        runner = web.AppRunner(
+            self._app, access_log=None, handle_signals=False, shutdown_timeout=2.0
+        )
         await runner.setup()
         try:
-            await web.SockSite(runner, self._sock, shutdown_timeout=2.0).start()
+            await web.SockSite(runner, self._sock).start()
             self._ready.set()
             await self._stop.wait()
         finally:
@@ -404,6 +508,7 @@ class WebJudge:
         *,
         plain: bool,
         earlier_nicknames: tuple[str, str] | None = None,
+        pick_ids: Iterable[str] = (),
         host: str = LOOPBACK,
         port: int = 0,
         open_browser: bool = True,
@@ -432,6 +537,7 @@ class WebJudge:
             nicknames=earlier_nicknames,
             session_cap=session_cap,
             earlier_links=earlier,
+            pick_ids=pick_ids,
         )
         self.url = ""
 
@@ -472,7 +578,7 @@ class WebJudge:
         pick = self.reviewer.ask(turn)
         if pick is None:
             return Stop()
-        return pick if isinstance(pick, TakeBack) else (pick,)
+        return (pick,) if isinstance(pick, Pick) else pick
 
     def end(self, result: JudgingResult) -> None:
         self.reviewer.finish(result)
@@ -557,6 +663,7 @@ def _make(setup: JudgeSetup) -> Judge:
         setup.judge_id,
         plain=bool(setup.run.design["normalization"]["strip_formatting"]),
         earlier_nicknames=judge_nicknames(setup.earlier.picks, setup.judge_id),
+        pick_ids=setup.earlier.pick_ids_of(setup.judge_id),
         resume_command=setup.resume_command,
         run_dir=setup.run.run_dir,
         picks=setup.earlier.path,

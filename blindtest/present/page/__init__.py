@@ -268,6 +268,14 @@ def _brief(row: Mapping[str, Any]) -> str:
     return said
 
 
+def _decision(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The pre-registered decision's lines and exit code (None without a decision)."""
+    from blindtest.present.decision import decision_lines
+
+    lines = decision_lines(report)
+    return {"lines": lines, "exit_code": report["decision"]["exit_code"]} if lines else None
+
+
 def render_report_page(
     report: Mapping[str, Any],
     *,
@@ -319,6 +327,7 @@ def render_report_page(
         appendix=sections.appendix(report),
         loud=loud,
         notes=notes,
+        decision=_decision(report),
         skipped=skipped_lines(report),  # type: ignore[arg-type]
         checks=checks[0] if checks else None,
         reading=reading_lines(report),  # type: ignore[arg-type]

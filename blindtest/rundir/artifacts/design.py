@@ -12,7 +12,7 @@ from typing import Any, cast
 
 import orjson
 
-from blindtest.errors import BadInput
+from blindtest.errors import BadInput, option
 from blindtest.rundir.artifacts.atomic import (
     write_bytes_atomic,
 )
@@ -53,7 +53,8 @@ class DesignDiffers(BadInput):
 
     def __init__(self, path: Path, difference: str) -> None:
         super().__init__(
-            f"{path} already exists; use --force to overwrite it ({DESIGN} differs: {difference})"
+            f"{path} already exists; use {option('force', True)} to overwrite it ({DESIGN} "
+            f"differs: {difference})"
         )
         self.path = path
         self.difference = difference

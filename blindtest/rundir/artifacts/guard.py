@@ -12,7 +12,7 @@ from pathlib import Path
 
 import orjson
 
-from blindtest.errors import BadInput, BlindtestError
+from blindtest.errors import BadInput, BlindtestError, option
 from blindtest.rundir.artifacts.documents import read_design_hash
 from blindtest.rundir.artifacts.names import (
     AUDIT,
@@ -20,6 +20,7 @@ from blindtest.rundir.artifacts.names import (
     DESIGN_HASH,
     GENERATION,
     HTML,
+    JUNIT,
     PICKS,
     RESPONSES,
     RUN_FILE_KINDS,
@@ -35,7 +36,7 @@ from blindtest.rundir.artifacts.validation import (
 def refuse_overwrite(path: Path, force: bool) -> None:
     """The ``--force`` guard: call it for every output before writing anything."""
     if path.exists() and not force:
-        raise BadInput(f"{path} already exists; use --force to overwrite it")
+        raise BadInput(f"{path} already exists; use {option('force', True)} to overwrite it")
 
 
 # --------------------------------------------------------------------------- the output guard
@@ -43,13 +44,14 @@ def refuse_overwrite(path: Path, force: bool) -> None:
 #: ``artifact_kind`` of a file whose only line is an unfinished append: it may be our own.
 TORN = "torn"
 _HTML_START = re.compile(rb"^\s*<!doctype html", re.IGNORECASE)
+_JUNIT_START = re.compile(rb"^\s*<\?xml[^>]*>\s*<testsuites\b")
 
 
 def artifact_kind(path: Path) -> str | None:
     """What an existing file holds: the schema name of its first record (``"design"``,
-    ``"picks"``...), ``"html"`` for a page blindtest rendered, ``"design hash"`` for a
-    ``design.sha256``, ``""`` for an empty file, ``TORN`` for a lone unfinished JSONL append,
-    and None for anything that is not a blindtest artifact."""
+    ``"picks"``...), ``"html"`` for a page blindtest rendered, ``"junit"`` for its JUnit XML,
+    ``"design hash"`` for a ``design.sha256``, ``""`` for an empty file, ``TORN`` for a lone
+    unfinished JSONL append, and None for anything that is not a blindtest artifact."""
     try:
         with path.open("rb") as handle:
             head = handle.read(1 << 16)
@@ -66,6 +68,8 @@ def artifact_kind(path: Path) -> str | None:
         start = head[:8192]
         ours = b'name="generator"' in start and b"blindtest" in start
         return HTML if ours or b"blindtest report" in start else None
+    if _JUNIT_START.match(head):
+        return JUNIT if b'name="blindtest' in head[:4096] else None
     if path.name == DESIGN_HASH and re.fullmatch(rb"[0-9a-f]{64}\s*", head):
         return "design hash"
     text = head.lstrip()
@@ -88,7 +92,8 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def _kind_words(kind: str) -> str:
-    return {"design hash": "design hash", HTML: "HTML report"}.get(kind, f"{kind} file")
+    words = {"design hash": "design hash", HTML: "HTML report", JUNIT: "JUnit file"}
+    return words.get(kind, f"{kind} file")
 
 
 def claim_output(
@@ -113,13 +118,13 @@ def claim_output(
         if _same_file(path, source):
             raise BadInput(
                 f"{path} is an input of this command; refusing to overwrite it, "
-                "--force or not: choose another output file"
+                f"{option('force')} or not: choose another output file"
             )
     reserved = RUN_FILE_KINDS.get(path.name)
     if reserved is not None and reserved != kind:
         raise BadInput(
             f"{path}: {path.name} is the name of a run's {_kind_words(reserved)}; refusing to "
-            f"write a {_kind_words(kind)} there, --force or not: choose another name"
+            f"write a {_kind_words(kind)} there, {option('force')} or not: choose another name"
         )
     if not path.exists():
         return
@@ -127,16 +132,17 @@ def claim_output(
     if found is None:
         raise BadInput(
             f"{path} is not a blindtest {_kind_words(kind)}; refusing to overwrite it, "
-            "--force or not: choose another name"
+            f"{option('force')} or not: choose another name"
         )
     if found not in ("", TORN, kind):
         raise BadInput(
             f"{path} is a {_kind_words(found)} (another stage's artifact); refusing to "
-            f"overwrite it with a {_kind_words(kind)}, --force or not: choose another name"
+            f"overwrite it with a {_kind_words(kind)}, {option('force')} or not: choose another "
+            "name"
         )
     if force or same_inputs:
         return
-    raise BadInput(f"{path} already exists; use --force to overwrite it")
+    raise BadInput(f"{path} already exists; use {option('force', True)} to overwrite it")
 
 
 def claim_report(
@@ -153,7 +159,9 @@ def claim_report(
     names: a void report before the last picks) is replaced without --force. ``picks_names``
     names the ``picks`` files as the report does."""
     if html_path is not None and os.path.abspath(html_path) == os.path.abspath(report_path):
-        raise BadInput(f"--html {html_path} is the report's own file; give the page another name")
+        raise BadInput(
+            f"{option('html', html_path)} is the report's own file; give the page another name"
+        )
     inputs = [
         *picks,
         *(run_dir / name for name in (DESIGN, DESIGN_HASH)),
