@@ -123,6 +123,13 @@ SEPARATED_ADJUSTMENT = (
     f"{ADJUSTMENT}: exact one-sided sign tests (blindtest.stats.separation); p_holm is the "
     "adjusted p of the likelier direction, significant that it reaches alpha"
 )
+#: How two candidates' one pair is marked: by their verdict, which governs for two.
+VERDICT_ADJUSTMENT = (
+    f"{ADJUSTMENT}: exact one-sided sign tests (blindtest.stats.separation); p_holm is the "
+    "adjusted p of the likelier direction; significant is the pair's verdict (the Wilson "
+    "interval and the exact two-sided test agree, the margin at least two), which claims "
+    "nothing these tests do not"
+)
 UNIT = (
     "a comparison: one judge's verdict on two answers to one prompt (with several judges, "
     "their majority on it)"
@@ -692,7 +699,7 @@ def _verdict_table(table: PairTable, best: Sequence[str]) -> PairTable:
     nothing the separations do not: at alpha 0.05 the two agree; above it the Wilson 95%
     interval can hold back a claim the exact test alone would make)."""
     records = tuple(replace(r, significant=len(best) == 1) for r in table.pairs)
-    return replace(table, pairs=records)
+    return replace(table, pairs=records, adjustment=VERDICT_ADJUSTMENT)
 
 
 def _marked_pairs(table: PairTable, claims: Collection[tuple[str, str]]) -> JsonObject:
