@@ -138,6 +138,11 @@ RANKING_UNIT = (
     "; the ranking's intervals take the prompt as the unit (a bootstrap over prompts, every "
     "comparison of a prompt together)"
 )
+FIRTH_UNIT = (
+    "; the ranking's intervals (profile penalised likelihood, Firth's fit) take each "
+    "comparison as an independent unit: no bootstrap over prompts can stand on a fit that "
+    "exists only through the penalty"
+)
 SCALE = (
     "log-odds: a difference d between two strengths means the first is preferred to the "
     "second in 1/(1+e^-d) of the comparisons between them that are not ties"
@@ -679,6 +684,13 @@ def _ranking_fields(ranking: Ranking | None, k: int, found: Outcomes) -> JsonObj
     }
 
 
+def _ranking_unit(ranking: Ranking | None) -> str:
+    """What the ranking's intervals count as one unit (nothing without strengths)."""
+    if ranking is None or ranking.problem is not None:
+        return ""
+    return FIRTH_UNIT if ranking.fit == FIT_FIRTH else RANKING_UNIT
+
+
 def _ranking_verdict(separated: Separations | None) -> str:
     return "ranked" if separated is not None and separated.ahead else "inconclusive"
 
@@ -777,7 +789,7 @@ def analyze_preference(
         "names": list(names),
         "shown": {name: shown_name(design, name) for name in names},
         "pairing": str((cast(Mapping[str, Any], design).get("pairing") or {}).get("mode", "all")),
-        "unit": UNIT + (RANKING_UNIT if k >= RANKED_FROM else ""),
+        "unit": UNIT + _ranking_unit(ranking),
         "scale": "log-odds",
         "scale_meaning": SCALE,
         "anchor": anchor,

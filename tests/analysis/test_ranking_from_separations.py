@@ -131,6 +131,8 @@ def test_a_90_of_90_winner_is_ranked_first_by_firths_fit_and_the_screen_says_whi
     assert section["best"] == ["alpha"]
     assert section["bootstrap"]["resamples"] == 0
     assert section["bootstrap"]["unit"] == "comparison"
+    assert "take each comparison as an independent unit" in section["unit"]
+    assert "bootstrap over prompts, every" not in section["unit"]
     assert report["verdict"] == "ranked"
     words = "a penalised fit (Firth), since alpha won every comparison it was in"
     for text in (_flat(screen), _flat(page)):
