@@ -318,18 +318,15 @@ def by_tag_lines(report: Mapping[str, Any]) -> list[str]:
 def by_tag_sentences(report: Mapping[str, Any]) -> list[str]:
     """A sentence for each tag where a pair goes the other way from the whole (seed 001: a
     candidate that loses overall but wins on one kind of task says to route by task rather
-    than standardise), a finding only when it holds after Holm's adjustment."""
+    than standardise), a finding only when it holds after Holm's adjustment. "Overall" is the
+    whole's claim (the pair's ``ahead``) when it makes one, else the counts, said as counts."""
     section = report.get("candidates") or {}
     by_tag: Mapping[str, Any] = section.get("by_tag") or {}
     alpha = report.get("alpha") or 0.05
-    overall = {
-        (r["first"], r["second"]): r["first"]
-        if r["wins"] > r["losses"]
-        else r["second"]
-        if r["losses"] > r["wins"]
-        else None
-        for r in (section.get("pairs") or {}).get("pairs") or []
-    }
+    # The whole's direction is its claim (the separations', or two candidates' verdict), and
+    # a tag's is a count until Holm says more: "B leads overall" is never said of a pair the
+    # data do not tell apart.
+    whole = {(r["first"], r["second"]): r for r in (section.get("pairs") or {}).get("pairs") or []}
     cells = sum(len(found["pairs"]) for found in by_tag.values())
     across = (
         reportfmt.count(len(by_tag), "tag")
@@ -339,15 +336,17 @@ def by_tag_sentences(report: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
     for tag, found in by_tag.items():
         for pair in found["pairs"]:
-            ahead, leader = pair.get("ahead"), overall.get((pair["first"], pair["second"]))
-            if leader is None or ahead is None or ahead == leader:
+            overall = whole.get((pair["first"], pair["second"]))
+            ahead, more = pair.get("ahead"), _won_more(overall)
+            if overall is None or ahead is None or ahead == more:
                 continue
             count = pair["wins"] if ahead == pair["first"] else pair["losses"]
+            held = pair["p_holm"] <= alpha
             said = (
-                f"On '{blocks.clean(tag)}' {ahead} is preferred ({count} of {pair['n']} untied) "
-                f"though {leader} leads overall"
+                f"On '{blocks.clean(tag)}' {ahead} {'is preferred' if held else 'won more'} "
+                f"({count} of {pair['n']} untied) though {_overall_words(overall, more)}"
             )
-            if pair["p_holm"] <= alpha:
+            if held:
                 lines.append(
                     f"{said}, and it holds after Holm's adjustment across {across} "
                     f"({format_p(pair['p_holm'])}): route by task rather than standardise on "
@@ -360,6 +359,22 @@ def by_tag_sentences(report: Mapping[str, Any]) -> list[str]:
                     f"'{blocks.clean(tag)}' prompts, not a finding."
                 )
     return lines
+
+
+def _won_more(row: Mapping[str, Any] | None) -> str | None:
+    """The candidate that won more of a pair's comparisons (None when level or absent)."""
+    if row is None or row["wins"] == row["losses"]:
+        return None
+    return str(row["first"] if row["wins"] > row["losses"] else row["second"])
+
+
+def _overall_words(row: Mapping[str, Any], more: str | None) -> str:
+    """``A is preferred overall`` when the whole's claim says so, else ``A won more overall
+    (11 to 6; not told apart)``: the counts, never a lead."""
+    if row.get("ahead") is not None:
+        return f"{row['ahead']} is preferred overall"
+    high, low = sorted((row["wins"], row["losses"]), reverse=True)
+    return f"{more} won more overall ({high} to {low}; not told apart)"
 
 
 def _problems(section: Mapping[str, Any]) -> list[str]:
