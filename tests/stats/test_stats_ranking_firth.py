@@ -257,3 +257,19 @@ def test_firths_fit_exists_on_every_connected_table_with_a_decisive_outcome() ->
             assert (estimate < hi).all()
     assert fitted > 60
     assert without_ml > 20
+
+
+def test_a_sweep_over_few_prompts_profiles_without_a_numpy_warning() -> None:
+    # a beats b and c 10 of 10 each; b against c is 6-1-3. A profile step went far enough
+    # out for the information to be singular, and numpy's 'invalid value encountered in
+    # matmul' reached the user (the suite turns it into an error). The bounds stay finite.
+    data = from_pairs(["a", "b", "c"], [[0, 1, 10, 0, 0], [0, 2, 10, 0, 0], [1, 2, 6, 1, 3]])
+    result = rank_candidates(data, rng=IndexStream("s", "ranking"), firth=True)
+    assert result.fit == FIT_FIRTH
+    strengths = by_name(result)
+    assert [s.candidate for s in result.strengths] == ["a", "b", "c"]
+    for name in "abc":
+        interval = strengths[name].strength
+        assert math.isfinite(interval.lo)
+        assert math.isfinite(interval.hi)
+        assert interval.lo < interval.estimate < interval.hi
