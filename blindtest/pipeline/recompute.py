@@ -121,6 +121,10 @@ def diff(recorded: Any, recomputed: Any, where: str = "") -> Iterator[Difference
 #: report.json keys added after reports were already written (``sides``); an older
 #: report without one still verifies, a newer one is checked in full.
 LATER_REPORT_KEYS = ("sides",)
+#: The same for report@1 (triangle, pair), which has no analysis version to tell an older
+#: report by: the judges' own records (`blindtest.analysis.raters`). A report@2 lacking them
+#: is an older analysis version, said as such.
+LATER_REPORT_1_KEYS = ("judge_counts", "first_picks")
 
 
 class _Verifier:
@@ -682,7 +686,8 @@ def _check_report(v: _Verifier, name: str, sha256: str) -> None:
         v.result.differences.append(stale)
         return
     v.note(f"{name} from its inputs")
-    for key in LATER_REPORT_KEYS:  # a report written before the key existed lacks it
+    later = LATER_REPORT_KEYS + (LATER_REPORT_1_KEYS if artifacts.tag_major(report) == 1 else ())
+    for key in later:  # a report written before the key existed lacks it
         if key not in report:
             recomputed.pop(key, None)
     v.differ(name, report, recomputed)

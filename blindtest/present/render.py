@@ -33,6 +33,7 @@ from blindtest.present.lines import (
     sides_lines,
     skipped_lines,
 )
+from blindtest.present.raters import first_picks_lines, judges_lines
 from blindtest.reportfmt import pct
 from blindtest.rundir.types import ReportRecord
 
@@ -189,9 +190,11 @@ def format_summary(
         "Channels closed (made equal or hidden): " + "; ".join(report["channels_closed"]),
     ]
     for block in (
+        first_picks_lines(report),  # beside the result, when a judge changed a word
         section_lines(report.get("controls")),  # hidden controls, right after the verdict
         answers_lines(report),
         parts.panel(report),
+        judges_lines(report),
         section_lines(report.get("llm_judges")),
         section_lines(report.get("machine_vs_person")),
         section_lines(report.get("style_control")),

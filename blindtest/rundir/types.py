@@ -390,3 +390,8 @@ class ReportRecord(_ReportRequired, ProtocolFields, total=False):
     controls: dict[str, Any] | None
     style_control: dict[str, Any] | None
     machine_vs_person: dict[str, Any] | None
+    #: The judges' own records (`blindtest.analysis.raters`): "both bad" words (report@2),
+    #: each judge's counts, and the result on first picks when any word was changed.
+    abstentions: dict[str, Any]
+    judge_counts: list[dict[str, Any]]
+    first_picks: dict[str, Any] | None
