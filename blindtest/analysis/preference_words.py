@@ -101,11 +101,15 @@ def interval_coverage(ranking: Ranking) -> str:
     """How often the strengths' 95% intervals held the truth in the seeded simulations of
     docs/statistics.md (percentile bootstrap over prompts, one interval at a time: about 0.90
     at 10 prompts, 0.93 at 30, 0.94 to 0.95 at 100), in words for the ranking's prompts; for
-    Firth's profile intervals, that their coverage is not measured."""
+    Firth's profile intervals, measured only on data with such a sweep
+    (tests/benchmarks/sim_firth_coverage.py): 0.91 to 0.997 where sweeps were common, down to
+    about half and lower where a sweep was a fluke."""
     if ranking.fit == FIT_FIRTH:
         return (
-            "comparisons as independent units, one at a time; their coverage has not been "
-            "measured by simulation"
+            "comparisons as independent units, one at a time; in simulation, on runs with "
+            "such a sweep, they held the true strength from about 99% of the time (where "
+            "sweeps were common) down to about half (where a sweep was a fluke): read them as "
+            "rough"
         )
     prompts = ranking.prompts
     held = (

@@ -141,6 +141,7 @@ def test_a_90_of_90_winner_is_ranked_first_by_firths_fit_and_the_screen_says_whi
         assert "No ranking" not in text
         assert "0 resamples" not in text
     assert "95% interval from the profile penalised likelihood (Firth's fit;" in _flat(screen)
+    assert "down to about half (where a sweep was a fluke): read them as rough" in _flat(screen)
 
 
 def test_an_89_of_90_winner_keeps_bounded_intervals_from_the_bootstrap(
