@@ -282,10 +282,39 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
         )
     derived = renumbered(full, origin)
     v.differ(f"{artifacts.DESIGN}/arrangement", design["arrangement"], derived)
+    _check_marked(v, origin, full)
+    return cast(DesignRecord, design)  # validated against the schema by v.read
+
+
+def _check_marked(v: _Verifier, design: Mapping[str, Any], full: list[Any]) -> None:
+    """What the design records beside its arrangement: the hidden controls it marks, and
+    the people's sample drawn over its prompts."""
     if "controls" in design:  # the count recorded is the count the arrangement marks
         marked = sum("control" in e for e in design["arrangement"])
         v.differ(f"{artifacts.DESIGN}/controls", design["controls"], marked)
-    return cast(DesignRecord, design)  # validated against the schema by v.read
+    if "people_sample" in design:
+        _check_people_sample(v, design, full)
+
+
+def _check_people_sample(v: _Verifier, design: Mapping[str, Any], full: list[Any]) -> None:
+    """The people's sample re-drawn from the seed over the prompts the first design of the
+    line used (:mod:`blindtest.model.people_sample`); a draw it refuses is a difference."""
+    from blindtest.model.people_sample import draw_people_sample, used_prompts
+
+    recorded = design["people_sample"]
+    v.note("people's sample from the seed")
+    try:
+        drawn: Any = draw_people_sample(
+            str(design["seed"]),
+            used_prompts({"prompts": design["prompts"], "arrangement": full}),
+            recorded["size"],
+            recorded["by"],
+            judge_prediction=recorded["judge_prediction"],
+            missing=recorded["missing"],
+        )
+    except ValueError as error:
+        drawn = f"no sample: {error}"
+    v.differ(f"{artifacts.DESIGN}/people_sample", recorded, drawn)
 
 
 def _candidate_arrangement(v: _Verifier, design: Mapping[str, Any]) -> list[Any]:

@@ -25,6 +25,7 @@ __all__ = [
     "DesignRecord",
     "GenerationRecord",
     "IntervalRecord",
+    "PeopleSampleRecord",
     "PickRecord",
     "ProtocolFields",
     "ProtocolName",
@@ -95,6 +96,18 @@ class DesignPairing(TypedDict):
     mode: str
 
 
+class PeopleSampleRecord(TypedDict):
+    """``people_sample``: the prompts people judge, drawn from the seed
+    (:mod:`blindtest.model.people_sample`)."""
+
+    version: str
+    size: int
+    by: Literal["uniform", "tag"]
+    judge_prediction: Literal["verdict", "confidence"]
+    missing: Literal["void", "bound"]
+    prompts: list[str]
+
+
 class _DesignRequired(TypedDict):
     schema: str
     protocol: ProtocolName
@@ -117,13 +130,15 @@ class _DesignRequired(TypedDict):
 
 class DesignRecord(_DesignRequired, total=False):
     """``design.json``: ``controls``, ``derived_from`` (a design made ``--from`` another
-    without some trials: :mod:`blindtest.model.derived`), and ``candidates`` with ``pairing`` (a
-    several-candidate design: :mod:`blindtest.model.candidates`) are the optional properties."""
+    without some trials: :mod:`blindtest.model.derived`), ``candidates`` with ``pairing`` (a
+    several-candidate design: :mod:`blindtest.model.candidates`) and ``people_sample`` (the
+    prompts people judge: :mod:`blindtest.model.people_sample`) are the optional properties."""
 
     controls: int
     derived_from: dict[str, Any]
     candidates: list[str]
     pairing: DesignPairing
+    people_sample: PeopleSampleRecord
 
 
 # --------------------------------------------------------------------------- responses.schema.json
