@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, cast
 from blindtest import reportfmt
 from blindtest.model.assignment import share_of
 from blindtest.model.judge_kinds import BOT_KINDS
+from blindtest.model.people_sample import people_pool
 from blindtest.reportfmt import format_p_against, pct
 from blindtest.rundir.artifacts import JsonObject
 from blindtest.rundir.types import DesignRecord, IntervalRecord, ReportRecord
@@ -123,7 +124,8 @@ def share_size(design: DesignRecord, judge: str, own: Sequence[Pick]) -> int:
     panel = next((p.extra["panel"] for p in own if isinstance(p.extra.get("panel"), dict)), None)
     if panel is None:
         return int(design["trials"])
-    return len(share_of(str(design["seed"]), int(design["trials"]), judge, panel))
+    pool = people_pool(design) if "people_sample" in design else int(design["trials"])
+    return len(share_of(str(design["seed"]), pool, judge, panel))
 
 
 def void_statement(design: DesignRecord, judged: int) -> str:

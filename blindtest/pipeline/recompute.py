@@ -597,6 +597,7 @@ def _check_panel_order(v: _Verifier, name: str, rows: list[tuple[int, Any]]) -> 
     """A panel reviewer's first record of each trial follows the order re-derived from the
     design seed and the reviewer's name (panels that record ``"order": "reviewer"``)."""
     from blindtest.model.assignment import REVIEWER_ORDER, order_problems
+    from blindtest.model.people_sample import people_pool
 
     design = v.design
     ordered = any(
@@ -605,7 +606,8 @@ def _check_panel_order(v: _Verifier, name: str, rows: list[tuple[int, Any]]) -> 
     )
     if design is None or not ordered:
         return
-    problems = order_problems(rows, str(design["seed"]), int(design["trials"]))
+    pool = people_pool(design) if "people_sample" in design else int(design["trials"])
+    problems = order_problems(rows, str(design["seed"]), pool)
     for line, why in problems:
         v.result.differences.append(
             Difference(f"{name}:{line}/panel order", why, "the order re-derived from the seed")
