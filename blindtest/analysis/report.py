@@ -14,6 +14,7 @@ from blindtest.analysis.common import (
     AnalysisOptions,
     AnalysisResult,
     by_judge,
+    finished_design,
     void_statement,
 )
 from blindtest.analysis.pair import analyze_pair
@@ -128,7 +129,7 @@ def build_report(
     prefers = PROTOCOLS[protocol].prefers
     names = candidates_of(design)
     if prefers:
-        finished = len({p.trial for p in picks}) >= design["trials"]
+        finished = finished_design(design, len({p.trial for p in picks}))
         found = analyze_preference(
             design,
             picks,

@@ -673,7 +673,11 @@ def _check_report(v: _Verifier, name: str, sha256: str) -> None:
         Path(p) if Path(p).is_absolute() else v.run_dir / p
         for p in report.get("picks_files", [artifacts.PICKS])
     ]
-    for path in picks:
+    against = [
+        Path(p) if Path(p).is_absolute() else v.run_dir / p
+        for p in report.get("against_files") or []
+    ]
+    for path in [*picks, *against]:
         if not path.exists():
             v.result.differences.append(
                 Difference(f"{name}/picks_files", str(path), "missing: the report's input is gone")
@@ -685,7 +689,9 @@ def _check_report(v: _Verifier, name: str, sha256: str) -> None:
         return
     e_values = v.run_dir / (report.get("e_values") or artifacts.e_values_name(name))
     try:
-        result = analyze_run(v.run_dir, picks, _options(report), e_values_path=e_values)
+        result = analyze_run(
+            v.run_dir, picks, _options(report), e_values_path=e_values, against=against
+        )
     except BadInput as error:
         v.result.differences.append(Difference(name, "recomputable", str(error)))
         return
@@ -755,6 +761,8 @@ def _reanalyse(v: _Verifier, name: str, report: Mapping[str, Any]) -> str:
     if picks != [artifacts.PICKS]:
         for path in picks:
             args += ["--picks", path if Path(path).is_absolute() else str(v.run_dir / path)]
+    for path in report.get("against_files") or []:
+        args += ["--against", path if Path(path).is_absolute() else str(v.run_dir / path)]
     if name != artifacts.REPORT:
         args += ["--out", str(v.run_dir / name)]
     recorded = report.get("analysis_options") or {}

@@ -189,6 +189,7 @@ def format_summary(
         "Channels closed (made equal or hidden): " + "; ".join(report["channels_closed"]),
     ]
     for block in (
+        section_lines(report.get("people_estimate")),  # what people prefer, from their sample
         section_lines(report.get("controls")),  # hidden controls, right after the verdict
         answers_lines(report),
         parts.panel(report),

@@ -400,3 +400,7 @@ class ReportRecord(_ReportRequired, ProtocolFields, total=False):
     controls: dict[str, Any] | None
     style_control: dict[str, Any] | None
     machine_vs_person: dict[str, Any] | None
+    #: The ``--against`` files, which bt-verify reads again (report@2).
+    against_files: list[str]
+    #: What people prefer, from their sample and a judge on every comparison (report@2).
+    people_estimate: dict[str, Any]
