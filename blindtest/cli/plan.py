@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 import orjson
 
 from blindtest.cli._command import command
 from blindtest.cli._options import FilePath, alpha_option, json_option
+from blindtest.cli._plan_options import people_sample_options
 from blindtest.errors import BadInput
 from blindtest.model.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 
@@ -100,6 +102,7 @@ def _trials(text: str | None) -> list[int] | None:
     default=None,
     help="Also write the power curves as a standalone HTML page.",
 )
+@people_sample_options
 @json_option
 def plan(
     protocol: str | None,
@@ -114,6 +117,7 @@ def plan(
     as_json: bool,
     decide: str | None,
     true_share: float | None,
+    **people: Any,
 ) -> None:
     """Print what a design can detect: critical count, achieved alpha, exact power.
 
@@ -125,6 +129,7 @@ def plan(
       bt-plan --trials 10,60 --pc 0.5,0.6,0.7 --html power.html
       bt-plan --protocol preference --ties 0.3 --target-power 0.8
       bt-plan --decide noninferior:0.05 --true 0.5 --ties 0.3 --power 0.8
+      bt-plan --people-sample 200 --agreement 0.7 --ties 0.2 --margin 0.05 --power 0.8
     """
     import shutil
 
@@ -142,6 +147,7 @@ def plan(
         html=html_path,
         decide=decide,
         true=true_share,
+        **people,
     )
     if as_json:
         click.echo(orjson.dumps(table.rows(), option=orjson.OPT_INDENT_2).decode())
