@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from blindtest import reportfmt
 from blindtest.model.assignment import share_of
@@ -42,6 +42,28 @@ class AnalysisOptions:
     position_margin: float = POSITION_MARGIN
     #: Show the full analysis of an unfinished fixed design (``--reveal-void``).
     reveal_void: bool = False
+    #: A decision given to bt-analyze, not pre-registered (``--decide``, ``--champion``,
+    #: ``--estimand``); the warning codes that make the exit 1 (``--fail-on``; ``--strict``:
+    #: every warning); the per-tag decision (``--by-tag``). :mod:`blindtest.analysis.decision`.
+    decide: str | None = None
+    champion: str | None = None
+    estimand: str | None = None
+    fail_on: Sequence[str] = ()
+    strict: bool = False
+    by_tag: bool = False
+
+    def decision_options(self) -> dict[str, Any]:
+        """The decision options given, as ``analysis_options`` records them (none: {}, so a
+        report without them keeps its keys)."""
+        given: dict[str, Any] = {
+            "decide": self.decide,
+            "champion": self.champion,
+            "estimand": self.estimand,
+            "fail_on": list(self.fail_on) or None,
+            "strict": self.strict or None,
+            "by_tag": self.by_tag or None,
+        }
+        return {key: value for key, value in given.items() if value is not None}
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,7 +62,8 @@ def without_controls(picks: Iterable[Pick], controls: Mapping[int, str]) -> list
 
 
 def main_files(files: Sequence[PicksFile], controls: Mapping[int, str]) -> list[PicksFile]:
-    """The picks files without their control-trial records (picks, later passes, failures)."""
+    """The picks files without their control-trial records (picks, "both bad" words, first
+    words, later passes, skips, failures)."""
     if not controls:
         return list(files)
     return [
@@ -71,6 +72,10 @@ def main_files(files: Sequence[PicksFile], controls: Mapping[int, str]) -> list[
             picks=tuple(without_controls(file.picks, controls)),
             later_passes=tuple(without_controls(file.later_passes, controls)),
             failures=tuple(f for f in file.failures if int(f["trial"]) not in controls),
+            abstentions=tuple(without_controls(file.abstentions, controls)),
+            first_picks=tuple(without_controls(file.first_picks, controls)),
+            first_abstentions=tuple(without_controls(file.first_abstentions, controls)),
+            skips=tuple(without_controls(file.skips, controls)),
         )
         for file in files
     ]

@@ -17,9 +17,17 @@ from blindtest.analysis.controls import (
     main_files,
     without_controls,
 )
+from blindtest.analysis.decision import (
+    attach_decision,
+    decision_spec,
+    planted_texts,
+    planted_trials,
+    without_planted,
+)
 from blindtest.analysis.judges import agreement_section, llm_section, preference_rows
 from blindtest.analysis.people_estimate import people_estimate, people_estimate_lines
 from blindtest.analysis.preference import comparison_outcomes
+from blindtest.analysis.raters import first_picks_section, judge_counts
 from blindtest.analysis.report import build_report
 from blindtest.analysis.responses import responses_summary
 from blindtest.analysis.style import style_section
@@ -48,20 +56,29 @@ def _read_picks_files(
     view: records.JudgeView,
     skipped: list[str],
     files: list[records.PicksFile] | None = None,
+    *,
+    first_words: bool = False,
 ) -> tuple[list[records.Pick], list[JsonObject]]:
+    """The picks of every file (``first_words``: each file as it stood before any change),
+    and what the report says was read. The picks are what a tally reads; each file's "both
+    bad" words are in its ``abstentions`` (``files``)."""
     picks: list[records.Pick] = []
     read_files: list[JsonObject] = []
+    answered: list[records.Pick] = []
     for path in paths:
         read = records.read_picks(path, view)
+        if first_words:
+            read = read.first_words()
         if files is not None:
             files.append(read)
         picks.extend(read.picks)
+        answered.extend(read.answered)
         name = input_name(run_dir, path)
         read_files.append(
             {
                 "file": name,
-                "picks": len(read.picks),
-                "judges": sorted({p.judge for p in read.picks}),
+                "picks": len(read.answered),
+                "judges": sorted({p.judge for p in read.answered}),
                 "torn_line": read.torn_line,
                 # An LLM judge's model and endpoint origin: what a "finish with" line needs.
                 **_llm_judges(read.picks),
@@ -73,7 +90,7 @@ def _read_picks_files(
                 "while it was written) was ignored"
             )
     if len(paths) > 1:
-        records.check_picks(picks, view, "the picks files together")
+        records.check_picks(answered, view, "the picks files together")
     return picks, read_files
 
 
@@ -119,12 +136,15 @@ def analyze_run(
     *,
     e_values_path: Path | None = None,
     against: Sequence[Path] = (),
+    first_words: bool = False,
 ) -> AnalysisResult:
     """Load what the run directory holds (through ``artifacts``) and build the report.
 
     Needs ``design.json`` and at least one picks file; every other artifact adds to the report
     when present and is listed in ``missing`` when not. ``report["reading"]`` says what was
     read and what was skipped (a torn final line, an audit of another design).
+    ``first_words``: the analysis of every file as it stood before any change (what
+    ``report["first_picks"]`` repeats beside the result).
     """
     loaded = artifacts.load_design(run_dir)
     if (run_dir / artifacts.TRIALS).exists():
@@ -136,19 +156,19 @@ def analyze_run(
     paths = list(picks_paths) or [run_dir / artifacts.PICKS]
     skipped: list[str] = []
     files: list[records.PicksFile] = []
-    picks, read_files = _read_picks_files(run_dir, paths, view, skipped, files)
+    picks, read_files = _read_picks_files(
+        run_dir, paths, view, skipped, files, first_words=first_words
+    )
+    abstentions = _abstentions(files)
     # Hidden controls leave the A-vs-B analysis once every trial is judged;
     # before that the void report counts the trials as the judge saw them and says nothing.
     options = options or AnalysisOptions()
+    spec = decision_spec(loaded.design, options.decide, options.champion, options.estimand)
     controls = control_trials(loaded.design)
-    design = loaded.design
     all_files = files
-    finished = finished_design(design, len({p.trial for p in picks}))
-    revealed = bool(controls) and (finished or options.reveal_void)
-    if revealed:
-        design = main_design(design)
-        picks = without_controls(picks, controls)
-        files = main_files(files, controls)
+    design, picks, abstentions, files, revealed = _main_view(
+        loaded.design, picks, abstentions, files, controls, options
+    )
     machine = llm_section(
         design,
         view,
@@ -181,6 +201,7 @@ def analyze_run(
         responses=responses,
         gates=machine["gates"] if machine is not None else (),
         controls=controls_check(all_files, controls, design["alpha"]) if revealed else None,
+        abstentions=abstentions,
     )
     result.report["picks_files"] = [input_name(run_dir, p) for p in paths]
     if machine is not None and "per_trial" in result.report:  # never in a void report
@@ -193,7 +214,77 @@ def analyze_run(
     _against_sections(result.report, run_dir, design, view, files, picks, against, controls)
     if "per_trial" in result.report and PROTOCOLS[view.protocol].prefers:
         _preference_sections(result.report, design, view, picks)
-    return result
+    # The first words' own analysis repeats no first words.
+    _judges_records(run_dir, paths, options, e_values_path, all_files, result, first_words)
+    if spec is None:
+        return result
+    return attach_decision(  # the decision's hook: report["decision"] and its exit code
+        result,
+        loaded.design,
+        [p for file in all_files for p in file.picks],
+        spec,
+        options,
+        generation=_optional_json(run_dir / artifacts.GENERATION, "generation"),
+        texts=planted_texts(loaded.design, view),
+    )
+
+
+def _main_view(
+    whole: DesignRecord,
+    picks: list[records.Pick],
+    abstentions: list[records.Pick],
+    files: list[records.PicksFile],
+    controls: dict[int, str],
+    options: AnalysisOptions,
+) -> tuple[DesignRecord, list[records.Pick], list[records.Pick], list[records.PicksFile], bool]:
+    """What the A-vs-B analysis sees: hidden controls leave it once every trial is judged
+    (a "both bad" word judges a trial too; before that the void report counts the trials as
+    the judge saw them and says nothing), and so do the sensitivity check's planted
+    comparisons, from the picks and the "both bad" words alike; ``revealed``: the controls
+    left."""
+    design = whole
+    finished = finished_design(design, len({p.trial for p in (*picks, *abstentions)}))
+    revealed = bool(controls) and (finished or options.reveal_void)
+    if revealed:
+        design = main_design(design)
+        picks = without_controls(picks, controls)
+        abstentions = without_controls(abstentions, controls)
+        files = main_files(files, controls)
+    planted = planted_trials(whole) if finished or options.reveal_void else {}
+    design, picks, files = without_planted(design, picks, files, planted)
+    abstentions = [p for p in abstentions if p.trial not in planted]
+    return design, picks, abstentions, files, revealed
+
+
+def _abstentions(files: Sequence[records.PicksFile]) -> list[Pick]:
+    """Every file's "both bad" words: they judge a trial, and are no pick."""
+    return [pick for file in files for pick in file.abstentions]
+
+
+def _judges_records(
+    run_dir: Path,
+    paths: Sequence[Path],
+    options: AnalysisOptions,
+    e_values_path: Path | None,
+    files: Sequence[records.PicksFile],
+    result: AnalysisResult,
+    first_words: bool,
+) -> None:
+    """A revealed report's judges' own records: each judge's counts (every trial it met, the
+    hidden controls too), and when any word was changed the same analysis on the first words
+    (`blindtest.analysis.raters`). None in a void report, which says nothing of the picks."""
+    if first_words or "per_trial" not in result.report:
+        return
+    result.report["judge_counts"] = judge_counts(files)
+    changed = any(file.corrections for file in files)
+    first = (
+        analyze_run(run_dir, paths, options, e_values_path=e_values_path, first_words=True)
+        if changed
+        else None
+    )
+    result.report["first_picks"] = (
+        first_picks_section(first.report, result.report, files) if first is not None else None
+    )
 
 
 def _against_sections(
@@ -304,6 +395,9 @@ def export_rows(
     files = [records.read_picks(path, run.view) for path in picks_paths]
     controls = control_trials(run.design)
     rows, dropped = preference_rows(run.view, main_files(files, controls), min_confidence)
+    both_bad = sum(len(file.abstentions) for file in main_files(files, controls))
+    if both_bad:  # an abstention prefers neither answer: no chosen, no rejected
+        dropped["both bad"] = both_bad
     hidden = sum(p.trial in controls for file in files for p in file.picks)
     if hidden:  # a control compares one model with itself: no A-vs-B preference datum
         dropped["hidden control trial"] = hidden

@@ -95,7 +95,7 @@ __all__ = [
 #: The version of what this analysis writes into a preference report (report@2's
 #: ``analysis_version``): raised whenever a figure, a verdict or a sentence it writes changes,
 #: so that bt-verify can tell a report written by an older analysis from a tampered one.
-ANALYSIS_VERSION = 1
+ANALYSIS_VERSION = 2
 #: The smallest number of candidates that gets a ranking: two candidates' pair is the result.
 RANKED_FROM = 3
 #: The label of the ranking bootstrap's index stream (with the design seed).
@@ -138,7 +138,8 @@ class Outcomes:
     candidate's name, or ``"tie"`` (the majority of its judges; ties and splits are ties);
     ``rows``: (prompt_id, left, right, winner or None) of each comparison with an outcome, in
     trial order; ``counted``: the picks that count, ``excluded`` those an LLM judge left out;
-    ``judges``: the counted picks by judge."""
+    ``judges``: the counted picks by judge; ``abstained``: the "both bad" words (abstentions,
+    ``PicksFile.abstentions``), which judge a comparison but count in no outcome."""
 
     names: tuple[str, ...]
     winner: Mapping[int, str]
@@ -146,16 +147,21 @@ class Outcomes:
     counted: tuple[Pick, ...]
     excluded: tuple[Pick, ...]
     judges: Mapping[str, Sequence[Pick]]
+    abstained: tuple[Pick, ...] = ()
 
     @property
     def judged(self) -> set[int]:
-        """Every comparison judged: with an outcome, or left out by an LLM judge."""
-        return set(self.winner) | {p.trial for p in self.excluded}
+        """Every comparison judged: with an outcome, left out by an LLM judge, or said to be
+        "both bad" (an abstention finishes a fixed design as any word does)."""
+        return set(self.winner) | {p.trial for p in (*self.excluded, *self.abstained)}
 
 
-def comparison_outcomes(design: DesignRecord, picks: Sequence[Pick]) -> Outcomes:
+def comparison_outcomes(
+    design: DesignRecord, picks: Sequence[Pick], abstentions: Sequence[Pick] = ()
+) -> Outcomes:
     """The outcome of each comparison: the candidate most of its judges preferred, ``"tie"``
-    when they tied or split (module doc)."""
+    when they tied or split (module doc). ``abstentions`` ("both bad") are kept beside, in
+    no outcome: a comparison every judge abstained on has none."""
     excluded = tuple(p for p in picks if excluded_reason(p) is not None)
     counted = tuple(p for p in picks if excluded_reason(p) is None)
     judges = by_judge(counted)
@@ -173,7 +179,9 @@ def comparison_outcomes(design: DesignRecord, picks: Sequence[Pick]) -> Outcomes
         entry = arrangement_entry(design, trial)
         left, right = comparison_sides(entry)
         rows.append((str(entry["prompt_id"]), left, right, None if won == "tie" else won))
-    return Outcomes(candidates_of(design), winner, tuple(rows), counted, excluded, judges)
+    return Outcomes(
+        candidates_of(design), winner, tuple(rows), counted, excluded, judges, tuple(abstentions)
+    )
 
 
 # --------------------------------------------------------------------------- per pair
@@ -602,6 +610,7 @@ def analyze_preference(
     judge_gates: Sequence[str] = (),
     controls: ControlsCheck | None = None,
     reveal: bool = True,
+    abstentions: Sequence[Pick] = (),
 ) -> PreferenceAnalysis:
     """The preference report's fields for any k (module doc). ``spend``: each candidate's
     answers, tokens and cost (``responses.spend``); ``judge_gates``: the gates the judges' own
@@ -609,11 +618,12 @@ def analyze_preference(
     what they say about a directional verdict (`blindtest.analysis.controls`, for two
     candidates: a control shows one of them twice). ``reveal`` False leaves the bootstrap out
     (an unfinished design's report keeps none of it). Exit code 1 when the design is
-    unfinished or a gate fails."""
+    unfinished or a gate fails. ``abstentions``: the "both bad" words, which finish the
+    design and count in nothing else."""
     names = candidates_of(design)
     k = len(names)
     alpha = design["alpha"]
-    found = comparison_outcomes(design, picks)
+    found = comparison_outcomes(design, picks, abstentions)
     pairs = pair_tests(found, alpha)
     reference = reference_of(design)
     against = reference_tests(found, reference, alpha)

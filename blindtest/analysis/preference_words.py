@@ -2,7 +2,9 @@
 the win rate with its Wilson interval, the exact p and spec 002's verdict (and what hidden
 controls say of it). From three: who is ahead and by how much (as a chance of being preferred),
 which differences are real after Holm, each candidate against a reference, what each costs,
-and whether a cheaper candidate the data cannot tell from the leader would do. Every figure
+and, for a cheaper candidate the data cannot tell from the leader, what the interval
+allows and the pre-registered decision that would settle it (never "adequate": not worse is
+shown only against a margin fixed in the design). Every figure
 comes from the pair tests and the ranking (`blindtest.analysis.preference` builds them). Pure.
 """
 
@@ -16,6 +18,7 @@ from blindtest.reportfmt import count, dollars, format_p, format_p_against, pct
 from blindtest.stats.pairwise import PairTable
 from blindtest.stats.preference import PreferenceResult
 from blindtest.stats.ranking import Ranking
+from blindtest.stats.sizing import decision_sample_size
 
 if TYPE_CHECKING:
     from blindtest.analysis.controls import ControlsCheck
@@ -161,8 +164,8 @@ def ranking_headline(
     anchor: str,
 ) -> list[str]:
     """The ranking in words a person acts on: who is ahead and by how much, which differences
-    are real, what each costs, and whether a cheaper candidate the data cannot tell from the
-    leader would do."""
+    are real, what each costs, and what the data allow of a cheaper candidate they cannot
+    tell from the leader."""
     lines: list[str] = []
     met = _real_pairs(pairs)
     ranked = ranking is not None and ranking.problem is None
@@ -177,22 +180,23 @@ def ranking_headline(
         names = [s.candidate for s in ranking.strengths] if ranking and ranked else list(spend)
         shown = [f"{n} {_money(1000 * costs[n]) if n in costs else 'unknown'}" for n in names]
         lines.append("Cost per 1,000 answers: " + ", ".join(shown) + ".")
-        lines += _adequate(ranking, met, costs, pairs.alpha)
+        lines += _within_reach(ranking, met, costs, pairs.alpha)
     return lines
 
 
-def _adequate(
+def _within_reach(
     ranking: Ranking | None,
     met: Mapping[frozenset[str], Any],
     costs: Mapping[str, float],
     alpha: float,
 ) -> list[str]:
-    """Seed 001's honest conclusion: a cheaper candidate that met the leader and is not shown
-    worse (the Holm-adjusted pair test does not reach alpha, and the ranking's simultaneous
-    interval for the difference is bounded and holds 0) is adequate on this evidence, and
-    the sentence says how far the data allow the leader to be ahead. Candidates that never
-    met the leader, or whose difference the data cannot bound, get no such sentence: not
-    being told apart for want of data is not adequacy."""
+    """A cheaper candidate that met the leader and that the data cannot tell from it (the
+    Holm-adjusted pair test does not reach alpha, and the ranking's simultaneous interval for
+    the difference is bounded and holds 0): what the interval allows (how often the leader
+    may be preferred), never "adequate" or "not worse", which only a margin fixed in the
+    design can show; and the pre-registered decision that would settle it, with the n it
+    needs at a true share of 1/2 and this run's tie rate. Candidates that never met the
+    leader, or whose difference the data cannot bound, get no such sentence."""
     if ranking is None or ranking.problem is not None:
         return []
     order = [s.candidate for s in ranking.strengths]
@@ -210,13 +214,38 @@ def _adequate(
     if not close:
         return []
     name, record, lo, hi = min(close, key=lambda c: (costs[c[0]], order.index(c[0])))
+    ties = record.ties / max(1, record.wins + record.losses + record.ties)
     return [
-        f"{name} is not shown worse than the leader {leader} ({leader} "
-        f"{_pair_result(record, leader, alpha)}; the data allow {leader} to be preferred in "
-        f"{pct(prob(lo))} to {pct(prob(hi))} of untied comparisons between them), and "
-        f"{leader} costs {_times(costs[leader] / costs[name])} per answer: on this evidence "
-        f"the cheaper {name} is adequate."
+        f"The data cannot tell the cheaper {name} from the leader {leader} ({leader} "
+        f"{_pair_result(record, leader, alpha)}): they allow {leader} to be preferred in up to "
+        f"{pct(prob(hi))} of the untied comparisons between them (and in as few as "
+        f"{pct(prob(lo))}), and {leader} costs {_times(costs[leader] / costs[name])} per "
+        f"answer. That is not a finding that {name} is not worse: only a margin fixed in the "
+        f"design can show that. {_settle_line(leader, name, ties)}"
     ]
+
+
+#: The margin the suggested decision names: 5 points of the untied share.
+SUGGESTED_MARGIN = 0.05
+
+
+def _settle_line(leader: str, name: str, ties: float) -> str:
+    """The pre-registered design that would settle whether ``name`` is not worse than
+    ``leader``, and the n it needs at a true share of 1/2 and the observed tie rate."""
+    size = decision_sample_size(
+        "noninferior", SUGGESTED_MARGIN, true=0.5, ties=min(ties, 0.95), power=0.8
+    )
+    design = (
+        f"a new design (bt-design with `--pairs reference:{leader} --decide "
+        f"noninferior:{SUGGESTED_MARGIN:g} --sensitivity 20`)"
+    )
+    if size.smallest_n is None:
+        return f"To decide it, pre-register the margin in {design}."
+    return (
+        f"To decide it, pre-register the margin in {design}: at a true share of 1/2 and this "
+        f"run's tie rate ({pct(ties)}), {size.smallest_n:,} comparisons of {name} against "
+        f"{leader} show it with power 0.8."
+    )
 
 
 # --------------------------------------------------------------------------- two candidates

@@ -19,6 +19,7 @@ from blindtest.analysis.common import (
 )
 from blindtest.analysis.pair import analyze_pair
 from blindtest.analysis.preference import ANALYSIS_VERSION, analyze_preference
+from blindtest.analysis.raters import abstentions_section
 from blindtest.analysis.responses import appendix, cost_line, responses_sentences, spend
 from blindtest.analysis.tells import audit_summary
 from blindtest.analysis.triangle import analyze_triangle
@@ -74,6 +75,15 @@ def _judged(design: DesignRecord, picks: Sequence[Pick]) -> dict[str, int]:
     return {judge: len(own) for judge, own in sorted(by_judge(picks).items())}
 
 
+def _abstentions(
+    report: ReportRecord, design: DesignRecord, picks: Sequence[Pick], abstentions: Sequence[Pick]
+) -> None:
+    """A revealed preference report's "both bad" words (`blindtest.analysis.raters`), and its
+    judges with those who said only "both bad"."""
+    report["abstentions"] = abstentions_section(design, picks, abstentions)
+    report["judges"] = sorted({*report["judges"], *(p.judge for p in abstentions)})
+
+
 REVEALED_VOID = (
     "REVEALED BEFORE THE END (--reveal-void): this fixed design is unfinished, and whoever "
     "sees this analysis can no longer judge this run blind. Finish it with another judge, or "
@@ -113,6 +123,7 @@ def build_report(
     responses: Mapping[str, Any] | None = None,
     gates: Sequence[str] = (),
     controls: ControlsCheck | None = None,
+    abstentions: Sequence[Pick] = (),
 ) -> AnalysisResult:
     """Everything ``report.json`` holds; ``exit_code`` 1 when the run measured nothing.
 
@@ -122,14 +133,18 @@ def build_report(
     ``gates``: the gates the judges' diagnostics failed (``llm_section``'s), which make the
     run say nothing (verdict ``unusable``, exit 1). ``controls``: what the hidden control
     trials say (``controls_check``'s), which keeps a directional verdict from a judge that
-    prefers as often where nothing differs.
+    prefers as often where nothing differs. ``abstentions``: the "both bad" words
+    (``PicksFile.abstentions``): they judge a trial (a fixed design is finished by them) and
+    carry answers to the extra questions, and count in no win rate, test or ranking
+    (``report["abstentions"]`` counts them).
     """
     options = options or AnalysisOptions()
     protocol = design["protocol"]
     prefers = PROTOCOLS[protocol].prefers
     names = candidates_of(design)
+    answered = [*picks, *abstentions]  # every word: what completeness and the answers read
     if prefers:
-        finished = finished_design(design, len({p.trial for p in picks}))
+        finished = finished_design(design, len({p.trial for p in answered}))
         found = analyze_preference(
             design,
             picks,
@@ -138,12 +153,13 @@ def build_report(
             judge_gates=gates,
             controls=controls,
             reveal=finished or options.reveal_void,
+            abstentions=abstentions,
         )
         fields, code = cast(AnalysisFields, found.fields), found.exit_code
         values: list[JsonObject] = []
     else:
         fields, code, values = _two_sides(design, picks)
-    judged = _judged(design, picks)
+    judged = _judged(design, answered)
     void = fields["verdict"] == "void"
     if void:
         least = min(judged.values(), default=0)
@@ -178,7 +194,7 @@ def build_report(
         "e_values": e_values_path if values else None,
         "reading": dict(reading) if reading is not None else None,
         "responses": dict(responses) if responses is not None else None,
-        "answers": answers_summary(design, picks),
+        "answers": answers_summary(design, answered),
         "analysis_options": {
             "min_kappa": options.min_kappa,
             "position_margin": options.position_margin,
@@ -223,5 +239,6 @@ def build_report(
     # on stderr names it.
     report["next"] = None if void or incomplete else next_step(design, report)
     if prefers:
+        _abstentions(report, design, picks, abstentions)
         report["warnings"] = collect_warnings(report)
     return AnalysisResult(report=report, exit_code=code, e_values=values)

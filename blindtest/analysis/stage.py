@@ -70,6 +70,13 @@ def analyze(
     force: bool = False,
     holder: str | None = None,
     say: Callable[[str], None] | None = None,
+    decide: str | None = None,
+    champion: str | None = None,
+    estimand: str | None = None,
+    fail_on: Sequence[str] = (),
+    strict: bool = False,
+    by_tag: bool = False,
+    junit: str | os.PathLike[str] | None = None,
 ) -> AnalyzeResult:
     """Score the picks (default RUN/picks.jsonl; several files: several judges), compute the
     exact statistics and write the report (``bt-analyze``; ``out``: another report file).
@@ -79,7 +86,12 @@ def analyze(
     shows the analysis of an unfinished fixed design (whoever sees it can no longer judge
     blind). A report from the same inputs is replaced without ``force``. Holds RUN's lock,
     except when nothing is written into RUN and RUN cannot be written (a read-only archive
-    analysed to ``out`` elsewhere): then it reads without the lock and tells ``say`` why."""
+    analysed to ``out`` elsewhere): then it reads without the lock and tells ``say`` why.
+
+    A decision (:mod:`blindtest.analysis.decision`): the design's, or ``decide`` (with
+    ``champion`` and ``estimand``), not pre-registered; ``fail_on`` warning codes (``strict``:
+    every warning) make the exit 1; ``by_tag`` decides per tag too; ``junit`` writes one JUnit
+    test case per decision. The exit code is the decision's (0, 4, 5) unless a gate failed."""
     from blindtest.analysis.api import (
         AnalysisOptions,
         analyze_run,
@@ -94,12 +106,21 @@ def analyze(
     report_path = Path(out) if out is not None else run / artifacts.REPORT
     html_path = Path(html) if html is not None else None
     export_path = Path(export_preferences) if export_preferences is not None else None
+    junit_path = Path(junit) if junit is not None else None
     e_values_path = report_path.with_name(artifacts.e_values_name(report_path.name))
-    written = [report_path, e_values_path, html_path, export_path]
+    written = [report_path, e_values_path, html_path, export_path, junit_path]
     inside = any(_inside(path, run) for path in written if path is not None)
     with holding_run(run, holder, unlocked=_read_only(run) if inside else (say or _silent)):
         options = AnalysisOptions(
-            min_kappa=min_kappa, position_margin=position_margin, reveal_void=reveal_void
+            min_kappa=min_kappa,
+            position_margin=position_margin,
+            reveal_void=reveal_void,
+            decide=decide,
+            champion=champion,
+            estimand=estimand,
+            fail_on=tuple(fail_on),
+            strict=strict,
+            by_tag=by_tag,
         )
         inputs = picks_given or default_picks(run)
         if not picks_given and inputs != [run / artifacts.PICKS] and say is not None:
@@ -109,7 +130,10 @@ def analyze(
             say(f"reading the LLM judge's picks beside the people's: {_names(beside)}")
         read = [*inputs, *beside]
         names = [input_name(run, path) for path in read]
+        _check_decision_options(run, options, junit_path)
         artifacts.claim_report(run, read, names, report_path, e_values_path, html_path, force)
+        if junit_path is not None:  # derived from the report, as the e-values: replaced
+            artifacts.claim_output(junit_path, artifacts.JUNIT, force=True, inputs=read)
         _check_export(export_path, run, inputs, force)
         exported = export_rows(run, inputs, export_min_confidence) if export_path else None
         result = analyze_run(run, inputs, options, e_values_path=e_values_path, against=beside)
@@ -118,6 +142,10 @@ def analyze(
         artifacts.write_json(report_path, result.report, "report", force=True)  # claimed
         if html_path is not None:
             artifacts.write_bytes_atomic(html_path, report_page(run, result).encode())
+        if junit_path is not None:
+            from blindtest.present.decision import junit_xml
+
+            artifacts.write_bytes_atomic(junit_path, junit_xml(result.report))
         if export_path is not None and exported is not None:
             _write_export(export_path, exported[0])
     return AnalyzeResult(
@@ -135,6 +163,32 @@ def analyze(
 
 def _names(paths: Sequence[Path]) -> str:
     return ", ".join(p.name for p in paths)
+
+
+def _check_decision_options(run: Path, options: Any, junit: Path | None) -> None:
+    """Before anything is written: --junit, --fail-on, --strict and --by-tag read a decision
+    (the design's or --decide's); every --fail-on code is one a warning can carry."""
+    from blindtest.analysis.decision import KNOWN_CODES
+
+    unknown = [code for code in options.fail_on if code not in KNOWN_CODES]
+    if unknown:
+        raise BadInput(
+            f"{option('fail_on')} {unknown[0]}: no warning has that code; give some of "
+            f"{', '.join(sorted(KNOWN_CODES))}"
+        )
+    wanted = {
+        option("junit"): junit is not None,
+        option("fail_on"): bool(options.fail_on),
+        option("strict"): options.strict,
+        option("by_tag"): options.by_tag,
+    }
+    given = [flag for flag, on in wanted.items() if on]
+    if given and options.decide is None and "decision" not in artifacts.load_design(run).design:
+        raise BadInput(
+            f"{given[0]} reads a decision, and this design pre-registers none: add "
+            f"{option('decide')} RULE (labelled not pre-registered) or design with bt-design "
+            f"{option('decide')}"
+        )
 
 
 def _silent(_: str) -> None:

@@ -76,6 +76,14 @@ CODES: dict[str, tuple[str, str]] = {
         "the judge beside the people's sample follows position, length or markdown: the "
         "estimate stays valid, only wider",
     ),
+    # The pre-registered decision's own (blindtest.analysis.decision).
+    "sensitivity.failed": (
+        SERIOUS,
+        "the judge did not prefer the champion's answer to its degraded copy",
+    ),
+    "sensitivity.missing": (NOTICE, "a non-inferiority or equivalence claim without a check"),
+    "decision.not_pre_registered": (NOTICE, "the decision was given to bt-analyze, not designed"),
+    "llm.excluded": (NOTICE, "an LLM judge left comparisons out (leakage, an inconsistent swap)"),
 }
 
 #: The LLM judge's warning sentences by how they start (blindtest.analysis.llm_diagnostics).

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
-from blindtest.cli import _chain, _export, _options, _prose
+from blindtest.cli import _chain, _decide, _export, _options, _prose
 from blindtest.cli._command import command
 from blindtest.cli._options import force_option, json_option, quiet_option, run_argument
 from blindtest.rundir import artifacts
@@ -53,6 +54,7 @@ from blindtest.rundir.types import ReportRecord
     "with each judge of --picks is reported, never pooled.",
 )
 @_export.options
+@_decide.options
 @click.option("--brief", is_flag=True, help="Leave the per-trial table out of the summary.")
 @click.option(
     "--reveal-void",
@@ -78,6 +80,7 @@ def analyze(
     as_json: bool,
     force: bool,
     quiet: bool,
+    **decision: Any,
 ) -> int:
     """Score the picks, compute the exact statistics, and write the report.
 
@@ -86,6 +89,7 @@ def analyze(
       bt-analyze run
       bt-analyze run --picks run/picks-alice.jsonl --picks run/picks-bob.jsonl --force
       bt-analyze run --picks run/picks-bot.jsonl --out run/report-bot.json
+      bt-analyze run --junit decision.xml      # exit 0 shown, 4 refuted, 5 not settled
     """
     from blindtest.analysis.stage import analyze as score
 
@@ -103,6 +107,7 @@ def analyze(
         force=force,
         holder=_chain.stage_label(),
         say=_prose.say_unless(quiet),
+        **_decide.stage_arguments(decision),
     )
     if result.export_path is not None and result.dropped is not None:
         _export.summary(result.export_path, result.exported or 0, result.dropped)
@@ -114,8 +119,6 @@ def show(
     report: ReportRecord, run_dir: Path, *, as_json: bool, quiet: bool, brief: bool, reveal: bool
 ) -> None:
     """A void analysis prints one line unless revealed; the rest print the result screen."""
-    from blindtest.analysis.api import void_line
-    from blindtest.present.hints import stage_command
     from blindtest.present.render import clean, format_summary
     from blindtest.present.screen import screen_width
 
@@ -126,21 +129,9 @@ def show(
         width = screen_width(sys.stdout)  # the terminal's, or 80 into a pipe or a file
         tables = screen_width(sys.stdout, cap=None)
         click.echo(format_summary(report, per_trial=not brief, width=width, table_width=tables))
+    if not as_json and not quiet:  # the decision's lines, after the result (void ones too)
+        _decide.show(report, screen_width(sys.stdout))
     if void:
-        # The command that finishes the run goes whole on a line of its own, to be pasted
-        # as printed; the sentence around it is wrapped as prose.
-        line, finish, command = void_line(report, run_dir, stage_command).partition(
-            "; finish with: "
-        )
-        command, hint, rest = command.partition(" (with the --judge-url")
-        if reveal:
-            line += (
-                " -- REVEALED with --reveal-void: whoever has seen this analysis can no longer "
-                "judge this run blind"
-            )
-        said = f"{line}; finish with{hint and ' (with the --judge-url' + rest}:" if finish else line
-        _prose.echo_prose(clean(said), err=True)
-        if finish:
-            click.echo(clean(command), err=True)
+        _prose.echo_void(report, run_dir, reveal)
     elif report["verdict"] in ("unusable", "incomplete"):
         _prose.echo_prose(clean(f"bt-analyze: {report['statement']}"), err=True)

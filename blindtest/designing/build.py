@@ -20,6 +20,14 @@ The arrangement is a pure function of (seed, trials, prompts, protocol), drawn f
    ``K`` become controls, and ``"control_sides"``: a balanced list of ``K`` sides (as in step 2)
    says whose two independent draws each control shows. A control entry carries ``control``
    (the side) and ``left`` equal to it; the ``"left"`` sides go, in order, to the real trials.
+6. preference with ``--decide ... --sensitivity N`` (:mod:`blindtest.model.planted`): the
+   controls as in step 5 (with ``N = 0`` the arrangement is exactly the one above), then
+   ``"planted"``: the other trial numbers are shuffled and the first ``N`` carry planted
+   comparisons, each marked ``planted: {side, original, degradation}`` with ``left`` the
+   champion: the degradation drawn by ``randbelow(3)`` from ``"degradation"`` (cut, drop,
+   shuffle) and the original's position from a balanced list (as in step 2) from
+   ``"planted_position"`` (A = 1, B = 2), both in trial order; then the ``"left"`` sides go,
+   in order, to the real trials.
 
 A design with several candidates (``candidates``, k = 2..20) takes none of the steps above:
 its arrangement is :func:`blindtest.model.pairing.schedule` (the seed, the candidates in the order
@@ -37,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
+from blindtest.designing.decision import DecisionSpec
 from blindtest.errors import BadInput, message_of, option
 from blindtest.model import pairing
 from blindtest.model.candidates import check_candidate_name
@@ -44,6 +53,7 @@ from blindtest.model.identity import identity_config
 from blindtest.model.normalize import (
     NORMALIZERS_VERSION,
 )
+from blindtest.model.planted import DEGRADATIONS
 from blindtest.model.prompts import Prompt, prompt_sha256
 from blindtest.model.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from blindtest.model.rng import RNG_VERSION, DesignRng
@@ -185,6 +195,14 @@ class DesignOptions:
     people_sample_by: str = "uniform"
     judge_prediction: str = "verdict"
     people_missing: str = "void"
+    #: A pre-registered decision (``blindtest.designing.decision``), its planted comparisons
+    #: added to ``trials`` as hidden controls are.
+    decision: DecisionSpec | None = None
+
+    @property
+    def planted(self) -> int:
+        """The planted comparisons of the sensitivity check (0 without)."""
+        return self.decision.sensitivity if self.decision is not None else 0
 
 
 def check_options(options: DesignOptions, distinct_prompts: int) -> None:
@@ -208,6 +226,7 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
     _check_questions(options)
     _check_controls(options, distinct_prompts)
     _check_people(options)
+    _check_decision(options, distinct_prompts)
     if not options.candidates and distinct_prompts < options.trials:
         raise BadInput(
             f"found {count(distinct_prompts, 'distinct prompt')}, need {options.trials} "
@@ -230,6 +249,12 @@ def _check_people(options: DesignOptions) -> None:
         raise BadInput(
             f"{option('people_sample')} and {option('controls')} are not combined (a hidden "
             f"control is judged by one kind of judge); drop one of them"
+        )
+    if options.decision is not None:
+        raise BadInput(
+            f"{option('people_sample')} and {option('decide')} are not combined yet (the "
+            "decision reads the people's picks, not the estimate from their sample); drop one "
+            "of them"
         )
 
 
@@ -349,6 +374,57 @@ def _check_controls(options: DesignOptions, distinct_prompts: int) -> None:
             f"found {count(distinct_prompts, 'distinct prompt')}, need {options.trials} + "
             f"{k} controls = {total} (each prompt is used in one trial only, controls "
             f"included); add prompts or lower {option('trials')} or {option('controls')}"
+        )
+
+
+def _check_decision(options: DesignOptions, distinct_prompts: int) -> None:
+    """--decide: a champion the design has, no second similarity claim, and a prompt of its
+    own for every planted comparison (with candidates: prompts left for the schedule)."""
+    decision = options.decision
+    if decision is None:
+        return
+    if decision.rule != "similar" and options.alpha >= 0.5:
+        raise BadInput(
+            f"{option('decide')} {decision.rule} reads a 1 - 2 alpha interval: {option('alpha')} "
+            "must be below 0.5, "
+            f"got {options.alpha}"
+        )
+    sides = [name for name, _ in options.candidates] or list(SIDES)
+    if decision.champion not in sides:
+        raise BadInput(
+            f"{option('champion')} {decision.champion}: no side of that name; give one of "
+            f"{', '.join(sides)}"
+        )
+    if decision.rule == "similar" and options.similarity_pd0 is not None:
+        raise BadInput(
+            f"{option('decide')} similar:PD0 is the similarity claim; give it once: drop "
+            f"{option('similarity_pd0')}"
+        )
+    planted = decision.sensitivity
+    if not planted:
+        return
+    if options.source is not None:
+        raise BadInput(
+            f"{option('sensitivity')} needs the champion to answer the planted prompts; "
+            f"{option('from_dirs')} "
+            f"supplies one output per item and side: drop {option('sensitivity')}"
+        )
+    if options.candidates:
+        if distinct_prompts - planted < 1:
+            raise BadInput(
+                f"{option('sensitivity')} {planted}: each planted comparison takes a prompt of "
+                "its own, "
+                f"and the {count(distinct_prompts, 'prompt')} leave none for the candidates; "
+                f"add prompts or lower {option('sensitivity')}"
+            )
+        return
+    total = options.trials + options.controls + planted
+    controls = f" + {options.controls} controls" if options.controls else ""
+    if distinct_prompts < total:
+        raise BadInput(
+            f"found {count(distinct_prompts, 'distinct prompt')}, need {options.trials} + "
+            f"{planted} planted comparisons{controls} = {total} (each prompt is used in one "
+            f"trial only); add prompts or lower {option('trials')} or {option('sensitivity')}"
         )
 
 
@@ -519,16 +595,26 @@ def balanced_sides(n: int, rng: DesignRng) -> list[str]:
 
 
 def build_arrangement(
-    seed: str, trials: int, prompt_ids: Sequence[str], protocol: str, controls: int = 0
+    seed: str,
+    trials: int,
+    prompt_ids: Sequence[str],
+    protocol: str,
+    controls: int = 0,
+    planted: int = 0,
+    champion: str = "A",
 ) -> list[ArrangementEntry]:
     """The trial arrangement; see the module docstring for the exact derivation. ``trials``
-    counts every comparison shown, ``controls`` of them hidden controls."""
+    counts every comparison shown, ``controls`` of them hidden controls and ``planted`` of
+    them the sensitivity check's planted comparisons of ``champion``'s answer."""
     order = list(range(len(prompt_ids)))
     DesignRng(seed, "prompts").shuffle(order)
     arrangement: list[ArrangementEntry] = [
         {"trial": t, "prompt_id": prompt_ids[order[t - 1]]} for t in range(1, trials + 1)
     ]
     controls = min(controls, trials)  # a design cannot hold more (bt-verify may be handed one)
+    planted = min(planted, trials - controls)
+    if planted:
+        return _with_planted(seed, arrangement, controls, planted, champion)
     if controls:
         numbers = list(range(1, trials + 1))
         DesignRng(seed, "controls").shuffle(numbers)
@@ -557,21 +643,110 @@ def build_arrangement(
     return arrangement
 
 
+def _plant(seed: str, numbers: Sequence[int], champion: str) -> dict[int, dict[str, Any]]:
+    """Planted trial -> its record: the degradation (``"degradation"`` stream, one
+    ``randbelow(3)`` per planted trial in trial order) and the original's position (a balanced
+    list, as the sides of step 2, from the ``"planted_position"`` stream: A = 1, B = 2)."""
+    chosen = sorted(numbers)
+    how = DesignRng(seed, "degradation")
+    positions = balanced_sides(len(chosen), DesignRng(seed, "planted_position"))
+    return {
+        number: {
+            "side": champion,
+            "original": 1 if position == "A" else 2,
+            "degradation": DEGRADATIONS[how.randbelow(len(DEGRADATIONS))],
+        }
+        for number, position in zip(chosen, positions, strict=True)
+    }
+
+
+def _with_planted(
+    seed: str,
+    arrangement: list[ArrangementEntry],
+    controls: int,
+    planted: int,
+    champion: str,
+) -> list[ArrangementEntry]:
+    """A two-sided preference arrangement with planted comparisons (step 6 of the module
+    docstring): the controls as in step 5, then the ``"planted"`` stream shuffles the other
+    trial numbers and the first ``planted`` of them become planted comparisons; the
+    ``"left"`` sides go, in order, to the real trials."""
+    numbers = list(range(1, len(arrangement) + 1))
+    chosen_controls: list[int] = []
+    if controls:
+        DesignRng(seed, "controls").shuffle(numbers)
+        chosen_controls = sorted(numbers[:controls])
+        sides = balanced_sides(controls, DesignRng(seed, "control_sides"))
+        for number, side in zip(chosen_controls, sides, strict=True):
+            arrangement[number - 1]["control"] = side
+            arrangement[number - 1]["left"] = side
+    rest = [n for n in range(1, len(arrangement) + 1) if n not in set(chosen_controls)]
+    DesignRng(seed, "planted").shuffle(rest)
+    for number, record in _plant(seed, rest[:planted], champion).items():
+        arrangement[number - 1]["left"] = champion
+        arrangement[number - 1]["planted"] = record
+    real = [e for e in arrangement if "control" not in e and "planted" not in e]
+    for entry, side in zip(real, balanced_sides(len(real), DesignRng(seed, "left")), strict=True):
+        entry["left"] = side
+    return arrangement
+
+
 def build_candidate_arrangement(
     seed: str,
     candidates: Sequence[str],
     prompt_ids: Sequence[str],
     pairs: str,
     trials: int | None = None,
+    planted: int = 0,
+    champion: str | None = None,
 ) -> list[ArrangementEntry]:
     """A several-candidate design's arrangement: :func:`blindtest.model.pairing.schedule` over the
     prompts in the design's order, capped at ``trials`` comparisons, numbered 1..N in the
-    order the schedule gives. ValueError (one line) for what the schedule refuses."""
-    comparisons = pairing.schedule(candidates, len(prompt_ids), pairs, seed, trials=trials)
-    return [
-        {"trial": n, "prompt_id": prompt_ids[c.prompt], "left": c.left, "right": c.right}
-        for n, c in enumerate(comparisons, start=1)
+    order the schedule gives. ValueError (one line) for what the schedule refuses.
+
+    With ``planted`` comparisons (the sensitivity check of ``champion``): the ``"planted"``
+    stream shuffles the prompts' positions and the first ``planted`` of them become planted
+    prompts, in design order; the schedule runs over the others; the ``"planted_trials"``
+    stream shuffles the numbers 1..N + planted and the first ``planted`` (in order) carry the
+    planted comparisons, the rest the schedule's, in its order."""
+    if not planted:
+        comparisons = pairing.schedule(candidates, len(prompt_ids), pairs, seed, trials=trials)
+        return [
+            {"trial": n, "prompt_id": prompt_ids[c.prompt], "left": c.left, "right": c.right}
+            for n, c in enumerate(comparisons, start=1)
+        ]
+    if champion is None or champion not in candidates:
+        raise ValueError(f"the champion {champion!r} is not a candidate")
+    positions = list(range(len(prompt_ids)))
+    DesignRng(seed, "planted").shuffle(positions)
+    chosen = set(positions[:planted])
+    planted_ids = [p for i, p in enumerate(prompt_ids) if i in chosen]
+    real_ids = [p for i, p in enumerate(prompt_ids) if i not in chosen]
+    comparisons = pairing.schedule(candidates, len(real_ids), pairs, seed, trials=trials)
+    real: list[ArrangementEntry] = [
+        {"trial": 0, "prompt_id": real_ids[c.prompt], "left": c.left, "right": c.right}
+        for c in comparisons
     ]
+    total = len(real) + len(planted_ids)
+    numbers = list(range(1, total + 1))
+    DesignRng(seed, "planted_trials").shuffle(numbers)
+    marks = _plant(seed, numbers[: len(planted_ids)], champion)
+    arrangement: list[ArrangementEntry] = []
+    taken_real, taken_planted = iter(real), iter(planted_ids)
+    for number in range(1, total + 1):
+        if number in marks:
+            entry: ArrangementEntry = {
+                "trial": number,
+                "prompt_id": next(taken_planted),
+                "left": champion,
+                "right": champion,
+                "planted": marks[number],
+            }
+        else:
+            entry = next(taken_real)
+            entry["trial"] = number
+        arrangement.append(entry)
+    return arrangement
 
 
 def _models(options: DesignOptions) -> dict[str, Any]:
@@ -623,20 +798,33 @@ def build_design(
     }
     if options.extra_questions_per_option:  # absent otherwise: earlier designs keep their bytes
         judging["extra_questions_per_option"] = list(options.extra_questions_per_option)
-    total = options.trials + options.controls
+    total = options.trials + options.controls + options.planted
     prompt_ids = [p.id for p in prompts]
     names = [name for name, _ in options.candidates]
+    champion = options.decision.champion if options.decision is not None else "A"
     if names:
         try:
             arrangement = build_candidate_arrangement(
-                options.seed, names, prompt_ids, options.pairs, options.trials
+                options.seed,
+                names,
+                prompt_ids,
+                options.pairs,
+                options.trials,
+                options.planted,
+                champion,
             )
         except ValueError as error:
             raise BadInput(message_of(error)) from None
         total = len(arrangement)
     else:
         arrangement = build_arrangement(
-            options.seed, total, prompt_ids, options.protocol, options.controls
+            options.seed,
+            total,
+            prompt_ids,
+            options.protocol,
+            options.controls,
+            options.planted,
+            champion,
         )
     record: DesignRecord = {
         "schema": schema_tag("design"),
@@ -672,6 +860,8 @@ def build_design(
         record["pairing"] = {"version": pairing.PAIRING_VERSION, "mode": mode}
     if options.people_sample is not None:  # absent without one: earlier designs keep their hash
         record["people_sample"] = _people_sample(options, record)
+    if options.decision is not None:  # absent without --decide: earlier designs keep their bytes
+        record["decision"] = options.decision.to_dict(options.alpha)
     return record
 
 

@@ -121,6 +121,10 @@ def diff(recorded: Any, recomputed: Any, where: str = "") -> Iterator[Difference
 #: report.json keys added after reports were already written (``sides``); an older
 #: report without one still verifies, a newer one is checked in full.
 LATER_REPORT_KEYS = ("sides",)
+#: The same for report@1 (triangle, pair), which has no analysis version to tell an older
+#: report by: the judges' own records (`blindtest.analysis.raters`). A report@2 lacking them
+#: is an older analysis version, said as such.
+LATER_REPORT_1_KEYS = ("judge_counts", "first_picks")
 
 
 class _Verifier:
@@ -273,12 +277,13 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
     if shares_answers(origin):
         full = _candidate_arrangement(v, origin)
     else:
-        full = build_arrangement(  # hidden controls are part of it
+        full = build_arrangement(  # hidden controls and planted comparisons are part of it
             design["seed"],
             parent_trials(origin),
             [p["id"] for p in design["prompts"]],
             design["protocol"],
             _first_controls(origin),
+            *_planted(origin),
         )
     derived = renumbered(full, origin)
     v.differ(f"{artifacts.DESIGN}/arrangement", design["arrangement"], derived)
@@ -335,19 +340,33 @@ def _candidate_arrangement(v: _Verifier, design: Mapping[str, Any]) -> list[Any]
             v.result.differences.append(
                 Difference(f"{artifacts.DESIGN}/{where}", recorded, recomputed)
             )
+    planted, champion = _planted(design)
     try:
         return build_candidate_arrangement(
             str(design["seed"]),
             names,
             [str(p["id"]) for p in design["prompts"]],
             mode,
-            parent_trials(design),
+            parent_trials(design) - planted,
+            planted,
+            champion,
         )
     except ValueError as error:
         v.result.differences.append(
             Difference(f"{artifacts.DESIGN}/pairing/mode", mode, f"no schedule: {error}")
         )
         return []
+
+
+def _planted(design: Mapping[str, Any]) -> tuple[int, str]:
+    """The planted comparisons the decision asked for and its champion ((0, "A") without);
+    a derived design keeps the first design's decision."""
+    decision = design.get("decision")
+    if not isinstance(decision, Mapping):
+        return 0, "A"
+    sensitivity = decision.get("sensitivity")
+    planted = int(sensitivity["comparisons"]) if isinstance(sensitivity, Mapping) else 0
+    return planted, str(decision["champion"])
 
 
 def _first_controls(design: Mapping[str, Any]) -> int:
@@ -523,6 +542,8 @@ def _check_complete(v: _Verifier, design: DesignRecord) -> None:
     # Every trial has the protocol's number of slots (plan_slots would build 90,000 of them);
     # with candidates, one slot per answer.
     total = len(design["arrangement"]) * protocol_of(design).options
+    # A planted comparison's degraded copy is made, not fetched: one slot fewer each.
+    total -= sum("planted" in e for e in design["arrangement"]) * (protocol_of(design).options - 1)
     if shares_answers(design):
         total = len(answer_owners(design))
     if not (v.run_dir / artifacts.RESPONSES).exists():
@@ -702,7 +723,8 @@ def _check_report(v: _Verifier, name: str, sha256: str) -> None:
         v.result.differences.append(stale)
         return
     v.note(f"{name} from its inputs")
-    for key in LATER_REPORT_KEYS:  # a report written before the key existed lacks it
+    later = LATER_REPORT_KEYS + (LATER_REPORT_1_KEYS if artifacts.tag_major(report) == 1 else ())
+    for key in later:  # a report written before the key existed lacks it
         if key not in report:
             recomputed.pop(key, None)
     v.differ(name, report, recomputed)

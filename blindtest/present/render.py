@@ -33,6 +33,7 @@ from blindtest.present.lines import (
     sides_lines,
     skipped_lines,
 )
+from blindtest.present.raters import first_picks_lines, judges_lines
 from blindtest.reportfmt import pct
 from blindtest.rundir.types import ReportRecord
 
@@ -190,9 +191,11 @@ def format_summary(
     ]
     for block in (
         section_lines(report.get("people_estimate")),  # what people prefer, from their sample
+        first_picks_lines(report),  # beside the result, when a judge changed a word
         section_lines(report.get("controls")),  # hidden controls, right after the verdict
         answers_lines(report),
         parts.panel(report),
+        judges_lines(report),
         section_lines(report.get("llm_judges")),
         section_lines(report.get("machine_vs_person")),
         section_lines(report.get("style_control")),

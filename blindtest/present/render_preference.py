@@ -159,7 +159,8 @@ def _ranking_table(section: Mapping[str, Any]) -> list[str]:
         table.append(
             [
                 "-" if r.get("rank") is None else str(r["rank"]),
-                r["candidate"],
+                # Named with the label a sides file gave it (``candidates.shown``).
+                str((section.get("shown") or {}).get(r["candidate"], r["candidate"])),
                 NOT_ESTIMABLE
                 if not ranked or (r.get("strength") or {}).get("estimate") is None
                 else REFERENCE_STRENGTH
@@ -458,7 +459,9 @@ def sides_lines(report: Mapping[str, Any]) -> list[str]:
     for name in names:
         config = sides[name]
         where = config.get("dir") or config.get("base_url") or ""
-        lines.append(f"  {name}: {config['model']}" + (f" at {where}" if where else ""))
+        lines.append(
+            f"  {shown(report, name)}: {config['model']}" + (f" at {where}" if where else "")
+        )
     return lines
 
 

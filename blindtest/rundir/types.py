@@ -79,7 +79,8 @@ class _ArrangementRequired(TypedDict):
 
 class ArrangementEntry(_ArrangementRequired, total=False):
     """One item of ``arrangement``: ``doubled`` and ``odd_position`` (triangle) or ``left``;
-    ``control`` (preference) marks a hidden control, both outputs drawn from that side. With
+    ``control`` (preference) marks a hidden control, both outputs drawn from that side;
+    ``planted`` a comparison of the sensitivity check (``blindtest.model.planted``). With
     candidates, ``left`` and ``right`` name the two candidates shown."""
 
     doubled: str
@@ -87,6 +88,7 @@ class ArrangementEntry(_ArrangementRequired, total=False):
     left: str
     right: str
     control: str
+    planted: dict[str, Any]
 
 
 class DesignPairing(TypedDict):
@@ -139,6 +141,7 @@ class DesignRecord(_DesignRequired, total=False):
     candidates: list[str]
     pairing: DesignPairing
     people_sample: PeopleSampleRecord
+    decision: dict[str, Any]
 
 
 # --------------------------------------------------------------------------- responses.schema.json
@@ -396,6 +399,8 @@ class ReportRecord(_ReportRequired, ProtocolFields, total=False):
     summary: dict[str, Any]
     next: dict[str, Any] | None
     sides: dict[str, Any]
+    #: A pre-registered decision (``blindtest.analysis.decision``).
+    decision: dict[str, Any]
     llm_judges: dict[str, Any] | None
     controls: dict[str, Any] | None
     style_control: dict[str, Any] | None
@@ -404,3 +409,8 @@ class ReportRecord(_ReportRequired, ProtocolFields, total=False):
     against_files: list[str]
     #: What people prefer, from their sample and a judge on every comparison (report@2).
     people_estimate: dict[str, Any]
+    #: The judges' own records (`blindtest.analysis.raters`): "both bad" words (report@2),
+    #: each judge's counts, and the result on first picks when any word was changed.
+    abstentions: dict[str, Any]
+    judge_counts: list[dict[str, Any]]
+    first_picks: dict[str, Any] | None

@@ -100,7 +100,10 @@ def test_a_panel_sits_in_the_stage_function_and_returns_its_closing_line(
             for _ in range(2):
                 _, body = get(url)
                 trial = int(re.findall(r'name="trial" value="(\d+)"', body)[0])
-                form = urllib.parse.urlencode({"trial": trial, "pick": odd[trial - 1]})
+                mark = re.findall(r'name="mark" value="([^"]+)"', body)[0]
+                form = urllib.parse.urlencode(
+                    {"trial": trial, "mark": mark, "pick": odd[trial - 1]}
+                )
                 get(url + "pick", form.encode())
             get(url + "static/page.css")  # the end screen's stylesheet, as a browser fetches it
     finally:

@@ -43,7 +43,7 @@ def test_a_report_at_1_of_a_preference_run_is_one_line_naming_the_command_that_r
     assert result.exit_code == 1, result.output
     (line,) = _differs(result.stdout)
     assert "report.json: written by an older analysis (blindtest/report@1" in line
-    assert "this blindtest writes blindtest/report@2, analysis version 1" in line
+    assert f"this blindtest writes blindtest/report@2, analysis version {ANALYSIS_VERSION}" in line
     assert line.endswith(f"analyse the run again with: {_command(older)}")
     again = invoke("analyze", older, "--force")
     assert again.exit_code == 0, again.output
@@ -74,7 +74,7 @@ def test_an_older_analysis_version_is_said_with_the_picks_and_report_it_was_made
     lines = _differs(result.stdout)
     assert len(lines) == 2, lines  # one line per report, never a list of fields
     bot = next(line for line in lines if "report-bot.json" in line)
-    assert "(blindtest/report@2, analysis version 1; this blindtest writes" in bot
+    assert f"(blindtest/report@2, analysis version {ANALYSIS_VERSION}; this blindtest" in bot
     assert bot.endswith(
         _command(
             older, "--picks", str(older / "picks-bot.jsonl"), "--out",

@@ -34,6 +34,12 @@ def _money(value: float | None) -> str:
     return "-" if value is None else dollars(value)
 
 
+def _shown(section: Mapping[str, Any], name: str) -> str:
+    """What the report calls a candidate: its name, with the label a ``--sides`` file gave it
+    (``candidates.shown``)."""
+    return str((section.get("shown") or {}).get(name, name))
+
+
 def _strength_chart(section: Mapping[str, Any]) -> Any:
     records = [
         r for r in section["ranking"] if (r.get("strength") or {}).get("estimate") is not None
@@ -43,7 +49,10 @@ def _strength_chart(section: Mapping[str, Any]) -> Any:
     zero = "the mean" if section["anchor"] == "mean" else section["anchor"]
     rows = [
         charts.Row(
-            r["candidate"], r["strength"]["estimate"], r["strength"]["lo"], r["strength"]["hi"]
+            _shown(section, r["candidate"]),
+            r["strength"]["estimate"],
+            r["strength"]["lo"],
+            r["strength"]["hi"],
         )
         for r in records
     ]
@@ -56,7 +65,7 @@ def _strength_chart(section: Mapping[str, Any]) -> Any:
         ref_label=f"{zero} = 0",
     )
     for shown in chart.rows:
-        if shown["label"] == section["anchor"]:  # the 0 itself, not a 0-to-0 interval
+        if shown["label"] == _shown(section, section["anchor"]):  # the 0, not a 0-to-0 interval
             shown["text"], shown["interval"] = "0", "the reference, 0 by definition"
     return chart
 
@@ -64,7 +73,7 @@ def _strength_chart(section: Mapping[str, Any]) -> Any:
 def _cost_chart(section: Mapping[str, Any]) -> Any:
     points = [
         (
-            r["candidate"],
+            _shown(section, r["candidate"]),
             1000 * r["cost_per_answer"],
             r["strength"]["estimate"],
             r["strength"]["lo"],
@@ -137,7 +146,7 @@ def _ranking_rows(section: Mapping[str, Any]) -> list[list[str]]:
         out.append(
             [
                 "-" if r.get("rank") is None else str(r["rank"]),
-                r["candidate"],
+                _shown(section, r["candidate"]),
                 *_strength_cells(strength, r["candidate"] == section.get("anchor")),
                 "-" if best is None else str(best) if best == worst else f"{best} to {worst}",
                 f"{r.get('wins', 0)}-{r.get('losses', 0)}-{r.get('ties', 0)}",
@@ -200,13 +209,15 @@ def _tag_rows(section: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 
 def _sides(report: Mapping[str, Any]) -> list[list[str]]:
+    """Each candidate's configuration, the candidate called as the report calls it (with the
+    label its sides file gave it)."""
     sides = report.get("sides") or {}
     rows = []
     for name in report["candidates"]["names"]:
         config = sides.get(name) or {}
         rows.append(
             [
-                name,
+                _shown(report["candidates"], name),
                 str(config.get("model", "")),
                 str(config.get("dir") or config.get("base_url") or ""),
                 str(config.get("system") or ""),
