@@ -96,3 +96,13 @@ def test_bt_verify_redraws_the_sample_and_names_a_changed_one(
     verified = invoke("verify", run)
     assert verified.exit_code == 1
     assert "design.json/people_sample" in verified.stdout + verified.stderr
+
+
+def test_a_sample_and_a_decision_are_refused_together(invoke: Invoke, tmp_path: Path) -> None:
+    both = invoke(
+        "design", tmp_path / "d", "--prompts", _prompts(tmp_path / "p.jsonl"), "--protocol",
+        "preference", "--trials", 20, "--a", "m1", "--b", "m2", "--people-sample", 5,
+        "--decide", "noninferior:0.05",
+    )  # fmt: skip
+    assert both.exit_code == 2
+    assert "--people-sample and --decide are not combined yet" in both.stderr
