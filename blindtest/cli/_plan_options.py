@@ -1,5 +1,6 @@
-"""bt-plan's options for a people's sample beside an LLM judge (``--people-sample TOTAL``):
-kept apart so bt-plan's own module stays one command."""
+"""bt-plan's option parsing (comma-separated lists) and its options for a people's sample
+beside an LLM judge (``--people-sample TOTAL``): kept apart so bt-plan's own module stays one
+command."""
 
 from __future__ import annotations
 
@@ -8,9 +9,30 @@ from typing import Any, TypeVar
 
 import click
 
+from blindtest.errors import BadInput
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 _RATE = click.FloatRange(0, 1)
+
+
+def split_list(text: str | None, option: str) -> list[str] | None:
+    if text is None:
+        return None
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts:
+        raise BadInput(f"{option}: give a comma-separated list, e.g. 0.6,0.7")
+    return parts
+
+
+def trial_counts(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    parts = split_list(text, "--trials") or []
+    for part in parts:
+        if not part.isascii() or not part.isdigit() or int(part) < 1:
+            raise BadInput(f"--trials: {part!r} is not a whole number of trials >= 1")
+    return [int(part) for part in parts]
 
 
 def people_sample_options(command: F) -> F:

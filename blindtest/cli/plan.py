@@ -10,28 +10,8 @@ import orjson
 
 from blindtest.cli._command import command
 from blindtest.cli._options import FilePath, alpha_option, json_option
-from blindtest.cli._plan_options import people_sample_options
-from blindtest.errors import BadInput
+from blindtest.cli._plan_options import people_sample_options, split_list, trial_counts
 from blindtest.model.protocols import DEFAULT_PROTOCOL, PROTOCOLS
-
-
-def _split(text: str | None, option: str) -> list[str] | None:
-    if text is None:
-        return None
-    parts = [part.strip() for part in text.split(",") if part.strip()]
-    if not parts:
-        raise BadInput(f"{option}: give a comma-separated list, e.g. 0.6,0.7")
-    return parts
-
-
-def _trials(text: str | None) -> list[int] | None:
-    if text is None:
-        return None
-    parts = _split(text, "--trials") or []
-    for part in parts:
-        if not part.isascii() or not part.isdigit() or int(part) < 1:
-            raise BadInput(f"--trials: {part!r} is not a whole number of trials >= 1")
-    return [int(part) for part in parts]
 
 
 @command("plan")
@@ -137,9 +117,9 @@ def plan(
 
     table = tabulate(
         protocol,
-        trials=_trials(trials_text),
-        pc=_split(pc_text, "--pc"),
-        pd=_split(pd_text, "--pd"),
+        trials=trial_counts(trials_text),
+        pc=split_list(pc_text, "--pc"),
+        pd=split_list(pd_text, "--pd"),
         alpha=alpha,
         target_power=target_power,
         similarity_pd0=similarity_pd0,
