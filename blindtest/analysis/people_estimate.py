@@ -39,6 +39,7 @@ from blindtest.model.people_sample import (
 )
 from blindtest.model.picks import Pick
 from blindtest.model.scoring import preferred_side
+from blindtest.reportfmt import pct
 from blindtest.rundir.artifacts import JsonObject
 from blindtest.rundir.types import ArrangementEntry, DesignRecord
 from blindtest.stats.multiple import holm
@@ -282,10 +283,6 @@ def _pair_estimates(
     return out
 
 
-def _pct(value: Any) -> str:
-    return f"{100 * float(value):.0f}%" if value is not None else "?"
-
-
 def _span(interval: Mapping[str, Any] | None) -> str:
     if not interval or interval.get("lo") is None:
         return "no interval"
@@ -347,8 +344,8 @@ def _calibration_line(found: Mapping[str, Any]) -> str:
     )
     return (
         f"The judge against people on the sample: the same verdict on {found['agreed']} of "
-        f"{found['n']} ({_pct(share['estimate'])}, 95% interval {_pct(share['lo'])} to "
-        f"{_pct(share['hi'])}){kappa_words} (verdicts coded by position, left, tie or right, as "
+        f"{found['n']} ({pct(share['estimate'])}, 95% interval {pct(share['lo'])} to "
+        f"{pct(share['hi'])}){kappa_words} (verdicts coded by position, left, tie or right, as "
         f"the agreement gate codes them){brier_words}."
     )
 
