@@ -323,6 +323,8 @@ def _people_section(
     markdown) said as warnings, never gates: the estimate is valid whatever the judge does."""
     judge = [p for file in judge_files for p in file.picks if p.kind != "human"]
     people = [p for p in picks if p.kind in ("human", "external")]
+    if not people:  # a machine's picks analysed alone: no people's estimate to make
+        return
     section = people_estimate(design, people, judge)
     if section is None:
         return

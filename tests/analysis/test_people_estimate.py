@@ -204,3 +204,15 @@ def test_without_a_judge_the_report_says_what_to_give(
         "estimate.no_judge"
     ]
     assert "give the LLM judge's picks with --against FILE" in " ".join(analysed.stdout.split())
+
+
+def test_the_llm_judge_analysed_alone_gets_no_peoples_estimate(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = _run(invoke, tmp_path, simulator.base_url)
+    judge_file = _judge(invoke, run, simulator.base_url)
+    analysed = invoke("analyze", run, "--picks", judge_file)
+    assert analysed.exit_code == 0, analysed.output
+    report = _report(run)
+    assert report["verdict"] != "void"
+    assert "people_estimate" not in report
