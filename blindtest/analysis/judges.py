@@ -8,11 +8,13 @@ Pure: picks files already read come in; nothing is opened here.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from blindtest import reportfmt
+from blindtest.analysis.export import ShownAnswer
 from blindtest.analysis.llm_calibration import ControlResult, machine_vs_person
 from blindtest.analysis.llm_diagnostics import (
     POSITION_ALPHA,
@@ -260,11 +262,22 @@ def agreement_section(
 
 
 def preference_rows(
-    view: JudgeView, files: Sequence[PicksFile], min_confidence: float
+    view: JudgeView,
+    files: Sequence[PicksFile],
+    min_confidence: float,
+    answers: Mapping[int, Sequence[ShownAnswer]] | None = None,
+    text: str = "original",
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Preference data for DPO-style trainers (TRL's prompt/chosen/rejected layout): one row
     per pick above ``min_confidence``, without leakage, consistent across the swap, not a tie;
     and how many were dropped, by reason (spec 003's RLHF advice).
+
+    ``chosen`` and ``rejected`` hold what the models wrote (``text="original"``, from
+    ``answers``: :func:`blindtest.analysis.export.shown_answers`) or what the judge saw
+    (``"judged"``, trials.jsonl's options); every row says which (``text``) and, under
+    ``judge_saw``, per answer the SHA-256 of the text the judge saw and the transformations
+    that made it (:mod:`blindtest.analysis.export`). A trial ``answers`` lacks is exported as
+    the judge saw it, and its row says so.
 
     Prompts given as single texts give TRL's standard layout (``prompt``, ``chosen`` and
     ``rejected`` strings). When any prompt of the run is a conversation every row takes TRL's
@@ -293,10 +306,14 @@ def preference_rows(
             else:
                 trial = trials[pick.trial]
                 chosen = 0 if pick.pick == "left" else 1
+                known = (answers or {}).get(trial.number)
+                kept = text if known is not None else "judged"
+                texts = [a.original for a in known] if known and kept == "original" else None
+                shown = texts or list(trial.options)
                 pair = {
                     "prompt": trial.prompt,
-                    "chosen": trial.options[chosen],
-                    "rejected": trial.options[1 - chosen],
+                    "chosen": shown[chosen],
+                    "rejected": shown[1 - chosen],
                 }
                 rows.append(
                     {
@@ -304,9 +321,23 @@ def preference_rows(
                         "judge": pick.judge,
                         "confidence": pick.confidence,
                         "reason": pick.reason,
+                        "text": kept,
+                        "judge_saw": {
+                            "chosen": _judge_saw(trial.options[chosen], known, chosen),
+                            "rejected": _judge_saw(trial.options[1 - chosen], known, 1 - chosen),
+                        },
                     }
                 )
     return rows, dropped
+
+
+def _judge_saw(shown: str, known: Sequence[ShownAnswer] | None, index: int) -> dict[str, Any]:
+    """The SHA-256 of the text the judge saw (UTF-8) and the transformations that made it
+    (unknown without responses.jsonl: null)."""
+    return {
+        "sha256": hashlib.sha256(shown.encode("utf-8")).hexdigest(),
+        "transformations": list(known[index].transformations) if known else None,
+    }
 
 
 def _conversational(trial: Trial, pair: Mapping[str, str]) -> dict[str, Any]:

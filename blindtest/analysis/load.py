@@ -385,18 +385,35 @@ def _optional_json(path: Path, name: str) -> JsonObject | None:
 
 
 def export_rows(
-    run_dir: Path, picks_paths: Sequence[Path], min_confidence: float
+    run_dir: Path, picks_paths: Sequence[Path], min_confidence: float, text: str = "original"
 ) -> tuple[list[JsonObject], dict[str, int]]:
-    """``--export-preferences``: the rows and the dropped counts (preference runs only)."""
+    """``--export-preferences``: the rows and the dropped counts (preference runs only).
+    ``text``: "original" (what the models wrote, from responses.jsonl) or "judged" (what the
+    judge saw, trials.jsonl)."""
+    from blindtest.analysis.export import TEXTS, shown_answers
+    from blindtest.model.slots import SlotState
+
+    if text not in TEXTS:
+        raise BadInput(f"{option('export_text', text)}: use one of {', '.join(TEXTS)}")
     run = records.load_judge_run(run_dir)
     if not PROTOCOLS[run.view.protocol].prefers:
         raise BadInput(
             f"{option('export_preferences')} needs a preference run; this run is "
             f"{run.view.protocol}"
         )
+    responses = run_dir / artifacts.RESPONSES
+    if not responses.exists():
+        raise BadInput(
+            f"{responses}: not found, so the models' original texts are not there to export; "
+            f"use {option('export_text', 'judged')} for the texts the judge saw"
+        )
+    rows_read = artifacts.read_jsonl(responses, "responses").records
+    answers = shown_answers(run.design, SlotState.from_rows(rows_read))
     files = [records.read_picks(path, run.view) for path in picks_paths]
     controls = control_trials(run.design)
-    rows, dropped = preference_rows(run.view, main_files(files, controls), min_confidence)
+    rows, dropped = preference_rows(
+        run.view, main_files(files, controls), min_confidence, answers, text
+    )
     both_bad = sum(len(file.abstentions) for file in main_files(files, controls))
     if both_bad:  # an abstention prefers neither answer: no chosen, no rejected
         dropped["both bad"] = both_bad

@@ -95,7 +95,7 @@ __all__ = [
 #: The version of what this analysis writes into a preference report (report@2's
 #: ``analysis_version``): raised whenever a figure, a verdict or a sentence it writes changes,
 #: so that bt-verify can tell a report written by an older analysis from a tampered one.
-ANALYSIS_VERSION = 2
+ANALYSIS_VERSION = 3
 #: The smallest number of candidates that gets a ranking: two candidates' pair is the result.
 RANKED_FROM = 3
 #: The label of the ranking bootstrap's index stream (with the design seed).

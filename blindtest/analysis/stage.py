@@ -66,6 +66,7 @@ def analyze(
     against: Sequence[str | os.PathLike[str]] = (),
     export_preferences: str | os.PathLike[str] | None = None,
     export_min_confidence: float = 0.8,
+    export_text: str = "original",
     reveal_void: bool = False,
     force: bool = False,
     holder: str | None = None,
@@ -135,7 +136,9 @@ def analyze(
         if junit_path is not None:  # derived from the report, as the e-values: replaced
             artifacts.claim_output(junit_path, artifacts.JUNIT, force=True, inputs=read)
         _check_export(export_path, run, inputs, force)
-        exported = export_rows(run, inputs, export_min_confidence) if export_path else None
+        exported = (
+            export_rows(run, inputs, export_min_confidence, export_text) if export_path else None
+        )
         result = analyze_run(run, inputs, options, e_values_path=e_values_path, against=beside)
         if result.e_values:
             artifacts.write_jsonl(e_values_path, result.e_values, "e_values", force=True)

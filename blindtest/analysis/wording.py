@@ -277,8 +277,8 @@ def _reads_back(text: str) -> bool:
 
 def _side_url(base_url: str, demo: bool) -> str:
     """A side's URL in a suggested command. A demo's simulator lives only while the demo runs,
-    on a port it picked: the command names one on a fixed port, and the legend under it says
-    how to start it."""
+    on a port it picked: the command names one on a fixed port, and the lines under it say
+    how to start it (``hints.setup_command``)."""
     return SIMULATOR_URL if demo and is_loopback(base_url) else base_url
 
 

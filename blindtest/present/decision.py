@@ -70,10 +70,17 @@ def _sensitivity(section: Mapping[str, Any] | None) -> str:
     if found.get("estimate") is None:
         return head + ": every one judged was a tie, FAILED"
     interval = found["interval"]
+    untied, tied = found.get("untied"), found.get("tied")
+    among = (
+        f" of the {untied} untied, {count(int(tied), 'tie')} left out"
+        if untied is not None and tied
+        else ""
+    )
     return (
         f"{head}: the judge preferred the champion's own answer to its degraded copy in "
-        f"{pct(found['estimate'])} (interval {pct(interval['lo'])} to {pct(interval['hi'])}, "
-        f"one-sided {format_p(found['p_value'])}): {'passed' if section['passed'] else 'FAILED'}"
+        f"{pct(found['estimate'])}{among} (interval {pct(interval['lo'])} to "
+        f"{pct(interval['hi'])}, one-sided {format_p(found['p_value'])}): "
+        f"{'passed' if section['passed'] else 'FAILED'}"
     )
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from blindtest import reportfmt
 from blindtest.model.protocols import PROTOCOLS
-from blindtest.present.hints import placeholder_legend, stage_command
+from blindtest.present.hints import SETUP_LEAD, placeholder_legend, setup_command, stage_command
 from blindtest.present.screen import Verbatim, wrap_lines
 from blindtest.reportfmt import format_p, pct
 from blindtest.rundir.types import ReportRecord
@@ -200,8 +200,11 @@ def next_lines(report: ReportRecord) -> list[str]:
         return []
     command = stage_command(step["stage"], *step["args"])
     lines = [f"Next: {step['why']}:", Verbatim(f"    {command}")]  # copied whole
-    legend = placeholder_legend([str(a) for a in step["args"]])
-    return [*lines, f"  {legend}"] if legend else lines
+    args = [str(a) for a in step["args"]]
+    legend = placeholder_legend(args)
+    lines += [f"  {legend}"] if legend else []
+    setup = setup_command(args)
+    return [*lines, f"  {SETUP_LEAD}", Verbatim(f"    {setup}")] if setup else lines
 
 
 def answers_lines(report: ReportRecord) -> list[str]:
@@ -343,6 +346,15 @@ def result_lines(report: ReportRecord) -> list[str]:
 def section_lines(section: Mapping[str, Any] | None) -> list[str]:
     """The screen lines an optional report section carries (LLM judges, style control...)."""
     return [reportfmt.group_counts(str(line)) for line in (section or {}).get("lines") or []]
+
+
+def technical_lines(lines: Sequence[str], report: Mapping[str, Any]) -> list[str]:
+    """The technical figures, then the style control's (log-odds, intervals, its test): what
+    a statistician checks, after what a person reads."""
+    extra = [str(line) for line in (report.get("style_control") or {}).get("technical") or []]
+    if not extra:
+        return list(lines)
+    return [*(lines or ["Technical figures:"]), *extra]
 
 
 #: A side's system prompt or template is cut to this on the screen.

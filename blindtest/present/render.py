@@ -32,6 +32,7 @@ from blindtest.present.lines import (
     section_lines,
     sides_lines,
     skipped_lines,
+    technical_lines,
 )
 from blindtest.present.raters import first_picks_lines, judges_lines
 from blindtest.reportfmt import pct
@@ -202,7 +203,7 @@ def format_summary(
         audit_lines(report),
         channels,
         next_lines(report),
-        parts.technical(report),
+        technical_lines(parts.technical(report), report),
     ):
         if block:
             lines += ["", *block]

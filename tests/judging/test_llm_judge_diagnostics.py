@@ -319,7 +319,9 @@ def test_export_preferences_keeps_confident_consistent_leak_free_verdicts(
     assert 0 < len(rows) <= len(picks) - leaking
     trials = {t["prompt"]: t["options"] for t in records(preference_run / "trials.jsonl")}
     for row in rows:
-        assert set(row) == {"prompt", "chosen", "rejected", "judge", "confidence", "reason"}
+        assert set(row) == {
+            "prompt", "chosen", "rejected", "judge", "confidence", "reason", "text", "judge_saw"
+        }  # fmt: skip
         assert sorted([row["chosen"], row["rejected"]]) == sorted(trials[row["prompt"]])
         assert row["confidence"] > 0.8
     assert f"{out}: {len(rows)} preference pairs kept; " in result.stderr

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.model.protocols import PROTOCOLS
-from blindtest.present.hints import placeholder_legend, stage_command
+from blindtest.present.hints import SETUP_LEAD, placeholder_legend, setup_command, stage_command
 from blindtest.present.lines import agreement_text, appendix_rows, dprime_text, length_tell_rows
 from blindtest.present.render_preference import names_of, unit_line
 from blindtest.reportfmt import control_line, count, dollars, format_p, grouped, pct
@@ -210,7 +210,13 @@ def style_control(report: Mapping[str, Any]) -> dict[str, Any] | None:
         label = f"{name} (per unit of ({a} - {b}) / ({a} + {b}))"
         rows.append(_style_row(label, term, infinite.get(name), interval))
     test = found.get("lr_test")
-    if test:
+    withheld = {
+        "separated": "withheld: the picks are separated (the lines say what decided them)",
+        "extrapolated": "withheld: equal style lies outside the data",
+    }.get(str(found.get("lr_test_withheld")))
+    if withheld:
+        rows.append(["style terms jointly", "no test", "", "", withheld])
+    elif test:
         rows.append(
             [
                 "style terms jointly (Firth's penalised likelihood ratio)",
@@ -242,6 +248,7 @@ def _style_row(
         "no variation": "no difference in any comparison; left out",
         "aliased": "the same difference in every comparison; left out",
         "confounded": "cannot be told apart from a style difference that never varied",
+        "extrapolated": "no comparison at equal style: a figure would extrapolate",
     }
     return [label, "not estimable", "", "", words.get(status, "the fit did not converge")]
 
@@ -382,6 +389,8 @@ def next_step(report: Mapping[str, Any]) -> dict[str, str] | None:
         "why": str(step["why"]),
         "command": stage_command(str(step["stage"]), *args),
         "legend": placeholder_legend(args),
+        "setup": setup_command(args),
+        "setup_lead": SETUP_LEAD,
     }
 
 
