@@ -96,6 +96,7 @@ def test_the_people_estimate_is_in_the_report_the_screen_and_the_page_and_verifi
     assert pair["result"]["n_unsampled"] == 14
     assert section["calibration"]["n"] == 10
     screen = " ".join(analysed.stdout.split())
+    assert "24 comparisons (people judged 10, the judge all)" in screen
     assert "What people prefer, estimated from 10 of the 10 comparisons people judged" in screen
     assert "Why the judge cannot bias it" in screen
     assert "The judge against people on the sample: the same verdict on" in screen
