@@ -45,7 +45,9 @@ from blindtest.analysis.common import (
     AnalysisOptions,
     by_judge,
     excluded_reason,
+    finished_design,
     interval,
+    planned_trials,
     prompts_by_trial,
     void_statement,
 )
@@ -425,7 +427,7 @@ def agreement(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> Jso
     trials = sorted({t for v in votes.values() for t in v})
     units = [[votes[j][t] for j in names if t in votes[j]] for t in trials]
     shared = [u for u in units if len(u) >= 2]
-    need = min(MIN_SHARED_TRIALS, design["trials"])
+    need = min(MIN_SHARED_TRIALS, planned_trials(design))
     alpha = krippendorff_alpha(units, rng=IndexStream(design["seed"], "agreement"))
     pairs = []
     for index, first in enumerate(names):
@@ -447,11 +449,11 @@ def agreement(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> Jso
         "caveat": AGREEMENT_CAVEAT,
     }
     if len(shared) < need:
-        per_judge = per_judge_needed(len(names), design["trials"], need)
+        per_judge = per_judge_needed(len(names), planned_trials(design), need)
         found["per_judge_needed"] = per_judge
         found["statement"] = (
             f"{_trials(len(shared))} seen by two or more judges; agreement needs {need}. "
-            f"Deal the {len(names)} judges --per-judge {per_judge} (of {design['trials']} "
+            f"Deal the {len(names)} judges --per-judge {per_judge} (of {planned_trials(design)} "
             "trials) so that it can be measured."
         )
     elif math.isnan(alpha.statistic):
@@ -760,7 +762,7 @@ def analyze_preference(
     pairs = pair_tests(found, alpha, separated)
     reference = reference_of(design)
     against = reference_tests(found, reference, alpha, separated)
-    finished = len(found.judged) >= design["trials"]
+    finished = finished_design(design, len(found.judged))
     ranking = rank(design, found, reference) if finished or reveal else None
     bias = position_check(found, alpha, options.position_margin)
     panel = agreement(design, found.judges)
@@ -830,7 +832,7 @@ def analyze_preference(
         "candidates": section,
         "n": len(found.winner),
     }
-    if len(found.judged) < design["trials"]:
+    if not finished:
         fields |= {"verdict": "void", "statement": void_statement(design, len(found.judged))}
         return PreferenceAnalysis(fields, 1, found, ranking)
     if problems:

@@ -14,6 +14,7 @@ from blindtest.analysis.common import (
     AnalysisOptions,
     AnalysisResult,
     by_judge,
+    finished_design,
     void_statement,
 )
 from blindtest.analysis.pair import analyze_pair
@@ -143,7 +144,7 @@ def build_report(
     names = candidates_of(design)
     answered = [*picks, *abstentions]  # every word: what completeness and the answers read
     if prefers:
-        finished = len({p.trial for p in answered}) >= design["trials"]
+        finished = finished_design(design, len({p.trial for p in answered}))
         found = analyze_preference(
             design,
             picks,

@@ -97,6 +97,9 @@ def header_parts(report: Mapping[str, Any]) -> list[str]:
     names = names_of(report)
     prompts = section.get("prompts")
     on = f" on {reportfmt.count(prompts, 'prompt')}" if prompts else ""
+    estimate = report.get("people_estimate")
+    if estimate:  # people on their sample, a judge on every comparison
+        on = f" (people judged {estimate['sample']['comparisons']}, the judge all)"
     parts = ["preference"]
     if len(names) == 2:
         who = " vs ".join(shown(report, n) for n in names)

@@ -25,6 +25,7 @@ __all__ = [
     "DesignRecord",
     "GenerationRecord",
     "IntervalRecord",
+    "PeopleSampleRecord",
     "PickRecord",
     "ProtocolFields",
     "ProtocolName",
@@ -97,6 +98,18 @@ class DesignPairing(TypedDict):
     mode: str
 
 
+class PeopleSampleRecord(TypedDict):
+    """``people_sample``: the prompts people judge, drawn from the seed
+    (:mod:`blindtest.model.people_sample`)."""
+
+    version: str
+    size: int
+    by: Literal["uniform", "tag"]
+    judge_prediction: Literal["verdict", "confidence"]
+    missing: Literal["void", "bound"]
+    prompts: list[str]
+
+
 class _DesignRequired(TypedDict):
     schema: str
     protocol: ProtocolName
@@ -119,13 +132,15 @@ class _DesignRequired(TypedDict):
 
 class DesignRecord(_DesignRequired, total=False):
     """``design.json``: ``controls``, ``derived_from`` (a design made ``--from`` another
-    without some trials: :mod:`blindtest.model.derived`), and ``candidates`` with ``pairing`` (a
-    several-candidate design: :mod:`blindtest.model.candidates`) are the optional properties."""
+    without some trials: :mod:`blindtest.model.derived`), ``candidates`` with ``pairing`` (a
+    several-candidate design: :mod:`blindtest.model.candidates`) and ``people_sample`` (the
+    prompts people judge: :mod:`blindtest.model.people_sample`) are the optional properties."""
 
     controls: int
     derived_from: dict[str, Any]
     candidates: list[str]
     pairing: DesignPairing
+    people_sample: PeopleSampleRecord
     decision: dict[str, Any]
 
 
@@ -390,6 +405,10 @@ class ReportRecord(_ReportRequired, ProtocolFields, total=False):
     controls: dict[str, Any] | None
     style_control: dict[str, Any] | None
     machine_vs_person: dict[str, Any] | None
+    #: The ``--against`` files, which bt-verify reads again (report@2).
+    against_files: list[str]
+    #: What people prefer, from their sample and a judge on every comparison (report@2).
+    people_estimate: dict[str, Any]
     #: The judges' own records (`blindtest.analysis.raters`): "both bad" words (report@2),
     #: each judge's counts, and the result on first picks when any word was changed.
     abstentions: dict[str, Any]
