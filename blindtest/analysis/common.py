@@ -13,6 +13,7 @@ from blindtest import reportfmt
 from blindtest.errors import BadInput, option
 from blindtest.model.assignment import share_of
 from blindtest.model.judge_kinds import BOT_KINDS
+from blindtest.model.people_sample import people_pool, people_trials
 from blindtest.reportfmt import format_p_against, pct
 from blindtest.rundir.artifacts import JsonObject
 from blindtest.rundir.types import DesignRecord, IntervalRecord, ReportRecord
@@ -181,16 +182,35 @@ def share_size(design: DesignRecord, judge: str, own: Sequence[Pick]) -> int:
     panel = next((p.extra["panel"] for p in own if isinstance(p.extra.get("panel"), dict)), None)
     if panel is None:
         return int(design["trials"])
-    return len(share_of(str(design["seed"]), int(design["trials"]), judge, panel))
+    pool = people_pool(design) if "people_sample" in design else int(design["trials"])
+    return len(share_of(str(design["seed"]), pool, judge, panel))
+
+
+def planned_trials(design: DesignRecord) -> int:
+    """The trials people must judge to finish the design: its people's sample's comparisons
+    (``bt-design --people-sample``), else every trial."""
+    sampled = people_trials(design)
+    return len(sampled) if sampled is not None else int(design["trials"])
+
+
+def finished_design(design: DesignRecord, judged: int) -> bool:
+    """Whether ``judged`` trials finish the design: every planned one; with a people's sample
+    whose missing rule is ``bound``, any (the estimate bounds the missing ones by the worst
+    case, `blindtest.analysis.people_estimate`, and says so)."""
+    if judged >= planned_trials(design):
+        return True
+    record = design.get("people_sample")
+    return record is not None and record["missing"] == "bound" and judged > 0
 
 
 def void_statement(design: DesignRecord, judged: int) -> str:
     """The void statement: how many trials were judged, and nothing else about the picks."""
+    whose = "the people's sample's " if "people_sample" in design else ""
     return (
-        f"Void: only {judged} of {design['trials']} trials were judged. A fixed design must "
-        "be finished; stopping early, or deciding when to stop after seeing how it goes, would "
-        "void the p-value. Finish with bt-judge (it resumes where you stopped), or pre-register "
-        "--sequential next time."
+        f"Void: only {judged} of {whose}{planned_trials(design)} trials were judged. A fixed "
+        "design must be finished; stopping early, or deciding when to stop after seeing how it "
+        "goes, would void the p-value. Finish with bt-judge (it resumes where you stopped), or "
+        "pre-register --sequential next time."
     )
 
 

@@ -41,7 +41,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from blindtest.analysis.common import MIN_SHARED_TRIALS, AnalysisOptions
+from blindtest.analysis.common import MIN_SHARED_TRIALS, AnalysisOptions, planned_trials
 from blindtest.analysis.llm_diagnostics import shown_position
 from blindtest.model.candidates import comparison_sides
 from blindtest.model.rng import IndexStream
@@ -295,7 +295,8 @@ def agreement(
     trials = sorted({t for v in votes.values() for t in v})
     units = [[votes[j][t] for j in names if t in votes[j]] for t in trials]
     shared = [u for u in units if len(u) >= 2]
-    need = min(MIN_SHARED_TRIALS, design["trials"])
+    planned = planned_trials(design)
+    need = min(MIN_SHARED_TRIALS, planned)
     gate = agreement_gate(
         units,
         rng=IndexStream(str(design["seed"]), AGREEMENT_STREAM),
@@ -331,11 +332,11 @@ def agreement(
         "caveat": AGREEMENT_CAVEAT,
     }
     if len(shared) < need:
-        per_judge = per_judge_needed(len(names), design["trials"], need)
+        per_judge = per_judge_needed(len(names), planned, need)
         found["per_judge_needed"] = per_judge
         found["statement"] = (
             f"{_trials(len(shared))} seen by two or more judges; agreement needs {need}. "
-            f"Deal the {len(names)} judges --per-judge {per_judge} (of {design['trials']} "
+            f"Deal the {len(names)} judges --per-judge {per_judge} (of {planned} "
             "trials) so that it can be measured."
         )
     elif math.isnan(alpha.statistic):

@@ -4,13 +4,14 @@ The only module of the analysis that touches the file system."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from blindtest.analysis.common import (
     AnalysisOptions,
     AnalysisResult,
     check_options,
+    finished_design,
     position_margin,
 )
 from blindtest.analysis.controls import (
@@ -30,6 +31,7 @@ from blindtest.analysis.decision import (
     without_planted,
 )
 from blindtest.analysis.judges import agreement_section, llm_section, preference_rows
+from blindtest.analysis.people_estimate import people_estimate, people_estimate_lines
 from blindtest.analysis.preference import comparison_outcomes
 from blindtest.analysis.raters import first_picks_section, judge_counts
 from blindtest.analysis.report import build_report
@@ -38,6 +40,7 @@ from blindtest.analysis.style import style_section
 from blindtest.analysis.warnings import collect_warnings
 from blindtest.errors import BadInput, option
 from blindtest.model import picks as records
+from blindtest.model.people_sample import sample_of
 from blindtest.model.picks import Pick
 from blindtest.model.protocols import PROTOCOLS
 from blindtest.rundir import artifacts
@@ -183,7 +186,7 @@ def analyze_run(
         margin=margin,
     )
     inputs = {artifacts.DESIGN: loaded.sha256}
-    for path in paths:
+    for path in [*paths, *against]:
         inputs[input_name(run_dir, path)] = artifacts.sha256_file(path)
     missing = []
     for name in (artifacts.RESPONSES, artifacts.TRIALS, artifacts.AUDIT, artifacts.GENERATION):
@@ -223,9 +226,7 @@ def analyze_run(
         result.report["controls"] = controls_section(
             loaded.design, all_files, loaded.design["alpha"], shown
         )
-    if against and "per_trial" in result.report:
-        others = main_files([records.read_picks(path, view) for path in against], controls)
-        result.report["machine_vs_person"] = agreement_section(files, others, view.protocol)
+    _against_sections(result.report, run_dir, design, view, files, picks, against, controls)
     if "per_trial" in result.report and PROTOCOLS[view.protocol].prefers:
         _preference_sections(result.report, design, view, picks)
     # The first words' own analysis repeats no first words.
@@ -257,7 +258,7 @@ def _main_view(
     comparisons, from the picks and the "both bad" words alike; ``revealed``: the controls
     left."""
     design = whole
-    finished = len({p.trial for p in (*picks, *abstentions)}) >= design["trials"]
+    finished = finished_design(design, len({p.trial for p in (*picks, *abstentions)}))
     revealed = bool(controls) and (finished or options.reveal_void)
     if revealed:
         design = main_design(design)
@@ -299,6 +300,79 @@ def _judges_records(
     result.report["first_picks"] = (
         first_picks_section(first.report, result.report, files) if first is not None else None
     )
+
+
+def _against_sections(
+    report: ReportRecord,
+    run_dir: Path,
+    design: DesignRecord,
+    view: records.JudgeView,
+    files: Sequence[records.PicksFile],
+    picks: Sequence[Pick],
+    against: Sequence[Path],
+    controls: Mapping[int, str],
+) -> None:
+    """What ``--against`` files add: the machine-against-person agreement, and with a people's
+    sample the people's estimate; the files are named (``against_files``) so that bt-verify
+    reads them again."""
+    if against:
+        report["against_files"] = [input_name(run_dir, p) for p in against]
+    if "per_trial" not in report:  # a void report says nothing about the picks
+        return
+    others = main_files([records.read_picks(path, view) for path in against], controls)
+    if against:
+        report["machine_vs_person"] = agreement_section(files, others, view.protocol)
+    if sample_of(design) is not None:
+        _people_section(report, design, view, picks, others)
+
+
+def _people_section(
+    report: ReportRecord,
+    design: DesignRecord,
+    view: records.JudgeView,
+    picks: Sequence[Pick],
+    judge_files: Sequence[records.PicksFile],
+) -> None:
+    """``report["people_estimate"]``: the people's picks on their sample with the judge's (the
+    ``--against`` files) on every comparison; the judge's own flaws (position, length,
+    markdown) said as warnings, never gates: the estimate is valid whatever the judge does."""
+    judge = [p for file in judge_files for p in file.picks if p.kind != "human"]
+    people = [p for p in picks if p.kind in ("human", "external")]
+    if not people:  # a machine's picks analysed alone: no people's estimate to make
+        return
+    section = people_estimate(design, people, judge)
+    if section is None:
+        return
+    diagnosed = llm_section(design, view, judge_files) if judge_files else None
+    flaws = []
+    for found in (diagnosed or {}).get("judges") or []:
+        flaws += [str(w) for w in found.get("warnings") or []]
+    flaws += [str(g) for g in (diagnosed or {}).get("gates") or []]
+    section["judge_flaws"] = flaws
+    section["gates_failed"] = list(report.get("gates_failed") or [])
+    shown = (report.get("candidates") or {}).get("shown") or {}
+    section["lines"] = people_estimate_lines(section, shown)
+    report["people_estimate"] = section
+
+
+def default_against(run_dir: Path, picks_paths: Sequence[Path]) -> list[Path]:
+    """The judge a bare ``bt-analyze RUN`` sets beside a people's sample: RUN's picks files
+    (not among ``picks_paths``) that hold an LLM judge's picks and nothing else; none for a
+    design without a people's sample."""
+    if sample_of(artifacts.load_design(run_dir).design) is None:
+        return []
+    given = {p.resolve() for p in picks_paths}
+    found = []
+    for path in sorted(run_dir.glob("picks*.jsonl")):
+        if path.resolve() in given:
+            continue
+        try:
+            kinds = {r.get("judge_kind") for r in artifacts.read_jsonl(path, "picks").records}
+        except BadInput:
+            continue  # not a picks file this version reads: never taken unasked
+        if kinds == {"llm"}:
+            found.append(path)
+    return found
 
 
 def _preference_sections(

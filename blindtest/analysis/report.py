@@ -14,6 +14,7 @@ from blindtest.analysis.common import (
     AnalysisOptions,
     AnalysisResult,
     by_judge,
+    finished_design,
     void_statement,
 )
 from blindtest.analysis.pair import analyze_pair
@@ -143,7 +144,7 @@ def build_report(
     names = candidates_of(design)
     answered = [*picks, *abstentions]  # every word: what completeness and the answers read
     if prefers:
-        finished = len({p.trial for p in answered}) >= design["trials"]
+        finished = finished_design(design, len({p.trial for p in answered}))
         found = analyze_preference(
             design,
             picks,
@@ -241,7 +242,7 @@ def build_report(
 
 
 #: What a triangle or pair report (report@1, no analysis version) has always recorded for the
-#: preference options it never reads: bt-analyze's defaults before analysis version 4. Kept, so
+#: preference options it never reads: bt-analyze's defaults before analysis version 5. Kept, so
 #: that such a report keeps its bytes.
 _REPORT1_OPTIONS = {"min_kappa": 0.2, "position_margin": 0.1}
 

@@ -83,7 +83,9 @@ def analyze(
 ) -> AnalyzeResult:
     """Score the picks (default RUN/picks.jsonl; several files: several judges), compute the
     exact statistics and write the report (``bt-analyze``; ``out``: another report file).
-    ``against``: another judge kind's picks, compared with, never pooled. ``reveal_void``
+    ``against``: another judge kind's picks, compared with, never pooled; with a people's
+    sample in the design, the judge whose picks on every comparison the people's estimate uses
+    (default: RUN's picks files holding only an LLM judge's picks). ``reveal_void``
     shows the analysis of an unfinished fixed design (whoever sees it can no longer judge
     blind). ``min_kappa``: a stricter agreement rule (Krippendorff's alpha below it fails the
     run); ``position_margin``: the position gate's margin when the design fixes none.
@@ -101,6 +103,7 @@ def analyze(
     from blindtest.analysis.api import (
         AnalysisOptions,
         analyze_run,
+        default_against,
         export_rows,
         input_name,
         report_page,
@@ -134,19 +137,21 @@ def analyze(
     with holding_run(run, holder, unlocked=_read_only(run) if inside else (say or _silent)):
         inputs = picks_given or default_picks(run)
         if not picks_given and inputs != [run / artifacts.PICKS] and say is not None:
-            say(f"reading the panel's picks: {', '.join(p.name for p in inputs)}")
-        names = [input_name(run, path) for path in inputs]
+            say(f"reading the panel's picks: {_names(inputs)}")
+        beside = _paths(against) or default_against(run, inputs)
+        if not against and beside and say is not None:
+            say(f"reading the LLM judge's picks beside the people's: {_names(beside)}")
+        read = [*inputs, *beside]
+        names = [input_name(run, path) for path in read]
         _check_decision_options(run, options, junit_path)
-        artifacts.claim_report(run, inputs, names, report_path, e_values_path, html_path, force)
+        artifacts.claim_report(run, read, names, report_path, e_values_path, html_path, force)
         if junit_path is not None:  # derived from the report, as the e-values: replaced
-            artifacts.claim_output(junit_path, artifacts.JUNIT, force=True, inputs=inputs)
+            artifacts.claim_output(junit_path, artifacts.JUNIT, force=True, inputs=read)
         _check_export(export_path, run, inputs, force)
         exported = (
             export_rows(run, inputs, export_min_confidence, export_text) if export_path else None
         )
-        result = analyze_run(
-            run, inputs, options, e_values_path=e_values_path, against=_paths(against)
-        )
+        result = analyze_run(run, inputs, options, e_values_path=e_values_path, against=beside)
         if result.e_values:
             artifacts.write_jsonl(e_values_path, result.e_values, "e_values", force=True)
         artifacts.write_json(report_path, result.report, "report", force=True)  # claimed
@@ -171,6 +176,10 @@ def analyze(
         exported=len(exported[0]) if exported is not None else None,
         dropped=dict(exported[1]) if exported is not None else None,
     )
+
+
+def _names(paths: Sequence[Path]) -> str:
+    return ", ".join(p.name for p in paths)
 
 
 def _check_decision_options(run: Path, options: Any, junit: Path | None) -> None:

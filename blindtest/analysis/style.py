@@ -517,6 +517,11 @@ def _several(
     fitted = candidate_style_control(names, first, second, y, x, COVARIATES, prompt, anchor=anchor)
     raw = list(ranked)
     whole = fitted.to_dict()
+    # Which candidates differ is the separations' word (exact pair tests): the Bonferroni
+    # Wald intervals describe the differences and claim none, so no "separated" flag.
+    whole["differences"] = [
+        {key: value for key, value in d.items() if key != "separated"} for d in whole["differences"]
+    ]
     lines = candidate_style_lines(fitted, raw)
     return {
         **whole,
@@ -526,8 +531,8 @@ def _several(
         "terms": {t["name"]: _term(t) for t in whole["terms"]},
         "order": list(fitted.order()),
         "order_holds": (list(fitted.order()) == raw) if raw and fitted.problem is None else None,
-        # The main screen says whether the order holds and who is told apart; the log-odds
-        # strengths and terms are the technical section's.
+        # The main screen says whether the order holds (which candidates differ is the pair
+        # tests' word); the log-odds strengths and terms are the technical section's.
         "lines": lines[:1],
         "technical": [f"  {line.strip()}" for line in lines[1:]],
     }
@@ -557,7 +562,8 @@ def _rounded(value: float) -> str:
 
 def candidate_style_lines(found: CandidateStyleResult, raw: Sequence[str]) -> list[str]:
     """One or two plain lines: whether the ranking's order holds with style held equal, each
-    candidate's style-controlled strength, and the style terms whose interval excludes 0."""
+    candidate's style-controlled strength, and the style terms whose interval excludes 0. They
+    describe: no line says two candidates differ (the separations alone do)."""
     held = "answer length and markdown density held equal"
     if found.problem is not None:
         follows = [
@@ -588,13 +594,9 @@ def candidate_style_lines(found: CandidateStyleResult, raw: Sequence[str]) -> li
             f"the order of the estimates becomes {', '.join(order)} (the ranking has "
             f"{', '.join(raw)})"
         )
-    apart = [
-        f"{d.first} over {d.second}" if d.difference.estimate > 0 else f"{d.second} over {d.first}"
-        for d in found.differences
-        if d.separated
-    ]
-    told = f"told apart: {'; '.join(apart)}" if apart else "no two candidates are told apart"
-    family = f"Wald 95% with Bonferroni across the {len(found.differences)} pairs, {unit}"
+    # A description: which candidates differ is said from the exact pair tests alone (the
+    # separations); the clustered Wald intervals run short with few prompts and claim nothing.
+    told = "a description: which candidates differ is the pair tests' word, above"
     anchor = "mean" if found.anchor == "mean" else found.anchor
     strengths = ", ".join(
         f"{s.candidate} {_rounded(s.strength.estimate)}"
@@ -629,7 +631,8 @@ def candidate_style_lines(found: CandidateStyleResult, raw: Sequence[str]) -> li
             "terms: each term's interval says whether it moves the picks."
         )
     return [
-        f"Style control, {found.n} untied comparisons with {held}: {verdict}; {told} ({family}).",
+        f"Style control, {found.n} untied comparisons with {held}: {verdict} ({told}).",
         f"  Strengths with style held equal (log-odds, {anchor} at 0, 95% Wald intervals, "
-        f"{unit}): {strengths}. {about_terms}",
+        f"{unit}; with few prompts they run short, nearer 90% at 10): {strengths}. "
+        f"{about_terms}",
     ]

@@ -75,6 +75,27 @@ CODES: dict[str, tuple[str, str]] = {
     "responses.singled_out": (NOTICE, "a refusal or a cut-off answer singled one answer out"),
     "responses.served_model": (NOTICE, "the server said another model, or several, answered"),
     "reading.skipped": (NOTICE, "something was read past (a torn line, another design's audit)"),
+    "estimate.void": (
+        SERIOUS,
+        "a sampled comparison has no people's judgement and the design's rule voids the estimate",
+    ),
+    "estimate.bounded": (
+        SERIOUS,
+        "sampled comparisons lack a people's judgement: the estimate is a worst-case bound",
+    ),
+    "estimate.no_judge": (
+        NOTICE,
+        "a people's sample without one judge's picks on every comparison: no estimate",
+    ),
+    "estimate.people_interval": (
+        NOTICE,
+        "the prediction-powered interval could not be trusted: the people's own is given",
+    ),
+    "estimate.judge_flaw": (
+        NOTICE,
+        "the judge beside the people's sample follows position, length or markdown: the "
+        "estimate stays valid, only wider",
+    ),
     # The pre-registered decision's own (blindtest.analysis.decision).
     "sensitivity.failed": (
         SERIOUS,
@@ -87,7 +108,7 @@ CODES: dict[str, tuple[str, str]] = {
 #: Codes no longer written, with the analysis version that stopped: never reused.
 RETIRED: dict[str, str] = {
     "controls.indistinguishable": (
-        "analysis version 4: hidden controls describe the judge and withdraw no verdict"
+        "analysis version 5: hidden controls describe the judge and withdraw no verdict"
     ),
 }
 
@@ -235,10 +256,39 @@ def _responses(report: Mapping[str, Any]) -> list[JsonObject]:
     return out
 
 
+def _people(report: Mapping[str, Any]) -> list[JsonObject]:
+    """The people's estimate: missing people's judgements (serious: void or only bounded),
+    no judge, an interval that falls back to the people's own, the judge's own flaws (a
+    notice: they cost width, never validity)."""
+    section = report.get("people_estimate")
+    if not section:
+        return []
+    out = []
+    if section.get("status") in ("no judge", "several judges"):
+        out.append(_warning("estimate.no_judge", str(section["lines"][0])))
+    for pair in section.get("pairs") or []:
+        said = f"{pair['first']} over {pair['second']}: {pair.get('reason')}"
+        if pair["status"] == "void":
+            out.append(_warning("estimate.void", said))
+        elif pair["status"] == "bounded":
+            out.append(_warning("estimate.bounded", said))
+        result = pair.get("result") or {}
+        if result.get("method") not in (None, "ppi-normal"):
+            reason = f"{pair['first']} over {pair['second']}: {result.get('reason')}"
+            out.append(_warning("estimate.people_interval", reason))
+    judge = section.get("judge")
+    for flaw in section.get("judge_flaws") or []:
+        out.append(
+            _warning("estimate.judge_flaw", str(flaw), **({"judge": judge} if judge else {}))
+        )
+    return out
+
+
 def collect_warnings(report: Mapping[str, Any]) -> list[JsonObject]:
     """The report's warnings, serious ones first, each in the order its section says it."""
     found = _gates(report) + _position(report)
-    found += _llm(report) + _pair_agreement(report) + _controls(report) + _tells(report)
+    found += _people(report) + _llm(report) + _pair_agreement(report)
+    found += _controls(report) + _tells(report)
     problem = (report.get("candidates") or {}).get("interval_problem")
     if problem:
         found.append(_warning("ranking.intervals", f"Intervals: {problem}."))

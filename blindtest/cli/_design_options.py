@@ -130,6 +130,30 @@ design_options = grouped(
         metavar="K",
         help="Preference: add K hidden controls (one model on both sides) among the trials.",
     ),
+    click.option(
+        "--people-sample",
+        type=int,
+        metavar="N",
+        help="Preference: people judge N prompts drawn from the seed (every comparison of "
+        "each), an LLM judge every prompt; the report estimates what people prefer.",
+    ),
+    click.option(
+        "--people-sample-by",
+        type=click.Choice(("tag",)),
+        help="With --people-sample: draw within each prompt's first tag (stratified).",
+    ),
+    click.option(
+        "--judge-prediction",
+        type=click.Choice(("verdict", "confidence")),
+        help="With --people-sample: the LLM judge's prediction of a comparison, its verdict or "
+        "its verdict weighed by its stated confidence [default: verdict].",
+    ),
+    click.option(
+        "--people-missing",
+        type=click.Choice(("void", "bound")),
+        help="With --people-sample: a sampled comparison people leave unjudged voids the "
+        "estimate, or bounds it by the worst case [default: void].",
+    ),
     click.option("--seed", type=str, help="Arrangement seed (default: fresh, recorded)."),
     alpha_option,
     click.option(

@@ -79,8 +79,18 @@ def show(result: DesignResult) -> None:
         _summary(result.options, result.prompts)
     for line in result.warnings:
         echo_prose(line, err=True)
+    _people_line(result.design)
     _identity_line(result.design)
     click.echo(f"{result.sha256}  {result.design_path}")
+
+
+def _people_line(document: Mapping[str, Any]) -> None:
+    """Who judges what, when people judge a sample (never which prompts: that is the design's)."""
+    from blindtest.model.people_sample import people_sample_words
+
+    words = people_sample_words(document)
+    if words:
+        echo_prose(words, err=True)
 
 
 def _identity_line(document: Mapping[str, Any]) -> None:

@@ -64,7 +64,13 @@ from blindtest.model.sides import (
 )
 from blindtest.reportfmt import count
 from blindtest.rundir.artifacts import schema_tag
-from blindtest.rundir.types import ArrangementEntry, DesignJudging, DesignRecord, ProtocolName
+from blindtest.rundir.types import (
+    ArrangementEntry,
+    DesignJudging,
+    DesignRecord,
+    PeopleSampleRecord,
+    ProtocolName,
+)
 from blindtest.transport.addresses import (
     DEFAULT_BASE_URL as DEFAULT_BASE_URL,  # re-exported for old imports
 )
@@ -187,6 +193,11 @@ class DesignOptions:
     candidates: tuple[tuple[str, ModelSpec], ...] = ()
     #: Who meets whom with candidates (``blindtest.model.pairing``): all, reference:NAME, sample:M.
     pairs: str = "all"
+    #: People judge this many prompts (:mod:`blindtest.model.people_sample`); None: all.
+    people_sample: int | None = None
+    people_sample_by: str = "uniform"
+    judge_prediction: str = "verdict"
+    people_missing: str = "void"
     #: A pre-registered decision (``blindtest.designing.decision``), its planted comparisons
     #: added to ``trials`` as hidden controls are.
     decision: DecisionSpec | None = None
@@ -218,12 +229,36 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
     _check_position_margin(options)
     _check_questions(options)
     _check_controls(options, distinct_prompts)
+    _check_people(options)
     _check_decision(options, distinct_prompts)
     if not options.candidates and distinct_prompts < options.trials:
         raise BadInput(
             f"found {count(distinct_prompts, 'distinct prompt')}, need {options.trials} "
             "(each prompt is used in one trial only); add prompts or use "
             f"{option('trials', distinct_prompts)}"
+        )
+
+
+def _check_people(options: DesignOptions) -> None:
+    """A people's sample: a preference design (people and an LLM judge say which answer is
+    better) without hidden controls. Its size is checked when it is drawn."""
+    if options.people_sample is None:
+        return
+    if not PROTOCOLS[options.protocol].prefers:
+        raise BadInput(
+            f"{option('people_sample')} estimates what people prefer: use "
+            f"{option('protocol', 'preference')}, or drop {option('people_sample')}"
+        )
+    if options.controls:
+        raise BadInput(
+            f"{option('people_sample')} and {option('controls')} are not combined (a hidden "
+            f"control is judged by one kind of judge); drop one of them"
+        )
+    if options.decision is not None:
+        raise BadInput(
+            f"{option('people_sample')} and {option('decide')} are not combined yet (the "
+            "decision reads the people's picks, not the estimate from their sample); drop one "
+            "of them"
         )
 
 
@@ -843,6 +878,26 @@ def build_design(
         record["candidates"] = names
         mode = str(pairing.parse_mode(options.pairs))  # as the schedule reads it: sample:3
         record["pairing"] = {"version": pairing.PAIRING_VERSION, "mode": mode}
+    if options.people_sample is not None:  # absent without one: earlier designs keep their hash
+        record["people_sample"] = _people_sample(options, record)
     if options.decision is not None:  # absent without --decide: earlier designs keep their bytes
         record["decision"] = options.decision.to_dict(options.alpha)
     return record
+
+
+def _people_sample(options: DesignOptions, record: DesignRecord) -> PeopleSampleRecord:
+    from blindtest.model.people_sample import draw_people_sample, used_prompts
+
+    assert options.people_sample is not None
+    try:
+        drawn = draw_people_sample(
+            options.seed,
+            used_prompts(record),
+            options.people_sample,
+            options.people_sample_by,
+            judge_prediction=options.judge_prediction,
+            missing=options.people_missing,
+        )
+    except ValueError as error:
+        raise BadInput(message_of(error)) from None
+    return cast(PeopleSampleRecord, drawn)

@@ -124,6 +124,15 @@ class DesignRequest:
     #: The base URL and key variable every candidate shares (None: the defaults).
     url: str | None = None
     key_env: str | None = None
+    #: People judge this many prompts, drawn from the seed; an LLM judge judges every one
+    #: (:mod:`blindtest.model.people_sample`). None: people judge every comparison.
+    people_sample: int | None = None
+    #: ``"tag"``: the sample stratified by each prompt's first tag (None: uniform).
+    people_sample_by: str | None = None
+    #: The LLM judge's prediction of a comparison: ``"verdict"`` or ``"confidence"``.
+    judge_prediction: str | None = None
+    #: A sampled comparison left without a people's judgement: ``"void"`` or ``"bound"``.
+    people_missing: str | None = None
     #: A pre-registered decision (:mod:`blindtest.designing.decision`): --decide RULE, the
     #: champion (None: side A, or the reference of reference:NAME), the estimand, the
     #: planning values and the planted comparisons of the sensitivity check.
@@ -577,4 +586,24 @@ def _shared_options(r: DesignRequest) -> dict[str, Any]:
         "extra_questions": r.extra_questions,
         "extra_questions_per_option": r.extra_questions_per_option,
         "require_reason": r.require_reason,
+        **_people_options(r),
+    }
+
+
+def _people_options(r: DesignRequest) -> dict[str, Any]:
+    """The people's sample (``--people-sample N`` and what goes with it); the options that
+    qualify it are refused without it."""
+    if r.people_sample is None:
+        for name in ("people_sample_by", "judge_prediction", "people_missing"):
+            if getattr(r, name) is not None:
+                raise BadInput(
+                    f"{option(name)} goes with {option('people_sample', 'N')}; add it or drop "
+                    f"{option(name)}"
+                )
+        return {}
+    return {
+        "people_sample": r.people_sample,
+        "people_sample_by": r.people_sample_by or "uniform",
+        "judge_prediction": r.judge_prediction or "verdict",
+        "people_missing": r.people_missing or "void",
     }

@@ -287,10 +287,39 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
         )
     derived = renumbered(full, origin)
     v.differ(f"{artifacts.DESIGN}/arrangement", design["arrangement"], derived)
+    _check_marked(v, origin, full)
+    return cast(DesignRecord, design)  # validated against the schema by v.read
+
+
+def _check_marked(v: _Verifier, design: Mapping[str, Any], full: list[Any]) -> None:
+    """What the design records beside its arrangement: the hidden controls it marks, and
+    the people's sample drawn over its prompts."""
     if "controls" in design:  # the count recorded is the count the arrangement marks
         marked = sum("control" in e for e in design["arrangement"])
         v.differ(f"{artifacts.DESIGN}/controls", design["controls"], marked)
-    return cast(DesignRecord, design)  # validated against the schema by v.read
+    if "people_sample" in design:
+        _check_people_sample(v, design, full)
+
+
+def _check_people_sample(v: _Verifier, design: Mapping[str, Any], full: list[Any]) -> None:
+    """The people's sample re-drawn from the seed over the prompts the first design of the
+    line used (:mod:`blindtest.model.people_sample`); a draw it refuses is a difference."""
+    from blindtest.model.people_sample import draw_people_sample, used_prompts
+
+    recorded = design["people_sample"]
+    v.note("people's sample from the seed")
+    try:
+        drawn: Any = draw_people_sample(
+            str(design["seed"]),
+            used_prompts({"prompts": design["prompts"], "arrangement": full}),
+            recorded["size"],
+            recorded["by"],
+            judge_prediction=recorded["judge_prediction"],
+            missing=recorded["missing"],
+        )
+    except ValueError as error:
+        drawn = f"no sample: {error}"
+    v.differ(f"{artifacts.DESIGN}/people_sample", recorded, drawn)
 
 
 def _candidate_arrangement(v: _Verifier, design: Mapping[str, Any]) -> list[Any]:
@@ -589,6 +618,7 @@ def _check_panel_order(v: _Verifier, name: str, rows: list[tuple[int, Any]]) -> 
     """A panel reviewer's first record of each trial follows the order re-derived from the
     design seed and the reviewer's name (panels that record ``"order": "reviewer"``)."""
     from blindtest.model.assignment import REVIEWER_ORDER, order_problems
+    from blindtest.model.people_sample import people_pool
 
     design = v.design
     ordered = any(
@@ -597,7 +627,8 @@ def _check_panel_order(v: _Verifier, name: str, rows: list[tuple[int, Any]]) -> 
     )
     if design is None or not ordered:
         return
-    problems = order_problems(rows, str(design["seed"]), int(design["trials"]))
+    pool = people_pool(design) if "people_sample" in design else int(design["trials"])
+    problems = order_problems(rows, str(design["seed"]), pool)
     for line, why in problems:
         v.result.differences.append(
             Difference(f"{name}:{line}/panel order", why, "the order re-derived from the seed")
@@ -663,7 +694,11 @@ def _check_report(v: _Verifier, name: str, sha256: str) -> None:
         Path(p) if Path(p).is_absolute() else v.run_dir / p
         for p in report.get("picks_files", [artifacts.PICKS])
     ]
-    for path in picks:
+    against = [
+        Path(p) if Path(p).is_absolute() else v.run_dir / p
+        for p in report.get("against_files") or []
+    ]
+    for path in [*picks, *against]:
         if not path.exists():
             v.result.differences.append(
                 Difference(f"{name}/picks_files", str(path), "missing: the report's input is gone")
@@ -675,7 +710,9 @@ def _check_report(v: _Verifier, name: str, sha256: str) -> None:
         return
     e_values = v.run_dir / (report.get("e_values") or artifacts.e_values_name(name))
     try:
-        result = analyze_run(v.run_dir, picks, _options(report), e_values_path=e_values)
+        result = analyze_run(
+            v.run_dir, picks, _options(report), e_values_path=e_values, against=against
+        )
     except BadInput as error:
         v.result.differences.append(Difference(name, "recomputable", str(error)))
         return
@@ -746,11 +783,13 @@ def _reanalyse(v: _Verifier, name: str, report: Mapping[str, Any]) -> str:
     if picks != [artifacts.PICKS]:
         for path in picks:
             args += ["--picks", path if Path(path).is_absolute() else str(v.run_dir / path)]
+    for path in report.get("against_files") or []:
+        args += ["--against", path if Path(path).is_absolute() else str(v.run_dir / path)]
     if name != artifacts.REPORT:
         args += ["--out", str(v.run_dir / name)]
     recorded = report.get("analysis_options") or {}
     defaults = AnalysisOptions()
-    # Before analysis version 4 the options were always recorded, at their defaults then:
+    # Before analysis version 5 the options were always recorded, at their defaults then:
     # those were not chosen, and are not carried into the command.
     old = _OLD_DEFAULTS if (report.get("analysis_version") or 0) < _OPTIONS_GIVEN_FROM else {}
     for key, flag in (("min_kappa", "--min-kappa"), ("position_margin", "--position-margin")):
@@ -760,11 +799,11 @@ def _reanalyse(v: _Verifier, name: str, report: Mapping[str, Any]) -> str:
     return stage_command("analyze", *args, "--force")
 
 
-#: bt-analyze's defaults before analysis version 4 (--min-kappa 0.2 failed a panel below it;
+#: bt-analyze's defaults before analysis version 5 (--min-kappa 0.2 failed a panel below it;
 #: --position-margin 0.1 flagged a left share that far from half), and the version from which
 #: a report records these options only when given.
 _OLD_DEFAULTS = {"min_kappa": 0.2, "position_margin": 0.1}
-_OPTIONS_GIVEN_FROM = 4
+_OPTIONS_GIVEN_FROM = 5
 
 
 def _options(report: Mapping[str, Any]) -> AnalysisOptions:

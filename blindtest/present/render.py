@@ -193,6 +193,7 @@ def format_summary(
         "Channels closed (made equal or hidden): " + "; ".join(report["channels_closed"]),
     ]
     for block in (
+        section_lines(report.get("people_estimate")),  # what people prefer, from their sample
         first_picks_lines(report),  # beside the result, when a judge changed a word
         section_lines(report.get("controls")),  # hidden controls, right after the verdict
         answers_lines(report),

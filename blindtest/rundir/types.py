@@ -25,6 +25,7 @@ __all__ = [
     "DesignRecord",
     "GenerationRecord",
     "IntervalRecord",
+    "PeopleSampleRecord",
     "PickRecord",
     "ProtocolFields",
     "ProtocolName",
@@ -97,6 +98,18 @@ class DesignPairing(TypedDict):
     mode: str
 
 
+class PeopleSampleRecord(TypedDict):
+    """``people_sample``: the prompts people judge, drawn from the seed
+    (:mod:`blindtest.model.people_sample`)."""
+
+    version: str
+    size: int
+    by: Literal["uniform", "tag"]
+    judge_prediction: Literal["verdict", "confidence"]
+    missing: Literal["void", "bound"]
+    prompts: list[str]
+
+
 class _DesignRequired(TypedDict):
     schema: str
     protocol: ProtocolName
@@ -120,7 +133,8 @@ class _DesignRequired(TypedDict):
 class DesignRecord(_DesignRequired, total=False):
     """``design.json``: ``controls``, ``derived_from`` (a design made ``--from`` another
     without some trials: :mod:`blindtest.model.derived`), ``candidates`` with ``pairing`` (a
-    several-candidate design: :mod:`blindtest.model.candidates`) and ``position_margin`` (the
+    several-candidate design: :mod:`blindtest.model.candidates`), ``people_sample`` (the
+    prompts people judge: :mod:`blindtest.model.people_sample`) and ``position_margin`` (the
     position gate's margin, ``bt-design --position-margin``) are the optional properties."""
 
     controls: int
@@ -128,6 +142,7 @@ class DesignRecord(_DesignRequired, total=False):
     candidates: list[str]
     pairing: DesignPairing
     position_margin: float
+    people_sample: PeopleSampleRecord
     decision: dict[str, Any]
 
 
@@ -392,6 +407,10 @@ class ReportRecord(_ReportRequired, ProtocolFields, total=False):
     controls: dict[str, Any] | None
     style_control: dict[str, Any] | None
     machine_vs_person: dict[str, Any] | None
+    #: The ``--against`` files, which bt-verify reads again (report@2).
+    against_files: list[str]
+    #: What people prefer, from their sample and a judge on every comparison (report@2).
+    people_estimate: dict[str, Any]
     #: The judges' own records (`blindtest.analysis.raters`): "both bad" words (report@2),
     #: each judge's counts, and the result on first picks when any word was changed.
     abstentions: dict[str, Any]

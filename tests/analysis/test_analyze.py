@@ -948,10 +948,17 @@ def test_a_tag_that_goes_the_other_way_is_said_in_words(
     overall = "A" if report["wins"] > report["losses"] else "B"
     against = [tag for tag, row in by_tag_of(report).items() if row["ahead"] not in (overall, None)]
     assert against
+    # The whole is not told apart here: its direction is said as counts, never as a lead.
+    assert report["verdict"] == "inconclusive"
+    high, low = sorted((report["wins"], report["losses"]), reverse=True)
     for tag in against:
-        assert f"On '{tag}' {by_tag_of(report)[tag]['ahead']} is preferred" in text
-        assert f"though {overall} leads overall" in text
+        row = by_tag_of(report)[tag]
+        held = row["p_holm"] <= 0.05
+        said = "is preferred" if held else "won more"
+        assert f"On '{tag}' {row['ahead']} {said}" in text
+        assert f"though {overall} won more overall ({high} to {low}; not told apart)" in text
         assert "Holm's adjustment across 3 tags" in text
+    assert "leads overall" not in text
 
 
 def test_the_summary_shows_the_breakdown_by_prompt_tag(

@@ -83,7 +83,7 @@ def test_strict_and_fail_on_turn_warnings_into_exit_1_for_ci(
         ("llm.lenght", "--fail-on llm.lenght: no warning has that code; give some of gate."),
         (
             "controls.indistinguishable",
-            "--fail-on controls.indistinguishable: retired (analysis version 4",
+            "--fail-on controls.indistinguishable: retired (analysis version 5",
         ),
     ],
 )

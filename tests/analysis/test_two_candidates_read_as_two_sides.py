@@ -73,8 +73,13 @@ def _verdict(report: dict[str, Any]) -> tuple[str, int | None]:
 
 
 def _pair(report: dict[str, Any]) -> dict[str, Any]:
+    """The one pair's figures, its candidates by position (their names differ)."""
     (pair,) = report["candidates"]["pairs"]["pairs"]
-    return {k: v for k, v in pair.items() if k not in ("first", "second")}
+    by_position = {pair["first"]: "first", pair["second"]: "second", None: None}
+    return {
+        **{k: v for k, v in pair.items() if k not in ("first", "second")},
+        "ahead": by_position[pair["ahead"]],
+    }
 
 
 def _close(first: Any, second: Any) -> bool:

@@ -83,11 +83,11 @@ def test_an_older_analysis_version_is_said_with_the_picks_and_report_it_was_made
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("version", [1, 3])
+@pytest.mark.parametrize("version", [1, 4])
 def test_a_report_of_an_older_analysis_is_one_line_without_its_old_defaults(
     invoke: Invoke, older: Path, version: int
 ) -> None:
-    """Analysis versions 1 to 3 recorded their defaults (--min-kappa 0.2, --position-margin
+    """Analysis versions 1 to 4 recorded their defaults (--min-kappa 0.2, --position-margin
     0.1) in every report: they were not chosen, and the command that analyses the run again
     leaves them out (the current rules are the near-chance agreement gate and the 0.05
     margin); an option the user did choose is carried."""

@@ -49,7 +49,8 @@ def test_a_label_from_a_sides_file_names_the_candidate_in_report_json(tmp_path: 
 def test_the_screen_and_the_page_call_a_candidate_by_its_label(tmp_path: Path) -> None:
     _, screen, page = _labelled(tmp_path)
     ranking = screen[screen.index("Ranking: strength") :].splitlines()
-    assert ranking[4].split()[:4] == ["1", "alpha", "(prompt", "v2)"]  # the ranking table
+    head = next(n for n, line in enumerate(ranking) if line.split()[:2] == ["rank", "candidate"])
+    assert ranking[head + 1].split()[:4] == ["1", "alpha", "(prompt", "v2)"]  # the table
     assert "  alpha (prompt v2): model-alpha" in screen  # the sides, after the reveal
     # The page: the ranking table, both charts and the sides table, the label escaped.
     assert page.count("alpha (prompt v2)") >= 3

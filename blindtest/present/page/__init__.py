@@ -342,6 +342,7 @@ def render_report_page(
         style_control=sections.style_control(report),
         bots=sections.bots(report),
         responses_sentences=sections.responses_sentences(report),
+        people_estimate=sections.people_estimate(report),
         machine_vs_person=sections.machine_vs_person(report),
         answers=sections.answers(report),
         identity=sections.identity(report),

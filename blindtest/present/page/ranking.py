@@ -14,7 +14,12 @@ from typing import Any
 
 from blindtest.present.lines import length_tell_rows
 from blindtest.present.page import charts
-from blindtest.present.render_preference import NOT_ESTIMABLE, header_parts, names_of
+from blindtest.present.render_preference import (
+    NOT_ESTIMABLE,
+    header_parts,
+    interval_words,
+    names_of,
+)
 from blindtest.reportfmt import count, dollars, fixed, group_counts, p_cell, pct
 
 __all__ = ["page_data"]
@@ -59,7 +64,7 @@ def _strength_chart(section: Mapping[str, Any]) -> Any:
     chart = charts.strength_chart(
         "chart-ranking",
         f"Strength on the log-odds scale ({zero} at 0), strongest first, with 95% intervals "
-        f"from a bootstrap over prompts",
+        f"from {interval_words(section)}",
         rows,
         ref=0.0,
         ref_label=f"{zero} = 0",
@@ -184,10 +189,22 @@ def _pair_rows(table: Mapping[str, Any] | None, reference: bool = False) -> list
             _rate(r["win_rate"], r["n"]),
             _p(r["p_value"], table["alpha"]),
             _p(r["p_holm"], table["alpha"]),
-            "real" if r["significant"] else "not shown",
+            _told(r, reference),
         ]
         for r in table["pairs"]
     ]
+
+
+def _told(row: Mapping[str, Any], reference: bool) -> str:
+    """Who the separations put ahead in one row (its own test, or through others)."""
+    if reference:
+        if not row["significant"]:
+            return "not told apart"
+        return "ahead" if row["wins"] > row["losses"] else "behind"
+    ahead = row.get("ahead")
+    if ahead is None:
+        return "not told apart"
+    return f"{ahead} ahead" if row["significant"] else f"{ahead} ahead, through others"
 
 
 def _tag_rows(section: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:

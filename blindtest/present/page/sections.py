@@ -309,6 +309,45 @@ def _coefficient(value: Any) -> str:
     return "unbounded" if value is None else f"{value:+.2f}"
 
 
+def people_estimate(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What people prefer from their sample and a judge on every comparison: the section's
+    words, and per pair a row (estimate with interval and method, people alone, the judge
+    alone, what the judge was worth)."""
+    found = report.get("people_estimate")
+    if found is None:
+        return None
+    shown = (report.get("candidates") or {}).get("shown") or {}
+    rows = []
+    for pair in found.get("pairs") or []:
+        result = pair.get("result")
+        if result is None:
+            continue
+        worth = result.get("judge_worth") or {}
+        rows.append(
+            [
+                f"{shown.get(pair['first'], pair['first'])} over "
+                f"{shown.get(pair['second'], pair['second'])}",
+                _estimate(result["interval"]),
+                str(result["method"]),
+                _estimate(result["people_only"]),
+                _estimate(result["judge_only"]),
+                "n/a" if worth.get("estimate") is None else f"{float(worth['estimate']):.0f}",
+            ]
+        )
+    return {"rows": rows, "lines": [str(s) for s in found.get("lines") or []]}
+
+
+def _estimate(interval: Mapping[str, Any]) -> str:
+    if interval.get("estimate") is None:
+        return "n/a"
+    if interval.get("lo") is None:
+        return f"{float(interval['estimate']):.2f}"
+    return (
+        f"{float(interval['estimate']):.2f} ({float(interval['lo']):.2f} to "
+        f"{float(interval['hi']):.2f})"
+    )
+
+
 def machine_vs_person(report: Mapping[str, Any]) -> dict[str, Any] | None:
     found = report.get("machine_vs_person")
     if found is None:

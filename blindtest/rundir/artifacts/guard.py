@@ -184,7 +184,9 @@ def _same_report_inputs(report_path: Path, run_dir: Path, picks_names: list[str]
     if not isinstance(recorded, dict) or recorded.get("design_sha256") != design_sha256:
         return False
     names = recorded.get("picks_files")
-    if not isinstance(names, list):
+    if isinstance(names, list):  # and the --against files read beside them
+        names = [*names, *(recorded.get("against_files") or [])]
+    else:
         known = set(RUN_FILE_KINDS) - {PICKS}
         names = [name for name in recorded.get("inputs") or {} if name not in known]
     return sorted(names) == sorted(picks_names)
