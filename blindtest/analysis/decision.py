@@ -705,12 +705,7 @@ def decision_section(
     every = [*warnings, *own_warnings]
     failed_on = sorted({w["code"] for w in every if strict or w["code"] in set(fail_on)})
     section: JsonObject = {
-        "pre_registered": spec.pre_registered,
-        "rule": spec.rule,
-        "margin": spec.margin,
-        "alpha": spec.alpha,
-        "estimand": spec.estimand,
-        "champion": spec.champion,
+        **_rule_fields(spec),
         "champion_name": champion_name(design, spec),
         "sequential": spec.sequential,
         "unit": _unit(spec),
@@ -846,15 +841,22 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def void_decision(spec: DecisionSpec) -> tuple[JsonObject, int]:
-    """What a void report says of the decision: nothing about the picks, exit 1."""
-    section: JsonObject = {
+def _rule_fields(spec: DecisionSpec) -> JsonObject:
+    """What the design fixed in advance, at the head of every decision section."""
+    return {
         "pre_registered": spec.pre_registered,
         "rule": spec.rule,
         "margin": spec.margin,
         "alpha": spec.alpha,
         "estimand": spec.estimand,
         "champion": spec.champion,
+    }
+
+
+def void_decision(spec: DecisionSpec) -> tuple[JsonObject, int]:
+    """What a void report says of the decision: nothing about the picks, exit 1."""
+    section: JsonObject = {
+        **_rule_fields(spec),
         "sequential": spec.sequential,
         "outcome": "no_result",
         "exit_code": 1,
