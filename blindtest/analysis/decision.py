@@ -686,12 +686,7 @@ def decision_section(
     every = [*warnings, *own_warnings]
     failed_on = sorted({w["code"] for w in failing(every, fail_on, strict=strict)})
     section: JsonObject = {
-        "pre_registered": spec.pre_registered,
-        "rule": spec.rule,
-        "margin": spec.margin,
-        "alpha": spec.alpha,
-        "estimand": spec.estimand,
-        "champion": spec.champion,
+        **_rule_fields(spec),
         "champion_name": champion_name(design, spec),
         "sequential": spec.sequential,
         "unit": _unit(spec),
@@ -823,15 +818,22 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def void_decision(spec: DecisionSpec) -> tuple[JsonObject, int]:
-    """What a void report says of the decision: nothing about the picks, exit 1."""
-    section: JsonObject = {
+def _rule_fields(spec: DecisionSpec) -> JsonObject:
+    """What the design fixed in advance, at the head of every decision section."""
+    return {
         "pre_registered": spec.pre_registered,
         "rule": spec.rule,
         "margin": spec.margin,
         "alpha": spec.alpha,
         "estimand": spec.estimand,
         "champion": spec.champion,
+    }
+
+
+def void_decision(spec: DecisionSpec) -> tuple[JsonObject, int]:
+    """What a void report says of the decision: nothing about the picks, exit 1."""
+    section: JsonObject = {
+        **_rule_fields(spec),
         "sequential": spec.sequential,
         "outcome": "no_result",
         "exit_code": 1,
