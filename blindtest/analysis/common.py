@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from blindtest import reportfmt
+from blindtest.errors import BadInput, option
 from blindtest.model.assignment import share_of
 from blindtest.model.judge_kinds import BOT_KINDS
 from blindtest.model.people_sample import people_pool, people_trials
@@ -25,21 +26,24 @@ if TYPE_CHECKING:
 
 #: A bot whose excess over chance reaches this share of the judge's "largely explains" it.
 EXPLAINS_SHARE = 0.75
-#: Preference panels agreeing less than this (Krippendorff's alpha; Landis and Koch's "slight"
-#: edge, once applied to kappa) detected no shared signal.
-MIN_KAPPA = 0.2
 #: Agreement is measured only over at least this many trials seen by two or more judges
 #: (every trial, in a smaller design); with fewer, alpha's interval is too wide for its gate to
 #: pass or fail on anything but noise.
 MIN_SHARED_TRIALS = 10
-#: Position bias is flagged when the left share deviates from 1/2 by more than this.
-POSITION_MARGIN = 0.1
 
 
 @dataclass(frozen=True, slots=True)
 class AnalysisOptions:
-    min_kappa: float = MIN_KAPPA
-    position_margin: float = POSITION_MARGIN
+    """How the analysis reads the picks, as given (None: not given).
+
+    ``min_kappa`` (``--min-kappa``): a stricter agreement rule the user chooses, Krippendorff's
+    alpha below it fails the run; without it the gate fails only agreement not distinguishable
+    from chance (`blindtest.stats.agreement.agreement_gate`). ``position_margin``
+    (``--position-margin``): the margin of the position gate; None takes the design's
+    (``bt-design --position-margin``), else `blindtest.stats.position.POSITION_MARGIN`."""
+
+    min_kappa: float | None = None
+    position_margin: float | None = None
     #: Show the full analysis of an unfinished fixed design (``--reveal-void``).
     reveal_void: bool = False
     #: A decision given to bt-analyze, not pre-registered (``--decide``, ``--champion``,
@@ -64,6 +68,38 @@ class AnalysisOptions:
             "by_tag": self.by_tag or None,
         }
         return {key: value for key, value in given.items() if value is not None}
+
+
+def check_options(options: AnalysisOptions) -> None:
+    """Refuse (BadInput, one line) options outside their range, before anything is read."""
+    kappa = options.min_kappa
+    if kappa is not None and not -1.0 <= kappa <= 1.0:  # NaN fails both comparisons
+        raise BadInput(
+            f"{option('min_kappa')} must be in [-1, 1] (Krippendorff's alpha), got {kappa:g}"
+        )
+    margin = options.position_margin
+    if margin is not None and not 0.0 < margin < 0.5:
+        raise BadInput(f"{option('position_margin')} must be in (0, 0.5), got {margin:g}")
+
+
+def position_margin(design: Mapping[str, Any], options: AnalysisOptions) -> float:
+    """The position gate's margin: the design's when it records one (``bt-design
+    --position-margin``, fixed before any pick), the one given to the analysis otherwise, else
+    `blindtest.stats.position.POSITION_MARGIN`. A different margin given at the analysis than
+    the design fixed is refused: a margin chosen after seeing the picks is no margin."""
+    from blindtest.stats.position import POSITION_MARGIN
+
+    recorded = design.get("position_margin")
+    given = options.position_margin
+    if recorded is not None and given is not None and float(given) != float(recorded):
+        raise BadInput(
+            f"{option('position_margin')} {given:g}: the design fixes the position margin at "
+            f"{float(recorded):g} (bt-design {option('position_margin')}); drop "
+            f"{option('position_margin')}"
+        )
+    if recorded is not None:
+        return float(recorded)
+    return POSITION_MARGIN if given is None else float(given)
 
 
 @dataclass(frozen=True, slots=True)

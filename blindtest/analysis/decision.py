@@ -24,7 +24,8 @@ the test shows is left ``not_shown`` and the reasons say why (superiority and si
 neither). With several challengers Holm runs across them, and the worst outcome is the exit
 code (1, then 4, then 5, then 0). A decision not in the design (``bt-analyze --decide``) is
 labelled not pre-registered and exits 5 at best. ``fail_on`` warning codes (and ``strict``:
-every warning) make the exit 1 whatever the decision says.
+every serious one; `blindtest.analysis.warnings.failing`) make the exit 1 whatever the
+decision says, as they do without a decision.
 """
 
 from __future__ import annotations
@@ -37,8 +38,7 @@ from typing import Any, cast
 
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
 from blindtest.analysis.controls import main_files
-from blindtest.analysis.warnings import CODES as WARNING_CODES
-from blindtest.analysis.warnings import NOTICE, SERIOUS
+from blindtest.analysis.warnings import CODES, SERIOUS, failing, listed_warnings
 from blindtest.errors import EXIT_NOT_SETTLED, EXIT_REFUTED, BadInput, CheckFailed, option
 from blindtest.model.candidates import (
     candidates_of,
@@ -66,9 +66,8 @@ from blindtest.stats.decision import (
 from blindtest.stats.sensitivity import SensitivityResult, sensitivity_check
 
 __all__ = [
-    "DECISION_CODES",
     "EXIT_CODES",
-    "KNOWN_CODES",
+    "POSITION_CODES",
     "DecisionSpec",
     "attach_decision",
     "decision_section",
@@ -88,19 +87,12 @@ EXIT_CODES: Mapping[str, int] = {
 }
 #: From worst to best: the exit code of several decisions is the first of these among them.
 _WORST_FIRST = (1, 4, 5, 0)
-#: The warning codes a decision raises (``--fail-on CODE``), with what each means.
-DECISION_CODES: Mapping[str, str] = {
-    "decision.not_pre_registered": "the decision was given to bt-analyze, not in the design",
-    "sensitivity.missing": "a non-inferiority or equivalence claim without a sensitivity check",
-    "sensitivity.failed": "the judge did not prefer the champion's answer to its degraded copy",
-    "llm.excluded": "an LLM judge left comparisons out (leakage or an inconsistent swap)",
-}
-#: Every code ``--fail-on`` takes: the decision's, and the report's own warnings
-#: (`blindtest.analysis.warnings.CODES`; ``warning``: a report warning with no code of its own).
-KNOWN_CODES = frozenset({*DECISION_CODES, *WARNING_CODES, "warning"})
-#: The report's warnings that leave a non-inferiority or equivalence claim not shown: the
-#: judges' left share beyond the position margin, or an LLM judge answering by position.
-POSITION_CODES = frozenset({"position.margin", "llm.position"})
+#: The report's warnings that leave a non-inferiority or equivalence claim not shown: a lean to
+#: one position shown (by the judges together, or by an LLM judge over its comparisons) but not
+#: beyond the margin (beyond it, the gate fails and there is no result). The notice
+#: ``position.margin`` (too few comparisons to bound the left share within the margin, no lean
+#: shown) holds nothing: below some 270 comparisons a 5-point margin cannot be shown at all.
+POSITION_CODES = frozenset({"position.lean", "llm.position"})
 #: Each rule's claim and its opposite, for the headline.
 _CLAIMS = {
     "noninferior": (
@@ -352,20 +344,9 @@ def worst_exit(codes: Iterable[int]) -> int:
     return next((code for code in _WORST_FIRST if code in found), 0)
 
 
-def _warning(code: str, message: str, severity: str = SERIOUS, **more: Any) -> JsonObject:
-    return {"code": code, "severity": severity, "message": message, **more}
-
-
-def report_warnings(report: Mapping[str, Any]) -> list[JsonObject]:
-    """The report's own warnings as ``{code, severity, message}`` (a plain sentence, as a
-    triangle or pair report may hold, gets the code ``warning``)."""
-    out = []
-    for item in report.get("warnings") or ():
-        if isinstance(item, Mapping):
-            out.append(dict(item))
-        else:
-            out.append(_warning("warning", str(item)))
-    return out
+def _warning(code: str, message: str | None = None, **more: Any) -> JsonObject:
+    severity, title = CODES[code]
+    return {"code": code, "severity": severity, "title": title, "message": message or title, **more}
 
 
 def _gates(report: Mapping[str, Any]) -> tuple[list[JsonObject], str | None]:
@@ -669,7 +650,7 @@ def decision_section(
     if spec.sequential and str(report.get("verdict")) == "void":
         no_result = None  # an anytime-valid decision may be read before the end
         gates[0]["note"] = "a sequential decision reads the comparisons judged so far"
-    warnings = report_warnings(report)
+    warnings = listed_warnings(report)
     sensitivity, _ = _sensitivity(design, spec, picks, texts or {})
     if spec.rule == "similar":
         result = None if no_result else _similar(report, spec, design["protocol"])
@@ -703,7 +684,7 @@ def decision_section(
         item["headline"] = _headline(design, spec, item)
     code = worst_exit(int(item["exit_code"]) for item in items)
     every = [*warnings, *own_warnings]
-    failed_on = sorted({w["code"] for w in every if strict or w["code"] in set(fail_on)})
+    failed_on = sorted({w["code"] for w in failing(every, fail_on, strict=strict)})
     section: JsonObject = {
         **_rule_fields(spec),
         "champion_name": champion_name(design, spec),
@@ -760,22 +741,18 @@ def _decision_warnings(
 ) -> list[JsonObject]:
     out = []
     if not spec.pre_registered:
-        code = "decision.not_pre_registered"
-        out.append(_warning(code, DECISION_CODES[code], NOTICE))
+        out.append(_warning("decision.not_pre_registered"))
     if spec.rule in ("noninferior", "equivalent"):
         if sensitivity is None:
-            out.append(
-                _warning("sensitivity.missing", DECISION_CODES["sensitivity.missing"], NOTICE)
-            )
+            out.append(_warning("sensitivity.missing"))
         elif not sensitivity["passed"]:
-            out.append(_warning("sensitivity.failed", DECISION_CODES["sensitivity.failed"]))
+            out.append(_warning("sensitivity.failed"))
     excluded = sum(1 for p in picks if p.kind == "llm" and p.extra.get("excluded"))
     if excluded:
         out.append(
             _warning(
                 "llm.excluded",
                 f"{excluded} comparison verdict(s) were excluded by the LLM judge",
-                NOTICE,
                 excluded=excluded,
             )
         )

@@ -7,11 +7,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from blindtest.analysis.common import AnalysisOptions, AnalysisResult, finished_design
+from blindtest.analysis.common import (
+    AnalysisOptions,
+    AnalysisResult,
+    check_options,
+    finished_design,
+    position_margin,
+)
 from blindtest.analysis.controls import (
+    control_records,
     control_results,
     control_trials,
-    controls_check,
     controls_section,
     main_design,
     main_files,
@@ -146,7 +152,10 @@ def analyze_run(
     ``first_words``: the analysis of every file as it stood before any change (what
     ``report["first_picks"]`` repeats beside the result).
     """
+    options = options or AnalysisOptions()
+    check_options(options)
     loaded = artifacts.load_design(run_dir)
+    margin = position_margin(loaded.design, options)  # a margin the design fixed is refused
     if (run_dir / artifacts.TRIALS).exists():
         view = records.load_judge_run(run_dir).view
     else:
@@ -162,7 +171,6 @@ def analyze_run(
     abstentions = _abstentions(files)
     # Hidden controls leave the A-vs-B analysis once every trial is judged;
     # before that the void report counts the trials as the judge saw them and says nothing.
-    options = options or AnalysisOptions()
     spec = decision_spec(loaded.design, options.decide, options.champion, options.estimand)
     controls = control_trials(loaded.design)
     all_files = files
@@ -175,6 +183,7 @@ def analyze_run(
         files,
         control_results(all_files, controls, loaded.design["alpha"]),
         spent_in=all_files if files is not all_files else None,
+        margin=margin,
     )
     inputs = {artifacts.DESIGN: loaded.sha256}
     for path in [*paths, *against]:
@@ -200,7 +209,13 @@ def analyze_run(
         reading={"picks": read_files, "audit": audit_state, "skipped": skipped},
         responses=responses,
         gates=machine["gates"] if machine is not None else (),
-        controls=controls_check(all_files, controls, design["alpha"]) if revealed else None,
+        # The position gate reads every pass, the hidden controls' beside the real ones.
+        positions=[
+            *picks,
+            *(p for file in files for p in file.later_passes),
+            *(control_records(all_files, controls) if revealed else ()),
+        ],
+        control_trials=controls if revealed else (),
         abstentions=abstentions,
     )
     result.report["picks_files"] = [input_name(run_dir, p) for p in paths]

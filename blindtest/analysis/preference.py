@@ -20,7 +20,7 @@ one function, computed the same way for every k:
   ``IndexStream(seed, "ranking")`` (`blindtest.stats.ranking`), which bt-verify recomputes;
   two candidates need no ranking, their pair is the result;
 - :func:`position_check` and :func:`agreement`, and :func:`gate_problems` from them: the gates
-  (spec 002) that make a run say nothing;
+  (spec 002) that make a run say nothing (`blindtest.analysis.gates`);
 - :func:`tag_tests`: the per-pair tests within each prompt tag, Holm across every tag's pairs;
 - the headline (:mod:`blindtest.analysis.preference_words`): for k = 2 the pair's verdict under
   spec 002's rule (the Wilson interval and the exact test agree and the margin is at least
@@ -41,15 +41,21 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from blindtest.analysis.common import (
-    MIN_SHARED_TRIALS,
     AnalysisOptions,
     by_judge,
     excluded_reason,
     finished_design,
     interval,
-    planned_trials,
+    position_margin,
     prompts_by_trial,
     void_statement,
+)
+from blindtest.analysis.gates import (
+    GATE_NOTHING_COUNTED,
+    agreement,
+    gate_problems,
+    per_judge_needed,
+    position_check,
 )
 from blindtest.analysis.preference_words import (
     Setting,
@@ -64,26 +70,17 @@ from blindtest.model import pairing
 from blindtest.model.candidates import candidates_of, comparison_sides, shown_name
 from blindtest.model.rng import IndexStream
 from blindtest.model.scoring import arrangement_entry, preferred_side
-from blindtest.reportfmt import TESTS, format_p, pct
+from blindtest.reportfmt import TESTS
 from blindtest.rundir.artifacts import JsonObject
 from blindtest.rundir.types import DesignRecord
-from blindtest.stats import (
-    AGREEMENT_CAVEAT,
-    kappa_with_se,
-    krippendorff_alpha,
-    percent_agreement,
-    position_bias,
-    preference_test,
-)
+from blindtest.stats import preference_test
 from blindtest.stats.multiple import holm
 from blindtest.stats.pairwise import PairTable, pair_table, reference_table, tally
 from blindtest.stats.ranking import DAVIDSON, FIT_FIRTH, Ranking, outcomes, rank_candidates
 from blindtest.stats.separation import ADJUSTMENT, Separations, separate
 
 if TYPE_CHECKING:
-    from blindtest.analysis.controls import ControlsCheck
     from blindtest.model.picks import Pick
-    from blindtest.stats.agreement import PositionBiasResult
 
 __all__ = [
     "ANALYSIS_VERSION",
@@ -95,8 +92,8 @@ __all__ = [
     "analyze_preference",
     "comparison_outcomes",
     "gate_problems",
-    "margin_warning",
     "pair_tests",
+    "per_judge_needed",
     "position_check",
     "rank",
     "reference_tests",
@@ -108,7 +105,13 @@ __all__ = [
 #: The version of what this analysis writes into a preference report (report@2's
 #: ``analysis_version``): raised whenever a figure, a verdict or a sentence it writes changes,
 #: so that bt-verify can tell a report written by an older analysis from a tampered one.
-ANALYSIS_VERSION = 4
+#: 2: the judges' own records (abstentions, judge_counts, first picks); 3: style control says
+#: what the data can support; 4: separations, the best set and rank sets, Firth's fit when the
+#: likelihood has no maximum; 5: the position gate over comparisons with a margin (the hidden
+#: controls' picks among them), agreement's near-chance gate and its pairs of candidates,
+#: controls that describe and never withdraw a verdict, an LLM judge whose every verdict fell
+#: below --min-confidence failing the run.
+ANALYSIS_VERSION = 5
 #: The smallest number of candidates that gets a ranking: two candidates' pair is the result.
 RANKED_FROM = 3
 #: The label of the ranking bootstrap's index stream (with the design seed).
@@ -149,17 +152,6 @@ SCALE = (
     "log-odds: a difference d between two strengths means the first is preferred to the "
     "second in 1/(1+e^-d) of the comparisons between them that are not ties"
 )
-AGREEMENT_METHOD = (
-    "Krippendorff's alpha, nominal (the answer on the left preferred, the one on the right, or "
-    "tie: every judge saw a comparison in the same positions); comparisons one judge saw drop out"
-)
-
-#: How each gate's message starts: the warnings name a failed gate by it
-#: (`blindtest.analysis.warnings`).
-GATE_POSITION = "position bias: "
-GATE_AGREEMENT = "agreement: "
-GATE_AGREEMENT_UNMEASURED = "agreement is not measured: "
-GATE_NOTHING_COUNTED = "excluded: "
 
 
 # --------------------------------------------------------------------------- the outcomes
@@ -386,132 +378,6 @@ def tag_tests(design: DesignRecord, found: Outcomes) -> JsonObject:
             )
         found_tags[tag] = {"comparisons": len(rows[tag]), "candidates": candidates, "pairs": pairs}
     return found_tags
-
-
-# --------------------------------------------------------------------------- gates
-
-
-def position_check(found: Outcomes, alpha: float, margin: float) -> PositionBiasResult | None:
-    """The left share over every untied pick of every judge (None without one)."""
-    non_tie = [p for p in found.counted if p.pick != "tie"]
-    if not non_tie:
-        return None
-    left = sum(1 for p in non_tie if p.pick == "left")
-    return position_bias(left, len(non_tie), alpha=alpha, margin=margin)
-
-
-def per_judge_needed(judges: int, trials: int, shared: int) -> int:
-    """The ``--per-judge`` under which ``judges`` reviewers dealt round the ring of ``trials``
-    (blindtest.model.assignment) give ``shared`` trials two or more reviewers: N x judges places
-    cover the ring once and then min(trials, N x judges - trials) trials a second time."""
-    return min(trials, -(-(trials + shared) // judges))
-
-
-def _trials(n: int) -> str:
-    return {0: "No trial was", 1: "Only 1 trial was"}.get(n, f"Only {n} trials were")
-
-
-def agreement(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> JsonObject | None:
-    """Panel agreement over every comparison two or more judges saw, each pick coded by
-    position (left, right or tie: every judge saw a comparison in the same positions, so
-    chance agreement does not grow with the effect, and a candidate's name cannot inflate or
-    deflate it): Krippendorff's alpha (nominal) with a bootstrap interval over those
-    comparisons from the design's ``"agreement"`` stream, percent agreement, and Cohen's kappa
-    for each pair of judges who share comparisons. ``measurable`` is False when fewer than
-    ``MIN_SHARED_TRIALS`` comparisons (every one, in a smaller design) were seen by two judges.
-    None with one judge."""
-    if len(judges) < 2:
-        return None
-    names = sorted(judges)
-    votes = {j: {p.trial: str(p.pick) for p in judges[j]} for j in names}
-    trials = sorted({t for v in votes.values() for t in v})
-    units = [[votes[j][t] for j in names if t in votes[j]] for t in trials]
-    shared = [u for u in units if len(u) >= 2]
-    need = min(MIN_SHARED_TRIALS, planned_trials(design))
-    alpha = krippendorff_alpha(units, rng=IndexStream(design["seed"], "agreement"))
-    pairs = []
-    for index, first in enumerate(names):
-        for second in names[index + 1 :]:
-            both = sorted(set(votes[first]) & set(votes[second]))
-            if not both:
-                continue
-            kappa = kappa_with_se([votes[first][t] for t in both], [votes[second][t] for t in both])
-            pairs.append({"judges": [first, second], **kappa.to_dict()})
-    found: JsonObject = {
-        "method": AGREEMENT_METHOD,
-        "n_items": len(shared),
-        "n_judges": len(names),
-        "min_shared": need,
-        "measurable": len(shared) >= need,
-        "alpha": alpha.to_dict(),
-        "percent": percent_agreement(shared).to_dict() if shared else None,
-        "pairs": pairs,
-        "caveat": AGREEMENT_CAVEAT,
-    }
-    if len(shared) < need:
-        per_judge = per_judge_needed(len(names), planned_trials(design), need)
-        found["per_judge_needed"] = per_judge
-        found["statement"] = (
-            f"{_trials(len(shared))} seen by two or more judges; agreement needs {need}. "
-            f"Deal the {len(names)} judges --per-judge {per_judge} (of {planned_trials(design)} "
-            "trials) so that it can be measured."
-        )
-    elif math.isnan(alpha.statistic):
-        found["statement"] = (
-            "Every judge gave the same answer on every shared trial: the panel is unanimous, "
-            "so agreement by chance is already total and alpha is undefined."
-        )
-    return found
-
-
-def gate_problems(
-    bias: PositionBiasResult | None,
-    found: JsonObject | None,
-    options: AnalysisOptions,
-    *,
-    judges: int,
-    judge_gates: Sequence[str] = (),
-) -> list[str]:
-    """Spec 002's gates. Position bias fails the run when the exact test finds it (a margin
-    alone would fail an unbiased judge a third of the time at n = 10); agreement fails it
-    when Krippendorff's alpha is below ``min_kappa`` (``--min-kappa``, the rule the gate had
-    for kappa) or too few comparisons were shared to measure it; a unanimous panel (alpha
-    undefined, one answer throughout) passes. An LLM judge's own position gate
-    (``judge_gates``: it names the judge and counts its comparisons, both passes of a swap read
-    together) replaces the pooled left-share sentence, which says less."""
-    problems = []
-    who, pronoun = ("the judge", "it") if judges == 1 else ("judges", "they")
-    if bias is not None and bias.significant:
-        problems.append(
-            f"{GATE_POSITION}{who} chose left {bias.left} of {bias.n} times "
-            f"({pct(bias.statistic)}, exact two-sided {format_p(bias.p_value)}); {pronoun} "
-            "responded to position, so every win rate here is void."
-        )
-    if found is not None and not found["measurable"]:
-        problems.append(f"{GATE_AGREEMENT_UNMEASURED}{found['statement']}")
-    else:
-        alpha = (found or {}).get("alpha", {}).get("statistic")
-        if alpha is not None and alpha < options.min_kappa:
-            problems.append(
-                f"{GATE_AGREEMENT}Krippendorff's alpha {alpha:.2f} is below "
-                f"{options.min_kappa:g}; the panel detected no shared signal, so the win rate "
-                "is noise however decisive it looks."
-            )
-    if judge_gates:
-        problems = [*judge_gates, *(g for g in problems if not g.startswith(GATE_POSITION))]
-    return problems
-
-
-def margin_warning(bias: Mapping[str, Any] | None) -> str | None:
-    """``report["position_bias"]`` beyond its margin without a significant test: worth a look,
-    not a failure (None otherwise)."""
-    if not bias or not bias["exceeds_margin"] or bias["significant"]:
-        return None
-    return (
-        f"Position: left chosen {bias['left']} of {bias['n']} times ({pct(bias['statistic'])}), "
-        f"more than {pct(bias['margin'])} from half but not significantly "
-        f"({format_p(bias['p_value'])}); worth a look, not a failure."
-    )
 
 
 # --------------------------------------------------------------------------- excluded
@@ -742,18 +608,21 @@ def analyze_preference(
     *,
     spend: Mapping[str, JsonObject],
     judge_gates: Sequence[str] = (),
-    controls: ControlsCheck | None = None,
+    positions: Sequence[Pick] | None = None,
+    control_trials: Collection[int] = (),
     reveal: bool = True,
     abstentions: Sequence[Pick] = (),
 ) -> PreferenceAnalysis:
     """The preference report's fields for any k (module doc). ``spend``: each candidate's
     answers, tokens and cost (``responses.spend``); ``judge_gates``: the gates the judges' own
-    diagnostics failed (an LLM judge's position gate); ``controls`` (hidden control trials):
-    what they say about a directional verdict (`blindtest.analysis.controls`, for two
-    candidates: a control shows one of them twice). ``reveal`` False leaves the bootstrap out
-    (an unfinished design's report keeps none of it). Exit code 1 when the design is
-    unfinished or a gate fails. ``abstentions``: the "both bad" words, which finish the
-    design and count in nothing else."""
+    diagnostics failed (an LLM judge's position gate, a judge whose every verdict fell below
+    --min-confidence); ``positions``: every pick record that named a position for the
+    position gate (every pass of an LLM judge's swap, and the hidden controls' records, their
+    trials in ``control_trials``; default ``picks``). The hidden controls decide no verdict:
+    they describe the judge (`blindtest.analysis.controls`). ``reveal`` False leaves the
+    bootstrap out (an unfinished design's report keeps none of it). Exit code 1 when the
+    design is unfinished or a gate fails. ``abstentions``: the "both bad" words, which finish
+    the design and count in nothing else."""
     names = candidates_of(design)
     k = len(names)
     alpha = design["alpha"]
@@ -764,11 +633,15 @@ def analyze_preference(
     against = reference_tests(found, reference, alpha, separated)
     finished = finished_design(design, len(found.judged))
     ranking = rank(design, found, reference) if finished or reveal else None
-    bias = position_check(found, alpha, options.position_margin)
-    panel = agreement(design, found.judges)
-    problems = gate_problems(
-        bias, panel, options, judges=len(by_judge(picks)), judge_gates=judge_gates
+    bias = position_check(
+        picks if positions is None else positions,
+        alpha,
+        position_margin(design, options),
+        controls=control_trials,
+        judges=len(by_judge(picks)),
     )
+    panel = agreement(design, found.judges, options)
+    problems = gate_problems(bias, panel, judge_gates=judge_gates)
     dropped = excluded_section(found)
     if dropped is not None and not found.winner:
         problems.append(
@@ -843,12 +716,7 @@ def analyze_preference(
     if result is not None:
         first, second = (section["shown"][name] for name in names)
         statement = pair_statement(result, (names[0], names[1]), section["shown"], dropped)
-        said, words, held = pair_conclusion(
-            result, first, second, len(found.winner), controls=controls
-        )
-        if controls is not None:
-            favoured = {"better": first, "worse": second}.get(result.verdict)
-            fields["controls_verdict"] = controls.to_dict(favoured, held)
+        said, words = pair_conclusion(result, first, second, len(found.winner))
         statement += words
         section["headline"] = [statement]
         fields |= {"verdict": said, "statement": statement}

@@ -1,11 +1,11 @@
 """The words of a preference result, for a person to act on. Two candidates: who won how many,
-the win rate with its Wilson interval, the exact p and spec 002's verdict (and what hidden
-controls say of it). From three, spoken from the separations only (exact pair tests, Holm over
-the ordered pairs: `blindtest.stats.separation`), never from the point estimates: which
-candidates may be the best (the best set), which are shown ahead of which, the ranks the data
-allow, which fit gave the strengths, each candidate against a reference, what each costs, and,
-for a cheaper candidate the data cannot tell from the highest estimate, what the data allow and
-the pre-registered decision that would settle it (never "adequate": only a margin fixed before
+the win rate with its Wilson interval, the exact p and spec 002's verdict. From three, spoken
+from the separations only (exact pair tests, Holm over the ordered pairs:
+`blindtest.stats.separation`), never from the point estimates: which candidates may be the
+best (the best set), which are shown ahead of which, the ranks the data allow, which fit gave
+the strengths, each candidate against a reference, what each costs, and, for a cheaper
+candidate the data cannot tell from the highest estimate, what the data allow and the
+pre-registered decision that would settle it (never "adequate": only a margin fixed before
 the data shows that). Every figure comes from the separations, the pair tests and the ranking
 (`blindtest.analysis.preference` builds them). Pure.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from blindtest.reportfmt import count, dollars, format_p, format_p_against, pct
 from blindtest.stats.pairwise import PairRecord, PairTable
@@ -23,9 +23,6 @@ from blindtest.stats.preference import PreferenceResult
 from blindtest.stats.ranking import FIRTH_WORDS, FIT_FIRTH, Ranking
 from blindtest.stats.separation import Separations, separable_after
 from blindtest.stats.sizing import decision_sample_size
-
-if TYPE_CHECKING:
-    from blindtest.analysis.controls import ControlsCheck
 
 __all__ = [
     "SUGGESTED_MARGIN",
@@ -393,21 +390,14 @@ def pair_statement(
 
 
 def pair_conclusion(
-    result: PreferenceResult,
-    first: str,
-    second: str,
-    judged: int,
-    *,
-    controls: ControlsCheck | None = None,
-) -> tuple[str, str, bool]:
-    """(verdict, the headline's closing words, whether the hidden controls held a directional
-    verdict back): the test's conclusion, then what the controls say; ``judged`` counts the
-    comparisons with an outcome (for the tie rate)."""
+    result: PreferenceResult, first: str, second: str, judged: int
+) -> tuple[str, str]:
+    """(verdict, the headline's closing words): the test's conclusion; ``judged`` counts the
+    comparisons with an outcome (for the tie rate). The hidden controls decide nothing here:
+    they describe the judge (`blindtest.analysis.controls`)."""
     verdict = {"better": f"{first} preferred", "worse": f"{second} preferred"}.get(
         result.verdict, "inconclusive"
     )
-    favoured = {"better": first, "worse": second}.get(result.verdict)
-    held = favoured is not None and controls is not None and bool(controls.indistinguishable)
     tie_rate = result.ties / judged if judged else 0.0
     if result.verdict == "inconclusive":
         reason = (
@@ -419,14 +409,6 @@ def pair_conclusion(
         if tie_rate >= 1 / 4:
             # Said only when the ties are many: wording follows the numbers.
             words += f" The tie rate ({pct(tie_rate)}) is itself a finding."
-    elif held:
-        words = (
-            f"Inconclusive: the interval and the exact test favour {favoured} (margin "
-            f"{result.margin}), but the hidden controls do not back it."
-        )
-        verdict = "inconclusive"
     else:
         words = f"Verdict: {verdict} (interval and exact test agree, margin {result.margin})."
-    if controls is not None:
-        words += " " + controls.headline(favoured if held else None)
-    return verdict, words, held
+    return verdict, words

@@ -26,7 +26,8 @@ class AnalyzeResult:
     document), the e-values file of a sequential design, the HTML page and the preference
     export when asked for (``exported`` rows kept, ``dropped`` by reason). ``verdict`` is the
     report's; ``exit_code`` is 0 when the result can be acted on, 1 when it cannot (void,
-    unusable, incomplete, or a failed gate: ``gates_failed``)."""
+    unusable, incomplete, or a failed gate: ``gates_failed``) or when a warning was asked to
+    fail the run (``failed_on``: the warnings ``fail_on`` and ``strict`` matched)."""
 
     run_dir: Path
     report_path: Path
@@ -37,6 +38,7 @@ class AnalyzeResult:
     exit_code: int
     exported: int | None = None
     dropped: Mapping[str, int] | None = None
+    failed_on: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def verdict(self) -> str:
@@ -61,8 +63,10 @@ def analyze(
     picks: Sequence[str | os.PathLike[str]] = (),
     out: str | os.PathLike[str] | None = None,
     html: str | os.PathLike[str] | None = None,
-    min_kappa: float = 0.2,
-    position_margin: float = 0.1,
+    min_kappa: float | None = None,
+    position_margin: float | None = None,
+    fail_on: Sequence[str] = (),
+    strict: bool = False,
     against: Sequence[str | os.PathLike[str]] = (),
     export_preferences: str | os.PathLike[str] | None = None,
     export_min_confidence: float = 0.8,
@@ -74,8 +78,6 @@ def analyze(
     decide: str | None = None,
     champion: str | None = None,
     estimand: str | None = None,
-    fail_on: Sequence[str] = (),
-    strict: bool = False,
     by_tag: bool = False,
     junit: str | os.PathLike[str] | None = None,
 ) -> AnalyzeResult:
@@ -85,14 +87,19 @@ def analyze(
     sample in the design, the judge whose picks on every comparison the people's estimate uses
     (default: RUN's picks files holding only an LLM judge's picks). ``reveal_void``
     shows the analysis of an unfinished fixed design (whoever sees it can no longer judge
-    blind). A report from the same inputs is replaced without ``force``. Holds RUN's lock,
+    blind). ``min_kappa``: a stricter agreement rule (Krippendorff's alpha below it fails the
+    run); ``position_margin``: the position gate's margin when the design fixes none.
+    ``fail_on``: warning codes (docs/formats.md; comma-separated allowed) that make the exit
+    code 1 when the report holds one; ``strict``: every serious code. A report from the same
+    inputs is replaced without ``force``. Holds RUN's lock,
     except when nothing is written into RUN and RUN cannot be written (a read-only archive
     analysed to ``out`` elsewhere): then it reads without the lock and tells ``say`` why.
 
     A decision (:mod:`blindtest.analysis.decision`): the design's, or ``decide`` (with
-    ``champion`` and ``estimand``), not pre-registered; ``fail_on`` warning codes (``strict``:
-    every warning) make the exit 1; ``by_tag`` decides per tag too; ``junit`` writes one JUnit
-    test case per decision. The exit code is the decision's (0, 4, 5) unless a gate failed."""
+    ``champion`` and ``estimand``), not pre-registered; ``by_tag`` decides per tag too;
+    ``junit`` writes one JUnit test case per decision. The exit code is the decision's (0, 4,
+    5) unless a gate failed; a warning ``fail_on`` or ``strict`` names makes it 1 whatever the
+    decision says, with a decision or without."""
     from blindtest.analysis.api import (
         AnalysisOptions,
         analyze_run,
@@ -101,6 +108,22 @@ def analyze(
         input_name,
         report_page,
     )
+    from blindtest.analysis.common import check_options
+    from blindtest.analysis.warnings import check_codes, failing_warnings
+
+    codes = tuple(check_codes(fail_on))  # before anything is read or written
+    options = AnalysisOptions(
+        min_kappa=min_kappa,
+        position_margin=position_margin,
+        reveal_void=reveal_void,
+        decide=decide,
+        champion=champion,
+        estimand=estimand,
+        fail_on=codes,
+        strict=strict,
+        by_tag=by_tag,
+    )
+    check_options(options)
 
     run = Path(run_dir)
     picks_given = _paths(picks)
@@ -112,17 +135,6 @@ def analyze(
     written = [report_path, e_values_path, html_path, export_path, junit_path]
     inside = any(_inside(path, run) for path in written if path is not None)
     with holding_run(run, holder, unlocked=_read_only(run) if inside else (say or _silent)):
-        options = AnalysisOptions(
-            min_kappa=min_kappa,
-            position_margin=position_margin,
-            reveal_void=reveal_void,
-            decide=decide,
-            champion=champion,
-            estimand=estimand,
-            fail_on=tuple(fail_on),
-            strict=strict,
-            by_tag=by_tag,
-        )
         inputs = picks_given or default_picks(run)
         if not picks_given and inputs != [run / artifacts.PICKS] and say is not None:
             say(f"reading the panel's picks: {_names(inputs)}")
@@ -151,6 +163,7 @@ def analyze(
             artifacts.write_bytes_atomic(junit_path, junit_xml(result.report))
         if export_path is not None and exported is not None:
             _write_export(export_path, exported[0])
+    failed = tuple(failing_warnings(result.report, codes, strict=strict))
     return AnalyzeResult(
         run_dir=run,
         report_path=report_path,
@@ -158,7 +171,8 @@ def analyze(
         html_path=html_path,
         export_path=export_path,
         report=result.report,
-        exit_code=result.exit_code,
+        exit_code=1 if failed else result.exit_code,
+        failed_on=failed,
         exported=len(exported[0]) if exported is not None else None,
         dropped=dict(exported[1]) if exported is not None else None,
     )
@@ -169,20 +183,10 @@ def _names(paths: Sequence[Path]) -> str:
 
 
 def _check_decision_options(run: Path, options: Any, junit: Path | None) -> None:
-    """Before anything is written: --junit, --fail-on, --strict and --by-tag read a decision
-    (the design's or --decide's); every --fail-on code is one a warning can carry."""
-    from blindtest.analysis.decision import KNOWN_CODES
-
-    unknown = [code for code in options.fail_on if code not in KNOWN_CODES]
-    if unknown:
-        raise BadInput(
-            f"{option('fail_on')} {unknown[0]}: no warning has that code; give some of "
-            f"{', '.join(sorted(KNOWN_CODES))}"
-        )
+    """Before anything is written: --junit and --by-tag read a decision (the design's or
+    --decide's). --fail-on and --strict work on every run (their codes are checked first)."""
     wanted = {
         option("junit"): junit is not None,
-        option("fail_on"): bool(options.fail_on),
-        option("strict"): options.strict,
         option("by_tag"): options.by_tag,
     }
     given = [flag for flag, on in wanted.items() if on]

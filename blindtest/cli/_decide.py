@@ -1,17 +1,18 @@
 """bt-analyze's decision options and lines: a decision given after the fact (labelled not
-pre-registered), the warning codes that fail the run, the per-tag decision, the JUnit file;
+pre-registered), the per-tag decision, the JUnit file, and the line saying which warnings
+--fail-on or --strict (`_options.fail_on_options`, on every run) turned into exit 1;
 the stage decides (:mod:`blindtest.analysis.decision`), :mod:`blindtest.present.decision`
 words it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import click
 
 from blindtest.cli._options import FilePath, grouped
-from blindtest.errors import BadInput
+from blindtest.cli._prose import echo_prose
 
 _OPTIONS = [
     click.option(
@@ -31,14 +32,6 @@ _OPTIONS = [
         type=click.Choice(("untied-share", "mean-score")),
         help="With --decide: the challenger's untied share, or its mean score (a tie as half).",
     ),
-    click.option(
-        "--fail-on",
-        "fail_on_text",
-        metavar="CODE[,CODE...]",
-        help="Exit 1 when a warning with one of these codes is raised, whatever the decision "
-        "(docs/formats.md lists the codes: sensitivity.failed, position.margin, llm.length ...).",
-    ),
-    click.option("--strict", is_flag=True, help="Exit 1 on any warning, whatever the decision."),
     click.option(
         "--by-tag",
         is_flag=True,
@@ -60,18 +53,10 @@ options = grouped(*_OPTIONS)
 
 def stage_arguments(given: Mapping[str, Any]) -> dict[str, Any]:
     """The stage's keyword arguments from the command's values."""
-    text = given["fail_on_text"]
-    codes: tuple[str, ...] = ()
-    if text is not None:
-        codes = tuple(code.strip() for code in text.split(",") if code.strip())
-        if not codes:
-            raise BadInput("--fail-on: give codes separated by commas, e.g. sensitivity.failed")
     return {
         "decide": given["decide"],
         "champion": given["champion"],
         "estimand": given["estimand"],
-        "fail_on": codes,
-        "strict": given["strict"],
         "by_tag": given["by_tag"],
         "junit": given["junit_path"],
     }
@@ -86,3 +71,16 @@ def show(report: Mapping[str, Any], width: int) -> None:
     lines = decision_lines(report) or undecided_lines(report)
     if lines:
         click.echo(wrap_lines(["", *lines], width))
+
+
+def show_failed_on(found: Sequence[Mapping[str, Any]], *, strict: bool) -> None:
+    """One line on stderr: the warnings --fail-on or --strict turned into exit 1."""
+    if not found:
+        return
+    from blindtest.present.render import clean
+
+    named = ", ".join(
+        f"{w['code']}" + (f" ({w['judge']})" if w.get("judge") else "") for w in found
+    )
+    why = "--strict" if strict and all(w["severity"] == "serious" for w in found) else "--fail-on"
+    echo_prose(clean(f"bt-analyze: exit 1 ({why}): the report warns {named}"), err=True)

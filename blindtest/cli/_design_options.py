@@ -170,6 +170,14 @@ design_options = grouped(
         help="Pre-register a similarity claim: pd < PD0.",
     ),
     click.option(
+        "--position-margin",
+        "position_margin",
+        type=float,
+        metavar="M",
+        help="Preference: fix the position gate's margin on the left share before any pick: "
+        "the run fails when the share is shown beyond 1/2 +- M [default: 0.05].",
+    ),
+    click.option(
         "--decide",
         metavar="RULE",
         help="Pre-register a decision: noninferior:MARGIN, superior or equivalent:MARGIN "

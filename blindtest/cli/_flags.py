@@ -38,7 +38,6 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "pc": ("pc_text",),
     "pd": ("pd_text",),
     "true": ("true_share",),
-    "fail_on": ("fail_on_text",),
     "junit": ("junit_path",),
     "open_browser": ("no_browser",),
     "llm.url": ("judge_url",),

@@ -34,17 +34,18 @@ from blindtest.rundir.types import ReportRecord
 @click.option(
     "--min-kappa",
     type=click.FloatRange(-1, 1),
-    default=0.2,
-    show_default=True,
-    help="Preference: panel agreement (Krippendorff's alpha) below this fails the run.",
+    metavar="ALPHA",
+    help="Preference: a stricter agreement rule: panel agreement (Krippendorff's alpha) below "
+    "this fails the run [default: fail only agreement not distinguishable from chance].",
 )
 @click.option(
     "--position-margin",
-    type=click.FloatRange(0, 0.5),
-    default=0.1,
-    show_default=True,
-    help="Preference: left-share deviation from 1/2 that fails the run.",
+    type=click.FloatRange(0, 0.5, min_open=True, max_open=True),
+    metavar="M",
+    help="Preference: the position gate's margin on the left share: a run fails when the share "
+    "is shown beyond 1/2 +- M [default: the design's, else 0.05].",
 )
+@_options.fail_on_options
 @click.option(
     "--against",
     "against_files",
@@ -70,8 +71,10 @@ def analyze(
     picks_files: tuple[Path, ...],
     out_path: Path | None,
     html_path: Path | None,
-    min_kappa: float,
-    position_margin: float,
+    min_kappa: float | None,
+    position_margin: float | None,
+    fail_on: tuple[str, ...],
+    strict: bool,
     against_files: tuple[Path, ...],
     export_path: Path | None,
     export_min_confidence: float,
@@ -101,6 +104,8 @@ def analyze(
         html=html_path,
         min_kappa=min_kappa,
         position_margin=position_margin,
+        fail_on=fail_on,
+        strict=strict,
         against=against_files,
         export_preferences=export_path,
         export_min_confidence=export_min_confidence,
@@ -114,6 +119,7 @@ def analyze(
     if result.export_path is not None and result.dropped is not None:
         _export.summary(result.export_path, result.exported or 0, result.dropped)
     show(result.report, run_dir, as_json=as_json, quiet=quiet, brief=brief, reveal=reveal_void)
+    _decide.show_failed_on(result.failed_on, strict=strict)
     return result.exit_code  # run_main, the one error mapper, exits with it
 
 

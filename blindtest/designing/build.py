@@ -172,6 +172,9 @@ class DesignOptions:
     alpha: float = 0.05
     sequential: bool = False
     similarity_pd0: float | None = None
+    #: Preference: the position gate's margin on the left share, fixed before any pick (None:
+    #: not recorded, the analysis takes `blindtest.stats.position.POSITION_MARGIN`).
+    position_margin: float | None = None
     demo: bool = False
     system: str | None = None
     normalization: Normalization = field(default_factory=Normalization)
@@ -223,6 +226,7 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
         raise BadInput(f"{option('sequential')} is defined for the triangle protocol only")
     if options.similarity_pd0 is not None:
         _check_similarity(options, options.similarity_pd0)
+    _check_position_margin(options)
     _check_questions(options)
     _check_controls(options, distinct_prompts)
     _check_people(options)
@@ -573,6 +577,20 @@ def _check_triangle_temperature(options: DesignOptions) -> None:
             )
 
 
+def _check_position_margin(options: DesignOptions) -> None:
+    """--position-margin M (when given): preference only, 0 < M < 1/2."""
+    margin = options.position_margin
+    if margin is None:
+        return
+    if not 0 < margin < 0.5:  # NaN fails too
+        raise BadInput(f"{option('position_margin')} must be in (0, 0.5), got {margin:g}")
+    if not PROTOCOLS[options.protocol].prefers:
+        raise BadInput(
+            f"{option('position_margin')} is for preference designs: a {options.protocol} "
+            f"trial has no left and right to lean to; drop {option('position_margin')}"
+        )
+
+
 def _check_similarity(options: DesignOptions, pd0: float) -> None:
     if not 0 < pd0 < 1:
         raise BadInput(f"{option('similarity_pd0')} must be in (0, 1), got {pd0}")
@@ -854,6 +872,8 @@ def build_design(
     }
     if options.controls:  # absent when 0, so a design without controls hashes as before
         record["controls"] = options.controls
+    if options.position_margin is not None:  # absent unless given: earlier designs keep their hash
+        record["position_margin"] = float(options.position_margin)
     if names:  # absent for two sides, so a two-sided design hashes as before
         record["candidates"] = names
         mode = str(pairing.parse_mode(options.pairs))  # as the schedule reads it: sample:3

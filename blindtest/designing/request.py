@@ -81,6 +81,8 @@ class DesignRequest:
     alpha: float = 0.05
     sequential: bool = False
     similarity_pd0: float | None = None
+    #: Preference: the position gate's margin on the left share (None: the analysis default).
+    position_margin: float | None = None
     strip_formatting: bool = False
     length_band: str | None = None
     truncate_match: bool = False
@@ -576,6 +578,7 @@ def _shared_options(r: DesignRequest) -> dict[str, Any]:
         # With --decide on a preference design --sequential is the decision's (_decision).
         "sequential": r.sequential and not (r.decide is not None and _prefers(r)),
         "similarity_pd0": r.similarity_pd0,
+        "position_margin": r.position_margin,
         "demo": r.demo,
         "system": read_text_option(option("system"), r.system) if r.system is not None else None,
         "normalization": _normalization(r),

@@ -789,10 +789,21 @@ def _reanalyse(v: _Verifier, name: str, report: Mapping[str, Any]) -> str:
         args += ["--out", str(v.run_dir / name)]
     recorded = report.get("analysis_options") or {}
     defaults = AnalysisOptions()
+    # Before analysis version 5 the options were always recorded, at their defaults then:
+    # those were not chosen, and are not carried into the command.
+    old = _OLD_DEFAULTS if (report.get("analysis_version") or 0) < _OPTIONS_GIVEN_FROM else {}
     for key, flag in (("min_kappa", "--min-kappa"), ("position_margin", "--position-margin")):
-        if key in recorded and recorded[key] != getattr(defaults, key):
-            args += [flag, f"{recorded[key]:g}"]
+        value = recorded.get(key)
+        if value is not None and value != getattr(defaults, key) and value != old.get(key):
+            args += [flag, f"{value:g}"]
     return stage_command("analyze", *args, "--force")
+
+
+#: bt-analyze's defaults before analysis version 5 (--min-kappa 0.2 failed a panel below it;
+#: --position-margin 0.1 flagged a left share that far from half), and the version from which
+#: a report records these options only when given.
+_OLD_DEFAULTS = {"min_kappa": 0.2, "position_margin": 0.1}
+_OPTIONS_GIVEN_FROM = 5
 
 
 def _options(report: Mapping[str, Any]) -> AnalysisOptions:

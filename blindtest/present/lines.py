@@ -119,7 +119,64 @@ def agreement_text(agreement: Mapping[str, Any]) -> list[str]:
             f"judges: {shown}), "
             f"{pct(agreement['percent']['statistic'])} of pairs of answers identical."
         )
-    return [head, *(_pair_words(p) for p in agreement["pairs"]), agreement["caveat"]]
+    gate = _gate_words(agreement.get("gate"))
+    return [
+        head + gate,
+        *(_pair_words(p) for p in agreement["pairs"]),
+        *candidate_pair_lines(agreement),
+        agreement["caveat"],
+    ]
+
+
+def _gate_words(gate: Mapping[str, Any] | None) -> str:
+    """What the near-chance gate made of alpha (nothing for a report made before it)."""
+    if not gate:
+        return ""
+    if gate.get("reason") == "below_min":
+        return f" Below --min-kappa {gate['min_alpha']:g}: the gate fails."
+    if gate.get("distinguishable") is True:
+        stricter = (
+            f" and at least --min-kappa {gate['min_alpha']:g}"
+            if gate.get("min_alpha") is not None
+            else ""
+        )
+        return f" Distinguishable from chance (its interval is above 0){stricter}: the gate passes."
+    if gate.get("distinguishable") is False:
+        return " Not distinguishable from chance (its interval reaches 0): the gate fails."
+    return ""
+
+
+def _alpha_words(alpha: Mapping[str, Any]) -> str:
+    if alpha.get("statistic") is None:
+        return "alpha undefined (one answer throughout)"
+    interval = alpha.get("interval")
+    bounds = (
+        f" ({_num(interval['lo'])} to {_num(interval['hi'])})"
+        if interval and interval.get("lo") is not None
+        else ""
+    )
+    return f"alpha {_num(alpha['statistic'])}{bounds}"
+
+
+def candidate_pair_lines(agreement: Mapping[str, Any]) -> list[str]:
+    """From three candidates: the panel's agreement on each pair of candidates, beside the
+    pooled alpha (a description; the pooled figure is the gate)."""
+    pairs = agreement.get("candidate_pairs") or []
+    if not pairs:
+        return []
+    lines = [
+        "  By pair of candidates (alpha with its 95% bootstrap interval; a pair the judges "
+        "agree on at chance can hide behind a high pooled alpha):"
+    ]
+    for found in pairs:
+        verdict = {True: "", False: ", not distinguishable from chance"}.get(
+            found.get("distinguishable"), ""
+        )
+        lines.append(
+            f"    {' v '.join(found['candidates'])}: {_alpha_words(found['alpha'])} over "
+            f"{reportfmt.count(found['comparisons'], 'comparison')}{verdict}"
+        )
+    return lines
 
 
 def _bot_scores(report: ReportRecord, bots: Mapping[str, Any]) -> list[str]:
@@ -329,6 +386,30 @@ def appendix_lines(report: ReportRecord) -> list[str]:
             ]
         )
     return ["Appendix, after the reveal (latency was never shown to the judge):", *_table(table)]
+
+
+def serious_lines(report: Mapping[str, Any]) -> list[str]:
+    """Every serious warning, named before the result (each said in full in its section): a
+    failed gate is the result itself ("Not a result: ..."), so it is not named twice."""
+    found = [
+        w
+        for w in report.get("warnings") or []
+        if w.get("severity") == "serious" and not str(w.get("code", "")).startswith("gate.")
+    ]
+    if not found:
+        return []
+    head = (
+        "SERIOUS WARNING, before the result (said in full below):"
+        if len(found) == 1
+        else f"{len(found)} SERIOUS WARNINGS, before the result (each said in full below):"
+    )
+    lines = [head]
+    for w in found:
+        about = [str(w["judge"])] if w.get("judge") else []
+        about += [" v ".join(w["pair"])] if w.get("pair") else []
+        title = w.get("title") or str(w["message"]).split(". ", 1)[0]
+        lines.append(f"  {w['code']}{' (' + ', '.join(about) + ')' if about else ''}: {title}")
+    return [*lines, ""]
 
 
 def result_lines(report: ReportRecord) -> list[str]:

@@ -30,6 +30,7 @@ from blindtest.present.lines import (
     reading_lines,
     result_lines,
     section_lines,
+    serious_lines,
     sides_lines,
     skipped_lines,
     technical_lines,
@@ -182,6 +183,7 @@ def format_summary(
     loud = [n for n in notes if n.startswith(("REVEALED", "LAUNDERED", "DROPPED"))]
     lines += [*loud, *([""] if loud else [])]
     lines += skipped_lines(report)
+    lines += serious_lines(report)
     lines += [*checks_lines(report), *parts.result(report)]
     if after := parts.after_result(report):
         lines += ["", *after]

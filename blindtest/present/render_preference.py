@@ -446,18 +446,9 @@ def _panel_lines(report: ReportRecord) -> list[str]:
     """Position bias (one line, whichever says most), agreement, the breakdown by tag."""
     lines = []
     bias = report.get("position_bias")
-    warning = next(
-        (w["message"] for w in report.get("warnings") or [] if w["code"] == "position.margin"),
-        None,
-    )
     gate = any(g.startswith("position bias") for g in report.get("gates_failed") or [])
-    if warning:
-        lines.append(warning)
-    elif bias and not gate:
-        lines.append(
-            f"Position: left chosen {bias['left']} of {bias['n']} untied picks "
-            f"({pct(bias['statistic'])}, exact two-sided {format_p(bias['p_value'])})."
-        )
+    if bias and not gate:
+        lines.append(str(bias["statement"]))
     agreement = report.get("agreement")
     if agreement:
         lines += blocks.agreement_text(agreement)

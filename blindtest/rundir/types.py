@@ -133,13 +133,15 @@ class _DesignRequired(TypedDict):
 class DesignRecord(_DesignRequired, total=False):
     """``design.json``: ``controls``, ``derived_from`` (a design made ``--from`` another
     without some trials: :mod:`blindtest.model.derived`), ``candidates`` with ``pairing`` (a
-    several-candidate design: :mod:`blindtest.model.candidates`) and ``people_sample`` (the
-    prompts people judge: :mod:`blindtest.model.people_sample`) are the optional properties."""
+    several-candidate design: :mod:`blindtest.model.candidates`), ``people_sample`` (the
+    prompts people judge: :mod:`blindtest.model.people_sample`) and ``position_margin`` (the
+    position gate's margin, ``bt-design --position-margin``) are the optional properties."""
 
     controls: int
     derived_from: dict[str, Any]
     candidates: list[str]
     pairing: DesignPairing
+    position_margin: float
     people_sample: PeopleSampleRecord
     decision: dict[str, Any]
 

@@ -84,7 +84,7 @@ def test_both_bad_is_left_out_of_the_win_rate_and_the_test(tmp_path: Path) -> No
     assert report["p_value"] == pytest.approx(float(two_sided_half(10, 14)), rel=1e-12)
     assert report["pc"]["estimate"] == pytest.approx(10 / 14)
     assert report["abstentions"]["n"] == 4
-    assert report["position_bias"]["n"] == 14  # untied picks only
+    assert report["position_bias"]["picks"] == 14  # untied picks only
 
 
 def test_both_bad_is_left_out_of_the_ranking(tmp_path: Path) -> None:

@@ -163,17 +163,22 @@ def test_a_position_warning_keeps_noninferiority_from_being_shown(
     design = design_of(run)
     records = outcome_picks(design, {}, {}, planted_wins=10)
     real = [e for e in design["arrangement"] if "planted" not in e]
-    # B wins 35 of 60 (non-inferior alone: p 0.026), and 37 of the 60 picks are left
-    # (62%): past the 10-point margin, not significantly (p 0.09).
+    # B wins 35 of 60 (non-inferior alone: p 0.026), and 39 or 40 of the 60 picks are left
+    # (65-67%): a lean the sign-flip test shows (p < 0.03), not shown beyond the 5-point
+    # margin (its 95% interval reaches below 55%): the warning position.lean.
     left_b = [int(e["trial"]) for e in real if e["left"] == "B"]
     left_a = [int(e["trial"]) for e in real if e["left"] == "A"]
-    winners = {t: "left" for t in left_b[:21]} | {t: "right" for t in left_b[21:]}
-    winners |= {t: "left" for t in left_a[:16]} | {t: "right" for t in left_a[16:]}
+    lefts = 40 if (35 - len(left_a) + 40) % 2 == 0 else 39
+    b_left = (35 - len(left_a) + lefts) // 2  # B's wins on the left; A's are lefts - b_left
+    winners = {t: "left" for t in left_b[:b_left]} | {t: "right" for t in left_b[b_left:]}
+    a_left = lefts - b_left
+    winners |= {t: "left" for t in left_a[:a_left]} | {t: "right" for t in left_a[a_left:]}
     for record in records:
         record["pick"] = winners.get(int(record["trial"]), record["pick"])
     judge(run, records)
     code, found, _ = analyze(invoke, run)
-    assert read_report(run)["warnings"], "the constructed picks should raise a position warning"
+    codes = [w["code"] for w in read_report(run)["warnings"]]
+    assert "position.lean" in codes, "the constructed picks should raise a position warning"
     assert code == 5
     only = found["decisions"][0]
     assert only["test_outcome"] == "shown"
@@ -209,9 +214,18 @@ def test_fail_on_and_strict_win_over_4_and_5(invoke: Invoke, tmp_path: Path) -> 
         5,
     )
     assert "--fail-on/--strict: sensitivity.missing raised" in screen
+    # --strict fails on every serious warning: sensitivity.missing is a notice (the claim is
+    # already held back: exit 5), a failed sensitivity check is serious.
     code, found, _ = analyze(invoke, run, "--strict")
-    assert code == 1
-    code, _, _ = analyze(invoke, run, "--fail-on", "position.margin")
+    assert (code, found["failed_on"]) == (5, [])
+    failed = two_sided(tmp_path / "failed", 50, 40, planted_wins=5)
+    code, found, _ = analyze(invoke, failed, "--strict")
+    assert (code, found["failed_on"], found["decision_exit_code"]) == (
+        1,
+        ["sensitivity.failed"],
+        5,
+    )
+    code, _, _ = analyze(invoke, run, "--fail-on", "llm.length")
     assert code == 5
 
 

@@ -83,6 +83,37 @@ def test_an_older_analysis_version_is_said_with_the_picks_and_report_it_was_made
     )  # fmt: skip
 
 
+@pytest.mark.parametrize("version", [1, 4])
+def test_a_report_of_an_older_analysis_is_one_line_without_its_old_defaults(
+    invoke: Invoke, older: Path, version: int
+) -> None:
+    """Analysis versions 1 to 4 recorded their defaults (--min-kappa 0.2, --position-margin
+    0.1) in every report: they were not chosen, and the command that analyses the run again
+    leaves them out (the current rules are the near-chance agreement gate and the 0.05
+    margin); an option the user did choose is carried."""
+    assert invoke("analyze", older, "--force").exit_code == 0
+    current = _report(older)
+    for options, carried in (
+        ({"min_kappa": 0.2, "position_margin": 0.1, "reveal_void": False}, ()),
+        (
+            {"min_kappa": 0.3, "position_margin": 0.08, "reveal_void": False},
+            ("--min-kappa", "0.3", "--position-margin", "0.08"),
+        ),
+    ):
+        written = dict(current, analysis_version=version, analysis_options=options)
+        # Version 1's position figures: the share of untied picks and its binomial test.
+        written["position_bias"] = {"left": 10, "n": 20, "p_value": 1.0, "flagged": False}
+        (older / "report.json").write_bytes(orjson.dumps(written))
+        result = invoke("verify", older)
+        assert result.exit_code == 1, result.output
+        (line,) = _differs(result.stdout)
+        assert (
+            "report.json: written by an older analysis (blindtest/report@2, analysis version "
+            f"{version};" in line
+        )
+        assert line.endswith(f"analyse the run again with: {_command(older, *carried)}")
+
+
 def test_a_report_of_a_newer_analysis_is_said_without_a_command_that_would_undo_it(
     invoke: Invoke, older: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

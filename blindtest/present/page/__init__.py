@@ -336,6 +336,7 @@ def render_report_page(
         checks=checks[0] if checks else None,
         reading=reading_lines(report),  # type: ignore[arg-type]
         position=sections.position(report),
+        serious=sections.serious(report),
         tag_header=tag_header,
         llm_judges=sections.llm_judges(report),
         style_control=sections.style_control(report),

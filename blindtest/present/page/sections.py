@@ -45,13 +45,15 @@ def position_row(position: Mapping[str, Any]) -> list[str]:
     among first and second, its exact interval and the sign test."""
     if position.get("swapped"):
         what = (
-            f"position: {position['inconsistent']} of {position['comparisons']} comparisons "
+            f"position: {position['inconsistent']} of "
+            f"{count(position['comparisons'], 'comparison')} "
             f"position-inconsistent; both passes named the output shown first in "
             f"{position['first']}, the one shown second in {position['second']}"
         )
     else:
         what = (
-            f"position (no swap): of {position['comparisons']} comparisons {position['first']} "
+            f"position (no swap): of {count(position['comparisons'], 'comparison')} "
+            f"{position['first']} "
             f"named the output shown first, {position['second']} the one shown second"
         )
     first = position.get("share_first")
@@ -59,6 +61,22 @@ def position_row(position: Mapping[str, Any]) -> list[str]:
         return [what, "none decided by position", "-", "50%", "no sign test"]
     shown = f"{first['estimate']:.0%} first"
     return [what, shown, _interval({"interval": first}), "50%", format_p(position["p_value"])]
+
+
+def gate_row(gate: Mapping[str, Any]) -> list[str]:
+    """An LLM judge's own position gate in the choices table: its left share over its
+    comparisons (every pass as shown), the interval, half, the sign-flip test, the verdict."""
+    share = gate["share"]
+    said = {"pass": "passes", "fail": "fails", "warn": "warns"}[str(gate["verdict"])]
+    return [
+        f"position gate over {count(gate['comparisons'], 'comparison')} (every pass as shown; "
+        f"margin "
+        f"{100 * gate['margin']:g} points): {said}",
+        f"left share {_tenth(share['estimate'])}",
+        f"{_tenth(share['lo'])} to {_tenth(share['hi'])}",
+        "50%",
+        f"sign-flip {format_p(gate['p_value'])}",
+    ]
 
 
 def llm_judges(report: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -70,6 +88,9 @@ def llm_judges(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     judges = []
     for found in (report.get("llm_judges") or {}).get("judges") or []:
         choices = [position_row(found["position"])] if found.get("position") else []
+        gate = (found.get("position") or {}).get("gate")
+        if gate:
+            choices.append(gate_row(gate))
         choices += [
             _choice_row(label, found[key], chance)
             for key, label in (
@@ -150,7 +171,9 @@ def position(report: Mapping[str, Any]) -> dict[str, Any] | None:
     bias = report.get("position_bias")
     agreement = report.get("agreement")
     warnings = [
-        str(w["message"]) for w in report.get("warnings") or [] if w["code"] == "position.margin"
+        str(w["message"])
+        for w in report.get("warnings") or []
+        if w["code"] in ("position.margin", "position.lean", "agreement.pair_chance")
     ]
     gates = list(report.get("gates_failed") or [])
     one_judge = PROTOCOLS[report["protocol"]].prefers and "agreement" in report and not agreement
@@ -158,11 +181,15 @@ def position(report: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
     rows = []
     if bias:
+        share = bias.get("share") or {}
         rows.append(
             [
-                "Left chosen",
-                f"{bias['left']} of {bias['n']} untied picks ({pct(bias['statistic'])}, "
-                f"exact two-sided {format_p(bias['p_value'])})",
+                "Left share",
+                f"{_tenth(share.get('estimate'))} over {count(bias['comparisons'], 'comparison')} "
+                f"({bias['picks']} untied picks; {_tenth(share.get('lo'))} to "
+                f"{_tenth(share.get('hi'))}, {100 * (1 - bias['alpha']):g}% interval; sign-flip "
+                f"test {format_p(bias['p_value'])}); margin {100 * bias['margin']:g} points: "
+                f"{bias['verdict']}",
             ]
         )
     if agreement:
@@ -171,6 +198,30 @@ def position(report: Mapping[str, Any]) -> dict[str, Any] | None:
     elif one_judge:
         rows.append(["Agreement", "not measured (one judge)."])
     return {"rows": rows, "gates": gates, "warnings": warnings}
+
+
+def _tenth(value: float | None) -> str:
+    return "?" if value is None else f"{100 * value:.1f}%"
+
+
+def serious(report: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The serious warnings the page names before the result (a failed gate is the result's
+    own sentence): code, what it concerns, what the code means, and the message."""
+    found = []
+    for w in report.get("warnings") or []:
+        if w.get("severity") != "serious" or str(w.get("code", "")).startswith("gate."):
+            continue
+        about = [str(w["judge"])] if w.get("judge") else []
+        about += [" v ".join(w["pair"])] if w.get("pair") else []
+        found.append(
+            {
+                "code": str(w["code"]),
+                "about": ", ".join(about),
+                "title": str(w.get("title") or ""),
+                "message": str(w["message"]),
+            }
+        )
+    return found
 
 
 def style_control(report: Mapping[str, Any]) -> dict[str, Any] | None:
