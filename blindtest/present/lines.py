@@ -142,6 +142,9 @@ def _gate_words(gate: Mapping[str, Any] | None) -> str:
         )
         return f" Distinguishable from chance (its interval is above 0){stricter}: the gate passes."
     if gate.get("distinguishable") is False:
+        hi = ((gate.get("alpha") or {}).get("interval") or {}).get("hi")
+        if hi is not None and hi < 0:  # wholly below chance: the judges systematically differ
+            return " Below chance (its whole interval is below 0): the gate fails."
         return " Not distinguishable from chance (its interval reaches 0): the gate fails."
     return ""
 
