@@ -73,6 +73,7 @@ demo-candidates: $(STAMP)
 # Regenerate examples/run against the simulator; review the diff before committing.
 golden: $(STAMP)
 	$(MAKE) -C examples golden PY=../$(BIN)/python
+	$(MAKE) -C examples/gate golden PY=../../$(BIN)/python
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'

@@ -4,7 +4,10 @@ This module must never import click: the CLI layer (``blindtest.cli._exits``) is
 place that turns these into output and exit codes.
 
 Exit codes (DESIGN.md): 0 success; 1 the check itself failed; 2 bad input or usage;
-3 an endpoint failed after retries; 130 interrupted.
+3 an endpoint failed after retries; 4 a pre-registered decision's claim is refuted; 5 a
+pre-registered decision is not settled at this size; 130 interrupted. 4 and 5 are outcomes,
+not errors: bt-analyze returns them (``blindtest.analysis.decision.EXIT_CODES``), nothing
+raises them.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = [
+    "EXIT_NOT_SETTLED",
+    "EXIT_REFUTED",
     "AuthFailed",
     "BadInput",
     "BadValue",
@@ -90,6 +95,11 @@ def _parts(message: str) -> tuple[str | Option, ...]:
 def worded(message: str, name_of: Callable[[Option], str] = Option.python) -> str:
     """``message`` with each :func:`option` in it worded by ``name_of``."""
     return "".join(p if isinstance(p, str) else name_of(p) for p in _parts(message))
+
+
+#: A pre-registered decision's outcomes as exit codes (bt-analyze, blindtest run).
+EXIT_REFUTED = 4
+EXIT_NOT_SETTLED = 5
 
 
 class BlindtestError(Exception):

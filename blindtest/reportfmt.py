@@ -161,8 +161,8 @@ def _share(found: Mapping[str, Any]) -> str:
 
 def control_line(control: Mapping[str, Any]) -> str:
     """One judge's hidden controls, in the screen's words (blindtest.analysis.judges): by
-    comparison, where position went and how often it preferred one output, against its rate
-    on the real trials."""
+    comparison, where position went and how often it tied there, each with its interval, and
+    how often it preferred one output there and on the real trials (a description)."""
     split = control["position"]
     decided = split["first"] + split["second"]
     interval = control.get("interval")
@@ -171,23 +171,28 @@ def control_line(control: Mapping[str, Any]) -> str:
         if interval is not None
         else ""
     )
-    found = control["real_vs_controls"]
-    rate = control.get("non_tie_rate")
-    real = found.get("real_rate")
     text = (
         f"hidden controls (one model on both sides, {count(control['controls'], 'comparison')}): "
         f"first "
         f"position in {_share({'estimate': control.get('share_left'), 'n': decided})} "
-        f"comparisons position went with{where}; preferred one output in "
+        f"comparisons position went with{where}"
+    )
+    tie_rate = (control.get("description") or {}).get("tie_rate")
+    if tie_rate:
+        ties = tie_rate["interval"]
+        text += (
+            f"; tied in {ties['estimate']:.0%} of its verdicts (95% interval {ties['lo']:.0%} "
+            f"to {ties['hi']:.0%})"
+        )
+    found = control["real_vs_controls"]
+    real = found.get("real_rate")
+    text += (
+        f"; preferred one output in "
         f"{_share({'estimate': control.get('share_non_tie'), 'n': control['counted']})}"
     )
-    if rate is not None:
-        text += f" (exact 95% interval {rate['lo']:.0%} to {rate['hi']:.0%})"
     if real is not None:
         text += (
             f", against {_share({'estimate': real['estimate'], 'n': found['real']['comparisons']})}"
             " of the real comparisons"
         )
-    if found["p_value"] is None:
-        return text + f" (too few comparisons to test: fewer than {found['min_comparisons']})"
-    return text + f" (one-sided Fisher exact {format_p(found['p_value'])})"
+    return text + " (a description; it decides nothing)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,13 @@ settings.register_profile("blindtest", deadline=None)
 settings.load_profile("blindtest")
 
 Invoke = Callable[..., Result]
+
+# Tests stop their child processes with SIGINT, as Ctrl-C does. A suite started as a
+# background job of a script (`make test &`, nohup) inherits SIGINT ignored, and an ignored
+# signal stays ignored across exec: every child would ignore its Ctrl-C and the test wait for
+# ever. A handled signal is reset to the default on exec, so the children get Python's own.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)

@@ -33,7 +33,7 @@ class LoopbackProxy:
     def start(self) -> None:
         self._thread.start()
         future = asyncio.run_coroutine_threadsafe(self._listen(), self._loop)
-        future.result(timeout=30)
+        future.result()
 
     def stop(self) -> None:
         async def close() -> None:
@@ -41,9 +41,9 @@ class LoopbackProxy:
                 self._server.close()
                 await self._server.wait_closed()
 
-        asyncio.run_coroutine_threadsafe(close(), self._loop).result(timeout=30)
+        asyncio.run_coroutine_threadsafe(close(), self._loop).result()
         self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=30)
+        self._thread.join()
         for writer in self._writers:
             writer.transport.abort()
         self._loop.run_until_complete(asyncio.sleep(0))

@@ -71,7 +71,7 @@ class JudgeServer:
                 self.url = line.split(" open ", 1)[1].strip()
                 break
         if not self.url:
-            self.proc.wait(timeout=30)
+            self.proc.wait()
             raise AssertionError(f"no link printed: {self.lines} {self.proc.stderr.read()}")  # type: ignore[union-attr]
 
     @property
@@ -89,7 +89,7 @@ class JudgeServer:
             self.proc.stdin.write("\n")
             self.proc.stdin.flush()
 
-    def finish(self, timeout: float = 30) -> tuple[int, str, str]:
+    def finish(self) -> tuple[int, str, str]:
         """Wait for bt-judge to end, its stdin closed (as a script runs it: once the last
         reviewer's end screen has been served, the page closes by itself)."""
         # Read through the same buffered files the link was read from (communicate() reads
@@ -98,7 +98,7 @@ class JudgeServer:
         assert self.proc.stderr is not None
         if self.proc.stdin is not None and not self.proc.stdin.closed:
             self.proc.stdin.close()
-        self.proc.wait(timeout=timeout)
+        self.proc.wait()
         out, err = self.proc.stdout.read(), self.proc.stderr.read()
         return self.proc.returncode, "\n".join(self.lines) + "\n" + out, err
 
@@ -109,7 +109,7 @@ class JudgeServer:
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-            self.proc.wait(timeout=30)
+            self.proc.wait()
         for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if pipe is not None and not pipe.closed:
                 with suppress(BrokenPipeError):
@@ -147,7 +147,7 @@ def chromium() -> Iterator[Any]:
     sync_playwright = playwright_sync()
     with sync_playwright() as p:
         launched = p.chromium.launch(executable_path=path, args=["--no-sandbox"])
-        # Generous waits: the suite shares two cores; a wait is for an event, not a clock.
+        # No clock on a wait: the suite shares two cores; a wait is for an event.
         launched.new_context = _patient(launched.new_context)
         launched.new_page = _patient(launched.new_page)
         try:
@@ -159,7 +159,7 @@ def chromium() -> Iterator[Any]:
 def _patient(make: Any) -> Any:
     def made(*args: Any, **kwargs: Any) -> Any:
         thing = make(*args, **kwargs)
-        thing.set_default_timeout(120_000)
+        thing.set_default_timeout(300_000)  # a bound for a lost event, never a speed limit
         return thing
 
     return made

@@ -14,7 +14,8 @@ those discordant pairs).
 A question asked once per comparison (``--ask``) is one boolean that belongs to no side. Its yes
 rate is given, and whether it goes with the candidate the judge preferred: Fisher's exact test
 on the 2x2 table (yes / no by the first preferred / the second preferred). Ties are left out of
-that table and counted apart.
+that table and counted apart, and so are "both bad" words (an abstention: no side preferred,
+and not a tie); their answers count in the yes rates, which say nothing about the preference.
 
 The unit is one comparison by one judge. Hidden controls (one side shown twice) have no A-B
 pair and no preferred side: they are left out and counted. With several judges each is also
@@ -57,12 +58,16 @@ class _OptionAnswer:
     b: bool
 
 
+#: The ``preferred`` of a comparison answer given with "both bad" (neither side, not a tie).
+_BOTH_BAD = "both_bad"
+
+
 @dataclass(frozen=True, slots=True)
 class _ComparisonAnswer:
     judge: str
     trial: int
     yes: bool
-    preferred: str | None  # the preferred candidate, or None for a tie
+    preferred: str | None  # the preferred candidate, None for a tie, or _BOTH_BAD
 
 
 def answers_summary(design: DesignRecord, picks: Sequence[Pick]) -> list[JsonObject]:
@@ -229,7 +234,7 @@ def _comparison_units(
         answer = (pick.answers or {})[question]
         if not isinstance(answer, bool):  # the picks contract refuses this form for this question
             continue
-        side = preferred_side(design, pick.trial, pick.pick)
+        side = _BOTH_BAD if pick.both_bad else preferred_side(design, pick.trial, pick.pick)
         units.append(_ComparisonAnswer(pick.judge, pick.trial, answer, side))
     return units
 
@@ -244,6 +249,9 @@ def _association(names: Sequence[str], units: Sequence[_ComparisonAnswer]) -> Js
         }
         for label, side in ((first, first), (second, second), ("tie", None))
     }
+    both_bad = [u for u in units if u.preferred == _BOTH_BAD]
+    if both_bad:  # only when said: a report without one keeps its shape
+        by[_BOTH_BAD] = {"yes": sum(u.yes for u in both_bad), "n": len(both_bad)}
     a_yes, b_yes = by[first]["yes"], by[second]["yes"]
     a_no, b_no = by[first]["n"] - a_yes, by[second]["n"] - b_yes
     test = fisher_exact(a_yes, b_yes, a_no, b_no)
@@ -375,6 +383,12 @@ def _comparison_figures(design: DesignRecord, cell: Mapping[str, Any]) -> str:
     ties = by["tie"]
     if ties["n"]:
         said += f"; {ties['yes']} of {ties['n']} ties yes, ties left out of that test"
+    both_bad = by.get(_BOTH_BAD)
+    if both_bad:
+        said += (
+            f'; {both_bad["yes"]} of {both_bad["n"]} "both bad" yes, left out of that test '
+            "(neither was preferred)"
+        )
     return f"{_rate(cell['comparisons'])}; {said}."
 
 

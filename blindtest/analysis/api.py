@@ -15,7 +15,13 @@ agreement gate has not measured anything. ``AnalysisResult.exit_code`` is 1 in t
 from __future__ import annotations
 
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
-from blindtest.analysis.load import analyze_run, export_rows, input_name, report_page
+from blindtest.analysis.load import (
+    analyze_run,
+    default_against,
+    export_rows,
+    input_name,
+    report_page,
+)
 from blindtest.analysis.report import VOID_KEYS, build_report
 from blindtest.analysis.wording import void_line
 from blindtest.reportfmt import TESTS, format_p, format_p_against
@@ -27,6 +33,7 @@ __all__ = [
     "AnalysisResult",
     "analyze_run",
     "build_report",
+    "default_against",
     "export_rows",
     "format_p",
     "format_p_against",

@@ -7,11 +7,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from blindtest import reportfmt
+from blindtest.errors import BadInput, option
 from blindtest.model.assignment import share_of
 from blindtest.model.judge_kinds import BOT_KINDS
+from blindtest.model.people_sample import people_pool, people_trials
 from blindtest.reportfmt import format_p_against, pct
 from blindtest.rundir.artifacts import JsonObject
 from blindtest.rundir.types import DesignRecord, IntervalRecord, ReportRecord
@@ -24,23 +26,80 @@ if TYPE_CHECKING:
 
 #: A bot whose excess over chance reaches this share of the judge's "largely explains" it.
 EXPLAINS_SHARE = 0.75
-#: Preference panels agreeing less than this (Krippendorff's alpha; Landis and Koch's "slight"
-#: edge, once applied to kappa) detected no shared signal.
-MIN_KAPPA = 0.2
 #: Agreement is measured only over at least this many trials seen by two or more judges
 #: (every trial, in a smaller design); with fewer, alpha's interval is too wide for its gate to
 #: pass or fail on anything but noise.
 MIN_SHARED_TRIALS = 10
-#: Position bias is flagged when the left share deviates from 1/2 by more than this.
-POSITION_MARGIN = 0.1
 
 
 @dataclass(frozen=True, slots=True)
 class AnalysisOptions:
-    min_kappa: float = MIN_KAPPA
-    position_margin: float = POSITION_MARGIN
+    """How the analysis reads the picks, as given (None: not given).
+
+    ``min_kappa`` (``--min-kappa``): a stricter agreement rule the user chooses, Krippendorff's
+    alpha below it fails the run; without it the gate fails only agreement not distinguishable
+    from chance (`blindtest.stats.agreement.agreement_gate`). ``position_margin``
+    (``--position-margin``): the margin of the position gate; None takes the design's
+    (``bt-design --position-margin``), else `blindtest.stats.position.POSITION_MARGIN`."""
+
+    min_kappa: float | None = None
+    position_margin: float | None = None
     #: Show the full analysis of an unfinished fixed design (``--reveal-void``).
     reveal_void: bool = False
+    #: A decision given to bt-analyze, not pre-registered (``--decide``, ``--champion``,
+    #: ``--estimand``); the warning codes that make the exit 1 (``--fail-on``; ``--strict``:
+    #: every warning); the per-tag decision (``--by-tag``). :mod:`blindtest.analysis.decision`.
+    decide: str | None = None
+    champion: str | None = None
+    estimand: str | None = None
+    fail_on: Sequence[str] = ()
+    strict: bool = False
+    by_tag: bool = False
+
+    def decision_options(self) -> dict[str, Any]:
+        """The decision options given, as ``analysis_options`` records them (none: {}, so a
+        report without them keeps its keys)."""
+        given: dict[str, Any] = {
+            "decide": self.decide,
+            "champion": self.champion,
+            "estimand": self.estimand,
+            "fail_on": list(self.fail_on) or None,
+            "strict": self.strict or None,
+            "by_tag": self.by_tag or None,
+        }
+        return {key: value for key, value in given.items() if value is not None}
+
+
+def check_options(options: AnalysisOptions) -> None:
+    """Refuse (BadInput, one line) options outside their range, before anything is read."""
+    kappa = options.min_kappa
+    if kappa is not None and not -1.0 <= kappa <= 1.0:  # NaN fails both comparisons
+        raise BadInput(
+            f"{option('min_kappa')} must be in [-1, 1] (Krippendorff's alpha), got {kappa:g}"
+        )
+    margin = options.position_margin
+    if margin is not None and not 0.0 < margin < 0.5:
+        raise BadInput(f"{option('position_margin')} must be in (0, 0.5), got {margin:g}")
+
+
+def position_margin(design: Mapping[str, Any], options: AnalysisOptions) -> float:
+    """The position gate's margin: the design's when it records one (``bt-design
+    --position-margin``, fixed before any pick), the one given to the analysis otherwise, else
+    `blindtest.stats.position.POSITION_MARGIN`. A different margin given at the analysis than
+    the design fixed is refused: a margin chosen after seeing the picks is no margin."""
+    from blindtest.stats.position import POSITION_MARGIN
+
+    recorded = design.get("position_margin")
+    given = options.position_margin
+    if recorded is not None and given is not None and float(given) != float(recorded):
+        raise BadInput(
+            f"{option('position_margin')} {given:g}: the design fixes the position margin at "
+            f"{float(recorded):g} (bt-design {option('position_margin')}); drop "
+            f"{option('position_margin')}"
+        )
+    if recorded is not None:
+        return float(recorded)
+    return POSITION_MARGIN if given is None else float(given)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,16 +182,35 @@ def share_size(design: DesignRecord, judge: str, own: Sequence[Pick]) -> int:
     panel = next((p.extra["panel"] for p in own if isinstance(p.extra.get("panel"), dict)), None)
     if panel is None:
         return int(design["trials"])
-    return len(share_of(str(design["seed"]), int(design["trials"]), judge, panel))
+    pool = people_pool(design) if "people_sample" in design else int(design["trials"])
+    return len(share_of(str(design["seed"]), pool, judge, panel))
+
+
+def planned_trials(design: DesignRecord) -> int:
+    """The trials people must judge to finish the design: its people's sample's comparisons
+    (``bt-design --people-sample``), else every trial."""
+    sampled = people_trials(design)
+    return len(sampled) if sampled is not None else int(design["trials"])
+
+
+def finished_design(design: DesignRecord, judged: int) -> bool:
+    """Whether ``judged`` trials finish the design: every planned one; with a people's sample
+    whose missing rule is ``bound``, any (the estimate bounds the missing ones by the worst
+    case, `blindtest.analysis.people_estimate`, and says so)."""
+    if judged >= planned_trials(design):
+        return True
+    record = design.get("people_sample")
+    return record is not None and record["missing"] == "bound" and judged > 0
 
 
 def void_statement(design: DesignRecord, judged: int) -> str:
     """The void statement: how many trials were judged, and nothing else about the picks."""
+    whose = "the people's sample's " if "people_sample" in design else ""
     return (
-        f"Void: only {judged} of {design['trials']} trials were judged. A fixed design must "
-        "be finished; stopping early, or deciding when to stop after seeing how it goes, would "
-        "void the p-value. Finish with bt-judge (it resumes where you stopped), or pre-register "
-        "--sequential next time."
+        f"Void: only {judged} of {whose}{planned_trials(design)} trials were judged. A fixed "
+        "design must be finished; stopping early, or deciding when to stop after seeing how it "
+        "goes, would void the p-value. Finish with bt-judge (it resumes where you stopped), or "
+        "pre-register --sequential next time."
     )
 
 

@@ -1,38 +1,41 @@
 """Hidden control trials in the analysis: which trials are controls, the design and picks the
-A-vs-B analysis sees without them, each judge's control results, and what they do to the verdict.
+A-vs-B analysis sees without them, and what each judge did where nothing differs.
 
-A control shows two independent draws of one model, so there is nothing to find: where
-position went there measures position bias, and the share of comparisons that named an output
-the rate of preferences where no difference exists. The unit is the comparison (an LLM judge's
-two passes of the swap are one verdict, combined as on the real trials), so the counts are
-binomial. Each judge's control rate is set against its own rate on the real trials by a
-one-sided Fisher exact test (:mod:`blindtest.stats.controls`), Holm across the judges tested;
-a judge that does not prefer more often on the real trials holds back a directional verdict
-(:class:`ControlsCheck`, used by the preference analysis). Controls are left out of everything
-about A vs B (the preference test, its gates, agreement, style control, the LLM diagnostics'
-shares, the export, the tells). Pure; opens no file.
+A control shows two independent draws of one model, so there is nothing to find. Positions are
+randomised, so controls add nothing to the error control of the A-versus-B claim, and two
+answers of one model cannot reveal a judge that follows length: they describe and decide
+nothing. What they measure is the judge where nothing differs (`blindtest.stats.controls`):
+its tie rate there and where its untied picks went by position, each a share over comparisons
+(every judge and pass of a comparison together) with its interval, and the exact sign-flip
+test of position. Their picks also feed the run's position gate beside the real ones
+(`blindtest.analysis.gates`). The comparison of each judge's non-tie rate with its rate on the
+real trials (one-sided Fisher exact, Holm across judges) stays as a descriptive figure of the
+judge's calibration record and withdraws no verdict: with 5 controls, holding a significant
+preference back unless it showed more non-ties on the real trials reported a real effect 12% of
+the time instead of 71%, and a judge that never ties lost every directional verdict.
+
+Controls are left out of everything else about A vs B (the preference test, agreement, style
+control, the LLM diagnostics' shares, the export, the tells). Pure; opens no file.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, cast
 
-from blindtest.analysis.llm_calibration import ControlResult, control_result
+from blindtest.analysis.gates import position_of
+from blindtest.analysis.llm_calibration import ControlResult, control_result, describe
 from blindtest.model.picks import Pick, PicksFile
 from blindtest.reportfmt import count, format_p, pct
 from blindtest.rundir.artifacts import JsonObject
 from blindtest.rundir.types import DesignRecord
-from blindtest.stats.controls import MIN_COMPARISONS
 from blindtest.stats.multiple import holm
 
 __all__ = [
-    "ControlsCheck",
-    "comparison_sentence",
+    "control_records",
     "control_results",
     "control_trials",
-    "controls_check",
     "controls_section",
     "main_design",
     "main_files",
@@ -62,7 +65,8 @@ def without_controls(picks: Iterable[Pick], controls: Mapping[int, str]) -> list
 
 
 def main_files(files: Sequence[PicksFile], controls: Mapping[int, str]) -> list[PicksFile]:
-    """The picks files without their control-trial records (picks, later passes, failures)."""
+    """The picks files without their control-trial records (picks, "both bad" words, first
+    words, later passes, skips, failures)."""
     if not controls:
         return list(files)
     return [
@@ -71,8 +75,23 @@ def main_files(files: Sequence[PicksFile], controls: Mapping[int, str]) -> list[
             picks=tuple(without_controls(file.picks, controls)),
             later_passes=tuple(without_controls(file.later_passes, controls)),
             failures=tuple(f for f in file.failures if int(f["trial"]) not in controls),
+            abstentions=tuple(without_controls(file.abstentions, controls)),
+            first_picks=tuple(without_controls(file.first_picks, controls)),
+            first_abstentions=tuple(without_controls(file.first_abstentions, controls)),
+            skips=tuple(without_controls(file.skips, controls)),
         )
         for file in files
+    ]
+
+
+def control_records(files: Sequence[PicksFile], controls: Mapping[int, str]) -> list[Pick]:
+    """Every record of the control trials in ``files`` (every pass of an LLM judge's swap):
+    what the position gate reads beside the real trials."""
+    return [
+        pick
+        for file in files
+        for pick in (*file.picks, *file.later_passes)
+        if pick.trial in controls
     ]
 
 
@@ -84,17 +103,17 @@ def _counted(pick: Pick) -> bool:
 def control_results(
     files: Sequence[PicksFile], controls: Mapping[int, str], alpha: float = 0.05
 ) -> dict[str, ControlResult]:
-    """Each judge's results on the control trials, from the picks files as read, with its
-    counted real comparisons beside them and the one-sided Fisher p Holm-adjusted across the
-    judges with enough comparisons to test (a panel asks the question once per judge)."""
+    """Each judge's results on the control trials, from the picks files as read: what it did
+    where nothing differs, and beside it its counted real comparisons with the descriptive
+    one-sided Fisher p, Holm-adjusted across the judges with enough comparisons (the judge's
+    calibration record; it decides nothing)."""
     records: dict[str, list[JsonObject]] = {}
     real: dict[str, list[JsonObject]] = {}
     kinds: dict[str, str | None] = {}
+    for pick in control_records(files, controls):
+        records.setdefault(pick.judge, []).append(dict(pick.to_record()))
+        kinds.setdefault(pick.judge, pick.kind)
     for file in files:
-        for pick in (*file.picks, *file.later_passes):
-            if pick.trial in controls:
-                records.setdefault(pick.judge, []).append(dict(pick.to_record()))
-                kinds.setdefault(pick.judge, pick.kind)
         for pick in file.picks:  # the comparison's verdict: an LLM judge's pass-1 record
             if pick.trial not in controls and _counted(pick):
                 real.setdefault(pick.judge, []).append(dict(pick.to_record()))
@@ -118,123 +137,49 @@ def _subject(result: ControlResult) -> str:
     return f"the judge {result.judge}"
 
 
-def _rate(k: int, n: int, what: str, interval: Mapping[str, Any] | None, note: str = "") -> str:
-    """``3 of 4 control comparisons (75%, exact 95% interval 19% to 99%)``."""
-    text = f"{k} of {count(n, what)}"
-    if not n:
-        return text
-    text += f" ({note}{pct(k / n)}"
-    if interval is not None:
-        text += f", exact 95% interval {pct(interval['lo'])} to {pct(interval['hi'])}"
-    return text + ")"
-
-
-def _fisher(result: ControlResult) -> str:
-    found = result.to_dict()["real_vs_controls"]
-    text = f"one-sided Fisher exact {format_p(found['p_value'])}"
-    if result.p_holm is not None and result.p_holm != found["p_value"]:
-        text += f", Holm-adjusted across the judges {format_p(result.p_holm)}"
-    return text
-
-
-def comparison_sentence(result: ControlResult) -> str:
-    """What the controls say about one judge's preferences on the real trials, in words."""
-    found = result.to_dict()
-    who = _subject(result)
-    owner, one, its = ("your", "you", "your") if who == "you" else (f"{who}'s", "it", "its")
-    controls = _rate(
-        result.non_tie,
-        result.counted,
-        "control comparison",
-        found["non_tie_rate"],
-        "one model on both sides; ",
-    )
-    real = _rate(
-        result.real_non_tie,
-        result.real_n,
-        "real comparison",
-        found["real_vs_controls"]["real_rate"],
-    )
-    if result.distinguishable is None:
-        fewer = min(result.counted, result.real_n)
-        which = "control" if result.counted == fewer else "real"
-        return (
-            f"{who} preferred one output in {controls} and in {real}; "
-            f"{count(fewer, f'{which} comparison')} are too few (fewer than {MIN_COMPARISONS}) "
-            f"to test whether {one} prefer{'' if one == 'you' else 's'} more often where the "
-            "sides differ, so the controls decide nothing here"
-        )
-    if result.distinguishable:
-        return (
-            f"{who} preferred one output more often in the real trials, {real}, than where "
-            f"nothing differs, {controls} ({_fisher(result)})"
-        )
-    return (
-        f"{owner} preferences are not distinguishable from {its} behaviour where nothing "
-        f"differs: {one} preferred one output in {controls} and in {real} ({_fisher(result)})"
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class ControlsCheck:
-    """What the hidden controls say about the verdict: each judge's result. A directional
-    verdict stands only when no judge with enough comparisons to test failed to prefer more
-    often on the real trials than on the controls (see :func:`headline`)."""
-
-    results: tuple[ControlResult, ...]
-
-    @property
-    def indistinguishable(self) -> tuple[ControlResult, ...]:
-        return tuple(r for r in self.results if r.distinguishable is False)
-
-    def headline(self, directional: str | None) -> str:
-        """The sentence the headline carries; ``directional`` the side label the test
-        favoured (None when it favoured none)."""
-        if not self.results:
-            return "Hidden controls: no judge judged a control trial."
-        said = "; ".join(comparison_sentence(r) for r in self.results)
-        text = f"Hidden controls: {said[0].lower()}{said[1:]}."
-        if self.indistinguishable and directional is not None:
-            text += (
-                f" So the verdict does not name {directional}: a preference the judge shows "
-                "as often where nothing differs does not show that the sides differ."
-            )
-        return text
-
-    def to_dict(self, favoured: str | None, held: bool) -> JsonObject:
-        """``report["controls_verdict"]``: what the controls did to the verdict, and the
-        sentence the headline carries when a judge's preferences are not distinguishable."""
-        shown = self.indistinguishable
-        return {
-            "rule": (
-                "a directional verdict stands only when no judge with at least "
-                f"{MIN_COMPARISONS} control and {MIN_COMPARISONS} real comparisons fails to "
-                "prefer one output more often on the real trials than on the controls "
-                "(one-sided Fisher exact test at the design's alpha, Holm across judges)"
-            ),
-            "held": held,
-            "favoured": favoured,
-            "tested": [r.judge for r in self.results if r.distinguishable is not None],
-            "indistinguishable": [r.judge for r in shown],
-            "headline": "; ".join(comparison_sentence(r) for r in shown) if shown else None,
-        }
-
-
-def controls_check(
-    files: Sequence[PicksFile], controls: Mapping[int, str], alpha: float
-) -> ControlsCheck | None:
-    """The controls' say in the verdict, or None for a design without controls."""
-    if not controls:
-        return None
-    return ControlsCheck(tuple(control_results(files, controls, alpha).values()))
-
-
 def _times(count: int) -> str:
     return "once" if count == 1 else f"{count} times"
 
 
+def _share_words(found: Mapping[str, Any]) -> str:
+    """``40% (95% interval 5% to 85%)`` from a clustered share's record."""
+    interval = found["interval"]
+    level = f"{100 * found['confidence_level']:g}%"
+    return (
+        f"{pct(interval['estimate'])} ({level} interval {pct(interval['lo'])} to "
+        f"{pct(interval['hi'])})"
+    )
+
+
+def description_words(
+    found: Mapping[str, Any], alpha: float = 0.05, *, position: bool = True
+) -> str:
+    """What a controls description says (``ControlsDescription.to_dict``): the tie rate and,
+    with ``position``, where the untied picks went, each over comparisons with its interval,
+    and the sign-flip test."""
+    if not found["picks"]:
+        return f"made no pick on the {count(found['comparisons'], 'control comparison')}"
+    text = f"tied in {_share_words(found['tie_rate'])} of its picks"
+    if not found["left"] + found["right"]:
+        return text + ", and position decided none"
+    if not position:
+        return text
+    p_value = found["p_position"]
+    text += (
+        f"; {_share_words(found['left_share'])} of its untied picks named the output on the "
+        f"left (sign-flip test over comparisons {format_p(p_value)})"
+    )
+    return text + (
+        ": a preference for a position, not for a response"
+        if p_value is not None and p_value <= alpha
+        else ": no position preference shown at this size"
+    )
+
+
 def statement(result: ControlResult, alpha: float = 0.05) -> str:
-    """The plain sentences for one judge's control results."""
+    """The plain sentences for one judge's control results: where its comparisons went by
+    position, its tie rate and left share with their intervals (the unit is the comparison),
+    and, described, how often it preferred one output here and on the real trials."""
     found = result.to_dict()
     llm = result.kind == "llm"
     comparisons = count(result.controls, "control comparison")
@@ -254,21 +199,26 @@ def statement(result: ControlResult, alpha: float = 0.05) -> str:
         interval = found["interval"]
         text += (
             f": first in {pct(found['share_left'])} of those {split.first + split.second} "
-            f"comparisons (exact 95% interval {pct(interval['lo'])} to {pct(interval['hi'])}, "
-            f"two-sided {format_p(found['p_value'])} against 1/2), "
-        )
-        p_value = found["p_value"]
-        text += (
-            "a preference for a position, not for a response."
-            if p_value is not None and p_value < alpha
-            else "no position preference shown at this size."
+            f"comparisons (exact 95% interval {pct(interval['lo'])} to {pct(interval['hi'])})."
         )
     else:
         text += "; position did not decide any comparison."
+    description = found.get("description")
+    if description and description["picks"]:
+        # One pick per comparison: its left share is the split's first share, said above.
+        swapped = llm and split.swapped
+        said = description_words(description, alpha, position=swapped)
+        text += f" Counting {'every pass' if swapped else 'its picks'}, it {said}."
     if llm and result.low_confidence:
         text += f" {result.low_confidence} were below --min-confidence and count as ties."
-    return text + " " + comparison_sentence(result)[0].upper() + comparison_sentence(result)[1:] \
-        + "."  # fmt: skip
+    compared = found["real_vs_controls"]
+    real = compared["real"]
+    text += (
+        f" It preferred one output in {result.non_tie} of the {result.counted} counted control "
+        f"comparisons and in {real['non_tie']} of {count(real['comparisons'], 'real one')} (a "
+        "description; it decides nothing)."
+    )
+    return text
 
 
 def controls_section(
@@ -278,19 +228,20 @@ def controls_section(
     shown: Mapping[int, Sequence[str]] | None = None,
 ) -> JsonObject | None:
     """``report["controls"]``: the control trials (after the reveal), each judge's results with
-    its sentences, and the screen lines; None for a design without controls. ``shown`` (the
-    options as the judge saw them, by trial) lets it count controls whose two outputs were
-    identical, which a judge could spot without reading."""
+    its sentences, every judge's picks together (``pooled``, with two or more judges), and the
+    screen lines; None for a design without controls. ``shown`` (the options as the judge saw
+    them, by trial) lets it count controls whose two outputs were identical, which a judge
+    could spot without reading."""
     controls = control_trials(design)
     if not controls:
         return None
     judges = []
     lines = [
         f"Hidden controls: {len(controls)} of the {design['trials']} comparisons showed one model "
-        "on both sides (left out of the test above; their outputs count as their side's in the "
-        "census and the appendix). Each judge's rate of preferring one output there, where "
-        "nothing differs, is set against its rate on the real trials (one-sided Fisher exact "
-        "test; the unit is the comparison):"
+        "on both sides (left out of the test above; their picks feed the position gate beside "
+        "the real ones, and their outputs count as their side's in the census and the "
+        "appendix). Where nothing differs they describe the judge: how often it tied, and where "
+        "its untied picks went by position (the unit is the comparison); they decide no verdict:"
     ]
     identical = sorted(
         t for t in controls if len(set((shown or {}).get(t, ()))) == 1 and (shown or {}).get(t)
@@ -301,18 +252,23 @@ def controls_section(
             f"{', '.join(map(str, identical))}): the endpoint answered the same twice, so a judge "
             "could tell those controls by the identical pair without reading."
         )
-    for result in control_results(files, controls, alpha).values():
+    results = control_results(files, controls, alpha)
+    for result in results.values():
         sentence = statement(result, alpha)
         judges.append({**result.to_dict(), "statement": sentence})
         lines.append(f"  {sentence}")
     if not judges:
         lines.append("  no judge judged a control trial.")
+    pooled = None
+    if len(results) > 1:
+        together = describe((p.trial, position_of(p)) for p in control_records(files, controls))
+        pooled = together.to_dict() if together is not None else None
+        if pooled is not None:
+            lines.append(f"  Every judge together {description_words(pooled, alpha)}.")
     return {
         "trials": [{"trial": t, "side": side} for t, side in sorted(controls.items())],
         "judges": judges,
+        "pooled": pooled,
         "identical_outputs": identical,
-        "indistinguishable": [
-            j["judge"] for j in judges if j["real_vs_controls"]["distinguishable"] is False
-        ],
         "lines": lines,
     }

@@ -8,11 +8,13 @@ Pure: picks files already read come in; nothing is opened here.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from blindtest import reportfmt
+from blindtest.analysis.export import ShownAnswer
 from blindtest.analysis.llm_calibration import ControlResult, machine_vs_person
 from blindtest.analysis.llm_diagnostics import (
     POSITION_ALPHA,
@@ -22,10 +24,12 @@ from blindtest.analysis.llm_diagnostics import (
     Share,
     diagnose,
     position_gate,
+    unsure_gate,
 )
 from blindtest.model.picks import JudgeView, PicksFile, Trial
 from blindtest.model.protocols import PROTOCOLS
 from blindtest.reportfmt import format_p
+from blindtest.stats.position import POSITION_MARGIN, PositionGateResult
 
 __all__ = ["agreement_section", "llm_section", "preference_rows"]
 
@@ -59,14 +63,34 @@ def _position_line(split: PositionSplit) -> str:
     )
     if split.swapped:
         return (
-            f"  position: {split.inconsistent} of {split.comparisons} comparisons "
+            f"  position: {split.inconsistent} of "
+            f"{reportfmt.count(split.comparisons, 'comparison')} "
             f"position-inconsistent; both passes named the output shown first in "
             f"{split.first}, the one shown second in {split.second}{between}{test}"
         )
     return (
-        f"  position (no swap, one pass per comparison): of {split.comparisons} comparisons "
+        "  position (no swap, one pass per comparison): of "
+        f"{reportfmt.count(split.comparisons, 'comparison')} "
         f"{split.first} named the output shown first, {split.second} the one shown second"
         f"{between}{test}"
+    )
+
+
+def _gate_line(gate: PositionGateResult) -> str:
+    """The judge's own position gate: its left share over its comparisons and the verdict."""
+    share = gate.share
+    said = {
+        "pass": "passes: within the margin",
+        "fail": "fails: beyond the margin",
+        "warn": "a lean shown, not beyond the margin"
+        if gate.significant
+        else "no lean shown, too few comparisons to bound it within the margin",
+    }[gate.verdict]
+    return (
+        f"  position gate over {reportfmt.count(gate.comparisons, 'comparison')} (every pass as "
+        f"shown): left share {100 * share.estimate:.1f}% (95% interval {100 * share.lo:.1f}% to "
+        f"{100 * share.hi:.1f}%), sign-flip test {format_p(gate.p_value)}; margin "
+        f"{100 * gate.margin:g} points: {said}"
     )
 
 
@@ -88,6 +112,8 @@ def _lines(found: JudgeDiagnostics, protocol: str) -> list[str]:
     lines = [f"LLM judge {name} ({reportfmt.count(found.comparisons, 'comparison')} judged):"]
     if found.position is not None:
         lines.append(_position_line(found.position))
+    if found.position_gate is not None:
+        lines.append(_gate_line(found.position_gate))
     if found.first is not None:
         lines.append(
             f"  chose the first position in {_percent(found.first)} comparisons"
@@ -149,14 +175,17 @@ def llm_section(
     controls: Mapping[str, ControlResult] | None = None,
     *,
     spent_in: Sequence[PicksFile] | None = None,
+    margin: float = POSITION_MARGIN,
 ) -> dict[str, Any] | None:
     """``report["llm_judges"]``: each LLM judge's diagnostics and screen lines, and ``gates``
-    (the position gate each judge failed, :func:`blindtest.analysis.llm_diagnostics.position_gate`,
-    tested at the design's alpha), or None when no LLM judge is in the files. ``controls``
-    (hidden control trials): each judge's control results, added to its
-    diagnostics; the files then hold the real trials, and ``spent_in`` every trial judged, so
-    requests, tokens and cost are what the judge spent (controls included), not only its share
-    of the test."""
+    (the gates each judge failed: its position gate over its comparisons at the design's alpha
+    and ``margin``, :func:`blindtest.analysis.llm_diagnostics.position_gate`; every verdict
+    below --min-confidence, :func:`blindtest.analysis.llm_diagnostics.unsure_gate`), or None
+    when no LLM judge is in the files. ``controls`` (hidden control trials): each judge's
+    control results, added to its diagnostics; the files then hold the real trials, and
+    ``spent_in`` every trial judged, so requests, tokens and cost are what the judge spent
+    (controls included), not only its share of the test, and the controls' passes feed the
+    judge's position gate beside the real ones."""
     records, failures = _llm_records(files)
     if not records and not failures:
         return None
@@ -175,6 +204,8 @@ def llm_section(
             options,
             design["models"],
             alpha=alpha,
+            margin=margin,
+            position_records=spent_records.get(judge) if spent_in is not None else None,
         )
         if judge in spent_records or judge in spent_failures:
             spent = diagnose(
@@ -194,15 +225,24 @@ def llm_section(
             )
         diagnostics = found.to_dict()
         lines += _lines(found, view.protocol)
-        gate = position_gate(found)
-        if gate is not None:
-            gates.append(gate)
+        for gate in (position_gate(found), unsure_gate(found, _min_confidence(records.get(judge)))):
+            if gate is not None:
+                gates.append(gate)
         control = (controls or {}).get(judge)
         if control is not None:
             diagnostics["controls"] = control.to_dict()
             lines.append(_control_line(control))
         judges.append(diagnostics)
     return {"judges": judges, "lines": lines, "gates": gates}
+
+
+def _min_confidence(records: Sequence[Mapping[str, Any]] | None) -> float | None:
+    """The --min-confidence a judge's picks were made with (their recorded settings)."""
+    for record in records or ():
+        value = (record.get("judge_settings") or {}).get("min_confidence")
+        if isinstance(value, (int, float)):
+            return float(value)
+    return None
 
 
 def _control_line(control: ControlResult) -> str:
@@ -260,11 +300,22 @@ def agreement_section(
 
 
 def preference_rows(
-    view: JudgeView, files: Sequence[PicksFile], min_confidence: float
+    view: JudgeView,
+    files: Sequence[PicksFile],
+    min_confidence: float,
+    answers: Mapping[int, Sequence[ShownAnswer]] | None = None,
+    text: str = "original",
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Preference data for DPO-style trainers (TRL's prompt/chosen/rejected layout): one row
     per pick above ``min_confidence``, without leakage, consistent across the swap, not a tie;
     and how many were dropped, by reason (spec 003's RLHF advice).
+
+    ``chosen`` and ``rejected`` hold what the models wrote (``text="original"``, from
+    ``answers``: :func:`blindtest.analysis.export.shown_answers`) or what the judge saw
+    (``"judged"``, trials.jsonl's options); every row says which (``text``) and, under
+    ``judge_saw``, per answer the SHA-256 of the text the judge saw and the transformations
+    that made it (:mod:`blindtest.analysis.export`). A trial ``answers`` lacks is exported as
+    the judge saw it, and its row says so.
 
     Prompts given as single texts give TRL's standard layout (``prompt``, ``chosen`` and
     ``rejected`` strings). When any prompt of the run is a conversation every row takes TRL's
@@ -293,10 +344,14 @@ def preference_rows(
             else:
                 trial = trials[pick.trial]
                 chosen = 0 if pick.pick == "left" else 1
+                known = (answers or {}).get(trial.number)
+                kept = text if known is not None else "judged"
+                texts = [a.original for a in known] if known and kept == "original" else None
+                shown = texts or list(trial.options)
                 pair = {
                     "prompt": trial.prompt,
-                    "chosen": trial.options[chosen],
-                    "rejected": trial.options[1 - chosen],
+                    "chosen": shown[chosen],
+                    "rejected": shown[1 - chosen],
                 }
                 rows.append(
                     {
@@ -304,9 +359,23 @@ def preference_rows(
                         "judge": pick.judge,
                         "confidence": pick.confidence,
                         "reason": pick.reason,
+                        "text": kept,
+                        "judge_saw": {
+                            "chosen": _judge_saw(trial.options[chosen], known, chosen),
+                            "rejected": _judge_saw(trial.options[1 - chosen], known, 1 - chosen),
+                        },
                     }
                 )
     return rows, dropped
+
+
+def _judge_saw(shown: str, known: Sequence[ShownAnswer] | None, index: int) -> dict[str, Any]:
+    """The SHA-256 of the text the judge saw (UTF-8) and the transformations that made it
+    (unknown without responses.jsonl: null)."""
+    return {
+        "sha256": hashlib.sha256(shown.encode("utf-8")).hexdigest(),
+        "transformations": list(known[index].transformations) if known else None,
+    }
 
 
 def _conversational(trial: Trial, pair: Mapping[str, str]) -> dict[str, Any]:

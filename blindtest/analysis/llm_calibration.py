@@ -11,7 +11,7 @@ no network, no click.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,13 +21,21 @@ from blindtest.analysis.llm_diagnostics import (
     _comparisons,
     _plain,
     _position,
+    shown_position,
 )
-from blindtest.stats.controls import NonTieComparisonResult, compare_non_tie
+from blindtest.stats.controls import (
+    ControlsDescription,
+    NonTieComparisonResult,
+    compare_non_tie,
+    describe_controls,
+)
+from blindtest.stats.position import tally_positions
 
 __all__ = [
     "AgreementResult",
     "ControlResult",
     "control_result",
+    "describe",
     "kappa_interval",
     "machine_vs_person",
 ]
@@ -48,11 +56,13 @@ class ControlResult:
     the swap and confidence rules: passes that disagree, or a confidence below
     --min-confidence, make a tie, as on the real trials); ``low_confidence`` the comparisons
     made ties by --min-confidence. ``position`` is where the comparisons went by position
-    (:class:`PositionSplit`, the split the real trials' diagnostics use). ``real_n`` and
-    ``real_non_tie`` are the same judge's counted real comparisons and their non-ties, for
-    :func:`blindtest.stats.compare_non_tie`; ``p_holm`` that test's p Holm-adjusted across the
-    judges tested, ``alpha`` the design's level. ``verdicts`` counts the records read (every
-    pass), for the record only."""
+    (:class:`PositionSplit`, the split the real trials' diagnostics use), and ``description``
+    the judge's tie rate and left share over its picks (every pass), each a share over
+    comparisons with its clustered interval. ``real_n`` and ``real_non_tie`` are the same
+    judge's counted real comparisons and their non-ties, for
+    :func:`blindtest.stats.compare_non_tie`, a description that decides nothing; ``p_holm``
+    that test's p Holm-adjusted across the judges tested, ``alpha`` the design's level.
+    ``verdicts`` counts the records read (every pass), for the record only."""
 
     judge: str
     kind: str | None
@@ -66,6 +76,9 @@ class ControlResult:
     real_non_tie: int = 0
     p_holm: float | None = None
     alpha: float = POSITION_ALPHA
+    #: What the judge did where nothing differs (`blindtest.stats.controls.describe_controls`
+    #: over its picks, every pass): tie rate and left share over comparisons.
+    description: ControlsDescription | None = None
 
     @property
     def counted(self) -> int:
@@ -78,7 +91,8 @@ class ControlResult:
     @property
     def distinguishable(self) -> bool | None:
         """True when the real trials' non-tie rate is shown above the controls' at ``alpha``
-        (Holm-adjusted across judges), False when not, None when too few to test."""
+        (Holm-adjusted across judges), False when not, None when too few to test. Descriptive:
+        no verdict depends on it."""
         p = self.p_holm if self.p_holm is not None else self.comparison().p_value
         return None if p is None else p <= self.alpha
 
@@ -90,6 +104,7 @@ class ControlResult:
         found["p_holm"] = self.p_holm
         found["alpha"] = self.alpha
         found["distinguishable"] = self.distinguishable
+        found["decides"] = "nothing: a description of the judge's calibration"
         swapped = self.kind == "llm" and split.swapped
         return {
             "judge": self.judge,
@@ -114,6 +129,7 @@ class ControlResult:
             "share_left": split.share_first.estimate if split.share_first else None,
             "interval": _plain(split.share_first),
             "p_value": split.p_value,
+            "description": self.description.to_dict() if self.description is not None else None,
             "real_vs_controls": found,
         }
 
@@ -163,7 +179,17 @@ def control_result(
         real_n=len(real),
         real_non_tie=sum(str(r.get("pick")) != "tie" for r in real),
         alpha=alpha,
+        description=describe((int(r["trial"]), shown_position(r, llm)) for r in records),
     )
+
+
+def describe(picks: Iterable[tuple[int, str]]) -> ControlsDescription | None:
+    """`blindtest.stats.controls.describe_controls` over ``(trial, position)`` picks (every
+    judge and pass), None without a pick."""
+    counts = tally_positions(picks)
+    if not counts.keys:
+        return None
+    return describe_controls(counts.left, counts.right, counts.ties)
 
 
 # --------------------------------------------------------------------------- machine vs person

@@ -12,11 +12,14 @@ random per comparison is flagged for length 13% of the time at 20 comparisons, n
   output shown first, with the second when both named the output shown second (MT-bench's
   split: Zheng et al., 2023, "Judging LLM-as-a-judge", table 2); an inconsistency involving a
   tie goes with neither. Without the swap each untied comparison named the first or the
-  second output. Either way the exact two-sided sign test of first against second (binomial,
-  1/2) asks whether position moved the verdicts, and ``lean`` = (first - second) /
-  comparisons is the net share of comparisons position decided, the figure spec 003's 5%
-  limit applies to: a judge that takes the first output on a share b of its passes leans b
-  with the swap and without it.
+  second output. The exact two-sided sign test of first against second (binomial, 1/2) and
+  ``lean`` = (first - second) / comparisons describe the split. The judge's position gate
+  (``position["gate"]``) is the run's (`blindtest.stats.position.position_gate`) over this
+  judge's comparisons alone: every pass a position pick as it was shown (the output shown
+  first is the left one), the hidden controls' passes beside the real ones, the comparison as
+  the unit, the margin on the left share the run's (`blindtest.stats.position.POSITION_MARGIN`
+  unless the design fixes another; spec 003's 5% limit is the same figure). ``fail`` fails the
+  run (:func:`position_gate`); ``warn`` with a lean shown is a warning.
 - ``p_longer``, ``p_more_markdown``: a comparison counts for a direction when its passes
   agree on one output (without the swap: its one untied verdict) and one output is strictly
   the longest (has the most marks); a tie, or passes that chose different outputs, count for
@@ -36,6 +39,7 @@ after judging (it needs the options' texts and, for the warnings, the design's m
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +50,14 @@ from blindtest.model.protocols import PROTOCOLS
 from blindtest.reportfmt import count, format_p
 from blindtest.stats.binomial import binomial_p_value
 from blindtest.stats.intervals import Interval, clopper_pearson
+from blindtest.stats.position import (
+    POSITION_MARGIN,
+    PositionGateResult,
+    tally_positions,
+)
+from blindtest.stats.position import (
+    position_gate as gate_over_comparisons,
+)
 
 __all__ = [
     "POSITION_ALPHA",
@@ -55,15 +67,19 @@ __all__ = [
     "PositionSplit",
     "Share",
     "diagnose",
+    "first_shown",
     "markdown_marks",
     "model_family",
     "position_gate",
+    "shown_position",
+    "unsure_gate",
 ]
 
-#: Spec 003: "If position bias exceeds 5%, add position randomization to your harness."
-POSITION_MARGIN = 0.05
-#: ... and the lean must be more than chance would make (exact two-sided p at most this, unless
-#: the design's alpha is given).
+# POSITION_MARGIN (stats.position's, one figure for every judge): spec 003's "If position bias
+# exceeds 5%, add position randomization to your harness", read on the left share; the length
+# and markdown warnings ask the same distance from chance.
+#: The lean must be more than chance would make (exact two-sided p at most this, unless the
+#: design's alpha is given).
 POSITION_ALPHA = 0.05
 
 _MARK = re.compile(r"^\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|>\s)|\*\*|__|`|\|", re.MULTILINE)
@@ -186,11 +202,6 @@ class PositionSplit:
         """The net share of comparisons position decided, (first - second) / comparisons."""
         return (self.first - self.second) / self.comparisons if self.comparisons else None
 
-    def exceeds(self, alpha: float = POSITION_ALPHA) -> bool:
-        """Spec 003's limit: the sign test finds a lean (p <= alpha) and it is beyond 5%."""
-        p, lean = self.p_value, self.lean
-        return p is not None and lean is not None and p <= alpha and abs(lean) > POSITION_MARGIN
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "unit": (
@@ -254,14 +265,21 @@ class JudgeDiagnostics:
     cost: float | None
     alpha: float = POSITION_ALPHA
     warnings: tuple[str, ...] = field(default=())
+    #: The judge's own position gate over its comparisons (preference; None when no pass
+    #: named a position).
+    position_gate: PositionGateResult | None = None
+    #: Preference: every counted comparison's verdict fell below --min-confidence (each a tie).
+    unsure: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         def share(s: Share | Consistency | PositionSplit | None) -> dict[str, Any] | None:
             return s.to_dict() if s is not None else None
 
         position = share(self.position)
-        if position is not None and self.position is not None:
-            position["exceeds_limit"] = self.position.exceeds(self.alpha)
+        if position is not None:
+            gate = self.position_gate
+            position["gate"] = gate.to_dict() if gate is not None else None
+            position["exceeds_limit"] = gate is not None and gate.verdict == "fail"
         return {
             "judge": self.judge,
             "model": self.model,
@@ -272,6 +290,7 @@ class JudgeDiagnostics:
             "p_more_markdown": share(self.markdown),
             "swap_consistency": share(self.consistent),
             "low_confidence": self.low_confidence,
+            "every_verdict_unsure": self.unsure,
             "leakage": list(self.leakage),
             "excluded": self.excluded,
             "failures": self.failures,
@@ -293,14 +312,30 @@ def _chosen(protocol: str, record: Mapping[str, Any]) -> int | None:
     return {"left": 0, "right": 1}.get(str(own))
 
 
-def _first_shown(protocol: str, record: Mapping[str, Any]) -> bool | None:
-    """Whether this record's raw verdict named the first output shown (None: a tie)."""
+def first_shown(protocol: str, record: Mapping[str, Any]) -> bool | None:
+    """Whether this record's raw verdict named the first output shown in its pass (None: a
+    tie, or no verdict recorded)."""
     verdict = record.get("verdict")
     if PROTOCOLS[protocol].pick_kind == "position":  # the verdict is a position, else A or B
         return bool(verdict == 1) if isinstance(verdict, int) else None
     if verdict in ("A", "B"):
         return bool(verdict == "A")
     return None
+
+
+def shown_position(record: Mapping[str, Any], llm: bool) -> str:
+    """The position a preference pick record named, ``left``, ``right`` or ``tie``: an LLM
+    judge's raw verdict as it was shown in that pass (the output shown first is the left one;
+    a first pass without a recorded verdict reads its pick, which is in the trial's positions);
+    anyone else's pick as made. What the position gate and the hidden controls count."""
+    if llm:
+        shown = first_shown("preference", record)
+        if shown is not None:
+            return "left" if shown else "right"
+        if int(record.get("pass") or 1) > 1:
+            return "tie"
+    pick = record.get("pick")
+    return str(pick) if pick in ("left", "right") else "tie"
 
 
 def _extreme(values: Sequence[int]) -> int | None:
@@ -329,7 +364,7 @@ def _position(
     protocol: str, comparisons: Sequence[Sequence[Mapping[str, Any]]], swapped: bool
 ) -> PositionSplit:
     read = [c for c in comparisons if len(c) == (2 if swapped else 1)]
-    shown = [tuple(_first_shown(protocol, r) for r in c) for c in read]
+    shown = [tuple(first_shown(protocol, r) for r in c) for c in read]
     inconsistent = sum(len({_chosen(protocol, r) for r in c}) > 1 for c in read)
     return PositionSplit(
         swapped=swapped,
@@ -371,10 +406,25 @@ def _same_family(model: str, spec: Mapping[str, Any]) -> bool:
 
 
 def _position_warning(
-    first: Share | None, position: PositionSplit | None, alpha: float
+    first: Share | None,
+    position: PositionSplit | None,
+    gate: PositionGateResult | None,
+    alpha: float,
 ) -> str | None:
+    """Preference: a lean shown by the judge's position gate but not beyond its margin (a
+    failed gate is :func:`position_gate`'s, not a warning). Triangle: the first position's
+    share beyond 5 points from 1/3, shown by the exact test."""
     if position is not None:
-        return f"position bias: {position.sentence()}" if position.exceeds(alpha) else None
+        if gate is None or gate.verdict != "warn" or not gate.significant:
+            return None
+        share = gate.share
+        return (
+            f"position bias: {position.sentence()}; over its comparisons it chose the output on "
+            f"the left in {100 * share.estimate:.1f}% of untied picks (95% interval "
+            f"{100 * share.lo:.1f}% to {100 * share.hi:.1f}%, sign-flip test "
+            f"{format_p(gate.p_value)}): a lean, not shown beyond {100 * gate.margin:g} points "
+            "from half"
+        )
     if first is None or first.estimate is None:
         return None
     gap = first.estimate - first.chance
@@ -457,19 +507,52 @@ def _sides_named(labels: Sequence[str], names: Sequence[str]) -> str:
 
 
 def position_gate(found: JudgeDiagnostics) -> str | None:
-    """The gate a preference run fails when this LLM judge's verdicts followed position beyond
-    spec 003's limit (:meth:`PositionSplit.exceeds`): whatever the swap then cancels, such a
-    judge measured nothing about the sides. None when it did not."""
-    split = found.position
-    if split is None or not split.exceeds(found.alpha):
+    """The gate a preference run fails when this LLM judge's own position gate fails (its left
+    share shown beyond the margin): whatever the swap then cancels, such a judge measured
+    nothing about the sides. None when it did not."""
+    split, gate = found.position, found.position_gate
+    if split is None or gate is None or gate.verdict != "fail":
         return None
     name = found.model or found.judge
+    share = gate.share
     return (
-        f"position bias: the LLM judge {name!r} answered by position: {split.sentence()}, "
-        f"beyond the limit of {POSITION_MARGIN:.0%}; it measured nothing about the "
-        "sides, so every win rate here is void"
+        f"position bias: the LLM judge {name!r} answered by position: {split.sentence()}; "
+        f"its left share over {count(gate.comparisons, 'comparison')}, "
+        f"{100 * share.estimate:.1f}% (95% interval {100 * share.lo:.1f}% to "
+        f"{100 * share.hi:.1f}%), lies beyond {100 * gate.margin:g} points from half; it "
+        "measured nothing about the sides, so every win rate here is void"
         + (" (the swap cancels position in the tally, not in the judge)." if split.swapped else ".")
     )
+
+
+def unsure_gate(found: JudgeDiagnostics, min_confidence: float | None = None) -> str | None:
+    """The gate a preference run fails when every verdict this LLM judge counted fell below
+    --min-confidence: each became a tie, so the judge measured nothing (its ties are not "no
+    side is preferred"). None otherwise."""
+    if not found.unsure:
+        return None
+    name = found.model or found.judge
+    below = f" {min_confidence:g}" if min_confidence is not None else ""
+    return (
+        f"unsure: the LLM judge {name!r} gave every one of its "
+        f"{count(found.comparisons - found.excluded, 'counted verdict')} a confidence below "
+        f"--min-confidence{below}, so each counted as a tie: it measured nothing, and no side "
+        "can be said to be preferred or not. Judge again with another judge model, or with a "
+        "lower --min-confidence into a new picks file."
+    )
+
+
+def _gate_of(
+    records: Sequence[Mapping[str, Any]],
+    alpha: float,
+    margin: float,
+) -> PositionGateResult | None:
+    """The judge's position gate over its passes (module doc), None without a position."""
+    counts = tally_positions((int(r["trial"]), shown_position(r, llm=True)) for r in records)
+    if not any(a + b for a, b in zip(counts.left, counts.right, strict=True)):
+        return None
+    level = min(alpha, math.nextafter(0.5, 0.0))
+    return gate_over_comparisons(counts.left, counts.right, alpha=level, margin=margin)
 
 
 def _leaks(
@@ -495,10 +578,14 @@ def diagnose(
     sides: Mapping[str, Mapping[str, Any]],
     *,
     alpha: float = POSITION_ALPHA,
+    margin: float = POSITION_MARGIN,
+    position_records: Sequence[Mapping[str, Any]] | None = None,
 ) -> JudgeDiagnostics:
     """Diagnostics of one machine judge from its records (every pass), its failure rows, the
     trials' option texts by trial number and the design's sides (``models``); ``alpha`` the
-    position test's level (the design's)."""
+    position test's level (the design's), ``margin`` the position gate's;
+    ``position_records`` the records whose passes feed the judge's position gate (default
+    ``records``; the analysis adds the hidden controls')."""
     records = list(records)
     passes_one = [r for r in records if r.get("pass", 1) == 1]
     model = next((str(r["judge_model"]) for r in records if r.get("judge_model")), None)
@@ -507,16 +594,17 @@ def diagnose(
     rules = PROTOCOLS[protocol]
     # Only a preference judge may swap positions (two passes per comparison).
     swapped = rules.prefers and any(len(c) > 1 for c in comparisons)
-    first = position = longer = marked = consistent = None
+    first = position = longer = marked = consistent = gate = None
     # The position and direction diagnostics read which option a pick chose: a position, or
     # a side; a nickname (pair) names no option.
     if rules.pick_kind == "position":
-        shown = [_first_shown(protocol, c[0]) for c in comparisons]
+        shown = [first_shown(protocol, c[0]) for c in comparisons]
         read = [s for s in shown if s is not None]
         first = Share(sum(read), len(read), rules.chance)
         longer, marked = _directions(protocol, comparisons, options, "comparisons")
     elif rules.pick_kind == "side":
         position = _position(protocol, comparisons, swapped)
+        gate = _gate_of(records if position_records is None else position_records, alpha, margin)
         unit = (
             "comparisons whose two passes chose the same output"
             if swapped
@@ -540,6 +628,12 @@ def diagnose(
         for r in records
     )
     costs = [float(r["cost"]) for r in records if r.get("cost") is not None]
+    counted = [r for r in passes_one if not r.get("excluded")]
+    unsure = (
+        rules.prefers
+        and bool(counted)
+        and all("low_confidence" in (r.get("flagged") or ()) for r in counted)
+    )
     return JudgeDiagnostics(
         judge=judge,
         model=model,
@@ -560,10 +654,12 @@ def diagnose(
         tokens=tokens,
         cost=sum(costs) if costs else None,
         alpha=alpha,
+        position_gate=gate,
+        unsure=unsure,
         warnings=tuple(
             _warnings(
                 (
-                    _position_warning(first, position, alpha),
+                    _position_warning(first, position, gate, alpha),
                     _direction_warning(longer, "length", alpha),
                     _direction_warning(marked, "markdown", alpha),
                 ),

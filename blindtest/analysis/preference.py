@@ -7,18 +7,26 @@ judged (they finish a fixed design) but count neither as wins nor as ties. Each 
 one function, computed the same way for every k:
 
 - :func:`comparison_outcomes`: the outcome of each comparison (the winner's name, or a tie);
+- :func:`separations`: which candidates the data put ahead of which, the only source of every
+  claim that two candidates differ (exact one-sided sign tests per ordered pair, Holm over the
+  ordered pairs at the design's alpha, closed under transitivity: `blindtest.stats.separation`),
+  and the rank intervals and the best set that follow;
 - :func:`pair_tests`: per pair that met, wins, losses and ties, the Wilson interval of the
-  untied win rate, the exact two-sided binomial test against 1/2, Holm across the pairs
-  (`blindtest.stats.pairwise`); :func:`reference_tests` each candidate against a reference;
-- :func:`rank`: from k = 3, Davidson-Bradley-Terry strengths with a bootstrap over prompts
-  from ``IndexStream(seed, "ranking")`` (`blindtest.stats.ranking`), which bt-verify
-  recomputes; two candidates need no ranking, their pair is the result;
+  untied win rate and the exact two-sided binomial p (`blindtest.stats.pairwise`), a
+  description; its adjusted p and its mark are the separations' (:func:`separated_table`);
+  :func:`reference_tests` each candidate against a reference, marked the same way;
+- :func:`rank`: from k = 3, Davidson-Bradley-Terry strengths (Firth's penalised fit when the
+  maximum-likelihood estimate does not exist) with a bootstrap over prompts from
+  ``IndexStream(seed, "ranking")`` (`blindtest.stats.ranking`), which bt-verify recomputes;
+  two candidates need no ranking, their pair is the result;
 - :func:`position_check` and :func:`agreement`, and :func:`gate_problems` from them: the gates
-  (spec 002) that make a run say nothing;
+  (spec 002) that make a run say nothing (`blindtest.analysis.gates`);
 - :func:`tag_tests`: the per-pair tests within each prompt tag, Holm across every tag's pairs;
 - the headline (:mod:`blindtest.analysis.preference_words`): for k = 2 the pair's verdict under
   spec 002's rule (the Wilson interval and the exact test agree and the margin is at least
-  two tasks: `blindtest.stats.preference`); from k = 3 the ranking in words.
+  two tasks: `blindtest.stats.preference`), which governs there (whatever it claims the
+  separations claim too: `tests/analysis/test_pair_verdict_and_separations.py`); from k = 3
+  the separations in words: the best set, the claims, the ranks.
 
 Everything here is revealed only after judging; a fixed design that was not finished keeps only
 ``VOID_KEYS`` (`blindtest.analysis.report`). Pure; opens no file.
@@ -28,21 +36,31 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from blindtest.analysis.common import (
-    MIN_SHARED_TRIALS,
     AnalysisOptions,
     by_judge,
     excluded_reason,
+    finished_design,
     interval,
+    position_margin,
     prompts_by_trial,
     void_statement,
 )
+from blindtest.analysis.gates import (
+    GATE_NOTHING_COUNTED,
+    agreement,
+    gate_problems,
+    per_judge_needed,
+    position_check,
+)
 from blindtest.analysis.preference_words import (
+    Setting,
     excluded_words,
+    interval_coverage,
     pair_conclusion,
     pair_statement,
     prob,
@@ -52,25 +70,17 @@ from blindtest.model import pairing
 from blindtest.model.candidates import candidates_of, comparison_sides, shown_name
 from blindtest.model.rng import IndexStream
 from blindtest.model.scoring import arrangement_entry, preferred_side
-from blindtest.reportfmt import TESTS, format_p, pct
+from blindtest.reportfmt import TESTS
 from blindtest.rundir.artifacts import JsonObject
 from blindtest.rundir.types import DesignRecord
-from blindtest.stats import (
-    AGREEMENT_CAVEAT,
-    kappa_with_se,
-    krippendorff_alpha,
-    percent_agreement,
-    position_bias,
-    preference_test,
-)
+from blindtest.stats import preference_test
 from blindtest.stats.multiple import holm
 from blindtest.stats.pairwise import PairTable, pair_table, reference_table, tally
-from blindtest.stats.ranking import DAVIDSON, Ranking, outcomes, rank_candidates
+from blindtest.stats.ranking import DAVIDSON, FIT_FIRTH, Ranking, outcomes, rank_candidates
+from blindtest.stats.separation import ADJUSTMENT, Separations, separate
 
 if TYPE_CHECKING:
-    from blindtest.analysis.controls import ControlsCheck
     from blindtest.model.picks import Pick
-    from blindtest.stats.agreement import PositionBiasResult
 
 __all__ = [
     "ANALYSIS_VERSION",
@@ -82,25 +92,48 @@ __all__ = [
     "analyze_preference",
     "comparison_outcomes",
     "gate_problems",
-    "margin_warning",
     "pair_tests",
+    "per_judge_needed",
     "position_check",
     "rank",
     "reference_tests",
+    "separated_table",
+    "separations",
     "tag_tests",
 ]
 
 #: The version of what this analysis writes into a preference report (report@2's
 #: ``analysis_version``): raised whenever a figure, a verdict or a sentence it writes changes,
 #: so that bt-verify can tell a report written by an older analysis from a tampered one.
-ANALYSIS_VERSION = 1
+#: 2: the judges' own records (abstentions, judge_counts, first picks); 3: style control says
+#: what the data can support; 4: separations, the best set and rank sets, Firth's fit when the
+#: likelihood has no maximum; 5: the position gate over comparisons with a margin (the hidden
+#: controls' picks among them), agreement's near-chance gate and its pairs of candidates,
+#: controls that describe and never withdraw a verdict, an LLM judge whose every verdict fell
+#: below --min-confidence failing the run.
+ANALYSIS_VERSION = 5
 #: The smallest number of candidates that gets a ranking: two candidates' pair is the result.
 RANKED_FROM = 3
 #: The label of the ranking bootstrap's index stream (with the design seed).
 RANKING_STREAM = "ranking"
 RANKING_TEST = (
-    "Davidson-Bradley-Terry ranking, bootstrap over prompts; per pair the exact two-sided "
-    "binomial against 1/2 with Wilson interval, Holm across pairs"
+    "which candidates differ: exact one-sided sign tests per ordered pair, Holm over the "
+    "ordered pairs, closed under transitivity (Mogstad, Romano, Shaikh and Wilhelm 2024); "
+    "strengths: Davidson-Bradley-Terry (Firth's penalised fit when the maximum-likelihood "
+    "estimate does not exist), bootstrap over prompts; per pair the Wilson interval and the "
+    "exact two-sided binomial p, a description"
+)
+#: How a pair table's adjusted p and mark are made once the separations mark them.
+SEPARATED_ADJUSTMENT = (
+    f"{ADJUSTMENT}: exact one-sided sign tests (blindtest.stats.separation); p_holm is the "
+    "adjusted p of the likelier direction, significant that it reaches alpha"
+)
+#: How two candidates' one pair is marked: by their verdict, which governs for two.
+VERDICT_ADJUSTMENT = (
+    f"{ADJUSTMENT}: exact one-sided sign tests (blindtest.stats.separation); p_holm is the "
+    "adjusted p of the likelier direction; significant is the pair's verdict (the Wilson "
+    "interval and the exact two-sided test agree, the margin at least two), which claims "
+    "nothing these tests do not"
 )
 UNIT = (
     "a comparison: one judge's verdict on two answers to one prompt (with several judges, "
@@ -110,21 +143,15 @@ RANKING_UNIT = (
     "; the ranking's intervals take the prompt as the unit (a bootstrap over prompts, every "
     "comparison of a prompt together)"
 )
+FIRTH_UNIT = (
+    "; the ranking's intervals (profile penalised likelihood, Firth's fit) take each "
+    "comparison as an independent unit: no bootstrap over prompts can stand on a fit that "
+    "exists only through the penalty"
+)
 SCALE = (
     "log-odds: a difference d between two strengths means the first is preferred to the "
     "second in 1/(1+e^-d) of the comparisons between them that are not ties"
 )
-AGREEMENT_METHOD = (
-    "Krippendorff's alpha, nominal (the answer on the left preferred, the one on the right, or "
-    "tie: every judge saw a comparison in the same positions); comparisons one judge saw drop out"
-)
-
-#: How each gate's message starts: the warnings name a failed gate by it
-#: (`blindtest.analysis.warnings`).
-GATE_POSITION = "position bias: "
-GATE_AGREEMENT = "agreement: "
-GATE_AGREEMENT_UNMEASURED = "agreement is not measured: "
-GATE_NOTHING_COUNTED = "excluded: "
 
 
 # --------------------------------------------------------------------------- the outcomes
@@ -136,7 +163,8 @@ class Outcomes:
     candidate's name, or ``"tie"`` (the majority of its judges; ties and splits are ties);
     ``rows``: (prompt_id, left, right, winner or None) of each comparison with an outcome, in
     trial order; ``counted``: the picks that count, ``excluded`` those an LLM judge left out;
-    ``judges``: the counted picks by judge."""
+    ``judges``: the counted picks by judge; ``abstained``: the "both bad" words (abstentions,
+    ``PicksFile.abstentions``), which judge a comparison but count in no outcome."""
 
     names: tuple[str, ...]
     winner: Mapping[int, str]
@@ -144,16 +172,21 @@ class Outcomes:
     counted: tuple[Pick, ...]
     excluded: tuple[Pick, ...]
     judges: Mapping[str, Sequence[Pick]]
+    abstained: tuple[Pick, ...] = ()
 
     @property
     def judged(self) -> set[int]:
-        """Every comparison judged: with an outcome, or left out by an LLM judge."""
-        return set(self.winner) | {p.trial for p in self.excluded}
+        """Every comparison judged: with an outcome, left out by an LLM judge, or said to be
+        "both bad" (an abstention finishes a fixed design as any word does)."""
+        return set(self.winner) | {p.trial for p in (*self.excluded, *self.abstained)}
 
 
-def comparison_outcomes(design: DesignRecord, picks: Sequence[Pick]) -> Outcomes:
+def comparison_outcomes(
+    design: DesignRecord, picks: Sequence[Pick], abstentions: Sequence[Pick] = ()
+) -> Outcomes:
     """The outcome of each comparison: the candidate most of its judges preferred, ``"tie"``
-    when they tied or split (module doc)."""
+    when they tied or split (module doc). ``abstentions`` ("both bad") are kept beside, in
+    no outcome: a comparison every judge abstained on has none."""
     excluded = tuple(p for p in picks if excluded_reason(p) is not None)
     counted = tuple(p for p in picks if excluded_reason(p) is None)
     judges = by_judge(counted)
@@ -171,16 +204,46 @@ def comparison_outcomes(design: DesignRecord, picks: Sequence[Pick]) -> Outcomes
         entry = arrangement_entry(design, trial)
         left, right = comparison_sides(entry)
         rows.append((str(entry["prompt_id"]), left, right, None if won == "tie" else won))
-    return Outcomes(candidates_of(design), winner, tuple(rows), counted, excluded, judges)
+    return Outcomes(
+        candidates_of(design), winner, tuple(rows), counted, excluded, judges, tuple(abstentions)
+    )
 
 
 # --------------------------------------------------------------------------- per pair
 
 
-def pair_tests(found: Outcomes, alpha: float) -> PairTable:
-    """Per pair that met (module doc); for two candidates the one pair, the first candidate's
-    wins counted as wins."""
-    return pair_table(tally(found.names, [row[1:] for row in found.rows]), alpha=alpha)
+def separations(found: Outcomes, alpha: float) -> Separations | None:
+    """Which candidates the data put ahead of which at family-wise ``alpha`` (the design's):
+    exact one-sided sign tests per ordered pair, Holm over the ordered pairs, the claims
+    closed under transitivity, the rank intervals and the best set
+    (`blindtest.stats.separation.separate`). None without a comparison counted."""
+    if not found.rows:
+        return None
+    return separate(outcomes(list(found.names), list(found.rows)), alpha=alpha)
+
+
+def separated_table(table: PairTable, separated: Separations | None) -> PairTable:
+    """``table`` with each pair's adjusted p and mark taken from the separations: ``p_holm``
+    the Holm-adjusted p (over the ordered pairs) of the likelier direction, ``significant``
+    that the pair's own test puts one ahead. The Wilson interval and the two-sided p stay,
+    one pair at a time, as a description. Unchanged without separations."""
+    if separated is None:
+        return table
+    by_pair = {frozenset((s.first, s.second)): s for s in separated.pairs}
+    records = []
+    for r in table.pairs:
+        found = by_pair.get(frozenset((r.first, r.second)))
+        p_adjusted = 1.0 if found is None else found.p_adjusted
+        ahead = None if found is None else found.ahead
+        records.append(replace(r, p_holm=p_adjusted, significant=ahead is not None))
+    return replace(table, pairs=tuple(records), adjustment=SEPARATED_ADJUSTMENT)
+
+
+def pair_tests(found: Outcomes, alpha: float, separated: Separations | None = None) -> PairTable:
+    """Per pair that met (module doc), marked by the separations (computed here unless
+    given); for two candidates the one pair, the first candidate's wins counted as wins."""
+    table = pair_table(tally(found.names, [row[1:] for row in found.rows]), alpha=alpha)
+    return separated_table(table, separated or separations(found, alpha))
 
 
 def reference_of(design: DesignRecord) -> str | None:
@@ -192,26 +255,35 @@ def reference_of(design: DesignRecord) -> str | None:
     return mode.reference if mode.kind == "reference" else None
 
 
-def reference_tests(found: Outcomes, reference: str | None, alpha: float) -> PairTable | None:
-    """Each candidate against the reference (ties counted, left out of the win rate; Holm
-    across the candidates), or None without a reference (or with two candidates, whose one
-    pair says it all)."""
+def reference_tests(
+    found: Outcomes, reference: str | None, alpha: float, separated: Separations | None = None
+) -> PairTable | None:
+    """Each candidate against the reference (ties counted, left out of the win rate), marked
+    by the separations (whose family, in a reference design, is these pairs' two
+    directions), or None without a reference (or with two candidates, whose one pair says it
+    all)."""
     if reference is None or len(found.names) < RANKED_FROM:
         return None
     tallies = tally(found.names, [row[1:] for row in found.rows])
     if not any(reference in (t.first, t.second) for t in tallies):
         return None
-    return reference_table(tallies, reference, alpha=alpha)
+    table = reference_table(tallies, reference, alpha=alpha)
+    return separated_table(table, separated or separations(found, alpha))
 
 
 def rank(design: DesignRecord, found: Outcomes, reference: str | None) -> Ranking | None:
-    """The ranking, from k = 3 (None for two candidates, or without a comparison counted)."""
+    """The ranking, from k = 3 (None for two candidates, or without a comparison counted):
+    its separations at the design's alpha, and Firth's penalised fit where the
+    maximum-likelihood estimate does not exist (a candidate that won every comparison keeps
+    its place, with ``fit`` and ``fit_reason`` saying so)."""
     if len(found.names) < RANKED_FROM or not found.rows:
         return None
     return rank_candidates(
         outcomes(list(found.names), list(found.rows)),
         rng=IndexStream(str(design["seed"]), RANKING_STREAM),
         anchor=reference,
+        alpha=design["alpha"],
+        firth=True,
     )
 
 
@@ -308,132 +380,6 @@ def tag_tests(design: DesignRecord, found: Outcomes) -> JsonObject:
     return found_tags
 
 
-# --------------------------------------------------------------------------- gates
-
-
-def position_check(found: Outcomes, alpha: float, margin: float) -> PositionBiasResult | None:
-    """The left share over every untied pick of every judge (None without one)."""
-    non_tie = [p for p in found.counted if p.pick != "tie"]
-    if not non_tie:
-        return None
-    left = sum(1 for p in non_tie if p.pick == "left")
-    return position_bias(left, len(non_tie), alpha=alpha, margin=margin)
-
-
-def per_judge_needed(judges: int, trials: int, shared: int) -> int:
-    """The ``--per-judge`` under which ``judges`` reviewers dealt round the ring of ``trials``
-    (blindtest.model.assignment) give ``shared`` trials two or more reviewers: N x judges places
-    cover the ring once and then min(trials, N x judges - trials) trials a second time."""
-    return min(trials, -(-(trials + shared) // judges))
-
-
-def _trials(n: int) -> str:
-    return {0: "No trial was", 1: "Only 1 trial was"}.get(n, f"Only {n} trials were")
-
-
-def agreement(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> JsonObject | None:
-    """Panel agreement over every comparison two or more judges saw, each pick coded by
-    position (left, right or tie: every judge saw a comparison in the same positions, so
-    chance agreement does not grow with the effect, and a candidate's name cannot inflate or
-    deflate it): Krippendorff's alpha (nominal) with a bootstrap interval over those
-    comparisons from the design's ``"agreement"`` stream, percent agreement, and Cohen's kappa
-    for each pair of judges who share comparisons. ``measurable`` is False when fewer than
-    ``MIN_SHARED_TRIALS`` comparisons (every one, in a smaller design) were seen by two judges.
-    None with one judge."""
-    if len(judges) < 2:
-        return None
-    names = sorted(judges)
-    votes = {j: {p.trial: str(p.pick) for p in judges[j]} for j in names}
-    trials = sorted({t for v in votes.values() for t in v})
-    units = [[votes[j][t] for j in names if t in votes[j]] for t in trials]
-    shared = [u for u in units if len(u) >= 2]
-    need = min(MIN_SHARED_TRIALS, design["trials"])
-    alpha = krippendorff_alpha(units, rng=IndexStream(design["seed"], "agreement"))
-    pairs = []
-    for index, first in enumerate(names):
-        for second in names[index + 1 :]:
-            both = sorted(set(votes[first]) & set(votes[second]))
-            if not both:
-                continue
-            kappa = kappa_with_se([votes[first][t] for t in both], [votes[second][t] for t in both])
-            pairs.append({"judges": [first, second], **kappa.to_dict()})
-    found: JsonObject = {
-        "method": AGREEMENT_METHOD,
-        "n_items": len(shared),
-        "n_judges": len(names),
-        "min_shared": need,
-        "measurable": len(shared) >= need,
-        "alpha": alpha.to_dict(),
-        "percent": percent_agreement(shared).to_dict() if shared else None,
-        "pairs": pairs,
-        "caveat": AGREEMENT_CAVEAT,
-    }
-    if len(shared) < need:
-        per_judge = per_judge_needed(len(names), design["trials"], need)
-        found["per_judge_needed"] = per_judge
-        found["statement"] = (
-            f"{_trials(len(shared))} seen by two or more judges; agreement needs {need}. "
-            f"Deal the {len(names)} judges --per-judge {per_judge} (of {design['trials']} "
-            "trials) so that it can be measured."
-        )
-    elif math.isnan(alpha.statistic):
-        found["statement"] = (
-            "Every judge gave the same answer on every shared trial: the panel is unanimous, "
-            "so agreement by chance is already total and alpha is undefined."
-        )
-    return found
-
-
-def gate_problems(
-    bias: PositionBiasResult | None,
-    found: JsonObject | None,
-    options: AnalysisOptions,
-    *,
-    judges: int,
-    judge_gates: Sequence[str] = (),
-) -> list[str]:
-    """Spec 002's gates. Position bias fails the run when the exact test finds it (a margin
-    alone would fail an unbiased judge a third of the time at n = 10); agreement fails it
-    when Krippendorff's alpha is below ``min_kappa`` (``--min-kappa``, the rule the gate had
-    for kappa) or too few comparisons were shared to measure it; a unanimous panel (alpha
-    undefined, one answer throughout) passes. An LLM judge's own position gate
-    (``judge_gates``: it names the judge and counts its comparisons, both passes of a swap read
-    together) replaces the pooled left-share sentence, which says less."""
-    problems = []
-    who, pronoun = ("the judge", "it") if judges == 1 else ("judges", "they")
-    if bias is not None and bias.significant:
-        problems.append(
-            f"{GATE_POSITION}{who} chose left {bias.left} of {bias.n} times "
-            f"({pct(bias.statistic)}, exact two-sided {format_p(bias.p_value)}); {pronoun} "
-            "responded to position, so every win rate here is void."
-        )
-    if found is not None and not found["measurable"]:
-        problems.append(f"{GATE_AGREEMENT_UNMEASURED}{found['statement']}")
-    else:
-        alpha = (found or {}).get("alpha", {}).get("statistic")
-        if alpha is not None and alpha < options.min_kappa:
-            problems.append(
-                f"{GATE_AGREEMENT}Krippendorff's alpha {alpha:.2f} is below "
-                f"{options.min_kappa:g}; the panel detected no shared signal, so the win rate "
-                "is noise however decisive it looks."
-            )
-    if judge_gates:
-        problems = [*judge_gates, *(g for g in problems if not g.startswith(GATE_POSITION))]
-    return problems
-
-
-def margin_warning(bias: Mapping[str, Any] | None) -> str | None:
-    """``report["position_bias"]`` beyond its margin without a significant test: worth a look,
-    not a failure (None otherwise)."""
-    if not bias or not bias["exceeds_margin"] or bias["significant"]:
-        return None
-    return (
-        f"Position: left chosen {bias['left']} of {bias['n']} times ({pct(bias['statistic'])}), "
-        f"more than {pct(bias['margin'])} from half but not significantly "
-        f"({format_p(bias['p_value'])}); worth a look, not a failure."
-    )
-
-
 # --------------------------------------------------------------------------- excluded
 
 
@@ -494,17 +440,23 @@ def _per_trial(design: DesignRecord, picks: Sequence[Pick]) -> list[JsonObject]:
 
 
 def _candidate_records(
-    found: Outcomes, ranking: Ranking | None, spend: Mapping[str, JsonObject]
+    found: Outcomes,
+    ranking: Ranking | None,
+    spend: Mapping[str, JsonObject],
+    ranks: Mapping[str, tuple[int, int]],
 ) -> list[JsonObject]:
-    """One record per candidate: with a ranking, strongest first with its strength and the
-    ranks the data allow; else in the design's order; each with its wins, losses and ties,
-    answers, tokens and cost."""
+    """One record per candidate: with a ranking, strongest first with its strength; else in
+    the design's order; each with the ranks the data allow (``ranks``: from the separations,
+    or for two candidates from their verdict), its wins, losses and ties, answers, tokens and
+    cost."""
     if ranking is None:
         per = _tally_of(found)
         return [
             {
                 "candidate": name,
                 "rank": None,
+                "rank_best": ranks[name][0] if name in ranks else None,
+                "rank_worst": ranks[name][1] if name in ranks else None,
                 "comparisons": sum(per[name].values()),
                 "wins": per[name]["win"],
                 "losses": per[name]["loss"],
@@ -524,8 +476,8 @@ def _candidate_records(
                 "p_preferred_vs_average": prob(strength["estimate"])
                 if ranking.anchor == "mean"
                 else None,
-                "rank_best": s.rank_best if ranking.problem is None else None,
-                "rank_worst": s.rank_worst if ranking.problem is None else None,
+                "rank_best": s.rank_best,
+                "rank_worst": s.rank_worst,
                 "comparisons": s.comparisons,
                 "wins": s.wins,
                 "losses": s.losses,
@@ -540,6 +492,22 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _separations_record(separated: Separations | None) -> JsonObject | None:
+    """``report["candidates"]["separations"]``: the family and its method, every claim (winner,
+    loser; direct or by transitivity) and each pair's exact tests (the ranks and the best set
+    are beside it, in the records and ``best``)."""
+    if separated is None:
+        return None
+    whole = separated.to_dict()
+    keys = ("alpha", "correction", "hypotheses", "unit", "test", "adjustment", "method")
+    return {
+        **{key: whole[key] for key in keys},
+        "problem": separated.problem,
+        "ahead": [list(claim) for claim in separated.ahead],
+        "pairs": whole["pairs"],
+    }
+
+
 def _ranking_fields(ranking: Ranking | None, k: int, found: Outcomes) -> JsonObject:
     """The ranking's figures in ``report["candidates"]`` (with two candidates, none: their
     pair is the result)."""
@@ -549,6 +517,8 @@ def _ranking_fields(ranking: Ranking | None, k: int, found: Outcomes) -> JsonObj
             problem = "no comparison was counted, so there is no ranking"
         return {
             "tie_model": None,
+            "fit": None,
+            "fit_reason": None,
             "problem": problem,
             "interval_problem": None,
             "tie_parameter": None,
@@ -561,8 +531,11 @@ def _ranking_fields(ranking: Ranking | None, k: int, found: Outcomes) -> JsonObj
             "bootstrap": None,
         }
     whole = ranking.to_dict()
+    firth = ranking.fit == FIT_FIRTH
     return {
         "tie_model": "davidson" if ranking.model == DAVIDSON else "bradley-terry",
+        "fit": None if ranking.problem is not None else ranking.fit,
+        "fit_reason": ranking.fit_reason,
         "problem": ranking.problem,
         "interval_problem": ranking.interval_problem,
         "tie_parameter": whole["tie_parameter"],
@@ -573,22 +546,59 @@ def _ranking_fields(ranking: Ranking | None, k: int, found: Outcomes) -> JsonObj
         "prompts": ranking.prompts,
         "comparisons": ranking.comparisons,
         "bootstrap": {
-            "unit": "prompt",
+            "unit": "comparison" if firth else "prompt",
             "resamples": ranking.resamples,
             "failed_resamples": ranking.failed_resamples,
+            "firth_resamples": ranking.firth_resamples,
             "confidence_level": ranking.confidence_level,
             "critical_value": _finite(ranking.critical_value),
             "stream": f"IndexStream(seed, {RANKING_STREAM!r})",
             "interval_method": ranking.interval_method,
             "difference_method": ranking.difference_method,
+            "coverage": interval_coverage(ranking),
         },
     }
 
 
-def _ranking_verdict(ranking: Ranking | None, pairs: PairTable) -> str:
-    separated = ranking is not None and any(d.separated for d in ranking.differences)
-    real = any(r.significant for r in pairs.pairs)
-    return "ranked" if separated or real else "inconclusive"
+def _ranking_unit(ranking: Ranking | None) -> str:
+    """What the ranking's intervals count as one unit (nothing without strengths)."""
+    if ranking is None or ranking.problem is not None:
+        return ""
+    return FIRTH_UNIT if ranking.fit == FIT_FIRTH else RANKING_UNIT
+
+
+def _ranking_verdict(separated: Separations | None) -> str:
+    return "ranked" if separated is not None and separated.ahead else "inconclusive"
+
+
+def _pair_ranks(names: Sequence[str], verdict: str | None) -> dict[str, tuple[int, int]]:
+    """Two candidates' ranks as their verdict allows (the rule that governs for two): the one
+    preferred first, else either may be."""
+    first, second = names
+    if verdict == "better":
+        return {first: (1, 1), second: (2, 2)}
+    if verdict == "worse":
+        return {first: (2, 2), second: (1, 1)}
+    return {first: (1, 2), second: (1, 2)}
+
+
+def _verdict_table(table: PairTable, best: Sequence[str]) -> PairTable:
+    """Two candidates' one pair marked by their verdict, which governs for two (it claims
+    nothing the separations do not: at alpha 0.05 the two agree; above it the Wilson 95%
+    interval can hold back a claim the exact test alone would make)."""
+    records = tuple(replace(r, significant=len(best) == 1) for r in table.pairs)
+    return replace(table, pairs=records, adjustment=VERDICT_ADJUSTMENT)
+
+
+def _marked_pairs(table: PairTable, claims: Collection[tuple[str, str]]) -> JsonObject:
+    """``table.to_dict()`` with each pair's ``ahead``: the candidate ``claims`` put ahead
+    (winner, loser: the separations' claims, direct or by transitivity; for two candidates
+    their verdict's), or None."""
+    whole = table.to_dict()
+    for row in whole["pairs"]:
+        pair = (row["first"], row["second"])
+        row["ahead"] = pair[0] if pair in claims else pair[1] if pair[::-1] in claims else None
+    return whole
 
 
 def analyze_preference(
@@ -598,54 +608,46 @@ def analyze_preference(
     *,
     spend: Mapping[str, JsonObject],
     judge_gates: Sequence[str] = (),
-    controls: ControlsCheck | None = None,
+    positions: Sequence[Pick] | None = None,
+    control_trials: Collection[int] = (),
     reveal: bool = True,
+    abstentions: Sequence[Pick] = (),
 ) -> PreferenceAnalysis:
     """The preference report's fields for any k (module doc). ``spend``: each candidate's
     answers, tokens and cost (``responses.spend``); ``judge_gates``: the gates the judges' own
-    diagnostics failed (an LLM judge's position gate); ``controls`` (hidden control trials):
-    what they say about a directional verdict (`blindtest.analysis.controls`, for two
-    candidates: a control shows one of them twice). ``reveal`` False leaves the bootstrap out
-    (an unfinished design's report keeps none of it). Exit code 1 when the design is
-    unfinished or a gate fails."""
+    diagnostics failed (an LLM judge's position gate, a judge whose every verdict fell below
+    --min-confidence); ``positions``: every pick record that named a position for the
+    position gate (every pass of an LLM judge's swap, and the hidden controls' records, their
+    trials in ``control_trials``; default ``picks``). The hidden controls decide no verdict:
+    they describe the judge (`blindtest.analysis.controls`). ``reveal`` False leaves the
+    bootstrap out (an unfinished design's report keeps none of it). Exit code 1 when the
+    design is unfinished or a gate fails. ``abstentions``: the "both bad" words, which finish
+    the design and count in nothing else."""
     names = candidates_of(design)
     k = len(names)
     alpha = design["alpha"]
-    found = comparison_outcomes(design, picks)
-    pairs = pair_tests(found, alpha)
+    found = comparison_outcomes(design, picks, abstentions)
+    separated = separations(found, alpha)
+    pairs = pair_tests(found, alpha, separated)
     reference = reference_of(design)
-    against = reference_tests(found, reference, alpha)
-    finished = len(found.judged) >= design["trials"]
+    against = reference_tests(found, reference, alpha, separated)
+    finished = finished_design(design, len(found.judged))
     ranking = rank(design, found, reference) if finished or reveal else None
-    bias = position_check(found, alpha, options.position_margin)
-    panel = agreement(design, found.judges)
-    problems = gate_problems(
-        bias, panel, options, judges=len(by_judge(picks)), judge_gates=judge_gates
+    bias = position_check(
+        picks if positions is None else positions,
+        alpha,
+        position_margin(design, options),
+        controls=control_trials,
+        judges=len(by_judge(picks)),
     )
+    panel = agreement(design, found.judges, options)
+    problems = gate_problems(bias, panel, judge_gates=judge_gates)
     dropped = excluded_section(found)
     if dropped is not None and not found.winner:
         problems.append(
             f"{GATE_NOTHING_COUNTED}every comparison was left out of the test "
             f"({excluded_words(dropped)}); nothing was measured."
         )
-    anchor = "mean" if reference is None else reference
-    spend_of = {name: spend.get(name) or _no_spend() for name in names}
-    section: JsonObject = {
-        "names": list(names),
-        "shown": {name: shown_name(design, name) for name in names},
-        "pairing": str((cast(Mapping[str, Any], design).get("pairing") or {}).get("mode", "all")),
-        "unit": UNIT + (RANKING_UNIT if k >= RANKED_FROM else ""),
-        "scale": "log-odds",
-        "scale_meaning": SCALE,
-        "anchor": anchor,
-        "ranking": _candidate_records(found, ranking, spend_of),
-        **_ranking_fields(ranking, k, found),
-        "pairs": pairs.to_dict(),
-        "win_matrix": _win_matrix(names, pairs),
-        "reference": against.to_dict() if against is not None else None,
-        "by_tag": tag_tests(design, found),
-        "headline": [],
-    }
     head = pairs.pairs[0] if k == 2 and pairs.pairs else None
     result = (
         preference_test(head.wins, head.losses, head.ties, alpha=alpha)
@@ -654,6 +656,38 @@ def analyze_preference(
         if k == 2
         else None
     )
+    if result is not None:  # two candidates: their verdict governs the best and the ranks
+        ranks = _pair_ranks(names, result.verdict)
+        best = [name for name in names if ranks[name][0] == 1]
+        pairs = _verdict_table(pairs, best)
+        claims = (
+            {(best[0], other) for other in names if other != best[0]} if len(best) == 1 else set()
+        )
+    elif separated is not None:
+        ranks = {r.candidate: (r.rank_best, r.rank_worst) for r in separated.ranks}
+        best, claims = list(separated.best), set(separated.ahead)
+    else:
+        ranks, best, claims = {}, list(names), set()
+    anchor = "mean" if reference is None else reference
+    spend_of = {name: spend.get(name) or _no_spend() for name in names}
+    section: JsonObject = {
+        "names": list(names),
+        "shown": {name: shown_name(design, name) for name in names},
+        "pairing": str((cast(Mapping[str, Any], design).get("pairing") or {}).get("mode", "all")),
+        "unit": UNIT + _ranking_unit(ranking),
+        "scale": "log-odds",
+        "scale_meaning": SCALE,
+        "anchor": anchor,
+        "ranking": _candidate_records(found, ranking, spend_of, ranks),
+        **_ranking_fields(ranking, k, found),
+        "best": best,
+        "separations": _separations_record(separated) if result is None else None,
+        "pairs": _marked_pairs(pairs, claims),
+        "win_matrix": _win_matrix(names, pairs),
+        "reference": against.to_dict() if against is not None else None,
+        "by_tag": tag_tests(design, found),
+        "headline": [],
+    }
     fields: dict[str, Any] = {
         "judges": sorted(found.judges),
         "test": TESTS["preference"] if k == 2 else RANKING_TEST,
@@ -671,7 +705,7 @@ def analyze_preference(
         "candidates": section,
         "n": len(found.winner),
     }
-    if len(found.judged) < design["trials"]:
+    if not finished:
         fields |= {"verdict": "void", "statement": void_statement(design, len(found.judged))}
         return PreferenceAnalysis(fields, 1, found, ranking)
     if problems:
@@ -682,25 +716,26 @@ def analyze_preference(
     if result is not None:
         first, second = (section["shown"][name] for name in names)
         statement = pair_statement(result, (names[0], names[1]), section["shown"], dropped)
-        said, words, held = pair_conclusion(
-            result, first, second, len(found.winner), controls=controls
-        )
-        if controls is not None:
-            favoured = {"better": first, "worse": second}.get(result.verdict)
-            fields["controls_verdict"] = controls.to_dict(favoured, held)
+        said, words = pair_conclusion(result, first, second, len(found.winner))
         statement += words
         section["headline"] = [statement]
         fields |= {"verdict": said, "statement": statement}
         return PreferenceAnalysis(fields, 0, found, ranking)
     section["headline"] = ranking_headline(
         ranking,
+        separated,
         pairs,
         against,
         spend_of,
-        "the mean strength" if reference is None else f"the reference {reference}",
+        Setting(
+            anchor="the mean strength" if reference is None else f"the reference {reference}",
+            pairing=section["pairing"],
+            prompts=len(design["prompts"]),
+            alpha=alpha,
+        ),
     )
     fields |= {
-        "verdict": _ranking_verdict(ranking, pairs),
+        "verdict": _ranking_verdict(separated),
         "statement": " ".join(section["headline"]),
     }
     return PreferenceAnalysis(fields, 0, found, ranking)

@@ -6,7 +6,7 @@ reports are ``blindtest/report@1``; a preference report, for any number of candi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from blindtest.analysis.answers import answers_summary
@@ -14,10 +14,12 @@ from blindtest.analysis.common import (
     AnalysisOptions,
     AnalysisResult,
     by_judge,
+    finished_design,
     void_statement,
 )
 from blindtest.analysis.pair import analyze_pair
 from blindtest.analysis.preference import ANALYSIS_VERSION, analyze_preference
+from blindtest.analysis.raters import abstentions_section
 from blindtest.analysis.responses import appendix, cost_line, responses_sentences, spend
 from blindtest.analysis.tells import audit_summary
 from blindtest.analysis.triangle import analyze_triangle
@@ -32,7 +34,6 @@ from blindtest.rundir.artifacts import JsonObject, schema_tag
 from blindtest.rundir.types import AnalysisFields, DesignRecord, ReportRecord
 
 if TYPE_CHECKING:
-    from blindtest.analysis.controls import ControlsCheck
     from blindtest.model.picks import Pick
 
 
@@ -73,6 +74,15 @@ def _judged(design: DesignRecord, picks: Sequence[Pick]) -> dict[str, int]:
     return {judge: len(own) for judge, own in sorted(by_judge(picks).items())}
 
 
+def _abstentions(
+    report: ReportRecord, design: DesignRecord, picks: Sequence[Pick], abstentions: Sequence[Pick]
+) -> None:
+    """A revealed preference report's "both bad" words (`blindtest.analysis.raters`), and its
+    judges with those who said only "both bad"."""
+    report["abstentions"] = abstentions_section(design, picks, abstentions)
+    report["judges"] = sorted({*report["judges"], *(p.judge for p in abstentions)})
+
+
 REVEALED_VOID = (
     "REVEALED BEFORE THE END (--reveal-void): this fixed design is unfinished, and whoever "
     "sees this analysis can no longer judge this run blind. Finish it with another judge, or "
@@ -111,7 +121,9 @@ def build_report(
     reading: Mapping[str, Any] | None = None,
     responses: Mapping[str, Any] | None = None,
     gates: Sequence[str] = (),
-    controls: ControlsCheck | None = None,
+    positions: Sequence[Pick] | None = None,
+    control_trials: Collection[int] = (),
+    abstentions: Sequence[Pick] = (),
 ) -> AnalysisResult:
     """Everything ``report.json`` holds; ``exit_code`` 1 when the run measured nothing.
 
@@ -119,30 +131,36 @@ def build_report(
     ``options.reveal_void``: no bots, census, per-trial sides, p-value or intervals.
     ``responses`` is ``responses_summary``'s; an incomplete one makes the run incomplete.
     ``gates``: the gates the judges' diagnostics failed (``llm_section``'s), which make the
-    run say nothing (verdict ``unusable``, exit 1). ``controls``: what the hidden control
-    trials say (``controls_check``'s), which keeps a directional verdict from a judge that
-    prefers as often where nothing differs.
+    run say nothing (verdict ``unusable``, exit 1). ``positions`` and ``control_trials``: what
+    the preference analysis's position gate reads (every pass, the hidden controls' records
+    beside the real ones; default ``picks``). ``abstentions``: the "both bad" words
+    (``PicksFile.abstentions``): they judge a trial (a fixed design is finished by them) and
+    carry answers to the extra questions, and count in no win rate, test or ranking
+    (``report["abstentions"]`` counts them).
     """
     options = options or AnalysisOptions()
     protocol = design["protocol"]
     prefers = PROTOCOLS[protocol].prefers
     names = candidates_of(design)
+    answered = [*picks, *abstentions]  # every word: what completeness and the answers read
     if prefers:
-        finished = len({p.trial for p in picks}) >= design["trials"]
+        finished = finished_design(design, len({p.trial for p in answered}))
         found = analyze_preference(
             design,
             picks,
             options,
             spend=spend(names, responses, generation),
             judge_gates=gates,
-            controls=controls,
+            positions=positions,
+            control_trials=control_trials,
             reveal=finished or options.reveal_void,
+            abstentions=abstentions,
         )
         fields, code = cast(AnalysisFields, found.fields), found.exit_code
         values: list[JsonObject] = []
     else:
         fields, code, values = _two_sides(design, picks)
-    judged = _judged(design, picks)
+    judged = _judged(design, answered)
     void = fields["verdict"] == "void"
     if void:
         least = min(judged.values(), default=0)
@@ -177,12 +195,8 @@ def build_report(
         "e_values": e_values_path if values else None,
         "reading": dict(reading) if reading is not None else None,
         "responses": dict(responses) if responses is not None else None,
-        "answers": answers_summary(design, picks),
-        "analysis_options": {
-            "min_kappa": options.min_kappa,
-            "position_margin": options.position_margin,
-            "reveal_void": options.reveal_void,
-        },
+        "answers": answers_summary(design, answered),
+        "analysis_options": _recorded_options(options, prefers=prefers),
     }
     if prefers:
         report["analysis_version"] = ANALYSIS_VERSION
@@ -222,5 +236,28 @@ def build_report(
     # on stderr names it.
     report["next"] = None if void or incomplete else next_step(design, report)
     if prefers:
+        _abstentions(report, design, picks, abstentions)
         report["warnings"] = collect_warnings(report)
     return AnalysisResult(report=report, exit_code=code, e_values=values)
+
+
+#: What a triangle or pair report (report@1, no analysis version) has always recorded for the
+#: preference options it never reads: bt-analyze's defaults before analysis version 5. Kept, so
+#: that such a report keeps its bytes.
+_REPORT1_OPTIONS = {"min_kappa": 0.2, "position_margin": 0.1}
+
+
+def _recorded_options(options: AnalysisOptions, *, prefers: bool) -> JsonObject:
+    """``report["analysis_options"]``: the options as given (None: not given, the design's or
+    the default applies) in a preference report; a triangle or pair report records them as it
+    always has."""
+    recorded: JsonObject = {
+        "min_kappa": options.min_kappa,
+        "position_margin": options.position_margin,
+        "reveal_void": options.reveal_void,
+    }
+    if not prefers:
+        for key, value in _REPORT1_OPTIONS.items():
+            if recorded[key] is None:
+                recorded[key] = value
+    return recorded

@@ -26,7 +26,8 @@ class AnalyzeResult:
     document), the e-values file of a sequential design, the HTML page and the preference
     export when asked for (``exported`` rows kept, ``dropped`` by reason). ``verdict`` is the
     report's; ``exit_code`` is 0 when the result can be acted on, 1 when it cannot (void,
-    unusable, incomplete, or a failed gate: ``gates_failed``)."""
+    unusable, incomplete, or a failed gate: ``gates_failed``) or when a warning was asked to
+    fail the run (``failed_on``: the warnings ``fail_on`` and ``strict`` matched)."""
 
     run_dir: Path
     report_path: Path
@@ -37,6 +38,7 @@ class AnalyzeResult:
     exit_code: int
     exported: int | None = None
     dropped: Mapping[str, int] | None = None
+    failed_on: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def verdict(self) -> str:
@@ -61,60 +63,107 @@ def analyze(
     picks: Sequence[str | os.PathLike[str]] = (),
     out: str | os.PathLike[str] | None = None,
     html: str | os.PathLike[str] | None = None,
-    min_kappa: float = 0.2,
-    position_margin: float = 0.1,
+    min_kappa: float | None = None,
+    position_margin: float | None = None,
+    fail_on: Sequence[str] = (),
+    strict: bool = False,
     against: Sequence[str | os.PathLike[str]] = (),
     export_preferences: str | os.PathLike[str] | None = None,
     export_min_confidence: float = 0.8,
+    export_text: str = "original",
     reveal_void: bool = False,
     force: bool = False,
     holder: str | None = None,
     say: Callable[[str], None] | None = None,
+    decide: str | None = None,
+    champion: str | None = None,
+    estimand: str | None = None,
+    by_tag: bool = False,
+    junit: str | os.PathLike[str] | None = None,
 ) -> AnalyzeResult:
     """Score the picks (default RUN/picks.jsonl; several files: several judges), compute the
     exact statistics and write the report (``bt-analyze``; ``out``: another report file).
-    ``against``: another judge kind's picks, compared with, never pooled. ``reveal_void``
+    ``against``: another judge kind's picks, compared with, never pooled; with a people's
+    sample in the design, the judge whose picks on every comparison the people's estimate uses
+    (default: RUN's picks files holding only an LLM judge's picks). ``reveal_void``
     shows the analysis of an unfinished fixed design (whoever sees it can no longer judge
-    blind). A report from the same inputs is replaced without ``force``. Holds RUN's lock,
+    blind). ``min_kappa``: a stricter agreement rule (Krippendorff's alpha below it fails the
+    run); ``position_margin``: the position gate's margin when the design fixes none.
+    ``fail_on``: warning codes (docs/formats.md; comma-separated allowed) that make the exit
+    code 1 when the report holds one; ``strict``: every serious code. A report from the same
+    inputs is replaced without ``force``. Holds RUN's lock,
     except when nothing is written into RUN and RUN cannot be written (a read-only archive
-    analysed to ``out`` elsewhere): then it reads without the lock and tells ``say`` why."""
+    analysed to ``out`` elsewhere): then it reads without the lock and tells ``say`` why.
+
+    A decision (:mod:`blindtest.analysis.decision`): the design's, or ``decide`` (with
+    ``champion`` and ``estimand``), not pre-registered; ``by_tag`` decides per tag too;
+    ``junit`` writes one JUnit test case per decision. The exit code is the decision's (0, 4,
+    5) unless a gate failed; a warning ``fail_on`` or ``strict`` names makes it 1 whatever the
+    decision says, with a decision or without."""
     from blindtest.analysis.api import (
         AnalysisOptions,
         analyze_run,
+        default_against,
         export_rows,
         input_name,
         report_page,
     )
+    from blindtest.analysis.common import check_options
+    from blindtest.analysis.warnings import check_codes, failing_warnings
+
+    codes = tuple(check_codes(fail_on))  # before anything is read or written
+    options = AnalysisOptions(
+        min_kappa=min_kappa,
+        position_margin=position_margin,
+        reveal_void=reveal_void,
+        decide=decide,
+        champion=champion,
+        estimand=estimand,
+        fail_on=codes,
+        strict=strict,
+        by_tag=by_tag,
+    )
+    check_options(options)
 
     run = Path(run_dir)
     picks_given = _paths(picks)
     report_path = Path(out) if out is not None else run / artifacts.REPORT
     html_path = Path(html) if html is not None else None
     export_path = Path(export_preferences) if export_preferences is not None else None
+    junit_path = Path(junit) if junit is not None else None
     e_values_path = report_path.with_name(artifacts.e_values_name(report_path.name))
-    written = [report_path, e_values_path, html_path, export_path]
+    written = [report_path, e_values_path, html_path, export_path, junit_path]
     inside = any(_inside(path, run) for path in written if path is not None)
     with holding_run(run, holder, unlocked=_read_only(run) if inside else (say or _silent)):
-        options = AnalysisOptions(
-            min_kappa=min_kappa, position_margin=position_margin, reveal_void=reveal_void
-        )
         inputs = picks_given or default_picks(run)
         if not picks_given and inputs != [run / artifacts.PICKS] and say is not None:
-            say(f"reading the panel's picks: {', '.join(p.name for p in inputs)}")
-        names = [input_name(run, path) for path in inputs]
-        artifacts.claim_report(run, inputs, names, report_path, e_values_path, html_path, force)
+            say(f"reading the panel's picks: {_names(inputs)}")
+        beside = _paths(against) or default_against(run, inputs)
+        if not against and beside and say is not None:
+            say(f"reading the LLM judge's picks beside the people's: {_names(beside)}")
+        read = [*inputs, *beside]
+        names = [input_name(run, path) for path in read]
+        _check_decision_options(run, options, junit_path)
+        artifacts.claim_report(run, read, names, report_path, e_values_path, html_path, force)
+        if junit_path is not None:  # derived from the report, as the e-values: replaced
+            artifacts.claim_output(junit_path, artifacts.JUNIT, force=True, inputs=read)
         _check_export(export_path, run, inputs, force)
-        exported = export_rows(run, inputs, export_min_confidence) if export_path else None
-        result = analyze_run(
-            run, inputs, options, e_values_path=e_values_path, against=_paths(against)
+        exported = (
+            export_rows(run, inputs, export_min_confidence, export_text) if export_path else None
         )
+        result = analyze_run(run, inputs, options, e_values_path=e_values_path, against=beside)
         if result.e_values:
             artifacts.write_jsonl(e_values_path, result.e_values, "e_values", force=True)
         artifacts.write_json(report_path, result.report, "report", force=True)  # claimed
         if html_path is not None:
             artifacts.write_bytes_atomic(html_path, report_page(run, result).encode())
+        if junit_path is not None:
+            from blindtest.present.decision import junit_xml
+
+            artifacts.write_bytes_atomic(junit_path, junit_xml(result.report))
         if export_path is not None and exported is not None:
             _write_export(export_path, exported[0])
+    failed = tuple(failing_warnings(result.report, codes, strict=strict))
     return AnalyzeResult(
         run_dir=run,
         report_path=report_path,
@@ -122,10 +171,31 @@ def analyze(
         html_path=html_path,
         export_path=export_path,
         report=result.report,
-        exit_code=result.exit_code,
+        exit_code=1 if failed else result.exit_code,
+        failed_on=failed,
         exported=len(exported[0]) if exported is not None else None,
         dropped=dict(exported[1]) if exported is not None else None,
     )
+
+
+def _names(paths: Sequence[Path]) -> str:
+    return ", ".join(p.name for p in paths)
+
+
+def _check_decision_options(run: Path, options: Any, junit: Path | None) -> None:
+    """Before anything is written: --junit and --by-tag read a decision (the design's or
+    --decide's). --fail-on and --strict work on every run (their codes are checked first)."""
+    wanted = {
+        option("junit"): junit is not None,
+        option("by_tag"): options.by_tag,
+    }
+    given = [flag for flag, on in wanted.items() if on]
+    if given and options.decide is None and "decision" not in artifacts.load_design(run).design:
+        raise BadInput(
+            f"{given[0]} reads a decision, and this design pre-registers none: add "
+            f"{option('decide')} RULE (labelled not pre-registered) or design with bt-design "
+            f"{option('decide')}"
+        )
 
 
 def _silent(_: str) -> None:

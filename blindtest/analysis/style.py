@@ -53,6 +53,7 @@ __all__ = [
     "style_differences",
     "style_lines",
     "style_section",
+    "style_technical_lines",
 ]
 
 #: Fewer untied comparisons than this are not fitted (said in words).
@@ -161,6 +162,7 @@ def _two(
         **fitted.to_dict(),
         **about,
         "lines": style_lines(fitted, first, second),
+        "technical": style_technical_lines(fitted, first, second),
     }
 
 
@@ -228,12 +230,23 @@ def _separation_words(found: StyleControlResult, a: str, b: str) -> str:
             f"  The picks are separated by {label}: {how}. The judge's choices follow {label} "
             "completely, so no strength net of style can be estimated and no estimate is given."
         )
+    if not parts:
+        return ""  # no single term to name: the technical section says it (_firth_words)
+    return f"  The picks are partly separated by {label}: {how}."
+
+
+def _firth_words(found: StyleControlResult, a: str) -> str:
+    """Partial separation, for the technical section: which estimates are infinite by
+    maximum likelihood and what is shown instead."""
+    separation = found.separation
+    label = _joined(list(dict(separation.by)) or list(separation.terms), a)
     infinite = _joined(separation.terms, a)
     them = "it" if len(separation.terms) == 1 else "them"
     return (
-        f"  The picks are partly separated by {label}: {how}. By maximum likelihood the "
-        f"estimate of {infinite} is infinite, so the fit is Firth's penalised likelihood, and "
-        f"for {them} only the 95% bound the data support is shown."
+        f"    The picks are partly separated by {label} (one weighting of them agrees with "
+        f"every pick and decides {separation.determined} of the {found.n} outright). By "
+        f"maximum likelihood the estimate of {infinite} is infinite, so the fit is Firth's "
+        f"penalised likelihood, and for {them} only the 95% bound the data support is shown."
     )
 
 
@@ -275,56 +288,168 @@ def _term_line(found: StyleControlResult, c: StyleCoefficient, method: str, a: s
     return f"  {label}: {_signed(estimate)} ({_interval(lo, hi, method)})"
 
 
+_SIDE_MORE = {"length": "longer", "markdown": "more marked up"}
+_SIDE_LESS = {"length": "shorter", "markdown": "less marked up"}
+
+
+def _extrapolated_words(found: StyleControlResult, a: str, b: str) -> str:
+    """Why A's win rate at equal style has no number: no comparison had equal style."""
+    raw = pct(found.a_wins / found.n)
+    signed = [
+        f"{_SIDE_MORE[name] if sign > 0 else _SIDE_LESS[name]}"
+        for name, sign in found.side_confounded
+        if name in _SIDE_MORE
+    ]
+    if signed:
+        how = f"{a}'s answer was {' and '.join(signed)} in every one of the {found.n} comparisons"
+    else:
+        how = (
+            f"the {found.n} comparisons' style differences all lie on one side of equal style "
+            f"(one weighting of them favours {a} in every one)"
+        )
+    return (
+        f"  {a}'s win rate at equal style: cannot be estimated. {how}, so no comparison shows "
+        f"{a} and {b} at equal style, and any figure would extrapolate beyond the data; "
+        f"preferring {a} and preferring that style cannot be told apart here ({a} won "
+        f"{found.a_wins} of {found.n}, {raw}, unadjusted)."
+    )
+
+
+def _rate_line(found: StyleControlResult, a: str, b: str) -> str | None:
+    """The main screen's figure: A's win rate at equal style, or why there is none."""
+    raw = pct(found.a_wins / found.n)
+    status = found.a_strength_status
+    if status == "extrapolated":
+        return _extrapolated_words(found, a, b)
+    if status == "confounded":
+        return (
+            f"  {a}'s win rate at equal style: cannot be estimated; a style difference was the "
+            f"same in every comparison, so preferring {a} and preferring that style are the "
+            f"same thing here ({a} won {found.a_wins} of {found.n}, {raw})."
+        )
+    if found.separation.status == "complete":
+        return None  # the separation words say it
+    rate, strength = found.a_win_rate_adjusted, found.a_strength
+    if status == "separated":
+        signs = dict(zip(found.separation.terms, found.separation.infinite, strict=True))
+        sign = signs.get("a_strength", 0)
+        bound = strength.lo if sign > 0 else strength.hi
+        if not sign or not math.isfinite(bound):
+            return (
+                f"  {a}'s win rate at equal style: not estimable from these picks ({a} won "
+                f"{found.a_wins} of {found.n}, {raw}, unadjusted)."
+            )
+        edge = f"at least {pct(rate.lo)}" if sign > 0 else f"at most {pct(rate.hi)}"
+        return (
+            f"  {a}'s win rate at equal style: {edge} (95%; the picks bound it on one side "
+            f"only), against {found.a_wins} of {found.n} ({raw}) unadjusted."
+        )
+    if not math.isfinite(strength.estimate):
+        return f"  {a}'s win rate at equal style: no estimate (the fit did not converge)."
+    return (
+        f"  {a}'s win rate at equal style: {pct(rate.estimate)} (95% {pct(rate.lo)} to "
+        f"{pct(rate.hi)}), against {found.a_wins} of {found.n} ({raw}) unadjusted."
+    )
+
+
+def _terms_line(found: StyleControlResult) -> str | None:
+    """The style terms in words: which way the picks lean, where an interval says so."""
+    said = []
+    for c in found.coefficients:
+        if c.status != "estimated" or not math.isfinite(c.estimate):
+            continue
+        if c.lo > 0:
+            said.append(f"{c.name}: the picks lean to the {_SIDE_MORE[c.name]} answer")
+        elif c.hi < 0:
+            said.append(f"{c.name}: the picks lean to the {_SIDE_LESS[c.name]} answer")
+        else:
+            said.append(f"{c.name}: no clear effect (its 95% interval includes 0)")
+    if not said:
+        return None
+    within = (
+        " (within the data: how the size of the difference moves the picks)"
+        if found.side_confounded
+        else ""
+    )
+    return "  Style terms" + within + ": " + "; ".join(said) + "."
+
+
 def style_lines(found: StyleControlResult, a: str = "A", b: str = "B") -> list[str]:
-    """The screen lines of two candidates ``a`` and ``b``: what the model holds equal, a's
-    adjusted strength, each style term, the test of the style terms; separation and what
-    cannot be estimated said in words."""
+    """The main screen's lines of two candidates ``a`` and ``b``: what the model holds equal,
+    a's win rate at equal style (or in words why there is none), the style terms in words;
+    the log-odds, intervals and the test are :func:`style_technical_lines`."""
+    lines = [
+        f"Style control (secondary: the verdict above does not use it): {a} against {b} with "
+        f"{_DESCRIBED['length']} and {_DESCRIBED['markdown']} held equal, over the "
+        f"{found.n} untied comparisons."
+    ]
+    if found.separation.separated and (words := _separation_words(found, a, b)):
+        lines.append(words)
+    rate = _rate_line(found, a, b)
+    if rate is not None:
+        lines.append(rate)
+    terms = _terms_line(found)
+    if terms is not None:
+        lines.append(terms)
+    return lines
+
+
+def _withheld_line(found: StyleControlResult, a: str) -> str:
+    if found.lr_test_withheld == "separated":
+        return (
+            "    No test of the style terms: the picks are separated, and the words above say "
+            "what decided them; a p-value here would read as 'style does not matter' exactly "
+            "when style or strength decided every pick."
+        )
+    return (
+        "    No test of the style terms: equal style lies outside the data, so a test could "
+        "see only whether a larger difference moves the picks, never whether the style "
+        f"itself does (it cannot be told from {a}'s strength here)."
+    )
+
+
+def style_technical_lines(found: StyleControlResult, a: str = "A", b: str = "B") -> list[str]:
+    """The technical section's lines: the model, a's strength and each style term in log-odds
+    with their intervals, and the test of the style terms (or why it is withheld)."""
     method = "profile penalised-likelihood" if found.firth else "profile-likelihood"
     fit = "Firth's penalised likelihood" if found.firth else "maximum likelihood"
     lines = [
-        "Style control (secondary: the verdict above does not use it): a Bradley-Terry model "
-        f"of the {found.n} untied comparisons that holds {_DESCRIBED['length']} and "
-        f"{_DESCRIBED['markdown']} equal between {a} and {b} ({fit}). Estimates are log-odds; "
-        f"a style term is per unit of ({a} - {b}) / ({a} + {b}), which runs from -1 (only {b} "
-        f"has it) to +1 (only {a} has it)."
+        f"  Style control: a Bradley-Terry model of the {found.n} untied comparisons ({fit}). "
+        f"Estimates are log-odds; a style term is per unit of ({a} - {b}) / ({a} + {b}), "
+        f"which runs from -1 (only {b} has it) to +1 (only {a} has it)."
     ]
-    if found.separation.separated:
-        lines.append(_separation_words(found, a, b))
+    if found.separation.status == "quasi":
+        lines.append(_firth_words(found, a))
     raw = pct(found.a_wins / found.n)
     strength = found.a_strength
-    if found.a_strength_status == "confounded":
-        lines.append(
-            f"  {a}'s strength with style held equal: cannot be estimated; a style difference "
-            f"was the same in every comparison, so preferring {a} and preferring that style are "
-            f"the same thing here ({a} won {found.a_wins} of {found.n}, {raw})."
-        )
+    label = f"    {a}'s strength with style held equal"
+    if found.a_strength_status in ("confounded", "extrapolated"):
+        lines.append(f"{label}: cannot be estimated (see above).")
     elif found.a_strength_status == "separated" and found.separation.status == "quasi":
-        label = f"{a}'s strength with style held equal"
-        line = _separated(label, found, "a_strength", strength.lo, strength.hi)
-        lines.append(f"{line[:-1]} ({a} won {found.a_wins} of {found.n}, {raw}, unadjusted).")
+        line = _separated(label.strip(), found, "a_strength", strength.lo, strength.hi)
+        lines.append(f"  {line[:-1]} ({a} won {found.a_wins} of {found.n}, {raw}, unadjusted).")
     elif found.a_strength_status == "separated" or not math.isfinite(strength.estimate):
         lines.append(
-            f"  {a}'s strength with style held equal: not estimable from these picks "
-            f"({a} won {found.a_wins} of {found.n}, {raw}, unadjusted)."
+            f"{label}: not estimable from these picks ({a} won {found.a_wins} of {found.n}, "
+            f"{raw}, unadjusted)."
         )
     else:
-        rate = found.a_win_rate_adjusted
         lines.append(
-            f"  {a}'s strength with style held equal: {_signed(strength.estimate)} "
-            f"({_interval(strength.lo, strength.hi, method)}); {a}'s win rate at equal style "
-            f"{pct(rate.estimate)} (95% {pct(rate.lo)} to {pct(rate.hi)}), against "
-            f"{found.a_wins} of {found.n} ({raw}) unadjusted."
+            f"{label}: {_signed(strength.estimate)} "
+            f"({_interval(strength.lo, strength.hi, method)})."
         )
     for c in found.coefficients:
-        lines.append(_term_line(found, c, method, a, b))
+        lines.append("  " + _term_line(found, c, method, a, b))
     test = found.lr_test
-    if test is None:
-        lines.append("  No style term varies, so there is nothing to test.")
-    else:
+    if test is not None:
         lines.append(
-            f"  Do the style terms move the picks? Firth's penalised likelihood-ratio test, "
+            f"    Do the style terms move the picks? Firth's penalised likelihood-ratio test, "
             f"{test.df} df: chi-square {test.statistic:.2f}, {format_p(test.p_value)}."
         )
+    elif found.lr_test_withheld is not None:
+        lines.append(_withheld_line(found, a))
+    else:
+        lines.append("    No style term varies, so there is nothing to test.")
     return lines
 
 
@@ -392,6 +517,12 @@ def _several(
     fitted = candidate_style_control(names, first, second, y, x, COVARIATES, prompt, anchor=anchor)
     raw = list(ranked)
     whole = fitted.to_dict()
+    # Which candidates differ is the separations' word (exact pair tests): the Bonferroni
+    # Wald intervals describe the differences and claim none, so no "separated" flag.
+    whole["differences"] = [
+        {key: value for key, value in d.items() if key != "separated"} for d in whole["differences"]
+    ]
+    lines = candidate_style_lines(fitted, raw)
     return {
         **whole,
         "fitted": fitted.problem is None,
@@ -400,7 +531,10 @@ def _several(
         "terms": {t["name"]: _term(t) for t in whole["terms"]},
         "order": list(fitted.order()),
         "order_holds": (list(fitted.order()) == raw) if raw and fitted.problem is None else None,
-        "lines": candidate_style_lines(fitted, raw),
+        # The main screen says whether the order holds (which candidates differ is the pair
+        # tests' word); the log-odds strengths and terms are the technical section's.
+        "lines": lines[:1],
+        "technical": [f"  {line.strip()}" for line in lines[1:]],
     }
 
 
@@ -428,7 +562,8 @@ def _rounded(value: float) -> str:
 
 def candidate_style_lines(found: CandidateStyleResult, raw: Sequence[str]) -> list[str]:
     """One or two plain lines: whether the ranking's order holds with style held equal, each
-    candidate's style-controlled strength, and the style terms whose interval excludes 0."""
+    candidate's style-controlled strength, and the style terms whose interval excludes 0. They
+    describe: no line says two candidates differ (the separations alone do)."""
     held = "answer length and markdown density held equal"
     if found.problem is not None:
         follows = [
@@ -459,13 +594,9 @@ def candidate_style_lines(found: CandidateStyleResult, raw: Sequence[str]) -> li
             f"the order of the estimates becomes {', '.join(order)} (the ranking has "
             f"{', '.join(raw)})"
         )
-    apart = [
-        f"{d.first} over {d.second}" if d.difference.estimate > 0 else f"{d.second} over {d.first}"
-        for d in found.differences
-        if d.separated
-    ]
-    told = f"told apart: {'; '.join(apart)}" if apart else "no two candidates are told apart"
-    family = f"Wald 95% with Bonferroni across the {len(found.differences)} pairs, {unit}"
+    # A description: which candidates differ is said from the exact pair tests alone (the
+    # separations); the clustered Wald intervals run short with few prompts and claim nothing.
+    told = "a description: which candidates differ is the pair tests' word, above"
     anchor = "mean" if found.anchor == "mean" else found.anchor
     strengths = ", ".join(
         f"{s.candidate} {_rounded(s.strength.estimate)}"
@@ -500,7 +631,8 @@ def candidate_style_lines(found: CandidateStyleResult, raw: Sequence[str]) -> li
             "terms: each term's interval says whether it moves the picks."
         )
     return [
-        f"Style control, {found.n} untied comparisons with {held}: {verdict}; {told} ({family}).",
+        f"Style control, {found.n} untied comparisons with {held}: {verdict} ({told}).",
         f"  Strengths with style held equal (log-odds, {anchor} at 0, 95% Wald intervals, "
-        f"{unit}): {strengths}. {about_terms}",
+        f"{unit}; with few prompts they run short, nearer 90% at 10): {strengths}. "
+        f"{about_terms}",
     ]

@@ -146,19 +146,11 @@ def _preference_lead(design: DesignRecord, fields: Mapping[str, Any]) -> tuple[s
         f"{pct(hi)}); {count(ties, 'tie')}, excluded from the rate{dropped}."
     )
     verdict = str(fields.get("picks_verdict", fields["verdict"]))
-    controls = fields.get("controls_verdict") or {}
-    blank = controls.get("headline")
-    if controls.get("held"):
-        # The hidden controls hold back what the test alone would call (analysis.controls).
-        return (
-            f"No side is preferred: {who} won {won} of {untied} untied comparisons, but {blank}.",
-            size,
-        )
     if verdict.endswith("preferred"):
         return f"{who} is preferred: it won {won} of {untied} untied comparisons.", size
     return (
         f"No side is preferred yet: {who} won {won} of {untied} untied comparisons, which is "
-        "not enough to call." + (f" Moreover, {blank}." if blank else ""),
+        "not enough to call.",
         size,
     )
 
@@ -213,8 +205,6 @@ def screen_summary(design: DesignRecord, fields: Mapping[str, Any]) -> JsonObjec
         return {"verdict": prefix + str(lines[0]), "sure": None, "size": None}
     if PROTOCOLS[design["protocol"]].prefers:
         headline, size = _preference_lead(design, fields)
-        if sure is not None and (fields.get("controls_verdict") or {}).get("held"):
-            sure += " The test alone would name a side; the hidden controls hold it back."
         return {"verdict": prefix + headline, "sure": sure, "size": size or None}
     headline = prefix + statement.split(" (", 1)[0].rstrip(":")
     if design["sequential"] and fields.get("sequential_result"):
@@ -277,8 +267,8 @@ def _reads_back(text: str) -> bool:
 
 def _side_url(base_url: str, demo: bool) -> str:
     """A side's URL in a suggested command. A demo's simulator lives only while the demo runs,
-    on a port it picked: the command names one on a fixed port, and the legend under it says
-    how to start it."""
+    on a port it picked: the command names one on a fixed port, and the lines under it say
+    how to start it (``hints.setup_command``)."""
     return SIMULATOR_URL if demo and is_loopback(base_url) else base_url
 
 
@@ -361,16 +351,6 @@ def next_step(design: DesignRecord, fields: Mapping[str, Any]) -> JsonObject | N
             ),
             "stage": "plan",
             "args": ["--protocol", protocol, "--pd", "0.3", "--target-power", "0.8"],
-        }
-    if (fields.get("controls_verdict") or {}).get("held"):
-        return {
-            "why": (
-                "the judge prefers as often where nothing differs, so more comparisons from it "
-                "will not tell the sides apart; judge this run again with a judge that says tie "
-                "when it finds no difference (a person, say), into a picks file of its own"
-            ),
-            "stage": "judge",
-            "args": ["RUN", "--out", "RUN/picks-2.jsonl"],
         }
     two = len(candidates_of(design)) == 2  # from three, no single win rate to plan for
     if PROTOCOLS[protocol].prefers and fields["verdict"] == "inconclusive" and two:

@@ -13,11 +13,13 @@ from typing import Any
 
 import click
 
+from blindtest.cli._prose import echo_prose
 from blindtest.errors import EndpointFailed, Interrupted
 
 
 def say(text: str) -> None:
-    click.echo(text, err=True)
+    """A line for the user on stderr, wrapped between words on a terminal."""
+    echo_prose(text, err=True)
 
 
 @contextlib.contextmanager

@@ -130,12 +130,37 @@ design_options = grouped(
         metavar="K",
         help="Preference: add K hidden controls (one model on both sides) among the trials.",
     ),
+    click.option(
+        "--people-sample",
+        type=int,
+        metavar="N",
+        help="Preference: people judge N prompts drawn from the seed (every comparison of "
+        "each), an LLM judge every prompt; the report estimates what people prefer.",
+    ),
+    click.option(
+        "--people-sample-by",
+        type=click.Choice(("tag",)),
+        help="With --people-sample: draw within each prompt's first tag (stratified).",
+    ),
+    click.option(
+        "--judge-prediction",
+        type=click.Choice(("verdict", "confidence")),
+        help="With --people-sample: the LLM judge's prediction of a comparison, its verdict or "
+        "its verdict weighed by its stated confidence [default: verdict].",
+    ),
+    click.option(
+        "--people-missing",
+        type=click.Choice(("void", "bound")),
+        help="With --people-sample: a sampled comparison people leave unjudged voids the "
+        "estimate, or bounds it by the worst case [default: void].",
+    ),
     click.option("--seed", type=str, help="Arrangement seed (default: fresh, recorded)."),
     alpha_option,
     click.option(
         "--sequential",
         is_flag=True,
-        help="Pre-register the right to stop early (triangle e-process).",
+        help="Pre-register the right to stop early (triangle e-process; with a preference "
+        "--decide, an anytime-valid confidence sequence).",
     ),
     click.option(
         "--similarity",
@@ -143,6 +168,55 @@ design_options = grouped(
         type=float,
         metavar="PD0",
         help="Pre-register a similarity claim: pd < PD0.",
+    ),
+    click.option(
+        "--position-margin",
+        "position_margin",
+        type=float,
+        metavar="M",
+        help="Preference: fix the position gate's margin on the left share before any pick: "
+        "the run fails when the share is shown beyond 1/2 +- M [default: 0.05].",
+    ),
+    click.option(
+        "--decide",
+        metavar="RULE",
+        help="Pre-register a decision: noninferior:MARGIN, superior or equivalent:MARGIN "
+        "(preference: the challenger's share of untied comparisons; 0.05 = at least 45%), "
+        "similar:PD0 (triangle, pair). Exit 0 shown, 4 refuted, 5 not settled.",
+    ),
+    click.option(
+        "--champion",
+        metavar="NAME",
+        help="With --decide: the side every other is decided against (A, B, a candidate, or "
+        "its label or model) [default: A; with --pairs reference:NAME, NAME; with candidates, "
+        "the first].",
+    ),
+    click.option(
+        "--estimand",
+        type=click.Choice(("untied-share", "mean-score")),
+        help="With --decide: the challenger's share of untied comparisons, or its mean score "
+        "with a tie as half a win [default: untied-share].",
+    ),
+    click.option(
+        "--plan-true",
+        type=float,
+        metavar="SHARE",
+        help="With --decide: the challenger's true share to plan the settling n at [default: "
+        "0.5; superior 0.6; similar: the planning pd, 0].",
+    ),
+    click.option(
+        "--plan-ties",
+        type=float,
+        metavar="RATE",
+        help="With --decide: the expected tie rate to plan at [default: 0].",
+    ),
+    click.option(
+        "--sensitivity",
+        type=int,
+        default=0,
+        metavar="N",
+        help="With --decide: plant N comparisons of the champion's answer against a degraded "
+        "copy of it; non-inferiority and equivalence need the judge to prefer the original.",
     ),
     click.option("--strip-formatting", is_flag=True, help="Flatten markdown and typography."),
     click.option("--length-band", metavar="LO..HI", help="Ask both models for LO..HI words."),

@@ -1,6 +1,8 @@
 """The one place library errors become exit codes: usage errors and ``BadInput`` print one
 line and exit 2, ``CheckFailed`` exits 1, ``EndpointFailed`` exits 3, Ctrl-C exits 130 (click's
-own ``Abort`` would exit 1, which reads as "the check failed"). A traceback is shown only when
+own ``Abort`` would exit 1, which reads as "the check failed"). A command's own return value
+is its exit code: bt-analyze returns a pre-registered decision's 0, 4 (refuted) or 5 (not
+settled), ``blindtest.errors.EXIT_REFUTED`` and ``EXIT_NOT_SETTLED``. A traceback is shown only when
 ``BLINDTEST_DEBUG=1``.
 """
 

@@ -18,7 +18,8 @@ _OPTIONS = [
         metavar="FILE",
         type=FilePath(),
         help="Preference: write JSONL rows {prompt, chosen, rejected, judge, confidence, "
-        "reason} (TRL's DPO layout) for the confident, consistent, leak-free verdicts; when "
+        "reason, text, judge_saw} (TRL's DPO layout) for the confident, consistent, leak-free "
+        "verdicts; when "
         "the prompts are conversations, TRL's conversational layout (prompt: every turn as "
         "{role, content}; chosen, rejected: one assistant message each).",
     ),
@@ -28,6 +29,16 @@ _OPTIONS = [
         default=0.8,
         show_default=True,
         help="Keep only verdicts more confident than this in --export-preferences.",
+    ),
+    click.option(
+        "--export-text",
+        type=click.Choice(["original", "judged"]),
+        default="original",
+        show_default=True,
+        help="What --export-preferences writes as chosen and rejected: the models' own texts "
+        "(original), or the texts the judge saw after --launder, --strip-formatting, "
+        "--strip-identity and --truncate-match (judged). Each row names the "
+        "transformations and the SHA-256 of the text the judge saw.",
     ),
 ]
 #: bt-analyze's preference-export options, as one group.

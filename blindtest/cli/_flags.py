@@ -38,6 +38,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "pc": ("pc_text",),
     "pd": ("pd_text",),
     "true": ("true_share",),
+    "junit": ("junit_path",),
     "open_browser": ("no_browser",),
     "llm.url": ("judge_url",),
     "llm.key_env": ("judge_key_env",),

@@ -122,6 +122,22 @@ def grouped(*decorators: Callable[[F], F]) -> Callable[[F], F]:
     return apply
 
 
+#: Warnings that fail the run, for bt-analyze and `blindtest run` (CI).
+fail_on_options = grouped(
+    click.option(
+        "--fail-on",
+        "fail_on",
+        multiple=True,
+        metavar="CODE,...",
+        help="Exit 1 when the report holds a warning with one of these codes (docs/formats.md); "
+        "repeatable.",
+    ),
+    click.option(
+        "--strict",
+        is_flag=True,
+        help="Exit 1 when the report holds any serious warning (for CI).",
+    ),
+)
 #: Per-side transport, for bt-generate and `blindtest run`.
 side_transport_options = grouped(*_side_transport("a"), *_side_transport("b"))
 

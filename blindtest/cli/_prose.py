@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
 
 import click
 
@@ -36,3 +38,23 @@ def echo_prose(text: str, *, err: bool = False) -> None:
 def say_unless(quiet: bool) -> Callable[[str], None]:
     """A stage's notes for the user, on stderr as prose (nothing with --quiet)."""
     return (lambda _: None) if quiet else (lambda text: echo_prose(text, err=True))
+
+
+def echo_void(report: Mapping[str, Any], run_dir: Path, reveal: bool) -> None:
+    """A void analysis's line on stderr: the sentence wrapped as prose, and the command that
+    finishes the run whole on a line of its own, to be pasted as printed."""
+    from blindtest.analysis.api import void_line
+    from blindtest.present.hints import stage_command
+    from blindtest.present.render import clean
+
+    line, finish, command = void_line(report, run_dir, stage_command).partition("; finish with: ")
+    command, hint, rest = command.partition(" (with the --judge-url")
+    if reveal:
+        line += (
+            " -- REVEALED with --reveal-void: whoever has seen this analysis can no longer "
+            "judge this run blind"
+        )
+    said = f"{line}; finish with{hint and ' (with the --judge-url' + rest}:" if finish else line
+    echo_prose(clean(said), err=True)
+    if finish:
+        click.echo(clean(command), err=True)

@@ -39,6 +39,7 @@ from blindtest.generation.stage import generate
 from blindtest.judging.stage import JudgeResult, default_judge_id, judge
 from blindtest.pipeline.chain import check_demo_dir, judging_state, picks_judges
 from blindtest.pipeline.verify import verify
+from blindtest.present.hints import shown_path
 from blindtest.rundir import artifacts, locking
 from blindtest.simulator import Simulator, running
 
@@ -55,12 +56,7 @@ def resume_command(run_dir: Path) -> str:
     if _under_make():
         extra = "" if run_dir == DEMO_DIR else f" DEMO_RUN={shlex.quote(str(run_dir))}"
         return f"make demo{extra}"
-    python = Path(sys.executable)
-    try:
-        shown = str(python.relative_to(Path.cwd()))
-    except ValueError:
-        shown = str(python)
-    return shlex.join([shown, "-m", "blindtest.cli.demo", str(run_dir)])
+    return shlex.join([shown_path(Path(sys.executable)), "-m", "blindtest.cli.demo", str(run_dir)])
 
 
 @contextlib.contextmanager

@@ -43,6 +43,7 @@ from blindtest.generation.stage import generate
 from blindtest.judging.stage import judge
 from blindtest.pipeline.chain import check_demo_dir, judging_state, picks_judges
 from blindtest.pipeline.verify import verify
+from blindtest.present.hints import shown_path
 from blindtest.rundir import artifacts, locking
 
 DEMO_DIR = Path("demo-candidates-run")
@@ -82,7 +83,8 @@ def resume_command(run_dir: Path) -> str:
     if _under_make():
         extra = "" if run_dir == DEMO_DIR else f" DEMO_CANDIDATES_RUN={shlex.quote(str(run_dir))}"
         return f"make demo-candidates{extra}"
-    return shlex.join([sys.executable, "-m", "blindtest.cli.demo_candidates", str(run_dir)])
+    python = shown_path(Path(sys.executable))
+    return shlex.join([python, "-m", "blindtest.cli.demo_candidates", str(run_dir)])
 
 
 def run_demo(run_dir: Path, *, trials: int | None = None) -> int:

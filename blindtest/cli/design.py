@@ -69,12 +69,28 @@ def show(result: DesignResult) -> None:
     """The design's summary: what it asks, what the judge sees, and its hash."""
     if result.options.candidates:
         _candidates_summary(result)
+        decision = result.options.decision
+        if decision is not None:
+            from blindtest.designing.decision import decision_line, per_challenger
+
+            each = per_challenger(result.design, decision.champion)
+            echo_prose(decision_line(decision, each, result.options.alpha), err=True)
     else:
         _summary(result.options, result.prompts)
     for line in result.warnings:
         echo_prose(line, err=True)
+    _people_line(result.design)
     _identity_line(result.design)
     click.echo(f"{result.sha256}  {result.design_path}")
+
+
+def _people_line(document: Mapping[str, Any]) -> None:
+    """Who judges what, when people judge a sample (never which prompts: that is the design's)."""
+    from blindtest.model.people_sample import people_sample_words
+
+    words = people_sample_words(document)
+    if words:
+        echo_prose(words, err=True)
 
 
 def _identity_line(document: Mapping[str, Any]) -> None:
@@ -100,6 +116,8 @@ def _summary(options: DesignOptions, prompts: int) -> None:
 
     sequential = options.sequential
     controls = f" + {options.controls} hidden controls" if options.controls else ""
+    if options.planted:
+        controls += f" + {options.planted} planted comparisons"
     click.echo(
         f"{options.protocol} design: {reportfmt.count(options.trials, 'trial')}{controls} from "
         f"{reportfmt.count(prompts, 'prompt')}, "
@@ -107,7 +125,11 @@ def _summary(options: DesignOptions, prompts: int) -> None:
         f"{', sequential' if sequential else ''}",
         err=True,
     )
-    if not sequential and options.similarity_pd0 is None:
+    if options.decision is not None:  # the decision's own power line replaces the generic one
+        from blindtest.designing.decision import decision_line
+
+        echo_prose(decision_line(options.decision, options.trials, options.alpha), err=True)
+    elif not sequential and options.similarity_pd0 is None:
         note = weak_design_note(options.protocol, options.trials, options.alpha)
         if note:
             echo_prose(note, err=True)  # wrapped to a terminal, whole into a log

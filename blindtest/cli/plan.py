@@ -3,33 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 import orjson
 
 from blindtest.cli._command import command
 from blindtest.cli._options import FilePath, alpha_option, json_option
-from blindtest.errors import BadInput
+from blindtest.cli._plan_options import people_sample_options, split_list, trial_counts
 from blindtest.model.protocols import DEFAULT_PROTOCOL, PROTOCOLS
-
-
-def _split(text: str | None, option: str) -> list[str] | None:
-    if text is None:
-        return None
-    parts = [part.strip() for part in text.split(",") if part.strip()]
-    if not parts:
-        raise BadInput(f"{option}: give a comma-separated list, e.g. 0.6,0.7")
-    return parts
-
-
-def _trials(text: str | None) -> list[int] | None:
-    if text is None:
-        return None
-    parts = _split(text, "--trials") or []
-    for part in parts:
-        if not part.isascii() or not part.isdigit() or int(part) < 1:
-            raise BadInput(f"--trials: {part!r} is not a whole number of trials >= 1")
-    return [int(part) for part in parts]
 
 
 @command("plan")
@@ -100,6 +82,7 @@ def _trials(text: str | None) -> list[int] | None:
     default=None,
     help="Also write the power curves as a standalone HTML page.",
 )
+@people_sample_options
 @json_option
 def plan(
     protocol: str | None,
@@ -114,6 +97,7 @@ def plan(
     as_json: bool,
     decide: str | None,
     true_share: float | None,
+    **people: Any,
 ) -> None:
     """Print what a design can detect: critical count, achieved alpha, exact power.
 
@@ -125,6 +109,7 @@ def plan(
       bt-plan --trials 10,60 --pc 0.5,0.6,0.7 --html power.html
       bt-plan --protocol preference --ties 0.3 --target-power 0.8
       bt-plan --decide noninferior:0.05 --true 0.5 --ties 0.3 --power 0.8
+      bt-plan --people-sample 200 --agreement 0.7 --ties 0.2 --margin 0.05 --power 0.8
     """
     import shutil
 
@@ -132,9 +117,9 @@ def plan(
 
     table = tabulate(
         protocol,
-        trials=_trials(trials_text),
-        pc=_split(pc_text, "--pc"),
-        pd=_split(pd_text, "--pd"),
+        trials=trial_counts(trials_text),
+        pc=split_list(pc_text, "--pc"),
+        pd=split_list(pd_text, "--pd"),
         alpha=alpha,
         target_power=target_power,
         similarity_pd0=similarity_pd0,
@@ -142,6 +127,7 @@ def plan(
         html=html_path,
         decide=decide,
         true=true_share,
+        **people,
     )
     if as_json:
         click.echo(orjson.dumps(table.rows(), option=orjson.OPT_INDENT_2).decode())

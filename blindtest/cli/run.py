@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from blindtest.cli import _chain, _check, _design_options, _options
+from blindtest.cli import _chain, _check, _decide, _design_options, _options
 from blindtest.cli._chain import resumable
 from blindtest.cli._command import command
 from blindtest.cli._options import DirPath, concurrency_option, quiet_option
@@ -56,6 +56,7 @@ def resume_command(ctx: click.Context, run_dir: Path) -> str:
 @click.option("--judge-url", metavar="URL", help="llm:MODEL: the judge model's base URL.")
 @click.option("--judge-key-env", metavar="NAME", help="llm:MODEL: variable holding its key.")
 @_options.html_option
+@_options.fail_on_options
 @concurrency_option
 @_options.side_transport_options
 @_options.timeout_option
@@ -76,6 +77,8 @@ def run(
     judge_url: str | None,
     judge_key_env: str | None,
     html_path: Path | None,
+    fail_on: tuple[str, ...],
+    strict: bool,
     concurrency: int,
     timeout: float,
     check: bool,
@@ -126,7 +129,7 @@ def run(
             run_dir, model_a, model_b, judge_kind=judge_kind, judge_id=judge_id,
             judge_url=judge_url, judge_key_env=judge_key_env, concurrency=concurrency,
             timeout=timeout, prices=prices, transport=transport,
-            hooks=hooks, html=html_path, **design_options,
+            hooks=hooks, html=html_path, fail_on=fail_on, strict=strict, **design_options,
         )  # fmt: skip
     if result.analysis is None:
         if quiet:
@@ -136,4 +139,5 @@ def run(
     analyze.show(
         result.analysis.report, run_dir, as_json=False, quiet=quiet, brief=False, reveal=False
     )
+    _decide.show_failed_on(result.analysis.failed_on, strict=strict)
     return result.exit_code

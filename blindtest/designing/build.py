@@ -20,6 +20,14 @@ The arrangement is a pure function of (seed, trials, prompts, protocol), drawn f
    ``K`` become controls, and ``"control_sides"``: a balanced list of ``K`` sides (as in step 2)
    says whose two independent draws each control shows. A control entry carries ``control``
    (the side) and ``left`` equal to it; the ``"left"`` sides go, in order, to the real trials.
+6. preference with ``--decide ... --sensitivity N`` (:mod:`blindtest.model.planted`): the
+   controls as in step 5 (with ``N = 0`` the arrangement is exactly the one above), then
+   ``"planted"``: the other trial numbers are shuffled and the first ``N`` carry planted
+   comparisons, each marked ``planted: {side, original, degradation}`` with ``left`` the
+   champion: the degradation drawn by ``randbelow(3)`` from ``"degradation"`` (cut, drop,
+   shuffle) and the original's position from a balanced list (as in step 2) from
+   ``"planted_position"`` (A = 1, B = 2), both in trial order; then the ``"left"`` sides go,
+   in order, to the real trials.
 
 A design with several candidates (``candidates``, k = 2..20) takes none of the steps above:
 its arrangement is :func:`blindtest.model.pairing.schedule` (the seed, the candidates in the order
@@ -37,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
+from blindtest.designing.decision import DecisionSpec
 from blindtest.errors import BadInput, message_of, option
 from blindtest.model import pairing
 from blindtest.model.candidates import check_candidate_name
@@ -44,6 +53,7 @@ from blindtest.model.identity import identity_config
 from blindtest.model.normalize import (
     NORMALIZERS_VERSION,
 )
+from blindtest.model.planted import DEGRADATIONS
 from blindtest.model.prompts import Prompt, prompt_sha256
 from blindtest.model.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from blindtest.model.rng import RNG_VERSION, DesignRng
@@ -54,7 +64,13 @@ from blindtest.model.sides import (
 )
 from blindtest.reportfmt import count
 from blindtest.rundir.artifacts import schema_tag
-from blindtest.rundir.types import ArrangementEntry, DesignJudging, DesignRecord, ProtocolName
+from blindtest.rundir.types import (
+    ArrangementEntry,
+    DesignJudging,
+    DesignRecord,
+    PeopleSampleRecord,
+    ProtocolName,
+)
 from blindtest.transport.addresses import (
     DEFAULT_BASE_URL as DEFAULT_BASE_URL,  # re-exported for old imports
 )
@@ -156,6 +172,9 @@ class DesignOptions:
     alpha: float = 0.05
     sequential: bool = False
     similarity_pd0: float | None = None
+    #: Preference: the position gate's margin on the left share, fixed before any pick (None:
+    #: not recorded, the analysis takes `blindtest.stats.position.POSITION_MARGIN`).
+    position_margin: float | None = None
     demo: bool = False
     system: str | None = None
     normalization: Normalization = field(default_factory=Normalization)
@@ -174,6 +193,19 @@ class DesignOptions:
     candidates: tuple[tuple[str, ModelSpec], ...] = ()
     #: Who meets whom with candidates (``blindtest.model.pairing``): all, reference:NAME, sample:M.
     pairs: str = "all"
+    #: People judge this many prompts (:mod:`blindtest.model.people_sample`); None: all.
+    people_sample: int | None = None
+    people_sample_by: str = "uniform"
+    judge_prediction: str = "verdict"
+    people_missing: str = "void"
+    #: A pre-registered decision (``blindtest.designing.decision``), its planted comparisons
+    #: added to ``trials`` as hidden controls are.
+    decision: DecisionSpec | None = None
+
+    @property
+    def planted(self) -> int:
+        """The planted comparisons of the sensitivity check (0 without)."""
+        return self.decision.sensitivity if self.decision is not None else 0
 
 
 def check_options(options: DesignOptions, distinct_prompts: int) -> None:
@@ -194,13 +226,39 @@ def check_options(options: DesignOptions, distinct_prompts: int) -> None:
         raise BadInput(f"{option('sequential')} is defined for the triangle protocol only")
     if options.similarity_pd0 is not None:
         _check_similarity(options, options.similarity_pd0)
+    _check_position_margin(options)
     _check_questions(options)
     _check_controls(options, distinct_prompts)
+    _check_people(options)
+    _check_decision(options, distinct_prompts)
     if not options.candidates and distinct_prompts < options.trials:
         raise BadInput(
             f"found {count(distinct_prompts, 'distinct prompt')}, need {options.trials} "
             "(each prompt is used in one trial only); add prompts or use "
             f"{option('trials', distinct_prompts)}"
+        )
+
+
+def _check_people(options: DesignOptions) -> None:
+    """A people's sample: a preference design (people and an LLM judge say which answer is
+    better) without hidden controls. Its size is checked when it is drawn."""
+    if options.people_sample is None:
+        return
+    if not PROTOCOLS[options.protocol].prefers:
+        raise BadInput(
+            f"{option('people_sample')} estimates what people prefer: use "
+            f"{option('protocol', 'preference')}, or drop {option('people_sample')}"
+        )
+    if options.controls:
+        raise BadInput(
+            f"{option('people_sample')} and {option('controls')} are not combined (a hidden "
+            f"control is judged by one kind of judge); drop one of them"
+        )
+    if options.decision is not None:
+        raise BadInput(
+            f"{option('people_sample')} and {option('decide')} are not combined yet (the "
+            "decision reads the people's picks, not the estimate from their sample); drop one "
+            "of them"
         )
 
 
@@ -320,6 +378,57 @@ def _check_controls(options: DesignOptions, distinct_prompts: int) -> None:
             f"found {count(distinct_prompts, 'distinct prompt')}, need {options.trials} + "
             f"{k} controls = {total} (each prompt is used in one trial only, controls "
             f"included); add prompts or lower {option('trials')} or {option('controls')}"
+        )
+
+
+def _check_decision(options: DesignOptions, distinct_prompts: int) -> None:
+    """--decide: a champion the design has, no second similarity claim, and a prompt of its
+    own for every planted comparison (with candidates: prompts left for the schedule)."""
+    decision = options.decision
+    if decision is None:
+        return
+    if decision.rule != "similar" and options.alpha >= 0.5:
+        raise BadInput(
+            f"{option('decide')} {decision.rule} reads a 1 - 2 alpha interval: {option('alpha')} "
+            "must be below 0.5, "
+            f"got {options.alpha}"
+        )
+    sides = [name for name, _ in options.candidates] or list(SIDES)
+    if decision.champion not in sides:
+        raise BadInput(
+            f"{option('champion')} {decision.champion}: no side of that name; give one of "
+            f"{', '.join(sides)}"
+        )
+    if decision.rule == "similar" and options.similarity_pd0 is not None:
+        raise BadInput(
+            f"{option('decide')} similar:PD0 is the similarity claim; give it once: drop "
+            f"{option('similarity_pd0')}"
+        )
+    planted = decision.sensitivity
+    if not planted:
+        return
+    if options.source is not None:
+        raise BadInput(
+            f"{option('sensitivity')} needs the champion to answer the planted prompts; "
+            f"{option('from_dirs')} "
+            f"supplies one output per item and side: drop {option('sensitivity')}"
+        )
+    if options.candidates:
+        if distinct_prompts - planted < 1:
+            raise BadInput(
+                f"{option('sensitivity')} {planted}: each planted comparison takes a prompt of "
+                "its own, "
+                f"and the {count(distinct_prompts, 'prompt')} leave none for the candidates; "
+                f"add prompts or lower {option('sensitivity')}"
+            )
+        return
+    total = options.trials + options.controls + planted
+    controls = f" + {options.controls} controls" if options.controls else ""
+    if distinct_prompts < total:
+        raise BadInput(
+            f"found {count(distinct_prompts, 'distinct prompt')}, need {options.trials} + "
+            f"{planted} planted comparisons{controls} = {total} (each prompt is used in one "
+            f"trial only); add prompts or lower {option('trials')} or {option('sensitivity')}"
         )
 
 
@@ -468,6 +577,20 @@ def _check_triangle_temperature(options: DesignOptions) -> None:
             )
 
 
+def _check_position_margin(options: DesignOptions) -> None:
+    """--position-margin M (when given): preference only, 0 < M < 1/2."""
+    margin = options.position_margin
+    if margin is None:
+        return
+    if not 0 < margin < 0.5:  # NaN fails too
+        raise BadInput(f"{option('position_margin')} must be in (0, 0.5), got {margin:g}")
+    if not PROTOCOLS[options.protocol].prefers:
+        raise BadInput(
+            f"{option('position_margin')} is for preference designs: a {options.protocol} "
+            f"trial has no left and right to lean to; drop {option('position_margin')}"
+        )
+
+
 def _check_similarity(options: DesignOptions, pd0: float) -> None:
     if not 0 < pd0 < 1:
         raise BadInput(f"{option('similarity_pd0')} must be in (0, 1), got {pd0}")
@@ -490,16 +613,26 @@ def balanced_sides(n: int, rng: DesignRng) -> list[str]:
 
 
 def build_arrangement(
-    seed: str, trials: int, prompt_ids: Sequence[str], protocol: str, controls: int = 0
+    seed: str,
+    trials: int,
+    prompt_ids: Sequence[str],
+    protocol: str,
+    controls: int = 0,
+    planted: int = 0,
+    champion: str = "A",
 ) -> list[ArrangementEntry]:
     """The trial arrangement; see the module docstring for the exact derivation. ``trials``
-    counts every comparison shown, ``controls`` of them hidden controls."""
+    counts every comparison shown, ``controls`` of them hidden controls and ``planted`` of
+    them the sensitivity check's planted comparisons of ``champion``'s answer."""
     order = list(range(len(prompt_ids)))
     DesignRng(seed, "prompts").shuffle(order)
     arrangement: list[ArrangementEntry] = [
         {"trial": t, "prompt_id": prompt_ids[order[t - 1]]} for t in range(1, trials + 1)
     ]
     controls = min(controls, trials)  # a design cannot hold more (bt-verify may be handed one)
+    planted = min(planted, trials - controls)
+    if planted:
+        return _with_planted(seed, arrangement, controls, planted, champion)
     if controls:
         numbers = list(range(1, trials + 1))
         DesignRng(seed, "controls").shuffle(numbers)
@@ -528,21 +661,110 @@ def build_arrangement(
     return arrangement
 
 
+def _plant(seed: str, numbers: Sequence[int], champion: str) -> dict[int, dict[str, Any]]:
+    """Planted trial -> its record: the degradation (``"degradation"`` stream, one
+    ``randbelow(3)`` per planted trial in trial order) and the original's position (a balanced
+    list, as the sides of step 2, from the ``"planted_position"`` stream: A = 1, B = 2)."""
+    chosen = sorted(numbers)
+    how = DesignRng(seed, "degradation")
+    positions = balanced_sides(len(chosen), DesignRng(seed, "planted_position"))
+    return {
+        number: {
+            "side": champion,
+            "original": 1 if position == "A" else 2,
+            "degradation": DEGRADATIONS[how.randbelow(len(DEGRADATIONS))],
+        }
+        for number, position in zip(chosen, positions, strict=True)
+    }
+
+
+def _with_planted(
+    seed: str,
+    arrangement: list[ArrangementEntry],
+    controls: int,
+    planted: int,
+    champion: str,
+) -> list[ArrangementEntry]:
+    """A two-sided preference arrangement with planted comparisons (step 6 of the module
+    docstring): the controls as in step 5, then the ``"planted"`` stream shuffles the other
+    trial numbers and the first ``planted`` of them become planted comparisons; the
+    ``"left"`` sides go, in order, to the real trials."""
+    numbers = list(range(1, len(arrangement) + 1))
+    chosen_controls: list[int] = []
+    if controls:
+        DesignRng(seed, "controls").shuffle(numbers)
+        chosen_controls = sorted(numbers[:controls])
+        sides = balanced_sides(controls, DesignRng(seed, "control_sides"))
+        for number, side in zip(chosen_controls, sides, strict=True):
+            arrangement[number - 1]["control"] = side
+            arrangement[number - 1]["left"] = side
+    rest = [n for n in range(1, len(arrangement) + 1) if n not in set(chosen_controls)]
+    DesignRng(seed, "planted").shuffle(rest)
+    for number, record in _plant(seed, rest[:planted], champion).items():
+        arrangement[number - 1]["left"] = champion
+        arrangement[number - 1]["planted"] = record
+    real = [e for e in arrangement if "control" not in e and "planted" not in e]
+    for entry, side in zip(real, balanced_sides(len(real), DesignRng(seed, "left")), strict=True):
+        entry["left"] = side
+    return arrangement
+
+
 def build_candidate_arrangement(
     seed: str,
     candidates: Sequence[str],
     prompt_ids: Sequence[str],
     pairs: str,
     trials: int | None = None,
+    planted: int = 0,
+    champion: str | None = None,
 ) -> list[ArrangementEntry]:
     """A several-candidate design's arrangement: :func:`blindtest.model.pairing.schedule` over the
     prompts in the design's order, capped at ``trials`` comparisons, numbered 1..N in the
-    order the schedule gives. ValueError (one line) for what the schedule refuses."""
-    comparisons = pairing.schedule(candidates, len(prompt_ids), pairs, seed, trials=trials)
-    return [
-        {"trial": n, "prompt_id": prompt_ids[c.prompt], "left": c.left, "right": c.right}
-        for n, c in enumerate(comparisons, start=1)
+    order the schedule gives. ValueError (one line) for what the schedule refuses.
+
+    With ``planted`` comparisons (the sensitivity check of ``champion``): the ``"planted"``
+    stream shuffles the prompts' positions and the first ``planted`` of them become planted
+    prompts, in design order; the schedule runs over the others; the ``"planted_trials"``
+    stream shuffles the numbers 1..N + planted and the first ``planted`` (in order) carry the
+    planted comparisons, the rest the schedule's, in its order."""
+    if not planted:
+        comparisons = pairing.schedule(candidates, len(prompt_ids), pairs, seed, trials=trials)
+        return [
+            {"trial": n, "prompt_id": prompt_ids[c.prompt], "left": c.left, "right": c.right}
+            for n, c in enumerate(comparisons, start=1)
+        ]
+    if champion is None or champion not in candidates:
+        raise ValueError(f"the champion {champion!r} is not a candidate")
+    positions = list(range(len(prompt_ids)))
+    DesignRng(seed, "planted").shuffle(positions)
+    chosen = set(positions[:planted])
+    planted_ids = [p for i, p in enumerate(prompt_ids) if i in chosen]
+    real_ids = [p for i, p in enumerate(prompt_ids) if i not in chosen]
+    comparisons = pairing.schedule(candidates, len(real_ids), pairs, seed, trials=trials)
+    real: list[ArrangementEntry] = [
+        {"trial": 0, "prompt_id": real_ids[c.prompt], "left": c.left, "right": c.right}
+        for c in comparisons
     ]
+    total = len(real) + len(planted_ids)
+    numbers = list(range(1, total + 1))
+    DesignRng(seed, "planted_trials").shuffle(numbers)
+    marks = _plant(seed, numbers[: len(planted_ids)], champion)
+    arrangement: list[ArrangementEntry] = []
+    taken_real, taken_planted = iter(real), iter(planted_ids)
+    for number in range(1, total + 1):
+        if number in marks:
+            entry: ArrangementEntry = {
+                "trial": number,
+                "prompt_id": next(taken_planted),
+                "left": champion,
+                "right": champion,
+                "planted": marks[number],
+            }
+        else:
+            entry = next(taken_real)
+            entry["trial"] = number
+        arrangement.append(entry)
+    return arrangement
 
 
 def _models(options: DesignOptions) -> dict[str, Any]:
@@ -594,20 +816,33 @@ def build_design(
     }
     if options.extra_questions_per_option:  # absent otherwise: earlier designs keep their bytes
         judging["extra_questions_per_option"] = list(options.extra_questions_per_option)
-    total = options.trials + options.controls
+    total = options.trials + options.controls + options.planted
     prompt_ids = [p.id for p in prompts]
     names = [name for name, _ in options.candidates]
+    champion = options.decision.champion if options.decision is not None else "A"
     if names:
         try:
             arrangement = build_candidate_arrangement(
-                options.seed, names, prompt_ids, options.pairs, options.trials
+                options.seed,
+                names,
+                prompt_ids,
+                options.pairs,
+                options.trials,
+                options.planted,
+                champion,
             )
         except ValueError as error:
             raise BadInput(message_of(error)) from None
         total = len(arrangement)
     else:
         arrangement = build_arrangement(
-            options.seed, total, prompt_ids, options.protocol, options.controls
+            options.seed,
+            total,
+            prompt_ids,
+            options.protocol,
+            options.controls,
+            options.planted,
+            champion,
         )
     record: DesignRecord = {
         "schema": schema_tag("design"),
@@ -637,8 +872,32 @@ def build_design(
     }
     if options.controls:  # absent when 0, so a design without controls hashes as before
         record["controls"] = options.controls
+    if options.position_margin is not None:  # absent unless given: earlier designs keep their hash
+        record["position_margin"] = float(options.position_margin)
     if names:  # absent for two sides, so a two-sided design hashes as before
         record["candidates"] = names
         mode = str(pairing.parse_mode(options.pairs))  # as the schedule reads it: sample:3
         record["pairing"] = {"version": pairing.PAIRING_VERSION, "mode": mode}
+    if options.people_sample is not None:  # absent without one: earlier designs keep their hash
+        record["people_sample"] = _people_sample(options, record)
+    if options.decision is not None:  # absent without --decide: earlier designs keep their bytes
+        record["decision"] = options.decision.to_dict(options.alpha)
     return record
+
+
+def _people_sample(options: DesignOptions, record: DesignRecord) -> PeopleSampleRecord:
+    from blindtest.model.people_sample import draw_people_sample, used_prompts
+
+    assert options.people_sample is not None
+    try:
+        drawn = draw_people_sample(
+            options.seed,
+            used_prompts(record),
+            options.people_sample,
+            options.people_sample_by,
+            judge_prediction=options.judge_prediction,
+            missing=options.people_missing,
+        )
+    except ValueError as error:
+        raise BadInput(message_of(error)) from None
+    return cast(PeopleSampleRecord, drawn)

@@ -29,6 +29,7 @@ from blindtest.designing.build import (
     check_key_env,
     check_url,
 )
+from blindtest.designing.decision import DecisionSpec, champion_side, decision_spec
 from blindtest.designing.sides_file import SideEntry, read_sides_file
 from blindtest.errors import BadInput, message_of, option
 from blindtest.model import pairing
@@ -80,6 +81,8 @@ class DesignRequest:
     alpha: float = 0.05
     sequential: bool = False
     similarity_pd0: float | None = None
+    #: Preference: the position gate's margin on the left share (None: the analysis default).
+    position_margin: float | None = None
     strip_formatting: bool = False
     length_band: str | None = None
     truncate_match: bool = False
@@ -121,6 +124,24 @@ class DesignRequest:
     #: The base URL and key variable every candidate shares (None: the defaults).
     url: str | None = None
     key_env: str | None = None
+    #: People judge this many prompts, drawn from the seed; an LLM judge judges every one
+    #: (:mod:`blindtest.model.people_sample`). None: people judge every comparison.
+    people_sample: int | None = None
+    #: ``"tag"``: the sample stratified by each prompt's first tag (None: uniform).
+    people_sample_by: str | None = None
+    #: The LLM judge's prediction of a comparison: ``"verdict"`` or ``"confidence"``.
+    judge_prediction: str | None = None
+    #: A sampled comparison left without a people's judgement: ``"void"`` or ``"bound"``.
+    people_missing: str | None = None
+    #: A pre-registered decision (:mod:`blindtest.designing.decision`): --decide RULE, the
+    #: champion (None: side A, or the reference of reference:NAME), the estimand, the
+    #: planning values and the planted comparisons of the sensitivity check.
+    decide: str | None = None
+    champion: str | None = None
+    estimand: str | None = None
+    plan_true: float | None = None
+    plan_ties: float | None = None
+    sensitivity: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,17 +205,47 @@ def resolve_request(request: DesignRequest) -> ResolvedDesign:
         url = url or r.url or DEFAULT_BASE_URL
         return _side_spec(r, side, model, url, key_env or r.key_env or default_key_env(side))
 
+    a = side("A", model_a, a_url, r.a_key_env)
+    b = side("B", model_b, b_url, r.b_key_env)
+    protocol = r.protocol or DEFAULT_PROTOCOL
+    labels = [("A", (a.label, a.model)), ("B", (b.label, b.model))]
     options = DesignOptions(
-        a=side("A", model_a, a_url, r.a_key_env),
-        b=side("B", model_b, b_url, r.b_key_env),
+        a=a,
+        b=b,
         seed=r.seed if r.seed is not None else fresh_seed(),
-        protocol=r.protocol or DEFAULT_PROTOCOL,
+        protocol=protocol,
         trials=DEFAULT_TRIALS if r.trials is None else r.trials,
         source=source,
         **_shared_options(r),
         controls=r.controls,
+        decision=_decision(r, protocol, labels),
     )
     return ResolvedDesign(prompts, options, dropped)
+
+
+def _decision(
+    r: DesignRequest, protocol: str, labels: Sequence[tuple[str, Sequence[str | None]]]
+) -> DecisionSpec | None:
+    """--decide and its companions; the champion resolved to a side (BadInput otherwise).
+    With --decide on a preference design, --sequential pre-registers a sequential decision
+    (the triangle's e-process is what --sequential means without it)."""
+    if r.decide is None and r.champion is not None:
+        raise BadInput(
+            f"{option('champion')} goes with {option('decide')} RULE; add {option('decide')} or "
+            f"drop {option('champion')}"
+        )
+    if r.protocol is not None and r.protocol not in PROTOCOLS:
+        return None  # check_options names the protocol
+    return decision_spec(
+        decide=r.decide,
+        protocol=protocol,
+        champion=champion_side(r.champion, labels),
+        estimand=r.estimand,
+        plan_true=r.plan_true,
+        plan_ties=r.plan_ties,
+        sensitivity=r.sensitivity,
+        sequential=r.sequential and r.decide is not None and PROTOCOLS[protocol].prefers,
+    )
 
 
 def _side_spec(r: DesignRequest, side: str, model: str, url: str, key_env: str) -> ModelSpec:
@@ -490,6 +541,11 @@ def _resolve_candidates(r: DesignRequest) -> ResolvedDesign:
     pairs = r.pairs or "all"
     names = [name for name, _ in specs]
     trials = _cap(names, len(prompts), pairs, r.trials)
+    mode = pairing.parse_mode(pairs)
+    labels = [(name, (spec.label, spec.model)) for name, spec in specs]
+    if mode.kind == "reference" and mode.reference in names:
+        # The reference is the champion: first in the order the champion is looked up.
+        labels.sort(key=lambda item: item[0] != mode.reference)
     options = DesignOptions(
         a=specs[0][1],  # not read with candidates (DesignOptions.candidates)
         b=specs[1][1],
@@ -499,9 +555,16 @@ def _resolve_candidates(r: DesignRequest) -> ResolvedDesign:
         source=source,
         **_shared_options(r),
         candidates=tuple(specs),
-        pairs=str(pairing.parse_mode(pairs)),
+        pairs=str(mode),
+        decision=_decision(r, "preference", labels),
     )
     return ResolvedDesign(prompts, options, dropped)
+
+
+def _prefers(r: DesignRequest) -> bool:
+    default = "preference" if _wants_candidates(r) else DEFAULT_PROTOCOL
+    rules = PROTOCOLS.get(r.protocol or default)
+    return rules is not None and rules.prefers
 
 
 #: Every field a DesignRequest takes (the Python API's keyword names).
@@ -512,8 +575,10 @@ def _shared_options(r: DesignRequest) -> dict[str, Any]:
     """The DesignOptions fields a two-sided and a several-candidate design take alike."""
     return {
         "alpha": r.alpha,
-        "sequential": r.sequential,
+        # With --decide on a preference design --sequential is the decision's (_decision).
+        "sequential": r.sequential and not (r.decide is not None and _prefers(r)),
         "similarity_pd0": r.similarity_pd0,
+        "position_margin": r.position_margin,
         "demo": r.demo,
         "system": read_text_option(option("system"), r.system) if r.system is not None else None,
         "normalization": _normalization(r),
@@ -521,4 +586,24 @@ def _shared_options(r: DesignRequest) -> dict[str, Any]:
         "extra_questions": r.extra_questions,
         "extra_questions_per_option": r.extra_questions_per_option,
         "require_reason": r.require_reason,
+        **_people_options(r),
+    }
+
+
+def _people_options(r: DesignRequest) -> dict[str, Any]:
+    """The people's sample (``--people-sample N`` and what goes with it); the options that
+    qualify it are refused without it."""
+    if r.people_sample is None:
+        for name in ("people_sample_by", "judge_prediction", "people_missing"):
+            if getattr(r, name) is not None:
+                raise BadInput(
+                    f"{option(name)} goes with {option('people_sample', 'N')}; add it or drop "
+                    f"{option(name)}"
+                )
+        return {}
+    return {
+        "people_sample": r.people_sample,
+        "people_sample_by": r.people_sample_by or "uniform",
+        "judge_prediction": r.judge_prediction or "verdict",
+        "people_missing": r.people_missing or "void",
     }

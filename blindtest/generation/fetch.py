@@ -210,7 +210,7 @@ async def run_generation(
         collisions = _collisions_of(design, ledger)
     guard_error: list[CheckFailed] = []
     counts = progress if progress is not None else Progress(total=0)
-    if collisions.deterministic():
+    if collisions.refused():
         raise deterministic_endpoint_error(design, collisions)  # no more money on it
     roles = client.sides
     queue: asyncio.Queue[Work | None] | None = asyncio.Queue() if LAUNDER in roles else None
@@ -226,7 +226,7 @@ async def run_generation(
                 queue.put_nowait(Work(work.slot, LAUNDER, row.get("raw_text", row["text"])))
                 counts.total += 1
             collisions.take(work.slot.trial, work.slot.slot, row)
-            if not guard_error and collisions.deterministic():
+            if not guard_error and collisions.refused():
                 guard_error.append(CheckFailed("deterministic endpoint"))
         if on_update is not None:
             on_update()

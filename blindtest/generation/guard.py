@@ -4,10 +4,9 @@ of either."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from blindtest import reportfmt
 from blindtest.errors import CheckFailed, option
@@ -17,37 +16,56 @@ from blindtest.model.protocols import protocol_of
 from blindtest.model.slots import SlotState, original_text
 from blindtest.rundir.artifacts import Columns
 from blindtest.rundir.types import DesignRecord
+from blindtest.stats.determinism import (
+    AGREE_PER_WORD,
+    CANNED_MIN_PROMPTS,
+    DETERMINISTIC_MISS,
+    MIN_PAIRS,
+    RAREST_REPEAT,
+    STOP_EVIDENCE,
+    BoundedDeterminismTally,
+    chance_of_repeat,
+    pair_evidence,
+)
+
+__all__ = [
+    "AGREE_PER_WORD",
+    "CANNED_MIN_PROMPTS",
+    "DETERMINISTIC_MISS",
+    "MIN_PAIRS",
+    "RAREST_REPEAT",
+    "STOP_EVIDENCE",
+    "DrawCollisions",
+    "SideCollisions",
+    "chance_of_repeat",
+    "collision_notice",
+    "deterministic_endpoint_error",
+    "identical_draws",
+    "pair_evidence",
+    "trial_positions",
+]
 
 #: The deterministic-side guard. A side that answers deterministically (temperature ignored
 #: or 0, or a cache) gives its two triangle draws the same text, and the triangle degenerates
 #: into spot-the-twin: the odd response is found by equality, and the run measures that tell,
-#: not the models. Short answers at a real temperature collide by chance ("Yes", "Paris."),
-#: so the count of identical pairs alone cannot tell the two apart; their length can. The
-#: guard keeps, per side, a likelihood ratio (an e-process) over that side's twin pairs:
+#: not the models. Per doubled side the guard keeps :mod:`blindtest.stats.determinism`'s two
+#: checks (:class:`~blindtest.stats.determinism.BoundedDeterminismTally`: memory grows with
+#: the prompts, not the trials):
 #:
-#: * H0, the side samples: a second independent draw reproduces a given answer of ``n`` words
-#:   with probability at most ``q(n)`` (:func:`chance_of_repeat`): 1 up to ``FREE_WORDS``
-#:   words (a short answer may well be the only likely one), then ``AGREE_PER_WORD`` per
-#:   further word, and never below ``RAREST_REPEAT`` (a prompt with one right wording, a
-#:   quotation or a listing, repeats at any temperature, so no single pair counts for more);
-#: * H1, the side is deterministic: its pairs come back identical, but for a share
-#:   ``DETERMINISTIC_MISS`` (a seeded server's best effort, a cache miss).
+#: * determinism, an e-process over the side's twin pairs: an identical pair of ``n`` words
+#:   is evidence weighed by the chance that a sampling side repeats it (1 for a one-word
+#:   answer, then ``AGREE_PER_WORD`` per further word, never below ``RAREST_REPEAT``), a pair
+#:   that differs counts against; by Ville's inequality a sampling side reaches
+#:   ``STOP_EVIDENCE`` with probability at most its inverse. A deterministic side answering
+#:   8-word sentences is caught at 10 pairs; one-word answers never count;
+#: * prompt independence, a count: one text of two or more words opening at least
+#:   ``CANNED_MIN_PROMPTS`` of the side's prompts and at least half of them (a gateway's canned
+#:   sentence). Its collisions are no evidence in the first check (canned texts repeat at
+#:   any temperature), so each check says that it fired.
 #:
-#: An identical pair of ``n`` words multiplies the ratio by ``(1 - miss) / q(n)``, a pair that
-#: differs by ``miss``. Under H0 each factor has expectation at most 1, so by Ville's
-#: inequality a sampling side reaches ``STOP_EVIDENCE`` with probability at most its inverse
-#: however often it is checked. Worked figures: one-word answers never count (the factor is
-#: 0.9), however many collide; five identical pairs of 50 words or more reach ~10^19.7 (a
-#: 10-trial design with one deterministic side is caught); one identical pair never reaches it
-#: (at most 0.9 x 10^4), nor do two among a side's five pairs (10^7.9 x 10^-3).
-FREE_WORDS = 5
-AGREE_PER_WORD = 0.8
-RAREST_REPEAT = 1e-4
-DETERMINISTIC_MISS = 0.1
-STOP_EVIDENCE = 1e6
-#: Judged once this many twin pairs are in (or all of them, in a smaller design): a workload
-#: whose first prompts have one right wording does not stop the run before the rest speak.
-MIN_PAIRS = 10
+#: A collision notice below this many words says that answers this short cannot tell a
+#: deterministic endpoint from chance.
+SHORT_ANSWER_WORDS = 10
 
 
 def _same(first: object, second: object) -> bool:
@@ -75,57 +93,58 @@ def trial_positions(design: DesignRecord) -> Callable[[int], int | None]:
     return table.get
 
 
-def chance_of_repeat(words: int) -> float:
-    """H0's bound on the chance that a sampling side's second draw repeats an answer of
-    ``words`` words exactly (see ``STOP_EVIDENCE``)."""
-    if words <= FREE_WORDS:
-        return 1.0
-    return max(RAREST_REPEAT, AGREE_PER_WORD ** (words - FREE_WORDS))
-
-
-def pair_evidence(words: int | None) -> float:
-    """log10 of the factor one twin pair puts on the deterministic-side ratio: ``words`` is
-    the identical answer's length, None a pair that differs."""
-    if words is None:
-        return math.log10(DETERMINISTIC_MISS)
-    return math.log10((1 - DETERMINISTIC_MISS) / chance_of_repeat(words))
-
-
 @dataclass
 class SideCollisions:
-    """One side's twin pairs: how many are fetched, how many came back identical, the longest
-    identical answer (words) and log10 of the deterministic-side ratio (``pair_evidence``)."""
+    """One doubled side's checks (:class:`BoundedDeterminismTally`) and, for the message, the
+    text of its most common answer (only that one text is kept)."""
 
-    pairs: int = 0
-    identical: int = 0
-    longest: int = 0
-    evidence: float = 0.0
+    tally: BoundedDeterminismTally = field(default_factory=BoundedDeterminismTally)
+    common_text: str = ""
 
-    def take(self, words: int | None) -> None:
-        self.pairs += 1
-        if words is not None:
-            self.identical += 1
-            self.longest = max(self.longest, words)
-        self.evidence += pair_evidence(words)
+    @property
+    def pairs(self) -> int:
+        return self.tally.pairs
+
+    @property
+    def identical(self) -> int:
+        return self.tally.identical
+
+    @property
+    def evidence(self) -> float:
+        return self.tally.base + self.tally.extra_total
+
+    @property
+    def longest(self) -> int:
+        """The longest identical answer that is not a canned text (words)."""
+        return self.tally.result().longest
+
+    def take(self, prompt: Hashable, digest: int, text: str, words: int) -> None:
+        """One answer of the side; remember its text when it is the side's most common."""
+        before = self.tally.common
+        self.tally.add_answer(prompt, digest, words)
+        if self.tally.common == digest and before != digest:
+            self.common_text = text
 
 
 @dataclass
 class DrawCollisions:
     """Triangle trials whose two same-model draws are both fetched (``pairs``) and of those,
     the ones that came back identical, whitespace aside (``identical``); per doubled side,
-    the same and the evidence that it answers deterministically (``sides``).
+    its two checks (``sides``).
 
     Fed each slot as it is first answered (:meth:`take`): the first twin of a trial leaves
     a hash of its text until the second arrives, so the guard costs O(1) per response and a
-    few bytes per trial (``odd``: each trial's odd position, 0 outside a triangle).
+    few bytes per pending trial, plus what each side's tally keeps per prompt (``odd``: each
+    trial's odd position, 0 outside a triangle).
     """
 
     odd: bytearray
     trials: int
     position: Callable[[int], int | None]
+    prompt_of: Callable[[int], Hashable] = lambda position: position
     pairs: int = 0
     identical: int = 0
-    first: dict[int, tuple[int, int]] = field(default_factory=dict)
+    first: dict[int, tuple[int, int, int]] = field(default_factory=dict)
     sides: dict[str, SideCollisions] = field(
         default_factory=lambda: {side: SideCollisions() for side in TWO_SIDES}
     )
@@ -134,10 +153,23 @@ class DrawCollisions:
     def empty(cls, design: DesignRecord) -> DrawCollisions:
         count = len(design["arrangement"])
         odd = bytearray(count)
+        planned: dict[str, int] = {}
         if protocol_of(design).repeats_side:  # the odd position says which two are twins
             odd = bytearray(int(p) for p in _arrangement_values(design, "odd_position"))
-        sides = {side: SideCollisions() for side in candidates_of(design)}
-        return cls(odd, count, trial_positions(design), sides=sides)
+            for side in _arrangement_values(design, "doubled"):
+                planned[str(side)] = planned.get(str(side), 0) + 1
+        sides = {
+            side: SideCollisions(BoundedDeterminismTally(planned_pairs=planned.get(side, 0)))
+            for side in candidates_of(design)
+        }
+        arrangement: Any = design["arrangement"]
+
+        def prompt_of(position: int) -> Hashable:
+            if isinstance(arrangement, Columns):
+                return cast(Hashable, arrangement.value(position, "prompt_id"))
+            return cast(Hashable, arrangement[position].get("prompt_id"))
+
+        return cls(odd, count, trial_positions(design), prompt_of, sides=sides)
 
     @classmethod
     def for_design(cls, design: DesignRecord, state: SlotState) -> DrawCollisions:
@@ -153,36 +185,48 @@ class DrawCollisions:
             self.take(key[0], key[1], row)
 
     def take(self, trial: int, slot: int, row: Mapping[str, Any]) -> None:
-        """Count a trial once both of its twin draws are answered (call once per slot, when
-        it is first answered)."""
+        """Count a side's answer, and a trial once both of its twin draws are answered (call
+        once per slot, when it is first answered)."""
         position = self.position(trial)
-        if position is None or not self.odd[position] or slot == self.odd[position]:
+        if position is None or not self.odd[position]:
             return
         text = " ".join(original_text(row).split())
-        digest = hash(text)
+        digest, words = hash(text), count_words(text)
+        prompt = self.prompt_of(position)
+        side = self.sides.get(str(row.get("side")))
+        if side is not None:
+            side.take(prompt, digest, text, words)
+        if slot == self.odd[position]:
+            return
         other = self.first.get(position)
         if other is None:
-            self.first[position] = (slot, digest)
+            self.first[position] = (slot, digest, words)
         elif other[0] != slot:
             del self.first[position]
             self.pairs += 1
-            same = _same(other[1], digest)
-            self.identical += same
-            side = self.sides.get(str(row.get("side")))
+            self.identical += _same(other[1], digest)
             if side is not None:
-                side.take(count_words(text) if same else None)
+                side.tally.add_pair(prompt, other[1], digest, other[2])
+
+    def fired(self, check: str) -> list[str]:
+        """The sides for which ``check`` ("deterministic" or "prompt_independent") fired."""
+        return [name for name, side in self.sides.items() if check in side.tally.fired()]
 
     def deterministic_sides(self) -> list[str]:
         """The sides whose twin pairs show them deterministic (``STOP_EVIDENCE``), once
-        enough pairs are in to judge."""
+        enough pairs are in to judge: ``MIN_PAIRS`` of the side's own (or all it has) and as
+        many of the run's (or all of them), so that a stop speaks for both sides at once."""
         if self.pairs < min(MIN_PAIRS, self.trials):
             return []
-        bar = math.log10(STOP_EVIDENCE)
-        return [name for name, side in self.sides.items() if side.evidence >= bar]
+        return self.fired("deterministic")
 
     def deterministic(self) -> bool:
         """A side's identical twin pairs too long and too many to be chance."""
         return bool(self.deterministic_sides())
+
+    def refused(self) -> bool:
+        """Either check fired for a side: the run stops (:func:`deterministic_endpoint_error`)."""
+        return self.deterministic() or bool(self.fired("prompt_independent"))
 
 
 def identical_draws(design: DesignRecord, state: SlotState) -> int:
@@ -203,30 +247,68 @@ def _side_count(name: str, side: SideCollisions, model: str) -> str:
     )
 
 
-def deterministic_endpoint_error(design: DesignRecord, collisions: DrawCollisions) -> CheckFailed:
+def _quoted(text: str, limit: int = 80) -> str:
+    return '"' + (text if len(text) <= limit else text[: limit - 3].rstrip() + "...") + '"'
+
+
+def _deterministic_words(design: DesignRecord, collisions: DrawCollisions) -> str:
     names = collisions.deterministic_sides()
     counts = "; ".join(
         _side_count(name, collisions.sides[name], design["models"][name]["model"]) for name in names
     )
     endpoint = "the endpoint is" if len(names) == 1 else "the endpoints are"
-    return CheckFailed(
+    return (
         f"{collisions.identical} {_over(collisions)} got two identical answers from the same "
-        f"model: {counts}; answers that long do not repeat by chance, so {endpoint} "
-        "deterministic (temperature ignored or 0, or a cache), the odd response is found by "
-        "the identical pair without reading, and the run would measure that, not the models; "
+        f"model: {counts}; the determinism check fired (identical draws weighed by the chance "
+        f"of a collision): answers that long do not repeat by chance, so {endpoint} "
+        "deterministic (temperature ignored or 0, or a cache)"
+    )
+
+
+def _independent_words(design: DesignRecord, collisions: DrawCollisions) -> str:
+    said = []
+    for name in collisions.fired("prompt_independent"):
+        side = collisions.sides[name]
+        found = side.tally.result()
+        said.append(
+            f"side {name} ({design['models'][name]['model']}) gave the same answer, "
+            f"{_quoted(side.common_text)} ({reportfmt.count(found.common_words, 'word')}), "
+            f"to {found.common_prompts} of the {found.prompts} prompts it answered"
+        )
+    return (
+        "; ".join(said) + "; the prompt-independence count fired: answers that do not depend "
+        "on the prompt (a canned refusal, an error text or a gateway's placeholder) repeat at "
+        "any temperature"
+    )
+
+
+def deterministic_endpoint_error(design: DesignRecord, collisions: DrawCollisions) -> CheckFailed:
+    """Why the run stops: which of the two checks fired, for which side, and what to do."""
+    said = []
+    if collisions.deterministic_sides():
+        said.append(_deterministic_words(design, collisions))
+    if collisions.fired("prompt_independent"):
+        said.append(_independent_words(design, collisions))
+    fix = (
         f"use {option('protocol', 'pair')} for this endpoint"
+        if collisions.deterministic_sides()
+        else "look at what the endpoint answers (responses.jsonl) before running again"
+    )
+    return CheckFailed(
+        "; and ".join(said) + "; the odd response is found by the identical pair without "
+        f"reading, and the run would measure that, not the models; {fix}"
     )
 
 
 def collision_notice(collisions: DrawCollisions) -> str | None:
-    """What to say when some same-model draws collide but no side is shown deterministic
-    (short answers at a real temperature): the count, and what it does to the test."""
-    if not collisions.identical or collisions.deterministic():
+    """What to say when some same-model draws collide but no side is refused (short answers
+    at a real temperature): the count, and what it does to the test."""
+    if not collisions.identical or collisions.refused():
         return None
     k = collisions.identical
     trials = "trial" if k == 1 else "trials"
     longest = max(side.longest for side in collisions.sides.values())
-    if longest > 2 * FREE_WORDS:
+    if longest > SHORT_ANSWER_WORDS:
         why = (
             f"the longest {reportfmt.count(longest, 'word')}: chance, or prompts with one right "
             "wording"

@@ -312,7 +312,7 @@ def check_not_deterministic(
     if collisions is None:
         assert isinstance(state, SlotState)
         collisions = DrawCollisions.for_design(design, state)
-    if collisions.deterministic():
+    if collisions.refused():
         raise deterministic_endpoint_error(design, collisions)
 
 

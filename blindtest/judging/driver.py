@@ -345,6 +345,9 @@ class JudgeSetup:
     resume_command: str = "the same command"
     #: Options of one kind of judge, from the command line (the judging page's --port ...).
     options: Mapping[str, object] = field(default_factory=dict)
+    #: The trials this judge is asked when it is a share of them (a person, when the design
+    #: samples the prompts people judge); None: every trial.
+    share: Collection[int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

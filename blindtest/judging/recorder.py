@@ -8,7 +8,7 @@ callback: no file opened here, nothing printed, no click.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -94,6 +94,7 @@ class Recorder:
         *,
         kind: str = "human",
         settings: Mapping[str, Any] | None = None,
+        share: Collection[int] | None = None,
     ) -> None:
         self._run = run  # private: it holds the answer key, which a session must not reach
         self.judge = judge
@@ -105,6 +106,8 @@ class Recorder:
             else {}
         )
         self._append = append
+        #: The trials this judge is asked (a person on a people's sample); None: all.
+        self._share = frozenset(share) if share is not None else None
         self._checker = PicksChecker(run.view)
         self._judged: set[int] = set()
         self._last: int | None = None
@@ -147,16 +150,18 @@ class Recorder:
     @property
     def done(self) -> bool:
         crossed = self._rule is not None and self._rule.crossed
-        return crossed or len(self._judged) >= self._run.view.total
+        return crossed or self.judged >= self.total
 
     @property
     def stopped_early(self) -> bool:
         """True when a sequential design stopped before its trial limit."""
         crossed = self._rule is not None and self._rule.crossed
-        return crossed and len(self._judged) < self._run.view.total
+        return crossed and self.judged < self.total
 
     @property
     def judged(self) -> int:
+        if self._share is not None:
+            return len(self._judged & self._share)
         return len(self._judged)
 
     @property
@@ -165,7 +170,8 @@ class Recorder:
 
     @property
     def total(self) -> int:
-        return self._run.view.total
+        """The trials this judge is asked: its share, else every trial."""
+        return len(self._share) if self._share is not None else self._run.view.total
 
     def trial(self, number: int) -> Trial:
         return self._run.view.trials[number - 1]

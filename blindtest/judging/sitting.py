@@ -22,7 +22,7 @@ from blindtest.model.picks import JudgeRun, PicksFile, read_picks, remaining_tri
 from blindtest.present.hints import stage_command
 from blindtest.rundir import artifacts
 
-__all__ = ["OpenedPicks", "analyze_command", "open_picks", "sit", "sit_opened"]
+__all__ = ["OpenedPicks", "analyze_command", "open_picks", "people_share", "sit", "sit_opened"]
 
 
 def sit(
@@ -44,12 +44,30 @@ def sit(
     Refused before anything is written: resuming a machine judge with other settings than
     its picks in ``out`` were made with, and a default judge id in a file that holds only
     other judges' picks (:func:`~blindtest.judging.output.check_default_id`). A kind that
-    answers a share of the trials (:attr:`JudgeKind.answers`) is asked only those."""
+    answers a share of the trials (:attr:`JudgeKind.answers`) is asked only those; a person,
+    when the design samples the prompts people judge, only the sample's comparisons
+    (:func:`people_share`)."""
     if only is None and kind.answers is not None:
         only = kind.answers(run, judge_id)
+    share = people_share(run, kind)
+    if share is not None:
+        sampled = set(share)
+        only = share if only is None else [trial for trial in only if trial in sampled]
     opened = open_picks(run, kind, judge_id, out, force, default_of=default_of)
-    judge = kind.make(JudgeSetup(run, judge_id, opened.existing, resume, options))
-    return judge, sit_opened(run, kind, judge, opened, only)
+    judge = kind.make(JudgeSetup(run, judge_id, opened.existing, resume, options, share))
+    return judge, sit_opened(run, kind, judge, opened, only, share=share)
+
+
+def people_share(run: JudgeRun, kind: JudgeKind) -> tuple[int, ...] | None:
+    """The comparisons a person is asked when the design samples the prompts people judge
+    (:mod:`blindtest.model.people_sample`); None for any other judge, or without a sample.
+    A person's progress counts its share ("trial 9 (3 of 3)"); nothing it is shown comes from
+    the LLM judge."""
+    from blindtest.model.people_sample import people_trials
+
+    if kind.records_as != "human":
+        return None
+    return people_trials(run.design)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,12 +114,15 @@ def sit_opened(
     only: Collection[int] | None = None,
     on_record: Callable[[Mapping[str, Any]], object] | None = None,
     order: Sequence[int] | None = None,
+    *,
+    share: Collection[int] | None = None,
 ) -> JudgingResult:
     """Drive ``judge`` through the trials it still has to judge (``only``: just those
     numbered there; ``order``: in this order, a panel reviewer's own, else design order) into
     the opened file, each pick through the :class:`~blindtest.judging.recorder.Recorder`
     (stamped with the kind and the settings) and synced as the kind promises; ``on_record`` is
-    told of every record appended."""
+    told of every record appended. ``share``: the trials the judge is asked, when they are a
+    share of the run (a person on a people's sample): its progress and its end count those."""
     existing = opened.existing
     remaining = remaining_trials(
         run.view, existing.answered, opened.judge_id, existing.later_passes
@@ -130,6 +151,7 @@ def sit_opened(
             earlier=(*existing.answered, *existing.later_passes),
             kind=kind.records_as,
             settings=opened.settings,
+            share=share,
         )
         return drive(judge, recorder, remaining)
 

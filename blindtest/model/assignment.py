@@ -16,10 +16,19 @@ from blindtest.errors import BadInput, option
 from blindtest.model.rng import DesignRng
 
 
+def _pool(trials: int | Sequence[int]) -> list[int]:
+    """The trials a panel is dealt: 1..``trials``, or those given (a people's sample,
+    :func:`blindtest.model.people_sample.people_pool`), in design order."""
+    if isinstance(trials, int):
+        return list(range(1, trials + 1))
+    return sorted(int(t) for t in trials)
+
+
 def assign(
-    seed: str, trials: int, names: Sequence[str], per_judge: int | None
+    seed: str, trials: int | Sequence[int], names: Sequence[str], per_judge: int | None
 ) -> dict[str, tuple[int, ...]]:
-    """The trials each reviewer judges, in design order.
+    """The trials each reviewer judges, in design order. ``trials``: how many the design
+    has, or the trials people judge when the design samples them (the ring is then those).
 
     The trials are shuffled once with ``DesignRng(seed, "panel")`` and read as a ring; the
     reviewers, in the order given, take ``per_judge`` consecutive places each. N consecutive
@@ -27,16 +36,17 @@ def assign(
     round the ring ``len(names) * N / trials`` times, so every trial gets that many
     reviewers, rounded down or up: two or more once N x reviewers >= 2 x trials.
     """
+    pool = _pool(trials)
     if per_judge is None:
-        return {name: tuple(range(1, trials + 1)) for name in names}
-    if not 1 <= per_judge <= trials:
-        raise BadInput(
-            f"{option('per_judge', per_judge)}: give 1 to {trials} (the design's trials)"
-        )
-    ring = list(range(1, trials + 1))
+        return {name: tuple(pool) for name in names}
+    size = len(pool)
+    if not 1 <= per_judge <= size:
+        whose = "the design's trials" if isinstance(trials, int) else "the trials people judge"
+        raise BadInput(f"{option('per_judge', per_judge)}: give 1 to {size} ({whose})")
+    ring = list(pool)
     DesignRng(seed, "panel").shuffle(ring)
     return {
-        name: tuple(sorted(ring[(i * per_judge + k) % trials] for k in range(per_judge)))
+        name: tuple(sorted(ring[(i * per_judge + k) % size] for k in range(per_judge)))
         for i, name in enumerate(names)
     }
 
@@ -53,7 +63,9 @@ def reviewer_order(seed: str, judge: str, share: Sequence[int]) -> tuple[int, ..
     return tuple(ordered)
 
 
-def order_of(seed: str, trials: int, judge: str, panel: Mapping[str, object]) -> tuple[int, ...]:
+def order_of(
+    seed: str, trials: int | Sequence[int], judge: str, panel: Mapping[str, object]
+) -> tuple[int, ...]:
     """The order ``judge`` was asked its trials in, from the ``panel`` field its picks carry:
     its own (``"order": "reviewer"``), else design order (a panel made before)."""
     share = share_of(seed, trials, judge, panel)
@@ -63,7 +75,7 @@ def order_of(seed: str, trials: int, judge: str, panel: Mapping[str, object]) ->
 
 
 def order_problems(
-    rows: Sequence[tuple[int, Mapping[str, Any]]], seed: str, trials: int
+    rows: Sequence[tuple[int, Mapping[str, Any]]], seed: str, trials: int | Sequence[int]
 ) -> list[tuple[int, str]]:
     """Where a panel reviewer's picks file breaks the order the reviewer was asked in.
 
@@ -114,20 +126,24 @@ def _first_touches(
     return panels, touches
 
 
-def coverage(assignment: Mapping[str, Sequence[int]], trials: int) -> dict[int, int]:
-    """How many reviewers each trial gets."""
-    counts = dict.fromkeys(range(1, trials + 1), 0)
+def coverage(
+    assignment: Mapping[str, Sequence[int]], trials: int | Sequence[int]
+) -> dict[int, int]:
+    """How many reviewers each trial (of 1..``trials``, or of those given) gets."""
+    counts = dict.fromkeys(_pool(trials), 0)
     for numbers in assignment.values():
         for number in numbers:
             counts[number] += 1
     return counts
 
 
-def share_of(seed: str, trials: int, judge: str, panel: Mapping[str, object]) -> tuple[int, ...]:
+def share_of(
+    seed: str, trials: int | Sequence[int], judge: str, panel: Mapping[str, object]
+) -> tuple[int, ...]:
     """The trials ``judge`` was dealt, from the ``panel`` field its picks carry
     (``{"reviewers": [...], "per_judge": N or null}``)."""
     reviewers = [str(name) for name in panel.get("reviewers", []) or []]  # type: ignore[attr-defined]
     per_judge = panel.get("per_judge")
     if judge not in reviewers:
-        return tuple(range(1, trials + 1))
+        return tuple(_pool(trials))
     return assign(seed, trials, reviewers, per_judge if isinstance(per_judge, int) else None)[judge]

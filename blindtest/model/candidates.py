@@ -89,10 +89,13 @@ def has_side_options(design: Mapping[str, Any]) -> bool:
 
 def shown_name(design: Mapping[str, Any], name: str) -> str:
     """What a report calls a candidate: ``A (label)`` for a side of a two-sided design (its
-    label, else its model), else the candidate's own name."""
-    if not has_side_options(design):
-        return name
+    label, else its model); a named candidate by its name, with the ``label`` its side
+    configuration gives (``bt-design --sides``) when that says something else:
+    ``alpha (prompt v2)``."""
     spec = design["models"][name]
+    if not has_side_options(design):
+        label = str(spec.get("label") or "").strip()
+        return f"{name} ({label})" if label and label != name else name
     return f"{name} ({spec.get('label') or spec['model']})"
 
 

@@ -211,12 +211,21 @@ def builtin_terms() -> list[str]:
     return list(_builtin())
 
 
+#: A model name with its organisation (``meta-llama/Llama-3.1-8B``, ``openrouter/x/y``): no
+#: space and no markup, so its last part is a model's name too. A label ("prompt v2", or
+#: one holding markup such as ``</script>``) is a name only whole: split at its slash, its
+#: tail (``script>``) would strip that text out of every answer that writes the tag.
+_MODEL_PATH = re.compile(r"[\w.:+-]+(?:/[\w.:+-]+)+")
+
+
 def design_terms(names: Iterable[str]) -> list[str]:
-    """Model names and labels as terms: each name, and for ``org/model`` names the model part
-    too; names shorter than two characters left out."""
+    """Model names and labels as terms: each name, and for ``org/model`` names
+    (``_MODEL_PATH``) the model part too; names shorter than two characters left out."""
     out = []
     for name in names:
-        for term in (name.strip(), name.strip().rsplit("/", 1)[-1]):
+        whole = name.strip()
+        parts = (whole, whole.rsplit("/", 1)[-1]) if _MODEL_PATH.fullmatch(whole) else (whole,)
+        for term in parts:
             if len(term) >= MIN_TERM_CHARS and any(c.isalnum() for c in term) and term not in out:
                 out.append(term)
     return out

@@ -150,6 +150,9 @@ class Protocol:
         control = entry.get("control")
         if control is not None:  # a hidden control: every position from one side
             return (str(control),) * self.options
+        planted = entry.get("planted")
+        if planted is not None:  # the champion's answer and a copy made from it
+            return (str(planted["side"]),) * self.options
         if self.layout_key == "doubled":
             doubled = str(entry["doubled"])
             odd = _other(doubled)
@@ -235,7 +238,8 @@ def refuse_abstention(pick: int | str) -> None:
 
 def _prefers_a(entry: Mapping[str, Any], pick: int | str, _first: str | None) -> bool | None:
     refuse_abstention(pick)
-    if pick == "tie" or "control" in entry:  # a hidden control shows one side twice
+    # A hidden control shows one side twice; a planted comparison one answer and its copy.
+    if pick == "tie" or "control" in entry or "planted" in entry:
         return None
     left = str(entry["left"])
     return (left if pick == "left" else _other(left)) == "A"

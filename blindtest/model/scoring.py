@@ -49,7 +49,8 @@ def preferred_side(design: DesignRecord, trial: int, pick: int | str) -> str | N
     pick (an abstention) is refused: the picks reader keeps it out of what is scored."""
     refuse_abstention(pick)
     entry = arrangement_entry(design, trial)
-    if pick == "tie" or "control" in entry:  # a hidden control shows one side twice
+    # A hidden control shows one side twice; a planted comparison one answer and its copy.
+    if pick == "tie" or "control" in entry or "planted" in entry:
         return None
     left, right = comparison_sides(entry)
     return left if pick == "left" else right

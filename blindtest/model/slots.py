@@ -13,6 +13,11 @@ Several candidates. A candidate answers each prompt once: only the slot that own
 there) is a slot to fetch, its row's ``side`` the candidate's name; every comparison reads its
 two options through the owners.
 
+Planted comparisons (the sensitivity check, :mod:`blindtest.model.planted`). The champion
+answers a planted prompt once, at the ``original`` position (with candidates, the slot its
+comparison owns); the other position shows a degraded copy of that answer, made when the
+blinded view is built, never fetched.
+
 Resume. A slot counts as answered once a row with ``status: "ok"`` exists for it (stage
 ``generate``; with laundering also stage ``launder``); a later failure row cannot undo it.
 Failure rows are explicit and the slot stays pending; the latest row for a slot wins, and of
@@ -30,6 +35,7 @@ from typing import Any, Protocol, cast
 from blindtest.errors import BadInput
 from blindtest.model.candidates import comparison_sides, shares_answers
 from blindtest.model.normalize import truncate_match
+from blindtest.model.planted import degrade, degraded_position, planted_of
 from blindtest.model.protocols import protocol_of
 from blindtest.rundir.artifacts import Columns, JsonObject, schema_tag
 from blindtest.rundir.types import DesignRecord, ResponseRow, TrialRecord
@@ -121,7 +127,10 @@ def iter_slots(design: DesignRecord) -> Iterator[Slot]:
     protocol = protocol_of(design)
     for entry in design["arrangement"]:
         sides = protocol.slot_sides(entry)  # the side at each position, per protocol
+        planted = planted_of(entry)
         for position, side in enumerate(sides, start=1):
+            if planted is not None and position != int(planted["original"]):
+                continue  # the degraded copy is made from the answer, never asked for
             yield Slot(entry["trial"], position, side, entry["prompt_id"])
 
 
@@ -130,7 +139,14 @@ def answer_slots(design: DesignRecord) -> Callable[[Mapping[str, Any]], list[tup
     display order: its own slots, or with candidates the owners of its two answers."""
     if not shares_answers(design):
         n_slots = protocol_of(design).options
-        return lambda entry: [(entry["trial"], slot) for slot in range(1, n_slots + 1)]
+
+        def own(entry: Mapping[str, Any]) -> list[tuple[int, int]]:
+            planted = planted_of(entry)
+            if planted is not None:  # both positions read the one answer (one is degraded)
+                return [(entry["trial"], int(planted["original"]))] * n_slots
+            return [(entry["trial"], slot) for slot in range(1, n_slots + 1)]
+
+        return own
     owners = owners_of(design)
     return lambda entry: [
         owners[(str(entry["prompt_id"]), side)] for side in comparison_sides(entry)
@@ -261,17 +277,24 @@ def _prompt_lookup(prompts: Any) -> Callable[[str], Mapping[str, Any]]:
 def iter_trials_view(design: DesignRecord, state: AnsweredRows) -> Iterator[TrialRecord]:
     """``trials.jsonl`` one trial at a time: trial, prompt and options, with nothing that
     names a side or model. ``--truncate-match`` needs every response of a trial, so it is
-    applied here."""
+    applied here; so is a planted comparison's degraded copy (``blindtest.model.planted``),
+    made last from the text the judge sees of the answer."""
     prompt_of = _prompt_lookup(design["prompts"])
     n_slots = protocol_of(design).options
     keys_of = answer_slots(design)
     for entry in design["arrangement"]:
         prompt = prompt_of(entry["prompt_id"])
+        options = displayed_texts(design, state, entry["trial"], n_slots, keys_of(entry))
+        planted = planted_of(entry)
+        if planted is not None:  # the degraded copy, made from what the judge sees
+            at = degraded_position(planted) - 1
+            how = str(planted["degradation"])
+            options[at] = degrade(options[at], how, str(design["seed"]), int(entry["trial"]))
         row: TrialRecord = {
             "schema": schema_tag("trials"),
             "trial": entry["trial"],
             "prompt": prompt["text"],
-            "options": displayed_texts(design, state, entry["trial"], n_slots, keys_of(entry)),
+            "options": options,
         }
         if "messages" in prompt:  # a conversation: the judge sees every turn
             row["history"] = [

@@ -121,6 +121,10 @@ def diff(recorded: Any, recomputed: Any, where: str = "") -> Iterator[Difference
 #: report.json keys added after reports were already written (``sides``); an older
 #: report without one still verifies, a newer one is checked in full.
 LATER_REPORT_KEYS = ("sides",)
+#: The same for report@1 (triangle, pair), which has no analysis version to tell an older
+#: report by: the judges' own records (`blindtest.analysis.raters`). A report@2 lacking them
+#: is an older analysis version, said as such.
+LATER_REPORT_1_KEYS = ("judge_counts", "first_picks")
 
 
 class _Verifier:
@@ -273,19 +277,49 @@ def _check_design(v: _Verifier) -> DesignRecord | None:
     if shares_answers(origin):
         full = _candidate_arrangement(v, origin)
     else:
-        full = build_arrangement(  # hidden controls are part of it
+        full = build_arrangement(  # hidden controls and planted comparisons are part of it
             design["seed"],
             parent_trials(origin),
             [p["id"] for p in design["prompts"]],
             design["protocol"],
             _first_controls(origin),
+            *_planted(origin),
         )
     derived = renumbered(full, origin)
     v.differ(f"{artifacts.DESIGN}/arrangement", design["arrangement"], derived)
+    _check_marked(v, origin, full)
+    return cast(DesignRecord, design)  # validated against the schema by v.read
+
+
+def _check_marked(v: _Verifier, design: Mapping[str, Any], full: list[Any]) -> None:
+    """What the design records beside its arrangement: the hidden controls it marks, and
+    the people's sample drawn over its prompts."""
     if "controls" in design:  # the count recorded is the count the arrangement marks
         marked = sum("control" in e for e in design["arrangement"])
         v.differ(f"{artifacts.DESIGN}/controls", design["controls"], marked)
-    return cast(DesignRecord, design)  # validated against the schema by v.read
+    if "people_sample" in design:
+        _check_people_sample(v, design, full)
+
+
+def _check_people_sample(v: _Verifier, design: Mapping[str, Any], full: list[Any]) -> None:
+    """The people's sample re-drawn from the seed over the prompts the first design of the
+    line used (:mod:`blindtest.model.people_sample`); a draw it refuses is a difference."""
+    from blindtest.model.people_sample import draw_people_sample, used_prompts
+
+    recorded = design["people_sample"]
+    v.note("people's sample from the seed")
+    try:
+        drawn: Any = draw_people_sample(
+            str(design["seed"]),
+            used_prompts({"prompts": design["prompts"], "arrangement": full}),
+            recorded["size"],
+            recorded["by"],
+            judge_prediction=recorded["judge_prediction"],
+            missing=recorded["missing"],
+        )
+    except ValueError as error:
+        drawn = f"no sample: {error}"
+    v.differ(f"{artifacts.DESIGN}/people_sample", recorded, drawn)
 
 
 def _candidate_arrangement(v: _Verifier, design: Mapping[str, Any]) -> list[Any]:
@@ -306,19 +340,33 @@ def _candidate_arrangement(v: _Verifier, design: Mapping[str, Any]) -> list[Any]
             v.result.differences.append(
                 Difference(f"{artifacts.DESIGN}/{where}", recorded, recomputed)
             )
+    planted, champion = _planted(design)
     try:
         return build_candidate_arrangement(
             str(design["seed"]),
             names,
             [str(p["id"]) for p in design["prompts"]],
             mode,
-            parent_trials(design),
+            parent_trials(design) - planted,
+            planted,
+            champion,
         )
     except ValueError as error:
         v.result.differences.append(
             Difference(f"{artifacts.DESIGN}/pairing/mode", mode, f"no schedule: {error}")
         )
         return []
+
+
+def _planted(design: Mapping[str, Any]) -> tuple[int, str]:
+    """The planted comparisons the decision asked for and its champion ((0, "A") without);
+    a derived design keeps the first design's decision."""
+    decision = design.get("decision")
+    if not isinstance(decision, Mapping):
+        return 0, "A"
+    sensitivity = decision.get("sensitivity")
+    planted = int(sensitivity["comparisons"]) if isinstance(sensitivity, Mapping) else 0
+    return planted, str(decision["champion"])
 
 
 def _first_controls(design: Mapping[str, Any]) -> int:
@@ -494,6 +542,8 @@ def _check_complete(v: _Verifier, design: DesignRecord) -> None:
     # Every trial has the protocol's number of slots (plan_slots would build 90,000 of them);
     # with candidates, one slot per answer.
     total = len(design["arrangement"]) * protocol_of(design).options
+    # A planted comparison's degraded copy is made, not fetched: one slot fewer each.
+    total -= sum("planted" in e for e in design["arrangement"]) * (protocol_of(design).options - 1)
     if shares_answers(design):
         total = len(answer_owners(design))
     if not (v.run_dir / artifacts.RESPONSES).exists():
@@ -568,6 +618,7 @@ def _check_panel_order(v: _Verifier, name: str, rows: list[tuple[int, Any]]) -> 
     """A panel reviewer's first record of each trial follows the order re-derived from the
     design seed and the reviewer's name (panels that record ``"order": "reviewer"``)."""
     from blindtest.model.assignment import REVIEWER_ORDER, order_problems
+    from blindtest.model.people_sample import people_pool
 
     design = v.design
     ordered = any(
@@ -576,7 +627,8 @@ def _check_panel_order(v: _Verifier, name: str, rows: list[tuple[int, Any]]) -> 
     )
     if design is None or not ordered:
         return
-    problems = order_problems(rows, str(design["seed"]), int(design["trials"]))
+    pool = people_pool(design) if "people_sample" in design else int(design["trials"])
+    problems = order_problems(rows, str(design["seed"]), pool)
     for line, why in problems:
         v.result.differences.append(
             Difference(f"{name}:{line}/panel order", why, "the order re-derived from the seed")
@@ -645,7 +697,11 @@ def _check_report(v: _Verifier, name: str, sha256: str) -> None:
         Path(p) if Path(p).is_absolute() else v.run_dir / p
         for p in report.get("picks_files", [artifacts.PICKS])
     ]
-    for path in picks:
+    against = [
+        Path(p) if Path(p).is_absolute() else v.run_dir / p
+        for p in report.get("against_files") or []
+    ]
+    for path in [*picks, *against]:
         if not path.exists():
             v.result.differences.append(
                 Difference(f"{name}/picks_files", str(path), "missing: the report's input is gone")
@@ -657,7 +713,9 @@ def _check_report(v: _Verifier, name: str, sha256: str) -> None:
         return
     e_values = v.run_dir / (report.get("e_values") or artifacts.e_values_name(name))
     try:
-        result = analyze_run(v.run_dir, picks, _options(report), e_values_path=e_values)
+        result = analyze_run(
+            v.run_dir, picks, _options(report), e_values_path=e_values, against=against
+        )
     except BadInput as error:
         v.result.differences.append(Difference(name, "recomputable", str(error)))
         return
@@ -668,7 +726,8 @@ def _check_report(v: _Verifier, name: str, sha256: str) -> None:
         v.result.differences.append(stale)
         return
     v.note(f"{name} from its inputs")
-    for key in LATER_REPORT_KEYS:  # a report written before the key existed lacks it
+    later = LATER_REPORT_KEYS + (LATER_REPORT_1_KEYS if artifacts.tag_major(report) == 1 else ())
+    for key in later:  # a report written before the key existed lacks it
         if key not in report:
             recomputed.pop(key, None)
     v.differ(name, report, recomputed)
@@ -727,14 +786,27 @@ def _reanalyse(v: _Verifier, name: str, report: Mapping[str, Any]) -> str:
     if picks != [artifacts.PICKS]:
         for path in picks:
             args += ["--picks", path if Path(path).is_absolute() else str(v.run_dir / path)]
+    for path in report.get("against_files") or []:
+        args += ["--against", path if Path(path).is_absolute() else str(v.run_dir / path)]
     if name != artifacts.REPORT:
         args += ["--out", str(v.run_dir / name)]
     recorded = report.get("analysis_options") or {}
     defaults = AnalysisOptions()
+    # Before analysis version 5 the options were always recorded, at their defaults then:
+    # those were not chosen, and are not carried into the command.
+    old = _OLD_DEFAULTS if (report.get("analysis_version") or 0) < _OPTIONS_GIVEN_FROM else {}
     for key, flag in (("min_kappa", "--min-kappa"), ("position_margin", "--position-margin")):
-        if key in recorded and recorded[key] != getattr(defaults, key):
-            args += [flag, f"{recorded[key]:g}"]
+        value = recorded.get(key)
+        if value is not None and value != getattr(defaults, key) and value != old.get(key):
+            args += [flag, f"{value:g}"]
     return stage_command("analyze", *args, "--force")
+
+
+#: bt-analyze's defaults before analysis version 5 (--min-kappa 0.2 failed a panel below it;
+#: --position-margin 0.1 flagged a left share that far from half), and the version from which
+#: a report records these options only when given.
+_OLD_DEFAULTS = {"min_kappa": 0.2, "position_margin": 0.1}
+_OPTIONS_GIVEN_FROM = 5
 
 
 def _options(report: Mapping[str, Any]) -> AnalysisOptions:

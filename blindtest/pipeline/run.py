@@ -121,6 +121,8 @@ def run(
     transport: Mapping[str, Any] | None = None,
     hooks: RunHooks | None = None,
     html: str | os.PathLike[str] | None = None,
+    fail_on: Sequence[str] = (),
+    strict: bool = False,
     **design_options: Any,
 ) -> RunResult:
     """Every stage in order into ``run_dir`` (``blindtest run A B``; no A B for a design of
@@ -129,7 +131,12 @@ def run(
     (``a_concurrency``, ``b_rpm``, ``a_header_env``...); ``judge_kind``: who judges
     (``llm:MODEL`` served at ``judge_url``, its key in ``judge_key_env``); ``html``: also
     write the report page there (as ``bt-analyze --html``), checked before anything is
+    written; ``fail_on`` and ``strict``: warnings that make the analysis exit 1 (as
+    ``bt-analyze --fail-on`` and ``--strict``), their codes checked before anything is
     written."""
+    from blindtest.analysis.warnings import check_codes
+
+    codes = check_codes(fail_on)
     if judge_kind.startswith("llm:"):  # before anything is written or paid for
         from blindtest.judging.llm.options import check_judge_key
 
@@ -165,7 +172,7 @@ def run(
         if not state.done:
             return result
         audited = audit(run_path, force=True, holder=HOLDER)
-        analysis = analyze(run_path, html=page, holder=HOLDER)
+        analysis = analyze(run_path, html=page, holder=HOLDER, fail_on=codes, strict=strict)
     return RunResult(
         run_path, designed, generated, name, state.judged, state.total, sitting, audited, analysis
     )

@@ -12,6 +12,7 @@ from typing import Any
 from blindtest.errors import BadInput, message_of, option
 from blindtest.model.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from blindtest.planning.decision import DecisionPlan, format_decision_plan, plan_decision
+from blindtest.planning.people import PeoplePlan, plan_people
 from blindtest.planning.rows import (
     DEFAULT_TRIALS,
     MAX_TOTAL_TRIALS,
@@ -39,9 +40,13 @@ class Plan:
     trials: tuple[int, ...]
     html_path: Path | None = None
     decision: DecisionPlan | None = None
+    #: A people's sample beside an LLM judge (``people_sample``): its plan, instead.
+    people: PeoplePlan | None = None
 
     def text(self, width: int = 80) -> str:
         """The table as ``bt-plan`` prints it, at ``width`` columns."""
+        if self.people is not None:
+            return self.people.text(width)
         if self.decision is not None:
             return format_decision_plan(self.decision, width=width)
         assert self.result is not None
@@ -49,6 +54,8 @@ class Plan:
 
     def rows(self) -> list[Any]:
         """What ``--json`` prints."""
+        if self.people is not None:
+            return self.people.to_rows()
         if self.decision is not None:
             return [self.decision.to_dict()]
         assert self.result is not None
@@ -99,6 +106,11 @@ def plan(
     html: str | os.PathLike[str] | None = None,
     decide: str | None = None,
     true: float | None = None,
+    people_sample: int | None = None,
+    agreement: float | None = None,
+    judge_ties: float | None = None,
+    margin: float | None = None,
+    width: float | None = None,
 ) -> Plan:
     """The exact power table ``bt-plan`` prints: for each of ``trials`` (default 10 to 50),
     the critical count, the achieved alpha and the power at each alternative, given as
@@ -109,7 +121,20 @@ def plan(
     ``equivalent:0.1``; ``similar:PD0`` is ``similarity_pd0``) planned at the challenger's true
     untied share ``true`` (default 1/2) and ``ties``, to ``target_power`` (default 0.8).
     ``protocol`` defaults to the triangle, or to preference for a preference ``decide``.
-    Calls no model and reads no run."""
+    ``people_sample``: the people's sample among that many comparisons an LLM judge judges,
+    from ``agreement`` (`blindtest.planning.people`), at the sample sizes ``trials``, with a
+    ``target_power`` at ``margin`` or a ``width``. Calls no model and reads no run."""
+    if people_sample is not None:
+        if decide is not None or pc is not None or pd is not None or html is not None:
+            raise BadInput(
+                f"{option('people_sample')} plans the people's sample alone: drop "
+                f"{option('decide')}, {option('pc')}, {option('pd')} and {option('html')}"
+            )
+        found = plan_people(
+            people_sample, agreement=agreement, ties=ties, judge_ties=judge_ties, true=true,
+            margin=margin, power=target_power, width=width, sizes=trials, alpha=alpha,
+        )  # fmt: skip
+        return Plan(None, tuple(row.n for row in found.rows), people=found)
     protocol, decided = _decided(
         protocol, decide, trials, pc, pd, alpha, target_power, ties, html, true
     )

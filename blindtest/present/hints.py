@@ -3,8 +3,11 @@
 After the README's set-up (``make demo``, ``make test``) the stage commands live in
 ``.venv/bin`` and are not on PATH, so a bare ``bt-judge demo-run`` in a "continue with" line
 would fail. ``stage_command`` names the command the way it can be run from here: the bare name
-when that name on PATH is this installation's script, else the script's path (relative to the
-working directory when it is below it), else ``python -m blindtest <stage>``.
+when that name on PATH is this installation's script, else the script's path, else
+``python -m blindtest <stage>``. A path is shown relative to the working directory when that
+is shorter (``.venv/bin/bt-judge``, ``../blindtest/.venv/bin/bt-judge``), else absolute: a
+checkout can live in a folder of any length, and the screen prints a command whole on a line
+of its own when it is wider than the line (:mod:`blindtest.present.screen`), so it can be pasted.
 """
 
 from __future__ import annotations
@@ -21,12 +24,17 @@ def _script_dir() -> Path:
     return Path(sys.executable).parent
 
 
-def _shown(path: Path) -> str:
+def shown_path(path: Path) -> str:
+    """``path`` as typed from the working directory: relative when that is shorter (``./``
+    before a path below it that starts with a name, so it reads as a path), else absolute."""
+    absolute = os.path.abspath(path)
     try:
-        relative = path.relative_to(Path.cwd())
-    except ValueError:
-        return str(path)
-    return str(relative) if str(relative).startswith(".") else f"./{relative}"
+        relative = os.path.relpath(absolute, Path.cwd())
+    except ValueError:  # another drive (Windows)
+        return absolute
+    if not relative.startswith("."):
+        relative = f"./{relative}"
+    return relative if len(relative) < len(absolute) else absolute
 
 
 def _command_line(name: str, module_args: list[str], words: list[str]) -> str:
@@ -35,8 +43,8 @@ def _command_line(name: str, module_args: list[str], words: list[str]) -> str:
     if on_path is not None and script.exists() and Path(on_path).resolve() == script.resolve():
         return shlex.join([name, *words])
     if script.exists():
-        return shlex.join([_shown(script), *words])
-    return shlex.join([_shown(Path(sys.executable)), "-m", "blindtest", *module_args, *words])
+        return shlex.join([shown_path(script), *words])
+    return shlex.join([shown_path(Path(sys.executable)), "-m", "blindtest", *module_args, *words])
 
 
 def stage_command(stage: str, *args: str | os.PathLike[str]) -> str:
@@ -68,15 +76,23 @@ SIMULATOR_URL = f"http://127.0.0.1:{SIMULATOR_PORT}/v1"
 
 def simulator_command() -> str:
     """The shell line that starts the local simulator where ``SIMULATOR_URL`` points."""
-    return shlex.join(
-        [_shown(Path(sys.executable)), "-m", "blindtest.simulator", "--port", str(SIMULATOR_PORT)]
-    )
+    python = shown_path(Path(sys.executable))
+    return shlex.join([python, "-m", "blindtest.simulator", "--port", str(SIMULATOR_PORT)])
 
 
 def placeholder_legend(args: list[str]) -> str:
-    """The line under a suggested command that says what its placeholders stand for, and how
-    to start the simulator it names ("" when it has neither)."""
+    """The line under a suggested command that says what its placeholders stand for ("" when
+    it has none)."""
     named = [f"{word}: {meaning}" for word, meaning in PLACEHOLDERS.items() if word in args]
-    if SIMULATOR_URL in args:
-        named.append(f"start the simulator first, in another terminal: {simulator_command()}")
     return f"({'; '.join(named)})" if named else ""
+
+
+#: The words before :func:`setup_command`'s command (which goes on a line of its own, whole:
+#: it holds a path as long as the checkout's, and is copied as printed).
+SETUP_LEAD = "Start the simulator first, in another terminal:"
+
+
+def setup_command(args: list[str]) -> str:
+    """The command to run before a suggested command with ``args`` ("" when none is needed):
+    the simulator it names."""
+    return simulator_command() if SIMULATOR_URL in args else ""

@@ -17,7 +17,7 @@ from typing import Any
 
 from blindtest import reportfmt
 from blindtest.model.protocols import PROTOCOLS
-from blindtest.present.hints import placeholder_legend, stage_command
+from blindtest.present.hints import SETUP_LEAD, placeholder_legend, setup_command, stage_command
 from blindtest.present.screen import Verbatim, wrap_lines
 from blindtest.reportfmt import format_p, pct
 from blindtest.rundir.types import ReportRecord
@@ -119,7 +119,67 @@ def agreement_text(agreement: Mapping[str, Any]) -> list[str]:
             f"judges: {shown}), "
             f"{pct(agreement['percent']['statistic'])} of pairs of answers identical."
         )
-    return [head, *(_pair_words(p) for p in agreement["pairs"]), agreement["caveat"]]
+    gate = _gate_words(agreement.get("gate"))
+    return [
+        head + gate,
+        *(_pair_words(p) for p in agreement["pairs"]),
+        *candidate_pair_lines(agreement),
+        agreement["caveat"],
+    ]
+
+
+def _gate_words(gate: Mapping[str, Any] | None) -> str:
+    """What the near-chance gate made of alpha (nothing for a report made before it)."""
+    if not gate:
+        return ""
+    if gate.get("reason") == "below_min":
+        return f" Below --min-kappa {gate['min_alpha']:g}: the gate fails."
+    if gate.get("distinguishable") is True:
+        stricter = (
+            f" and at least --min-kappa {gate['min_alpha']:g}"
+            if gate.get("min_alpha") is not None
+            else ""
+        )
+        return f" Distinguishable from chance (its interval is above 0){stricter}: the gate passes."
+    if gate.get("distinguishable") is False:
+        hi = ((gate.get("alpha") or {}).get("interval") or {}).get("hi")
+        if hi is not None and hi < 0:  # wholly below chance: the judges systematically differ
+            return " Below chance (its whole interval is below 0): the gate fails."
+        return " Not distinguishable from chance (its interval reaches 0): the gate fails."
+    return ""
+
+
+def _alpha_words(alpha: Mapping[str, Any]) -> str:
+    if alpha.get("statistic") is None:
+        return "alpha undefined (one answer throughout)"
+    interval = alpha.get("interval")
+    bounds = (
+        f" ({_num(interval['lo'])} to {_num(interval['hi'])})"
+        if interval and interval.get("lo") is not None
+        else ""
+    )
+    return f"alpha {_num(alpha['statistic'])}{bounds}"
+
+
+def candidate_pair_lines(agreement: Mapping[str, Any]) -> list[str]:
+    """From three candidates: the panel's agreement on each pair of candidates, beside the
+    pooled alpha (a description; the pooled figure is the gate)."""
+    pairs = agreement.get("candidate_pairs") or []
+    if not pairs:
+        return []
+    lines = [
+        "  By pair of candidates (alpha with its 95% bootstrap interval; a pair the judges "
+        "agree on at chance can hide behind a high pooled alpha):"
+    ]
+    for found in pairs:
+        verdict = {True: "", False: ", not distinguishable from chance"}.get(
+            found.get("distinguishable"), ""
+        )
+        lines.append(
+            f"    {' v '.join(found['candidates'])}: {_alpha_words(found['alpha'])} over "
+            f"{reportfmt.count(found['comparisons'], 'comparison')}{verdict}"
+        )
+    return lines
 
 
 def _bot_scores(report: ReportRecord, bots: Mapping[str, Any]) -> list[str]:
@@ -200,8 +260,11 @@ def next_lines(report: ReportRecord) -> list[str]:
         return []
     command = stage_command(step["stage"], *step["args"])
     lines = [f"Next: {step['why']}:", Verbatim(f"    {command}")]  # copied whole
-    legend = placeholder_legend([str(a) for a in step["args"]])
-    return [*lines, f"  {legend}"] if legend else lines
+    args = [str(a) for a in step["args"]]
+    legend = placeholder_legend(args)
+    lines += [f"  {legend}"] if legend else []
+    setup = setup_command(args)
+    return [*lines, f"  {SETUP_LEAD}", Verbatim(f"    {setup}")] if setup else lines
 
 
 def answers_lines(report: ReportRecord) -> list[str]:
@@ -328,6 +391,30 @@ def appendix_lines(report: ReportRecord) -> list[str]:
     return ["Appendix, after the reveal (latency was never shown to the judge):", *_table(table)]
 
 
+def serious_lines(report: Mapping[str, Any]) -> list[str]:
+    """Every serious warning, named before the result (each said in full in its section): a
+    failed gate is the result itself ("Not a result: ..."), so it is not named twice."""
+    found = [
+        w
+        for w in report.get("warnings") or []
+        if w.get("severity") == "serious" and not str(w.get("code", "")).startswith("gate.")
+    ]
+    if not found:
+        return []
+    head = (
+        "SERIOUS WARNING, before the result (said in full below):"
+        if len(found) == 1
+        else f"{len(found)} SERIOUS WARNINGS, before the result (each said in full below):"
+    )
+    lines = [head]
+    for w in found:
+        about = [str(w["judge"])] if w.get("judge") else []
+        about += [" v ".join(w["pair"])] if w.get("pair") else []
+        title = w.get("title") or str(w["message"]).split(". ", 1)[0]
+        lines.append(f"  {w['code']}{' (' + ', '.join(about) + ')' if about else ''}: {title}")
+    return [*lines, ""]
+
+
 def result_lines(report: ReportRecord) -> list[str]:
     summary = report.get("summary")
     if not summary:
@@ -343,6 +430,15 @@ def result_lines(report: ReportRecord) -> list[str]:
 def section_lines(section: Mapping[str, Any] | None) -> list[str]:
     """The screen lines an optional report section carries (LLM judges, style control...)."""
     return [reportfmt.group_counts(str(line)) for line in (section or {}).get("lines") or []]
+
+
+def technical_lines(lines: Sequence[str], report: Mapping[str, Any]) -> list[str]:
+    """The technical figures, then the style control's (log-odds, intervals, its test): what
+    a statistician checks, after what a person reads."""
+    extra = [str(line) for line in (report.get("style_control") or {}).get("technical") or []]
+    if not extra:
+        return list(lines)
+    return [*(lines or ["Technical figures:"]), *extra]
 
 
 #: A side's system prompt or template is cut to this on the screen.

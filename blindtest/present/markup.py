@@ -36,12 +36,26 @@ def _image_as_text(renderer: Any, tokens: Any, index: int, options: Any, env: An
     return str(escape(f"[image: {alt}]({token.attrGet('src') or ''})"))
 
 
+def _heading_open(renderer: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
+    """A heading inside an answer, drawn as a paragraph of its level's class: the text of
+    the report it sits in keeps its own outline (a model's "# Summary" is no heading of the
+    report, for a reader's eye or a screen reader's list of headings)."""
+    return f'<p class="answer-heading answer-{tokens[index].tag}">'
+
+
+def _heading_close(renderer: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
+    return "</p>\n"
+
+
 @cache
-def _markdown() -> MarkdownIt:
+def _markdown(headings: bool = True) -> MarkdownIt:
     parser = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable(
         ["table", "strikethrough"]
     )
     parser.add_render_rule("image", _image_as_text)
+    if not headings:
+        parser.add_render_rule("heading_open", _heading_open)
+        parser.add_render_rule("heading_close", _heading_close)
     return parser
 
 
@@ -51,9 +65,11 @@ def markdown_tokens(text: str) -> list[Any]:
     return list(_markdown().parse(neutralise(text)))
 
 
-def render_text(text: str, *, plain: bool) -> Markup:
-    """A response as a reader sees it: markdown, or every character as it is (``plain``)."""
+def render_text(text: str, *, plain: bool, headings: bool = True) -> Markup:
+    """A response as a reader sees it: markdown, or every character as it is (``plain``).
+    ``headings`` False: the answer's headings are drawn as paragraphs (``answer-heading``),
+    for a page whose own headings are its outline (the report)."""
     text = neutralise(text)
     if plain:
         return Markup('<pre class="plain">') + escape(text) + Markup("</pre>")
-    return Markup(_markdown().render(text))  # html=False: raw HTML is escaped
+    return Markup(_markdown(headings).render(text))  # html=False: raw HTML is escaped

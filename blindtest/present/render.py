@@ -30,9 +30,12 @@ from blindtest.present.lines import (
     reading_lines,
     result_lines,
     section_lines,
+    serious_lines,
     sides_lines,
     skipped_lines,
+    technical_lines,
 )
+from blindtest.present.raters import first_picks_lines, judges_lines
 from blindtest.reportfmt import pct
 from blindtest.rundir.types import ReportRecord
 
@@ -180,6 +183,7 @@ def format_summary(
     loud = [n for n in notes if n.startswith(("REVEALED", "LAUNDERED", "DROPPED"))]
     lines += [*loud, *([""] if loud else [])]
     lines += skipped_lines(report)
+    lines += serious_lines(report)
     lines += [*checks_lines(report), *parts.result(report)]
     if after := parts.after_result(report):
         lines += ["", *after]
@@ -189,16 +193,19 @@ def format_summary(
         "Channels closed (made equal or hidden): " + "; ".join(report["channels_closed"]),
     ]
     for block in (
+        section_lines(report.get("people_estimate")),  # what people prefer, from their sample
+        first_picks_lines(report),  # beside the result, when a judge changed a word
         section_lines(report.get("controls")),  # hidden controls, right after the verdict
         answers_lines(report),
         parts.panel(report),
+        judges_lines(report),
         section_lines(report.get("llm_judges")),
         section_lines(report.get("machine_vs_person")),
         section_lines(report.get("style_control")),
         audit_lines(report),
         channels,
         next_lines(report),
-        parts.technical(report),
+        technical_lines(parts.technical(report), report),
     ):
         if block:
             lines += ["", *block]

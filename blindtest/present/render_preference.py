@@ -22,6 +22,7 @@ from blindtest.present.lines import aligned as _table
 from blindtest.present.lines import length_tell_lines, length_tell_rows
 from blindtest.reportfmt import format_p, pct
 from blindtest.rundir.types import ReportRecord
+from blindtest.stats.ranking import FIT_FIRTH
 
 __all__ = [
     "NOT_ESTIMABLE",
@@ -30,6 +31,7 @@ __all__ = [
     "by_tag_sentences",
     "header_lines",
     "header_parts",
+    "interval_words",
     "length_tell_lines",
     "length_tell_rows",
     "money",
@@ -95,6 +97,9 @@ def header_parts(report: Mapping[str, Any]) -> list[str]:
     names = names_of(report)
     prompts = section.get("prompts")
     on = f" on {reportfmt.count(prompts, 'prompt')}" if prompts else ""
+    estimate = report.get("people_estimate")
+    if estimate:  # people on their sample, a judge on every comparison
+        on = f" (people judged {estimate['sample']['comparisons']}, the judge all)"
     parts = ["preference"]
     if len(names) == 2:
         who = " vs ".join(shown(report, n) for n in names)
@@ -126,21 +131,35 @@ def _tokens(record: Mapping[str, Any]) -> str:
     return f"{tokens['total'] / record['answers']:,.0f}"
 
 
+def interval_words(section: Mapping[str, Any]) -> str:
+    """How the strengths' 95% intervals were made and how often they hold, in words:
+    ``a bootstrap over 30 prompts (2,000 resamples; one at a time, ...)``, or Firth's profile
+    intervals (no resamples to count)."""
+    boot = section.get("bootstrap") or {}
+    coverage = boot.get("coverage")
+    about = f"; {coverage}" if coverage else ""
+    if boot.get("resamples"):
+        prompts = reportfmt.count(section.get("prompts") or 0, "prompt")
+        return f"a bootstrap over {prompts} ({boot['resamples']:,} resamples{about})"
+    if section.get("fit") == FIT_FIRTH:
+        return f"the profile penalised likelihood (Firth's fit{about})"
+    return f"no resampling{about}"
+
+
 def _ranking_table(section: Mapping[str, Any]) -> list[str]:
     records = section["ranking"]
     anchor = section["anchor"]
     zero = "the mean" if anchor == "mean" else anchor
-    boot = section["bootstrap"]
     ranked = not section.get("problem")
     title = (
-        f"Ranking: strength on the log-odds scale, {zero} at 0; 95% interval from a bootstrap "
-        f"over {reportfmt.count(section.get('prompts') or 0, 'prompt')} "
-        f"({boot['resamples']:,} resamples); the ranks the data allow; wins, losses and ties "
-        "(W-L-T); tokens per answer; dollars per 1,000 answers:"
+        f"Ranking: strength on the log-odds scale, {zero} at 0; 95% interval from "
+        f"{interval_words(section)}; the ranks the data allow (from the pair tests, all at "
+        "once); wins, losses and ties (W-L-T); tokens per answer; dollars per 1,000 answers:"
         if ranked
         else "Ranking: strengths not estimable (the reason is above), so no interval and no "
-        "bootstrap; each candidate's wins, losses and ties (W-L-T); tokens per answer; "
-        "dollars per 1,000 answers:"
+        "bootstrap; the ranks the data allow (from the pair tests, all at once); each "
+        "candidate's wins, losses and ties (W-L-T); tokens per answer; dollars per 1,000 "
+        "answers:"
     )
     table = [
         [
@@ -159,7 +178,8 @@ def _ranking_table(section: Mapping[str, Any]) -> list[str]:
         table.append(
             [
                 "-" if r.get("rank") is None else str(r["rank"]),
-                r["candidate"],
+                # Named with the label a sides file gave it (``candidates.shown``).
+                str((section.get("shown") or {}).get(r["candidate"], r["candidate"])),
                 NOT_ESTIMABLE
                 if not ranked or (r.get("strength") or {}).get("estimate") is None
                 else REFERENCE_STRENGTH
@@ -174,17 +194,33 @@ def _ranking_table(section: Mapping[str, Any]) -> list[str]:
     return [title, *_table(table, right=(5, 6))]
 
 
+def _pair_cell(row: Mapping[str, Any]) -> str:
+    """``alpha > beta`` when the separations put the first ahead (its own test or through
+    others), ``alpha < beta`` when the second, ``alpha v beta`` when not told apart: the
+    claim in the pair's own cell, so the table keeps its width."""
+    ahead = row.get("ahead")
+    sign = "v" if ahead is None else ">" if ahead == row["first"] else "<"
+    return f"{row['first']} {sign} {row['second']} "
+
+
+def _family(table: Mapping[str, Any]) -> str:
+    """``Holm across the 12 ordered pairs`` (the separations' family: two claims a pair)."""
+    return f"Holm across the {2 * len(table['pairs'])} ordered pairs, one-sided"
+
+
 def _pairs_table(section: Mapping[str, Any]) -> list[str]:
     pairs = section["pairs"]
     if not pairs["pairs"] or section.get("reference"):  # then the reference's table is it
         return []
     title = (
         f"Pairs ({reportfmt.count(len(pairs['pairs']), 'pair')} that met; the unit is a "
-        f"comparison; ties left out of the win rate; Holm across the pairs):"
+        f"comparison; ties left out; Wilson 95% and exact two-sided p one pair at a time; "
+        f"adjusted p: exact sign tests, {_family(pairs)}; a > b: a told apart from b, "
+        "ahead (through others when its adjusted p is above alpha); v: not told apart):"
     )
     # One space between columns (two after the names) and a short head over the win rate:
     # two long names, a Wilson interval and two p-values then fit 80 columns.
-    table = [["first v second ", "W-L-T", "win rate", "p", "Holm p", ""]]
+    table = [["first v second ", "W-L-T", "win rate", "p", "adj. p"]]
     for r in pairs["pairs"]:
         rate = r["win_rate"]
         shown = (
@@ -194,12 +230,11 @@ def _pairs_table(section: Mapping[str, Any]) -> list[str]:
         )
         table.append(
             [
-                f"{r['first']} v {r['second']} ",
+                _pair_cell(r),
                 f"{r['wins']}-{r['losses']}-{r['ties']}",
                 shown,
                 _p(r["p_value"], pairs["alpha"]),
                 _p(r["p_holm"], pairs["alpha"]),
-                "real" if r["significant"] else "",
             ]
         )
     return [title, *_table(table, gap=" ")]
@@ -210,9 +245,10 @@ def _reference_table(section: Mapping[str, Any]) -> list[str]:
     if not found:
         return []
     ref = found["family"].removeprefix("against ")
-    table = [["candidate", "W-L-T", f"win rate v {ref}", "p", "Holm p", ""]]
+    table = [["candidate", "W-L-T", f"win rate v {ref}", "p", "adj. p", ""]]
     for r in found["pairs"]:
         rate = r["win_rate"]
+        mark = "" if not r["significant"] else "ahead" if r["wins"] > r["losses"] else "behind"
         table.append(
             [
                 r["first"],
@@ -222,12 +258,12 @@ def _reference_table(section: Mapping[str, Any]) -> list[str]:
                 else "only ties",
                 _p(r["p_value"], found["alpha"]),
                 _p(r["p_holm"], found["alpha"]),
-                "real" if r["significant"] else "",
+                mark,
             ]
         )
     return [
-        f"Against the reference {ref} (Wilson 95% interval, exact test, Holm across the "
-        f"{reportfmt.count(len(found['pairs']), 'candidate')}):",
+        f"Against the reference {ref} (Wilson 95% interval and exact two-sided p one at a "
+        f"time; adjusted p: exact sign tests, {_family(found)}):",
         *_table(table),
     ]
 
@@ -286,18 +322,15 @@ def by_tag_lines(report: Mapping[str, Any]) -> list[str]:
 def by_tag_sentences(report: Mapping[str, Any]) -> list[str]:
     """A sentence for each tag where a pair goes the other way from the whole (seed 001: a
     candidate that loses overall but wins on one kind of task says to route by task rather
-    than standardise), a finding only when it holds after Holm's adjustment."""
+    than standardise), a finding only when it holds after Holm's adjustment. "Overall" is the
+    whole's claim (the pair's ``ahead``) when it makes one, else the counts, said as counts."""
     section = report.get("candidates") or {}
     by_tag: Mapping[str, Any] = section.get("by_tag") or {}
     alpha = report.get("alpha") or 0.05
-    overall = {
-        (r["first"], r["second"]): r["first"]
-        if r["wins"] > r["losses"]
-        else r["second"]
-        if r["losses"] > r["wins"]
-        else None
-        for r in (section.get("pairs") or {}).get("pairs") or []
-    }
+    # The whole's direction is its claim (the separations', or two candidates' verdict), and
+    # a tag's is a count until Holm says more: "B leads overall" is never said of a pair the
+    # data do not tell apart.
+    whole = {(r["first"], r["second"]): r for r in (section.get("pairs") or {}).get("pairs") or []}
     cells = sum(len(found["pairs"]) for found in by_tag.values())
     across = (
         reportfmt.count(len(by_tag), "tag")
@@ -307,15 +340,17 @@ def by_tag_sentences(report: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
     for tag, found in by_tag.items():
         for pair in found["pairs"]:
-            ahead, leader = pair.get("ahead"), overall.get((pair["first"], pair["second"]))
-            if leader is None or ahead is None or ahead == leader:
+            overall = whole.get((pair["first"], pair["second"]))
+            ahead, more = pair.get("ahead"), _won_more(overall)
+            if overall is None or ahead is None or ahead == more:
                 continue
             count = pair["wins"] if ahead == pair["first"] else pair["losses"]
+            held = pair["p_holm"] <= alpha
             said = (
-                f"On '{blocks.clean(tag)}' {ahead} is preferred ({count} of {pair['n']} untied) "
-                f"though {leader} leads overall"
+                f"On '{blocks.clean(tag)}' {ahead} {'is preferred' if held else 'won more'} "
+                f"({count} of {pair['n']} untied) though {_overall_words(overall, more)}"
             )
-            if pair["p_holm"] <= alpha:
+            if held:
                 lines.append(
                     f"{said}, and it holds after Holm's adjustment across {across} "
                     f"({format_p(pair['p_holm'])}): route by task rather than standardise on "
@@ -328,6 +363,22 @@ def by_tag_sentences(report: Mapping[str, Any]) -> list[str]:
                     f"'{blocks.clean(tag)}' prompts, not a finding."
                 )
     return lines
+
+
+def _won_more(row: Mapping[str, Any] | None) -> str | None:
+    """The candidate that won more of a pair's comparisons (None when level or absent)."""
+    if row is None or row["wins"] == row["losses"]:
+        return None
+    return str(row["first"] if row["wins"] > row["losses"] else row["second"])
+
+
+def _overall_words(row: Mapping[str, Any], more: str | None) -> str:
+    """``A is preferred overall`` when the whole's claim says so, else ``A won more overall
+    (11 to 6; not told apart)``: the counts, never a lead."""
+    if row.get("ahead") is not None:
+        return f"{row['ahead']} is preferred overall"
+    high, low = sorted((row["wins"], row["losses"]), reverse=True)
+    return f"{more} won more overall ({high} to {low}; not told apart)"
 
 
 def _problems(section: Mapping[str, Any]) -> list[str]:
@@ -395,18 +446,9 @@ def _panel_lines(report: ReportRecord) -> list[str]:
     """Position bias (one line, whichever says most), agreement, the breakdown by tag."""
     lines = []
     bias = report.get("position_bias")
-    warning = next(
-        (w["message"] for w in report.get("warnings") or [] if w["code"] == "position.margin"),
-        None,
-    )
     gate = any(g.startswith("position bias") for g in report.get("gates_failed") or [])
-    if warning:
-        lines.append(warning)
-    elif bias and not gate:
-        lines.append(
-            f"Position: left chosen {bias['left']} of {bias['n']} untied picks "
-            f"({pct(bias['statistic'])}, exact two-sided {format_p(bias['p_value'])})."
-        )
+    if bias and not gate:
+        lines.append(str(bias["statement"]))
     agreement = report.get("agreement")
     if agreement:
         lines += blocks.agreement_text(agreement)
@@ -458,7 +500,9 @@ def sides_lines(report: Mapping[str, Any]) -> list[str]:
     for name in names:
         config = sides[name]
         where = config.get("dir") or config.get("base_url") or ""
-        lines.append(f"  {name}: {config['model']}" + (f" at {where}" if where else ""))
+        lines.append(
+            f"  {shown(report, name)}: {config['model']}" + (f" at {where}" if where else "")
+        )
     return lines
 
 

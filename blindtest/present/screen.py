@@ -52,7 +52,7 @@ def screen_width(stream: TextIO | None, *, cap: int | None = PROSE_CAP) -> int:
 
 #: Where a command starts: a blindtest script (bare or as a path), ``blindtest <stage>``,
 #: ``make demo``, ``python -m ...``.
-_SCRIPT = re.compile(r"(?:\S*/)?bt-[a-z]+")
+_SCRIPT = re.compile(r"(?:.*/)?bt-[a-z]+")
 _STAGES = frozenset(
     ("design", "generate", "judge", "audit", "analyze", "verify", "plan", "run", "demo")
 ) | {"demo-llm", "test"}  # the make targets a sentence names
@@ -66,20 +66,36 @@ _AFTER_COMMAND = frozenset(
 _RELATIONS = frozenset(["=", "<", ">", "<=", ">=", "!="])
 
 
+def _words(text: str) -> list[str]:
+    """The words of ``text``, a shell-quoted word holding spaces (``'/my files/python'``, as
+    ``shlex.join`` writes a path with spaces) kept as one."""
+    words: list[str] = []
+    quoted = False  # inside a word that opened a quote (an apostrophe in prose opens none)
+    for word in text.split():
+        if quoted:
+            words[-1] += " " + word
+        else:
+            words.append(word)
+        opens = not quoted and word.startswith("'")
+        if (opens or quoted) and word.count("'") % 2 == 1:
+            quoted = not quoted
+    return words
+
+
 def _command_start(words: list[str], i: int) -> bool:
-    word = words[i]
+    word = words[i].strip("'")  # a path quoted for the shell (it holds a space)
     following = words[i + 1] if i + 1 < len(words) else ""
     if _SCRIPT.fullmatch(word.rstrip(",;.")):
         return True
-    if word in ("blindtest", "make") or re.fullmatch(r"(?:\S*/)?blindtest", word):
+    if word in ("blindtest", "make") or re.fullmatch(r"(?:.*/)?blindtest", word):
         return following.rstrip(",;.)") in _STAGES
-    return bool(re.fullmatch(r"(?:\S*/)?python3?", word)) and following == "-m"
+    return bool(re.fullmatch(r"(?:.*/)?python3?", word)) and following == "-m"
 
 
 def units(text: str) -> list[str]:
     """The words of ``text``, with each command (and each backticked span, and each relation
     such as ``p = 0.70``) joined into one unit that is never split."""
-    words = text.split()
+    words = _words(text)
     found: list[str] = []
     i = 0
     while i < len(words):

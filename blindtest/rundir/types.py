@@ -25,6 +25,7 @@ __all__ = [
     "DesignRecord",
     "GenerationRecord",
     "IntervalRecord",
+    "PeopleSampleRecord",
     "PickRecord",
     "ProtocolFields",
     "ProtocolName",
@@ -78,7 +79,8 @@ class _ArrangementRequired(TypedDict):
 
 class ArrangementEntry(_ArrangementRequired, total=False):
     """One item of ``arrangement``: ``doubled`` and ``odd_position`` (triangle) or ``left``;
-    ``control`` (preference) marks a hidden control, both outputs drawn from that side. With
+    ``control`` (preference) marks a hidden control, both outputs drawn from that side;
+    ``planted`` a comparison of the sensitivity check (``blindtest.model.planted``). With
     candidates, ``left`` and ``right`` name the two candidates shown."""
 
     doubled: str
@@ -86,6 +88,7 @@ class ArrangementEntry(_ArrangementRequired, total=False):
     left: str
     right: str
     control: str
+    planted: dict[str, Any]
 
 
 class DesignPairing(TypedDict):
@@ -93,6 +96,18 @@ class DesignPairing(TypedDict):
 
     version: str
     mode: str
+
+
+class PeopleSampleRecord(TypedDict):
+    """``people_sample``: the prompts people judge, drawn from the seed
+    (:mod:`blindtest.model.people_sample`)."""
+
+    version: str
+    size: int
+    by: Literal["uniform", "tag"]
+    judge_prediction: Literal["verdict", "confidence"]
+    missing: Literal["void", "bound"]
+    prompts: list[str]
 
 
 class _DesignRequired(TypedDict):
@@ -117,13 +132,18 @@ class _DesignRequired(TypedDict):
 
 class DesignRecord(_DesignRequired, total=False):
     """``design.json``: ``controls``, ``derived_from`` (a design made ``--from`` another
-    without some trials: :mod:`blindtest.model.derived`), and ``candidates`` with ``pairing`` (a
-    several-candidate design: :mod:`blindtest.model.candidates`) are the optional properties."""
+    without some trials: :mod:`blindtest.model.derived`), ``candidates`` with ``pairing`` (a
+    several-candidate design: :mod:`blindtest.model.candidates`), ``people_sample`` (the
+    prompts people judge: :mod:`blindtest.model.people_sample`) and ``position_margin`` (the
+    position gate's margin, ``bt-design --position-margin``) are the optional properties."""
 
     controls: int
     derived_from: dict[str, Any]
     candidates: list[str]
     pairing: DesignPairing
+    position_margin: float
+    people_sample: PeopleSampleRecord
+    decision: dict[str, Any]
 
 
 # --------------------------------------------------------------------------- responses.schema.json
@@ -381,7 +401,18 @@ class ReportRecord(_ReportRequired, ProtocolFields, total=False):
     summary: dict[str, Any]
     next: dict[str, Any] | None
     sides: dict[str, Any]
+    #: A pre-registered decision (``blindtest.analysis.decision``).
+    decision: dict[str, Any]
     llm_judges: dict[str, Any] | None
     controls: dict[str, Any] | None
     style_control: dict[str, Any] | None
     machine_vs_person: dict[str, Any] | None
+    #: The ``--against`` files, which bt-verify reads again (report@2).
+    against_files: list[str]
+    #: What people prefer, from their sample and a judge on every comparison (report@2).
+    people_estimate: dict[str, Any]
+    #: The judges' own records (`blindtest.analysis.raters`): "both bad" words (report@2),
+    #: each judge's counts, and the result on first picks when any word was changed.
+    abstentions: dict[str, Any]
+    judge_counts: list[dict[str, Any]]
+    first_picks: dict[str, Any] | None

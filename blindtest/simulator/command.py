@@ -64,6 +64,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="ignore temperature for this model only (repeatable)",
     )
     parser.add_argument(
+        "--canned-model",
+        action="append",
+        default=[],
+        choices=MODELS,
+        metavar="MODEL",
+        help="answer every prompt to this model with --canned-text, as a gateway returning a "
+        "refusal or an error sentence does (repeatable)",
+    )
+    parser.add_argument(
+        "--canned-text",
+        default="I cannot help with that.",
+        metavar="TEXT",
+        help="the answer of --canned-model (default: %(default)r)",
+    )
+    parser.add_argument(
         "--batch-delay", type=float, default=0.0, help="seconds a batch takes (Batch API)"
     )
     parser.add_argument(
@@ -125,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         serve_as=args.serve_as,
         deterministic=args.deterministic,
         deterministic_models=frozenset(args.deterministic_model),
+        canned_models=frozenset(args.canned_model),
+        canned_text=args.canned_text,
         batch_delay=args.batch_delay,
         batch_fail_every=args.batch_fail_every,
         batch_expire_next=args.batch_expire_next,

@@ -56,15 +56,17 @@ class SimulatorConfig:
     by this model, whose name the answer's ``model`` field carries. ``deterministic``: ignore
     ``temperature`` (answer as at 0), as some servers do, so a prompt always gets one text;
     ``deterministic_models``: the same for these models only (one side served by such a server,
-    the other sampling).
+    the other sampling). ``canned_models``: answer these models' every prompt with
+    ``canned_text``, as a gateway returning a refusal or an error sentence does.
     ``batch_delay``, ``batch_fail_every``, ``batch_expire_next``: the Batch API's processing
     time, its partial failures and expiring batches (:mod:`blindtest.simulator.batches`).
     ``refuse_response_format``: answer a request with ``response_format`` by a 400 naming it,
     as servers without structured output do; ``grammar_fails``: by llama.cpp's 400 when it
     cannot build the grammar, which names no field. ``fail_after``: answer the first N chat
     requests (since the last reset) as usual, then every later one with the fault named
-    ``fail_with`` (a key revoked mid-run: "401"; a server that hangs: "hang"). ``context``:
-    see the field.
+    ``fail_with`` (a key revoked mid-run: "401"; a server that hangs: "hang"). ``hold``: while
+    True, completions wait before their answer is written (a test holds a run mid-way, does
+    what it must, and lets it go on, with no clock). ``context``: see the field.
     """
 
     latency: float = 0.0
@@ -74,6 +76,8 @@ class SimulatorConfig:
     serve_as: str | None = None
     deterministic: bool = False
     deterministic_models: frozenset[str] = frozenset()
+    canned_models: frozenset[str] = frozenset()
+    canned_text: str = "I cannot help with that."
     batch_delay: float = 0.0
     batch_fail_every: int | None = None
     batch_expire_next: int = 0
@@ -81,6 +85,7 @@ class SimulatorConfig:
     grammar_fails: bool = False
     fail_after: int | None = None
     fail_with: str = "401"
+    hold: bool = False
     #: The context every model has, in the simulator's tokens (words + 3 per message):
     #: reported as vLLM does (``max_model_len`` in ``GET /v1/models``) and as llama.cpp does
     #: (``GET /props``), and a longer prompt is answered by vLLM's 400. None: not reported,
@@ -535,6 +540,7 @@ class Simulator:
         # does; composing first also keeps the CPU work off the moment the timers fire.
         extra = fault.delay if fault is not None and kind == "slow" else 0.0
         await _wait_until(request, arrived + self.config.latency + extra, watch=bool(extra))
+        await self._released(request)
         if kind not in ("truncate", "slow_read"):
             transport = request.transport
             if transport is None or transport.is_closing():
@@ -568,6 +574,11 @@ class Simulator:
         if usable:
             slot.answered += 1
         return response
+
+    async def _released(self, request: web.Request) -> None:
+        """Until ``config.hold`` is off (or the client has left)."""
+        while self.config.hold and not _gone(request):
+            await asyncio.sleep(0.01)
 
     def _status_fault(self, request: web.Request, fault: Fault) -> web.Response:
         headers: dict[str, str] = {}
@@ -634,6 +645,8 @@ class Simulator:
         if body["model"] in JUDGE_MODELS:
             nth = self._slot(body["model"], body).received - 1
             return judge_text(body["model"], body["messages"], body, nth), "stop"
+        if body["model"] in self.config.canned_models:
+            return self.config.canned_text, "stop"
         temperature = body.get("temperature")
         temperature = 1.0 if temperature is None else float(temperature)
         if self.config.deterministic or body["model"] in self.config.deterministic_models:

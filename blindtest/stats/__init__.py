@@ -73,6 +73,7 @@ if TYPE_CHECKING:
         similarity_decision,
     )
     from blindtest.stats.determinism import (
+        BoundedDeterminismTally,
         DeterminismResult,
         DeterminismTally,
         determinism_check,
@@ -199,6 +200,7 @@ _HOME = {
     "agreement_gate": "blindtest.stats.agreement",
     "ControlsDescription": "blindtest.stats.controls",
     "describe_controls": "blindtest.stats.controls",
+    "BoundedDeterminismTally": "blindtest.stats.determinism",
     "DeterminismResult": "blindtest.stats.determinism",
     "DeterminismTally": "blindtest.stats.determinism",
     "determinism_check": "blindtest.stats.determinism",
@@ -359,6 +361,7 @@ __all__ = [
     "AlphaResult",
     "BetaBinomialResult",
     "BinomialResult",
+    "BoundedDeterminismTally",
     "CalibrationBin",
     "ClusteredShareResult",
     "ControlsDescription",

@@ -162,8 +162,12 @@ def _advance(c: F64, k: int, b: F64, tie_on: B8, step: F64, old: F64, slope: F64
     directional derivative where the full step overshoots (scoring alone can circle Firth's
     maximum: the penalty's curvature is not Fisher's), then halved until the penalised
     log-likelihood does not fall. ``slope`` is the derivative along ``step`` at ``b``."""
-    _, grad_end, _ = _evaluate(c, k, b + step, tie_on)
-    slope_end = (grad_end * step).sum(axis=1)
+    # The full step can go far enough out that the probabilities underflow and the
+    # information is singular: its gradient is then not finite, and the step is taken whole
+    # and halved below by the value alone (numpy's warning about it is not the user's).
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        _, grad_end, _ = _evaluate(c, k, b + step, tie_on)
+        slope_end = (grad_end * step).sum(axis=1)
     size = np.where(slope_end < 0.0, slope / np.maximum(slope - slope_end, 1e-300), 1.0)
     size = np.clip(size, 1e-3, 1.0)
     for _ in range(60):

@@ -41,6 +41,20 @@ level, two style terms, lengths and markdown like two chat models': 7.7% at n = 
 n = 50, 4.6% at n = 200), the penalised one does not (3.6%, 4.7%, 4.3%); the seeded
 simulation is tests/stats/test_style_control.py's.
 
+Extrapolation. A's strength is the log-odds at equal style (x = 0). When no comparison had
+equal style and the comparisons do not lie on both sides of it (x = 0 is outside the convex
+hull of the rows of x: A longer in every comparison, say), that value lies outside the data
+and the model's straight line would carry it there: A's strength is "extrapolated", no number
+is given, and ``side_confounded`` names each covariate whose difference had one sign in every
+comparison (+1: A had more of it). Found by one linear programme (is there a convex
+combination of the rows equal to 0?).
+
+The test of the style terms is withheld (``lr_test`` None, ``lr_test_withheld`` saying why)
+when the picks are completely separated (the words say what decided every pick; a p-value
+there reads as "style does not matter" when style decided every one) and when A's strength
+is extrapolated (with A longer in every comparison the test can see only whether a larger
+lead moves the picks, never whether length does).
+
 A covariate that is zero in every comparison (no difference anywhere) has no coefficient
 ("no variation"); one that is a linear combination of the intercept and earlier covariates is
 "aliased". When the intercept itself is a combination of the covariates (every comparison had
@@ -67,6 +81,7 @@ __all__ = [
     "StyleCoefficient",
     "StyleControlResult",
     "detect_separation",
+    "equal_style_outside",
     "likelihood_ratio_statistics",
     "style_control",
 ]
@@ -169,7 +184,9 @@ class StyleControlResult:
     ``a_strength``: A's strength with style held equal (log-odds; the interval is the profile
     likelihood's, or the profile penalised likelihood's under Firth); ``a_win_rate_adjusted``:
     its logistic transform, A's chance of being preferred over B at equal style. Both NaN when
-    not estimable (``a_strength_status``)."""
+    not estimable (``a_strength_status``: "estimated", "separated", "confounded" when a style
+    difference was the same in every comparison, "extrapolated" when equal style lies outside
+    the comparisons' style differences)."""
 
     n: int
     a_wins: int
@@ -186,6 +203,10 @@ class StyleControlResult:
     interval_method: str
     confidence_level: float
     converged: bool
+    #: Why ``lr_test`` is None though a style term varies: "separated" or "extrapolated".
+    lr_test_withheld: str | None = None
+    #: Each kept covariate whose A-minus-B difference had one sign in every comparison.
+    side_confounded: tuple[tuple[str, int], ...] = ()
 
     @property
     def firth(self) -> bool:
@@ -209,6 +230,8 @@ class StyleControlResult:
             "interval_method": self.interval_method,
             "confidence_level": self.confidence_level,
             "converged": self.converged,
+            "lr_test_withheld": self.lr_test_withheld,
+            "side_confounded": dict(self.side_confounded),
         }
 
 
@@ -228,9 +251,20 @@ def _objective(z: Array, y: Array, beta: Array, firth: bool) -> Array:
     value = np.sum(y * eta - np.logaddexp(0.0, eta), axis=1)
     if firth:
         w = _expit(eta) * _expit(-eta)
-        sign, logdet = np.linalg.slogdet(np.einsum("rni,rn,rnj->rij", z, w, z))
-        value = value + np.where(sign > 0, 0.5 * logdet, -np.inf)
+        value = value + 0.5 * _log_det(np.einsum("rni,rn,rnj->rij", z, w, z))
     return np.asarray(value, dtype=np.float64)
+
+
+def _log_det(information: Array) -> Array:
+    """log det of each symmetric positive semi-definite matrix of a stack; -inf where one is
+    singular. Far out on a profile every comparison's weight p (1 - p) underflows to 0 and the
+    information is singular: slogdet then takes the log of a zero pivot (numpy's "divide by
+    zero encountered in slogdet"), so the eigenvalues are checked first and only a positive
+    definite matrix's are logged."""
+    eigenvalues = np.linalg.eigvalsh(information)
+    definite = eigenvalues[:, 0] > 0.0
+    logged = np.log(np.where(definite[:, None], eigenvalues, 1.0)).sum(axis=1)
+    return np.asarray(np.where(definite, logged, -np.inf), dtype=np.float64)
 
 
 def _score_and_information(z: Array, y: Array, beta: Array, firth: bool) -> tuple[Array, Array]:
@@ -506,6 +540,46 @@ def _check(y: Sequence[int] | Array, x: Sequence[Sequence[float]] | Array,
     return outcome, design
 
 
+def equal_style_outside(x: Sequence[Sequence[float]] | Array) -> bool:
+    """Whether x = 0 (equal style) lies outside the convex hull of the rows of ``x``: no convex
+    combination of the comparisons' style differences is 0, so a value at equal style is an
+    extrapolation. False when ``x`` has no columns."""
+    from scipy import optimize
+
+    rows = np.asarray(x, dtype=np.float64)
+    if rows.ndim != 2 or rows.shape[1] == 0 or rows.shape[0] == 0:
+        return False
+    n = rows.shape[0]
+    found = optimize.linprog(
+        np.zeros(n),
+        A_eq=np.vstack([rows.T, np.ones(n)]),
+        b_eq=np.concatenate([np.zeros(rows.shape[1]), [1.0]]),
+        bounds=[(0.0, None)] * n,
+        method="highs",
+    )
+    return bool(found.status == 2)  # infeasible
+
+
+def _one_signed(x: Array, names: Sequence[str]) -> tuple[tuple[str, int], ...]:
+    """Each column whose entries are all positive (+1) or all negative (-1)."""
+    signed = []
+    for j, name in enumerate(names):
+        if (x[:, j] > 0).all():
+            signed.append((name, 1))
+        elif (x[:, j] < 0).all():
+            signed.append((name, -1))
+    return tuple(signed)
+
+
+def _withheld(varies: bool, separation: Separation, extrapolated: bool) -> str | None:
+    """Why the test of the style terms is not reported (module docstring), or None."""
+    if not varies:
+        return None
+    if separation.status == "complete":
+        return "separated"
+    return "extrapolated" if extrapolated else None
+
+
 def _nan_interval() -> Interval:
     return Interval(math.nan, math.nan, math.nan)
 
@@ -532,8 +606,10 @@ def style_control(
     separation = detect_separation(z, outcome, terms)
     firth = separation.separated
     style_mask = np.array([False] + [True] * len(kept))
+    extrapolated = (-1 not in confounded) and equal_style_outside(design[:, kept])
+    withheld = _withheld(bool(kept), separation, extrapolated)
     lr_test = None
-    if kept:
+    if kept and withheld is None:
         # Always Firth's penalised likelihood ratio: the plain one rejects too often at the
         # sizes a blind test has (see the module docstring).
         statistic, _ = likelihood_ratio_statistics(
@@ -555,7 +631,10 @@ def style_control(
     fitted: list[tuple[float, float, float, float, str]] = []
     for j, term in enumerate(terms):
         status = "separated" if term in separation.terms else "estimated"
-        if (kept[j - 1] if j else -1) in confounded:
+        if j == 0 and extrapolated and estimable:
+            # Equal style is outside the data: no number, however the fit went.
+            fitted.append((math.nan, math.nan, math.nan, math.nan, "extrapolated"))
+        elif (kept[j - 1] if j else -1) in confounded:
             # An aliased covariate is a combination of this term and others: their effects
             # cannot be told apart (every comparison had the same style difference, say).
             fitted.append((math.nan, math.nan, math.nan, math.nan, "confounded"))
@@ -600,4 +679,6 @@ def style_control(
         interval_method=("profile penalised likelihood" if firth else "profile likelihood"),
         confidence_level=level,
         converged=converged,
+        lr_test_withheld=withheld,
+        side_confounded=_one_signed(design[:, kept], [names[j] for j in kept]),
     )

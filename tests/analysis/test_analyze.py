@@ -22,7 +22,7 @@ import orjson
 import pytest
 from scipy import integrate, special, stats
 
-from blindtest.analysis.api import AnalysisOptions, build_report, format_p, format_p_against
+from blindtest.analysis.api import build_report, format_p, format_p_against
 from blindtest.analysis.common import MIN_SHARED_TRIALS
 from blindtest.analysis.preference import per_judge_needed
 from blindtest.designing.build import LaunderSpec, Normalization
@@ -30,7 +30,7 @@ from blindtest.model.assignment import assign, coverage
 from blindtest.model.picks import Pick
 from blindtest.model.slots import Slot
 from blindtest.rundir import artifacts
-from blindtest.stats import position_bias
+from blindtest.stats import position_gate
 
 from conftest import Invoke
 from report_runs import (
@@ -549,7 +549,7 @@ def test_spec_002_table_through_constructed_runs(
     result, report = analyze(run)
     assert result.exit_code == 0, result.stderr
     assert (report["wins"], report["losses"], report["ties"]) == (wins, n - wins, 0)
-    assert report["position_bias"]["flagged"] is False
+    assert report["position_bias"]["verdict"] != "fail"
     printed = SPEC_002_MISPRINT.get((wins, n), (lo, hi))
     assert (f"{report['pc']['lo']:.3f}", f"{report['pc']['hi']:.3f}") == printed
     assert f"{report['p_value']:.{len(p) - 2}f}" == p
@@ -613,25 +613,31 @@ def test_position_bias_fails_the_run_with_exit_1_and_the_reason(tmp_path: Path) 
     assert result.exit_code == 1
     assert report["verdict"] == "unusable"
     reason = (
-        "position bias: the judge chose left 20 of 20 times (100%, exact two-sided "
-        "p = 0.000002); it responded to position, so every win rate here is void."
+        "position bias: the judge chose the output on the left in 100.0% of untied picks over "
+        "20 comparisons (20 untied picks, each comparison counted once); the 95% interval of "
+        "the left share, 83.2% to 100.0%, lies beyond 45.0% to 55.0% (sign-flip test over "
+        "comparisons p = 0.000002); it responded to position, so every win rate here is void."
     )
     assert report["gates_failed"] == [reason]
     assert result.stderr == f"bt-analyze: Not a result: {reason}\n"
     assert close(report["position_bias"]["p_value"], float(two_sided_half(20, 20)))
+    assert report["position_bias"]["verdict"] == "fail"
+    # Clopper-Pearson at 20 of 20 (one judge, one pass: the clustered interval is exactly it).
+    assert close(report["position_bias"]["share"]["lo"], clopper_pearson(20, 20)[0])
 
 
 def test_an_unbiased_judge_rarely_fails_the_position_gate() -> None:
-    # Exact: left ~ Bin(n, 1/2) for a judge without position bias on a balanced design. The
-    # gate fails a run on the exact test; the margin alone only adds a warning.
-    margin = AnalysisOptions().position_margin
-    for n in (10, 20, 30):
+    # Exact: left ~ Bin(n, 1/2) for one judge without position bias on a balanced design. The
+    # gate fails a run only when the left share is shown beyond the margin; a lean within it,
+    # or too few comparisons to bound it, is a warning.
+    for n in (10, 20, 30, 100):
         rate = sum(
             Fraction(math.comb(n, left), 2**n)
             for left in range(n + 1)
-            if position_bias(left, n, alpha=0.05, margin=margin).significant
+            if position_gate([1] * left + [0] * (n - left), [0] * left + [1] * (n - left)).verdict
+            == "fail"
         )
-        assert rate <= ALPHA, (n, float(rate))
+        assert rate <= ALPHA / 2, (n, float(rate))
 
 
 def cohen_kappa(first: list[str], second: list[str]) -> float:
@@ -684,17 +690,61 @@ def test_agreement_below_the_minimum_kappa_fails_the_run(tmp_path: Path) -> None
     assert alpha == Fraction(-17, 100)
     assert close(report["agreement"]["alpha"]["statistic"], float(alpha))
     assert close(report["agreement"]["pairs"][0]["statistic"], kappa)
-    assert report["position_bias"]["flagged"] is False
+    assert report["position_bias"]["verdict"] != "fail"
     assert result.exit_code == 1
     assert report["verdict"] == "unusable"
-    assert (
-        "agreement: Krippendorff's alpha -0.17 is below 0.2; the panel detected no shared signal"
-        in result.stderr
-    )
-    # The threshold is an analysis option, recorded in the report.
-    relaxed, report = analyze(run, "--min-kappa", "-0.5", "--force")
-    assert relaxed.exit_code == 0
+    assert report["agreement"]["gate"]["reason"] == "chance"
+    assert report["agreement"]["alpha"]["interval"]["lo"] <= 0.0
+    assert "agreement: Krippendorff's alpha -0.17 (95% interval" in result.stderr
+    assert "is not distinguishable from chance" in flat(result.stderr)
+    # A looser --min-kappa cannot pass a panel that agrees at chance: it is a stricter rule.
+    looser, report = analyze(run, "--min-kappa", "-0.5", "--force")
+    assert looser.exit_code == 1
     assert report["analysis_options"]["min_kappa"] == -0.5
+
+
+def test_min_kappa_is_an_optional_stricter_rule(tmp_path: Path) -> None:
+    # Two judges who agree on 18 of 20: alpha well above 0 passes by default; --min-kappa
+    # 0.95 asks more than that, and fails the run saying so.
+    run = write_design_run(tmp_path, make_design("preference", 20))
+    design = load(run)
+    outcome = balanced_outcomes(design, 14, 6)
+    other = dict(outcome)
+    for trial in sorted(other)[:2]:
+        other[trial] = "B" if other[trial] == "A" else "A"
+    write_picks(
+        run / artifacts.PICKS,
+        preference_picks(design, outcome) + preference_picks(design, other, judge="bob"),
+    )
+    passed, report = analyze(run)
+    assert passed.exit_code == 0, passed.stderr
+    assert report["agreement"]["gate"] == {
+        "verdict": "pass",
+        "reason": None,
+        "distinguishable": True,
+        "min_alpha": None,
+        "coding": "position (left, right, tie)",
+        "unit": "comparison",
+    }
+    assert report["analysis_options"]["min_kappa"] is None
+    strict, report = analyze(run, "--min-kappa", "0.95", "--force")
+    assert strict.exit_code == 1
+    assert report["agreement"]["gate"]["reason"] == "below_min"
+    assert "is below --min-kappa 0.95, the stricter rule chosen for this run" in flat(strict.stderr)
+
+
+@pytest.mark.parametrize("value", ["1.5", "-1.01", "nan"])
+def test_min_kappa_outside_minus_one_to_one_is_refused_in_one_line(
+    tmp_path: Path, invoke: Invoke, value: str
+) -> None:
+    run = write_design_run(tmp_path, make_design("preference", 20))
+    design = load(run)
+    write_picks(run / artifacts.PICKS, preference_picks(design, balanced_outcomes(design, 9, 9)))
+    result = invoke("analyze", run, "--min-kappa", value)
+    assert result.exit_code == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "--min-kappa" in result.stderr
+    assert not (run / artifacts.REPORT).exists()
 
 
 def test_judges_who_agree_pass_the_agreement_gate(tmp_path: Path) -> None:
@@ -850,9 +900,9 @@ def test_preference_results_are_broken_down_by_prompt_tag(
     tagged_run: tuple[Path, dict[int, str]],
 ) -> None:
     run, outcome = tagged_run
-    # This honest judge (preferring by tag) happens to choose "left" 11 times of 17, which the
-    # default 0.1 margin flags (see test_an_unbiased_judge_rarely_fails_the_position_gate).
-    result, report = analyze(run, "--position-margin", "0.5")
+    # This honest judge (preferring by tag) happens to choose "left" 11 times of 17: too few
+    # comparisons to bound a lean, a notice, never a failed gate.
+    result, report = analyze(run)
     assert result.exit_code == 0, result.stderr
     counts = {
         tag: {k: row[k] for k in ("A", "B", "ties")} for tag, row in by_tag_of(report).items()
@@ -865,7 +915,7 @@ def test_each_tag_has_a_wilson_interval_an_exact_p_and_holm_across_tags(
     tagged_run: tuple[Path, dict[int, str]],
 ) -> None:
     run, _ = tagged_run
-    _, report = analyze(run, "--position-margin", "0.5")
+    _, report = analyze(run)
     by_tag = by_tag_of(report)
     z = stats.norm.ppf(0.975)
     raw = {}
@@ -893,22 +943,29 @@ def test_a_tag_that_goes_the_other_way_is_said_in_words(
     tagged_run: tuple[Path, dict[int, str]],
 ) -> None:
     run, _ = tagged_run
-    result, report = analyze(run, "--position-margin", "0.5")
+    result, report = analyze(run)
     text = " ".join(result.stdout.split())
     overall = "A" if report["wins"] > report["losses"] else "B"
     against = [tag for tag, row in by_tag_of(report).items() if row["ahead"] not in (overall, None)]
     assert against
+    # The whole is not told apart here: its direction is said as counts, never as a lead.
+    assert report["verdict"] == "inconclusive"
+    high, low = sorted((report["wins"], report["losses"]), reverse=True)
     for tag in against:
-        assert f"On '{tag}' {by_tag_of(report)[tag]['ahead']} is preferred" in text
-        assert f"though {overall} leads overall" in text
+        row = by_tag_of(report)[tag]
+        held = row["p_holm"] <= 0.05
+        said = "is preferred" if held else "won more"
+        assert f"On '{tag}' {row['ahead']} {said}" in text
+        assert f"though {overall} won more overall ({high} to {low}; not told apart)" in text
         assert "Holm's adjustment across 3 tags" in text
+    assert "leads overall" not in text
 
 
 def test_the_summary_shows_the_breakdown_by_prompt_tag(
     tagged_run: tuple[Path, dict[int, str]],
 ) -> None:
     run, outcome = tagged_run
-    result, _ = analyze(run, "--position-margin", "0.5")
+    result, _ = analyze(run)
     table = expected_by_tag(run, outcome)
     for tag, row in table.items():
         line = next((s for s in result.stdout.splitlines() if re.search(rf"\b{tag}\b", s)), "")

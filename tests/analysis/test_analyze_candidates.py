@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import pytest
 from blindtest.analysis.api import analyze_run
 from blindtest.analysis.report import VOID_KEYS
 from blindtest.rundir import artifacts
+from blindtest.stats.sizing import decision_sample_size
 
 from candidate_analysis_runs import (
     ANSWER_TOKENS,
@@ -74,7 +76,7 @@ def test_a_bot_with_known_strengths_is_ranked_in_their_order(tmp_path: Path, inv
     assert section["prompts"] == 40
 
 
-def test_each_pair_has_the_exact_test_the_wilson_interval_and_holm_across_pairs(
+def test_each_pair_has_the_exact_test_the_wilson_interval_and_holm_across_the_ordered_pairs(
     tmp_path: Path, invoke: Any
 ) -> None:
     run = candidate_run(tmp_path, prompts=25)
@@ -105,18 +107,35 @@ def test_each_pair_has_the_exact_test_the_wilson_interval_and_holm_across_pairs(
         assert math.isclose(record["win_rate"]["lo"], lo, rel_tol=1e-9)
         assert math.isclose(record["win_rate"]["hi"], hi, rel_tol=1e-9)
         raw.append(p)
-    # Holm by hand: sorted ascending, multiplied by (m - rank), running maximum, capped at 1.
-    m = len(raw)
-    holm = [0.0] * m
+    assert len(raw) == 6
+    # The adjusted p and the mark are the separations': Holm by hand over the 12 ordered
+    # pairs (each pair's two one-sided exact tails), the pair's adjusted p the smaller of its
+    # two; sorted ascending, multiplied by (12 - rank), running maximum, capped at 1.
+    tails = []
+    for record in pairs["pairs"]:
+        wins, losses = record["wins"], record["losses"]
+        tails += [_upper_tail(wins, wins + losses), _upper_tail(losses, wins + losses)]
+    h = len(tails)
+    adjusted = [0.0] * h
     running = 0.0
-    for rank, index in enumerate(sorted(range(m), key=raw.__getitem__)):
-        running = max(running, min(1.0, (m - rank) * raw[index]))
-        holm[index] = running
-    for record, expected in zip(pairs["pairs"], holm, strict=True):
+    for rank, index in enumerate(sorted(range(h), key=tails.__getitem__)):
+        running = max(running, min(1.0, (h - rank) * tails[index]))
+        adjusted[index] = running
+    for n, record in enumerate(pairs["pairs"]):
+        expected = min(adjusted[2 * n], adjusted[2 * n + 1])
         assert math.isclose(record["p_holm"], expected, rel_tol=1e-9)
         assert record["significant"] == (expected <= 0.05)
-    assert pairs["adjustment"] == "holm"
+        ahead = record["first"] if adjusted[2 * n] <= 0.05 else None
+        ahead = record["second"] if adjusted[2 * n + 1] <= 0.05 else ahead
+        if ahead is not None:
+            assert record["ahead"] == ahead
+    assert pairs["adjustment"].startswith("holm over ordered pairs")
     assert pairs["unit"] == "comparison"
+
+
+def _upper_tail(wins: int, n: int) -> float:
+    """P(Bin(n, 1/2) >= wins), exactly over Python integers (1 when n = 0)."""
+    return float(Fraction(sum(math.comb(n, i) for i in range(wins, n + 1)), 2**n)) if n else 1.0
 
 
 def test_cost_and_tokens_stand_beside_each_candidate(tmp_path: Path, invoke: Any) -> None:
@@ -139,27 +158,42 @@ def test_cost_and_tokens_stand_beside_each_candidate(tmp_path: Path, invoke: Any
     )
 
 
-def test_a_cheaper_candidate_the_data_cannot_tell_from_the_leader_is_called_adequate(
+def test_a_cheaper_candidate_the_data_cannot_tell_from_the_leader_is_never_called_adequate(
     tmp_path: Path, invoke: Any
 ) -> None:
-    # Seed 001: the leading candidate wins narrowly and costs far more; the honest
-    # conclusion is that the cheaper one is adequate.
+    # Seed 001: the leading candidate wins narrowly and costs far more. Without a margin fixed
+    # in the design nothing shows the cheaper one is as good: the headline says what the data
+    # allow and the pre-registered decision, with its comparisons, that would settle it.
     strengths = {"alpha": 0.15, "beta": 0.0, "gamma": -2.5, "delta": -2.6}
     run = candidate_run(tmp_path, prompts=30, strengths=strengths)
-    _, report = _analyze(invoke, run)
+    result, report = _analyze(invoke, run)
     section = report["candidates"]
     top = [r["candidate"] for r in section["ranking"][:2]]
     assert set(top) == {"alpha", "beta"}
+    assert set(section["best"]) == {"alpha", "beta"}
     assert any(set(group) >= {"alpha", "beta"} for group in section["groups"])
-    adequate = [line for line in section["headline"] if "adequate" in line]
+    words = " ".join(section["headline"])
+    screen = " ".join(result.output.split())
+    for said in (words, screen):
+        assert "adequate" not in said
+        assert "not worse" not in said
+        assert "not shown worse" not in said
+    cheaper = [line for line in section["headline"] if "cannot tell the cheaper" in line]
     leader = top[0]
     if leader == "alpha":
-        assert adequate
-        assert adequate[0].startswith("beta is not shown worse than the leader alpha")
-        assert "costs" in adequate[0]
-        assert "times as much per answer" in adequate[0] or "twice as much" in adequate[0]
-    else:  # beta leads and is the cheaper of the two: nothing cheaper to recommend
-        assert not adequate
+        (line,) = cheaper
+        assert line.startswith("The data cannot tell the cheaper beta from alpha, the highest")
+        assert "they allow alpha to be preferred in up to " in line
+        assert "of the untied comparisons between them" in line
+        assert "times as much per answer" in line or "twice as much" in line
+        # The decision that would settle it, sized at the pair's tie rate.
+        pair = next(r for r in section["pairs"]["pairs"] if {r["first"], r["second"]} == set(top))
+        ties = pair["ties"] / (pair["wins"] + pair["losses"] + pair["ties"])
+        size = decision_sample_size("noninferior", 0.05, true=0.5, ties=ties, power=0.8)
+        assert "--pairs reference:alpha --decide noninferior:0.05 --sensitivity 20`" in line
+        assert f"{size.smallest_n:,} comparisons of beta against alpha" in line
+    else:  # beta leads and is the cheaper of the two: nothing cheaper to speak of
+        assert not cheaper
 
 
 def test_against_a_reference_each_candidate_has_its_win_rate_and_holm_and_the_reference_is_zero(
@@ -176,18 +210,26 @@ def test_against_a_reference_each_candidate_has_its_win_rate_and_holm_and_the_re
     assert against["family"] == "against delta"
     assert [r["first"] for r in against["pairs"]] == ["alpha", "beta", "gamma"]
     assert {r["second"] for r in against["pairs"]} == {"delta"}
-    raw = [r["p_value"] for r in against["pairs"]]
     for record in against["pairs"]:
         wins, losses = record["wins"], record["losses"]
         assert math.isclose(
             record["p_value"], float(two_sided_half(wins, wins + losses)), rel_tol=1e-9
         )
         assert record["win_rate"]["estimate"] == pytest.approx(wins / (wins + losses))
-    ranked = sorted(range(3), key=raw.__getitem__)
+    # Holm over the 6 ordered pairs (each candidate ahead of, and behind, the reference).
+    tails = []
+    for record in against["pairs"]:
+        wins, losses = record["wins"], record["losses"]
+        tails += [_upper_tail(wins, wins + losses), _upper_tail(losses, wins + losses)]
+    adjusted = [0.0] * 6
     running = 0.0
-    for rank, index in enumerate(ranked):
-        running = max(running, min(1.0, (3 - rank) * raw[index]))
-        assert math.isclose(against["pairs"][index]["p_holm"], running, rel_tol=1e-9)
+    for rank, index in enumerate(sorted(range(6), key=tails.__getitem__)):
+        running = max(running, min(1.0, (6 - rank) * tails[index]))
+        adjusted[index] = running
+    for n, record in enumerate(against["pairs"]):
+        expected = min(adjusted[2 * n], adjusted[2 * n + 1])
+        assert math.isclose(record["p_holm"], expected, rel_tol=1e-9)
+        assert record["significant"] == (expected <= 0.05)
     # Only pairs with the reference met.
     assert len(section["pairs"]["pairs"]) == 3
     assert any(line.startswith("Against the reference delta") for line in section["headline"])
@@ -231,7 +273,7 @@ def test_agreeing_judges_pass_and_are_counted_by_majority(tmp_path: Path, invoke
     assert len(report["per_trial"]) == 240
 
 
-def test_a_candidate_that_never_loses_gets_no_strength_and_the_reason_in_words(
+def test_a_candidate_that_never_loses_is_ranked_first_by_firths_fit_and_the_fit_is_named(
     tmp_path: Path, invoke: Any
 ) -> None:
     design = candidate_design(("alpha", "beta", "gamma"), prompts=10)
@@ -247,17 +289,26 @@ def test_a_candidate_that_never_loses_gets_no_strength_and_the_reason_in_words(
     write_picks(run / "picks.jsonl", picks)
     result, report = _analyze(invoke, run)
     section = report["candidates"]
-    assert section["problem"] is not None
-    assert "alpha" in section["problem"]
-    assert "no finite estimate" in section["problem"]
-    assert all(r["strength"]["estimate"] is None for r in section["ranking"])
-    assert all(r["rank"] is None for r in section["ranking"])
-    assert section["headline"][0].startswith("No ranking:")
-    # The pair tests still stand, and the screen says it in words, with no strength number.
-    assert any(r["significant"] for r in section["pairs"]["pairs"])
-    screen = result.output
-    assert "No ranking:" in screen
-    assert "no finite estimate" in screen
+    # The maximum-likelihood estimate does not exist; Firth's penalised fit keeps the ranking.
+    assert section["problem"] is None
+    assert section["fit"] == "firth penalised likelihood"
+    assert section["fit_reason"].startswith("alpha won every comparison it was in")
+    assert section["ranking"][0]["candidate"] == "alpha"
+    assert all(r["strength"]["estimate"] is not None for r in section["ranking"])
+    assert all(r["strength"]["lo"] is not None for r in section["ranking"])
+    assert [r["rank"] for r in section["ranking"]] == [1, 2, 3]
+    assert (section["ranking"][0]["rank_best"], section["ranking"][0]["rank_worst"]) == (1, 1)
+    assert section["best"] == ["alpha"]
+    assert section["bootstrap"]["resamples"] == 0
+    assert "profile" in section["bootstrap"]["interval_method"]
+    assert report["verdict"] == "ranked"
+    # The screen says which fit in words, and never counts resamples that were not drawn.
+    screen = " ".join(result.output.split())
+    assert "alpha is the best: the data put it ahead of every other candidate" in screen
+    assert "a penalised fit (Firth), since alpha won every comparison it was in" in screen
+    assert "profile penalised likelihood" in screen
+    assert "0 resamples" not in screen
+    assert "No strengths" not in screen
     assert not re.search(r"\b(nan|inf|infinity)\b", screen, re.IGNORECASE)
 
 

@@ -64,7 +64,7 @@ def _analyze(invoke: Any, run: Path) -> tuple[Any, dict[str, Any]]:
     return result, read_report(run)
 
 
-def test_a_length_only_judge_ranks_by_length_but_style_control_tells_none_apart(
+def test_a_length_only_judge_ranks_by_length_and_style_control_only_describes_it(
     tmp_path: Path, invoke: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run = _length_run(tmp_path, monkeypatch)
@@ -80,7 +80,10 @@ def test_a_length_only_judge_ranks_by_length_but_style_control_tells_none_apart(
     assert style["interval_unit"] == "prompt"
     assert "prompt" in style["interval_method"]
     assert "Wald" in style["interval_method"]
-    assert not any(d["separated"] for d in style["differences"])
+    # The style-controlled differences are intervals that claim nothing: which candidates
+    # differ is the separations' word alone.
+    assert all("separated" not in d for d in style["differences"])
+    assert all(d["difference"]["lo"] < 0 < d["difference"]["hi"] for d in style["differences"])
     assert style["terms"]["length"]["status"] == "estimated"
     assert style["terms"]["markdown"]["status"] == "no variation"
     assert math.isclose(
@@ -91,7 +94,9 @@ def test_a_length_only_judge_ranks_by_length_but_style_control_tells_none_apart(
     out = result.output
     at = out.index("Style control, 240 untied comparisons")
     assert out.index("Ranking: strength") < out.index("Pairs (") < at
-    assert "no two candidates are told apart" in out[at:]
+    flat = " ".join(out[at:].split())
+    assert "a description: which candidates differ is the pair tests' word" in flat
+    assert "told apart" not in out[at : out.index("What a bot can explain")]
     end = out.index("What a bot can explain")
     assert max(len(line) for line in out[at:end].splitlines()) <= 80
 
@@ -108,11 +113,14 @@ def test_distinct_candidates_keep_their_order_with_style_held_equal(
     assert style["order_holds"] is True
     assert style["order"] == [r["candidate"] for r in report["candidates"]["ranking"]]
     assert {t["status"] for t in style["terms"].values()} == {"no variation"}
-    assert any(d["separated"] for d in style["differences"])
+    assert all("separated" not in d for d in style["differences"])
     assert "the ranking's order is the same" in result.output
     flat = " ".join(result.output.split())
-    assert "told apart: alpha over" in flat
-    assert "alpha over delta" in flat
+    style_words = flat[flat.index("Style control,") : flat.index("What a bot can explain")]
+    # Its own Bonferroni Wald intervals tell no candidates apart: the separations do.
+    assert "told apart" not in style_words
+    assert " over " not in style_words
+    assert "Told apart (of 6 pairs that met): alpha ahead of" in flat
     assert "No style term varies" in flat
 
 

@@ -1,8 +1,10 @@
-"""Hidden controls counted by comparison and set against the real trials: each judge's rate of
-preferring one output where nothing differs (two draws of one model) gets a Clopper-Pearson
-interval and a one-sided Fisher exact test against its rate on the real trials; a directional
-verdict from a judge that prefers as often on the controls is reported inconclusive, with the
-reason in the headline, on the screen, in the HTML report, and recomputed by bt-verify."""
+"""Hidden controls counted by comparison: they describe the judge where nothing differs (two
+draws of one model) and never withdraw a result. Each judge's tie rate and left share there,
+with their intervals, and its rate of preferring one output beside its rate on the real trials
+(a one-sided Fisher exact test kept as a description of its calibration); a significant
+preference from a judge that prefers as often on the controls keeps its verdict; the controls'
+picks feed the position gate; all of it on the screen, in the HTML report and recomputed by
+bt-verify."""
 
 from __future__ import annotations
 
@@ -165,65 +167,62 @@ def _made(invoke: Invoke, run: Path, url: str, trials: int, controls: int) -> Pa
     return run
 
 
-def test_a_judge_that_prefers_as_often_on_controls_names_no_winner(
+def test_a_judge_that_prefers_as_often_on_controls_keeps_its_verdict(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
     """sim-judge-longer prefers the longer output every time: A (the longer side) on all 20
-    real trials, and one of two draws of one model on all 8 controls. The test alone would
-    name A; the headline says no side is preferred and why."""
+    real trials, and one of two draws of one model on all 8 controls. Controls cannot show a
+    judge that follows length, and positions are randomised: the verdict names A, and the
+    judge's length habit is the serious warning at the top."""
     url = simulator.base_url
     run = _made(invoke, tmp_path / "run", url, 20, 8)
     judged = invoke("judge", run, "--judge", "llm:sim-judge-longer", "--judge-url", url)
     assert judged.exit_code == 0, judged.output
     analysed = invoke("analyze", run, "--html", tmp_path / "report.html")
-    assert analysed.exit_code == 0, analysed.output  # an inconclusive result, not a failure
+    assert analysed.exit_code == 0, analysed.output
     report = _load(run / artifacts.REPORT)
     assert report["wins"] == 20
     assert report["p_value"] < 0.001
-    assert report["verdict"] == "inconclusive"
-    held = report["controls_verdict"]
-    assert held["held"] is True
-    assert held["favoured"] == "A (sim-large)"
-    assert held["indistinguishable"] == ["sim-judge-longer"]
+    assert report["verdict"] == "A (sim-large) preferred"
+    assert "controls_verdict" not in report
+    assert "controls.indistinguishable" not in {w["code"] for w in report["warnings"]}
+    assert report["warnings"][0]["code"] == "llm.length"
     (found,) = report["controls"]["judges"]
     assert found["unit"].startswith("comparisons (the two passes")
     assert found["controls"] == 8
-    assert found["verdicts"] == 16  # both passes read, one verdict each comparison
+    assert found["verdicts"] == 16  # both passes read
     assert found["non_tie"] == 8
+    described = found["description"]
+    assert (described["comparisons"], described["picks"], described["ties"]) == (8, 16, 0)
+    assert described["tie_rate"]["interval"]["estimate"] == 0.0
+    # Both passes named the longer draw, shown once on each side: every comparison 1/2 left.
+    assert described["left_share"]["interval"]["estimate"] == pytest.approx(0.5)
     compared = found["real_vs_controls"]
     assert compared["real"] == {"comparisons": 20, "non_tie": 20}
     assert compared["control"] == {"comparisons": 8, "non_tie": 8}
-    assert compared["p_value"] == pytest.approx(1.0)
-    assert compared["distinguishable"] is False
-    assert found["non_tie_rate"]["lo"] == pytest.approx(clopper_pearson(8, 8).lo)
+    assert compared["p_value"] == pytest.approx(1.0)  # described, decides nothing
+    assert compared["decides"].startswith("nothing")
+    # The controls' 8 comparisons feed the position gate beside the 20 real ones.
+    assert report["position_bias"]["controls"] == 8
+    assert report["position_bias"]["comparisons"] == 28
     headline = report["summary"]["verdict"]
-    assert headline.startswith("No side is preferred: A (sim-large) won 20 of 20 untied")
-    assert (
-        "the LLM judge sim-judge-longer's preferences are not distinguishable from its "
-        "behaviour where nothing differs"
-    ) in headline
-    assert (
-        "Inconclusive: the interval and the exact test favour A (sim-large)"
-        in (report["statement"])
-    )
+    assert headline.startswith("A (sim-large) is preferred: it won 20 of 20 untied")
     screen = flat(analysed.stdout)
-    assert headline in screen
+    assert screen.index("SERIOUS WARNING") < screen.index(headline)
     assert screen.index(headline) < screen.index("Hidden controls: 8 of the 28")
-    assert "the hidden controls hold it back" in screen
-    # More comparisons from this judge cannot help: the next step is another judge.
-    assert report["next"]["stage"] == "judge"
-    assert "bt-judge RUN --out RUN/picks-2.jsonl" in screen
+    assert "they decide no verdict" in screen
+    assert "hold it back" not in screen
     html = flat((tmp_path / "report.html").read_text())
-    assert "preferences are not distinguishable from its behaviour where nothing differs" in html
-    assert "one-sided Fisher" in html
+    assert "tie rate (95% interval)" in html
+    assert "not distinguishable from its behaviour" not in html
     # bt-verify recomputes it; an edited figure or verdict fails.
     assert invoke("verify", run).exit_code == 0
-    for where, value in (("p_value", 0.01), ("verdict", "A (sim-large) preferred")):
+    for where, value in (("tie_rate", None), ("verdict", "inconclusive")):
         tampered = _load(run / artifacts.REPORT)
         if where == "verdict":
             tampered["verdict"] = value
         else:
-            tampered["controls"]["judges"][0]["real_vs_controls"][where] = value
+            tampered["controls"]["judges"][0]["description"][where] = value
         (run / artifacts.REPORT).write_bytes(artifacts.dump_json(tampered))
         result = invoke("verify", run)
         assert result.exit_code == 1, result.output
@@ -262,17 +261,24 @@ def test_a_judge_that_ties_where_nothing_differs_keeps_its_verdict(
     assert analysed.exit_code == 0, analysed.output
     report = _load(run / artifacts.REPORT)
     assert report["verdict"] == "A (sim-large) preferred"
-    assert report["controls_verdict"]["held"] is False
     (found,) = report["controls"]["judges"]
     compared = found["real_vs_controls"]
     assert compared["p_value"] == pytest.approx(1 / 18564)  # 1 / C(18, 6)
     assert compared["distinguishable"] is True
-    assert "preferred one output more often in the real trials, 12 of 12 real" in flat(
-        analysed.stdout
+    described = found["description"]
+    assert described["tie_rate"]["interval"]["estimate"] == 1.0
+    # One judge, one pick per comparison: Clopper-Pearson at 6 of 6.
+    assert described["tie_rate"]["interval"]["lo"] == pytest.approx(clopper_pearson(6, 6).lo)
+    assert described["left_share"] is None  # every pick a tie: position decided none
+    assert (
+        "it tied in 100% (95% interval 54% to 100%) of its picks, and position decided none"
+        in flat(analysed.stdout)
     )
+    assert "It preferred one output in 0 of the 6 counted control comparisons and in 12 of " \
+        "12 real ones" in flat(analysed.stdout)  # fmt: skip
 
 
-def test_too_few_controls_are_said_in_words_and_decide_nothing(
+def test_three_controls_are_described_with_their_intervals_and_decide_nothing(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
     from judge_runs import write_picks
@@ -285,30 +291,37 @@ def test_too_few_controls_are_said_in_words_and_decide_nothing(
     (found,) = report["controls"]["judges"]
     assert found["real_vs_controls"]["p_value"] is None
     assert found["real_vs_controls"]["testable"] is False
+    described = found["description"]
+    assert described["tie_rate"]["interval"] == {"estimate": 0.0, "lo": 0.0, "hi": pytest.approx(
+        clopper_pearson(0, 3).hi)}  # fmt: skip
     screen = flat(analysed.stdout)
-    assert "3 control comparisons are too few (fewer than 5)" in screen
-    assert "so the controls decide nothing here" in screen
+    assert "they decide no verdict" in screen
+    assert "too few (fewer than 5)" not in screen
 
 
-def test_a_panel_is_tested_judge_by_judge_with_holm(
+def test_a_panel_is_described_judge_by_judge_and_together(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
-    """Two judges in one file: one ties on every control, one prefers there as on the real
-    trials. Each is set against its own real trials, Holm across the two; the second holds
-    the verdict back and the headline names it."""
+    """Two judges in one file: one ties on every control, one picks the left output there.
+    Each is described; every judge together beside them; the verdict both gave on the real
+    trials stands, and the left picks on the controls feed the position gate."""
     from judge_runs import write_picks
 
     run = _made(invoke, tmp_path / "run", simulator.base_url, 12, 6)
     careful = _picks(run, "careful", lambda e: "tie" if "control" in e else _a_side(e))
     eager = _picks(run, "eager", lambda e: "left" if "control" in e else _a_side(e))
     write_picks(run / artifacts.PICKS, [*careful, *eager])
-    invoke("analyze", run)
+    analysed = invoke("analyze", run)
     report = _load(run / artifacts.REPORT)
-    judges = {j["judge"]: j["real_vs_controls"] for j in report["controls"]["judges"]}
-    assert judges["careful"]["p_holm"] == pytest.approx(2 / 18564)
-    assert judges["eager"]["p_holm"] == pytest.approx(1.0)
-    assert judges["careful"]["distinguishable"] is True
-    assert judges["eager"]["distinguishable"] is False
-    assert report["verdict"] == "inconclusive"
-    assert report["controls_verdict"]["indistinguishable"] == ["eager"]
-    assert "the judge eager's preferences are not distinguishable" in report["summary"]["verdict"]
+    judges = {j["judge"]: j for j in report["controls"]["judges"]}
+    assert judges["careful"]["real_vs_controls"]["p_holm"] == pytest.approx(2 / 18564)
+    assert judges["eager"]["real_vs_controls"]["p_holm"] == pytest.approx(1.0)
+    assert judges["eager"]["description"]["left_share"]["interval"]["estimate"] == 1.0
+    assert judges["eager"]["description"]["p_position"] == pytest.approx(2 / 64)
+    pooled = report["controls"]["pooled"]
+    # Per comparison: careful's tie and eager's left: tie share 1/2, left share 1.
+    assert pooled["tie_rate"]["interval"]["estimate"] == pytest.approx(0.5)
+    assert pooled["left_share"]["interval"]["estimate"] == 1.0
+    assert report["verdict"] == "A (sim-large) preferred"
+    assert report["position_bias"]["controls"] == 6
+    assert "Every judge together tied in 50%" in flat(analysed.stdout)

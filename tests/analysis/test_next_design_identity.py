@@ -76,7 +76,7 @@ NAMES = ["acme/big-1", "small"]
 
 
 def test_next_design_carries_the_word_file_as_a_placeholder_when_it_added_terms() -> None:
-    record = identity_config(True, ["Simulated Labs", "!Claude Shannon"], NAMES)
+    record = identity_config(True, ["Acme Labs", "!Claude Shannon"], NAMES)
     args = _args(_design(record))
     at = args.index("--strip-identity-words")
     assert args[at + 1] == "IDENTITY-WORDS"
@@ -111,9 +111,9 @@ def test_next_design_carries_no_strip_identity_when_stripping_was_off() -> None:
 
 
 def test_next_design_added_terms_are_the_word_file_s_terms_and_exceptions() -> None:
-    record = identity_config(True, ["Simulated Labs", "!Gemini"], NAMES)
-    assert sorted(added_terms(record, NAMES)) == ["!Gemini", "Simulated Labs"]
-    assert added_terms(identity_config(False, ["Simulated Labs"], NAMES), NAMES) == []
+    record = identity_config(True, ["Acme Labs", "!Gemini"], NAMES)
+    assert sorted(added_terms(record, NAMES)) == ["!Gemini", "Acme Labs"]
+    assert added_terms(identity_config(False, ["Acme Labs"], NAMES), NAMES) == []
 
 
 def test_next_design_with_word_file_on_the_screen_and_the_page_and_the_command_works(
@@ -123,7 +123,7 @@ def test_next_design_with_word_file_on_the_screen_and_the_page_and_the_command_w
     prompts = tmp_path / "prompts.txt"
     prompts.write_text("".join(f"Who are you? Explain topic {i} briefly.\n" for i in range(30)))
     words = tmp_path / "words.txt"
-    words.write_text("# our lab\nSimulated Labs\n")
+    words.write_text("# our lab\nAcme Labs\n")
     run = tmp_path / "run"
     made = invoke(
         "design", run, "--prompts", prompts, "--a", "sim-large", "--b", "sim-small", "--a-url",

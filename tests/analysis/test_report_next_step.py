@@ -10,6 +10,7 @@ import orjson
 
 from blindtest.analysis.tells import CENSUS_FIGURES
 from blindtest.analysis.wording import next_step
+from blindtest.present.page import sections
 from blindtest.rundir.types import DesignRecord
 
 
@@ -114,7 +115,7 @@ def test_a_question_nobody_answered_says_so() -> None:
 def test_next_step_after_the_demo_names_a_simulator_and_says_how_to_start_it(
     invoke: Any, tmp_path: Any
 ) -> None:
-    from blindtest.present.hints import SIMULATOR_URL, placeholder_legend
+    from blindtest.present.hints import SIMULATOR_URL, placeholder_legend, setup_command
 
     design = cast(DesignRecord, {**_design(), "protocol": "triangle", "demo": True})
     step = next_step(design, _fields("distinguished"))
@@ -124,9 +125,11 @@ def test_next_step_after_the_demo_names_a_simulator_and_says_how_to_start_it(
     assert args[args.index("--a-url") + 1] == SIMULATOR_URL
     assert args[args.index("--b-url") + 1] == SIMULATOR_URL
     assert "127.0.0.1:1/" not in " ".join(args)
-    legend = placeholder_legend(args)
-    assert "start the simulator first" in legend
-    assert "-m blindtest.simulator --port 8000" in legend
+    assert placeholder_legend(args) == "(NEW-RUN: a new run directory)"
+    assert setup_command(args).endswith("python -m blindtest.simulator --port 8000")
+    shown = sections.next_step({"next": step}) or {}  # the report page: the same two commands
+    assert shown["setup"] == setup_command(args)
+    assert shown["command"].endswith(" ".join(args))
     # The command as printed makes a design that sends its requests there.
     run = tmp_path / "new-run"
     result = invoke("design", *[str(run) if a == "NEW-RUN" else a for a in args])

@@ -31,12 +31,12 @@ def _analyze(invoke: Invoke, run: Path, *args: Any) -> tuple[int, dict[str, Any]
     return result.exit_code, read_report(run)
 
 
-def test_a_failed_position_gate_heads_the_list_and_a_wide_margin_follows_it(
+def test_a_failed_position_gate_heads_the_list_and_an_unbounded_lean_is_a_notice(
     invoke: Invoke, tmp_path: Path
 ) -> None:
     run = make_run(tmp_path, "preference", 20)
     design = load(run)
-    # Every pick on the left: the exact test finds position bias, the run says nothing.
+    # Every pick on the left: the left share is shown beyond the margin, the run says nothing.
     write_picks(run / artifacts.PICKS, [dict(p, pick="left") for p in preference_picks(
         design, dict.fromkeys(range(1, 21), "A"))])  # fmt: skip
     code, report = _analyze(invoke, run)
@@ -46,11 +46,12 @@ def test_a_failed_position_gate_heads_the_list_and_a_wide_margin_follows_it(
     assert gate == {
         "code": "gate.position",
         "severity": SERIOUS,
+        "title": CODES["gate.position"][1],
         "message": report["gates_failed"][0],
     }
     assert report["warnings"][0] == gate
-    # Left 10 of 16 untied (62%): beyond the 0.1 margin, not significant (p = 0.45): a
-    # notice, and the result stands.
+    # Left 10 of 16 untied (62%) over 16 comparisons: no lean shown (sign-flip p = 0.45) and
+    # too few comparisons to bound it within the margin: a notice, and the result stands.
     picks = preference_picks(design, dict.fromkeys(range(1, 21), "A"))
     rights = [n for n, p in enumerate(picks) if p["pick"] == "right"]
     for n in rights[6:]:
@@ -58,11 +59,15 @@ def test_a_failed_position_gate_heads_the_list_and_a_wide_margin_follows_it(
     write_picks(run / artifacts.PICKS, picks)
     code, report = _analyze(invoke, run)
     assert code == 0
-    assert (report["position_bias"]["left"], report["position_bias"]["n"]) == (10, 16)
+    bias = report["position_bias"]
+    assert (bias["left"], bias["right"], bias["comparisons"]) == (10, 6, 16)
+    assert (bias["verdict"], bias["significant"]) == ("warn", False)
     (notice,) = report["warnings"]
     assert notice["code"] == "position.margin"
     assert notice["severity"] == "notice"
-    assert notice["message"].startswith("Position: left chosen 10 of 16 times (62%)")
+    assert notice["message"] == bias["statement"]
+    assert notice["message"].startswith("Position: left chosen in 62.5% of untied picks over 16")
+    assert "a note, not a fault" in notice["message"]
     assert all(w["severity"] != SERIOUS for w in report["warnings"])
 
 
@@ -81,6 +86,7 @@ def test_an_llm_judge_that_follows_length_is_a_serious_warning_at_the_top_naming
         {
             "code": "llm.length",
             "severity": SERIOUS,
+            "title": CODES["llm.length"][1],
             "message": said,
             "judge": diagnostics["judge"],
         }

@@ -354,7 +354,9 @@ def test_the_example_design_through_bt_design_keeps_every_byte(
 
 #: The SHA-256 of the two-directory design below, made by blindtest before several candidates
 #: existed (commit ac81a83) with the same script: the two-directory mode keeps its bytes.
-TWO_DIRS_SHA256 = "349e4aa3954bc7cfdbc70779800a851fd8970e81524647b068612087be0df6a6"
+#: Re-pinned when the bundled word list gained the simulator's maker and the "built by"
+#: phrases: with the former list in identity_strip.terms the bytes hash to 349e4aa3...6a6.
+TWO_DIRS_SHA256 = "72ebc74d3bb41750ca77ef16d3a583138392fec45812f82791e02b736fb50d4c"
 
 
 def test_two_directories_keep_the_two_sided_design_byte_for_byte(

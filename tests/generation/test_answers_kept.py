@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
@@ -138,6 +138,12 @@ def test_a_cancelled_run_has_recorded_every_answer_it_received(
 
 
 # --------------------------------------------------------------------------- whole processes
+#
+# The simulator counts an answer once its body is written to the connection; a client stopping
+# at that moment may never read it (a body in the socket's buffer has not reached bt-generate).
+# So the server's count bounds what is kept (at most one answer per worker beyond it, at any
+# moment), and what must be kept exactly is what the client received, or, in another process,
+# what was on disk before the stop, the answers after it never sent (the simulator holds them).
 
 
 def _answered(simulator: Simulator) -> int:
@@ -145,7 +151,8 @@ def _answered(simulator: Simulator) -> int:
 
 
 def _on_disk(run: Path) -> int:
-    return len(artifacts.read_jsonl(run / artifacts.RESPONSES, "responses").records)
+    path = run / artifacts.RESPONSES
+    return len(artifacts.read_jsonl(path, "responses").records) if path.exists() else 0
 
 
 def _start(run: Path, concurrency: int) -> subprocess.Popen[str]:
@@ -158,8 +165,10 @@ def _start(run: Path, concurrency: int) -> subprocess.Popen[str]:
     )
 
 
-def _wait_for_answers(simulator: Simulator, count: int, process: subprocess.Popen[str]) -> None:
-    while _answered(simulator) < count:
+def _wait_until(reached: Callable[[], bool], process: subprocess.Popen[str]) -> None:
+    """Until ``reached`` (no clock: the simulator holds every answer after the ones waited
+    for, so bt-generate cannot end first)."""
+    while not reached():
         assert process.poll() is None, "bt-generate ended before it was stopped"
         time.sleep(0.002)
 
@@ -173,58 +182,69 @@ def test_a_kill_9_loses_at_most_the_answers_in_flight(
     run = tmp_path / "run"
     make_design(invoke, run, simulator, tmp_path, trials=60)
     simulator.config.latency = 0.02
+    simulator.config.fail_after, simulator.config.fail_with = 40, "hang"  # 40 answers, no more
     process = _start(run, 3)
     assert process.stderr is not None
     try:
-        _wait_for_answers(simulator, 40, process)
+        _wait_until(lambda: _answered(simulator) == 40, process)
         process.send_signal(signal.SIGKILL)
     finally:
         process.wait()
         process.stderr.close()
-    time.sleep(0.1)  # requests the server was still answering meet a closed connection
-    sent, kept = _answered(simulator), _on_disk(run)
-    assert sent >= 40
-    assert sent - workers <= kept <= sent
-    simulator.config.latency = 0.0
+    kept = _on_disk(run)
+    assert 40 - workers <= kept <= _answered(simulator) == 40
+    simulator.config.latency, simulator.config.fail_after = 0.0, None
     assert invoke("generate", run, "--quiet").exit_code == 0  # a rerun finishes the run
 
 
-def test_ctrl_c_keeps_every_answer_whose_body_arrived(
+def test_ctrl_c_keeps_every_answer_it_received_and_no_answer_is_sent_after_it(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
     run = tmp_path / "run"
     make_design(invoke, run, simulator, tmp_path, trials=60)
-    simulator.config.latency = 0.4  # the answers of a round arrive together, 0.4 s apart
+    simulator.config.fail_after, simulator.config.fail_with = 12, "hang"  # then none answered
     process = _start(run, 3)
     assert process.stderr is not None
     try:
-        _wait_for_answers(simulator, 2 * 6, process)  # two rounds of 6 answered
-        time.sleep(0.2)  # midway through the third round: no body on its way
-        process.send_signal(signal.SIGINT)
+        _wait_until(lambda: _on_disk(run) == 12, process)  # every answer sent has arrived
+        process.send_signal(signal.SIGINT)  # the other requests wait on the simulator
         assert process.wait() == 130
         assert "interrupted" in process.stderr.read()
     finally:
         process.kill()
         process.wait()
         process.stderr.close()
-    time.sleep(0.5)  # the third round's requests meet a closed connection, uncounted
-    assert _answered(simulator) == _on_disk(run) >= 12
+    assert _answered(simulator) == _on_disk(run) == 12
+    simulator.config.fail_after = None
+    assert invoke("generate", run, "--quiet").exit_code == 0  # a rerun finishes the run
+    assert _on_disk(run) == 60 * 3
 
 
 def test_a_401_on_one_request_keeps_every_answer_whose_body_arrived(
-    invoke: Invoke, tmp_path: Path, simulator: Simulator
+    invoke: Invoke, tmp_path: Path, simulator: Simulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The 401 comes at once; the other requests in flight are 0.4 s from their answers, so
-    # every body the server wrote reached bt-generate, and each must be on disk.
+    # The 401 comes at once, while the other workers' requests are in flight; the run stops,
+    # and every answer the client had received by then is on disk, each once.
     prompts = numbered_prompts(40)
     prompts[24] = "[sim:401] " + prompts[24]
     run = tmp_path / "run"
     make_design(invoke, run, simulator, tmp_path, trials=40, prompts=prompts)
-    simulator.config.latency = 0.4
+    simulator.config.latency = 0.05
+    received: list[tuple[str, int | None]] = []
+    complete = ChatClient.complete
+
+    async def receiving(self: ChatClient, role: str, *args: Any, **kwargs: Any) -> Completion:
+        completion = await complete(self, role, *args, **kwargs)
+        received.append((role, completion.seed))  # handed to the worker, nothing between
+        return completion
+
+    monkeypatch.setattr(ChatClient, "complete", receiving)
     stopped = invoke("generate", run, "--quiet", "--concurrency", 3)
     assert stopped.exit_code == 3, stopped.output
     assert "HTTP 401" in stopped.stderr
-    time.sleep(0.5)  # the requests still out meet a closed connection, uncounted
-    sent = _answered(simulator)
-    assert 0 < sent < 40 * 3  # stopped before every slot of the 40 triangle trials
-    assert _on_disk(run) == sent
+    rows = artifacts.read_jsonl(run / artifacts.RESPONSES, "responses").records
+    kept_slots = [(row["side"], row["seed"]) for row in rows]
+    assert sorted(kept_slots, key=str) == sorted(received, key=str)
+    kept, workers = len(rows), 2 * 3
+    assert 0 < kept < 40 * 3  # stopped before every slot of the 40 triangle trials
+    assert kept <= _answered(simulator) <= kept + workers

@@ -356,25 +356,26 @@ def test_openai_api_gets_max_completion_tokens_and_others_max_tokens() -> None:
     assert local["A"].key_env is None  # a local server needs no key when none is set
 
 
-def start_generate_and_wait(run: Path, lines: int) -> subprocess.Popen[bytes]:
-    """bt-generate in a child process, returned once ``lines`` rows are on disk."""
+def start_generate_and_wait(run: Path, simulator: Simulator, lines: int) -> subprocess.Popen[bytes]:
+    """bt-generate in a child process, returned once ``lines`` rows are on disk; the simulator
+    answers those and holds every later request (so the run cannot end first, however busy
+    the machine, and no answer is on its way)."""
+    simulator.config.fail_after, simulator.config.fail_with = lines, "hang"
     child = subprocess.Popen(
         [sys.executable, "-m", "blindtest", "generate", str(run), "--quiet", "--concurrency", "2"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
     path = run / "responses.jsonl"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_bytes().count(b"\n") >= lines:
-            break
+    while not (path.exists() and path.read_bytes().count(b"\n") >= lines):
+        assert child.poll() is None, child.communicate()
         time.sleep(0.02)
     return child
 
 
 def assert_resume_asks_only_missing_slots(run: Path, simulator: Simulator, invoke: Invoke) -> None:
     kept = {(r["trial"], r["slot"]) for r in rows(run)}
-    simulator.config.latency = 0.0
+    simulator.config.latency, simulator.config.fail_after = 0.0, None
     assert invoke("generate", run, "--quiet").exit_code == 0
     counts = requests_per_slot(simulator)
     for trial, slot in kept:
@@ -388,10 +389,10 @@ def test_kill_9_mid_run_then_resume_never_asks_an_answered_slot_again(
     run = tmp_path / "run"
     make_design(invoke, run, simulator, tmp_path, trials=20)
     simulator.config.latency = 0.05
-    child = start_generate_and_wait(run, lines=10)
+    child = start_generate_and_wait(run, simulator, lines=10)
     os.kill(child.pid, signal.SIGKILL)
-    child.communicate(timeout=20)
-    assert 10 <= len(rows(run)) < 60
+    child.communicate()
+    assert len(rows(run)) == 10
     assert_resume_asks_only_missing_slots(run, simulator, invoke)
 
 
@@ -401,12 +402,12 @@ def test_ctrl_c_mid_run_exits_130_keeps_what_was_fetched_and_resumes(
     run = tmp_path / "run"
     make_design(invoke, run, simulator, tmp_path, trials=20)
     simulator.config.latency = 0.05
-    child = start_generate_and_wait(run, lines=6)
+    child = start_generate_and_wait(run, simulator, lines=6)
     child.send_signal(signal.SIGINT)
-    _, stderr = child.communicate(timeout=20)
+    _, stderr = child.communicate()
     assert child.returncode == 130
     assert b"interrupted; everything done so far is kept, rerun to resume" in stderr
-    assert len(rows(run)) >= 6
+    assert len(rows(run)) == 6
     assert_resume_asks_only_missing_slots(run, simulator, invoke)
 
 

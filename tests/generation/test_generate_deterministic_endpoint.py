@@ -32,12 +32,12 @@ def triangle(trials: int) -> DesignRecord:
     }
 
 
-def state_with(trials: int, identical: int, words: int = 1) -> SlotState:
+def state_with(trials: int, identical: int, words: int = 1, canned: bool = False) -> SlotState:
     """Every trial's twins (slots 1 and 2) fetched; the first ``identical`` are the same
-    answer of ``words`` words."""
+    answer of ``words`` words, each prompt's own (``canned``: one text for every prompt)."""
     rows = []
-    same = " ".join(["same"] * words)
     for t in range(1, trials + 1):
+        same = " ".join(["same"] * words if canned else [f"same{t}"] * words)
         twin = same if t <= identical else f"one {t}"
         rows += [
             {"trial": t, "slot": 1, "side": "A", "status": "ok", "text": same},
@@ -54,7 +54,8 @@ def state_with(trials: int, identical: int, words: int = 1) -> SlotState:
         (9, 1, 80, False),
         (4, 4, 1, False),  # one-word answers say nothing, however many collide
         (20, 20, 1, False),
-        (20, 20, 5, False),
+        (20, 20, 3, False),  # 3-word answers: 20 pairs are not enough (41 would be)
+        (20, 20, 5, True),  # a 5-word sentence on every one of 20 pairs is not chance
         (6, 2, 80, False),  # two long ones among six: prompts with one right wording
         (6, 5, 80, True),
         (6, 6, 80, True),
@@ -69,6 +70,25 @@ def test_deterministic_means_identical_answers_too_long_and_many_for_chance(
     collisions = DrawCollisions.for_design(triangle(trials), state_with(trials, identical, words))
     assert (collisions.pairs, collisions.identical) == (trials, identical)
     assert collisions.deterministic() is deterministic
+    assert collisions.refused() is deterministic
+
+
+@pytest.mark.parametrize("words", [2, 5, 80])
+def test_one_text_for_every_prompt_fires_the_prompt_independence_count_not_the_determinism_test(
+    words: int,
+) -> None:
+    # A gateway's canned sentence repeats at any temperature: no evidence of determinism, a
+    # count of its own; each check says that it fired.
+    collisions = DrawCollisions.for_design(triangle(10), state_with(10, 10, words, canned=True))
+    assert not collisions.deterministic()
+    assert collisions.fired("prompt_independent") == ["A"]
+    assert collisions.refused()
+
+
+def test_one_word_for_every_prompt_fires_neither_check() -> None:
+    # "Yes" to every prompt: a yes/no workload, not a canned gateway.
+    collisions = DrawCollisions.for_design(triangle(20), state_with(20, 20, 1, canned=True))
+    assert not collisions.refused()
 
 
 def test_the_guard_compares_each_trial_once_not_every_trial_per_response(
@@ -126,7 +146,12 @@ def test_deterministic_stop_states_the_count_over_all_fetched_trials(
     assert int(found.group(1)) == collisions.identical
     if found.group(3) is not None:
         assert int(found.group(3)) == collisions.pairs
-    assert "the endpoints are deterministic (temperature ignored or 0, or a cache)" in result.stderr
+    assert re.search(
+        r"the determinism check fired .*, so the endpoints? (is|are) deterministic "
+        r"\(temperature ignored or 0, or a cache\)",
+        result.stderr,
+    )
+    assert "prompt-independence" not in result.stderr
     assert not (run / "trials.jsonl").exists()
     # the rerun says the same count, and asks for nothing more
     before = len(simulator.requests)

@@ -75,8 +75,10 @@ def test_the_stop_waits_for_ten_pairs_however_long_the_first_ones() -> None:
     for key in sorted(state.generated):
         collisions.add(state, key)
         if stopped_at is None and collisions.deterministic():
-            stopped_at = collisions.pairs
+            stopped_at = collisions.sides["A"].pairs
+    # Ten of the side's own pairs (its 10 of the 20 trials: the 19th pair fetched).
     assert stopped_at == 10
+    assert collisions.pairs == 20
 
 
 def test_each_pair_factor_has_expectation_at_most_one_under_the_bound_on_chance_repeats() -> None:
@@ -151,3 +153,64 @@ def test_one_token_answers_that_all_collide_are_told_not_stopped(
         "(every one; answers this short cannot tell a deterministic endpoint from chance)"
     ) in result.stderr
     assert (run / "trials.jsonl").exists()
+
+
+def test_a_gateway_answering_every_prompt_with_one_short_sentence_is_refused(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    # Side B's gateway answers "I cannot help with that." to everything: its twins are
+    # identical at any temperature, so the odd one is found without reading.
+    simulator.config.canned_models = frozenset({"sim-small"})
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path, trials=10)
+    result = invoke("generate", run)
+    assert result.exit_code == 1, result.stderr
+    line = result.stderr.strip().splitlines()[-1]
+    assert 'side B (sim-small) gave the same answer, "I cannot help with that." (5 words), to ' in (
+        line
+    )
+    assert "the prompt-independence count fired" in line
+    assert "the determinism check fired" not in line  # canned texts are no evidence of it
+    assert "side A" not in line
+    assert not (run / "trials.jsonl").exists()
+
+
+def test_a_deterministic_side_of_eight_word_sentences_is_refused_by_the_determinism_check() -> None:
+    # Each prompt its own 8-word sentence, repeated: too short for the old 5-word allowance
+    # to matter, caught at ten pairs (0.9 / 0.8^7 = 4.3 a pair).
+    collisions = DrawCollisions.for_design(alternating(20), twins(20, "A", 8))
+    assert collisions.deterministic_sides() == ["A"]
+    assert collisions.fired("prompt_independent") == []
+
+
+def test_one_token_answers_at_temperature_one_trip_neither_check(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path, "--max-tokens", "1", trials=20)
+    result = invoke("generate", run)
+    assert result.exit_code == 0, result.stderr
+    assert "fired" not in result.stderr
+
+
+def test_the_guard_holds_one_entry_per_prompt_not_per_trial() -> None:
+    # 4,000 trials over 10 prompts, every answer a new text: what each side's checks keep
+    # grows with the prompts, and a trial's first twin is dropped once its second arrives.
+    design: DesignRecord = {  # type: ignore[typeddict-item]  # only what the guard reads
+        "protocol": "triangle",
+        "arrangement": [
+            {"trial": t, "prompt_id": f"p{t % 10}", "doubled": "AB"[t % 2], "odd_position": 3}
+            for t in range(1, 4001)
+        ],
+    }
+    collisions = DrawCollisions.empty(design)
+    for t in range(1, 4001):
+        doubled, other = ("A", "B") if t % 2 == 0 else ("B", "A")
+        for slot, side in ((1, doubled), (2, doubled), (3, other)):
+            collisions.take(t, slot, {"side": side, "text": f"answer {t} {slot} in five words"})
+    assert collisions.pairs == 4000
+    assert not collisions.first
+    for kept in collisions.sides.values():
+        assert len(kept.tally.first_of) == len(kept.tally.owner) == 10
+        assert not kept.tally.extra
+    assert not collisions.refused()

@@ -317,7 +317,10 @@ def test_always_first_llm_judge_controls_excluded_and_left_share_near_1(
     assert report["trials_planned"] == 10
     assert {r["trial"] for r in report["per_trial"]}.isdisjoint(controls)
     assert len(report["per_trial"]) == 10
-    assert report["position_bias"] is None or report["position_bias"]["n"] <= 10
+    # The position gate reads the controls' passes beside the real ones (every pass shown
+    # first: a left share of 1 in each of the 16 comparisons).
+    bias = report["position_bias"]
+    assert (bias["comparisons"], bias["controls"], bias["verdict"]) == (16, 6, "fail")
     machine = report["llm_judges"]["judges"][0]
     assert machine["comparisons"] == 10  # its diagnostics are about the real trials
     # The controls, per judge and by comparison (both passes of the swap are one verdict):
@@ -370,7 +373,11 @@ def test_a_person_who_always_picks_left_is_told_so_in_a_plain_sentence(
         "On 4 control comparisons (the same model on both sides) you picked the output shown "
         "first 4 times, the second 0 times: first in 100% of those 4 comparisons"
     )
-    assert "4 control comparisons are too few (fewer than 5)" in found["statement"]
+    assert (
+        "Counting its picks, it tied in 0% (95% interval 0% to 60%) of its picks."
+        in (found["statement"])
+    )
+    assert found["statement"].endswith("(a description; it decides nothing).")
     assert found["statement"] in flat(analysed.stdout)
     # Machine vs person (--against) compares the real trials only.
     llm = run / "picks-llm.jsonl"

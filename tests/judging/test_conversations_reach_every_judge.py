@@ -170,7 +170,9 @@ def test_export_preferences_writes_the_conversation_in_trls_conversational_layou
     trials = {t["prompt"]: t for t in lines(run / "trials.jsonl")}
     plain = 0
     for row in rows:
-        assert set(row) == {"prompt", "chosen", "rejected", "judge", "confidence", "reason"}
+        assert set(row) == {
+            "prompt", "chosen", "rejected", "judge", "confidence", "reason", "text", "judge_saw"
+        }  # fmt: skip
         assert isinstance(row["prompt"], list)
         last = row["prompt"][-1]
         assert set(last) == {"role", "content"}

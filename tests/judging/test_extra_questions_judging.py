@@ -78,7 +78,7 @@ def test_terminal_asks_each_option_then_the_comparison_at_80_columns(tmp_path: P
         ["-m", "blindtest", "judge", str(run), "--judge-id", "tess"],
         dimensions=(24, 80),
         encoding="utf-8",
-        timeout=10,
+        timeout=None,  # each expect waits for its prompt, however busy the machine
         env=env,
     )
     child.logfile_read = log

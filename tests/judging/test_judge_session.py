@@ -72,7 +72,7 @@ class Judge:
             ["-m", "blindtest", "judge", str(run_dir), "--judge-id", "tester", *args],
             dimensions=dimensions,
             encoding="utf-8",
-            timeout=10,
+            timeout=None,  # each expect waits for its text, however busy the machine
             env=env,
         )
         self.child.delaybeforesend = None  # every send waits for its prompt anyway
@@ -101,14 +101,10 @@ class Judge:
         return int(self.child.exitstatus)
 
     def interrupt(self) -> int:
-        # GNU readline looks at signals while it waits for a key; a Ctrl-C that lands in the
-        # instant it is busy with the last key (a test types faster than a person) is seen at
-        # the next signal, so the test presses Ctrl-C again, as a person would.
-        for _ in range(5):
-            self.child.sendintr()
-            if self.child.expect_exact(["interrupted; ", pexpect.TIMEOUT], timeout=2) == 0:
-                return self.finish()
-        raise AssertionError("Ctrl-C did not stop the session")
+        """Ctrl-C once (read as a key, never lost, however soon after the last key)."""
+        self.child.sendintr()
+        self.expect("interrupted; ")
+        return self.finish()
 
     @property
     def transcript(self) -> str:
@@ -316,7 +312,9 @@ def test_wide_terminal_keeps_code_lines_whole(tmp_path: Path) -> None:
     assert judge.finish() == 0
     rows = judge.rows()
     assert "2 │ " + CODE_LINE in rows
-    assert all(display_width(row) <= 199 for row in rows)
+    # Only the command to run next (it names the run's folder, of any length) may be wider.
+    analyze = stage_command("analyze", run_dir)
+    assert all(display_width(row) <= 199 or row.strip() == analyze for row in rows)
     prose = [row for row in rows if row.startswith("2 │ Here is")]
     assert prose
     assert display_width(prose[0]) <= 4 + 110

@@ -288,7 +288,7 @@ def tagged(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Page, dict[st
     write_picks(run / artifacts.PICKS, preference_picks(design, outcome)
                 + preference_picks(design, outcome, judge="bob"))  # fmt: skip
     html = root / "report.html"
-    analyzed = cli("analyze", run, "--html", html, "--position-margin", "0.5")
+    analyzed = cli("analyze", run, "--html", html)
     assert analyzed.exit_code == 0, analyzed.output
     report = orjson.loads((run / artifacts.REPORT).read_bytes())
     return analyzed.stdout, Page(html.read_text()), report

@@ -18,6 +18,7 @@ from blindtest.analysis.llm_diagnostics import (
     diagnose,
     markdown_marks,
     model_family,
+    position_gate,
 )
 from blindtest.simulator import Simulator
 
@@ -58,7 +59,13 @@ def test_always_first_judge_detected_position_bias_and_inconsistent_swaps(
     assert (position["comparisons"], position["inconsistent"]) == (20, 20)
     assert (position["first"], position["second"]) == (20, 0)
     assert found["swap_consistency"]["k"] == 0
-    assert "WARNING: position bias: in 20 of 20 comparisons both passes of the swap named" in screen
+    # Its position gate, every pass as shown: the output shown first each time, so every
+    # comparison's left share is 1: shown beyond the margin, a failed gate (not a warning).
+    gate = position["gate"]
+    assert (gate["comparisons"], gate["picks"], gate["left"]) == (20, 40, 40)
+    assert gate["verdict"] == "fail"
+    assert position["exceeds_limit"] is True
+    assert "position gate over 20 comparisons (every pass as shown): left share 100.0%" in screen
     assert "position swap: both passes agreed in 0% of 20 comparisons" in screen
     # Position-inconsistent comparisons still count as ties (the default --inconsistent tie),
     # but the judge answered by position: the run says nothing.
@@ -207,15 +214,37 @@ def test_diagnose_counts_by_hand() -> None:
         {"trial": t, "verdict": "A" if t <= 29 else "B", "judge_model": "gpt-4o-mini"}
         for t in range(1, 41)
     ]
-    warned = diagnose("j", "preference", many, [], {}, {"A": {"model": "gpt-4o"}})
+    failed = diagnose("j", "preference", many, [], {}, {"A": {"model": "gpt-4o"}})
     # Without the swap: 29 of 40 comparisons named the first output, 11 the second; exact
-    # two-sided p = 0.0064 (scipy.stats.binomtest(29, 40)); lean (29 - 11) / 40 = 45%.
-    assert warned.warnings[0].startswith(
-        "position bias: of 40 comparisons (one pass each, no swap), 29 named the output shown "
-        "first and 11 the output shown second (exact two-sided sign test p = 0.0064); position "
-        "decided a net 45% of comparisons toward the first output"
+    # two-sided p = 0.0064 (scipy.stats.binomtest(29, 40)); lean (29 - 11) / 40 = 45%. Its
+    # left share's 95% interval (Clopper-Pearson, 56.1% to 85.4%) lies beyond 55%: the gate
+    # fails, which is the run's failure, not a warning.
+    assert failed.position_gate is not None
+    assert failed.position_gate.verdict == "fail"
+    said = position_gate(failed)
+    assert said is not None
+    assert said.startswith(
+        "position bias: the LLM judge 'gpt-4o-mini' answered by position: of 40 comparisons "
+        "(one pass each, no swap), 29 named the output shown first and 11 the output shown "
+        "second (exact two-sided sign test p = 0.0064); position decided a net 45% of "
+        "comparisons toward the first output"
     )
-    assert "same family (gpt) as side A (gpt-4o)" in warned.warnings[1]
+    assert "same family (gpt) as side A (gpt-4o)" in failed.warnings[0]
+    # 120 of 200 first: a lean shown (p = 0.0057), its interval 52.9% to 66.8% reaching
+    # inside the margin: a warning, the gate holds.
+    leaning = [
+        {"trial": t, "verdict": "A" if t <= 120 else "B", "judge_model": "gpt-4o-mini"}
+        for t in range(1, 201)
+    ]
+    warned = diagnose("j", "preference", leaning, [], {}, {"A": {"model": "gpt-4o"}})
+    assert warned.position_gate is not None
+    assert (warned.position_gate.verdict, warned.position_gate.significant) == ("warn", True)
+    assert position_gate(warned) is None
+    assert warned.warnings[0].endswith(
+        "over its comparisons it chose the output on the left in 60.0% of untied picks (95% "
+        "interval 52.9% to 66.8%, sign-flip test p = 0.0057): a lean, not shown beyond 5 points "
+        "from half"
+    )
 
 
 @pytest.mark.parametrize(
@@ -319,7 +348,9 @@ def test_export_preferences_keeps_confident_consistent_leak_free_verdicts(
     assert 0 < len(rows) <= len(picks) - leaking
     trials = {t["prompt"]: t["options"] for t in records(preference_run / "trials.jsonl")}
     for row in rows:
-        assert set(row) == {"prompt", "chosen", "rejected", "judge", "confidence", "reason"}
+        assert set(row) == {
+            "prompt", "chosen", "rejected", "judge", "confidence", "reason", "text", "judge_saw"
+        }  # fmt: skip
         assert sorted([row["chosen"], row["rejected"]]) == sorted(trials[row["prompt"]])
         assert row["confidence"] > 0.8
     assert f"{out}: {len(rows)} preference pairs kept; " in result.stderr

@@ -1,7 +1,9 @@
 """An LLM judge's diagnostics count comparisons, not passes; a judge that answers by position
-fails a preference run with the position swap and without it; ``--inconsistent exclude``
-leaves comparisons out instead of making them ties. Reference values by exact enumeration
-(Fractions) and scipy.stats.binomtest; sizes by seeded vectorised simulation."""
+fails a preference run with the position swap and without it (its position gate over its
+comparisons, every pass as shown, with the margin), and one that leans within reach of it is
+warned about; ``--inconsistent exclude`` leaves comparisons out instead of making them ties.
+Reference values by exact enumeration (Fractions) and scipy.stats.binomtest; sizes by seeded
+vectorised simulation (the gate's own size over comparisons: tests/stats)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from scipy import stats
 
 from blindtest.analysis.llm_diagnostics import Consistency, PositionSplit, Share, diagnose
 from blindtest.simulator import Simulator
+from blindtest.stats.position import position_gate
 
 from llm_runs import llm, make_run
 from screen_text import flat
@@ -112,27 +115,44 @@ def test_position_is_the_split_of_the_inconsistent_comparisons_with_a_sign_test(
     assert shown["share_first"]["estimate"] == 0.75
     assert shown["lean"] == pytest.approx(2 / 6)
     assert shown["exceeds_limit"] is False
+    # The judge's gate counts every pass as shown: trials 1-3 left twice (share 1), trial 4
+    # right twice (0), trial 5 left and a tie (1), trial 6 right then left (1/2).
+    gate = shown["gate"]
+    assert (gate["comparisons"], gate["left"], gate["right"]) == (6, 8, 3)
+    assert gate["share"]["estimate"] == pytest.approx((1 + 1 + 1 + 0 + 1 + 0.5) / 6)
     # Without the swap, each comparison's one verdict says first or second.
     one = diagnose("j", "preference", [{"trial": t, "verdict": "A"} for t in range(1, 7)], [],
                    {}, {})  # fmt: skip
     assert one.position == PositionSplit(False, 6, None, 6, 0)
-    assert one.position.exceeds()  # p = 2/64 = 0.03125, lean 100%
+    # 6 of 6 first: shown (p = 2/64 = 0.03125), but its 95% interval (Clopper-Pearson, from
+    # 54.1%) reaches inside 55%: a lean warned about, not a failed gate.
+    assert one.position_gate is not None
+    assert (one.position_gate.verdict, one.position_gate.significant) == ("warn", True)
+    assert one.position_gate.share.lo == pytest.approx(0.025 ** (1 / 6))
+    assert one.warnings[0].startswith("position bias: of 6 comparisons (one pass each, no swap)")
 
 
-def test_gate_flags_a_judge_taking_the_first_output_on_a_fifth_of_its_passes() -> None:
+def test_a_judge_taking_the_first_output_on_a_fifth_of_its_passes_is_warned_or_failed() -> None:
     # A judge otherwise consistent that takes the first output on 20% of passes, over 30
-    # comparisons: both passes name the first output in Bin(30, 0.2) comparisons, never the
-    # second. Exact power of the gate by enumeration over that count: P(K >= 6), about 57%
-    # (sign test p = 2 / 2^k <= 0.05 from k = 6; the per-pass test flagged it 12% of the time).
+    # comparisons: both passes name the first output in K ~ Bin(30, 0.2) comparisons (left
+    # share 1), the rest agree (1/2): its left share is 0.6, beyond the 5-point margin. Exact
+    # by enumeration over K: the sign-flip test shows the lean from K = 6 (p = 2 / 2^K), so the
+    # judge is warned about or failed in about 57% of runs (the per-pass test flagged it 12%);
+    # the gate fails it only once its interval clears 55%, from K = 12 (1% of runs at 30
+    # comparisons; 13% at 100, 46% at 200, 78% at 300: the margin's price).
     b, n = Fraction(1, 5), 30
-    power = sum(
-        (comb(n, k) * b**k * (1 - b) ** (n - k)
-         for k in range(n + 1) if PositionSplit(True, n, k, k, 0).exceeds(ALPHA)),
-        Fraction(0),
-    )  # fmt: skip
-    expected = sum((comb(n, k) * b**k * (1 - b) ** (n - k) for k in range(6, n + 1)), Fraction(0))
-    assert power == expected
-    assert float(power) == pytest.approx(0.5725, abs=5e-4)
+    found = {k: position_gate([2] * k + [1] * (n - k), [0] * k + [1] * (n - k)) for k in
+             range(n + 1)}  # fmt: skip
+
+    def chance(ks: list[int]) -> Fraction:
+        return sum((comb(n, k) * b**k * (1 - b) ** (n - k) for k in ks), Fraction(0))
+
+    shown = [k for k, g in found.items() if g.verdict == "fail" or g.significant]
+    failed = [k for k, g in found.items() if g.verdict == "fail"]
+    assert shown == list(range(6, n + 1))
+    assert failed == list(range(12, n + 1))
+    assert float(chance(shown)) == pytest.approx(0.5725, abs=5e-4)
+    assert float(chance(failed)) == pytest.approx(0.0095, abs=5e-4)
 
 
 # --------------------------------------------------------------------------- sizes by simulation
@@ -170,7 +190,7 @@ def _passes(rng: np.random.Generator, n: int, consistent: bool) -> tuple[Any, An
 
 @pytest.mark.parametrize("n", [20, 50, 200])
 @pytest.mark.parametrize("consistent", [False, True])
-def test_position_gate_size_at_or_under_alpha_with_and_without_swap(
+def test_position_split_sign_test_size_at_or_under_alpha_with_and_without_swap(
     n: int, consistent: bool
 ) -> None:
     rng = np.random.default_rng([3, n, consistent])
@@ -179,16 +199,14 @@ def test_position_gate_size_at_or_under_alpha_with_and_without_swap(
     # pass 1 chose X and pass 2 chose Y.
     first = ((one == 0) & (two == 1)).sum(axis=1)
     second = ((one == 1) & (two == 0)).sum(axis=1)
-    size = _rate(first, first + second, lambda k, m: PositionSplit(True, n, m, k, m - k).exceeds())
     sign = _rate(first, first + second, _share_rejects)
-    assert size <= sign <= ALPHA + NOISE
+    assert sign <= ALPHA + NOISE
     # Without the swap: X is shown first in a seeded half of the comparisons.
     x_first = rng.random((REPLICATES, n)) < 0.5
     named_first = ((one == 0) & x_first) | ((one == 1) & ~x_first)
     untied = (one != 2).sum(axis=1)
     k = (named_first & (one != 2)).sum(axis=1)
-    size = _rate(k, untied, lambda a, m: PositionSplit(False, n, None, a, m - a).exceeds())
-    assert size <= ALPHA + NOISE
+    assert _rate(k, untied, _share_rejects) <= ALPHA + NOISE
 
 
 @pytest.mark.parametrize("n", [20, 50, 200])

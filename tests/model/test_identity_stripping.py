@@ -44,8 +44,10 @@ PROMPTS = [
     "Who are you? Describe how to train for a marathon.",
 ]
 NAMES = re.compile(r"sim-large|sim-small|as an ai language model", re.IGNORECASE)
-#: "built by Simulated Labs": a maker no list knows until --strip-identity-words adds it.
+#: "built by Simulated Labs": the bundled simulator's maker, in the bundled word list.
 MAKER = re.compile("Simulated Labs")
+#: A maker no list knows until --strip-identity-words adds it.
+OUR_LAB = "Acme Labs"
 
 
 def stripped(text: str, config: dict[str, Any] | None = None) -> str:
@@ -74,6 +76,13 @@ def records(path: Path) -> list[dict[str, Any]]:
         ("I'm Claude, made by Anthropic.", f"I'm {T}, made by {T}."),
         ("as ChatGPT would say", f"as {T} would say"),
         ("I am an AI developed by OpenAI.", f"{T}."),
+        # The bundled simulator's maker phrase, stripped as a maker's name is.
+        (
+            "As an AI language model, I am sim-large, built by Simulated Labs.",
+            f"{T}, I am {T}, built by {T}.",
+        ),
+        ("I'm an AI assistant built by Acme.", f"{T} Acme."),
+        ("The bridge was built by Roman engineers.", "The bridge was built by Roman engineers."),
         ("I’m a large language model trained by Google DeepMind.", f"{T}."),
         ("This is sim-large speaking; sim-small agrees.", f"This is {T} speaking; {T} agrees."),
     ],
@@ -185,7 +194,7 @@ def test_design_records_the_final_list_on_by_default_and_the_hash_covers_it(
     assert on.exit_code == 0
     assert "become [redacted] for the judge, among them sim-large, sim-small" in on.stderr
     words = tmp_path / "words.txt"
-    words.write_text("# our lab\nSimulated Labs\n")
+    words.write_text(f"# our lab\n{OUR_LAB}\n")
     assert (
         _design(invoke, tmp_path / "more", url, tmp_path, "--strip-identity-words", words).exit_code
         == 0
@@ -204,7 +213,7 @@ def test_design_records_the_final_list_on_by_default_and_the_hash_covers_it(
         record["on"]["terms"]
     )
     assert record["on"]["token"] == T
-    assert set(record["more"]["terms"]) - set(record["on"]["terms"]) == {"Simulated Labs"}
+    assert set(record["more"]["terms"]) - set(record["on"]["terms"]) == {OUR_LAB}
     assert record["off"] == {"enabled": False, "terms": [], "token": T, "version": IDENTITY_VERSION}
     hashes = {(tmp_path / n / "design.sha256").read_text() for n in ("on", "more", "off")}
     assert len(hashes) == 3
@@ -247,7 +256,7 @@ def test_blindtest_run_forwards_the_options_to_the_design(
 ) -> None:
     url = simulator.base_url
     words = tmp_path / "words.txt"
-    words.write_text("Simulated Labs\n")
+    words.write_text(f"{OUR_LAB}\n")
     result = invoke(
         "run", "sim-large", "sim-small", "--a-url", url, "--b-url", url, "--demo", "--protocol",
         "preference", "--trials", 4, "--judge", "bot:length", "--run-dir", tmp_path / "r",
@@ -255,7 +264,7 @@ def test_blindtest_run_forwards_the_options_to_the_design(
     )  # fmt: skip
     assert result.exit_code in (0, 1), result.output
     design = orjson.loads((tmp_path / "r" / "design.json").read_bytes())
-    assert "Simulated Labs" in design["normalization"]["identity_strip"]["terms"]
+    assert OUR_LAB in design["normalization"]["identity_strip"]["terms"]
     result = invoke(
         "run", "sim-large", "sim-small", "--a-url", url, "--b-url", url, "--demo", "--protocol",
         "preference", "--trials", 4, "--judge", "bot:length", "--run-dir", tmp_path / "off",
@@ -274,7 +283,7 @@ def test_end_to_end_names_never_reach_trials_counted_per_side_and_disclosed_afte
 ) -> None:
     run = tmp_path / "run"
     words = tmp_path / "words.txt"
-    words.write_text("Simulated Labs\n")
+    words.write_text(f"{OUR_LAB}\n")
     made = _design(invoke, run, simulator.base_url, tmp_path, "--strip-identity-words", words)
     assert made.exit_code == 0, made.output
     generated = invoke("generate", run)

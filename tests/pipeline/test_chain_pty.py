@@ -41,7 +41,7 @@ class Terminal:
         env["OPENAI_API_KEY"] = "unused-by-the-simulator"
         self.log = io.StringIO()
         self.child = pexpect.spawn(
-            argv[0], argv[1:], dimensions=DIMENSIONS, encoding="utf-8", timeout=120, env=env,
+            argv[0], argv[1:], dimensions=DIMENSIONS, encoding="utf-8", timeout=None, env=env,
             cwd=str(cwd),
         )  # fmt: skip
         self.child.delaybeforesend = None
@@ -120,7 +120,7 @@ def test_demo_quit_at_trial_9_reveals_nothing_and_the_same_command_finishes(
 ) -> None:
     run = tmp_path / "demo-run"
     argv = [sys.executable, "-m", "blindtest.cli.demo", str(run)]
-    resume = f"{sys.executable} -m blindtest.cli.demo {run}"
+    resume = shlex.join([sys.executable, "-m", "blindtest.cli.demo", str(run)])
     quit_at_9_then_finish(argv, tmp_path, run, resume)
 
 
@@ -145,7 +145,7 @@ def test_blindtest_run_quit_at_trial_9_reveals_nothing_and_the_same_command_fini
     ]  # fmt: skip  (the order the resume line lists them: its options' order)
     script = Path(sys.executable).parent / "blindtest"
     argv = [str(script), *args] if script.exists() else [sys.executable, "-m", "blindtest", *args]
-    resume = " ".join([argv[0] if script.exists() else f"{sys.executable} -m blindtest", *args])
+    resume = shlex.join(argv)
     quit_at_9_then_finish(argv, tmp_path, run, resume)
 
 

@@ -37,7 +37,6 @@ def demo(run: Path | str, *, cwd: Path | None = None) -> subprocess.CompletedPro
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=300,
         env=environment,
         cwd=cwd,
         check=False,

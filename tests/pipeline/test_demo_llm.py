@@ -19,7 +19,6 @@ def demo_llm(run: Path) -> subprocess.CompletedProcess[str]:
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=300,
         env=environment,
         check=False,
     )

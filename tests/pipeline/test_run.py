@@ -126,7 +126,6 @@ def test_demo_without_a_terminal_uses_the_length_bot_and_says_so(tmp_path: Path)
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=120,
         env=env,
         check=False,
     )

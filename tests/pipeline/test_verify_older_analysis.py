@@ -43,7 +43,7 @@ def test_a_report_at_1_of_a_preference_run_is_one_line_naming_the_command_that_r
     assert result.exit_code == 1, result.output
     (line,) = _differs(result.stdout)
     assert "report.json: written by an older analysis (blindtest/report@1" in line
-    assert "this blindtest writes blindtest/report@2, analysis version 1" in line
+    assert f"this blindtest writes blindtest/report@2, analysis version {ANALYSIS_VERSION}" in line
     assert line.endswith(f"analyse the run again with: {_command(older)}")
     again = invoke("analyze", older, "--force")
     assert again.exit_code == 0, again.output
@@ -74,13 +74,44 @@ def test_an_older_analysis_version_is_said_with_the_picks_and_report_it_was_made
     lines = _differs(result.stdout)
     assert len(lines) == 2, lines  # one line per report, never a list of fields
     bot = next(line for line in lines if "report-bot.json" in line)
-    assert "(blindtest/report@2, analysis version 1; this blindtest writes" in bot
+    assert f"(blindtest/report@2, analysis version {ANALYSIS_VERSION}; this blindtest" in bot
     assert bot.endswith(
         _command(
             older, "--picks", str(older / "picks-bot.jsonl"), "--out",
             str(older / "report-bot.json"), "--min-kappa", "0.3",
         )
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("version", [1, 4])
+def test_a_report_of_an_older_analysis_is_one_line_without_its_old_defaults(
+    invoke: Invoke, older: Path, version: int
+) -> None:
+    """Analysis versions 1 to 4 recorded their defaults (--min-kappa 0.2, --position-margin
+    0.1) in every report: they were not chosen, and the command that analyses the run again
+    leaves them out (the current rules are the near-chance agreement gate and the 0.05
+    margin); an option the user did choose is carried."""
+    assert invoke("analyze", older, "--force").exit_code == 0
+    current = _report(older)
+    for options, carried in (
+        ({"min_kappa": 0.2, "position_margin": 0.1, "reveal_void": False}, ()),
+        (
+            {"min_kappa": 0.3, "position_margin": 0.08, "reveal_void": False},
+            ("--min-kappa", "0.3", "--position-margin", "0.08"),
+        ),
+    ):
+        written = dict(current, analysis_version=version, analysis_options=options)
+        # Version 1's position figures: the share of untied picks and its binomial test.
+        written["position_bias"] = {"left": 10, "n": 20, "p_value": 1.0, "flagged": False}
+        (older / "report.json").write_bytes(orjson.dumps(written))
+        result = invoke("verify", older)
+        assert result.exit_code == 1, result.output
+        (line,) = _differs(result.stdout)
+        assert (
+            "report.json: written by an older analysis (blindtest/report@2, analysis version "
+            f"{version};" in line
+        )
+        assert line.endswith(f"analyse the run again with: {_command(older, *carried)}")
 
 
 def test_a_report_of_a_newer_analysis_is_said_without_a_command_that_would_undo_it(

@@ -217,7 +217,9 @@ def test_bt_designs_weak_design_note_fits_an_80_column_terminal(tmp_path: Path) 
         "-m", "blindtest", "design", str(tmp_path / "run"), "--demo", "--protocol",
         "preference", "--a", "m1", "--b", "m2", "--seed", "1", "--trials", "20",
     ]  # fmt: skip
-    child = pexpect.spawn(sys.executable, argv, env=env, dimensions=(24, 80), encoding="utf-8")
+    child = pexpect.spawn(
+        sys.executable, argv, env=env, dimensions=(24, 80), encoding="utf-8", timeout=None
+    )
     log = io.StringIO()
     child.logfile_read = log
     child.expect(pexpect.EOF)

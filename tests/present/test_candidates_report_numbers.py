@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import pytest
 
-from blindtest.analysis.preference_words import _holm_lines
+from blindtest.analysis.preference_words import _pair_result
 from blindtest.analysis.tells import _separated
 from blindtest.present import render_preference
 from blindtest.present.page import render_report_page
@@ -108,24 +108,22 @@ def test_a_p_below_alpha_is_never_printed_as_alpha_in_words_or_tables(
     record = pairs.pairs[0]
     assert record.p_holm == pytest.approx(0.0498, abs=1e-4)
     assert record.significant
-    words = _holm_lines(pairs)[0]
-    assert "Holm-adjusted p = 0.0498 < 0.05" in words
-    assert "0.050" not in words
+    assert _pair_result(record, "a", 0.05).endswith("adjusted p = 0.0498 < 0.05")
     # The tables on the screen and the page: a pair stored with such a p.
     report = _report(tmp_path, invoke)
     report = copy.deepcopy(report)
     row = report["candidates"]["pairs"]["pairs"][0]
-    row.update(p_value=0.0166, p_holm=0.04980011429472864, significant=True)
+    row.update(p_value=0.0166, p_holm=0.04980011429472864, significant=True, ahead=row["first"])
     lines = render_preference.ranking_lines(report)
-    first = f"{row['first']} v {row['second']}"
+    first = f"{row['first']} > {row['second']}"
     shown = next(line for line in lines if line.strip().startswith(first))
-    assert shown.split()[-2:] == ["0.0498", "real"]
+    assert shown.split()[-1] == "0.0498"
     page = render_report_page(report)
     assert re.search(r"<td[^>]*>0\.0498</td>", page)
     assert not re.search(r"<td[^>]*>0\.050</td>", page)
 
 
-def test_the_pairs_table_fits_80_columns_with_long_names_and_real_pairs(
+def test_the_pairs_table_fits_80_columns_with_long_names_and_every_pair_told_apart(
     tmp_path: Path, invoke: Any
 ) -> None:
     names = ("large", "small", "large-brief", "small-detailed")
@@ -133,15 +131,15 @@ def test_the_pairs_table_fits_80_columns_with_long_names_and_real_pairs(
     report = _report(tmp_path, invoke, names=names, strengths=strengths)
     report = copy.deepcopy(report)
     for row in report["candidates"]["pairs"]["pairs"]:  # the widest cells each column takes
-        row.update(p_value=0.000001, p_holm=0.000008, significant=True)
+        row.update(p_value=0.000001, p_holm=0.000008, significant=True, ahead=row["second"])
     screen = format_summary(report, per_trial=False, width=80)
     lines = screen.splitlines()
-    start = next(n for n, line in enumerate(lines) if line.startswith("Pairs ("))
-    table = lines[start + 2 : start + 9]
-    assert table[0].split() == ["first", "v", "second", "W-L-T", "win", "rate", "p", "Holm", "p"]
+    start = next(n for n, line in enumerate(lines) if line.startswith("  first v second"))
+    table = lines[start : start + 7]
+    assert table[0].split() == ["first", "v", "second", "W-L-T", "win", "rate", "p", "adj.", "p"]
     assert len(table) == 7  # the head and six pairs
-    assert any("large-brief v small-detailed" in line for line in table)
-    assert all(line.endswith("real") for line in table[1:])
+    assert any("large-brief < small-detailed" in line for line in table)
+    assert all(" < " in line and line.endswith("0.000008") for line in table[1:])
     assert max(len(line) for line in table) <= 80
 
 

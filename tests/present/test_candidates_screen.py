@@ -1,6 +1,6 @@
 """The result screen of a several-candidate run, as a person reads it at 80 columns: the
-ranking in words first (who is ahead, by how much, which differences are real, what each
-costs), then the tables, every noun counted right."""
+result in words first (the best set, which candidates are told apart, the ranks the data
+allow, what each costs), then the tables, every noun counted right."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from blindtest.analysis.preference_words import _holm_lines, _pair_result
+from blindtest.analysis.preference_words import _claims_line, _pair_result
 from blindtest.stats.pairwise import Tally, pair_table
+from blindtest.stats.ranking import outcomes
+from blindtest.stats.separation import separate
 
 from candidate_analysis_runs import candidate_run, candidate_schemas
 
@@ -40,8 +42,9 @@ def test_the_ranking_in_words_comes_first_and_every_line_fits_80_columns(
     assert lines[0].startswith("blindtest: preference, 4 candidates (alpha, beta, gamma, delta)")
     body = "\n".join(lines[3:])
     order = [
-        "Ranking, strongest first:",
-        "alpha is ahead: against beta, the next, it is preferred in",
+        "The best is one of alpha and beta: no other candidate is shown ahead of them",
+        "Told apart (of 6 pairs that met): alpha ahead of gamma (won 18 to 1",
+        "Ranks the data allow (95% for all at once): alpha 1-2, beta 1-4",
         "Cost per 1,000 answers: alpha $",
         "Ranking: strength on the log-odds scale, the mean at 0",
         "Pairs (6 pairs that met",
@@ -66,13 +69,14 @@ def test_a_reference_run_shows_the_reference_table_instead_of_the_pairs(
 
 def test_counted_nouns_agree_with_their_number() -> None:
     record = pair_table([Tally("a", "b", 12, 8, 1)]).pairs[0]
-    assert _pair_result(record, "a", 0.05) == "won 12 to 8, 1 tie, Holm-adjusted p = 0.50"
+    assert _pair_result(record, "a", 0.05) == "won 12 to 8, 1 tie, adjusted p = 0.50"
     assert _pair_result(record, "b", 0.05).startswith("won 8 to 12, 1 tie")
-    one_left = pair_table([Tally("a", "b", 30, 2, 0), Tally("a", "c", 5, 5, 5)])
-    words = _holm_lines(one_left)[0]
-    assert words.startswith("Real differences after Holm across the 2 pairs that met")
-    assert words.endswith("; the other pair is not shown to differ.")
-    alone = pair_table([Tally("a", "b", 5, 5, 0)])
-    assert _holm_lines(alone) == [
-        "No pair differs after Holm across the 1 pair that met (alpha 0.05)."
-    ]
+    # a beats b 30 to 2 and meets c 5 to 5: one claim, and one pair that met left over.
+    won = ["a"] * 30 + ["b"] * 2
+    rows = [(f"p{n}", "a", "b", w) for n, w in enumerate(won)]
+    rows += [(f"p{n}", "a", "c", "a" if n % 2 else "c") for n in range(10)]
+    found = separate(outcomes(["a", "b", "c"], rows))
+    table = pair_table([Tally("a", "b", 30, 2, 0), Tally("a", "c", 5, 5, 0)])
+    words = _claims_line(found, table)[0]
+    assert words.startswith("Told apart (of 2 pairs that met): a ahead of b (won 30 to 2, 0 ties")
+    assert words.endswith(" The other pair that met is not told apart.")

@@ -47,3 +47,37 @@ def test_printed_hint_runs_from_here() -> None:
     line = hints.stage_command("plan", "--trials", "20")
     result = subprocess.run(shlex.split(line), capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
+
+
+def _venv_script(root: Path, name: str) -> Path:
+    bin_dir = root / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / name).write_text("#!/bin/sh\n")
+    return bin_dir
+
+
+def test_a_script_above_the_working_directory_is_shown_relative_when_that_is_shorter(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    checkout = tmp_path / ("a-folder-with-a-long-name-" * 4)  # a checkout anywhere
+    bin_dir = _venv_script(checkout, "bt-judge")
+    (checkout / "runs").mkdir()
+    monkeypatch.setattr(sys, "executable", str(bin_dir / "python"))
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.chdir(checkout / "runs")
+    assert hints.stage_command("judge", "r") == "../.venv/bin/bt-judge r"
+    assert hints.simulator_command() == "../.venv/bin/python -m blindtest.simulator --port 8000"
+    monkeypatch.chdir("/")  # from the root the absolute path is the shorter
+    assert hints.stage_command("judge", "r") == f"{bin_dir}/bt-judge r"
+
+
+def test_a_shown_path_names_the_same_file_from_the_working_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    target = _venv_script(tmp_path / "checkout", "bt-plan") / "bt-plan"
+    for where in (tmp_path, tmp_path / "checkout", tmp_path / "elsewhere" / "deeper"):
+        where.mkdir(parents=True, exist_ok=True)
+        monkeypatch.chdir(where)
+        shown = hints.shown_path(target)
+        assert len(shown) <= len(str(target))
+        assert Path(shown).resolve() == target.resolve()

@@ -46,7 +46,8 @@ def test_the_page_leads_with_the_ranking_and_draws_its_three_figures(
     assert "<script" not in text
     assert not re.search(r"""(src|href|url)\s*[=(]\s*["']?\s*(https?:|//)""", text)
     first = text.index('id="verdict"')
-    assert "Ranking, strongest first: alpha, beta, gamma, delta" in text[first : first + 400]
+    assert "The best is one of alpha and beta" in text[first : first + 400]
+    assert '<p id="best">The best set' in text
     for anchor in ("chart-ranking", "chart-cost"):
         assert f'<figure class="chart" id="{anchor}">' in text
     # The matrix: four rows of four cells, the diagonal blank, 6 pairs each shown both ways.

@@ -11,6 +11,7 @@ import fcntl
 import io
 import os
 import re
+import shlex
 import struct
 import sys
 import termios
@@ -21,7 +22,7 @@ from typing import cast
 import pexpect
 import pytest
 
-from blindtest.present import screen
+from blindtest.present import hints, screen
 from blindtest.present.hints import stage_command
 from blindtest.present.render import format_summary
 from blindtest.present.screen import Verbatim, screen_width, wrap
@@ -163,6 +164,18 @@ def test_a_command_inside_a_sentence_stays_whole_and_moves_to_its_own_line() -> 
     ]
 
 
+def test_a_command_whose_path_has_a_space_stays_whole_and_apostrophes_stay_prose() -> None:
+    command = shlex.join(["/my files/clone/.venv/bin/python", "-m", "blindtest.cli.demo", "r"])
+    lines = wrap(f"9 of 20 judged; continue with: {command}", 40)
+    assert lines == ["9 of 20 judged; continue with:", f"  {command}"]
+    prose = "the judge's picks and the model's answers are kept, 'quoted' words too"
+    assert wrap(prose, 30) == [
+        "the judge's picks and the",
+        "  model's answers are kept,",
+        "  'quoted' words too",
+    ]
+
+
 def test_paths_urls_and_hyphenated_words_are_never_cut() -> None:
     path = "/very/long/directory-with-hyphens/and-more-of-them/to/a/picks-alice.jsonl"
     url = "https://judge.example.com/v1/chat/completions?with=a-long-query-string-indeed"
@@ -228,9 +241,9 @@ def test_the_width_is_the_terminals_less_one_at_most_100_and_80_into_a_pipe(
 
 def _demo_on_a_terminal(tmp_path: Path, columns: int) -> str:
     """``make demo``'s whole chain on a terminal of ``columns`` (stdin from /dev/null, so the
-    length bot judges), as the terminal shows it."""
+    length bot judges), as the terminal shows it; run from ``tmp_path`` into ``demo``."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "MAKELEVEL")}
-    argv = f"{sys.executable} -m blindtest.cli.demo {tmp_path / 'demo'} < /dev/null"
+    argv = f"{shlex.quote(sys.executable)} -m blindtest.cli.demo demo < /dev/null"
     child = pexpect.spawn(
         "/bin/sh",
         ["-c", argv],
@@ -238,7 +251,7 @@ def _demo_on_a_terminal(tmp_path: Path, columns: int) -> str:
         env=env,
         dimensions=(24, columns),
         encoding="utf-8",
-        timeout=120,
+        timeout=None,  # the demo's end (EOF) is the event waited for, however busy the machine
     )
     log = io.StringIO()
     child.logfile_read = log
@@ -248,10 +261,37 @@ def _demo_on_a_terminal(tmp_path: Path, columns: int) -> str:
     return strip_ansi(log.getvalue()).replace("\r\n", "\n")
 
 
+def _command_heads(where: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, ...]:
+    """How a command starts when printed from ``where`` (a stage's script, the simulator):
+    each holds a path as long as the checkout's, which the screen cannot shorten."""
+    monkeypatch.chdir(where)
+    stages = ("design", "generate", "judge", "audit", "analyze", "verify", "plan")
+    return (*(stage_command(stage) for stage in stages), hints.simulator_command())
+
+
+def _whole_command(line: str, heads: tuple[str, ...]) -> bool:
+    """A line that is one command and nothing else: a head, then its arguments, as the shell
+    reads them (pasted as printed)."""
+    text = line.strip()
+    return any(text == head or text.startswith(head + " ") for head in heads) and (
+        shlex.join(shlex.split(text)) == text
+    )
+
+
 @pytest.mark.parametrize("columns", [80, 120, 200])
-def test_make_demos_result_on_a_terminal_fits_its_width(tmp_path: Path, columns: int) -> None:
+def test_make_demos_result_on_a_terminal_fits_its_width(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    """Every line of the result fits the terminal but a command to paste, whole on a line of
+    its own (it names this checkout's scripts, in a folder of any length)."""
     text = _demo_on_a_terminal(tmp_path, columns)
     result = text[text.index("blindtest: triangle test") :]
-    assert "every file in" in result  # the demo's last line, after bt-verify
-    assert _too_wide(result, min(columns - 1, screen.PROSE_CAP)) == []
+    assert "every file in demo/" in result  # the demo's last line, after bt-verify
+    heads = _command_heads(tmp_path, monkeypatch)
+    lines = result.splitlines()
+    commands = [line for line in lines if _whole_command(line, heads)]
+    assert any(hints.SIMULATOR_URL in line for line in commands)  # the next design, whole
+    assert f"    {hints.simulator_command()}" in lines  # how to start the simulator it names
+    width = min(columns - 1, screen.PROSE_CAP)
+    assert [line for line in lines if len(line) > width and line not in commands] == []
     assert "Channels open (differences the judge could have used):" in result

@@ -95,8 +95,12 @@ def test_judge_that_always_takes_the_longer_answer_is_reported_separated_in_word
     assert style["a_strength"] == {"estimate": None, "lo": None, "hi": None}
     assert style["coefficients"]["length"]["status"] == "separated"
     assert style["coefficients"]["markdown"]["status"] == "no variation"
-    assert style["lr_test"]["penalised"] is True
+    # No p-value after "the picks are separated": the words say what decided every pick.
+    assert style["lr_test"] is None
+    assert style["lr_test_withheld"] == "separated"
     screen = flat(analyzed.stdout)
+    assert "likelihood-ratio test" not in screen
+    assert "No test of the style terms: the picks are separated" in screen
     assert SECONDARY in screen
     assert (
         "The picks are separated by length: every pick went to the longer answer. The judge's "
@@ -155,8 +159,13 @@ def test_small_run_whose_picks_follow_length_where_it_differs_says_so_without_a_
     screen = flat(analyzed.stdout)
     assert (
         "The picks are partly separated by length: in all 8 comparisons whose lengths differed "
-        "the pick went to the longer answer. By maximum likelihood the estimate of length is "
-        "infinite, so the fit is Firth's penalised likelihood" in screen
+        "the pick went to the longer answer." in screen
+    )
+    # What follows for the fit is the technical section's.
+    technical = screen[screen.index("Technical figures:") :]
+    assert (
+        "By maximum likelihood the estimate of length is infinite, so the fit is Firth's "
+        "penalised likelihood" in technical
     )
     assert f"length: separated; at least {length['lo']:+.2f} (95% profile penalised" in screen
     assert "no upper bound and no estimate" in screen
@@ -221,7 +230,12 @@ def test_fair_llm_judge_style_control_sits_after_the_judges_on_the_report_page(
     assert style["fitted"] is True
     screen = flat(analyzed.stdout)
     assert SECONDARY in screen
-    assert "Firth's penalised likelihood-ratio test" in screen
+    # sim-large writes more than sim-small in every comparison: equal style is outside the
+    # data, so A's win rate there has no number and the style terms no test.
+    assert style["a_strength_status"] == "extrapolated"
+    assert style["lr_test"] is None
+    assert "A's win rate at equal style: cannot be estimated. A's answer was longer" in screen
+    assert "likelihood-ratio test" not in screen
     page = Page(html.read_text())
     section = page.section("style-control")
     for line in style["lines"]:
@@ -258,3 +272,39 @@ def test_llm_judge_that_takes_the_longer_chat_answer_every_time_is_said_in_words
         "no estimate is given" in screen
     )
     assert "A's strength with style held equal: not estimable from these picks" in screen
+
+
+def test_a_longer_in_every_comparison_says_the_win_rate_at_equal_style_cannot_be_estimated(
+    invoke: Any, tmp_path: Path
+) -> None:
+    # 20 comparisons; A's answer longer in every one (by 2 to 20 words of 40); the picks
+    # split 12-8 without regard to length. No comparison shows A and B at equal length.
+    plan = {t: (42 + (t * 7) % 19, 40) for t in range(1, 21)}
+    outcome = {t: "A" if t % 5 in (0, 1, 3) else "B" for t in range(1, 21)}
+    run = make_judge_run(tmp_path, "preference", trials=20, texts=_texts(plan))
+    design = artifacts.load_design(run).design
+    write_picks(run / artifacts.PICKS, preference_picks(design, outcome))
+    page = tmp_path / "page.html"
+    analyzed = invoke("analyze", run, "--html", page)
+    report = _report(run)
+    assert analyzed.exit_code == _exit_the_gates_give(report), analyzed.output
+    assert "Warning" not in analyzed.stderr
+    style = report["style_control"]
+    assert style["a_strength_status"] == "extrapolated"
+    assert style["a_win_rate_adjusted"] == {"estimate": None, "lo": None, "hi": None}
+    assert style["lr_test"] is None
+    assert style["lr_test_withheld"] == "extrapolated"
+    main = flat("\n".join(style["lines"]))
+    assert (
+        "A's win rate at equal style: cannot be estimated. A's answer was longer in every one "
+        "of the 20 comparisons, so no comparison shows A and B at equal style, and any figure "
+        "would extrapolate beyond the data" in main
+    )
+    assert "log-odds" not in main  # the technical section's
+    screen = flat(analyzed.stdout)
+    technical = screen[screen.index("Technical figures:") :]
+    assert "Estimates are log-odds" in technical
+    assert "No test of the style terms: equal style lies outside the data" in technical
+    assert "likelihood-ratio test" not in screen
+    section = Page(page.read_text()).section("style-control")
+    assert "no comparison at equal style" in section

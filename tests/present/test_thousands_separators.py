@@ -65,7 +65,7 @@ def report(tmp_path: Path) -> Iterator[ReportRecord]:
 def test_the_candidates_screen_groups_resamples_and_tokens(report: ReportRecord) -> None:
     assert (report["llm_judges"] or {})["lines"][1] == STORED  # report.json keeps its bytes
     screen = format_summary(report)
-    assert "(2,000 resamples)" in screen
+    assert "(2,000 resamples;" in screen
     assert "2000 resamples" not in screen
     assert "55,980 tokens" in screen
     assert "55980" not in screen

@@ -62,17 +62,18 @@ def test_two_generates_at_once_the_second_exits_2_naming_the_holder(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
     run = designed(invoke, tmp_path, simulator)
-    simulator.config.latency = 0.1  # long enough for the second to start mid-run
+    simulator.config.hold = True  # the first is mid-run until the second has been refused
     first = start("generate", run, "--concurrency", "2")
     wait_for_lock(run / artifacts.LOCK, first)
     second = start("generate", run)
-    _, err = second.communicate(timeout=120)
+    _, err = second.communicate()
     assert second.returncode == 2, err
     assert err.strip() == (
         f"blindtest: error: {run} is in use by process {first.pid} (bt-generate); "
         "wait for it or stop it"
     )
-    _, first_err = first.communicate(timeout=120)
+    simulator.config.hold = False
+    _, first_err = first.communicate()
     assert first.returncode == 0, first_err
     assert len(rows(run)) == SLOTS  # every slot fetched once
     assert len(simulator.requests) == SLOTS  # and paid for once
@@ -83,15 +84,15 @@ def test_a_killed_holder_leaves_no_stale_lock(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
     run = designed(invoke, tmp_path, simulator)
-    simulator.config.latency = 0.2
+    simulator.config.hold = True  # the holder cannot finish before it is killed
     holder = start("generate", run, "--concurrency", "1")
     wait_for_lock(run / artifacts.LOCK, holder)
     holder.send_signal(signal.SIGKILL)
-    holder.communicate(timeout=60)
+    holder.communicate()
     assert (run / artifacts.LOCK).exists()  # the file stays, the lock went with the process
-    simulator.config.latency = 0.0
+    simulator.config.hold = False
     again = start("generate", run)
-    _, err = again.communicate(timeout=120)
+    _, err = again.communicate()
     assert again.returncode == 0, err
     assert len(rows(run)) == SLOTS  # the rerun fetched what the killed one had not
     assert not (run / artifacts.LOCK).exists()

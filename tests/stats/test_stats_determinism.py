@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from blindtest.stats.determinism import (
     AGREE_PER_WORD,
     DETERMINISTIC_MISS,
     STOP_EVIDENCE,
+    BoundedDeterminismTally,
     DeterminismTally,
     chance_of_repeat,
     determinism_check,
@@ -148,3 +150,54 @@ def test_running_tally_equals_the_check_over_the_lists(seed: int) -> None:
     got, want = tally.result(), determinism_check(twins, answers, planned_pairs=40)
     assert got.evidence == pytest.approx(want.evidence, abs=1e-9)
     assert got.to_dict() | {"evidence": 0} == want.to_dict() | {"evidence": 0}
+
+
+def _feed(tally: object, rows: list[tuple[str, str, str, int]]) -> None:
+    for kind, prompt, text, words in rows:
+        if kind == "answer":
+            tally.add_answer(prompt, text, words)  # type: ignore[attr-defined]
+        else:
+            tally.add_pair(prompt, text, text, words)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("texts", "fired"),
+    [
+        (lambda p: f"answer number {p} is the one you want", ("deterministic",)),
+        (lambda p: "I cannot help with that.", ("prompt_independent",)),
+        (lambda p: "Yes", ()),
+    ],
+)
+def test_the_bounded_tally_fires_as_the_full_check_on_deterministic_canned_and_one_word_sides(
+    texts: Any, fired: tuple[str, ...]
+) -> None:
+    bounded, full = BoundedDeterminismTally(planned_pairs=12), DeterminismTally(planned_pairs=12)
+    for i in range(12):
+        prompt, text = f"p{i}", texts(i)
+        words = len(text.split())
+        rows = [("answer", prompt, text, words)] * 2 + [("pair", prompt, text, words)]
+        _feed(bounded, rows)
+        for kind, _, t, w in rows:
+            if kind == "answer":
+                full.add_answer(prompt, t, w)
+            else:
+                full.add_pair(t, t, w)
+    assert bounded.fired() == fired
+    got, want = bounded.result(), full.result()
+    assert got.to_dict() | {"evidence": 0} == want.to_dict() | {"evidence": 0}
+    assert got.evidence == pytest.approx(want.evidence, abs=1e-9)
+
+
+def test_the_bounded_tally_holds_one_entry_per_prompt_however_many_answers() -> None:
+    # A sampling side answering 10 prompts 3,000 times, every answer a new text.
+    tally = BoundedDeterminismTally()
+    for n in range(1000):
+        prompt = f"p{n % 10}"
+        tally.add_answer(prompt, f"text {n} a", 3)
+        tally.add_answer(prompt, f"text {n} b", 3)
+        tally.add_pair(prompt, f"text {n} a", f"text {n} b", 3)
+        tally.add_answer(prompt, f"text {n} c", 3)
+    assert tally.fired() == ()
+    assert len(tally.first_of) == len(tally.owner) == len(tally.opened) == 10
+    assert not tally.extra
+    assert not tally.pair_count

@@ -17,6 +17,7 @@ from scipy import special, stats
 
 from blindtest.stats.style import (
     detect_separation,
+    equal_style_outside,
     likelihood_ratio_statistics,
     style_control,
 )
@@ -75,6 +76,19 @@ def test_style_terms_are_tested_by_the_penalised_likelihood_ratio_as_r_computes_
     case = CASES[name]
     found = style_control(case["y"], case["x"], NAMES)
     firth = case["firth"]
+    x = np.asarray(case["x"], dtype=float)
+    kept = [j for j in range(x.shape[1]) if np.ptp(x[:, j]) > 0]  # varies: not aliased
+    z = np.column_stack([np.ones(len(x)), x[:, kept]])
+    mask = np.array([False] + [True] * len(kept))
+    statistic, ok = likelihood_ratio_statistics(
+        z[None], np.asarray(case["y"], dtype=float)[None], firth=True, style=mask
+    )
+    assert ok[0]
+    assert len(kept) == firth["plr_df"]
+    assert statistic[0] == pytest.approx(firth["plr_statistic"], rel=RTOL)
+    if found.separation.status == "complete":  # computed, never reported (see below)
+        assert found.lr_test is None
+        return
     assert found.lr_test is not None
     assert found.lr_test.penalised
     assert found.lr_test.df == firth["plr_df"]
@@ -116,7 +130,7 @@ def test_quasi_separated_small_run_is_detected_and_fitted_by_firth_as_brglm2(
     assert found.a_strength_status == "estimated"
 
 
-def test_completely_separated_by_length_gives_no_estimate_only_the_test() -> None:
+def test_completely_separated_by_length_gives_no_estimate_and_no_p_value() -> None:
     case = CASES["complete_length_n40"]
     found = style_control(case["y"], case["x"], NAMES)
     separation = found.separation
@@ -134,8 +148,10 @@ def test_completely_separated_by_length_gives_no_estimate_only_the_test() -> Non
     assert plain["a_strength"] == {"estimate": None, "lo": None, "hi": None}
     assert plain["a_strength_se"] is None
     assert plain["separation"]["status"] == "complete"
-    assert found.lr_test is not None
-    assert found.lr_test.p_value < 1e-10
+    # No p-value after "the picks are separated": the words say what decided every pick.
+    assert found.lr_test is None
+    assert found.lr_test_withheld == "separated"
+    assert plain["lr_test"] is None
     json.dumps(plain, allow_nan=False)
 
 
@@ -273,3 +289,85 @@ def test_plain_likelihood_ratio_test_of_style_is_too_liberal_at_twenty_compariso
     keep = converged & ~separated
     size = float(np.mean(stats.chi2.sf(statistic[keep], 2) <= 0.05))
     assert size > 0.05 + 3 * math.sqrt(0.05 * 0.95 / keep.sum()), size
+
+
+#: Twelve comparisons of the simulator's fair LLM judge (a 12-trial preference run of the demo
+#: prompts): A (sim-large) longer in every one and with more markdown in all but two.
+FAIR_JUDGE_Y = [0, 0, 0, 1, 1, 0, 1, 0, 1, 0, 1, 1]
+FAIR_JUDGE_X = [
+    [0.46405228758169936, 0.22669735327963178], [0.4017094017094017, 1.0],
+    [0.6210526315789474, 0.35564853556485365], [0.4796747967479675, 1.0],
+    [0.3170731707317073, 1.0], [0.33858267716535434, 1.0], [0.41379310344827586, 1.0],
+    [0.5609756097560976, 1.0], [0.45454545454545453, 1.0], [0.6610169491525424, 1.0],
+    [0.5206611570247934, 1.0], [0.43884892086330934, 1.0],
+]  # fmt: skip
+
+
+def test_a_fit_whose_profile_reaches_underflowing_weights_raises_no_numpy_warning() -> None:
+    # The profile search went far enough out that every weight p (1 - p) underflowed to 0:
+    # slogdet of the singular information said "divide by zero encountered in slogdet" on
+    # bt-analyze's stderr. pytest turns any warning into an error here.
+    found = style_control(FAIR_JUDGE_Y, FAIR_JUDGE_X, NAMES)
+    assert found.converged
+    json.dumps(found.to_dict(), allow_nan=False)
+
+
+def test_the_penalised_likelihood_is_minus_infinity_where_every_weight_underflows() -> None:
+    from blindtest.stats.style import _objective
+
+    z = np.column_stack([np.ones(12), np.array(FAIR_JUDGE_X)])[None]
+    y = np.array(FAIR_JUDGE_Y, dtype=float)[None]
+    far = np.array([[2000.0, 0.0, 0.0]])  # eta = 2000 in every comparison
+    assert _objective(z, y, far, firth=True)[0] == -math.inf
+
+
+def test_a_longer_in_every_comparison_leaves_the_win_rate_at_equal_style_without_a_number() -> None:
+    # A's answer longer in all 40 comparisons, by 10% to 60%; the picks random (A wins about
+    # 60%). The model's intercept would be A's win rate at equal length, which no comparison
+    # shows: a number there is a straight line carried outside the data.
+    rng = np.random.default_rng(34)
+    x = np.column_stack([rng.uniform(0.1, 0.6, 40), np.zeros(40)])
+    y = (rng.random(40) < 0.6).astype(int)
+    found = style_control(y, x, NAMES)
+    assert found.separation.status == "none"
+    assert found.a_strength_status == "extrapolated"
+    assert math.isnan(found.a_strength.estimate)
+    assert math.isnan(found.a_win_rate_adjusted.estimate)
+    assert found.side_confounded == (("length", 1),)
+    # Nor a test of the style terms: it could see only whether a larger lead moves the picks.
+    assert found.lr_test is None
+    assert found.lr_test_withheld == "extrapolated"
+    length = found.coefficients[0]
+    assert length.status == "estimated"  # the slope inside the data is measured
+    plain = found.to_dict()
+    assert plain["a_win_rate_adjusted"] == {"estimate": None, "lo": None, "hi": None}
+    assert plain["side_confounded"] == {"length": 1}
+    json.dumps(plain, allow_nan=False)
+
+
+def test_comparisons_on_both_sides_of_equal_style_keep_the_estimate() -> None:
+    rng = np.random.default_rng(35)
+    x = np.column_stack([rng.uniform(-0.2, 0.6, 40), np.zeros(40)])
+    x[0, 0] = -0.1  # at least one comparison with B longer
+    y = (rng.random(40) < 0.6).astype(int)
+    found = style_control(y, x, NAMES)
+    assert found.a_strength_status == "estimated"
+    assert math.isfinite(found.a_strength.estimate)
+    assert found.lr_test is not None
+    assert found.side_confounded == ()
+
+
+@pytest.mark.parametrize(
+    ("rows", "outside"),
+    [
+        ([[0.2, 0.0], [0.5, 1.0]], True),  # one covariate positive in every row
+        ([[1.0, -0.5], [-0.5, 1.0], [1.0, 1.0]], True),  # no column one-signed, still outside
+        ([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]], False),
+        ([[0.3, 0.1], [0.0, 0.0]], False),  # a comparison at equal style
+        ([[0.3, 0.1], [-0.3, -0.1]], False),
+    ],
+)
+def test_equal_style_is_outside_the_data_exactly_when_no_mix_of_comparisons_reaches_it(
+    rows: list[list[float]], outside: bool
+) -> None:
+    assert equal_style_outside(rows) is outside

@@ -438,14 +438,19 @@ def test_connection_refused_after_the_server_answered_is_retried_then_raises() -
 
 
 # --------------------------------------------------------------------------------------------
-# Timeouts
+# Timeouts: a slow answer takes twice the timeout (a sleep: however busy the machine), and a
+# timely one is answered well within it (a local answer takes milliseconds; a second leaves
+# room for a loaded machine).
+
+TIMEOUT = 1.0
+SLOW = 2 * TIMEOUT
 
 
 def test_a_slow_answer_times_out_and_is_retried(
     simulator: Simulator, sim_endpoint: MakeEndpoint
 ) -> None:
-    simulator.inject(Fault("slow", delay=0.4))
-    completion = ask(sim_endpoint(), timeout=0.15)
+    simulator.inject(Fault("slow", delay=SLOW))
+    completion = ask(sim_endpoint(), timeout=TIMEOUT)
     assert completion.kind == "ok"
     assert completion.attempts == 2
     [slot] = simulator.slots.values()
@@ -455,8 +460,8 @@ def test_a_slow_answer_times_out_and_is_retried(
 def test_a_read_that_stalls_mid_body_times_out_and_is_retried(
     simulator: Simulator, sim_endpoint: MakeEndpoint
 ) -> None:
-    simulator.inject(Fault("slow_read", delay=0.4))
-    completion = ask(sim_endpoint(), timeout=0.15)
+    simulator.inject(Fault("slow_read", delay=SLOW))
+    completion = ask(sim_endpoint(), timeout=TIMEOUT)
     assert completion.kind == "ok"
     assert completion.attempts == 2
 
@@ -464,12 +469,12 @@ def test_a_read_that_stalls_mid_body_times_out_and_is_retried(
 def test_timeouts_that_outlast_the_retries_come_back_classified(
     simulator: Simulator, sim_endpoint: MakeEndpoint
 ) -> None:
-    simulator.inject(Fault("slow", delay=0.4), times=2)
-    completion = ask(sim_endpoint(), timeout=0.15, policy=RetryPolicy(max_retries=1))
+    simulator.inject(Fault("slow", delay=SLOW), times=2)
+    completion = ask(sim_endpoint(), timeout=TIMEOUT, policy=RetryPolicy(max_retries=1))
     assert completion.kind == "timeout"
     assert completion.attempts == 2
     assert completion.error is not None
-    assert "no answer within 0.15 s (see --timeout) (after 2 attempts)" in completion.error
+    assert "no answer within 1 s (see --timeout) (after 2 attempts)" in completion.error
 
 
 # --------------------------------------------------------------------------------------------
@@ -548,7 +553,9 @@ def test_the_key_never_appears_in_errors_logs_reprs_or_pickles(
 def test_concurrency_is_capped_per_endpoint(
     simulator: Simulator, sim_endpoint: MakeEndpoint
 ) -> None:
-    simulator.config.latency = 0.05
+    # Each answer takes long enough that a round's three requests are in flight together
+    # (reaching the cap), however late a loaded machine's server thread reads them.
+    simulator.config.latency = 0.2
 
     async def go() -> None:
         endpoints = {"A": sim_endpoint("sim-large"), "B": sim_endpoint("sim-small")}
@@ -560,67 +567,69 @@ def test_concurrency_is_capped_per_endpoint(
     assert simulator.max_in_flight == {"sim-large": 3, "sim-small": 3}
 
 
-async def _sample_limits(
-    client: ChatClient, seen: dict[str, list[int]], stop: asyncio.Event
-) -> None:
-    while not stop.is_set():
-        for side in seen:
-            seen[side].append(client.concurrency(side))
-        await asyncio.sleep(0.002)
+def _record_limits(monkeypatch: pytest.MonkeyPatch) -> dict[int, list[int]]:
+    """Every limit an adaptive limit takes as 429s push it down, by the limit's id: each
+    change recorded as it happens (a sampler on a timer could miss a dip on a busy machine)."""
+    seen: dict[int, list[int]] = {}
+    decrease = _AdaptiveLimit.rate_limited
+
+    def recorded(limit: _AdaptiveLimit, epoch: int) -> None:
+        decrease(limit, epoch)
+        seen.setdefault(id(limit), []).append(limit.limit)
+
+    monkeypatch.setattr(_AdaptiveLimit, "rate_limited", recorded)
+    return seen
 
 
 def test_429s_shrink_one_endpoints_concurrency_and_it_grows_back(
-    simulator: Simulator, sim_endpoint: MakeEndpoint
+    simulator: Simulator, sim_endpoint: MakeEndpoint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     simulator.config.latency = 0.01
     simulator.inject("429", times=16, model="sim-large")  # only side A is rate limited
-    seen: dict[str, list[int]] = {"A": [], "B": []}
+    seen = _record_limits(monkeypatch)
 
-    async def go() -> tuple[Counters, Counters, int]:
+    async def go() -> tuple[Counters, Counters, dict[str, int]]:
         endpoints = {"A": sim_endpoint("sim-large"), "B": sim_endpoint("sim-small")}
         async with ChatClient(endpoints, concurrency=8, policy=RetryPolicy(max_retries=10)) as c:
-            stop = asyncio.Event()
-            sampler = asyncio.create_task(_sample_limits(c, seen, stop))
             calls = [c.complete(side, MESSAGES, seed=i) for i in range(16) for side in "AB"]
             results = await asyncio.gather(*calls)
-            stop.set()
-            await sampler
             assert all(r.ok for r in results)
-            low = c.concurrency("A")
             # The 429s have stopped: answers grow the limit back to its ceiling.
             await asyncio.gather(*(c.complete("A", MESSAGES, seed=100 + i) for i in range(8)))
             assert c.concurrency("A") == 8
-            return c.counters("A"), c.counters("B"), low
+            ids = {side: id(c._lanes[side].limit) for side in "AB"}
+            return c.counters("A"), c.counters("B"), ids
 
-    counters_a, counters_b, _ = asyncio.run(go())
-    assert min(seen["A"]) <= 4  # halved-ish more than once
-    assert min(seen["B"]) == 8  # the other endpoint never noticed
+    counters_a, counters_b, ids = asyncio.run(go())
+    assert min(seen[ids["A"]]) <= 4  # halved-ish more than once
+    assert ids["B"] not in seen  # the other endpoint never noticed
     assert counters_a.rate_limited == 16
     assert counters_b.rate_limited == 0
     assert counters_a.failures == counters_b.failures == 0
 
 
 def test_a_server_at_capacity_pushes_the_limit_down_to_what_it_can_take(
-    simulator: Simulator, sim_endpoint: MakeEndpoint
+    simulator: Simulator, sim_endpoint: MakeEndpoint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    simulator.config.latency = 0.03
+    # The server takes two at a time and holds their answers: every other request meets its
+    # capacity (429), however the machine schedules them, until the client asks no more than
+    # two at once (or, were it never to, until the rest have given up); then it lets go.
     simulator.config.capacity = 2
-    seen: dict[str, list[int]] = {"A": []}
+    simulator.config.hold = True
+    seen = _record_limits(monkeypatch)
 
-    async def go() -> list[Completion]:
-        async with ChatClient(
-            {"A": sim_endpoint()}, concurrency=8, policy=RetryPolicy(max_retries=20)
-        ) as c:
-            stop = asyncio.Event()
-            sampler = asyncio.create_task(_sample_limits(c, seen, stop))
-            results = await asyncio.gather(*(c.complete("A", MESSAGES, seed=i) for i in range(24)))
-            stop.set()
-            await sampler
-            return results
+    async def go() -> tuple[list[Completion], int]:
+        options: dict[str, Any] = {"policy": RetryPolicy(max_retries=20), "sleep": Sleeps()}
+        async with ChatClient({"A": sim_endpoint()}, concurrency=8, **options) as c:
+            calls = [asyncio.create_task(c.complete("A", MESSAGES, seed=i)) for i in range(24)]
+            while c.concurrency("A") > 2 and sum(call.done() for call in calls) < 22:
+                await asyncio.sleep(0.001)
+            simulator.config.hold = False
+            return list(await asyncio.gather(*calls)), id(c._lanes["A"].limit)
 
-    results = asyncio.run(go())
+    results, limit = asyncio.run(go())
     assert all(r.ok for r in results)
-    assert min(seen["A"]) <= 2
+    assert min(seen[limit]) <= 2
     assert simulator.stats()["answered_twice"] == 0
 
 
@@ -673,12 +682,14 @@ def test_cancelled_calls_give_their_slots_back(
         async with ChatClient({"A": sim_endpoint()}, concurrency=1) as client:
             running = asyncio.create_task(client.complete("A", MESSAGES, seed=1))
             waiting = asyncio.create_task(client.complete("A", MESSAGES, seed=2))
-            await asyncio.sleep(0.05)
+            while not simulator.requests:  # the first in flight, the second waiting its turn
+                await asyncio.sleep(0.001)
             waiting.cancel()
             running.cancel()
             await asyncio.gather(running, waiting, return_exceptions=True)
+            assert client._lanes["A"].limit._in_flight == 0  # else the next call would wait
             simulator.config.latency = 0.0
-            return await asyncio.wait_for(client.complete("A", MESSAGES, seed=3), 2)
+            return await client.complete("A", MESSAGES, seed=3)
 
     assert asyncio.run(go()).ok
 

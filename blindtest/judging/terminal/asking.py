@@ -37,9 +37,12 @@ class Asker:
         width: Callable[[], int],
         beside: Callable[[], bool],
         on_quit: Callable[[], None],
+        total: int | None = None,
     ) -> None:
         self.console = console
         self.view = view
+        #: The trials this judge is asked (a person's share of a people's sample; else all).
+        self.total = total if total is not None else view.total
         self.width = width
         self.beside = beside
         self.on_quit = on_quit
@@ -110,7 +113,7 @@ class Asker:
 
         def paint() -> None:
             c.clear()
-            title = c.bold(f"Your picks so far: {len(words)} of {self.view.total}")
+            title = c.bold(f"Your picks so far: {len(words)} of {self.total}")
             rows = history_rows(self.view, words, self.width(), c.glyphs.sep, words_of)
             c.write("\n".join([title, "", *rows]) + "\n\n")
 

@@ -200,10 +200,14 @@ class Console:
         readline.set_pre_input_hook(insert if typed else None)
         self._editing = True
         try:
-            return input(prompt)
+            with _ctrl_c_as_a_key(self.stdin.fileno()):
+                line = input(prompt)
         finally:
             self._editing = False
             readline.set_pre_input_hook(None)
+        if _INTERRUPT in line:  # Ctrl-C, read as a key (``_ctrl_c_as_a_key``)
+            raise KeyboardInterrupt
+        return line
 
     def read_key(self, prompt: str, *, resize_key: bool = False) -> str:
         """One key on a terminal (space, enter, letters, named arrows); a line otherwise.
@@ -236,6 +240,38 @@ _INERT_KEYS = (
 )
 
 
+#: What readline puts on the line for Ctrl-C while a line is read (``_ctrl_c_as_a_key``).
+_INTERRUPT = "\x03"
+
+
+@contextmanager
+def _ctrl_c_as_a_key(fd: int) -> Iterator[None]:
+    """While a key or a line is read, Ctrl-C reaches the reader as a key (the terminal's
+    interrupt character off): readline ends the line with ``_INTERRUPT``, a key read gets
+    ``\\x03``, and the caller raises KeyboardInterrupt. As a signal it could be lost: the
+    terminal drops the keys typed ahead of it, and readline, woken by a key it then cannot
+    read, waits for another key and looks at no signal meanwhile (a Ctrl-C right after a key
+    did nothing until the next key). Ctrl-Z and Ctrl-\\ stay signals."""
+    try:
+        import termios
+    except ImportError:  # pragma: no cover - no termios: Windows, where readline is absent too
+        yield
+        return
+    try:
+        saved = termios.tcgetattr(fd)
+        disabled = os.fpathconf(fd, "PC_VDISABLE")  # what turns a special character off
+    except (termios.error, OSError, ValueError):
+        yield
+        return
+    keys = list(saved[6])
+    keys[termios.VINTR] = bytes([disabled])
+    termios.tcsetattr(fd, termios.TCSANOW, [*saved[:6], keys])
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, saved)
+
+
 def _load_readline() -> ModuleType | None:
     """GNU readline, loaded at the first line read on a terminal (not at import: the other
     commands have no use for it)."""
@@ -249,6 +285,9 @@ def _load_readline() -> ModuleType | None:
         # meaning on a line (function keys, Insert, page keys) insert nothing, rather than
         # the tail of their escape sequence ("~").
         readline.parse_and_bind("tab: tab-insert")
+        # Ctrl-C (a key while a line is read, ``_ctrl_c_as_a_key``): shown as "^C" where it was
+        # typed, and the line ends there.
+        readline.parse_and_bind('"\\C-c": "\\C-e\\C-v\\C-c\\C-m"')
         readline.set_completer(None)
         for sequence in _INERT_KEYS:
             readline.parse_and_bind(f'"{sequence}": ""')
@@ -312,10 +351,11 @@ def _cbreak(fd: int) -> Iterator[None]:
 
     saved = termios.tcgetattr(fd)
     try:
-        # cbreak keeps ISIG, so Ctrl-C still raises KeyboardInterrupt; TCSANOW rather than the
-        # default TCSAFLUSH, which would throw away keys typed ahead.
+        # TCSANOW rather than the default TCSAFLUSH, which would throw away keys typed ahead.
+        # Ctrl-C comes as a key (``_ctrl_c_as_a_key``), read as KeyboardInterrupt.
         tty.setcbreak(fd, termios.TCSANOW)
-        yield
+        with _ctrl_c_as_a_key(fd):
+            yield
     finally:
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
@@ -347,7 +387,7 @@ def _read_tty_key(fd: int) -> str:
         data = _read_tty(fd, 16)
     if not data or data == b"\x04":
         raise EOFError
-    if data == b"\x03":
+    if b"\x03" in data:  # Ctrl-C, read as a key (with any key typed just before it)
         raise KeyboardInterrupt
     text = data.decode("utf-8", errors="replace")
     return _KEY_NAMES.get(text, text[:1] if not text.startswith("\x1b") else "escape")

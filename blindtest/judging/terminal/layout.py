@@ -251,19 +251,26 @@ def history_rows(
 
 
 def trial_layout(
-    view: JudgeView, trial: Trial, width: int, style: Style, *, plain: bool = False
+    view: JudgeView,
+    trial: Trial,
+    width: int,
+    style: Style,
+    plain: bool = False,
+    progress: str | None = None,
 ) -> tuple[list[str], list[int]]:
     """The rows of one trial screen (progress, the prompt, then the options under rules,
     side by side when ``width`` allows) and the row where each option starts. The texts are
     drawn from their markdown, as the page renders them, unless ``plain`` (the design strips
-    formatting: shown as typed, as on the page)."""
+    formatting: shown as typed, as on the page). ``progress`` heads it (default: ``trial N of
+    TOTAL``)."""
     drawn = None if plain else style
     glyphs = style.glyphs
     gutter_width = 4
     text_width = max(MIN_WIDTH - gutter_width, width - gutter_width)
     prose_width = min(text_width, MAX_PROSE_WIDTH)
     sep = glyphs.sep
-    header = fit(f"trial {trial.number} of {view.total} {sep} {view.question}", width)
+    progress = progress or f"trial {trial.number} of {view.total}"
+    header = fit(f"{progress} {sep} {view.question}", width)
     rows = [style.bold(header), ""]
     rows += history_rows(trial, prose_width, text_width, glyphs.bar, glyphs.more, drawn)
     rows.append(style.bold("Prompt"))

@@ -24,7 +24,7 @@ Responses are drawn from their markdown as the judging page renders them
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -122,8 +122,10 @@ class Session:
         fatigue_every: int = FATIGUE_EVERY,
         resume_command: str = "the same command",
         plain: bool = False,
+        asked: Collection[int] | None = None,
     ) -> None:
         self.view = view
+        self.total = view.total if asked is None else len(asked)  # a people's sample: a share
         #: The design strips formatting: responses are shown as typed, as on the page.
         self.plain = plain
         self.console = console
@@ -141,6 +143,7 @@ class Session:
             width=self._prose_width,
             beside=self._beside,
             on_quit=self._confirm_quit,
+            total=self.total,
         )
 
     @property
@@ -226,14 +229,14 @@ class Session:
         c = self.console
         header = (
             f"blindtest {c.glyphs.sep} {self._rules.title} {c.glyphs.sep} "
-            f"{count(self.view.total, 'trial')} {c.glyphs.sep} judge {self.judge_id}"
+            f"{count(self.total, 'trial')} {c.glyphs.sep} judge {self.judge_id}"
         )
         c.clear()
         rows = [c.bold(header), "", *self._help_rows()]
         if self.turn.judged:
             rows.append(
                 f"Resuming at trial {self.turn.trial.number}: {self.turn.judged} of "
-                f"{self.view.total} already judged."
+                f"{self.total} already judged."
             )
         c.write("\n".join(rows) + "\n")
 
@@ -261,7 +264,7 @@ class Session:
 
     def _paint_fatigue(self) -> None:
         turn = self.turn
-        text = fatigue_words(turn, self.view.total, self.fatigue_every)
+        text = fatigue_words(turn, self.total, self.fatigue_every)
         self.console.clear()
         self.console.write("\n".join(wrap_prose_line(text, self._prose_width())) + "\n")
 
@@ -271,7 +274,7 @@ class Session:
         if self.view.sequential:
             raise _Quit
         c = self.console
-        text = stop_words(self._so_far(), self.view.total)
+        text = stop_words(self._so_far(), self.total)
         c.write("\n" + "\n".join(wrap_prose_line(text, self._prose_width())) + "\n")
         if c.read_line("Stop now? [y/N] ").lower() in ("y", "yes"):
             raise _Quit
@@ -283,7 +286,7 @@ class Session:
             self.console,
             Screen(
                 render=lambda width: trial_layout(
-                    self.view, trial, width, self.console, plain=self.plain
+                    self.view, trial, width, self.console, self.plain, self._progress(trial)
                 )
             ),
             footer=lambda width, hint: self._footer(trial, width, hint, changing),
@@ -363,7 +366,9 @@ class Session:
         return rows
 
     def _progress(self, trial: Trial) -> str:
-        return f"trial {trial.number} of {self.view.total}"
+        if self.total == self.view.total:
+            return f"trial {trial.number} of {self.total}"
+        return f"trial {trial.number} ({min(self.turn.judged + 1, self.total)} of {self.total})"
 
     def _ask_choice(self, trial: Trial, pager: Pager, changing: Pick | None = None) -> int | str:
         hint = ""
@@ -467,6 +472,7 @@ def _make(setup: JudgeSetup) -> Judge:
         earlier_nicknames=judge_nicknames(setup.earlier.picks, setup.judge_id),
         resume_command=setup.resume_command,
         plain=bool(setup.run.design["normalization"]["strip_formatting"]),
+        asked=setup.share,
     )
 
 

@@ -54,6 +54,7 @@ from blindtest.judging.web.server import (
     url_of,
 )
 from blindtest.model.assignment import REVIEWER_ORDER, assign, coverage, reviewer_order
+from blindtest.model.people_sample import people_pool
 from blindtest.model.picks import JudgeRun, Pick, judge_id_problem, judge_nicknames
 from blindtest.rundir import artifacts, locking
 
@@ -164,7 +165,8 @@ def judge_panel(
             f"{option('panel')}: a sequential design stops on one judge's evidence; judge it "
             "with one reviewer (bt-judge RUN --web)"
         )
-    assignment = assign(run.seed, view.total, names, per_judge)
+    pool = people_pool(run.design)  # every trial, or the people's sample
+    assignment = assign(run.seed, pool, names, per_judge)
     plain = bool(run.design["normalization"]["strip_formatting"])
     inputs = [run.run_dir / artifacts.DESIGN, run.run_dir / artifacts.TRIALS]
     book = LinkBook(run.run_dir)
@@ -192,7 +194,7 @@ def judge_panel(
             seats.append(seat)
         server = _serve(run, seats, book, host, port, plain, echo)
         stack.callback(server.stop)
-        _announce(seats, host, server.port, assignment, view.total, echo, open_link)
+        _announce(seats, host, server.port, assignment, pool, echo, open_link)
         marker = {"reviewers": list(names), "per_judge": per_judge, "order": REVIEWER_ORDER}
         watch = Watch(seats, echo)
         for seat in seats:
@@ -250,13 +252,14 @@ def _announce(
     host: str,
     port: int,
     assignment: Mapping[str, Sequence[int]],
-    total: int,
+    pool: Sequence[int],
     echo: Echo,
     open_link: Callable[[str], object] | None,
 ) -> None:
     if not is_loopback_host(host):
         echo(network_warning(host, "a link"))
-    counts = coverage(assignment, total)
+    counts = coverage(assignment, pool)
+    total = len(pool)
     fewest = min(counts.values())
     for seat in seats:
         name = seat.reviewer.judge_id

@@ -518,6 +518,7 @@ class WebJudge:
         token: str | None = None,
         run_dir: Path | None = None,
         picks: Path | None = None,
+        total: int | None = None,
     ) -> None:
         self.view = view
         self.judge_id = judge_id
@@ -538,6 +539,7 @@ class WebJudge:
             session_cap=session_cap,
             earlier_links=earlier,
             pick_ids=pick_ids,
+            total=total,
         )
         self.url = ""
 
@@ -667,6 +669,7 @@ def _make(setup: JudgeSetup) -> Judge:
         resume_command=setup.resume_command,
         run_dir=setup.run.run_dir,
         picks=setup.earlier.path,
+        total=len(setup.share) if setup.share is not None else None,
         **options_of(setup.options),  # type: ignore[arg-type]
     )
 

@@ -29,6 +29,7 @@ from blindtest.present.lines import checks_lines, clean, reading_lines, skipped_
 from blindtest.present.markup import render_text
 from blindtest.present.page import sections
 from blindtest.present.page.charts import Row, bar_chart, e_value_chart, interval_chart
+from blindtest.present.raters import page_raters
 from blindtest.present.render_preference import by_tag_sentences, names_of
 from blindtest.reportfmt import count, format_p
 from blindtest.stats.intervals import clopper_pearson
@@ -225,6 +226,11 @@ def _tag_test(counts: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _answer(text: str, plain: bool) -> Markup:
+    """A prompt or an answer as the report shows it: its headings are none of the report's."""
+    return render_text(text, plain=plain, headings=False)
+
+
 def _trials(
     report: Mapping[str, Any], trials: Sequence[Mapping[str, Any]], plain: bool
 ) -> list[dict[str, Any]]:
@@ -246,14 +252,12 @@ def _trials(
                 "rows": [[_num(r.get(c)) for c in columns] for r in judged],
                 "reasons": [r["reason"] for r in judged if r.get("reason")],
                 "brief": "; ".join(_brief(r) for r in judged),
-                "prompt": render_text(str(seen["prompt"]), plain=plain) if seen else None,
+                "prompt": _answer(str(seen["prompt"]), plain) if seen else None,
                 "history": [
-                    (str(turn["role"]), render_text(str(turn["content"]), plain=plain))
+                    (str(turn["role"]), _answer(str(turn["content"]), plain))
                     for turn in ((seen.get("history") or []) if seen else [])
                 ],
-                "options": [render_text(str(o), plain=plain) for o in seen["options"]]
-                if seen
-                else [],
+                "options": [_answer(str(o), plain) for o in seen["options"]] if seen else [],
             }
         )
     return out
@@ -266,6 +270,14 @@ def _brief(row: Mapping[str, Any]) -> str:
     elif row.get("preferred"):
         said += f" (prefers {row['preferred']})"
     return said
+
+
+def _decision(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The pre-registered decision's lines and exit code (None without a decision)."""
+    from blindtest.present.decision import decision_lines
+
+    lines = decision_lines(report)
+    return {"lines": lines, "exit_code": report["decision"]["exit_code"]} if lines else None
 
 
 def render_report_page(
@@ -319,15 +331,18 @@ def render_report_page(
         appendix=sections.appendix(report),
         loud=loud,
         notes=notes,
+        decision=_decision(report),
         skipped=skipped_lines(report),  # type: ignore[arg-type]
         checks=checks[0] if checks else None,
         reading=reading_lines(report),  # type: ignore[arg-type]
         position=sections.position(report),
+        serious=sections.serious(report),
         tag_header=tag_header,
         llm_judges=sections.llm_judges(report),
         style_control=sections.style_control(report),
         bots=sections.bots(report),
         responses_sentences=sections.responses_sentences(report),
+        people_estimate=sections.people_estimate(report),
         machine_vs_person=sections.machine_vs_person(report),
         answers=sections.answers(report),
         identity=sections.identity(report),
@@ -339,6 +354,7 @@ def render_report_page(
         count=count,
         pct=lambda v: "n/a" if v is None else f"{float(v) * 100:.0f}%",
         ranked=ranked,
+        raters=page_raters(report),
     )
     values.update(extra)  # the preference page's own parts (`ranking.page_data`)
     return _environment().get_template("report.html").render(**values)

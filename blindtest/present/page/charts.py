@@ -7,7 +7,7 @@ line chart (the sequential e-value path against 1/alpha). Pure geometry."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from blindtest.reportfmt import dollars, fixed
@@ -64,9 +64,11 @@ def interval_chart(
     percent: bool = True,
     width: int = WIDTH,
     labels_above: bool = False,
+    steps: int = 5,
 ) -> IntervalChart:
     """``labels_above``: a narrow chart (``width``) with each label over its bar, which
-    reads at a phone's width without shrinking its type."""
+    reads at a phone's width without shrinking its type. ``steps``: the ticks divide the axis
+    into this many equal steps."""
     left, right = (24.0 if labels_above else float(LABEL_W + 10)), float(width - 24)
     row_h = ROW_H + 14 if labels_above else ROW_H
 
@@ -89,7 +91,6 @@ def interval_chart(
                 "interval": f"{_fmt(row.lo, percent)} to {_fmt(row.hi, percent)}",
             }
         )
-    steps = 5
     ticks = [
         Tick(x(lo + (hi - lo) * k / steps), _fmt(lo + (hi - lo) * k / steps, percent))
         for k in range(steps + 1)
@@ -287,7 +288,7 @@ def strength_chart(
     Narrow, each candidate's name over its bar: a name of any length fits, and a phone shows
     the chart near its own scale rather than shrunk to half."""
     ends = [v for r in rows for v in (r.estimate, r.lo, r.hi) if v is not None]
-    lo, hi = _five_steps(min([*ends, ref]), max([*ends, ref]))
+    lo, hi, step = round_axis(min([*ends, ref]), max([*ends, ref]))
     drawn = [
         Row(r.label, r.estimate, lo if r.lo is None else r.lo, hi if r.hi is None else r.hi)
         for r in rows
@@ -303,6 +304,7 @@ def strength_chart(
         percent=False,
         width=NARROW,
         labels_above=True,
+        steps=round((hi - lo) / step),
     )
     for row, shown in zip(rows, chart.rows, strict=True):
         lo_text = "unbounded" if row.lo is None else fixed(row.lo)
@@ -311,13 +313,25 @@ def strength_chart(
     return chart
 
 
-def _five_steps(low: float, high: float) -> tuple[float, float]:
-    """An axis from ``low`` to ``high`` in five round steps (ticks at 0.25, 0.5, 1, 2, 5...)."""
-    for step in (0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 2.5, 5.0, 10.0, 20.0, 50.0):
-        start = math.floor(low / step) * step
-        if start + 5 * step >= high:
-            return start, start + 5 * step
-    return low, high
+#: The round steps of an axis, times a power of ten.
+_ROUND_STEPS = (1.0, 2.0, 2.5, 5.0, 10.0)
+
+
+def round_axis(low: float, high: float, steps: int = 5) -> tuple[float, float, float]:
+    """``(start, end, step)``: an axis over the data's range, ``low`` to ``high``, from the
+    round value at or below ``low`` to the one at or above ``high``, in the round step (1, 2,
+    2.5 or 5 times a power of ten) that divides the range into at most about ``steps`` parts.
+    The axis ends a step beyond the data at most: never at a multiple of its range (an axis of
+    five fixed steps ran to +15 for a highest bound of +6.15)."""
+    if not high > low:  # one value: a unit around it
+        low, high = low - 0.5, high + 0.5
+    raw = (high - low) / steps
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in _ROUND_STEPS if m * power >= raw * (1 - 1e-9))
+    # Rounded: a start of -7.500000001 or an end of 0.30000000000000004 reads badly.
+    start = round(math.floor(low / step + 1e-9) * step, 9) + 0.0
+    end = round(math.ceil(high / step - 1e-9) * step, 9) + 0.0
+    return start, end, step
 
 
 @dataclass
@@ -346,17 +360,20 @@ def cost_chart(
     y_label: str,
 ) -> ScatterChart:
     """``(label, cost, strength, lo, hi)`` per candidate: cost across (a log scale when the
-    costs span more than a factor of five), strength up with its interval."""
-    left, right, top, bottom = 60.0, float(WIDTH - 90), 20.0, 270.0
+    costs span more than a factor of five), strength up with its interval. Both axes run over
+    the data's range in round steps (`round_axis`); each name is placed by `place_labels`,
+    level with its dot wherever that is free."""
+    left, right, top, bottom = PLOT_LEFT, float(WIDTH - 90), PLOT_TOP, PLOT_BOTTOM
     costs = [c for _, c, _, _, _ in points]
     log = min(costs) > 0 and max(costs) / min(costs) > 5
     if log:
         x_lo = float(math.floor(math.log10(min(costs))))
         x_hi = max(float(math.ceil(math.log10(max(costs)))), x_lo + 1)
+        x_step = 1.0
     else:
-        x_lo, x_hi = 0.0, max(costs) * 1.1 or 1.0
+        x_lo, x_hi, x_step = round_axis(0.0, max(costs) or 1.0, steps=4)
     ends = [v for _, _, s, a, b in points for v in (s, a, b) if v is not None]
-    y_lo, y_hi = _five_steps(min([*ends, 0.0]), max([*ends, 0.0]))
+    y_lo, y_hi, y_step = round_axis(min([*ends, 0.0]), max([*ends, 0.0]))
 
     def x(cost: float) -> float:
         value = math.log10(cost) if log else cost
@@ -366,7 +383,7 @@ def cost_chart(
         value = min(max(value, y_lo), y_hi)
         return round(bottom - (value - y_lo) / (y_hi - y_lo) * (bottom - top), 1)
 
-    drawn = [
+    drawn: list[dict[str, object]] = [
         {
             "label": label,
             "x": x(cost),
@@ -376,18 +393,125 @@ def cost_chart(
         }
         for label, cost, strength, lo, hi in points
     ]
+    place_labels(drawn, (left + 2, float(WIDTH - 4)), (top - 8, bottom + 2))
     if log:
         x_ticks = [Tick(x(10.0**k), _money_tick(10.0**k)) for k in range(int(x_lo), int(x_hi) + 1)]
     else:
-        x_ticks = [Tick(x(x_hi * k / 4), _money_tick(x_hi * k / 4)) for k in range(5)]
+        count = round((x_hi - x_lo) / x_step)
+        x_ticks = [
+            Tick(x(x_lo + x_step * k), _money_tick(x_lo + x_step * k)) for k in range(count + 1)
+        ]
     y_ticks = [
         # Rounded, and + 0.0 turns a -0.0 into 0.0: a tick at zero never reads "-0".
-        Tick(
-            y(y_lo + (y_hi - y_lo) * k / 5), f"{round(y_lo + (y_hi - y_lo) * k / 5, 9) + 0.0:+.2g}"
-        )
-        for k in range(6)
+        Tick(y(y_lo + y_step * k), f"{round(y_lo + y_step * k, 9) + 0.0:+.3g}")
+        for k in range(round((y_hi - y_lo) / y_step) + 1)
     ]
     return ScatterChart(chart_id, title, drawn, x_ticks, y_ticks, x_label, y_label, zero_y=y(0.0))
+
+
+#: The plot area of the cost chart (the template draws its grid and axis labels around it).
+PLOT_LEFT, PLOT_TOP, PLOT_BOTTOM = 60.0, 20.0, 270.0
+#: A label's type, as the stylesheet sets ``.label`` (12px), and the space its characters
+#: take, estimated on the wide side (an average glyph of a sans-serif face is nearer 6.5px).
+LABEL_SIZE = 12.0
+CHAR_WIDTH = 7.4
+#: Where a label's baseline sits against its dot's centre to stand level with it.
+LEVEL = 4.0
+#: The gap between a dot and its label, and how far a label moves per try off its level.
+GAP = 8.0
+STEP = LABEL_SIZE + 3.0
+DOT = 6.0
+
+Box = tuple[float, float, float, float]
+
+
+def label_box(text: str, x: float, baseline: float, anchor: str) -> Box:
+    """The space a label takes: ``(left, top, right, bottom)``, by the estimate above."""
+    width = len(text) * CHAR_WIDTH
+    left = x - width if anchor == "end" else x
+    return (left, baseline - LABEL_SIZE + 2, left + width, baseline + 3)
+
+
+def _overlap(a: Box, b: Box) -> float:
+    width = min(a[2], b[2]) - max(a[0], b[0])
+    height = min(a[3], b[3]) - max(a[1], b[1])
+    return width * height if width > 0 and height > 0 else 0.0
+
+
+def _tries(down: tuple[float, float]) -> list[tuple[str, float]]:
+    """Where a label may go, in order: level on the right, level on the left, then a step
+    above or below (right, then left), nearer first."""
+    tries = [("start", 0.0), ("end", 0.0)]
+    for k in range(1, int((down[1] - down[0]) // STEP) + 1):
+        tries += [(anchor, s * k * STEP) for s in (-1, 1) for anchor in ("start", "end")]
+    return tries
+
+
+def _number(point: Mapping[str, object], key: str) -> float:
+    return float(str(point[key]))
+
+
+def _best_place(
+    text: str,
+    at: tuple[float, float],
+    tries: Sequence[tuple[str, float]],
+    area: Box,
+    taken: Sequence[Box],
+    lines: Sequence[Box],
+) -> tuple[str, float, Box]:
+    """The first free try for a label (``anchor``, its shift off the level, its box): level
+    and clear of every interval first, then any, then the one that overlaps least."""
+    best: tuple[float, str, float, Box] | None = None
+    for strict in (True, False):
+        for anchor, shift in tries:
+            if strict and shift:
+                continue  # off its level only when no level place is free
+            box = label_box(text, at[0] + (GAP if anchor == "start" else -GAP),
+                            at[1] + LEVEL + shift, anchor)  # fmt: skip
+            inside = area[0] <= box[0] and box[2] <= area[2] and area[1] <= box[1]
+            if not (inside and box[3] <= area[3]):
+                continue
+            cost = sum(_overlap(box, b) for b in (*taken, *(lines if strict else ())))
+            if cost == 0:
+                return anchor, shift, box
+            if best is None or cost < best[0]:
+                best = (cost, anchor, shift, box)
+    if best is None:  # wider than the chart: on the right, level, where it falls
+        return "start", 0.0, label_box(text, at[0] + GAP, at[1] + LEVEL, "start")
+    return best[1], best[2], best[3]
+
+
+def place_labels(
+    points: list[dict[str, object]], across: tuple[float, float], down: tuple[float, float]
+) -> None:
+    """Give each point (``x``, ``y``, ``label``; ``y_lo``/``y_hi`` its interval) a place for
+    its name that no other name or dot covers, inside ``across`` x ``down``: level with its
+    dot on its right, else on its left (across no interval if it can, then across one), else
+    a step above or below with a leader line to the dot, nearer first. Placed greedily from
+    the top of the chart down; where nothing is free, the place that overlaps least.
+    Sets ``label_x``, ``label_y``, ``anchor`` and ``leader`` (None, or ``(x1, y1, x2, y2)``)."""
+    at = [(_number(p, "x"), _number(p, "y")) for p in points]
+    dots = [(x - DOT, y - DOT, x + DOT, y + DOT) for x, y in at]
+    lines = [(_number(p, "x") - 1.5, _number(p, "y_hi"), _number(p, "x") + 1.5,
+              _number(p, "y_lo")) for p in points]  # fmt: skip
+    area = (across[0], down[0], across[1], down[1])
+    tries = _tries(down)
+    placed: list[Box] = []
+    for i in sorted(range(len(points)), key=lambda i: (at[i][1], i)):
+        point = points[i]
+        px, py = at[i]
+        taken = [*placed, *(b for j, b in enumerate(dots) if j != i)]
+        others = [b for j, b in enumerate(lines) if j != i]
+        anchor, shift, box = _best_place(str(point["label"]), (px, py), tries, area, taken, others)
+        placed.append(box)
+        point["anchor"] = anchor
+        point["label_x"] = round(px + GAP if anchor == "start" else px - GAP, 1)
+        point["label_y"] = round(py + LEVEL + shift, 1)
+        point["leader"] = None
+        if shift:
+            edge = box[0] if anchor == "start" else box[2]
+            dot_edge = round(py + (DOT if shift > 0 else -DOT), 1)
+            point["leader"] = (px, dot_edge, round(edge, 1), round(py + shift, 1))
 
 
 def _money_tick(value: float) -> str:

@@ -14,7 +14,12 @@ from typing import Any
 
 from blindtest.present.lines import length_tell_rows
 from blindtest.present.page import charts
-from blindtest.present.render_preference import NOT_ESTIMABLE, header_parts, names_of
+from blindtest.present.render_preference import (
+    NOT_ESTIMABLE,
+    header_parts,
+    interval_words,
+    names_of,
+)
 from blindtest.reportfmt import count, dollars, fixed, group_counts, p_cell, pct
 
 __all__ = ["page_data"]
@@ -34,6 +39,12 @@ def _money(value: float | None) -> str:
     return "-" if value is None else dollars(value)
 
 
+def _shown(section: Mapping[str, Any], name: str) -> str:
+    """What the report calls a candidate: its name, with the label a ``--sides`` file gave it
+    (``candidates.shown``)."""
+    return str((section.get("shown") or {}).get(name, name))
+
+
 def _strength_chart(section: Mapping[str, Any]) -> Any:
     records = [
         r for r in section["ranking"] if (r.get("strength") or {}).get("estimate") is not None
@@ -43,20 +54,23 @@ def _strength_chart(section: Mapping[str, Any]) -> Any:
     zero = "the mean" if section["anchor"] == "mean" else section["anchor"]
     rows = [
         charts.Row(
-            r["candidate"], r["strength"]["estimate"], r["strength"]["lo"], r["strength"]["hi"]
+            _shown(section, r["candidate"]),
+            r["strength"]["estimate"],
+            r["strength"]["lo"],
+            r["strength"]["hi"],
         )
         for r in records
     ]
     chart = charts.strength_chart(
         "chart-ranking",
         f"Strength on the log-odds scale ({zero} at 0), strongest first, with 95% intervals "
-        f"from a bootstrap over prompts",
+        f"from {interval_words(section)}",
         rows,
         ref=0.0,
         ref_label=f"{zero} = 0",
     )
     for shown in chart.rows:
-        if shown["label"] == section["anchor"]:  # the 0 itself, not a 0-to-0 interval
+        if shown["label"] == _shown(section, section["anchor"]):  # the 0, not a 0-to-0 interval
             shown["text"], shown["interval"] = "0", "the reference, 0 by definition"
     return chart
 
@@ -64,7 +78,7 @@ def _strength_chart(section: Mapping[str, Any]) -> Any:
 def _cost_chart(section: Mapping[str, Any]) -> Any:
     points = [
         (
-            r["candidate"],
+            _shown(section, r["candidate"]),
             1000 * r["cost_per_answer"],
             r["strength"]["estimate"],
             r["strength"]["lo"],
@@ -137,7 +151,7 @@ def _ranking_rows(section: Mapping[str, Any]) -> list[list[str]]:
         out.append(
             [
                 "-" if r.get("rank") is None else str(r["rank"]),
-                r["candidate"],
+                _shown(section, r["candidate"]),
                 *_strength_cells(strength, r["candidate"] == section.get("anchor")),
                 "-" if best is None else str(best) if best == worst else f"{best} to {worst}",
                 f"{r.get('wins', 0)}-{r.get('losses', 0)}-{r.get('ties', 0)}",
@@ -175,10 +189,22 @@ def _pair_rows(table: Mapping[str, Any] | None, reference: bool = False) -> list
             _rate(r["win_rate"], r["n"]),
             _p(r["p_value"], table["alpha"]),
             _p(r["p_holm"], table["alpha"]),
-            "real" if r["significant"] else "not shown",
+            _told(r, reference),
         ]
         for r in table["pairs"]
     ]
+
+
+def _told(row: Mapping[str, Any], reference: bool) -> str:
+    """Who the separations put ahead in one row (its own test, or through others)."""
+    if reference:
+        if not row["significant"]:
+            return "not told apart"
+        return "ahead" if row["wins"] > row["losses"] else "behind"
+    ahead = row.get("ahead")
+    if ahead is None:
+        return "not told apart"
+    return f"{ahead} ahead" if row["significant"] else f"{ahead} ahead, through others"
 
 
 def _tag_rows(section: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
@@ -200,13 +226,15 @@ def _tag_rows(section: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 
 def _sides(report: Mapping[str, Any]) -> list[list[str]]:
+    """Each candidate's configuration, the candidate called as the report calls it (with the
+    label its sides file gave it)."""
     sides = report.get("sides") or {}
     rows = []
     for name in report["candidates"]["names"]:
         config = sides.get(name) or {}
         rows.append(
             [
-                name,
+                _shown(report["candidates"], name),
                 str(config.get("model", "")),
                 str(config.get("dir") or config.get("base_url") or ""),
                 str(config.get("system") or ""),

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blindtest.model.protocols import PROTOCOLS
-from blindtest.present.hints import placeholder_legend, stage_command
+from blindtest.present.hints import SETUP_LEAD, placeholder_legend, setup_command, stage_command
 from blindtest.present.lines import agreement_text, appendix_rows, dprime_text, length_tell_rows
 from blindtest.present.render_preference import names_of, unit_line
 from blindtest.reportfmt import control_line, count, dollars, format_p, grouped, pct
@@ -45,13 +45,15 @@ def position_row(position: Mapping[str, Any]) -> list[str]:
     among first and second, its exact interval and the sign test."""
     if position.get("swapped"):
         what = (
-            f"position: {position['inconsistent']} of {position['comparisons']} comparisons "
+            f"position: {position['inconsistent']} of "
+            f"{count(position['comparisons'], 'comparison')} "
             f"position-inconsistent; both passes named the output shown first in "
             f"{position['first']}, the one shown second in {position['second']}"
         )
     else:
         what = (
-            f"position (no swap): of {position['comparisons']} comparisons {position['first']} "
+            f"position (no swap): of {count(position['comparisons'], 'comparison')} "
+            f"{position['first']} "
             f"named the output shown first, {position['second']} the one shown second"
         )
     first = position.get("share_first")
@@ -59,6 +61,22 @@ def position_row(position: Mapping[str, Any]) -> list[str]:
         return [what, "none decided by position", "-", "50%", "no sign test"]
     shown = f"{first['estimate']:.0%} first"
     return [what, shown, _interval({"interval": first}), "50%", format_p(position["p_value"])]
+
+
+def gate_row(gate: Mapping[str, Any]) -> list[str]:
+    """An LLM judge's own position gate in the choices table: its left share over its
+    comparisons (every pass as shown), the interval, half, the sign-flip test, the verdict."""
+    share = gate["share"]
+    said = {"pass": "passes", "fail": "fails", "warn": "warns"}[str(gate["verdict"])]
+    return [
+        f"position gate over {count(gate['comparisons'], 'comparison')} (every pass as shown; "
+        f"margin "
+        f"{100 * gate['margin']:g} points): {said}",
+        f"left share {_tenth(share['estimate'])}",
+        f"{_tenth(share['lo'])} to {_tenth(share['hi'])}",
+        "50%",
+        f"sign-flip {format_p(gate['p_value'])}",
+    ]
 
 
 def llm_judges(report: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -70,6 +88,9 @@ def llm_judges(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     judges = []
     for found in (report.get("llm_judges") or {}).get("judges") or []:
         choices = [position_row(found["position"])] if found.get("position") else []
+        gate = (found.get("position") or {}).get("gate")
+        if gate:
+            choices.append(gate_row(gate))
         choices += [
             _choice_row(label, found[key], chance)
             for key, label in (
@@ -150,7 +171,9 @@ def position(report: Mapping[str, Any]) -> dict[str, Any] | None:
     bias = report.get("position_bias")
     agreement = report.get("agreement")
     warnings = [
-        str(w["message"]) for w in report.get("warnings") or [] if w["code"] == "position.margin"
+        str(w["message"])
+        for w in report.get("warnings") or []
+        if w["code"] in ("position.margin", "position.lean", "agreement.pair_chance")
     ]
     gates = list(report.get("gates_failed") or [])
     one_judge = PROTOCOLS[report["protocol"]].prefers and "agreement" in report and not agreement
@@ -158,11 +181,15 @@ def position(report: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
     rows = []
     if bias:
+        share = bias.get("share") or {}
         rows.append(
             [
-                "Left chosen",
-                f"{bias['left']} of {bias['n']} untied picks ({pct(bias['statistic'])}, "
-                f"exact two-sided {format_p(bias['p_value'])})",
+                "Left share",
+                f"{_tenth(share.get('estimate'))} over {count(bias['comparisons'], 'comparison')} "
+                f"({bias['picks']} untied picks; {_tenth(share.get('lo'))} to "
+                f"{_tenth(share.get('hi'))}, {100 * (1 - bias['alpha']):g}% interval; sign-flip "
+                f"test {format_p(bias['p_value'])}); margin {100 * bias['margin']:g} points: "
+                f"{bias['verdict']}",
             ]
         )
     if agreement:
@@ -171,6 +198,30 @@ def position(report: Mapping[str, Any]) -> dict[str, Any] | None:
     elif one_judge:
         rows.append(["Agreement", "not measured (one judge)."])
     return {"rows": rows, "gates": gates, "warnings": warnings}
+
+
+def _tenth(value: float | None) -> str:
+    return "?" if value is None else f"{100 * value:.1f}%"
+
+
+def serious(report: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The serious warnings the page names before the result (a failed gate is the result's
+    own sentence): code, what it concerns, what the code means, and the message."""
+    found = []
+    for w in report.get("warnings") or []:
+        if w.get("severity") != "serious" or str(w.get("code", "")).startswith("gate."):
+            continue
+        about = [str(w["judge"])] if w.get("judge") else []
+        about += [" v ".join(w["pair"])] if w.get("pair") else []
+        found.append(
+            {
+                "code": str(w["code"]),
+                "about": ", ".join(about),
+                "title": str(w.get("title") or ""),
+                "message": str(w["message"]),
+            }
+        )
+    return found
 
 
 def style_control(report: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -210,7 +261,13 @@ def style_control(report: Mapping[str, Any]) -> dict[str, Any] | None:
         label = f"{name} (per unit of ({a} - {b}) / ({a} + {b}))"
         rows.append(_style_row(label, term, infinite.get(name), interval))
     test = found.get("lr_test")
-    if test:
+    withheld = {
+        "separated": "withheld: the picks are separated (the lines say what decided them)",
+        "extrapolated": "withheld: equal style lies outside the data",
+    }.get(str(found.get("lr_test_withheld")))
+    if withheld:
+        rows.append(["style terms jointly", "no test", "", "", withheld])
+    elif test:
         rows.append(
             [
                 "style terms jointly (Firth's penalised likelihood ratio)",
@@ -242,6 +299,7 @@ def _style_row(
         "no variation": "no difference in any comparison; left out",
         "aliased": "the same difference in every comparison; left out",
         "confounded": "cannot be told apart from a style difference that never varied",
+        "extrapolated": "no comparison at equal style: a figure would extrapolate",
     }
     return [label, "not estimable", "", "", words.get(status, "the fit did not converge")]
 
@@ -249,6 +307,45 @@ def _style_row(
 def _coefficient(value: Any) -> str:
     """A log-odds figure with its sign; an unbounded bound (null) as infinity."""
     return "unbounded" if value is None else f"{value:+.2f}"
+
+
+def people_estimate(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What people prefer from their sample and a judge on every comparison: the section's
+    words, and per pair a row (estimate with interval and method, people alone, the judge
+    alone, what the judge was worth)."""
+    found = report.get("people_estimate")
+    if found is None:
+        return None
+    shown = (report.get("candidates") or {}).get("shown") or {}
+    rows = []
+    for pair in found.get("pairs") or []:
+        result = pair.get("result")
+        if result is None:
+            continue
+        worth = result.get("judge_worth") or {}
+        rows.append(
+            [
+                f"{shown.get(pair['first'], pair['first'])} over "
+                f"{shown.get(pair['second'], pair['second'])}",
+                _estimate(result["interval"]),
+                str(result["method"]),
+                _estimate(result["people_only"]),
+                _estimate(result["judge_only"]),
+                "n/a" if worth.get("estimate") is None else f"{float(worth['estimate']):.0f}",
+            ]
+        )
+    return {"rows": rows, "lines": [str(s) for s in found.get("lines") or []]}
+
+
+def _estimate(interval: Mapping[str, Any]) -> str:
+    if interval.get("estimate") is None:
+        return "n/a"
+    if interval.get("lo") is None:
+        return f"{float(interval['estimate']):.2f}"
+    return (
+        f"{float(interval['estimate']):.2f} ({float(interval['lo']):.2f} to "
+        f"{float(interval['hi']):.2f})"
+    )
 
 
 def machine_vs_person(report: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -343,6 +440,8 @@ def next_step(report: Mapping[str, Any]) -> dict[str, str] | None:
         "why": str(step["why"]),
         "command": stage_command(str(step["stage"]), *args),
         "legend": placeholder_legend(args),
+        "setup": setup_command(args),
+        "setup_lead": SETUP_LEAD,
     }
 
 

@@ -20,6 +20,7 @@ from blindtest.rundir.artifacts.names import (
     DESIGN_HASH,
     GENERATION,
     HTML,
+    JUNIT,
     PICKS,
     RESPONSES,
     RUN_FILE_KINDS,
@@ -43,13 +44,14 @@ def refuse_overwrite(path: Path, force: bool) -> None:
 #: ``artifact_kind`` of a file whose only line is an unfinished append: it may be our own.
 TORN = "torn"
 _HTML_START = re.compile(rb"^\s*<!doctype html", re.IGNORECASE)
+_JUNIT_START = re.compile(rb"^\s*<\?xml[^>]*>\s*<testsuites\b")
 
 
 def artifact_kind(path: Path) -> str | None:
     """What an existing file holds: the schema name of its first record (``"design"``,
-    ``"picks"``...), ``"html"`` for a page blindtest rendered, ``"design hash"`` for a
-    ``design.sha256``, ``""`` for an empty file, ``TORN`` for a lone unfinished JSONL append,
-    and None for anything that is not a blindtest artifact."""
+    ``"picks"``...), ``"html"`` for a page blindtest rendered, ``"junit"`` for its JUnit XML,
+    ``"design hash"`` for a ``design.sha256``, ``""`` for an empty file, ``TORN`` for a lone
+    unfinished JSONL append, and None for anything that is not a blindtest artifact."""
     try:
         with path.open("rb") as handle:
             head = handle.read(1 << 16)
@@ -66,6 +68,8 @@ def artifact_kind(path: Path) -> str | None:
         start = head[:8192]
         ours = b'name="generator"' in start and b"blindtest" in start
         return HTML if ours or b"blindtest report" in start else None
+    if _JUNIT_START.match(head):
+        return JUNIT if b'name="blindtest' in head[:4096] else None
     if path.name == DESIGN_HASH and re.fullmatch(rb"[0-9a-f]{64}\s*", head):
         return "design hash"
     text = head.lstrip()
@@ -88,7 +92,8 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def _kind_words(kind: str) -> str:
-    return {"design hash": "design hash", HTML: "HTML report"}.get(kind, f"{kind} file")
+    words = {"design hash": "design hash", HTML: "HTML report", JUNIT: "JUnit file"}
+    return words.get(kind, f"{kind} file")
 
 
 def claim_output(
@@ -179,7 +184,9 @@ def _same_report_inputs(report_path: Path, run_dir: Path, picks_names: list[str]
     if not isinstance(recorded, dict) or recorded.get("design_sha256") != design_sha256:
         return False
     names = recorded.get("picks_files")
-    if not isinstance(names, list):
+    if isinstance(names, list):  # and the --against files read beside them
+        names = [*names, *(recorded.get("against_files") or [])]
+    else:
         known = set(RUN_FILE_KINDS) - {PICKS}
         names = [name for name in recorded.get("inputs") or {} if name not in known]
     return sorted(names) == sorted(picks_names)

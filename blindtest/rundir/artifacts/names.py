@@ -41,6 +41,8 @@ RUN_FILE_KINDS = {
 
 #: The ``kind`` of the standalone HTML page bt-analyze writes (see ``claim_output``).
 HTML = "html"
+#: The ``kind`` of the JUnit XML bt-analyze --junit writes (one test case per decision).
+JUNIT = "junit"
 
 
 def e_values_name(report_name: str) -> str:

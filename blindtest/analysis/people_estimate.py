@@ -1,0 +1,386 @@
+"""``report["people_estimate"]``: what people prefer, estimated from people on the sample the
+design drew (``bt-design --people-sample N``) and a judge (an LLM judge, given with
+``bt-analyze --against FILE``) on every comparison, by prediction-powered inference
+(`blindtest.stats.ppi`, PPI++).
+
+**Estimand.** For each pair of candidates (first, second in candidate order), the people's
+mean preference score for the first over the workload's prompts: a person's win 1, tie 1/2,
+loss 0 (a comparison several people judged: the mean of their scores; "both bad" is not a
+score). **Unit**: one comparison (two sides: one per prompt; the prompt is the sampling unit).
+The judge's prediction is its verdict's score (its swap passes combined into its verdict, an
+excluded verdict or a missing one 1/2), or with ``judge_prediction: "confidence"`` in the
+design a fixed mapping of its confidence (`blindtest.model.people_sample.predicted_score`).
+Whatever the judge does, the estimate stays unbiased: its error is measured on the comparisons
+people judged and taken off; a judge that tracks people only narrows the interval.
+
+Beside each estimate: the people-only and judge-only estimates, the judge's worth in people's
+judgements (``judge_worth``), the interval's method and why (the people's exact interval when
+the normal approximation cannot be trusted), Holm across the pairs from three candidates, and
+the judge's calibration against people on the sample (`blindtest.stats.ppi_calibration`, coded
+by position, as the agreement gate codes it). A sampled comparison without a people's judgement
+is never dropped: the design's ``missing`` rule makes the estimate void or bounds it by the
+worst case (`blindtest.stats.ppi.ppi_preference_missing`). Pure; opens no file.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from blindtest.analysis.common import excluded_reason
+from blindtest.model.candidates import candidates_of, comparison_sides
+from blindtest.model.people_sample import (
+    predicted_score,
+    sample_of,
+    sampled_prompts,
+    stratum_of,
+)
+from blindtest.model.picks import Pick
+from blindtest.model.scoring import preferred_side
+from blindtest.reportfmt import pct
+from blindtest.rundir.artifacts import JsonObject
+from blindtest.rundir.types import ArrangementEntry, DesignRecord
+from blindtest.stats.multiple import holm
+from blindtest.stats.ppi import VERDICT_SCORES, PPIMissingResult, ppi_preference_missing
+from blindtest.stats.ppi_calibration import judge_calibration
+
+__all__ = ["ESTIMAND", "POSITION_LABELS", "people_estimate", "people_estimate_lines"]
+
+ESTIMAND = (
+    "the people's mean preference score for the first candidate of each pair (a win 1, a tie "
+    "1/2, a loss 0; several people on a comparison: their mean) over the workload's prompts"
+)
+WHY_UNBIASED = (
+    "the judge cannot bias it: its error is measured on the comparisons people judged and "
+    "taken off, so a judge that is wrong only widens the interval"
+)
+METHOD = (
+    "prediction-powered inference with the power-tuned weight (PPI++: Angelopoulos, Duchi and "
+    "Zrnic 2024); Holm across pairs from three candidates"
+)
+#: Verdicts by position, as the agreement gate codes them.
+POSITION_LABELS = ("left", "tie", "right")
+
+
+def _score(design: DesignRecord, pick: Pick, first: str) -> float:
+    side = preferred_side(design, pick.trial, pick.pick)
+    return 0.5 if side is None else float(side == first)
+
+
+def _grid(counts: Sequence[int]) -> tuple[float, ...]:
+    """The scores a comparison's people can give: the means of m verdicts, for each m seen."""
+    values = {j / (2 * m) for m in set(counts) | {1} for j in range(2 * m + 1)}
+    return tuple(sorted(values)) if set(counts) - {1} else VERDICT_SCORES
+
+
+def _position(pick: Pick | None) -> str | None:
+    if pick is None:
+        return None
+    return str(pick.pick) if pick.pick in POSITION_LABELS else None
+
+
+def _people_verdict(own: Sequence[Pick]) -> str:
+    """The comparison's people's verdict by position: the majority, split or tied: tie."""
+    votes: dict[str, int] = defaultdict(int)
+    for pick in own:
+        votes[str(pick.pick)] += 1
+    ranked = sorted(votes.items(), key=lambda kv: -kv[1])
+    tied = len(ranked) > 1 and ranked[0][1] == ranked[1][1]
+    return "tie" if tied else ranked[0][0]
+
+
+def _calibration(
+    sampled: Sequence[int],
+    people: Mapping[int, Sequence[Pick]],
+    judge: Mapping[int, Pick],
+    level: float,
+) -> JsonObject | None:
+    rows = [
+        (_people_verdict(people[t]), _position(judge.get(t)), judge[t].confidence)
+        for t in sampled
+        if people.get(t) and _position(judge.get(t)) is not None
+    ]
+    if not rows:
+        return None
+    found = judge_calibration(
+        [r[0] for r in rows],
+        [r[1] for r in rows],
+        confidence=[r[2] for r in rows],
+        labels=POSITION_LABELS,
+        confidence_level=level,
+    )
+    return found.to_dict()
+
+
+def _pair_record(
+    pair: tuple[str, str], found: PPIMissingResult | None, why: str | None
+) -> JsonObject:
+    record: JsonObject = {"first": pair[0], "second": pair[1]}
+    if found is None:
+        return record | {"status": "not estimated", "reason": why}
+    result = found.result
+    record |= {
+        "status": found.status,
+        "reason": found.reason,
+        "n_sampled": found.n_sampled,
+        "n_missing": found.n_missing,
+        "interval": found.interval.to_dict() if found.interval is not None else None,
+        "estimate_low": _finite(found.estimate_low),
+        "estimate_high": _finite(found.estimate_high),
+    }
+    if result is not None:
+        record["result"] = result.to_dict()
+    for name, bound in (("as_losses", found.as_losses), ("as_wins", found.as_wins)):
+        if bound is not None:
+            record[name] = bound.to_dict()
+    return record
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _order(design: DesignRecord) -> dict[int, int]:
+    """Each sampled comparison's place in the draw: its prompt's place, then trial order."""
+    place = {prompt: i for i, prompt in enumerate(sampled_prompts(design))}
+    return {
+        int(e["trial"]): place[str(e["prompt_id"])]
+        for e in design["arrangement"]
+        if str(e["prompt_id"]) in place
+    }
+
+
+def people_estimate(
+    design: DesignRecord,
+    people: Sequence[Pick],
+    judge: Sequence[Pick],
+    *,
+    confidence_level: float = 0.95,
+) -> JsonObject | None:
+    """The section (module doc), or None when the design samples no prompts for people.
+    ``people``: the people's picks (any outside the sample are counted, not used); ``judge``:
+    one judge's picks on every comparison (empty: the section says what to give)."""
+    record = sample_of(design)
+    if record is None:
+        return None
+    order = _order(design)
+    sampled = sorted(order, key=lambda t: (order[t], t))
+    names = candidates_of(design)
+    judges = sorted({p.judge for p in judge})
+    section: JsonObject = {
+        "estimand": ESTIMAND,
+        "unit": "a comparison (the prompt is the sampling unit)",
+        "method": METHOD,
+        "why_unbiased": WHY_UNBIASED,
+        "sample": {
+            "size": record["size"],
+            "by": record["by"],
+            "comparisons": len(sampled),
+            "judged": len({p.trial for p in people if p.trial in order}),
+            "outside": len({p.trial for p in people if p.trial not in order}),
+        },
+        "judge": judges[0] if len(judges) == 1 else None,
+        "judge_prediction": record["judge_prediction"],
+        "missing_rule": record["missing"],
+        "comparisons": len(design["arrangement"]),
+        "pairs": [],
+        "calibration": None,
+    }
+    if len(judges) != 1:
+        section["status"] = "no judge" if not judges else "several judges"
+        return section
+    by_trial: dict[int, list[Pick]] = defaultdict(list)
+    for pick in people:
+        if pick.trial in order:
+            by_trial[pick.trial].append(pick)
+    verdicts = {p.trial: p for p in judge if excluded_reason(p) is None}
+    section["judge_verdicts"] = len(verdicts)
+    section["calibration"] = _calibration(sampled, by_trial, verdicts, confidence_level)
+    pairs = _pair_estimates(design, names, sampled, by_trial, verdicts, confidence_level)
+    computed = [p for p in pairs if (p.get("result") or {}).get("p_value") is not None]
+    if len(names) >= 3 and computed:
+        for pair, adjusted in zip(
+            computed, holm([p["result"]["p_value"] for p in computed]), strict=True
+        ):
+            pair["p_holm"] = adjusted
+    section["pairs"] = pairs
+    section["status"] = _status(pairs)
+    return section
+
+
+def _status(pairs: Sequence[Mapping[str, Any]]) -> str:
+    states = {str(p["status"]) for p in pairs}
+    for worst in ("void", "bounded", "not estimated"):
+        if worst in states:
+            return worst
+    return "complete" if states else "not estimated"
+
+
+def _pair_estimates(
+    design: DesignRecord,
+    names: Sequence[str],
+    sampled: Sequence[int],
+    people: Mapping[int, Sequence[Pick]],
+    judge: Mapping[int, Pick],
+    level: float,
+) -> list[JsonObject]:
+    rank = {name: i for i, name in enumerate(names)}
+    record = sample_of(design) or {}
+    rule = str(record.get("judge_prediction", "verdict"))
+    prompts = {str(p["id"]): p for p in design["prompts"]}
+    chosen = set(sampled)
+    groups: dict[tuple[str, str], list[ArrangementEntry]] = defaultdict(list)
+    for entry in design["arrangement"]:
+        left, right = comparison_sides(entry)
+        pair = (left, right) if rank[left] < rank[right] else (right, left)
+        groups[pair].append(entry)
+    place = {t: i for i, t in enumerate(sampled)}
+    out = []
+    for pair in sorted(groups, key=lambda p: (rank[p[0]], rank[p[1]])):
+        entries = groups[pair]
+        inside = sorted(
+            (e for e in entries if e["trial"] in chosen), key=lambda e: place[e["trial"]]
+        )
+        outside = [e for e in entries if e["trial"] not in chosen]
+
+        def predicted(trial: int, first: str = pair[0]) -> float:
+            pick = judge.get(trial)
+            score = _score(design, pick, first) if pick is not None else None
+            return predicted_score(score, pick.confidence if pick else None, rule)
+
+        scores: list[float | None] = []
+        counts = []
+        for entry in inside:
+            own = people.get(entry["trial"]) or []
+            counts.append(len(own))
+            mean = sum(_score(design, p, pair[0]) for p in own) / len(own) if own else None
+            scores.append(mean)
+        stratified = record.get("by") == "tag"
+        options: dict[str, Any] = {"score_values": _grid([c for c in counts if c])}
+        if stratified:
+            options["strata_sampled"] = [stratum_of(prompts[str(e["prompt_id"])]) for e in inside]
+            options["strata_unsampled"] = [
+                stratum_of(prompts[str(e["prompt_id"])]) for e in outside
+            ]
+        if not inside or not outside:
+            out.append(_pair_record(pair, None, "people judged none, or all, of its comparisons"))
+            continue
+        try:
+            found = ppi_preference_missing(
+                scores,
+                [predicted(e["trial"]) for e in inside],
+                [predicted(e["trial"]) for e in outside],
+                missing=str(record.get("missing", "void")),  # type: ignore[arg-type]
+                confidence_level=level,
+                **options,
+            )
+        except ValueError as error:
+            out.append(_pair_record(pair, None, str(error)))
+            continue
+        out.append(_pair_record(pair, found, None))
+    return out
+
+
+def _span(interval: Mapping[str, Any] | None) -> str:
+    if not interval or interval.get("lo") is None:
+        return "no interval"
+    return f"{float(interval['lo']):.2f} to {float(interval['hi']):.2f}"
+
+
+def people_estimate_lines(section: Mapping[str, Any], shown: Mapping[str, str]) -> list[str]:
+    """The section in plain words, for the screen and the page: what was estimated, from
+    what, how sure, and why the judge cannot bias it."""
+    sample = section["sample"]
+    status = section.get("status")
+    judge = section.get("judge")
+    head = (
+        f"What people prefer, estimated from {sample['judged']} of the {sample['comparisons']} "
+        f"comparisons people judged (a sample drawn from the seed before any call) and "
+    )
+    if status == "no judge":
+        return [
+            head + "no judge on every comparison: give the LLM judge's picks with --against "
+            "FILE to estimate it."
+        ]
+    if status == "several judges":
+        return [head + "several judges' picks: give one judge's picks with --against FILE."]
+    lines = [
+        head + f"the judge {judge!r} on all {section['comparisons']} "
+        f"(its prediction: its {section['judge_prediction']}). Score: a win 1, a tie 1/2, a "
+        "loss 0; 0.50 means no preference."
+    ]
+    gates = section.get("gates_failed") or []
+    if gates:
+        lines.append(
+            "Not a result: the people's own gates failed, and they hold for the estimate too ("
+            + " ".join(str(g) for g in gates)
+            + ")"
+        )
+    for pair in section["pairs"]:
+        lines.append(_pair_line(pair, shown))
+    lines.append(f"Why {WHY_UNBIASED}.")
+    calibration = section.get("calibration")
+    if calibration:
+        lines.append(_calibration_line(calibration))
+    for flaw in section.get("judge_flaws") or []:
+        lines.append(
+            f"The judge's own flaw (a warning, not a gate: the estimate stays valid, only "
+            f"wider): {flaw}"
+        )
+    return lines
+
+
+def _calibration_line(found: Mapping[str, Any]) -> str:
+    share = found["agreement"]
+    kappa = (found.get("kappa") or {}).get("statistic")
+    kappa_words = f"; Cohen's kappa {kappa:.2f}" if kappa is not None else ""
+    brier = found.get("brier")
+    brier_words = (
+        f"; its confidence's Brier score {brier['estimate']:.3f} over {found['with_confidence']}"
+        if brier and brier.get("estimate") is not None
+        else ""
+    )
+    return (
+        f"The judge against people on the sample: the same verdict on {found['agreed']} of "
+        f"{found['n']} ({pct(share['estimate'])}, 95% interval {pct(share['lo'])} to "
+        f"{pct(share['hi'])}){kappa_words} (verdicts coded by position, left, tie or right, as "
+        f"the agreement gate codes them){brier_words}."
+    )
+
+
+def _pair_line(pair: Mapping[str, Any], shown: Mapping[str, str]) -> str:
+    first, second = (
+        shown.get(pair["first"], pair["first"]),
+        shown.get(pair["second"], pair["second"]),
+    )
+    name = f"{first} over {second}"
+    status = pair["status"]
+    if status == "not estimated":
+        return f"{name}: not estimated ({pair['reason']})."
+    if status == "void":
+        return f"{name}: void: {pair['reason']}."
+    if status == "bounded":
+        return f"{name}: between {_span(pair['interval'])} at most (95%): {pair['reason']}."
+    result = pair["result"]
+    holm_p = f", Holm p {pair['p_holm']:.3g}" if pair.get("p_holm") is not None else ""
+    worth = result["judge_worth"]
+    worth_words = (
+        f" The judge was worth about {max(0.0, float(worth['estimate'])):.0f} people's "
+        f"judgements" + (f" ({_span(worth)})." if worth.get("lo") is not None else ".")
+        if worth.get("estimate") is not None
+        else ""
+    )
+    method = {
+        "ppi-normal": "prediction-powered",
+        "people-normal": "people's own: the judge-corrected interval could not be trusted",
+        "people-exact": "people's exact interval: too few judgements for a normal one",
+    }[str(result["method"])]
+    return (
+        f"{name}: {result['estimate']:.2f} ({_span(result['interval'])}, 95%, {method}; "
+        f"p {result['p_value']:.3g}{holm_p}). People alone: "
+        f"{result['people_only']['estimate']:.2f} ({_span(result['people_only'])}); the judge "
+        f"alone (what it prefers, not people): {result['judge_only']['estimate']:.2f} "
+        f"({_span(result['judge_only'])}).{worth_words}"
+    )
