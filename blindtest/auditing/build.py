@@ -38,11 +38,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from blindtest import reportfmt
-from blindtest.model.bots import bot_pick, duplicate_pick
+from blindtest.model.bots import bot_pick, duplicate_pick, length_choice
 from blindtest.model.candidates import candidates_of, comparison_sides, shares_answers
-from blindtest.model.census import aggregate_census
+from blindtest.model.census import TextCensus, model_census, take_census
 from blindtest.model.checks import CommandRunner, evaluate
-from blindtest.model.normalize import count_words, outside_band
+from blindtest.model.normalize import classify_text, count_words
 from blindtest.model.picks import Pick, Trial
 from blindtest.model.protocols import protocol_of
 from blindtest.model.rng import DesignRng
@@ -87,13 +87,49 @@ def _counted_once() -> Callable[[str], int]:
     return count
 
 
-def replay_bot(design: DesignRecord, trials: Sequence[Trial], kind: str) -> JsonObject:
-    """One bot's picks over every trial, with its score."""
+#: Per trial, the census of each option in slot order.
+Censuses = Mapping[int, Sequence[TextCensus]]
+#: A bot's choice for each trial in turn: its pick and, for the duplicate spotter, whether it
+#: fired (None for the length bot). Plain tuples: a `Pick` each, for both bots at once, was
+#: 27 MiB at 30,000 trials.
+Choices = Sequence[tuple[int, bool | None]]
+
+
+def read_answers(
+    design: DesignRecord, trials: Sequence[Trial]
+) -> tuple[Censuses, dict[str, Choices]]:
+    """One pass over a triangle run's answers, each classified once (`classify_text`) for all
+    of its readers: the census of each option, the duplicate spotter's choice in each trial
+    and the length bot's (from the words the census counted), each bot drawing from the
+    generator `replay_bot` gives it, trial by trial. An answer's flattened text lives only
+    while its trial is read: nothing per answer is kept but its census."""
+    rngs = {kind: DesignRng(design["seed"], f"bot:{kind}") for kind in BOT_KINDS}
+    censuses: dict[int, tuple[TextCensus, ...]] = {}
+    duplicate: list[tuple[int, bool | None]] = []
+    length: list[tuple[int, bool | None]] = []
+    for trial in trials:
+        read = [classify_text(option) for option in trial.options]
+        duplicate.append(duplicate_pick(read, rngs["duplicate"]))  # refuses other than 3
+        counted = censuses[trial.number] = tuple(take_census(option) for option in read)
+        length.append((length_choice([census.words for census in counted], rngs["length"]), None))
+    return censuses, {"duplicate": duplicate, "length": length}
+
+
+def replay_bot(
+    design: DesignRecord,
+    trials: Sequence[Trial],
+    kind: str,
+    made: Choices | None = None,
+) -> JsonObject:
+    """One bot's picks over every trial, with its score (``made``: its choices in ``trials``,
+    made already by `read_answers`)."""
     protocol = design["protocol"]
     if kind == "duplicate" and not protocol_of(design).repeats_side:
         return {"picks": [], "n": 0, "correct": 0, "p_value": None, "applicable": False}
     rng = DesignRng(design["seed"], f"bot:{kind}")
-    if kind == "duplicate":
+    if made is not None:
+        picks = [_made(kind, trial, choice) for trial, choice in zip(trials, made, strict=True)]
+    elif kind == "duplicate":
         # The same picks as bt-judge's bot, without the similarity scores it records.
         picks = [_duplicate(trial, rng) for trial in trials]
     else:
@@ -206,6 +242,12 @@ def _duplicate(trial: Trial, rng: DesignRng) -> Pick:
     return Pick(trial=trial.number, judge="", pick=pick, bot={"name": "duplicate", "fired": fired})
 
 
+def _made(kind: str, trial: Trial, choice: tuple[int, bool | None]) -> Pick:
+    pick, fired = choice
+    how = {"name": kind} if fired is None else {"name": kind, "fired": fired}
+    return Pick(trial=trial.number, judge="", pick=pick, bot=how)
+
+
 def displayed_by_side(
     design: DesignRecord, trials: Sequence[Trial], slots: Sequence[Slot] | None = None
 ) -> dict[str, list[str]]:
@@ -230,10 +272,18 @@ def census_by_model(
     trials: Sequence[Trial],
     state: SlotState | None,
     slots: Sequence[Slot] | None = None,
+    censuses: Censuses | None = None,
 ) -> JsonObject:
-    """Per-model formatting census of what the judge saw."""
+    """Per-model formatting census of what the judge saw (``censuses``: each option's,
+    counted already by `read_answers`)."""
     slots = plan_slots(design) if slots is None else slots
-    texts = displayed_by_side(design, trials, slots)
+    counted: dict[str, list[TextCensus]] = {side: [] for side in candidates_of(design)}
+    if censuses is None:
+        for side, texts in displayed_by_side(design, trials, slots).items():
+            counted[side] = [take_census(text) for text in texts]
+    else:
+        for slot in slots:
+            counted[slot.side].append(censuses[slot.trial][slot.slot - 1])
     census: JsonObject = {}
     for side in candidates_of(design):
         reasons = None
@@ -243,13 +293,13 @@ def census_by_model(
                 for s in slots
                 if s.side == side
             ]
-        result = aggregate_census(design["models"][side]["model"], texts[side], reasons)
+        result = model_census(design["models"][side]["model"], counted[side], reasons)
         census[side] = result.to_dict()
     band = design["normalization"]["length_band"]
     if band is not None:
-        for side in candidates_of(design):
+        for side in candidates_of(design):  # outside_band, from the words the census counted
             census[side]["outside_length_band"] = sum(
-                outside_band(text, band["lo"], band["hi"]) for text in texts[side]
+                not band["lo"] <= text.words <= band["hi"] for text in counted[side]
             )
     return census
 
@@ -325,16 +375,28 @@ def build_audit(
     trials: Sequence[Trial],
     responses: Sequence[JsonObject] | None,
     runner: CommandRunner | None = None,
+    *,
+    state: SlotState | None = None,
 ) -> AuditRecord:
-    """The ``audit.json`` document."""
-    state = SlotState.from_rows(responses) if responses is not None else None
+    """The ``audit.json`` document (``state``: ``SlotState.from_rows(responses)``, when the
+    caller has it already)."""
+    if responses is None:
+        state = None
+    elif state is None:
+        state = SlotState.from_rows(responses)
     slots = plan_slots(design)  # once, not once per use
+    censuses: Censuses | None = None
+    made: dict[str, Choices] = {}
+    if protocol_of(design).repeats_side:  # the bots read what the census reads
+        censuses, made = read_answers(design, trials)
+    census = census_by_model(design, trials, state, slots, censuses)
+    del censuses  # read: each answer's census is in the totals now
     audit: AuditRecord = {
         "schema": schema_tag("audit"),
         "design_sha256": design_sha256,
         "protocol": design["protocol"],
-        "bots": {kind: replay_bot(design, trials, kind) for kind in BOT_KINDS},
-        "census": census_by_model(design, trials, state, slots),
+        "bots": {kind: replay_bot(design, trials, kind, made.get(kind)) for kind in BOT_KINDS},
+        "census": census,
         "checks": run_checks(design, state, runner, slots) if state is not None else None,
         "laundered": design["normalization"]["launder"] is not None,
         "responses_seen": None

@@ -44,7 +44,7 @@ from typing import Literal, Protocol
 
 from blindtest.errors import BadInput
 from blindtest.model.judge_kinds import BOT_KINDS
-from blindtest.model.normalize import count_words, strip_formatting
+from blindtest.model.normalize import ClassifiedText, count_words, strip_formatting
 from blindtest.model.picks import Pick, Trial
 from blindtest.model.protocols import PROTOCOLS
 
@@ -60,6 +60,7 @@ __all__ = [
     "duplicate_bot",
     "duplicate_pick",
     "length_bot",
+    "length_choice",
     "length_pair_bot",
     "length_preference_bot",
     "random_bot",
@@ -97,7 +98,7 @@ class BotPick:
         return {"pick": self.pick, "fired": self.fired, "similarity": self.similarity}
 
 
-def _check_options(options: Sequence[str], needed: int, protocol: str) -> None:
+def _check_options(options: Sequence[object], needed: int, protocol: str) -> None:
     if len(options) != needed:
         raise ValueError(f"{protocol} bots need {needed} options, got {len(options)}")
 
@@ -128,7 +129,12 @@ def length_bot(options: Sequence[str], rng: RandBelow | None = None) -> int:
     right 1/3 of the time, since the odd position is uniform and independent of the texts.
     """
     _check_options(options, 3, "triangle")
-    words = _words(options)
+    return length_choice(_words(options), rng)
+
+
+def length_choice(words: Sequence[int], rng: RandBelow | None = None) -> int:
+    """`length_bot`'s pick from the three options' word counts, for a reader that has counted
+    them already (bt-audit's census counts every answer's words)."""
     scores = [sum(abs(mine - other) for other in words) for mine in words]
     best = max(scores)
     tied = [position for position, score in enumerate(scores, start=1) if score == best]
@@ -137,7 +143,7 @@ def length_bot(options: Sequence[str], rng: RandBelow | None = None) -> int:
     return tied[rng.randbelow(len(tied))]
 
 
-def _tokens(text: str) -> list[str]:
+def _tokens(text: str | ClassifiedText) -> list[str]:
     return strip_formatting(text).casefold().split()
 
 
@@ -199,10 +205,12 @@ def _ratio_bound(first: list[str], second: list[str]) -> float:
     return 2.0 * sum(common.values()) / length
 
 
-def duplicate_pick(options: Sequence[str], rng: RandBelow) -> tuple[int, bool]:
+def duplicate_pick(options: Sequence[str | ClassifiedText], rng: RandBelow) -> tuple[int, bool]:
     """`duplicate_bot`'s pick and whether it fired, without its similarity: a pair whose upper
     bound (`_ratio_bound`) is under `DUPLICATE_THRESHOLD` can change neither, so its exact
-    ratio is not computed (bt-audit records no similarity; most pairs stop here)."""
+    ratio is not computed (bt-audit records no similarity; most pairs stop here). An option
+    may come classified (`blindtest.model.normalize.classify_text`): bt-audit reads each
+    answer once for this bot and the census."""
     _check_options(options, 3, "triangle")
     words = [_tokens(option) for option in options]
     scores: dict[tuple[int, int], float] = {}

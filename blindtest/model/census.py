@@ -21,11 +21,12 @@ from operator import attrgetter
 from typing import Any, Literal
 
 from blindtest.model.normalize import (
-    BOLD_PATTERNS,
-    EM_DASH,
-    EMPHASIS_BY_DELIMITER,
-    classify_lines,
+    FIRST_GROUP,
+    ClassifiedText,
+    classify_text,
+    count_em_dashes,
     count_words,
+    emphasis_in,
     is_atx_heading,
     is_setext_underline,
     is_table_delimiter,
@@ -35,12 +36,14 @@ from blindtest.model.normalize import (
 
 __all__ = [
     "FEATURES",
+    "REFUSAL_CUES",
     "REFUSAL_PHRASES",
     "Feature",
     "ModelCensus",
     "TextCensus",
     "aggregate_census",
     "count_emoji",
+    "model_census",
     "take_census",
 ]
 
@@ -120,6 +123,20 @@ _REGIONAL = (0x1F1E6, 0x1F1FF)  # two regional indicators make one flag
 _EMOJI_RELEVANT = re.compile(
     "[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in (*_EMOJI_RANGES, _REGIONAL)) + _ZWJ + "]"
 )
+#: The ZWJ and everything from the keycap up (written as what it is not: a set up to
+#: U+10FFFF takes 14 ms to compile): a superset of `_EMOJI_RELEVANT` tested in one step a
+#: character instead of twenty, which rules out most answers (dashes, curly quotes and
+#: bullets lie below the keycap).
+_EMOJI_FLOOR = re.compile("[^\x00-\u200c\u200e-\u20e2]")
+
+
+def _may_hold_emoji(text: str) -> bool:
+    # isascii reads a flag Python keeps on every string: no scan at all.
+    return (
+        not text.isascii()
+        and _EMOJI_FLOOR.search(text) is not None
+        and _EMOJI_RELEVANT.search(text) is not None
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,9 +230,22 @@ class ModelCensus:
 
 
 #: What a line needs for any count but emoji, or for `_unquote` and `mask_code_spans` to do
-#: more than strip its start: a marker, delimiter or dash character, a digit first (a numbered
-#: item), a quote, a backtick, a placeholder sentinel.
-_COUNTABLE = re.compile(r"^\s*[0-9]|[-*_+•◦▪‣=#|>`\u2013\u2014\u2015\ufdd0\ufdd1]")
+#: more than strip its start (`_countable`): a marker, delimiter or dash character, a quote, a
+#: backtick, a placeholder sentinel; a double hyphen (a dash); or (`_COUNTABLE_FIRST`) a
+#: hyphen or a number first (a bullet, rule or underline; a numbered item). A hyphen or a
+#: number inside prose ("trade-off") is none of these.
+_COUNTABLE = re.compile("[*_+•◦▪‣=#|>`\u2013\u2014\u2015\ufdd0\ufdd1]")
+_COUNTABLE_FIRST = re.compile(r"\s*(?:-|[0-9]+[.)])")
+
+
+def _countable(body: str) -> bool:
+    # One character set, "--" and the line's start apart: a pattern of several branches
+    # (or one opening with "^") is tried at every position of the line.
+    return (
+        _COUNTABLE.search(body) is not None
+        or "--" in body
+        or _COUNTABLE_FIRST.match(body) is not None
+    )
 
 
 def _unquote(body: str) -> str:
@@ -227,18 +257,18 @@ def _unquote(body: str) -> str:
 
 def _count_bold(masked: str) -> int:
     count = 0
-    for delimiter, pattern in EMPHASIS_BY_DELIMITER[: len(BOLD_PATTERNS)]:
+    for delimiter, pattern in emphasis_in(masked, bold=True):
         if delimiter not in masked:
             continue  # the pattern needs its delimiter (skip the scan)
         # Replace by the content so "***x***" counts once and nested bold is still seen.
-        masked, found = pattern.subn(r"\1", masked)
+        masked, found = pattern.subn(FIRST_GROUP, masked)
         count += found
     return count
 
 
 def count_emoji(text: str) -> int:
     """Emoji and pictographs; a ZWJ sequence, a flag or a keycap counts as one."""
-    if _EMOJI_RELEVANT.search(text) is None:
+    if not _may_hold_emoji(text):
         return 0
     count = 0
     joined = regional = False
@@ -260,25 +290,46 @@ def count_emoji(text: str) -> int:
 
 #: Any of the phrases, as one scan instead of one per phrase.
 _REFUSAL = re.compile("|".join(map(re.escape, REFUSAL_PHRASES)))
+#: Every phrase holds one of these (tests/model/test_read_once.py checks it): a text
+#: without any holds no phrase, and a few plain substring searches say so faster than the
+#: pattern, which tries each phrase at every "i" and "a" of the text.
+REFUSAL_CUES = (
+    "can't",
+    "cannot",
+    "not able",
+    "unable",
+    "won't be able",
+    "must decline",
+    "language model",
+)
 
 
 def _is_refusal(text: str) -> bool:
     folded = text.casefold().replace("\u2019", "'").replace("\u2018", "'")
-    return _REFUSAL.search(folded) is not None
+    return any(cue in folded for cue in REFUSAL_CUES) and _REFUSAL.search(folded) is not None
 
 
-def take_census(text: str) -> TextCensus:
-    """Count the formatting features of one response (definitions in the module docstring)."""
+def take_census(text: str | ClassifiedText) -> TextCensus:
+    """Count the formatting features of one response (definitions in the module docstring).
+    ``text`` may come classified (`classify_text`) when another reader needs its lines too."""
+    read = text if isinstance(text, ClassifiedText) else classify_text(text)
+    text = read.text
+    words, refusal = count_words(text), _is_refusal(text)
     counts = dict.fromkeys(FEATURES, 0)
+    if read.lines is None:
+        # A plain text (no markdown at all) has only prose lines, none countable; a line
+        # break ends any emoji sequence, so the whole text counts its lines' emoji.
+        counts["emoji"] = count_emoji(text)
+        return TextCensus(words=words, refusal=refusal, **counts)
     # Emoji are looked for line by line only in a text that holds an emoji character at all.
-    emoji = _EMOJI_RELEVANT.search(text) is not None
+    emoji = _may_hold_emoji(text)
     previous = ""  # the previous prose line, unquoted and masked; "" after blank or code
-    for line in classify_lines(text):
+    for line in read.lines:
         if line.kind == "code":
             counts["code_blocks"] += int(line.opens_block)
             previous = ""
             continue
-        if _COUNTABLE.search(line.body) is None:
+        if not _countable(line.body):
             # No feature below can occur in this line, and unquoting and masking only strip
             # its start (a shortcut for plain prose lines).
             body = line.body.lstrip()
@@ -298,13 +349,12 @@ def take_census(text: str) -> TextCensus:
             counts["tables"] += 1
         _count_inline(body, counts, emoji)
         previous = body if body.strip() else ""
-    return TextCensus(words=count_words(text), refusal=_is_refusal(text), **counts)
+    return TextCensus(words=words, refusal=refusal, **counts)
 
 
 def _count_inline(body: str, counts: dict[Feature, int], emoji: bool) -> None:
     counts["bold"] += _count_bold(body)
-    if "\u2014" in body or "\u2015" in body or "--" in body:
-        counts["em_dashes"] += len(EM_DASH.findall(body))
+    counts["em_dashes"] += count_em_dashes(body)
     counts["en_dashes"] += body.count("\u2013")
     if emoji:
         counts["emoji"] += count_emoji(body)
@@ -326,14 +376,23 @@ def aggregate_census(
     model: str, texts: Sequence[str], finish_reasons: Sequence[str | None] | None = None
 ) -> ModelCensus:
     """The census of one model's responses; ``finish_reasons`` align with ``texts``."""
+    return model_census(model, [take_census(text) for text in texts], finish_reasons)
+
+
+def model_census(
+    model: str,
+    censuses: Sequence[TextCensus],
+    finish_reasons: Sequence[str | None] | None = None,
+) -> ModelCensus:
+    """`aggregate_census` of responses already counted (`take_census`), for a caller that
+    reads each text once for several purposes; ``finish_reasons`` align with ``censuses``."""
     reasons: Sequence[str | None] = (
-        [None] * len(texts) if finish_reasons is None else finish_reasons
+        [None] * len(censuses) if finish_reasons is None else finish_reasons
     )
-    if len(reasons) != len(texts):
+    if len(reasons) != len(censuses):
         raise ValueError(
-            f"census of {model!r} got {len(texts)} texts but {len(reasons)} finish reasons"
+            f"census of {model!r} got {len(censuses)} texts but {len(reasons)} finish reasons"
         )
-    censuses = tuple(take_census(text) for text in texts)
     refusals = sum(
         1
         for census, reason in zip(censuses, reasons, strict=True)
@@ -341,7 +400,7 @@ def aggregate_census(
     )
     return ModelCensus(
         model=model,
-        texts=censuses,
+        texts=tuple(censuses),
         refusals=refusals,
         cut_by_length=sum(1 for reason in reasons if reason == "length"),
     )

@@ -652,7 +652,10 @@ def _check_audit(
     except BadInput as error:
         v.result.differences.append(Difference(artifacts.TRIALS, "the design's trials", str(error)))
         return
-    recomputed: Mapping[str, Any] = build_audit(design, sha256, views, responses, runner)
+    state = None if responses is None else v.pending(design, responses)[0]
+    recomputed: Mapping[str, Any] = build_audit(
+        design, sha256, views, responses, runner, state=state
+    )
     commands = any("command" in p.get("check", {}) for p in design["prompts"])
     if commands and runner is None:
         # Shell-command checks run only when allowed; compare everything else.

@@ -5,7 +5,8 @@ difference; read back only while the bytes still match the hash.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -18,6 +19,7 @@ from blindtest.rundir.artifacts.atomic import (
 )
 from blindtest.rundir.artifacts.columns import Columns
 from blindtest.rundir.artifacts.documents import (
+    _VALID_DOCUMENTS,
     _decode,
     _validate_document,
     read_bytes,
@@ -37,6 +39,9 @@ from blindtest.rundir.artifacts.names import (
     DOWNSTREAM_OF_DESIGN,
 )
 from blindtest.rundir.artifacts.validation import (
+    SCHEMA_MAJORS,
+    fast_validator,
+    tag_major,
     validate,
 )
 from blindtest.rundir.types import DesignRecord
@@ -152,6 +157,12 @@ class LoadedDesign:
 
 def load_design(run_dir: Path) -> LoadedDesign:
     """Read ``design.json`` and refuse it unless its bytes still match ``design.sha256``."""
+    data, actual = _design_bytes(run_dir)
+    return _decoded(data, actual)
+
+
+def _design_bytes(run_dir: Path) -> tuple[bytes, str]:
+    """``design.json``'s bytes and their SHA-256, refused unless it matches ``design.sha256``."""
     if not run_dir.is_dir():
         raise BadInput(f"{run_dir}: not a run directory (run bt-design first)")
     data = read_bytes(run_dir / DESIGN)
@@ -162,6 +173,10 @@ def load_design(run_dir: Path) -> LoadedDesign:
             f"{DESIGN} no longer matches {DESIGN_HASH} (sha256 {actual[:12]}..., recorded "
             f"{recorded[:12]}...): the design was edited after it was hashed; make a new design"
         )
+    return data, actual
+
+
+def _decoded(data: bytes, actual: str) -> LoadedDesign:
     design = _decode(data, DESIGN)
     _validate_document(design, data, "design", DESIGN)
     return LoadedDesign(design=cast(DesignRecord, design), sha256=actual)
@@ -177,9 +192,114 @@ def load_design_lean(run_dir: Path) -> LoadedDesign:
     """``load_design`` for a stage that holds the design for a long run (bt-generate): the
     same checks and errors, then its arrangement and prompts held as :class:`Columns`, so a
     30,000-trial design costs a few MiB for the rest of the run, not several hundred bytes
-    per entry."""
-    loaded = load_design(run_dir)
-    design: dict[str, Any] = dict(loaded.design)
-    for key in LONG_LISTS:
-        design[key] = Columns(design[key])
-    return LoadedDesign(design=cast(DesignRecord, design), sha256=loaded.sha256)
+    per entry.
+
+    The long lists are read a piece at a time (`_by_pieces`), so the whole design is never
+    held as dicts, not even while it is read: that was most of what bt-generate's peak memory
+    grew by with the trials. A design the pieces do not fit (not laid out as `dump_json`
+    writes it) or that the compiled check does not pass at once is read whole, which decides
+    and words any error as `load_design` does."""
+    data, actual = _design_bytes(run_dir)
+    design = _by_pieces(data)
+    if design is None:
+        design = dict(_decoded(data, actual).design)
+        for key in LONG_LISTS:
+            design[key] = Columns(design[key])
+    else:
+        _VALID_DOCUMENTS.add(("design", actual))  # every part of it passed the compiled check
+    return LoadedDesign(design=cast(DesignRecord, design), sha256=actual)
+
+
+#: About this many bytes of a long list are decoded at a time (orjson reserves several times a
+#: text's size while it decodes it: at 1 MiB a piece that was most of the load's peak).
+_PIECE_BYTES = 1 << 16
+
+
+def _list_span(data: bytes, key: str) -> tuple[int, int] | None:
+    """Where the text inside a top-level long list's brackets starts and ends, as
+    `dump_json` lays it out (the key on a line of its own at two spaces, the closing bracket
+    at two spaces); None when ``key`` is named anywhere else."""
+    if data.count(b'"' + key.encode() + b'"') != 1:
+        return None
+    opener = b'\n  "' + key.encode() + b'": ['
+    start = data.find(opener)
+    if start < 0:
+        return None
+    body = start + len(opener)
+    end = data.find(b"\n  ]", body)
+    return None if end < 0 else (body, end)
+
+
+def _pieces(data: bytes, body: int, end: int) -> Iterator[bytes]:
+    """``data[body:end]`` (the values of one list and the commas between them) as JSON arrays
+    of about `_PIECE_BYTES` each, cut only at a comma after an object closed at the depth of
+    the list's entries (four spaces). A raw line break is never inside a JSON string, so such a
+    cut in a file laid out otherwise leaves a bracket unclosed, and the piece fails to decode."""
+    position = body
+    while True:
+        cut = data.find(b"\n    },", min(position + _PIECE_BYTES, end), end)
+        if cut < 0:
+            yield b"[" + data[position:end] + b"]"
+            return
+        comma = cut + len(b"\n    }")
+        yield b"[" + data[position:comma] + b"]"
+        position = comma + 1
+
+
+def _by_pieces(data: bytes) -> dict[str, Any] | None:
+    """The design with its long lists as `Columns`, read a piece at a time; None when it must
+    be read whole (see `load_design_lean`).
+
+    Exact, not a guess: the design less the text inside the lists' brackets (the skeleton) and
+    every piece each decode, so the whole decodes to the skeleton with each list the pieces'
+    values in turn; and every piece passes the compiled check inside the skeleton (with one
+    entry of the other list), which is the check of the whole because the schema's rules on
+    these lists are rules on each entry (tests/rundir/test_design_by_pieces.py holds the
+    schema to that)."""
+    spans = {key: _list_span(data, key) for key in LONG_LISTS}
+    try:
+        skeleton = _skeleton(data, spans)
+        major = None if skeleton is None else tag_major(skeleton)
+        if skeleton is None or major not in SCHEMA_MAJORS["design"]:
+            return None
+        check = fast_validator("design", major)
+        decoded = {key: _decode_pieces(data, spans[key]) for key in LONG_LISTS}
+        firsts = {key: next(pieces) for key, pieces in decoded.items()}
+        if not all(firsts.values()):
+            return None  # an empty list: the whole check words it
+        design = dict(skeleton)
+        for key in LONG_LISTS:
+            other = next(k for k in LONG_LISTS if k != key)
+            probe = {**skeleton, other: firsts[other][:1]}
+            columns = Columns()
+            for values in itertools.chain((firsts[key],), decoded[key]):
+                probe[key] = values
+                if not check.is_valid(probe):
+                    return None
+                for entry in values:
+                    columns.append(entry)
+            design[key] = columns
+    except (orjson.JSONDecodeError, ValueError, TypeError, OverflowError):
+        return None  # read whole: that decides, and words the error
+    return design
+
+
+def _skeleton(data: bytes, spans: Mapping[str, tuple[int, int] | None]) -> dict[str, Any] | None:
+    """The design with its long lists emptied, decoded; None unless both were found, apart,
+    and decode as the top-level lists of those names (each key is named once in the file)."""
+    found = sorted(span for span in spans.values() if span is not None)
+    if len(found) != len(LONG_LISTS) or found[0][1] > found[1][0]:
+        return None
+    parts = [data[: found[0][0]], data[found[0][1] : found[1][0]], data[found[1][1] :]]
+    skeleton = orjson.loads(b"".join(parts))
+    if not isinstance(skeleton, dict) or any(skeleton.get(k) != [] for k in LONG_LISTS):
+        return None
+    return skeleton
+
+
+def _decode_pieces(data: bytes, span: tuple[int, int] | None) -> Iterator[list[Any]]:
+    """The values of each piece of one list (a piece is "[" + values + "]": a list or an
+    error)."""
+    assert span is not None
+    for piece in _pieces(data, *span):
+        yield orjson.loads(piece)
