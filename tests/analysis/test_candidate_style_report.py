@@ -265,6 +265,9 @@ def test_a_candidate_longer_in_every_comparison_has_no_strength_at_equal_style(
 
     page = style_control(report)
     assert page is not None
+    assert page["lines"][-1] == (
+        "In the table, strengths are log-odds with the mean of the candidates with a strength at 0."
+    )
     rows = {row[0]: row for row in page["rows"]}
     assert rows["delta's strength, style held equal"][1] == "not estimable"
     assert "extrapolate" in rows["delta's strength, style held equal"][4]

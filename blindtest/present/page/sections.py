@@ -234,7 +234,16 @@ def style_control(report: Mapping[str, Any]) -> dict[str, Any] | None:
     if not found.get("fitted"):  # the lines say why
         return {"lines": lines, "rows": []}
     if "a_strength" not in found:  # from three candidates
-        return {"lines": lines, "rows": _several_style_rows(found)}
+        anchor = str(found.get("anchor") or "mean")
+        if anchor == "mean":
+            # An older analysis wrote no status: every strength it gave was estimated.
+            statuses = {r.get("status") for r in (found.get("strengths") or {}).values()}
+            some = bool(statuses - {None, "estimated"})
+            anchor = "the mean of the candidates with a strength" if some else "the mean"
+        return {
+            "lines": [*lines, f"In the table, strengths are log-odds with {anchor} at 0."],
+            "rows": _several_style_rows(found),
+        }
     a, b = names_of(report)
     interval = str(found.get("interval_method") or "")
     infinite = (found.get("separation") or {}).get("infinite") or {}
