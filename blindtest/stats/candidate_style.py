@@ -448,6 +448,20 @@ def _own_sides(k: int, i: npt.NDArray[np.int64], j: npt.NDArray[np.int64], x: Ar
     return [np.concatenate([x[i == m], -x[j == m]]) for m in range(k)]
 
 
+def _surely_inside(rows: Array) -> bool:
+    """True when 0 is surely inside the convex hull of ``rows``: some row lies in every open
+    orthant. (0 is outside exactly when some a has a.r > 0 for every row r; the open orthant
+    of signs -sign(a), with any sign where a is 0, lies wholly in a.r < 0, so a row there rules
+    every a out.) A cheap pass before the linear programme, which decides the rest: at 45,000
+    comparisons over 10 candidates the ten programmes took a third of a second."""
+    if rows.shape[1] == 0 or rows.shape[1] > 8:
+        return False
+    signs = np.sign(rows)
+    seen = {tuple(r) for r in np.unique(signs, axis=0).tolist()}
+    patterns = np.array(np.meshgrid(*[[-1.0, 1.0]] * rows.shape[1])).reshape(rows.shape[1], -1).T
+    return all(tuple(pattern) in seen for pattern in patterns.tolist())
+
+
 def _tallies(
     k: int,
     i: npt.NDArray[np.int64],
@@ -595,7 +609,7 @@ def candidate_style_control(
         return _nan_result(
             *args, "the fit did not converge; no strengths are given", level, tallies=tallies
         )
-    outside = [equal_style_outside(rows) for rows in own]
+    outside = [not _surely_inside(rows) and equal_style_outside(rows) for rows in own]
     to_s, anchor_name, estimable = _anchoring(p, free_candidates, anchor, outside)
     eta = z @ beta
     w = 1.0 / (1.0 + np.exp(-eta)) / (1.0 + np.exp(eta))

@@ -396,3 +396,20 @@ def test_lengths_in_one_order_on_every_prompt_leave_no_strength_to_compare() -> 
     assert found.order() == ()
     assert found.differences == ()
     assert [t.status for t in found.terms] == ["estimated", "estimated"]
+
+
+def test_the_quick_inside_pass_never_contradicts_the_linear_programme() -> None:
+    # A row in every open orthant puts equal style inside the hull: wherever the quick pass
+    # says so, the linear programme agrees (it decides every other case).
+    from blindtest.stats.candidate_style import _surely_inside
+    from blindtest.stats.style import equal_style_outside
+
+    rng = np.random.default_rng(37)
+    said = 0
+    for _ in range(300):
+        rows = rng.normal(rng.normal(0.0, 1.0, 2), 1.0, (int(rng.integers(1, 12)), 2))
+        if _surely_inside(rows):
+            said += 1
+            assert not equal_style_outside(rows)
+    assert said > 30
+    assert not _surely_inside(np.array([[0.5, 0.1], [0.2, -0.3], [-0.1, 0.4]]))
