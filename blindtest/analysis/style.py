@@ -684,11 +684,11 @@ def candidate_style_lines(
     # A description: which candidates differ is said from the exact pair tests alone (the
     # separations); the clustered Wald intervals run short with few prompts and claim nothing.
     told = "a description: which candidates differ is the pair tests' word, above"
-    anchor = "mean" if found.anchor == "mean" else found.anchor
-    if anchor == "mean" and unplaced:
-        anchor = "the mean of the candidates with a strength"
+    anchor = "mean at 0" if found.anchor == "mean" else f"{found.anchor} at 0"
+    if found.anchor == "mean" and unplaced:
+        anchor = "the mean of the candidates with a strength at 0"
         if reference is not None and reference in found.extrapolated:
-            anchor += f" (the reference, {reference}, has none)"
+            anchor += f" in place of the reference {reference}, which has none"
     strengths = _strength_list(found, order)
     terms = []
     for t in found.terms:
@@ -714,9 +714,10 @@ def candidate_style_lines(
             "terms: each term's interval says whether it moves the picks."
         )
     return [
-        f"Style control, {found.n} untied comparisons with {held}: {verdict} ({told})."
+        f"Style control, {found.n} untied comparisons with {held}: {verdict}"
+        + (f" ({told})." if order else ".")
         + (f" {unplaced}" if unplaced else ""),
-        f"  Strengths with style held equal (log-odds, {anchor} at 0, 95% Wald intervals, "
+        f"  Strengths with style held equal (log-odds, {anchor}, 95% Wald intervals, "
         f"{unit}; with few prompts they run short, nearer 90% at 10): {strengths}. "
         f"{about_terms}",
     ]

@@ -413,3 +413,25 @@ def test_the_quick_inside_pass_never_contradicts_the_linear_programme() -> None:
             assert not equal_style_outside(rows)
     assert said > 30
     assert not _surely_inside(np.array([[0.5, 0.1], [0.2, -0.3], [-0.1, 0.4]]))
+
+
+def test_the_lines_say_which_strengths_cannot_be_estimated_and_what_is_at_zero() -> None:
+    from blindtest.analysis.style import candidate_style_lines
+
+    names, first, second, y, x, prompt = _one_always_longer(np.random.default_rng(35), 20)
+    found = candidate_style_control(
+        names, first, second, y, x, COVARIATES, prompt, anchor=names[-1]
+    )
+    main, technical = (" ".join(line.split()) for line in candidate_style_lines(
+        found, names, reference=names[-1]
+    ))  # fmt: skip
+    assert "of the candidates with a strength" in main
+    assert (
+        "c3's strength at equal style cannot be estimated: its answer was longer in every one "
+        "of its 60 comparisons" in main
+    )
+    assert "The order and the strengths are of the other candidates." in main
+    assert "the mean of the candidates with a strength at 0 in place of the reference c3" in (
+        technical
+    )
+    assert "c3 cannot be estimated (no comparison at equal style)" in technical
