@@ -110,8 +110,10 @@ __all__ = [
 #: likelihood has no maximum; 5: the position gate over comparisons with a margin (the hidden
 #: controls' picks among them), agreement's near-chance gate and its pairs of candidates,
 #: controls that describe and never withdraw a verdict, an LLM judge whose every verdict fell
-#: below --min-confidence failing the run.
-ANALYSIS_VERSION = 5
+#: below --min-confidence failing the run; 6: from three candidates, style control gives no
+#: strength to a candidate whose equal style lies outside its comparisons (status
+#: "extrapolated"), and the mean anchor, the order and the differences are the others'.
+ANALYSIS_VERSION = 6
 #: The smallest number of candidates that gets a ranking: two candidates' pair is the result.
 RANKED_FROM = 3
 #: The label of the ranking bootstrap's index stream (with the design seed).

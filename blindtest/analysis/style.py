@@ -17,7 +17,9 @@ question as the result, with style held equal. The comparisons are gathered once
 - three or more: :mod:`blindtest.stats.candidate_style`, every strength beside the ranking's,
   Wald intervals with prompt-clustered standard errors (the prompt is the unit, as the
   ranking's bootstrap takes it), each covariate the left answer's minus the right one's.
-  It has no likelihood-ratio test: the lines say whether the ranking's order holds.
+  It has no likelihood-ratio test: the lines say whether the ranking's order holds. A
+  candidate whose equal style lies outside its comparisons (longer in every one, say) has no
+  strength, and the main screen says so and why; the order is of the others.
 
 Covariates: ``length``, words (whitespace-separated); ``markdown``, markdown density, the
 headers, list items and bold spans per 100 words. One markdown term, not Arena's three: a blind
@@ -522,24 +524,32 @@ def _several(
     whole["differences"] = [
         {key: value for key, value in d.items() if key != "separated"} for d in whole["differences"]
     ]
-    lines = candidate_style_lines(fitted, raw)
+    lines = candidate_style_lines(fitted, raw, reference=anchor)
+    order = list(fitted.order())
+    # Whether the order holds is said of the candidates with a strength (an extrapolated one
+    # has no place in it): the ranking's order of those same candidates.
+    placed = [c for c in raw if c in order]
     return {
         **whole,
         "fitted": fitted.problem is None,
         **about,
         "strengths": {s["candidate"]: _strength(s) for s in whole["strengths"]},
         "terms": {t["name"]: _term(t) for t in whole["terms"]},
-        "order": list(fitted.order()),
-        "order_holds": (list(fitted.order()) == raw) if raw and fitted.problem is None else None,
+        "order": order,
+        "order_holds": (order == placed) if raw and order else None,
         # The main screen says whether the order holds (which candidates differ is the pair
-        # tests' word); the log-odds strengths and terms are the technical section's.
+        # tests' word) and which strengths cannot be estimated; the log-odds strengths and
+        # terms are the technical section's.
         "lines": lines[:1],
         "technical": [f"  {line.strip()}" for line in lines[1:]],
     }
 
 
 def _strength(record: Mapping[str, Any]) -> dict[str, Any]:
-    return {"strength": record["strength"], "se": record["se"], "se_prompt": record["se_prompt"]}
+    return {
+        key: record[key]
+        for key in ("strength", "se", "se_prompt", "status", "comparisons", "wins", "confounded")
+    }
 
 
 def _term(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -560,10 +570,94 @@ def _rounded(value: float) -> str:
     return f"{round(value, 2) or 0.0:+.2f}"  # never "-0.00"
 
 
-def candidate_style_lines(found: CandidateStyleResult, raw: Sequence[str]) -> list[str]:
-    """One or two plain lines: whether the ranking's order holds with style held equal, each
+def _unplaced_words(found: CandidateStyleResult) -> str:
+    """Why some candidates' strengths at equal style have no number (module doc), in words."""
+    said = []
+    for s in found.strengths:
+        if s.status != "extrapolated":
+            continue
+        raw = pct(s.wins / s.comparisons) if s.comparisons else "n/a"
+        signed = [
+            _SIDE_MORE[name] if sign > 0 else _SIDE_LESS[name]
+            for name, sign in s.confounded
+            if name in _SIDE_MORE
+        ]
+        how = (
+            f"its answer was {' and '.join(signed)} in every one of its {s.comparisons} comparisons"
+            if signed
+            else f"the style differences of its {s.comparisons} comparisons all lie on one "
+            "side of equal style"
+        )
+        said.append(
+            f"{s.candidate}'s strength at equal style cannot be estimated: {how}, so none shows "
+            "it at equal style and any figure would extrapolate beyond the data; preferring it "
+            f"cannot be distinguished from preferring that style here (it won {s.wins} of "
+            f"{s.comparisons}, {raw}, unadjusted)."
+        )
+    alone = [s.candidate for s in found.strengths if s.status == "not estimated"]
+    if alone:
+        said.append(
+            f"{_joined(alone)} {'has' if len(alone) == 1 else 'have'} no strength either: no "
+            "other candidate's can be estimated to set it against."
+        )
+    elif said:
+        said.append("The order and the strengths are of the other candidates.")
+    return " ".join(said)
+
+
+def _order_verdict(order: Sequence[str], raw: Sequence[str], among: str) -> str:
+    """Whether the ranking's order (of the same candidates) holds with style held equal."""
+    placed = [c for c in raw if c in order]
+    if not order:
+        return "no candidate's strength with style held equal can be estimated"
+    if not raw:
+        return f"the order{among} is {', '.join(order)}"
+    if list(order) == placed:
+        return f"the ranking's order{among} is the same"
+    return (
+        f"the order of the estimates{among} becomes {', '.join(order)} (the ranking has "
+        f"{', '.join(placed)})"
+    )
+
+
+_NO_STRENGTH = {
+    "extrapolated": "cannot be estimated (no comparison at equal style)",
+    "not estimated": "none (no other strength to set it against)",
+}
+
+
+def _strength_list(found: CandidateStyleResult, order: Sequence[str]) -> str:
+    """The strengths in order, then those without one and why."""
+    given = sorted(
+        (s for s in found.strengths if s.candidate in order),
+        key=lambda s: list(order).index(s.candidate),
+    )
+    return ", ".join(
+        [
+            f"{s.candidate} {_rounded(s.strength.estimate)}"
+            + (
+                f" ({_rounded(s.strength.lo)} to {_rounded(s.strength.hi)})"
+                if s.strength.lo != s.strength.hi
+                else ""
+            )
+            for s in given
+        ]
+        + [
+            f"{s.candidate} {_NO_STRENGTH.get(s.status, 'none')}"
+            for s in found.strengths
+            if s.candidate not in order
+        ]
+    )
+
+
+def candidate_style_lines(
+    found: CandidateStyleResult, raw: Sequence[str], reference: str | None = None
+) -> list[str]:
+    """One or two plain lines: whether the ranking's order holds with style held equal (for
+    the candidates with a strength), which strengths cannot be estimated and why, each
     candidate's style-controlled strength, and the style terms whose interval excludes 0. They
-    describe: no line says two candidates differ (the separations alone do)."""
+    describe: no line says two candidates differ (the separations alone do). ``reference``:
+    the anchor asked for (the ranking's), said when it gave way to the mean."""
     held = "answer length and markdown density held equal"
     if found.problem is not None:
         follows = [
@@ -585,28 +679,17 @@ def candidate_style_lines(found: CandidateStyleResult, raw: Sequence[str]) -> li
         if found.interval_unit == "prompt"
         else "comparisons as the unit (one prompt)"
     )
-    if not raw:
-        verdict = f"the order is {', '.join(order)}"
-    elif order == list(raw):
-        verdict = "the ranking's order is the same"
-    else:
-        verdict = (
-            f"the order of the estimates becomes {', '.join(order)} (the ranking has "
-            f"{', '.join(raw)})"
-        )
+    unplaced = _unplaced_words(found)
+    verdict = _order_verdict(order, raw, " of the candidates with a strength" if unplaced else "")
     # A description: which candidates differ is said from the exact pair tests alone (the
     # separations); the clustered Wald intervals run short with few prompts and claim nothing.
     told = "a description: which candidates differ is the pair tests' word, above"
-    anchor = "mean" if found.anchor == "mean" else found.anchor
-    strengths = ", ".join(
-        f"{s.candidate} {_rounded(s.strength.estimate)}"
-        + (
-            f" ({_rounded(s.strength.lo)} to {_rounded(s.strength.hi)})"
-            if s.strength.lo != s.strength.hi
-            else ""
-        )
-        for s in sorted(found.strengths, key=lambda s: order.index(s.candidate))
-    )
+    anchor = "mean at 0" if found.anchor == "mean" else f"{found.anchor} at 0"
+    if found.anchor == "mean" and unplaced:
+        anchor = "the mean of the candidates with a strength at 0"
+        if reference is not None and reference in found.extrapolated:
+            anchor += f" in place of the reference {reference}, which has none"
+    strengths = _strength_list(found, order)
     terms = []
     for t in found.terms:
         c = t.coefficient
@@ -631,8 +714,10 @@ def candidate_style_lines(found: CandidateStyleResult, raw: Sequence[str]) -> li
             "terms: each term's interval says whether it moves the picks."
         )
     return [
-        f"Style control, {found.n} untied comparisons with {held}: {verdict} ({told}).",
-        f"  Strengths with style held equal (log-odds, {anchor} at 0, 95% Wald intervals, "
+        f"Style control, {found.n} untied comparisons with {held}: {verdict}"
+        + (f" ({told})." if order else ".")
+        + (f" {unplaced}" if unplaced else ""),
+        f"  Strengths with style held equal (log-odds, {anchor}, 95% Wald intervals, "
         f"{unit}; with few prompts they run short, nearer 90% at 10): {strengths}. "
         f"{about_terms}",
     ]

@@ -83,12 +83,13 @@ def test_a_length_only_judge_ranks_by_length_and_style_control_only_describes_it
     # The style-controlled differences are intervals that claim nothing: which candidates
     # differ is the separations' word alone.
     assert all("separated" not in d for d in style["differences"])
-    assert all(d["difference"]["lo"] < 0 < d["difference"]["hi"] for d in style["differences"])
+    # delta's answer is the longest on every prompt: its strength at equal style has no
+    # number (below), and the mean anchor is the others'.
+    given = [s for s in style["strengths"].values() if s["status"] == "estimated"]
+    assert len(given) == 3
+    assert math.isclose(sum(s["strength"]["estimate"] for s in given), 0, abs_tol=1e-9)
     assert style["terms"]["length"]["status"] == "estimated"
     assert style["terms"]["markdown"]["status"] == "no variation"
-    assert math.isclose(
-        sum(s["strength"]["estimate"] for s in style["strengths"].values()), 0, abs_tol=1e-9
-    )
     # On the screen: after the ranking's tables, where every preference screen says style
     # control (with the diagnostics), in plain words.
     out = result.output
@@ -194,8 +195,14 @@ def test_the_covariates_are_the_two_sided_style_differences_left_minus_right(
         [prompt_ids.index(r["prompt_id"]) for r in rows],
     )
     style = report["style_control"]
+    assert [s.status for s in found.strengths] == [
+        style["strengths"][s.candidate]["status"] for s in found.strengths
+    ]
     for s in found.strengths:
         recorded = style["strengths"][s.candidate]["strength"]
+        if s.status != "estimated":
+            assert recorded == {"estimate": None, "lo": None, "hi": None}
+            continue
         assert recorded["estimate"] == pytest.approx(s.strength.estimate, abs=1e-12)
         assert recorded["hi"] == pytest.approx(s.strength.hi, abs=1e-12)
     length = style["terms"]["length"]["coefficient"]["estimate"]
@@ -210,8 +217,58 @@ def test_a_changed_order_is_said_with_the_rankings_order_beside_it(
     style = report["style_control"]
     raw = [r["candidate"] for r in report["candidates"]["ranking"]]
     first = " ".join(style["lines"][0].split())
+    placed = [c for c in raw if c in style["order"]]
     if style["order_holds"]:
-        assert "the ranking's order is the same" in first
+        assert "the ranking's order of the candidates with a strength is the same" in first
     else:
-        assert f"the ranking has {', '.join(raw)}" in first
+        assert f"the ranking has {', '.join(placed)}" in first
     assert "-0.00" not in " ".join(style["lines"])
+
+
+def test_a_candidate_longer_in_every_comparison_has_no_strength_at_equal_style(
+    tmp_path: Path, invoke: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # delta's answer is longer than every other answer on every prompt: no comparison shows it
+    # at equal style, so its strength there has no number (null, status "extrapolated"), the
+    # screen and the page say why, and the others' strengths are anchored at their own mean
+    # (its extrapolated value moves none of them).
+    run = _length_run(tmp_path, monkeypatch, prompts=20)
+    result, report = _analyze(invoke, run)
+    assert result.exit_code == 0, result.output
+    assert "Warning" not in result.stderr
+    style = report["style_control"]
+    delta = style["strengths"]["delta"]
+    assert delta["status"] == "extrapolated"
+    assert delta["strength"] == {"estimate": None, "lo": None, "hi": None}
+    assert delta["se"] is None
+    assert delta["confounded"] == [["length", 1]]
+    assert delta["comparisons"] == 60
+    assert style["extrapolated"] == ["delta"]
+    assert "delta" not in style["order"]
+    assert all("delta" not in (d["first"], d["second"]) for d in style["differences"])
+    placed = [r["candidate"] for r in report["candidates"]["ranking"] if r["candidate"] != "delta"]
+    assert style["order_holds"] == (style["order"] == placed)
+    validate(report, "report", "report.json")
+    main = " ".join(" ".join(style["lines"]).split())
+    assert (
+        "delta's strength at equal style cannot be estimated: its answer was longer in every "
+        "one of its 60 comparisons" in main
+    )
+    assert f"(it won {delta['wins']} of 60" in main
+    technical = " ".join(" ".join(style["technical"]).split())
+    assert "the mean of the candidates with a strength at 0" in technical
+    assert "delta cannot be estimated (no comparison at equal style)" in technical
+    flat = " ".join(result.output.split())
+    assert "delta's strength at equal style cannot be estimated" in flat
+    # The report page's table says it too.
+    from blindtest.present.page.sections import style_control
+
+    page = style_control(report)
+    assert page is not None
+    assert page["lines"][-1] == (
+        "In the table, strengths are log-odds with the mean of the candidates with a strength at 0."
+    )
+    rows = {row[0]: row for row in page["rows"]}
+    assert rows["delta's strength, style held equal"][1] == "not estimable"
+    assert "extrapolate" in rows["delta's strength, style held equal"][4]
+    assert verify_reports(run).differences == []

@@ -214,16 +214,20 @@ def test_length_only_judge_separates_the_raw_ranking_not_the_style_controlled() 
 
 def test_prompt_clustered_wald_intervals_cover_equal_strengths_about_95_percent() -> None:
     # 200 seeded replicates of the length-only judge: each candidate's interval should hold
-    # its true strength (0) in about 95% of them; 800 intervals, so 0.92-0.98 is a wide margin
-    # (binomial sd 0.8 points).
+    # its true strength (0) in about 95% of them; about 800 intervals, so 0.92-0.98 is a wide
+    # margin (binomial sd 0.8 points). A strength without a number (the longest candidate
+    # longer in every comparison of a replicate: once in these 200) holds nothing and is not
+    # counted; the others are anchored at their own mean, which is still 0.
     rng = np.random.default_rng(11)
     covered = total = 0
     for _ in range(200):
         names, first, second, y, x, prompt = _length_only_judge(rng, 30)
         found = candidate_style_control(names, first, second, y, x, COVARIATES, prompt)
         assert found.problem is None
-        covered += sum(s.strength.lo < 0.0 < s.strength.hi for s in found.strengths)
-        total += len(found.strengths)
+        given = [s for s in found.strengths if s.status == "estimated"]
+        covered += sum(s.strength.lo < 0.0 < s.strength.hi for s in given)
+        total += len(given)
+    assert total >= 790
     assert 0.92 <= covered / total <= 0.98
 
 
@@ -301,3 +305,133 @@ def test_results_are_frozen_slotted_and_json_ready() -> None:
         with pytest.raises(dataclasses.FrozenInstanceError):
             result.__setattr__(dataclasses.fields(result)[0].name, None)
         json.dumps(result.to_dict(), allow_nan=False)
+
+
+# --------------------------------------------------------------------------- extrapolation
+
+
+def _one_always_longer(
+    rng: np.random.Generator, prompts: int, k: int = 4
+) -> tuple[list[str], Any, Any, Any, Any, Any]:
+    """k candidates on every prompt, every pair, sides at random; the last one's answer is
+    longer than every other answer on its prompt (so in every comparison it is in), the rest
+    vary around one length; the judge weighs strength and length."""
+    names = [f"c{m}" for m in range(k)]
+    pairs = np.array([(a, b) for a in range(k) for b in range(a + 1, k)])
+    first = np.tile(pairs[:, 0], prompts)
+    second = np.tile(pairs[:, 1], prompts)
+    swap = rng.random(first.size) < 0.5
+    first, second = np.where(swap, second, first), np.where(swap, first, second)
+    prompt = np.repeat(np.arange(prompts), len(pairs))
+    words = 150.0 * rng.lognormal(0.0, 0.3, (prompts, k))
+    words[:, -1] = 1.3 * words[:, :-1].max(axis=1)
+    marks = rng.gamma(2.0, 1.0, (prompts, k))
+    wl, wr = words[prompt, first], words[prompt, second]
+    ml, mr = marks[prompt, first], marks[prompt, second]
+    x = np.column_stack([(wl - wr) / (wl + wr), (ml - mr) / (ml + mr)])
+    s = np.linspace(0.4, -0.4, k)
+    eta = s[first] - s[second] + 1.5 * x[:, 0]
+    y = (rng.random(first.size) < 1.0 / (1.0 + np.exp(-eta))).astype(int)
+    return names, first, second, y, x, prompt
+
+
+@pytest.mark.parametrize("k", [3, 4])
+def test_a_candidate_longer_in_every_comparison_has_no_strength_and_moves_no_other(
+    k: int,
+) -> None:
+    # Equal style lies outside the last candidate's comparisons: its strength at equal style
+    # would extrapolate, so it has none, and the mean anchor is the others' mean (its
+    # extrapolated value would otherwise shift every other strength).
+    names, first, second, y, x, prompt = _one_always_longer(np.random.default_rng(34), 20, k)
+    found = candidate_style_control(names, first, second, y, x, COVARIATES, prompt)
+    assert found.problem is None
+    last = found.strengths[-1]
+    assert last.status == "extrapolated"
+    assert found.extrapolated == (names[-1],)
+    assert math.isnan(last.strength.estimate)
+    assert math.isnan(last.se)
+    assert last.confounded == (("length", 1),)
+    assert last.comparisons == 20 * (k - 1)
+    mine = (first == k - 1) & (y == 1) | (second == k - 1) & (y == 0)
+    assert last.wins == int(mine.sum())
+    rest = found.strengths[:-1]
+    assert all(s.status == "estimated" and s.confounded == () for s in rest)
+    assert sum(s.strength.estimate for s in rest) == pytest.approx(0.0, abs=1e-12)
+    assert set(found.order()) == set(names[:-1])
+    pairs = {(d.first, d.second) for d in found.differences}
+    assert pairs == {(a, b) for n_a, a in enumerate(names[:-1]) for b in names[n_a + 1 : -1]}
+    assert all(math.isfinite(d.difference.lo) for d in found.differences)
+    # The differences the data support are those of the plain fit with a reference: the same
+    # fit, only anchored where no extrapolated value enters.
+    ref = candidate_style_control(names, first, second, y, x, COVARIATES, prompt, anchor="c0")
+    given = {s.candidate: s.strength.estimate for s in rest}
+    for s in ref.strengths[:-1]:
+        assert s.strength.estimate == pytest.approx(given[s.candidate] - given["c0"], abs=1e-9)
+    json.dumps(found.to_dict())
+
+
+def test_a_reference_whose_strength_is_extrapolated_gives_way_to_the_others_mean() -> None:
+    names, first, second, y, x, prompt = _one_always_longer(np.random.default_rng(35), 20)
+    found = candidate_style_control(
+        names, first, second, y, x, COVARIATES, prompt, anchor=names[-1]
+    )
+    assert found.anchor == "mean"
+    assert found.strengths[-1].status == "extrapolated"
+    assert sum(s.strength.estimate for s in found.strengths[:-1]) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_lengths_in_one_order_on_every_prompt_leave_no_strength_to_compare() -> None:
+    # c0 always longest, c2 always shortest: both extrapolated; c1 alone has no other
+    # strength to be set against, so none is given and there is no order.
+    rng = np.random.default_rng(36)
+    names, first, second, _, x, prompt = _one_always_longer(rng, 20, 3)
+    words = np.sort(150.0 * rng.lognormal(0.0, 0.3, (20, 3)), axis=1)[:, ::-1]
+    wl, wr = words[prompt, first], words[prompt, second]
+    x = np.column_stack([(wl - wr) / (wl + wr), x[:, 1]])
+    y = (rng.random(first.size) < 1.0 / (1.0 + np.exp(-x[:, 0]))).astype(int)
+    found = candidate_style_control(names, first, second, y, x, COVARIATES, prompt)
+    assert found.problem is None
+    assert [s.status for s in found.strengths] == ["extrapolated", "not estimated", "extrapolated"]
+    assert all(math.isnan(s.strength.estimate) for s in found.strengths)
+    assert found.order() == ()
+    assert found.differences == ()
+    assert [t.status for t in found.terms] == ["estimated", "estimated"]
+
+
+def test_the_quick_inside_pass_never_contradicts_the_linear_programme() -> None:
+    # A row in every open orthant puts equal style inside the hull: wherever the quick pass
+    # says so, the linear programme agrees (it decides every other case).
+    from blindtest.stats.candidate_style import _surely_inside
+    from blindtest.stats.style import equal_style_outside
+
+    rng = np.random.default_rng(37)
+    said = 0
+    for _ in range(300):
+        rows = rng.normal(rng.normal(0.0, 1.0, 2), 1.0, (int(rng.integers(1, 12)), 2))
+        if _surely_inside(rows):
+            said += 1
+            assert not equal_style_outside(rows)
+    assert said > 30
+    assert not _surely_inside(np.array([[0.5, 0.1], [0.2, -0.3], [-0.1, 0.4]]))
+
+
+def test_the_lines_say_which_strengths_cannot_be_estimated_and_what_is_at_zero() -> None:
+    from blindtest.analysis.style import candidate_style_lines
+
+    names, first, second, y, x, prompt = _one_always_longer(np.random.default_rng(35), 20)
+    found = candidate_style_control(
+        names, first, second, y, x, COVARIATES, prompt, anchor=names[-1]
+    )
+    main, technical = (" ".join(line.split()) for line in candidate_style_lines(
+        found, names, reference=names[-1]
+    ))  # fmt: skip
+    assert "of the candidates with a strength" in main
+    assert (
+        "c3's strength at equal style cannot be estimated: its answer was longer in every one "
+        "of its 60 comparisons" in main
+    )
+    assert "The order and the strengths are of the other candidates." in main
+    assert "the mean of the candidates with a strength at 0 in place of the reference c3" in (
+        technical
+    )
+    assert "c3 cannot be estimated (no comparison at equal style)" in technical

@@ -231,8 +231,19 @@ def style_control(report: Mapping[str, Any]) -> dict[str, Any] | None:
     if not found:
         return None
     lines = [str(s) for s in found.get("lines") or []]
-    if not found.get("fitted") or "a_strength" not in found:  # from three: the lines say it
+    if not found.get("fitted"):  # the lines say why
         return {"lines": lines, "rows": []}
+    if "a_strength" not in found:  # from three candidates
+        anchor = str(found.get("anchor") or "mean")
+        if anchor == "mean":
+            # An older analysis wrote no status: every strength it gave was estimated.
+            statuses = {r.get("status") for r in (found.get("strengths") or {}).values()}
+            some = bool(statuses - {None, "estimated"})
+            anchor = "the mean of the candidates with a strength" if some else "the mean"
+        return {
+            "lines": [*lines, f"In the table, strengths are log-odds with {anchor} at 0."],
+            "rows": _several_style_rows(found),
+        }
     a, b = names_of(report)
     interval = str(found.get("interval_method") or "")
     infinite = (found.get("separation") or {}).get("infinite") or {}
@@ -278,6 +289,37 @@ def style_control(report: Mapping[str, Any]) -> dict[str, Any] | None:
             ]
         )
     return {"lines": lines, "rows": rows, "method": str(found.get("method"))}
+
+
+def _several_style_rows(found: Mapping[str, Any]) -> list[list[str]]:
+    """Three or more candidates: each strength with style held equal (or why it has none),
+    then each style term, as the two-candidate table has them (Wald intervals from the
+    prompt-clustered standard error, which the column shows)."""
+    interval = "Wald, prompts as the unit" if found.get("interval_unit") == "prompt" else "Wald"
+    rows = []
+    for name, record in (found.get("strengths") or {}).items():
+        # An older analysis wrote no status: every strength it gave was estimated.
+        status = str(record.get("status") or "estimated")
+        label = f"{name}'s strength, style held equal"
+        if status == "not estimated":
+            rows.append([label, "not estimable", "", "", "no other strength to set it against"])
+            continue
+        term = {**(record.get("strength") or {}), "status": status, "se": _shown_se(record)}
+        rows.append(_style_row(label, term, None, interval))
+    for name, record in (found.get("terms") or {}).items():
+        term = {
+            **(record.get("coefficient") or {}),
+            "status": record.get("status"),
+            "se": _shown_se(record),
+        }
+        label = f"{name} (per unit of (left - right) / (left + right))"
+        rows.append(_style_row(label, term, None, interval))
+    return rows
+
+
+def _shown_se(record: Mapping[str, Any]) -> Any:
+    """The standard error the interval used: the prompt-clustered one when there is one."""
+    return record.get("se") if record.get("se_prompt") is None else record.get("se_prompt")
 
 
 def _style_row(
