@@ -6,6 +6,7 @@ screen says the decision was made on the people's estimate, and bt-verify recomp
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +27,14 @@ PROMPTS = 24
 SAMPLE = 12
 
 
-def _run(invoke: Invoke, tmp_path: Path, url: str, rule: str) -> Path:
+def _run(invoke: Invoke, tmp_path: Path, url: str, rule: str, *extra: Any) -> Path:
     source = tmp_path / "prompts.txt"
     source.write_text("".join(f"Question {i}: say something about {i}.\n" for i in range(PROMPTS)))
     run = tmp_path / "run"
     made = invoke(
         "design", run, "--prompts", source, "--protocol", "preference", "--trials", PROMPTS,
         "--a", "sim-large", "--b", "sim-small", "--a-url", url, "--b-url", url, "--seed", "ppi",
-        "--people-sample", SAMPLE, "--decide", rule,
+        "--people-sample", SAMPLE, "--decide", rule, *extra,
     )  # fmt: skip
     assert made.exit_code == 0, made.output
     generated = invoke("generate", run, "--quiet")
@@ -138,3 +139,39 @@ def test_without_the_judge_the_people_decision_has_no_result(
     (item,) = _decision(run)["decisions"]
     assert item["outcome"] == "no_result"
     assert "no prediction-powered estimate of the people's score" in item["reasons"][0]
+
+
+def test_under_the_bound_rule_the_decision_reads_the_worst_case_interval(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = _run(invoke, tmp_path, simulator.base_url, "noninferior:0.1", "--people-missing", "bound")
+    _people(run, "B", leave_out=1)
+    analysed = invoke("analyze", run)
+    decision = _decision(run)
+    (item,) = decision["decisions"]
+    record = json.loads((run / artifacts.REPORT).read_text())["people_estimate"]["decision"]["B"]
+    assert record["status"] == "bounded"
+    assert item["estimate"] is None
+    assert item["people_judged"] == SAMPLE - 1
+    assert "bounded by the worst case" in item["note"]
+    bounds = item["interval"]
+    expected = interval_outcome("noninferior:0.1", Interval(math.nan, bounds["lo"], bounds["hi"]))
+    assert item["outcome"] == expected
+    assert analysed.exit_code in (0, 5)  # the serious estimate.bounded warning is no gate
+    assert "people's mean score, prediction-powered, bounded, 90% interval" in " ".join(
+        analysed.stdout.split()
+    )
+
+
+def test_bt_verify_names_a_changed_people_decision(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = _run(invoke, tmp_path, simulator.base_url, "noninferior:0.1")
+    _people(run, "A")
+    assert invoke("analyze", run).exit_code == 4
+    report = json.loads((run / artifacts.REPORT).read_text())
+    report["decision"]["decisions"][0]["outcome"] = "shown"
+    (run / artifacts.REPORT).write_text(json.dumps(report))
+    verified = invoke("verify", run)
+    assert verified.exit_code == 1
+    assert "report.json/decision" in verified.stdout + verified.stderr
