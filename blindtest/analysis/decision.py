@@ -464,12 +464,13 @@ def _headline(design: DesignRecord, spec: DecisionSpec, item: JsonObject) -> str
             "untied-share": "untied share",
             "mean-score": "mean score",
             "pd": "pd",
-            PEOPLE_ESTIMAND: "people's mean score, prediction-powered",
+            PEOPLE_ESTIMAND: "people's mean score",
         }
         estimate = interval.get("estimate")
         said += (
             f" ({scale[spec.estimand]}"
-            + (f" {pct(estimate)}" if estimate is not None else ", bounded")
+            + (f" {pct(estimate)}" if estimate is not None else ", bounded by the worst case")
+            + (", prediction-powered" if spec.estimand == PEOPLE_ESTIMAND else "")
             + f", {level} interval {pct(interval['lo'])} to {pct(interval['hi'])})"
         )
     if item["reasons"]:

@@ -158,8 +158,9 @@ def test_under_the_bound_rule_the_decision_reads_the_worst_case_interval(
     expected = interval_outcome("noninferior:0.1", Interval(math.nan, bounds["lo"], bounds["hi"]))
     assert item["outcome"] == expected
     assert analysed.exit_code in (0, 5)  # the serious estimate.bounded warning is no gate
-    assert "people's mean score, prediction-powered, bounded, 90% interval" in " ".join(
-        analysed.stdout.split()
+    assert (
+        "people's mean score, bounded by the worst case, prediction-powered, 90% interval"
+        in " ".join(analysed.stdout.split())
     )
 
 
