@@ -69,17 +69,28 @@ def _decision(run: Path) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    ("script", "code", "outcome"),
+    ("rule", "script", "code", "outcome"),
     [
-        ("B", 0, "shown"),  # people prefer the challenger: not worse by more than the margin
-        ("A", 4, "refuted"),  # people prefer the champion every time: worse beyond the margin
-        ("AB=", 5, "not_shown"),  # an even split on 12 people's judgements: too wide to call
+        # people prefer the challenger: not worse by more than the margin
+        ("noninferior:0.1", "B", 0, "shown"),
+        # people prefer the champion every time: worse beyond the margin
+        ("noninferior:0.1", "A", 4, "refuted"),
+        # an even split on 12 people's judgements: too wide to call
+        ("noninferior:0.1", "AB=", 5, "not_shown"),
+        ("superior", "B", 0, "shown"),
+        ("equivalent:0.2", "A", 4, "refuted"),
     ],
 )
-def test_a_noninferiority_decision_on_the_people_estimate_gives_its_exit_code(
-    invoke: Invoke, tmp_path: Path, simulator: Simulator, script: str, code: int, outcome: str
+def test_a_decision_on_the_people_estimate_gives_its_exit_code(
+    invoke: Invoke,
+    tmp_path: Path,
+    simulator: Simulator,
+    rule: str,
+    script: str,
+    code: int,
+    outcome: str,
 ) -> None:
-    run = _run(invoke, tmp_path, simulator.base_url, "noninferior:0.1")
+    run = _run(invoke, tmp_path, simulator.base_url, rule)
     _people(run, script)
     analysed = invoke("analyze", run)
     assert analysed.exit_code == code, analysed.output
@@ -98,17 +109,14 @@ def test_a_noninferiority_decision_on_the_people_estimate_gives_its_exit_code(
     record = json.loads((run / artifacts.REPORT).read_text())["people_estimate"]
     assert item["result"] == record["decision"]["B"]
     bounds = item["interval"]
-    assert (
-        interval_outcome(
-            "noninferior:0.1", Interval(bounds["estimate"], bounds["lo"], bounds["hi"])
-        )
-        == outcome
+    assert interval_outcome(rule, Interval(bounds["estimate"], bounds["lo"], bounds["hi"])) == (
+        outcome
     )
     pair = record["pairs"][0]  # A over B at 95%: B's 90% interval lies inside its mirror
     assert 1 - pair["interval"]["hi"] <= bounds["lo"]
     assert bounds["hi"] <= 1 - pair["interval"]["lo"]
     screen = " ".join(analysed.stdout.split())
-    assert "noninferior:0.1 on the people's mean score (a tie 1/2), estimated by" in screen
+    assert f"{rule} on the people's mean score (a tie 1/2), estimated by" in screen
     assert "prediction-powered inference from people on the design's sample" in screen
     assert f"{PROMPTS} comparisons (people judged {SAMPLE}, the judge all)" in screen
     assert f"exit {code}:" in screen
