@@ -48,14 +48,17 @@ def _run(invoke: Invoke, tmp_path: Path, url: str, rule: str, *extra: Any) -> Pa
 
 def _people(run: Path, script: str, leave_out: int = 0) -> None:
     """A scripted person on the sample: ``script`` is cycled over the sampled comparisons,
-    each letter the side preferred (``A``, ``B``) or ``=`` for a tie."""
+    each letter the side preferred (``A``, ``B``), ``=`` for a tie, ``L`` the left answer."""
     loaded = load_judge_run(run)
     sampled = list(people_trials(loaded.design) or ())[: -leave_out or None]
     key = {e["trial"]: e for e in loaded.design["arrangement"]}
     rows = []
     for i, trial in enumerate(sampled):
         wanted = script[i % len(script)]
-        pick = "tie" if wanted == "=" else "left" if key[trial]["left"] == wanted else "right"
+        if wanted in "=L":  # a tie, or whatever is on the left
+            pick = "tie" if wanted == "=" else "left"
+        else:
+            pick = "left" if key[trial]["left"] == wanted else "right"
         rows.append(
             {"trial": trial, "judge": "ann", "pick": pick, "reason": "read both",
              "judge_kind": "human", "design_sha256": loaded.design_sha256}
@@ -184,3 +187,17 @@ def test_bt_verify_names_a_changed_people_decision(
     verified = invoke("verify", run)
     assert verified.exit_code == 1
     assert "report.json/decision" in verified.stdout + verified.stderr
+
+
+def test_a_people_gate_that_fails_leaves_the_decision_without_a_result(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = _run(invoke, tmp_path, simulator.base_url, "noninferior:0.1")
+    _people(run, "L")  # a person who always picks the left answer: the position gate fails
+    analysed = invoke("analyze", run)
+    assert analysed.exit_code == 1, analysed.output
+    decision = _decision(run)
+    assert decision["outcome"] == "no_result"
+    people_gates = decision["gates"][1]
+    assert people_gates["gate"].startswith("the people's gates")
+    assert not people_gates["passed"]
