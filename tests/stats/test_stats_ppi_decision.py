@@ -3,12 +3,17 @@ p-values of the people's score against a boundary that invert the same interval.
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import sys
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
 from scipy import stats
 
+from blindtest.stats import ppi_core as core
 from blindtest.stats.decision import interval_outcome
 from blindtest.stats.intervals import Interval
 from blindtest.stats.ppi import PPIResult, ppi_one_sided_p, ppi_preference
@@ -88,3 +93,34 @@ def test_one_sided_p_is_nan_where_the_people_own_interval_was_chosen() -> None:
 def test_one_sided_p_refuses_a_boundary_off_the_score_scale() -> None:
     with pytest.raises(ValueError, match=r"boundary must be in \[0, 1\] \(a score\), got 1.5"):
         ppi_one_sided_p(_normal(0.9), 1.5, above=True)
+
+
+def _sim_decision() -> ModuleType:
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "sim_ppi_decision.py"
+    sys.path.insert(0, str(path.parent))  # it imports its model from sim_ppi.py beside it
+    try:
+        spec = importlib.util.spec_from_file_location("sim_ppi_decision", path)
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
+
+
+def test_noninferiority_on_the_people_estimate_holds_its_size_at_the_margin() -> None:
+    # the suite's small version of tests/benchmarks/sim_ppi_decision.py (docs/statistics.md):
+    # true score 0.40 = 1/2 - 0.1, 200 comparisons, 50 people's judgements, a judge biased
+    # toward one side at 70%; 4,000 data sets, so 0.06 is about three standard errors over 0.05
+    sim = _sim_decision()
+    rng = np.random.default_rng(sim.SEED)
+    rate, normal = sim.shown_rate(rng, 4000, 200, 50, sim.Truth(0.30, 0.20), "side", 0.7)
+    assert rate <= 0.06
+    assert normal > 0.9  # the prediction-powered normal interval decided nearly every one
+    # and above the margin the same rule shows it most of the time
+    y_all, j_all = sim.draw(rng, 2000, 200, sim.Truth(0.55, 0.20), "side", 0.7)
+    vec = core.intervals(
+        [y_all[:, :50]], [j_all[:, :50]], [j_all[:, 50:]], [1.0], confidence_level=0.9
+    )
+    assert float(np.mean(vec.lo > 0.4)) > 0.8
