@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from junitparser import Failure, JUnitXml
 
 from blindtest.model.people_sample import people_trials
 from blindtest.model.picks import load_judge_run
@@ -201,3 +202,19 @@ def test_a_people_gate_that_fails_leaves_the_decision_without_a_result(
     people_gates = decision["gates"][1]
     assert people_gates["gate"].startswith("the people's gates")
     assert not people_gates["passed"]
+
+
+def test_junit_reports_the_people_decision_with_its_headline(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = _run(invoke, tmp_path, simulator.base_url, "noninferior:0.1")
+    _people(run, "AB=")
+    out = tmp_path / "decision.xml"
+    assert invoke("analyze", run, "--junit", out, "--quiet").exit_code == 5
+    (suite,) = list(JUnitXml.fromfile(str(out)))
+    (case,) = list(suite)
+    assert str(case.name) == "noninferior:0.1: B against A"
+    (failure,) = [r for r in case.result if isinstance(r, Failure)]
+    assert "NOT SHOWN, nor its opposite (people's mean score 50%, prediction-powered" in str(
+        failure.message
+    )
