@@ -13,6 +13,18 @@ estimand with the panel's size), and `blindtest.stats.decision.decide` is told h
 each mean is over. The comparisons are read in the design's order (trial order), fixed before
 any answer; a sequential decision reads them in the order they were judged.
 
+**On the people's estimate.** A design with a people's sample pre-registers its decision on
+the estimand ``people-mean-score``: the people's mean score for the challenger (a win 1, a tie
+1/2, a loss 0; the margin is on this scale, so 0.05 means "at least 0.45"), estimated by
+prediction-powered inference from people on the sample and the LLM judge on every comparison
+(`blindtest.analysis.people_estimate`, its ``decision`` record). Non-inferiority is shown
+when the lower bound of the two-sided 1 - 2 alpha interval (1 - 2 alpha / m with m
+challengers: Bonferroni) is above 1/2 - margin, refuted when its upper bound is below;
+superiority the same at 1/2; equivalence both bounds within 1/2 +- margin (two one-sided
+tests). A sampled comparison left unjudged voids the run (exit 1) or, under the design's
+``missing: bound``, widens the interval to the worst case. No sensitivity check: the estimate
+stays valid whatever the judge does, so the people's gates apply instead.
+
 **Planted comparisons** (`blindtest.model.planted`) never enter the estimate: their scores,
 for the champion's own answer against its degraded copy, are the sensitivity check's.
 
@@ -46,6 +58,7 @@ from blindtest.model.candidates import (
     shares_answers,
     shown_name,
 )
+from blindtest.model.people_sample import PEOPLE_ESTIMAND
 from blindtest.model.picks import JudgeView, PicksFile
 from blindtest.model.planted import applied_degradation, planted_of, planted_trials
 from blindtest.model.protocols import protocol_of
@@ -60,9 +73,11 @@ from blindtest.stats.decision import (
     Planning,
     adjust_decisions,
     decide,
+    interval_outcome,
     parse_rule,
     similarity_decision,
 )
+from blindtest.stats.intervals import Interval
 from blindtest.stats.sensitivity import SensitivityResult, sensitivity_check
 
 __all__ = [
@@ -93,6 +108,20 @@ _WORST_FIRST = (1, 4, 5, 0)
 #: ``position.margin`` (too few comparisons to bound the left share within the margin, no lean
 #: shown) holds nothing: below some 270 comparisons a 5-point margin cannot be shown at all.
 POSITION_CODES = frozenset({"position.lean", "llm.position"})
+#: Why a decision on the people's prediction-powered estimate has no sensitivity check.
+PEOPLE_SENSITIVITY_NOTE = (
+    "no sensitivity check: the decision is on the people's estimate, which stays valid "
+    "whatever the LLM judge does (a judge that cannot tell worse from better only widens the "
+    "interval, it cannot pull it toward 1/2), so the people's gates (position, agreement) "
+    "apply instead"
+)
+#: How a decision on the people's estimate is made.
+PEOPLE_METHOD = (
+    "the people's mean score for the challenger (a win 1, a tie 1/2, a loss 0) estimated by "
+    "prediction-powered inference (PPI++: Angelopoulos, Duchi and Zrnic 2024) from people on "
+    "the design's sample and the LLM judge on every comparison; decided by its two-sided "
+    "1 - 2 alpha / m interval (m challengers, Bonferroni), which a one-sided alpha test inverts"
+)
 #: Each rule's claim and its opposite, for the headline.
 _CLAIMS = {
     "noninferior": (
@@ -431,10 +460,18 @@ def _headline(design: DesignRecord, spec: DecisionSpec, item: JsonObject) -> str
     if item.get("interval") is not None and item["interval"].get("lo") is not None:
         interval = item["interval"]
         level = f"{round(100 * float(item['interval_level']))}%"
-        scale = {"untied-share": "untied share", "mean-score": "mean score", "pd": "pd"}
+        scale = {
+            "untied-share": "untied share",
+            "mean-score": "mean score",
+            "pd": "pd",
+            PEOPLE_ESTIMAND: "people's mean score",
+        }
+        estimate = interval.get("estimate")
         said += (
-            f" ({scale[spec.estimand]} {pct(interval['estimate'])}, {level} interval "
-            f"{pct(interval['lo'])} to {pct(interval['hi'])})"
+            f" ({scale[spec.estimand]}"
+            + (f" {pct(estimate)}" if estimate is not None else ", bounded by the worst case")
+            + (", prediction-powered" if spec.estimand == PEOPLE_ESTIMAND else "")
+            + f", {level} interval {pct(interval['lo'])} to {pct(interval['hi'])})"
         )
     if item["reasons"]:
         said += "; " + "; ".join(item["reasons"])
@@ -525,6 +562,62 @@ def _sequential(design: DesignRecord, spec: DecisionSpec, scores: Scores, k: int
     return result.to_dict()
 
 
+def _people_item(
+    design: DesignRecord, spec: DecisionSpec, report: Mapping[str, Any], challenger: str
+) -> JsonObject:
+    """A challenger's decision on the people's prediction-powered estimate of its mean score
+    (`blindtest.analysis.people_estimate`'s ``decision`` record: the 1 - 2 alpha / m interval,
+    m challengers), decided by the interval (`blindtest.stats.decision.interval_outcome`):
+    non-inferiority shown when its lower bound is above 1/2 - margin, refuted when its upper
+    bound is below; equivalence both bounds within 1/2 +- margin. No estimate (no judge, a void
+    or unestimated pair): no result."""
+    section = report.get("people_estimate") or {}
+    found = (section.get("decision") or {}).get(challenger)
+    if found is None or found.get("interval") is None:
+        why = (
+            found.get("reason")
+            if found
+            else "no judge's picks on every comparison: give the LLM judge's with --against FILE"
+            if section.get("status") in ("no judge", None)
+            else f"the people's estimate is {section.get('status')}"
+        )
+        return {
+            "challenger": challenger,
+            "outcome": "no_result",
+            "reasons": [f"no prediction-powered estimate of the people's score: {why}"],
+        }
+    bounds = found["interval"]
+    interval = Interval(*(math.nan if bounds[k] is None else float(bounds[k])
+                          for k in ("estimate", "lo", "hi")))  # fmt: skip
+    outcome = interval_outcome(spec.parsed, interval)
+    m = len(challengers_of(design, spec.champion))
+    item: JsonObject = {
+        "challenger": challenger,
+        "comparisons": sum(
+            1
+            for e in design["arrangement"]
+            if _real(e) and set(comparison_sides(e)) == {spec.champion, challenger}
+        ),
+        "people_judged": int(found["n_sampled"]) - int(found["n_missing"]),
+        "estimate": bounds.get("estimate"),
+        "interval": bounds,
+        "interval_level": found["confidence_level"],
+        "p_value": found.get("p_value"),
+        "p_value_unadjusted": None,
+        "p_refute": found.get("p_refute"),
+        "tie_rate": None,
+        "method": f"prediction-powered ({found['method']}), decided by its interval",
+        "adjustment": f"bonferroni:{m}" if m > 1 else None,
+        "outcome": outcome,
+        "test_outcome": outcome,
+        "settle": None,
+        "note": found.get("reason") if found.get("status") == "bounded" else None,
+        "reasons": [],
+        "result": dict(found),
+    }
+    return item
+
+
 def _similar(report: Mapping[str, Any], spec: DecisionSpec, protocol: str) -> DecisionResult | None:
     correct, n = report.get("correct"), report.get("n")
     if correct is None or not n:
@@ -607,7 +700,9 @@ def _hold(item: JsonObject, spec: DecisionSpec, sensitivity: JsonObject | None,
     if spec.rule not in ("noninferior", "equivalent") or item["outcome"] != "shown":
         return
     reasons = []
-    if sensitivity is None:
+    if spec.estimand == PEOPLE_ESTIMAND:
+        pass  # the people's estimate is valid whatever the judge does: no sensitivity check
+    elif sensitivity is None:
         reasons.append(
             "no sensitivity check was pre-registered (bt-design --sensitivity N), so nothing "
             "shows this judge could have seen a regression"
@@ -657,6 +752,10 @@ def decision_section(
         challengers = challengers_of(design, spec.champion)
         items = [_item(spec, challengers[0], result, None)]
         per_scores: dict[str, Scores] = {}
+    elif spec.estimand == PEOPLE_ESTIMAND:
+        challengers = challengers_of(design, spec.champion)
+        items = [_people_item(design, spec, report, name) for name in challengers]
+        per_scores = {}
     else:
         challengers = challengers_of(design, spec.champion)
         decided = _decide_margin(design, spec, picks, challengers) if not no_result else {}
@@ -706,6 +805,13 @@ def decision_section(
         "strict": strict,
         "failed_on": failed_on,
     }
+    if spec.estimand == PEOPLE_ESTIMAND:
+        gates[1]["gate"] = (
+            "the people's gates (position bias, agreement; the LLM judge's flaws are "
+            "warnings, not gates)"
+        )
+        section["sensitivity_note"] = PEOPLE_SENSITIVITY_NOTE
+        section["method"] = PEOPLE_METHOD
     if len(items) == 1:  # the one decision's figures beside the rule, as a reader looks
         only = items[0]
         for key in ("challenger", "estimate", "interval", "interval_level", "p_value"):
@@ -722,6 +828,13 @@ def _overall(items: Sequence[JsonObject]) -> str:
 def _unit(spec: DecisionSpec) -> str:
     if spec.rule == "similar":
         return "a trial (one judge's pick)"
+    if spec.estimand == PEOPLE_ESTIMAND:
+        return (
+            "a comparison: the champion's and the challenger's answers to one prompt; people "
+            "judge the comparisons of the prompts the design sampled for them (several people "
+            "on one: the mean of their scores, 1 preferred, 1/2 tie, 0), the LLM judge every "
+            "comparison (its swap passes are one verdict); the prompt is the sampling unit"
+        )
     base = (
         "a comparison: the champion's and the challenger's answers to one prompt; an LLM "
         "judge's two swap passes are one verdict (passes that disagree are a tie); several "
@@ -742,7 +855,7 @@ def _decision_warnings(
     out = []
     if not spec.pre_registered:
         out.append(_warning("decision.not_pre_registered"))
-    if spec.rule in ("noninferior", "equivalent"):
+    if spec.rule in ("noninferior", "equivalent") and spec.estimand != PEOPLE_ESTIMAND:
         if sensitivity is None:
             out.append(_warning("sensitivity.missing"))
         elif not sensitivity["passed"]:

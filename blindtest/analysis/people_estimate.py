@@ -32,6 +32,7 @@ from typing import Any
 from blindtest.analysis.common import excluded_reason
 from blindtest.model.candidates import candidates_of, comparison_sides
 from blindtest.model.people_sample import (
+    PEOPLE_ESTIMAND,
     predicted_score,
     sample_of,
     sampled_prompts,
@@ -42,11 +43,23 @@ from blindtest.model.scoring import preferred_side
 from blindtest.reportfmt import pct
 from blindtest.rundir.artifacts import JsonObject
 from blindtest.rundir.types import ArrangementEntry, DesignRecord
+from blindtest.stats.decision import DecisionRule
 from blindtest.stats.multiple import holm
-from blindtest.stats.ppi import VERDICT_SCORES, PPIMissingResult, ppi_preference_missing
+from blindtest.stats.ppi import (
+    VERDICT_SCORES,
+    PPIMissingResult,
+    ppi_one_sided_p,
+    ppi_preference_missing,
+)
 from blindtest.stats.ppi_calibration import judge_calibration
 
-__all__ = ["ESTIMAND", "POSITION_LABELS", "people_estimate", "people_estimate_lines"]
+__all__ = [
+    "ESTIMAND",
+    "POSITION_LABELS",
+    "decision_level",
+    "people_estimate",
+    "people_estimate_lines",
+]
 
 ESTIMAND = (
     "the people's mean preference score for the first candidate of each pair (a win 1, a tie "
@@ -207,6 +220,8 @@ def people_estimate(
             pair["p_holm"] = adjusted
     section["pairs"] = pairs
     section["status"] = _status(pairs)
+    if decision_level(design) is not None:
+        section["decision"] = _decision_estimates(design, sampled, by_trial, verdicts)
     return section
 
 
@@ -218,6 +233,64 @@ def _status(pairs: Sequence[Mapping[str, Any]]) -> str:
     return "complete" if states else "not estimated"
 
 
+def _groups(design: DesignRecord, names: Sequence[str]) -> dict[tuple[str, str], list[Any]]:
+    """The comparisons of each pair of candidates (first, second in candidate order)."""
+    rank = {name: i for i, name in enumerate(names)}
+    groups: dict[tuple[str, str], list[ArrangementEntry]] = defaultdict(list)
+    for entry in design["arrangement"]:
+        left, right = comparison_sides(entry)
+        pair = (left, right) if rank[left] < rank[right] else (right, left)
+        groups[pair].append(entry)
+    return dict(sorted(groups.items(), key=lambda kv: (rank[kv[0][0]], rank[kv[0][1]])))
+
+
+def _estimate(
+    design: DesignRecord,
+    first: str,
+    entries: Sequence[ArrangementEntry],
+    sampled: Sequence[int],
+    people: Mapping[int, Sequence[Pick]],
+    judge: Mapping[int, Pick],
+    level: float,
+) -> PPIMissingResult | str:
+    """One pair's estimate of ``first``'s score at ``level``, or why there is none."""
+    record = sample_of(design) or {}
+    rule = str(record.get("judge_prediction", "verdict"))
+    prompts = {str(p["id"]): p for p in design["prompts"]}
+    place = {t: i for i, t in enumerate(sampled)}
+    inside = sorted((e for e in entries if e["trial"] in place), key=lambda e: place[e["trial"]])
+    outside = [e for e in entries if e["trial"] not in place]
+
+    def predicted(trial: int) -> float:
+        pick = judge.get(trial)
+        score = _score(design, pick, first) if pick is not None else None
+        return predicted_score(score, pick.confidence if pick else None, rule)
+
+    scores: list[float | None] = []
+    counts = []
+    for entry in inside:
+        own = people.get(entry["trial"]) or []
+        counts.append(len(own))
+        scores.append(sum(_score(design, p, first) for p in own) / len(own) if own else None)
+    options: dict[str, Any] = {"score_values": _grid([c for c in counts if c])}
+    if record.get("by") == "tag":
+        options["strata_sampled"] = [stratum_of(prompts[str(e["prompt_id"])]) for e in inside]
+        options["strata_unsampled"] = [stratum_of(prompts[str(e["prompt_id"])]) for e in outside]
+    if not inside or not outside:
+        return "people judged none, or all, of its comparisons"
+    try:
+        return ppi_preference_missing(
+            scores,
+            [predicted(e["trial"]) for e in inside],
+            [predicted(e["trial"]) for e in outside],
+            missing=str(record.get("missing", "void")),  # type: ignore[arg-type]
+            confidence_level=level,
+            **options,
+        )
+    except ValueError as error:
+        return str(error)
+
+
 def _pair_estimates(
     design: DesignRecord,
     names: Sequence[str],
@@ -226,61 +299,83 @@ def _pair_estimates(
     judge: Mapping[int, Pick],
     level: float,
 ) -> list[JsonObject]:
-    rank = {name: i for i, name in enumerate(names)}
-    record = sample_of(design) or {}
-    rule = str(record.get("judge_prediction", "verdict"))
-    prompts = {str(p["id"]): p for p in design["prompts"]}
-    chosen = set(sampled)
-    groups: dict[tuple[str, str], list[ArrangementEntry]] = defaultdict(list)
-    for entry in design["arrangement"]:
-        left, right = comparison_sides(entry)
-        pair = (left, right) if rank[left] < rank[right] else (right, left)
-        groups[pair].append(entry)
-    place = {t: i for i, t in enumerate(sampled)}
     out = []
-    for pair in sorted(groups, key=lambda p: (rank[p[0]], rank[p[1]])):
-        entries = groups[pair]
-        inside = sorted(
-            (e for e in entries if e["trial"] in chosen), key=lambda e: place[e["trial"]]
-        )
-        outside = [e for e in entries if e["trial"] not in chosen]
-
-        def predicted(trial: int, first: str = pair[0]) -> float:
-            pick = judge.get(trial)
-            score = _score(design, pick, first) if pick is not None else None
-            return predicted_score(score, pick.confidence if pick else None, rule)
-
-        scores: list[float | None] = []
-        counts = []
-        for entry in inside:
-            own = people.get(entry["trial"]) or []
-            counts.append(len(own))
-            mean = sum(_score(design, p, pair[0]) for p in own) / len(own) if own else None
-            scores.append(mean)
-        stratified = record.get("by") == "tag"
-        options: dict[str, Any] = {"score_values": _grid([c for c in counts if c])}
-        if stratified:
-            options["strata_sampled"] = [stratum_of(prompts[str(e["prompt_id"])]) for e in inside]
-            options["strata_unsampled"] = [
-                stratum_of(prompts[str(e["prompt_id"])]) for e in outside
-            ]
-        if not inside or not outside:
-            out.append(_pair_record(pair, None, "people judged none, or all, of its comparisons"))
-            continue
-        try:
-            found = ppi_preference_missing(
-                scores,
-                [predicted(e["trial"]) for e in inside],
-                [predicted(e["trial"]) for e in outside],
-                missing=str(record.get("missing", "void")),  # type: ignore[arg-type]
-                confidence_level=level,
-                **options,
-            )
-        except ValueError as error:
-            out.append(_pair_record(pair, None, str(error)))
-            continue
-        out.append(_pair_record(pair, found, None))
+    for pair, entries in _groups(design, names).items():
+        found = _estimate(design, pair[0], entries, sampled, people, judge, level)
+        if isinstance(found, str):
+            out.append(_pair_record(pair, None, found))
+        else:
+            out.append(_pair_record(pair, found, None))
     return out
+
+
+def decision_level(design: DesignRecord) -> float | None:
+    """The two-sided level a decision on the people's estimate reads: 1 - 2 alpha / m for m
+    challengers (each one-sided test at alpha / m: Bonferroni across challengers, since the
+    people's normal and exact intervals have no common p-value for Holm); None when the
+    design pre-registers no decision on the people's estimate."""
+    decision = design.get("decision")
+    if not decision or decision.get("estimand") != PEOPLE_ESTIMAND:
+        return None
+    challengers = len(candidates_of(design) or ("A", "B")) - 1
+    return 1.0 - 2.0 * float(decision["alpha"]) / max(1, challengers)
+
+
+def _decision_estimates(
+    design: DesignRecord,
+    sampled: Sequence[int],
+    people: Mapping[int, Sequence[Pick]],
+    judge: Mapping[int, Pick],
+) -> JsonObject:
+    """Per challenger, its people's score against the champion at the decision's level
+    (`decision_level`), with the one-sided p-values against the rule's boundaries where the
+    interval is the prediction-powered normal one (`blindtest.stats.ppi.ppi_one_sided_p`);
+    the decision itself is `blindtest.analysis.decision`'s."""
+    decision = design["decision"]
+    level = decision_level(design) or 0.9
+    champion = str(decision["champion"])
+    names = candidates_of(design) or ("A", "B")
+    rule = DecisionRule(str(decision["rule"]), float(decision["margin"]))
+    out: JsonObject = {}
+    for pair, entries in _groups(design, names).items():
+        if champion not in pair:
+            continue
+        challenger = pair[1] if pair[0] == champion else pair[0]
+        found = _estimate(design, challenger, entries, sampled, people, judge, level)
+        out[challenger] = _decision_record(found, rule, level, len(names) - 1)
+    return out
+
+
+def _decision_record(
+    found: PPIMissingResult | str, rule: DecisionRule, level: float, challengers: int
+) -> JsonObject:
+    record: JsonObject = {"confidence_level": level}
+    if isinstance(found, str):
+        return record | {"status": "not estimated", "reason": found}
+    record |= {
+        "status": found.status,
+        "reason": found.reason,
+        "n_sampled": found.n_sampled,
+        "n_missing": found.n_missing,
+        "interval": found.interval.to_dict() if found.interval is not None else None,
+        "method": found.result.method if found.result is not None else "bounded",
+        "p_value": None,
+        "p_refute": None,
+    }
+    result = found.result
+    if result is None or result.method != "ppi-normal":
+        return record
+    lower, upper = rule.lower or 0.0, rule.upper
+    above = ppi_one_sided_p(result, lower, above=True)
+    below = ppi_one_sided_p(result, lower, above=False)
+    if upper is None:
+        claim, refute = above, below
+    else:
+        claim = max(above, ppi_one_sided_p(result, upper, above=False))
+        refute = min(below, ppi_one_sided_p(result, upper, above=True))
+    record["p_value"] = _finite(min(1.0, claim * challengers))
+    record["p_refute"] = _finite(min(1.0, refute * challengers))
+    return record
 
 
 def _span(interval: Mapping[str, Any] | None) -> str:

@@ -195,7 +195,8 @@ design_options = grouped(
         "--estimand",
         type=click.Choice(("untied-share", "mean-score")),
         help="With --decide: the challenger's share of untied comparisons, or its mean score "
-        "with a tie as half a win [default: untied-share].",
+        "with a tie as half a win [default: untied-share; with --people-sample, always the "
+        "people's mean score, estimated by prediction-powered inference].",
     ),
     click.option(
         "--plan-true",

@@ -254,12 +254,6 @@ def _check_people(options: DesignOptions) -> None:
             f"{option('people_sample')} and {option('controls')} are not combined (a hidden "
             f"control is judged by one kind of judge); drop one of them"
         )
-    if options.decision is not None:
-        raise BadInput(
-            f"{option('people_sample')} and {option('decide')} are not combined yet (the "
-            "decision reads the people's picks, not the estimate from their sample); drop one "
-            "of them"
-        )
 
 
 def _check_candidates(options: DesignOptions) -> None:

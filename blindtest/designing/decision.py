@@ -8,7 +8,7 @@ design without ``--decide`` has no such key and keeps its bytes. Pure; calls no 
     {"rule": "noninferior" | "superior" | "equivalent" | "similar",
      "margin": 0.05,                 # 0 for superior; PD0 for similar
      "alpha": 0.05,                  # the design's alpha: each one-sided test's level
-     "estimand": "untied-share" | "mean-score" | "pd",
+     "estimand": "untied-share" | "mean-score" | "pd" | "people-mean-score",
      "champion": "A" | CANDIDATE,    # every other side is a challenger
      "planning": {"true": 0.5, "ties": 0.0, "power": 0.8},
      "sensitivity": {"comparisons": N, "version": "blindtest/degrade@1"} | null,
@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from blindtest.errors import BadInput, option
+from blindtest.model.people_sample import PEOPLE_ESTIMAND
 from blindtest.model.planted import DEGRADE_VERSION
 from blindtest.model.protocols import PROTOCOLS
 from blindtest.stats.decision import ESTIMANDS, parse_rule
@@ -127,9 +128,12 @@ def decision_spec(
     plan_ties: float | None = None,
     sensitivity: int = 0,
     sequential: bool = False,
+    people_sample: bool = False,
 ) -> DecisionSpec | None:
     """The decision of ``--decide`` (None without it; BadInput for its companions alone or
-    for what does not go together). ``champion`` is already resolved to a side."""
+    for what does not go together). ``champion`` is already resolved to a side. With a
+    people's sample (``people_sample``) the estimand is ``people-mean-score``: the decision
+    reads the people's prediction-powered estimate (`_people`)."""
     if decide is None:
         given = [
             flag
@@ -150,8 +154,15 @@ def decision_spec(
     rule, margin = _rule(decide, protocol)
     if rule == "similar":
         return _similar(margin, champion, estimand, plan_true, plan_ties, sensitivity)
-    chosen = estimand or "untied-share"
-    if chosen not in ESTIMANDS:
+    if people_sample:
+        _people(estimand, sensitivity, sequential)
+    elif estimand == PEOPLE_ESTIMAND:
+        raise BadInput(
+            f"{option('estimand')} {PEOPLE_ESTIMAND} is the people's estimate from their sample: "
+            f"add {option('people_sample')} N, or drop {option('estimand')}"
+        )
+    chosen = PEOPLE_ESTIMAND if people_sample else estimand or "untied-share"
+    if chosen not in (*ESTIMANDS, PEOPLE_ESTIMAND):
         raise BadInput(f"{option('estimand')} {chosen}: give one of {', '.join(ESTIMANDS)}")
     if sensitivity < 0:
         raise BadInput(f"{option('sensitivity')} must be 0 or more, got {sensitivity}")
@@ -172,6 +183,29 @@ def decision_spec(
         sensitivity=sensitivity,
         sequential=sequential,
     )
+
+
+def _people(estimand: str | None, sensitivity: int, sequential: bool) -> None:
+    """A decision beside a people's sample is made on the people's estimate: its estimand is
+    their mean score (a tie 1/2), it needs no sensitivity check (the estimate is valid
+    whatever the judge does; the people's gates apply instead) and it is not sequential."""
+    if estimand is not None and estimand != PEOPLE_ESTIMAND:
+        raise BadInput(
+            f"{option('estimand')} {estimand}: with {option('people_sample')} the decision is "
+            f"made on the people's estimate of their mean score ({PEOPLE_ESTIMAND}, a tie as "
+            f"half a win): drop {option('estimand')}"
+        )
+    if sensitivity:
+        raise BadInput(
+            f"{option('sensitivity')} checks the LLM judge; with {option('people_sample')} the "
+            "decision is made on the people's estimate, valid whatever the judge does (the "
+            f"people's gates apply instead): drop {option('sensitivity')}"
+        )
+    if sequential:
+        raise BadInput(
+            f"{option('sequential')} with {option('people_sample')}: the people's estimate is "
+            f"read once the sample is judged, not sequentially; drop {option('sequential')}"
+        )
 
 
 def _similar(
@@ -228,6 +262,15 @@ def decision_line(spec: DecisionSpec, comparisons: int, alpha: float) -> str:
     )
     if spec.rule == "similar":
         return f"{head}{sensitivity}; plan it with bt-plan --similarity {spec.margin:g}"
+    if spec.estimand == PEOPLE_ESTIMAND:
+        margin_words = "" if spec.rule == "superior" else f" --margin {spec.margin:g}"
+        return (
+            f"{head} on the people's prediction-powered estimate of their mean score (a tie "
+            "as half a win; the margin on that scale), with no sensitivity check: the estimate "
+            "is valid whatever the LLM judge does, and the people's gates apply; size the "
+            f"people's sample with bt-plan --people-sample {comparisons} --agreement SHARE"
+            f"{margin_words} --power {spec.power:g}"
+        )
     margin = None if spec.rule == "superior" else spec.margin
     name: Any = spec.rule
     at = f"true share {spec.plan_true:g}, ties {spec.plan_ties:g}"

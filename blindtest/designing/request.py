@@ -245,6 +245,7 @@ def _decision(
         plan_ties=r.plan_ties,
         sensitivity=r.sensitivity,
         sequential=r.sequential and r.decide is not None and PROTOCOLS[protocol].prefers,
+        people_sample=r.people_sample is not None,
     )
 
 

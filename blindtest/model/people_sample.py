@@ -38,6 +38,7 @@ __all__ = [
     "BY",
     "JUDGE_PREDICTIONS",
     "MISSING_RULES",
+    "PEOPLE_ESTIMAND",
     "PEOPLE_SAMPLE_VERSION",
     "allocate",
     "draw_people_sample",
@@ -52,6 +53,11 @@ __all__ = [
 ]
 
 PEOPLE_SAMPLE_VERSION = "blindtest/people-sample@1"
+#: The estimand of a decision pre-registered with a people's sample (``bt-design
+#: --people-sample N --decide RULE``): the people's mean score for the challenger (a win 1, a
+#: tie 1/2, a loss 0), estimated by prediction-powered inference
+#: (`blindtest.analysis.people_estimate`).
+PEOPLE_ESTIMAND = "people-mean-score"
 #: How the sample is drawn: every prompt alike, or within each tag.
 BY = ("uniform", "tag")
 #: What the LLM judge's prediction of a comparison is.

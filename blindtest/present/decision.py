@@ -22,7 +22,13 @@ EXIT_WORDS: Mapping[int, str] = {
     4: "the opposite is shown",
     5: "not shown either way at this size",
 }
-_SCALE = {"untied-share": "untied share", "mean-score": "mean score", "pd": "pd"}
+_SCALE = {
+    "untied-share": "untied share",
+    "mean-score": "mean score",
+    "pd": "pd",
+    "people-mean-score": "people's mean score (a tie 1/2), estimated by prediction-powered "
+    "inference from people on the design's sample and the LLM judge on every comparison",
+}
 
 
 def _rule(decision: Mapping[str, Any]) -> str:
@@ -88,6 +94,8 @@ def _figures(item: Mapping[str, Any]) -> str | None:
     if item.get("comparisons") is None:
         return None
     parts = [count(int(item["comparisons"]), "comparison")]
+    if item.get("people_judged") is not None:
+        parts[0] += f" (people judged {item['people_judged']}, the judge all)"
     if item.get("stop") is not None:  # a sequential decision
         where = (
             f"stopped at comparison {item['stopped_at']} of {item['judged']} judged"
@@ -127,7 +135,9 @@ def decision_lines(report: Mapping[str, Any]) -> list[str]:
         for extra in (_figures(item), _cost(item, champion), _settle(item, decision)):
             if extra:
                 lines.append(f"    {extra}")
-    if decision.get("rule") != "similar" and "sensitivity" in decision:
+    if decision.get("sensitivity_note"):
+        lines.append(f"  {decision['sensitivity_note']}")
+    elif decision.get("rule") != "similar" and "sensitivity" in decision:
         lines.append(f"  {_sensitivity(decision.get('sensitivity'))}")
     lines += _tag_lines(decision.get("by_tag"))
     if decision.get("failed_on"):

@@ -99,6 +99,7 @@ __all__ = [
     "adjust_decisions",
     "decide",
     "decide_counts",
+    "interval_outcome",
     "parse_rule",
     "similarity_decision",
 ]
@@ -393,6 +394,24 @@ def _interval_agrees(rule: DecisionRule, interval: Interval, claim: bool) -> boo
     if claim:
         return interval.lo > lower and (rule.rule != "equivalent" or interval.hi < upper)
     return interval.hi < lower or (rule.rule == "equivalent" and interval.lo > upper)
+
+
+def interval_outcome(rule: str | DecisionRule, interval: Interval) -> str:
+    """A margin rule decided by a 1 - 2 alpha two-sided interval for the estimand (each tail
+    alpha), as a one-sided alpha test inverts it: ``shown`` when the interval clears the margin
+    (non-inferiority: its lower bound above 1/2 - margin; superiority: above 1/2; equivalence:
+    both bounds within 1/2 +- margin, two one-sided tests, Schuirmann 1987), ``refuted`` when
+    it lies wholly on the other side, else ``not_shown``. For an estimate with no exact test
+    of its own, such as the prediction-powered one (`blindtest.stats.ppi`); an interval with
+    a missing bound decides nothing."""
+    parsed = parse_rule(rule)
+    if parsed.rule == "similar":
+        raise ValueError("similar:PD0 is decided by similarity_decision (triangle and pair)")
+    if not (math.isfinite(interval.lo) and math.isfinite(interval.hi)):
+        return "not_shown"
+    if _interval_agrees(parsed, interval, claim=True):
+        return "shown"
+    return "refuted" if _interval_agrees(parsed, interval, claim=False) else "not_shown"
 
 
 def _outcome(

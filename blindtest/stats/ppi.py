@@ -130,6 +130,7 @@ __all__ = [
     "PPIResult",
     "PPIStratum",
     "UntiedShare",
+    "ppi_one_sided_p",
     "ppi_preference",
     "ppi_preference_missing",
 ]
@@ -719,3 +720,27 @@ def ppi_preference_missing(
                             None, low, high,
                             f"{said}; bounded by the worst case: every missing judgement a "
                             "loss, then a win")  # fmt: skip
+
+
+def ppi_one_sided_p(
+    result: PPIResult, boundary: float, *, above: bool, quantile: Quantile = "t"
+) -> float:
+    """The one-sided p-value that the people's score is above ``boundary`` (``above``) or
+    below it, from the prediction-powered normal estimate: its estimate, standard error and
+    Satterthwaite degrees of freedom, with the ``quantile`` `ppi_preference` was given (the
+    t by default). NaN when the interval's method is not ``"ppi-normal"`` (the people's own
+    interval was chosen: then decide by the interval, `blindtest.stats.decision.
+    interval_outcome`) or the estimate has no variance. Inverts the same interval: at the
+    1 - 2 alpha level, p <= alpha exactly when the interval's bound clears ``boundary``."""
+    from scipy import special, stats  # deferred: scipy.stats costs 0.5 s at start-up
+
+    _check_choice("quantile", quantile, QUANTILES)
+    if not 0.0 <= boundary <= 1.0:
+        raise ValueError(f"boundary must be in [0, 1] (a score), got {boundary!r}")
+    se = result.standard_error
+    if result.method != "ppi-normal" or not (math.isfinite(se) and se > 0):
+        return math.nan
+    stat = (result.estimate - boundary) / se
+    stat = stat if above else -stat
+    tail = special.ndtr(-stat) if quantile == "z" else stats.t.sf(stat, result.degrees_of_freedom)
+    return float(tail)

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from blindtest.analysis.people_estimate import people_estimate
+from blindtest.analysis.people_estimate import decision_level, people_estimate
 from blindtest.model.candidates import comparison_sides
 from blindtest.model.people_sample import people_trials, sampled_prompts
 from blindtest.model.picks import Pick, load_judge_run
 from blindtest.stats.multiple import holm
-from blindtest.stats.ppi import ppi_preference
+from blindtest.stats.ppi import ppi_one_sided_p, ppi_preference
 
 from candidate_runs import candidates_design
 from judge_runs import make_run
@@ -134,3 +134,42 @@ def test_people_outside_the_sample_are_counted_and_not_used(tmp_path: Path) -> N
     assert alone is not None
     assert section["sample"]["outside"] == 1
     assert section["pairs"] == alone["pairs"]
+
+
+def test_a_decision_on_the_people_estimate_reads_each_challenger_at_bonferroni_level(
+    tmp_path: Path,
+) -> None:
+    design = candidates_design(_design(tmp_path, 160, 80), {"x": {}, "y": {}, "z": {}})
+    design["decision"] = {
+        "rule": "noninferior", "margin": 0.1, "alpha": 0.05, "estimand": "people-mean-score",
+        "champion": "y", "planning": {"true": 0.5, "ties": 0.0, "power": 0.8},
+        "sensitivity": None, "sequential": False,
+    }  # fmt: skip
+    assert decision_level(design) == pytest.approx(0.95)  # type: ignore[arg-type]
+    sampled = list(people_trials(design) or ())
+    every = [e["trial"] for e in design["arrangement"]]
+    people = _picks(design, "ann", "human", sampled, 1)
+    judge = _picks(design, "judge", "llm", every, 2)
+    section = people_estimate(design, people, judge)  # type: ignore[arg-type]
+    assert section is not None
+    assert sorted(section["decision"]) == ["x", "z"]  # the challengers, never the champion
+    # x against the champion y, oriented to the challenger x, at 1 - 2 (0.05 / 2)
+    x_y = [e["trial"] for e in design["arrangement"] if set(comparison_sides(e)) == {"x", "y"}]
+    mine = {p.trial: _score(design, p, "x") for p in people}
+    theirs = {p.trial: _score(design, p, "x") for p in judge}
+    inside = _drawn(design, [t for t in x_y if t in mine])
+    outside = [t for t in x_y if t not in mine]
+    expected = ppi_preference(
+        [mine[t] for t in inside], [theirs[t] for t in inside], [theirs[t] for t in outside],
+        confidence_level=0.95,
+    )  # fmt: skip
+    record = section["decision"]["x"]
+    assert record["confidence_level"] == pytest.approx(0.95)
+    assert record["interval"] == expected.interval.to_dict()
+    # z against y: the pair is (y, z), so z's score is read from z's side, not y's
+    z_record = section["decision"]["z"]
+    (y_z,) = [p for p in section["pairs"] if (p["first"], p["second"]) == ("y", "z")]
+    assert z_record["interval"]["estimate"] == pytest.approx(1 - y_z["result"]["estimate"])
+    assert expected.method == "ppi-normal"  # Bonferroni: the one-sided p times 2 challengers
+    lower = ppi_one_sided_p(expected, 0.4, above=True)
+    assert record["p_value"] == pytest.approx(min(1.0, 2 * lower))

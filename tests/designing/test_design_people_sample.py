@@ -98,11 +98,37 @@ def test_bt_verify_redraws_the_sample_and_names_a_changed_one(
     assert "design.json/people_sample" in verified.stdout + verified.stderr
 
 
-def test_a_sample_and_a_decision_are_refused_together(invoke: Invoke, tmp_path: Path) -> None:
-    both = invoke(
+def test_a_decision_beside_a_sample_is_on_the_people_estimate(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    made = invoke(
         "design", tmp_path / "d", "--prompts", _prompts(tmp_path / "p.jsonl"), "--protocol",
         "preference", "--trials", 20, "--a", "m1", "--b", "m2", "--people-sample", 5,
         "--decide", "noninferior:0.05",
     )  # fmt: skip
-    assert both.exit_code == 2
-    assert "--people-sample and --decide are not combined yet" in both.stderr
+    assert made.exit_code == 0, made.output
+    decision = json.loads((tmp_path / "d" / artifacts.DESIGN).read_text())["decision"]
+    assert decision["estimand"] == "people-mean-score"
+    assert decision["sensitivity"] is None
+    said = " ".join(made.stderr.split())
+    assert "on the people's prediction-powered estimate of their mean score" in said
+    assert "no sensitivity check: the estimate is valid whatever the LLM judge does" in said
+
+
+def test_a_decision_on_the_people_estimate_refuses_what_belongs_to_the_judge(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    prompts = _prompts(tmp_path / "p.jsonl", count=30)
+    for extra, words in (
+        (("--sensitivity", 5), "--sensitivity checks the LLM judge; with --people-sample"),
+        (("--estimand", "untied-share"), "--estimand untied-share: with --people-sample"),
+        (("--sequential",), "--sequential with --people-sample"),
+    ):
+        refused = invoke(
+            "design", tmp_path / "d", "--prompts", prompts, "--protocol", "preference",
+            "--trials", 20, "--a", "m1", "--b", "m2", "--people-sample", 5,
+            "--decide", "noninferior:0.05", *extra,
+        )  # fmt: skip
+        assert refused.exit_code == 2, refused.output
+        assert words in refused.stderr
+        assert not (tmp_path / "d" / artifacts.DESIGN).exists()
