@@ -304,6 +304,11 @@ def _several_style_rows(found: Mapping[str, Any]) -> list[list[str]]:
         if status == "not estimated":
             rows.append([label, "not estimable", "", "", "no other strength to set it against"])
             continue
+        if name == found.get("anchor") and status == "estimated":
+            # The named reference is the zero the others are measured from, not an interval
+            # of width 0.
+            rows.append([label, "0", "", "", "the reference (0 by definition)"])
+            continue
         term = {**(record.get("strength") or {}), "status": status, "se": _shown_se(record)}
         rows.append(_style_row(label, term, None, interval))
     for name, record in (found.get("terms") or {}).items():
