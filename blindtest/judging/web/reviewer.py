@@ -232,6 +232,10 @@ class Reviewer:
         if form.get("change"):
             return self._change(form)
         with self._cond:
+            # A pick the page kept while bt-judge was away can arrive as soon as the restarted
+            # server listens, before its driver asks the first trial: judged then, it named no
+            # turn and the page, told it was stale, let it go.
+            self._cond.wait_for(self._drawn, timeout=READY_WAIT)
             turn = self._asked_now(form, kept=bool(form.get("pick_id")))
             if turn is None:
                 return None
