@@ -111,8 +111,8 @@ class Recorder:
         self._checker = PicksChecker(run.view)
         self._judged: set[int] = set()
         self._last: int | None = None
-        #: This judge's last word per trial (pass 1), in the order the trials were first judged.
-        self._words: dict[int, Pick] = {}
+        #: The trials this judge has a pass-1 word on (how long its history is).
+        self._worded: set[int] = set()
         #: Every pass-1 word in the order given (a change after its pick): what a History replays.
         self._given: list[Pick] = []
         self._outcomes: dict[int, bool] = {}  # trial -> the scored outcome the rule holds
@@ -128,7 +128,7 @@ class Recorder:
         self._last = pick.trial
         if (pick.pass_number or 1) == 1:
             word = replace(pick, correction=False)
-            self._words[pick.trial] = word
+            self._worded.add(pick.trial)
             self._given.append(word)
         if self._rule is None or (pick.pass_number or 1) > 1:
             return  # the rule stands on pass 1, the trial as shown
@@ -145,7 +145,7 @@ class Recorder:
         """This judge's last word on each trial it has judged, in the order the trials were
         first judged (earlier sittings first): its history, to show and to change. Never a
         correctness flag. As it stands now, however many words follow."""
-        return History(self._given, len(self._words))
+        return History(self._given, len(self._worded))
 
     def knows(self, pick_id: str) -> bool:
         """Whether this judge already has a record with ``pick_id`` (a pick sent twice)."""
