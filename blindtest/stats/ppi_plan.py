@@ -23,7 +23,11 @@ Duchi and Zrnic 2024), ``var(Y) / n`` for people alone. The interval's expected 
 ``2 q se`` (q: Student's t with n - 1 degrees of freedom, as `blindtest.stats.ppi`); the
 non-inferiority test rejects "the people's score is at most 1/2 - margin" when the one-sided
 ``1 - alpha`` lower bound is above it, with power ``P(T_(n-1) > t_(1-alpha) - (score -
-(1/2 - margin)) / se)``. The effective sample size is ``n var(Y) / (n var_ppi)``.
+(1/2 - margin)) / se)``. The margin may be 0 (superiority: a boundary at 1/2) or negative (a
+boundary above 1/2, as a test that the score is beyond 1/2 + |margin| needs); a test that the
+score is *below* a boundary b is the same test on the mirror image (a win for a loss: score
+``1 - score``, margin ``b - 1/2``), which the model maps onto itself. The effective sample size
+is ``n var(Y) / (n var_ppi)``.
 
 The analysis uses this normal interval only when Satterthwaite's effective degrees of freedom of
 its variance reach `blindtest.stats.ppi.MIN_DEGREES_OF_FREEDOM` (and the skewness is small);
@@ -68,7 +72,8 @@ class PeopleSampleRow:
     lambda) follow from the inputs; ``standard_error``, ``expected_df`` (Satterthwaite's, as the
     analysis's rule reads them), ``width`` (expected interval width) and ``effective_n`` are the
     prediction-powered estimate's, ``people_only_width`` people alone. ``power`` and
-    ``people_only_power`` are the non-inferiority test's at ``margin`` (null without a margin).
+    ``people_only_power`` are the one-sided test's of "the score is above 1/2 - ``margin``"
+    (non-inferiority; 0: superiority; negative: a boundary above 1/2), null without a margin.
     """
 
     n: int
@@ -215,7 +220,7 @@ def people_sample_row(
     tie_p = _check_closed("people_tie_rate", people_tie_rate)
     tie_j = tie_p if judge_tie_rate is None else _check_closed("judge_tie_rate", judge_tie_rate)
     sc = _check_closed("score", score)
-    margin_value = math.nan if margin is None else _check_open("margin", margin, 0.0, 0.5)
+    margin_value = math.nan if margin is None else _check_open("margin", margin, -0.5, 0.5)
     alpha_value = _check_open("alpha", alpha)
     level = _check_open("confidence_level", confidence_level)
     joint = _joint(a, sc, tie_p, tie_j)

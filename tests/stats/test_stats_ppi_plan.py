@@ -112,6 +112,27 @@ def test_non_inferiority_power_uses_the_margin_below_one_half() -> None:
     assert row.power > row.people_only_power
 
 
+@pytest.mark.parametrize("margin", [0.0, -0.1])
+def test_a_boundary_at_or_above_one_half_is_the_same_one_sided_test(margin: float) -> None:
+    from scipy import stats
+
+    row = people_sample_row(80, total=1000, agreement=0.8, people_tie_rate=0.2, score=0.68,
+                            margin=margin)  # fmt: skip
+    effect = 0.68 - (0.5 - margin)  # the score's distance above the boundary 1/2 - margin
+    want = stats.t.sf(stats.t.isf(0.05, 79) - effect / row.standard_error, 79)
+    assert row.power == pytest.approx(want, rel=1e-12)
+
+
+def test_the_mirror_image_has_the_same_precision() -> None:
+    """A win for a loss: score 1 - s with the judge and people swapped alike; the test that
+    the score is below b is the mirror's test that it is above 1 - b."""
+    kwargs = {"total": 400, "agreement": 0.7, "people_tie_rate": 0.1, "judge_tie_rate": 0.25}
+    row = people_sample_row(60, score=0.35, margin=0.05, **kwargs)  # type: ignore[arg-type]
+    mirror = people_sample_row(60, score=0.65, margin=-0.05, **kwargs)  # type: ignore[arg-type]
+    for name in ("standard_error", "expected_df", "weight", "width", "kappa"):
+        assert getattr(mirror, name) == pytest.approx(getattr(row, name), rel=1e-12)
+
+
 def test_plan_is_the_smallest_sample_meeting_the_target() -> None:
     plan = plan_people_sample(total=1000, agreement=0.7, people_tie_rate=0.2, margin=0.1, power=0.8)
     assert plan.n is not None
@@ -154,7 +175,7 @@ def test_unreachable_targets_say_so() -> None:
          r"a people's score of 0.95 with a tie rate of 0.2 needs a negative"),
         ({"agreement": 1.5, "people_tie_rate": 0.2}, r"agreement must be in \[0, 1\], got 1.5"),
         ({"agreement": 0.8, "people_tie_rate": 0.2, "margin": 0.7},
-         r"margin must be in \(0, 0.5\)"),
+         r"margin must be in \(-0.5, 0.5\), got 0.7"),
     ],
 )  # fmt: skip
 def test_impossible_inputs_are_refused(kwargs: dict[str, float], message: str) -> None:
