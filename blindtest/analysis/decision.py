@@ -23,7 +23,9 @@ challengers: Bonferroni) is above 1/2 - margin, refuted when its upper bound is 
 superiority the same at 1/2; equivalence both bounds within 1/2 +- margin (two one-sided
 tests). A sampled comparison left unjudged voids the run (exit 1) or, under the design's
 ``missing: bound``, widens the interval to the worst case. No sensitivity check: the estimate
-stays valid whatever the judge does, so the people's gates apply instead.
+stays valid whatever the judge does, so the people's gates apply instead. A decision given to
+bt-analyze after the fact on such a design is made the same way (on the people's estimate,
+labelled not pre-registered; bt-analyze refuses it when no LLM judge's picks are there).
 
 **Planted comparisons** (`blindtest.model.planted`) never enter the estimate: their scores,
 for the champion's own answer against its degraded copy, are the sensitivity check's.
@@ -58,7 +60,7 @@ from blindtest.model.candidates import (
     shares_answers,
     shown_name,
 )
-from blindtest.model.people_sample import PEOPLE_ESTIMAND
+from blindtest.model.people_sample import PEOPLE_ESTIMAND, sample_of
 from blindtest.model.picks import JudgeView, PicksFile
 from blindtest.model.planted import applied_degradation, planted_of, planted_trials
 from blindtest.model.protocols import protocol_of
@@ -89,6 +91,7 @@ __all__ = [
     "decision_spec",
     "planted_texts",
     "planted_trials",
+    "with_decision",
     "without_planted",
     "worst_exit",
 ]
@@ -226,6 +229,8 @@ def _post_hoc(
         raise BadInput(
             f"{option('estimand')} {chosen} is for preference rules; drop {option('estimand')}"
         )
+    if rule.rule != "similar" and sample_of(design) is not None:
+        chosen = _people_estimand(text, estimand)
     sides = list(candidates_of(design) or ("A", "B"))
     names = {
         side: (side, side_label(design, side), design["models"][side]["model"]) for side in sides
@@ -252,6 +257,32 @@ def _post_hoc(
         sequential=False,
         pre_registered=False,
     )
+
+
+def _people_estimand(text: str, estimand: str | None) -> str:
+    """A decision given after the fact on a design with a people's sample is made as a
+    pre-registered one would be: on the people's prediction-powered estimate of their mean
+    score, not on the people's picks of the sample alone (which leave the judge's verdicts on
+    every other comparison unused)."""
+    if estimand is not None and estimand != PEOPLE_ESTIMAND:
+        raise BadInput(
+            f"{option('estimand')} {estimand}: this design draws a people's sample, so "
+            f"{option('decide')} {text} is decided on the people's estimate of their mean score "
+            f"({PEOPLE_ESTIMAND}, a tie as half a win; prediction-powered, with the LLM judge "
+            f"on every comparison): drop {option('estimand')}"
+        )
+    return PEOPLE_ESTIMAND
+
+
+def with_decision(design: DesignRecord, spec: DecisionSpec | None) -> DesignRecord:
+    """The design as the people's estimate reads its decision: a decision on the people's
+    estimate given to bt-analyze after the fact joins it as design.json's would (its rule,
+    margin, alpha, estimand and champion), so that `blindtest.analysis.people_estimate`
+    estimates each challenger at the decision's level. Nothing is written: design.json and its
+    hash stay as they are. Any other design comes back as it is."""
+    if spec is None or spec.pre_registered or spec.estimand != PEOPLE_ESTIMAND:
+        return design
+    return cast(DesignRecord, {**design, "decision": _rule_fields(spec)})
 
 
 # --------------------------------------------------------------------------- the scores

@@ -28,6 +28,7 @@ from blindtest.analysis.decision import (
     decision_spec,
     planted_texts,
     planted_trials,
+    with_decision,
     without_planted,
 )
 from blindtest.analysis.judges import agreement_section, llm_section, preference_rows
@@ -226,7 +227,9 @@ def analyze_run(
         result.report["controls"] = controls_section(
             loaded.design, all_files, loaded.design["alpha"], shown
         )
-    _against_sections(result.report, run_dir, design, view, files, picks, against, controls)
+    _against_sections(
+        result.report, run_dir, with_decision(design, spec), view, files, picks, against, controls
+    )
     if "per_trial" in result.report and PROTOCOLS[view.protocol].prefers:
         _preference_sections(result.report, design, view, picks)
     # The first words' own analysis repeats no first words.

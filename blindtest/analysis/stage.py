@@ -144,6 +144,7 @@ def analyze(
         read = [*inputs, *beside]
         names = [input_name(run, path) for path in read]
         _check_decision_options(run, options, junit_path)
+        _check_people_judge(run, options, beside)
         artifacts.claim_report(run, read, names, report_path, e_values_path, html_path, force)
         if junit_path is not None:  # derived from the report, as the e-values: replaced
             artifacts.claim_output(junit_path, artifacts.JUNIT, force=True, inputs=read)
@@ -180,6 +181,29 @@ def analyze(
 
 def _names(paths: Sequence[Path]) -> str:
     return ", ".join(p.name for p in paths)
+
+
+def _check_people_judge(run: Path, options: Any, beside: Sequence[Path]) -> None:
+    """Before anything is written: a decision given after the fact on a design with a
+    people's sample is made on the people's prediction-powered estimate, which needs one LLM
+    judge's picks on every comparison; without any (no --against, none found in RUN) it is
+    refused with what to type, never decided on the people's picks alone. (A pre-registered
+    one is the design's: its report says it has no result.)"""
+    from blindtest.model.people_sample import sample_of
+
+    design = artifacts.load_design(run).design
+    if options.decide is None or beside or "decision" in design or sample_of(design) is None:
+        return
+    if str(options.decide).startswith("similar"):
+        return  # not a preference rule: refused as such by the decision
+    raise BadInput(
+        f"{option('decide')} {options.decide}: this design draws a people's sample, so the "
+        "decision is made on the people's prediction-powered estimate, which needs an LLM "
+        f"judge's picks on every comparison, and {run} holds none: add {option('against')} "
+        f"{run / 'picks-JUDGE.jsonl'} ("
+        + stage_command("judge", run, "--judge", "llm:MODEL", "--out", run / "picks-JUDGE.jsonl")
+        + " makes it)"
+    )
 
 
 def _check_decision_options(run: Path, options: Any, junit: Path | None) -> None:

@@ -148,7 +148,23 @@ def decision_lines(report: Mapping[str, Any]) -> list[str]:
     held = code == 5 and all(
         item.get("reasons") for item in decision.get("decisions") or () if item["exit_code"] == 5
     )
-    words = "not shown: what it needs is missing (above)" if held else EXIT_WORDS.get(code, "")
+    lead = (
+        code == 5
+        and not decision.get("pre_registered")
+        and all(
+            item["outcome"] == "shown"
+            for item in decision.get("decisions") or ()
+            if item["exit_code"] == 5
+        )
+    )
+    words = (
+        "not shown: what it needs is missing (above)"
+        if held
+        else "shown, but not pre-registered: a lead to pre-register (bt-design --decide), not a "
+        "release"
+        if lead
+        else EXIT_WORDS.get(code, "")
+    )
     lines.append(f"exit {code}: {words}")
     return lines
 
