@@ -25,7 +25,10 @@ tests). A sampled comparison left unjudged voids the run (exit 1) or, under the 
 ``missing: bound``, widens the interval to the worst case. No sensitivity check: the estimate
 stays valid whatever the judge does, so the people's gates apply instead. A decision given to
 bt-analyze after the fact on such a design is made the same way (on the people's estimate,
-labelled not pre-registered; bt-analyze refuses it when no LLM judge's picks are there).
+labelled not pre-registered; bt-analyze refuses it when no LLM judge's picks are there). Not
+settled: the people's judgements that would settle it, the judge on every comparison, planned
+at the observed estimate and the judge's observed agreement with people
+(`blindtest.analysis.people_settle`): a plan at the observed values, not a promise.
 
 **Planted comparisons** (`blindtest.model.planted`) never enter the estimate: their scores,
 for the champion's own answer against its degraded copy, are the sensitivity check's.
@@ -52,6 +55,7 @@ from typing import Any, cast
 
 from blindtest.analysis.common import AnalysisOptions, AnalysisResult
 from blindtest.analysis.controls import main_files
+from blindtest.analysis.people_settle import people_settle
 from blindtest.analysis.warnings import CODES, SERIOUS, failing, listed_warnings
 from blindtest.errors import EXIT_NOT_SETTLED, EXIT_REFUTED, BadInput, CheckFailed, option
 from blindtest.model.candidates import (
@@ -447,6 +451,25 @@ def _settle(result: DecisionResult | None) -> JsonObject | None:
     }
 
 
+def _people_settle(
+    spec: DecisionSpec, item: Mapping[str, Any], section: Mapping[str, Any]
+) -> JsonObject | None:
+    """A people's decision not settled: the people's judgements that would settle it, with
+    the judge on every comparison, planned at the observed estimate and the judge's observed
+    agreement with people on the sample (`blindtest.analysis.people_settle`), at the
+    decision's own level and the design's planned power."""
+    observed = (section.get("decision_sample") or {}).get(str(item["challenger"]))
+    return people_settle(
+        spec.parsed,
+        item.get("estimate"),
+        level=float(item["interval_level"]),
+        power=spec.planning.power,
+        comparisons=int(item["comparisons"]),
+        people_judged=int(item["people_judged"]),
+        observed=observed,
+    )
+
+
 def _cost(generation: Mapping[str, Any] | None, side: str) -> float | None:
     role = ((generation or {}).get("roles") or {}).get(side) or {}
     cost, answers = role.get("cost"), role.get("responses")
@@ -646,6 +669,8 @@ def _people_item(
         "reasons": [],
         "result": dict(found),
     }
+    if outcome == "not_shown":
+        item["settle"] = _people_settle(spec, item, section)
     return item
 
 

@@ -33,6 +33,7 @@ from blindtest.analysis.decision import (
 )
 from blindtest.analysis.judges import agreement_section, llm_section, preference_rows
 from blindtest.analysis.people_estimate import people_estimate, people_estimate_lines
+from blindtest.analysis.people_settle import sample_agreement
 from blindtest.analysis.preference import comparison_outcomes
 from blindtest.analysis.raters import first_picks_section, judge_counts
 from blindtest.analysis.report import build_report
@@ -346,6 +347,10 @@ def _people_section(
     section = people_estimate(design, people, judge)
     if section is None:
         return
+    decision = design.get("decision") or {}
+    if section.get("decision") is not None:  # the sample's agreement, for the n that settles it
+        champion = str(decision["champion"])
+        section["decision_sample"] = sample_agreement(design, champion, people, judge)
     diagnosed = llm_section(design, view, judge_files) if judge_files else None
     flaws = []
     for found in (diagnosed or {}).get("judges") or []:

@@ -53,6 +53,8 @@ def _settle(item: Mapping[str, Any], decision: Mapping[str, Any]) -> str | None:
     settle = item.get("settle")
     if item.get("outcome") != "not_shown" or settle is None:
         return None
+    if decision.get("estimand") == "people-mean-score":
+        return _people_settle(settle)
     planning = decision.get("planning") or {}
     at = (
         f"at the planning value ({_SCALE.get(str(decision['estimand']), 'share')} "
@@ -63,6 +65,44 @@ def _settle(item: Mapping[str, Any], decision: Mapping[str, Any]) -> str | None:
         return f"no n up to 100,000 comparisons settles it {at}: widen the margin or plan again"
     stable = f", every n from {settle['stable_n']:,} on" if settle.get("stable_n") else ""
     return f"the n that would settle it {at}: {settle['n']:,} comparisons{stable}"
+
+
+def _people_settle(settle: Mapping[str, Any]) -> str:
+    """The people's judgements that would settle a decision on their estimate, as a plan at
+    the observed values (`blindtest.analysis.people_settle`), never as a promise."""
+    score = pct(settle["true"])
+    if settle.get("reason") == "boundary":
+        return (
+            f"the people's mean score sits on the boundary ({score}): at that value no number "
+            "of people's judgements would settle it"
+        )
+    agree = (
+        f"the judge agrees with people as often as here ({settle['agreed']} of "
+        f"{settle['sample']}, {pct(settle['agreement'])}; ties: people {pct(settle['ties'])}, "
+        f"the judge {pct(settle['judge_ties'])})"
+    )
+    head = f"if the people's mean score is what it looks like ({score}) and {agree}"
+    total = count(int(settle["comparisons"]), "comparison")
+    if settle.get("n") is None:
+        if settle.get("reason") == "more comparisons":
+            return (
+                f"{head}, no people's sample among these {total} would settle it: more "
+                "comparisons are needed (a plan at the observed values, not a promise)"
+            )
+        return f"no plan at the observed values: {settle.get('note') or settle.get('reason')}"
+    way = "show it" if settle.get("settles") == "shown" else "show its opposite"
+    now = int(settle["people_judged"])
+    more = (
+        f" (now {now})"
+        if int(settle["n"]) > now
+        else f" (no more than the {now} judged: the plan expects a narrower interval than "
+        "this sample gave)"
+    )
+    return (
+        f"a plan at the observed values, not a promise: {head}, about {int(settle['n']):,} "
+        f"people's judgements of the {total}{more}, the judge on all, would settle it "
+        f"({way}, power {settle['power']:g})"
+    )
 
 
 def _sensitivity(section: Mapping[str, Any] | None) -> str:
