@@ -202,14 +202,15 @@ design_options = grouped(
         "--plan-true",
         type=float,
         metavar="SHARE",
-        help="With --decide: the challenger's true share to plan the settling n at [default: "
-        "0.5; superior 0.6; similar: the planning pd, 0].",
+        help="With --decide (not --people-sample, planned at the values observed): the "
+        "challenger's true share to plan the settling n at [default: 0.5; superior 0.6; "
+        "similar: the planning pd, 0].",
     ),
     click.option(
         "--plan-ties",
         type=float,
         metavar="RATE",
-        help="With --decide: the expected tie rate to plan at [default: 0].",
+        help="With --decide (not --people-sample): the expected tie rate to plan at [default: 0].",
     ),
     click.option(
         "--sensitivity",

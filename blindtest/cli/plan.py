@@ -57,8 +57,8 @@ from blindtest.model.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 )
 @click.option(
     "--true", "true_share", type=click.FloatRange(0, 1), metavar="SHARE",
-    help="With --decide: the challenger's true share of untied comparisons to plan at "
-    "(default 0.5: as good as the champion).",
+    help="With --decide or --people-sample: the challenger's true share of untied comparisons "
+    "to plan at (default 0.5: as good as the champion).",
 )  # fmt: skip
 @click.option(
     "--similarity",
@@ -73,7 +73,8 @@ from blindtest.model.protocols import DEFAULT_PROTOCOL, PROTOCOLS
     default=0.0,
     metavar="RATE",
     help="Preference: the share of comparisons expected to be ties (ties leave the test, so "
-    "more trials are needed); trials then count every comparison.",
+    "more trials are needed); trials then count every comparison; with --people-sample, "
+    "the people's tie rate.",
 )
 @click.option(
     "--html",

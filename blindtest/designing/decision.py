@@ -155,7 +155,7 @@ def decision_spec(
     if rule == "similar":
         return _similar(margin, champion, estimand, plan_true, plan_ties, sensitivity)
     if people_sample:
-        _people(estimand, sensitivity, sequential)
+        _people(estimand, sensitivity, sequential, plan_true, plan_ties)
     elif estimand == PEOPLE_ESTIMAND:
         raise BadInput(
             f"{option('estimand')} {PEOPLE_ESTIMAND} is the people's estimate from their sample: "
@@ -185,10 +185,29 @@ def decision_spec(
     )
 
 
-def _people(estimand: str | None, sensitivity: int, sequential: bool) -> None:
+def _people(
+    estimand: str | None,
+    sensitivity: int,
+    sequential: bool,
+    plan_true: float | None,
+    plan_ties: float | None,
+) -> None:
     """A decision beside a people's sample is made on the people's estimate: its estimand is
     their mean score (a tie 1/2), it needs no sensitivity check (the estimate is valid
-    whatever the judge does; the people's gates apply instead) and it is not sequential."""
+    whatever the judge does; the people's gates apply instead), it is not sequential, and it
+    takes no planning values: the n that would settle it is planned at the values the run
+    observes (the people's estimate, the judge's agreement with people on the sample).
+    The sample itself is sized before, by bt-plan --people-sample."""
+    for flag, value in ((option("plan_true"), plan_true), (option("plan_ties"), plan_ties)):
+        if value is not None:
+            raise BadInput(
+                f"{flag} plans the comparisons that would settle a decision on the judges' "
+                f"picks; with {option('people_sample')} the decision is on the people's "
+                "estimate, and what would settle it is planned at the score and the judge's "
+                "agreement with people the run observes (size the sample beforehand with "
+                "bt-plan --people-sample TOTAL --agreement SHARE --true SHARE --ties RATE): "
+                f"drop {flag}"
+            )
     if estimand is not None and estimand != PEOPLE_ESTIMAND:
         raise BadInput(
             f"{option('estimand')} {estimand}: with {option('people_sample')} the decision is "

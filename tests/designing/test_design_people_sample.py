@@ -132,3 +132,25 @@ def test_a_decision_on_the_people_estimate_refuses_what_belongs_to_the_judge(
         assert refused.exit_code == 2, refused.output
         assert words in refused.stderr
         assert not (tmp_path / "d" / artifacts.DESIGN).exists()
+
+
+def test_a_decision_on_the_people_estimate_refuses_planning_values_it_would_not_use(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    """What would settle a people's decision is planned at the values the run observes, so
+    --plan-true and --plan-ties would be recorded and never read: refused in one line."""
+    prompts = _prompts(tmp_path / "p.jsonl", count=30)
+    for extra in (("--plan-true", 0.6), ("--plan-ties", 0.2)):
+        refused = invoke(
+            "design", tmp_path / "d", "--prompts", prompts, "--protocol", "preference",
+            "--trials", 20, "--a", "m1", "--b", "m2", "--people-sample", 5,
+            "--decide", "noninferior:0.05", *extra,
+        )  # fmt: skip
+        assert refused.exit_code == 2, refused.output
+        (line,) = refused.stderr.strip().splitlines()
+        assert f"{extra[0]} plans the comparisons that would settle a decision on the judges'" in (
+            line
+        )
+        assert "bt-plan --people-sample TOTAL --agreement SHARE" in line
+        assert line.endswith(f"drop {extra[0]}")
+        assert not (tmp_path / "d" / artifacts.DESIGN).exists()
