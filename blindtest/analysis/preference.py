@@ -112,8 +112,10 @@ __all__ = [
 #: controls that describe and never withdraw a verdict, an LLM judge whose every verdict fell
 #: below --min-confidence failing the run; 6: from three candidates, style control gives no
 #: strength to a candidate whose equal style lies outside its comparisons (status
-#: "extrapolated"), and the mean anchor, the order and the differences are the others'.
-ANALYSIS_VERSION = 6
+#: "extrapolated"), and the mean anchor, the order and the differences are the others'; 7:
+#: with a people's sample, ``people_trials_planned`` (what people were asked, which the void
+#: line and the header count against).
+ANALYSIS_VERSION = 7
 #: The smallest number of candidates that gets a ranking: two candidates' pair is the result.
 RANKED_FROM = 3
 #: The label of the ranking bootstrap's index stream (with the design seed).

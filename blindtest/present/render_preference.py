@@ -92,14 +92,16 @@ def header_parts(report: Mapping[str, Any]) -> list[str]:
     differs besides the model), more as a list with their pairing, and the comparisons."""
     section: Mapping[str, Any] = report.get("candidates") or {}
     comparisons = reportfmt.count(report["trials_planned"], "comparison")
+    sampled = report.get("people_trials_planned")
     if not section:  # a void report names nothing about the picks, nor the candidates
-        return ["preference", comparisons]
+        asked = f" (people asked {sampled} of them, the judge all)" if sampled else ""
+        return ["preference", comparisons + asked]
     names = names_of(report)
     prompts = section.get("prompts")
     on = f" on {reportfmt.count(prompts, 'prompt')}" if prompts else ""
     estimate = report.get("people_estimate")
     if estimate:  # people on their sample, a judge on every comparison
-        on = f" (people judged {estimate['sample']['comparisons']}, the judge all)"
+        on = f" ({_people_judged(estimate['sample'])}, the judge all)"
     parts = ["preference"]
     if len(names) == 2:
         who = " vs ".join(shown(report, n) for n in names)
@@ -112,6 +114,15 @@ def header_parts(report: Mapping[str, Any]) -> list[str]:
         if section.get("pairing"):
             parts.append(f"pairs {section['pairing']}")
     return [*parts, f"{comparisons}{on}"]
+
+
+def _people_judged(sample: Mapping[str, Any]) -> str:
+    """``people judged 30``, or ``people judged 29 of their sample's 30`` when some of the
+    comparisons people were asked went unjudged (a sample whose missing rule bounds them)."""
+    judged, asked = int(sample["judged"]), int(sample["comparisons"])
+    if judged >= asked:
+        return f"people judged {asked}"
+    return f"people judged {judged} of their sample's {asked}"
 
 
 def header_lines(report: ReportRecord) -> list[str]:
