@@ -114,7 +114,8 @@ __all__ = [
 #: strength to a candidate whose equal style lies outside its comparisons (status
 #: "extrapolated"), and the mean anchor, the order and the differences are the others'; 7:
 #: with a people's sample, ``people_trials_planned`` (what people were asked, which the void
-#: line and the header count against).
+#: line and the header count against); ``candidates.prompts_planned`` (the prompts of every
+#: planned comparison, a "both bad"-only one too, which the header counts).
 ANALYSIS_VERSION = 7
 #: The smallest number of candidates that gets a ranking: two candidates' pair is the result.
 RANKED_FROM = 3
@@ -690,6 +691,9 @@ def analyze_preference(
         "win_matrix": _win_matrix(names, pairs),
         "reference": against.to_dict() if against is not None else None,
         "by_tag": tag_tests(design, found),
+        # The prompts of every planned comparison, those without an outcome ("both bad" only,
+        # or excluded) too: what the header counts beside trials_planned.
+        "prompts_planned": len({str(e["prompt_id"]) for e in design["arrangement"]}),
         "headline": [],
     }
     fields: dict[str, Any] = {

@@ -97,11 +97,20 @@ def header_parts(report: Mapping[str, Any]) -> list[str]:
         asked = f" (people asked {sampled} of them, the judge all)" if sampled else ""
         return ["preference", comparisons + asked]
     names = names_of(report)
-    prompts = section.get("prompts")
+    # The planned comparisons' prompts (a report before analysis version 7: those with an
+    # outcome), and the comparisons whose only word was "both bad", which have none.
+    prompts = section.get("prompts_planned", section.get("prompts"))
     on = f" on {reportfmt.count(prompts, 'prompt')}" if prompts else ""
+    said = []
     estimate = report.get("people_estimate")
     if estimate:  # people on their sample, a judge on every comparison
-        on = f" ({_people_judged(estimate['sample'])}, the judge all)"
+        on = ""
+        said.append(f"{_people_judged(estimate['sample'])}, the judge all")
+    both_bad = len((report.get("abstentions") or {}).get("left_out") or ())
+    if both_bad:
+        said.append(f"{both_bad} judged both bad")
+    if said:
+        on += f" ({'; '.join(said)})"
     parts = ["preference"]
     if len(names) == 2:
         who = " vs ".join(shown(report, n) for n in names)
