@@ -20,6 +20,7 @@ from blindtest import reportfmt
 from blindtest.present import lines as blocks
 from blindtest.present.lines import aligned as _table
 from blindtest.present.lines import length_tell_lines, length_tell_rows
+from blindtest.present.raters import BOTH_BAD_SHOWN, trial_rows
 from blindtest.reportfmt import format_p, pct
 from blindtest.rundir.types import ReportRecord
 from blindtest.stats.ranking import FIT_FIRTH
@@ -488,7 +489,7 @@ def _result(report: ReportRecord) -> list[str]:
 
 
 def _per_trial_lines(report: ReportRecord, width: int | None) -> list[str]:
-    rows = report.get("per_trial") or []
+    rows = trial_rows(report)  # the picks, and the "both bad" words marked as such
     if not rows:
         return []
     table = [["trial", "prompt", "judge", "left", "right", "pick", "preferred", "reason"]]
@@ -500,7 +501,9 @@ def _per_trial_lines(report: ReportRecord, width: int | None) -> list[str]:
             r["left"],
             r["right"],
             str(r["pick"]),
-            r.get("excluded") or r["preferred"] or "tie",
+            r.get("excluded")
+            or r["preferred"]
+            or ("neither" if r["pick"] == BOTH_BAD_SHOWN else "tie"),
             blocks.clean(r.get("reason") or ""),
         ]
         for r in rows
