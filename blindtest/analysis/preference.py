@@ -116,7 +116,8 @@ __all__ = [
 #: with a people's sample, ``people_trials_planned`` (what people were asked, which the void
 #: line and the header count against); ``candidates.prompts_planned`` (the prompts of every
 #: planned comparison, a "both bad"-only one too, which the header counts); the prompt of each
-#: "both bad" word (``abstentions.listed[].prompt_id``), listed among the trials.
+#: "both bad" word (``abstentions.listed[].prompt_id``), listed among the trials; a margin under
+#: two said in plain words with what to do.
 ANALYSIS_VERSION = 7
 #: The smallest number of candidates that gets a ranking: two candidates' pair is the result.
 RANKED_FROM = 3

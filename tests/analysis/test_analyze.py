@@ -591,7 +591,7 @@ def test_ties_are_reported_and_excluded_from_the_win_rate(tmp_path: Path) -> Non
     assert "A 12 : B 8, 15 ties" in result.stdout
 
 
-def test_no_conclusion_from_a_margin_smaller_than_two_tasks(tmp_path: Path) -> None:
+def test_a_margin_under_two_is_no_conclusion_said_with_what_to_do(tmp_path: Path) -> None:
     run = judged(
         tmp_path, "preference", 20, lambda d: preference_picks(d, balanced_outcomes(d, 6, 5))
     )
@@ -599,7 +599,15 @@ def test_no_conclusion_from_a_margin_smaller_than_two_tasks(tmp_path: Path) -> N
     assert report["preference"]["margin"] == 1
     assert report["preference"]["margin_ok"] is False
     assert report["verdict"] == "inconclusive"
-    assert "Inconclusive: the margin is smaller than two tasks." in report["statement"]
+    # Spec 001's rule said in words a user can act on (it was "Inconclusive: the margin is
+    # smaller than two tasks."): what the counts mean, and the command that sizes a new design.
+    assert (
+        "Inconclusive: A (model-a) and B (model-b) won within one comparison of each other (6 "
+        "to 5 of the untied), which says nothing about which is preferred. To tell them apart, "
+        "judge more prompts in a new design (bt-plan --protocol preference --ties 0.45 "
+        "--target-power 0.8 says how many)."
+    ) in report["statement"]
+    assert "two tasks" not in report["statement"]
 
 
 def test_position_bias_fails_the_run_with_exit_1_and_the_reason(tmp_path: Path) -> None:
