@@ -117,7 +117,8 @@ __all__ = [
 #: line and the header count against); ``candidates.prompts_planned`` (the prompts of every
 #: planned comparison, a "both bad"-only one too, which the header counts); the prompt of each
 #: "both bad" word (``abstentions.listed[].prompt_id``), listed among the trials; a margin under
-#: two said in plain words with what to do.
+#: two said in plain words with what to do; an LLM judge's own position gate without the planted
+#: comparisons.
 ANALYSIS_VERSION = 7
 #: The smallest number of candidates that gets a ranking: two candidates' pair is the result.
 RANKED_FROM = 3
