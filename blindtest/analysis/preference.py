@@ -118,7 +118,8 @@ __all__ = [
 #: planned comparison, a "both bad"-only one too, which the header counts); the prompt of each
 #: "both bad" word (``abstentions.listed[].prompt_id``), listed among the trials; a margin under
 #: two said in plain words with what to do; an LLM judge's own position gate without the planted
-#: comparisons.
+#: comparisons; ``by_tag[*].pairs[*].won_more`` (who won more there, a count), which was called
+#: ``ahead`` as the claims of ``candidates.pairs`` are.
 ANALYSIS_VERSION = 7
 #: The smallest number of candidates that gets a ranking: two candidates' pair is the result.
 RANKED_FROM = 3
@@ -377,7 +378,9 @@ def tag_tests(design: DesignRecord, found: Outcomes) -> JsonObject:
                     **r.to_dict(),
                     "p_holm": p_holm,
                     "significant": r.n > 0 and p_holm <= alpha,
-                    "ahead": r.first
+                    # Who won more here: a count, not a claim (the whole's claims are
+                    # candidates.pairs' "ahead"); called "ahead" before analysis version 7.
+                    "won_more": r.first
                     if r.wins > r.losses
                     else r.second
                     if r.losses > r.wins

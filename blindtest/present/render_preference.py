@@ -344,7 +344,8 @@ def by_tag_sentences(report: Mapping[str, Any]) -> list[str]:
     """A sentence for each tag where a pair goes the other way from the whole (seed 001: a
     candidate that loses overall but wins on one kind of task says to route by task rather
     than standardise), a finding only when it holds after Holm's adjustment. "Overall" is the
-    whole's claim (the pair's ``ahead``) when it makes one, else the counts, said as counts."""
+    whole's claim (the pair's ``ahead``) when it makes one, else the counts, said as counts; a
+    tag's direction is its pair's ``won_more``."""
     section = report.get("candidates") or {}
     by_tag: Mapping[str, Any] = section.get("by_tag") or {}
     alpha = report.get("alpha") or 0.05
@@ -362,13 +363,14 @@ def by_tag_sentences(report: Mapping[str, Any]) -> list[str]:
     for tag, found in by_tag.items():
         for pair in found["pairs"]:
             overall = whole.get((pair["first"], pair["second"]))
-            ahead, more = pair.get("ahead"), _won_more(overall)
-            if overall is None or ahead is None or ahead == more:
+            # Who won more in the tag (a report before analysis version 7 called it "ahead").
+            here, more = pair.get("won_more", pair.get("ahead")), _won_more(overall)
+            if overall is None or here is None or here == more:
                 continue
-            count = pair["wins"] if ahead == pair["first"] else pair["losses"]
+            count = pair["wins"] if here == pair["first"] else pair["losses"]
             held = pair["p_holm"] <= alpha
             said = (
-                f"On '{blocks.clean(tag)}' {ahead} {'is preferred' if held else 'won more'} "
+                f"On '{blocks.clean(tag)}' {here} {'is preferred' if held else 'won more'} "
                 f"({count} of {pair['n']} untied) though {_overall_words(overall, more)}"
             )
             if held:
