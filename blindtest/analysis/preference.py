@@ -112,8 +112,11 @@ __all__ = [
 #: controls that describe and never withdraw a verdict, an LLM judge whose every verdict fell
 #: below --min-confidence failing the run; 6: from three candidates, style control gives no
 #: strength to a candidate whose equal style lies outside its comparisons (status
-#: "extrapolated"), and the mean anchor, the order and the differences are the others'.
-ANALYSIS_VERSION = 6
+#: "extrapolated"), and the mean anchor, the order and the differences are the others'; 7: a
+#: decision on the people's estimate reads one-sided p-values for every interval (Hall's
+#: skewness correction where it is stricter, the exact interval inverted), Holm across
+#: challengers instead of Bonferroni, the interval at the unadjusted 1 - 2 alpha.
+ANALYSIS_VERSION = 7
 #: The smallest number of candidates that gets a ranking: two candidates' pair is the result.
 RANKED_FROM = 3
 #: The label of the ranking bootstrap's index stream (with the design seed).
