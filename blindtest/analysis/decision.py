@@ -18,10 +18,10 @@ the estimand ``people-mean-score``: the people's mean score for the challenger (
 1/2, a loss 0; the margin is on this scale, so 0.05 means "at least 0.45"), estimated by
 prediction-powered inference from people on the sample and the LLM judge on every comparison
 (`blindtest.analysis.people_estimate`, its ``decision`` record). Non-inferiority is shown
-when the lower bound of the two-sided 1 - 2 alpha interval (1 - 2 alpha / m with m
-challengers: Bonferroni) is above 1/2 - margin, refuted when its upper bound is below;
-superiority the same at 1/2; equivalence both bounds within 1/2 +- margin (two one-sided
-tests). A sampled comparison left unjudged voids the run (exit 1) or, under the design's
+when the one-sided p-value that the score is above 1/2 - margin is at most alpha (Holm's
+adjusted p-value with m challengers), refuted when the opposite's is; superiority the same at
+1/2; equivalence both one-sided p-values within 1/2 +- margin (two one-sided tests). The
+interval shown is the unadjusted 1 - 2 alpha one those p-values invert. A sampled comparison left unjudged voids the run (exit 1) or, under the design's
 ``missing: bound``, widens the interval to the worst case. No sensitivity check: the estimate
 stays valid whatever the judge does, so the people's gates apply instead.
 
