@@ -21,8 +21,9 @@ prediction-powered inference from people on the sample and the LLM judge on ever
 when the one-sided p-value that the score is above 1/2 - margin is at most alpha (Holm's
 adjusted p-value with m challengers), refuted when the opposite's is; superiority the same at
 1/2; equivalence both one-sided p-values within 1/2 +- margin (two one-sided tests). The
-interval shown is the unadjusted 1 - 2 alpha one those p-values invert. A sampled comparison left unjudged voids the run (exit 1) or, under the design's
-``missing: bound``, widens the interval to the worst case. No sensitivity check: the estimate
+interval shown is the unadjusted 1 - 2 alpha one those p-values invert. A sampled comparison
+left unjudged voids the run (exit 1) or, under the design's ``missing: bound``, widens the
+interval to the worst case. No sensitivity check: the estimate
 stays valid whatever the judge does, so the people's gates apply instead.
 
 **Planted comparisons** (`blindtest.model.planted`) never enter the estimate: their scores,
