@@ -119,7 +119,10 @@ __all__ = [
 #: "both bad" word (``abstentions.listed[].prompt_id``), listed among the trials; a margin under
 #: two said in plain words with what to do; an LLM judge's own position gate without the planted
 #: comparisons; ``by_tag[*].pairs[*].won_more`` (who won more there, a count), which was called
-#: ``ahead`` as the claims of ``candidates.pairs`` are.
+#: ``ahead`` as the claims of ``candidates.pairs`` are; a decision on the people's
+#: estimate reads one-sided p-values for every interval (Hall's skewness correction where it is
+#: stricter, the exact interval inverted), Holm across challengers instead of Bonferroni, the
+#: interval at the unadjusted 1 - 2 alpha.
 ANALYSIS_VERSION = 7
 #: The smallest number of candidates that gets a ranking: two candidates' pair is the result.
 RANKED_FROM = 3
