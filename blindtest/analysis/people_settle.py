@@ -21,7 +21,8 @@ refuted) by the same test on the mirror image (score 1 - s, margin b - 1/2). Equ
 tests read one estimate and one standard error, that happens with probability
 ``P(lower) + P(upper) - 1`` (when positive), so the plan is the smallest n where that reaches
 the power; refuted past the nearer bound, one one-sided test. An estimate on a boundary: no
-size settles it. The one-sided alpha is the decision interval's, (1 - level) / 2. Pure.
+size settles it. The one-sided alpha is the caller's: the decision's, or with m challengers
+Holm's first step, alpha / m. Pure.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ def people_settle(
     rule: DecisionRule,
     estimate: float | None,
     *,
-    level: float,
+    alpha: float,
     power: float,
     comparisons: int,
     people_judged: int,
@@ -119,7 +120,7 @@ def people_settle(
         "stable_n": None,
         "unit": UNIT,
         "power": power,
-        "alpha": (1.0 - level) / 2.0,
+        "alpha": alpha,
         "true": estimate,
         "ties": observed["people_ties"] / n,
         "judge_ties": observed["judge_ties"] / n,

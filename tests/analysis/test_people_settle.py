@@ -40,7 +40,7 @@ def _settle(rule: str, estimate: float, **more: Any) -> dict[str, Any]:
     found = people_settle(
         parse_rule(rule),
         estimate,
-        level=more.pop("level", 0.9),
+        alpha=more.pop("alpha", 0.05),
         power=0.8,
         comparisons=400,
         people_judged=60,
@@ -77,8 +77,8 @@ def test_superiority_is_planned_at_a_boundary_of_one_half() -> None:
     assert below["settles"] == "refuted"
 
 
-def test_several_challengers_plan_at_the_decision_s_own_level() -> None:
-    found = _settle("noninferior:0.1", 0.5, level=1 - 2 * 0.05 / 3)
+def test_several_challengers_plan_at_holm_s_first_step() -> None:
+    found = _settle("noninferior:0.1", 0.5, alpha=0.05 / 3)
     plan = plan_people_sample(score=0.5, margin=0.1, power=0.8, alpha=0.05 / 3, **INPUTS)
     assert found["n"] == plan.n
     assert found["n"] > _settle("noninferior:0.1", 0.5)["n"]
@@ -116,14 +116,14 @@ def test_an_estimate_on_the_boundary_has_no_size_that_settles_it(
 def test_a_sample_that_cannot_grow_enough_asks_for_more_comparisons() -> None:
     found = _settle("superior", 0.505)  # 0.005 above 1/2: no sample of 400 comparisons shows it
     assert (found["n"], found["reason"]) == (None, "more comparisons")
-    whole = people_settle(parse_rule("superior"), 0.56, level=0.9, power=0.8, comparisons=60,
+    whole = people_settle(parse_rule("superior"), 0.56, alpha=0.05, power=0.8, comparisons=60,
                           people_judged=60, observed=OBSERVED)  # fmt: skip
     assert whole is not None
     assert (whole["n"], whole["reason"]) == (None, "more comparisons")
 
 
 def test_no_estimate_no_plan() -> None:
-    assert people_settle(parse_rule("superior"), None, level=0.9, power=0.8, comparisons=400,
+    assert people_settle(parse_rule("superior"), None, alpha=0.05, power=0.8, comparisons=400,
                          people_judged=60, observed=OBSERVED) is None  # fmt: skip
 
 
@@ -280,3 +280,41 @@ def test_the_screen_says_the_settling_people_s_judgements_are_a_plan(
 ) -> None:
     settle = _settle("superior", estimate)
     assert words.format(n=settle["n"]) in _screen(settle)
+
+
+def test_with_several_challengers_the_plan_is_at_holm_s_first_step(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    """Champion x against y and z, people splitting evenly: neither is settled, and each
+    plan is at alpha / 2, as Holm's first step tests (and as the other decisions plan)."""
+    url = simulator.base_url
+    source = tmp_path / "prompts.txt"
+    source.write_text("".join(f"Question {i}: say something about {i}.\n" for i in range(24)))
+    run = tmp_path / "run"
+    made = invoke(
+        "design", run, "--prompts", source, "--candidate", "x=sim-large", "--candidate",
+        "y=sim-small", "--candidate", "z=sim-small", "--pairs", "reference:x", "--url", url,
+        "--seed", "ppi3", "--people-sample", 12, "--decide", "noninferior:0.1",
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    judged = llm(invoke, run, "sim-judge-fair", "--out", run / "picks-judge.jsonl", url=url)
+    assert judged.exit_code == 0, judged.output
+    loaded = load_judge_run(run)
+    rows = [
+        {"trial": trial, "judge": "ann", "pick": ("left", "right", "tie")[i % 3],
+         "reason": "read both", "judge_kind": "human", "design_sha256": loaded.design_sha256}
+        for i, trial in enumerate(people_trials(loaded.design) or ())
+    ]  # fmt: skip
+    write_picks(run / "picks.jsonl", rows)
+    analysed = invoke("analyze", run)
+    assert analysed.exit_code == 5, analysed.output
+    report = json.loads((run / artifacts.REPORT).read_text())
+    for item in report["decision"]["decisions"]:
+        assert item["outcome"] == "not_shown"
+        assert item["adjustment"] == "holm:2"
+        assert item["settle"]["alpha"] == pytest.approx(0.025)
+        assert (
+            item["settle"]["sample"]
+            == report["people_estimate"]["decision_sample"][item["challenger"]]["n"]
+        )
