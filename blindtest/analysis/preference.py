@@ -112,8 +112,11 @@ __all__ = [
 #: controls that describe and never withdraw a verdict, an LLM judge whose every verdict fell
 #: below --min-confidence failing the run; 6: from three candidates, style control gives no
 #: strength to a candidate whose equal style lies outside its comparisons (status
-#: "extrapolated"), and the mean anchor, the order and the differences are the others'.
-ANALYSIS_VERSION = 6
+#: "extrapolated"), and the mean anchor, the order and the differences are the others'; 7:
+#: the people's estimate says what each of the LLM judge's flaws cost its interval in width
+#: (``people_estimate.flaw_costs``), lists identity leakage among the flaws, and says "bound"
+#: on every line of a bounded estimate.
+ANALYSIS_VERSION = 7
 #: The smallest number of candidates that gets a ranking: two candidates' pair is the result.
 RANKED_FROM = 3
 #: The label of the ranking bootstrap's index stream (with the design seed).
