@@ -18,11 +18,12 @@ the estimand ``people-mean-score``: the people's mean score for the challenger (
 1/2, a loss 0; the margin is on this scale, so 0.05 means "at least 0.45"), estimated by
 prediction-powered inference from people on the sample and the LLM judge on every comparison
 (`blindtest.analysis.people_estimate`, its ``decision`` record). Non-inferiority is shown
-when the lower bound of the two-sided 1 - 2 alpha interval (1 - 2 alpha / m with m
-challengers: Bonferroni) is above 1/2 - margin, refuted when its upper bound is below;
-superiority the same at 1/2; equivalence both bounds within 1/2 +- margin (two one-sided
-tests). A sampled comparison left unjudged voids the run (exit 1) or, under the design's
-``missing: bound``, widens the interval to the worst case. No sensitivity check: the estimate
+when the one-sided p-value that the score is above 1/2 - margin is at most alpha (Holm's
+adjusted p-value with m challengers), refuted when the opposite's is; superiority the same at
+1/2; equivalence both one-sided p-values within 1/2 +- margin (two one-sided tests). The
+interval shown is the unadjusted 1 - 2 alpha one those p-values invert. A sampled comparison
+left unjudged voids the run (exit 1) or, under the design's ``missing: bound``, widens the
+interval to the worst case. No sensitivity check: the estimate
 stays valid whatever the judge does, so the people's gates apply instead.
 
 **Planted comparisons** (`blindtest.model.planted`) never enter the estimate: their scores,
@@ -73,11 +74,10 @@ from blindtest.stats.decision import (
     Planning,
     adjust_decisions,
     decide,
-    interval_outcome,
+    p_value_outcome,
     parse_rule,
     similarity_decision,
 )
-from blindtest.stats.intervals import Interval
 from blindtest.stats.sensitivity import SensitivityResult, sensitivity_check
 
 __all__ = [
@@ -119,8 +119,10 @@ PEOPLE_SENSITIVITY_NOTE = (
 PEOPLE_METHOD = (
     "the people's mean score for the challenger (a win 1, a tie 1/2, a loss 0) estimated by "
     "prediction-powered inference (PPI++: Angelopoulos, Duchi and Zrnic 2024) from people on "
-    "the design's sample and the LLM judge on every comparison; decided by its two-sided "
-    "1 - 2 alpha / m interval (m challengers, Bonferroni), which a one-sided alpha test inverts"
+    "the design's sample and the LLM judge on every comparison; decided by one-sided p-values "
+    "(Student's t on the normal estimate, or Hall's skewness-corrected statistic where larger; "
+    "the exact interval inverted where the normal one cannot be trusted) at alpha, Holm "
+    "across challengers; the interval shown is the 1 - 2 alpha one they invert"
 )
 #: Each rule's claim and its opposite, for the headline.
 _CLAIMS = {
@@ -566,11 +568,12 @@ def _people_item(
     design: DesignRecord, spec: DecisionSpec, report: Mapping[str, Any], challenger: str
 ) -> JsonObject:
     """A challenger's decision on the people's prediction-powered estimate of its mean score
-    (`blindtest.analysis.people_estimate`'s ``decision`` record: the 1 - 2 alpha / m interval,
-    m challengers), decided by the interval (`blindtest.stats.decision.interval_outcome`):
-    non-inferiority shown when its lower bound is above 1/2 - margin, refuted when its upper
-    bound is below; equivalence both bounds within 1/2 +- margin. No estimate (no judge, a void
-    or unestimated pair): no result."""
+    (`blindtest.analysis.people_estimate`'s ``decision`` record): decided by its one-sided
+    p-values at alpha (`blindtest.stats.decision.p_value_outcome`), Holm-adjusted across m
+    challengers (``holm:m``) as the other decisions are; its interval is the unadjusted
+    1 - 2 alpha one those p-values invert (non-inferiority shown when its lower bound is above
+    1/2 - margin: with one challenger exactly when the p-value is at most alpha). No estimate
+    (no judge, a void or unestimated pair): no result."""
     section = report.get("people_estimate") or {}
     found = (section.get("decision") or {}).get(challenger)
     if found is None or found.get("interval") is None:
@@ -587,10 +590,9 @@ def _people_item(
             "reasons": [f"no prediction-powered estimate of the people's score: {why}"],
         }
     bounds = found["interval"]
-    interval = Interval(*(math.nan if bounds[k] is None else float(bounds[k])
-                          for k in ("estimate", "lo", "hi")))  # fmt: skip
-    outcome = interval_outcome(spec.parsed, interval)
-    m = len(challengers_of(design, spec.champion))
+    p_claim = _first(found.get("p_adjusted"), found.get("p_value"))
+    p_refute = _first(found.get("p_refute_adjusted"), found.get("p_refute"))
+    outcome = p_value_outcome(p_claim, p_refute, spec.alpha)
     item: JsonObject = {
         "challenger": challenger,
         "comparisons": sum(
@@ -602,12 +604,12 @@ def _people_item(
         "estimate": bounds.get("estimate"),
         "interval": bounds,
         "interval_level": found["confidence_level"],
-        "p_value": found.get("p_value"),
-        "p_value_unadjusted": None,
-        "p_refute": found.get("p_refute"),
+        "p_value": p_claim,
+        "p_value_unadjusted": found.get("p_value"),
+        "p_refute": p_refute,
         "tie_rate": None,
-        "method": f"prediction-powered ({found['method']}), decided by its interval",
-        "adjustment": f"bonferroni:{m}" if m > 1 else None,
+        "method": f"prediction-powered ({found['method']}), one-sided p-values",
+        "adjustment": found.get("adjustment"),
         "outcome": outcome,
         "test_outcome": outcome,
         "settle": None,

@@ -9,7 +9,7 @@ Pure: picks files already read come in; nothing is opened here.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -176,6 +176,7 @@ def llm_section(
     *,
     spent_in: Sequence[PicksFile] | None = None,
     margin: float = POSITION_MARGIN,
+    planted: Collection[int] = (),
 ) -> dict[str, Any] | None:
     """``report["llm_judges"]``: each LLM judge's diagnostics and screen lines, and ``gates``
     (the gates each judge failed: its position gate over its comparisons at the design's alpha
@@ -185,7 +186,10 @@ def llm_section(
     control results, added to its diagnostics; the files then hold the real trials, and
     ``spent_in`` every trial judged, so requests, tokens and cost are what the judge spent
     (controls included), not only its share of the test, and the controls' passes feed the
-    judge's position gate beside the real ones."""
+    judge's position gate beside the real ones. ``planted``: the sensitivity check's planted
+    comparisons (the champion's answer against its degraded copy, a known-answer test of the
+    judge, not a comparison of the candidates), left out of each judge's position gate as the
+    run's gate leaves them out, so that both count the same comparisons."""
     records, failures = _llm_records(files)
     if not records and not failures:
         return None
@@ -205,7 +209,11 @@ def llm_section(
             design["models"],
             alpha=alpha,
             margin=margin,
-            position_records=spent_records.get(judge) if spent_in is not None else None,
+            position_records=_gate_records(
+                spent_records.get(judge) if spent_in is not None else None,
+                records.get(judge, []),
+                planted,
+            ),
         )
         if judge in spent_records or judge in spent_failures:
             spent = diagnose(
@@ -234,6 +242,16 @@ def llm_section(
             lines.append(_control_line(control))
         judges.append(diagnostics)
     return {"judges": judges, "lines": lines, "gates": gates}
+
+
+def _gate_records(
+    spent: Sequence[Mapping[str, Any]] | None,
+    own: Sequence[Mapping[str, Any]],
+    planted: Collection[int],
+) -> list[Mapping[str, Any]]:
+    """What a judge's position gate reads: every pass it spent (the hidden controls' among
+    them) or, without those, its records; never a planted comparison's."""
+    return [r for r in (spent if spent is not None else own) if int(r["trial"]) not in planted]
 
 
 def _min_confidence(records: Sequence[Mapping[str, Any]] | None) -> float | None:

@@ -16,7 +16,9 @@ random per comparison is flagged for length 13% of the time at 20 comparisons, n
   ``lean`` = (first - second) / comparisons describe the split. The judge's position gate
   (``position["gate"]``) is the run's (`blindtest.stats.position.position_gate`) over this
   judge's comparisons alone: every pass a position pick as it was shown (the output shown
-  first is the left one), the hidden controls' passes beside the real ones, the comparison as
+  first is the left one), the hidden controls' passes beside the real ones (never the
+  sensitivity check's planted comparisons, the champion's answer against its degraded copy:
+  not a comparison of the candidates, and the run's gate leaves them out), the comparison as
   the unit, the margin on the left share the run's (`blindtest.stats.position.POSITION_MARGIN`
   unless the design fixes another; spec 003's 5% limit is the same figure). ``fail`` fails the
   run (:func:`position_gate`); ``warn`` with a lean shown is a warning.

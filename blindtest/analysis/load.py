@@ -189,6 +189,7 @@ def analyze_run(
         control_results(all_files, controls, loaded.design["alpha"]),
         spent_in=all_files if files is not all_files else None,
         margin=margin,
+        planted=planted_trials(loaded.design),  # never in a judge's position gate
     )
     inputs = {artifacts.DESIGN: loaded.sha256}
     for path in [*paths, *against]:

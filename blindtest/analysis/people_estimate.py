@@ -48,8 +48,9 @@ from blindtest.stats.decision import DecisionRule
 from blindtest.stats.multiple import holm
 from blindtest.stats.ppi import (
     VERDICT_SCORES,
+    PPIDecision,
     PPIMissingResult,
-    ppi_one_sided_p,
+    ppi_decision,
     ppi_preference_missing,
 )
 from blindtest.stats.ppi_calibration import judge_calibration
@@ -249,6 +250,74 @@ def _groups(design: DesignRecord, names: Sequence[str]) -> dict[tuple[str, str],
     return dict(sorted(groups.items(), key=lambda kv: (rank[kv[0][0]], rank[kv[0][1]])))
 
 
+def _estimate(
+    design: DesignRecord,
+    first: str,
+    entries: Sequence[ArrangementEntry],
+    sampled: Sequence[int],
+    people: Mapping[int, Sequence[Pick]],
+    judge: Mapping[int, Pick],
+    level: float,
+) -> PPIMissingResult | str:
+    """One pair's estimate of ``first``'s score at ``level``, or why there is none."""
+    found = _inputs(design, first, entries, sampled, people, judge)
+    if isinstance(found, str):
+        return found
+    try:
+        return ppi_preference_missing(*found.scores, confidence_level=level, **found.options)
+    except ValueError as error:
+        return str(error)
+
+
+@dataclass(frozen=True, slots=True)
+class _Inputs:
+    """One pair's scores for `blindtest.stats.ppi` (people's, the judge's on the sample and
+    off it) and the keyword arguments that go with them (grid, strata, missing rule)."""
+
+    scores: tuple[list[float | None], list[float], list[float]]
+    options: dict[str, Any]
+
+
+def _inputs(
+    design: DesignRecord,
+    first: str,
+    entries: Sequence[ArrangementEntry],
+    sampled: Sequence[int],
+    people: Mapping[int, Sequence[Pick]],
+    judge: Mapping[int, Pick],
+) -> _Inputs | str:
+    """One pair's scores of ``first``, or why there are none to estimate from."""
+    record = sample_of(design) or {}
+    rule = str(record.get("judge_prediction", "verdict"))
+    prompts = {str(p["id"]): p for p in design["prompts"]}
+    place = {t: i for i, t in enumerate(sampled)}
+    inside = sorted((e for e in entries if e["trial"] in place), key=lambda e: place[e["trial"]])
+    outside = [e for e in entries if e["trial"] not in place]
+
+    def predicted(trial: int) -> float:
+        pick = judge.get(trial)
+        score = _score(design, pick, first) if pick is not None else None
+        return predicted_score(score, pick.confidence if pick else None, rule)
+
+    scores: list[float | None] = []
+    counts = []
+    for entry in inside:
+        own = people.get(entry["trial"]) or []
+        counts.append(len(own))
+        scores.append(sum(_score(design, p, first) for p in own) / len(own) if own else None)
+    options: dict[str, Any] = {"score_values": _grid([c for c in counts if c])}
+    if record.get("by") == "tag":
+        options["strata_sampled"] = [stratum_of(prompts[str(e["prompt_id"])]) for e in inside]
+        options["strata_unsampled"] = [stratum_of(prompts[str(e["prompt_id"])]) for e in outside]
+    if not inside or not outside:
+        return "people judged none, or all, of its comparisons"
+    options["missing"] = str(record.get("missing", "void"))
+    return _Inputs(
+        (scores, [predicted(e["trial"]) for e in inside], [predicted(e["trial"]) for e in outside]),
+        options,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class PairData:
     """One pair's inputs to its estimate of ``first``'s score: the sampled comparisons
@@ -274,68 +343,23 @@ def pair_data(
     people: Mapping[int, Sequence[Pick]],
     judge: Mapping[int, Pick],
 ) -> PairData | str:
-    """One pair's inputs (`PairData`), or why it has none. ``judge``: the judge's counted
-    verdicts by trial (a trial without one is predicted 1/2)."""
-    record = sample_of(design) or {}
-    rule = str(record.get("judge_prediction", "verdict"))
-    prompts = {str(p["id"]): p for p in design["prompts"]}
+    """One pair's inputs (`PairData`, from the estimate's own `_inputs`), or why it has none.
+    ``judge``: the judge's counted verdicts by trial (a trial without one is predicted 1/2)."""
+    found = _inputs(design, first, entries, sampled, people, judge)
+    if isinstance(found, str):
+        return found
     place = {t: i for i, t in enumerate(sampled)}
     inside = sorted((e for e in entries if e["trial"] in place), key=lambda e: place[e["trial"]])
-    outside = [e for e in entries if e["trial"] not in place]
-
-    def predicted(trial: int) -> float:
-        pick = judge.get(trial)
-        score = _score(design, pick, first) if pick is not None else None
-        return predicted_score(score, pick.confidence if pick else None, rule)
-
-    scores: list[float | None] = []
-    counts = []
-    for entry in inside:
-        own = people.get(entry["trial"]) or []
-        counts.append(len(own))
-        scores.append(sum(_score(design, p, first) for p in own) / len(own) if own else None)
-    options: dict[str, Any] = {"score_values": _grid([c for c in counts if c])}
-    if record.get("by") == "tag":
-        options["strata_sampled"] = [stratum_of(prompts[str(e["prompt_id"])]) for e in inside]
-        options["strata_unsampled"] = [stratum_of(prompts[str(e["prompt_id"])]) for e in outside]
-    if not inside or not outside:
-        return "people judged none, or all, of its comparisons"
+    people_scores, judge_sampled, judge_unsampled = found.scores
     return PairData(
         first=first,
         inside=tuple(inside),
-        outside=tuple(outside),
-        people=tuple(scores),
-        judge_sampled=tuple(predicted(e["trial"]) for e in inside),
-        judge_unsampled=tuple(predicted(e["trial"]) for e in outside),
-        options=options,
+        outside=tuple(e for e in entries if e["trial"] not in place),
+        people=tuple(people_scores),
+        judge_sampled=tuple(judge_sampled),
+        judge_unsampled=tuple(judge_unsampled),
+        options={k: v for k, v in found.options.items() if k != "missing"},
     )
-
-
-def _estimate(
-    design: DesignRecord,
-    first: str,
-    entries: Sequence[ArrangementEntry],
-    sampled: Sequence[int],
-    people: Mapping[int, Sequence[Pick]],
-    judge: Mapping[int, Pick],
-    level: float,
-) -> PPIMissingResult | str:
-    """One pair's estimate of ``first``'s score at ``level``, or why there is none."""
-    data = pair_data(design, first, entries, sampled, people, judge)
-    if isinstance(data, str):
-        return data
-    record = sample_of(design) or {}
-    try:
-        return ppi_preference_missing(
-            list(data.people),
-            data.judge_sampled,
-            data.judge_unsampled,
-            missing=str(record.get("missing", "void")),  # type: ignore[arg-type]
-            confidence_level=level,
-            **data.options,
-        )
-    except ValueError as error:
-        return str(error)
 
 
 def pairs_data(
@@ -376,15 +400,14 @@ def _pair_estimates(
 
 
 def decision_level(design: DesignRecord) -> float | None:
-    """The two-sided level a decision on the people's estimate reads: 1 - 2 alpha / m for m
-    challengers (each one-sided test at alpha / m: Bonferroni across challengers, since the
-    people's normal and exact intervals have no common p-value for Holm); None when the
-    design pre-registers no decision on the people's estimate."""
+    """The two-sided level of a decision on the people's estimate: 1 - 2 alpha (each bound the
+    one-sided 1 - alpha one its p-values invert; with several challengers the outcome reads
+    Holm's adjusted p-values and the interval stays unadjusted, as for every decision); None
+    when the design pre-registers no decision on the people's estimate."""
     decision = design.get("decision")
     if not decision or decision.get("estimand") != PEOPLE_ESTIMAND:
         return None
-    challengers = len(candidates_of(design) or ("A", "B")) - 1
-    return 1.0 - 2.0 * float(decision["alpha"]) / max(1, challengers)
+    return 1.0 - 2.0 * float(decision["alpha"])
 
 
 def _decision_estimates(
@@ -393,10 +416,12 @@ def _decision_estimates(
     people: Mapping[int, Sequence[Pick]],
     judge: Mapping[int, Pick],
 ) -> JsonObject:
-    """Per challenger, its people's score against the champion at the decision's level
-    (`decision_level`), with the one-sided p-values against the rule's boundaries where the
-    interval is the prediction-powered normal one (`blindtest.stats.ppi.ppi_one_sided_p`);
-    the decision itself is `blindtest.analysis.decision`'s."""
+    """Per challenger, the one-sided evidence on its people's score against the champion
+    (`blindtest.stats.ppi.ppi_decision`: p-values by whichever interval the rule chose, and the
+    interval at `decision_level`), Holm (1979) across the m challengers on the claims' p-values
+    and, separately, the refutations' (a challenger without an estimate counts with p = 1, so
+    the family is always the m the design named); the outcome is
+    `blindtest.analysis.decision`'s."""
     decision = design["decision"]
     level = decision_level(design) or 0.9
     champion = str(decision["champion"])
@@ -407,41 +432,49 @@ def _decision_estimates(
         if champion not in pair:
             continue
         challenger = pair[1] if pair[0] == champion else pair[0]
-        found = _estimate(design, challenger, entries, sampled, people, judge, level)
-        out[challenger] = _decision_record(found, rule, level, len(names) - 1)
+        inputs = _inputs(design, challenger, entries, sampled, people, judge)
+        out[challenger] = _decision_record(_decided(inputs, rule, level), level)
+    m = len(out)
+    for key, adjusted_key in (("p_value", "p_adjusted"), ("p_refute", "p_refute_adjusted")):
+        ps = [_p_or_one(record.get(key)) for record in out.values()]
+        for record, adjusted in zip(out.values(), holm(ps), strict=True):
+            record[adjusted_key] = adjusted if m > 1 else None
+    for record in out.values():
+        record["adjustment"] = f"holm:{m}" if m > 1 else None
     return out
 
 
-def _decision_record(
-    found: PPIMissingResult | str, rule: DecisionRule, level: float, challengers: int
-) -> JsonObject:
+def _decided(inputs: _Inputs | str, rule: DecisionRule, level: float) -> PPIDecision | str:
+    if isinstance(inputs, str):
+        return inputs
+    try:
+        return ppi_decision(*inputs.scores, rule, confidence_level=level, **inputs.options)
+    except ValueError as error:
+        return str(error)
+
+
+def _p_or_one(value: Any) -> float:
+    return float(value) if value is not None else 1.0
+
+
+def _decision_record(found: PPIDecision | str, level: float) -> JsonObject:
     record: JsonObject = {"confidence_level": level}
     if isinstance(found, str):
-        return record | {"status": "not estimated", "reason": found}
-    record |= {
+        return record | {"status": "not estimated", "reason": found, "p_value": None,
+                         "p_refute": None}  # fmt: skip
+    return record | {
         "status": found.status,
         "reason": found.reason,
         "n_sampled": found.n_sampled,
         "n_missing": found.n_missing,
         "interval": found.interval.to_dict() if found.interval is not None else None,
-        "method": found.result.method if found.result is not None else "bounded",
-        "p_value": None,
-        "p_refute": None,
+        "method": found.method,
+        "p_value": _finite(found.p_value),
+        "p_lower": _finite(found.p_lower),
+        "p_upper": _finite(found.p_upper) if found.p_upper is not None else None,
+        "p_refute": _finite(found.p_refute),
+        "direction": found.direction,
     }
-    result = found.result
-    if result is None or result.method != "ppi-normal":
-        return record
-    lower, upper = rule.lower or 0.0, rule.upper
-    above = ppi_one_sided_p(result, lower, above=True)
-    below = ppi_one_sided_p(result, lower, above=False)
-    if upper is None:
-        claim, refute = above, below
-    else:
-        claim = max(above, ppi_one_sided_p(result, upper, above=False))
-        refute = min(below, ppi_one_sided_p(result, upper, above=True))
-    record["p_value"] = _finite(min(1.0, claim * challengers))
-    record["p_refute"] = _finite(min(1.0, refute * challengers))
-    return record
 
 
 def _span(interval: Mapping[str, Any] | None) -> str:

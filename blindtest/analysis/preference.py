@@ -113,6 +113,16 @@ __all__ = [
 #: below --min-confidence failing the run; 6: from three candidates, style control gives no
 #: strength to a candidate whose equal style lies outside its comparisons (status
 #: "extrapolated"), and the mean anchor, the order and the differences are the others'; 7:
+#: with a people's sample, ``people_trials_planned`` (what people were asked, which the void
+#: line and the header count against); ``candidates.prompts_planned`` (the prompts of every
+#: planned comparison, a "both bad"-only one too, which the header counts); the prompt of each
+#: "both bad" word (``abstentions.listed[].prompt_id``), listed among the trials; a margin under
+#: two said in plain words with what to do; an LLM judge's own position gate without the planted
+#: comparisons; ``by_tag[*].pairs[*].won_more`` (who won more there, a count), which was called
+#: ``ahead`` as the claims of ``candidates.pairs`` are; a decision on the people's
+#: estimate reads one-sided p-values for every interval (Hall's skewness correction where it is
+#: stricter, the exact interval inverted), Holm across challengers instead of Bonferroni, the
+#: interval at the unadjusted 1 - 2 alpha;
 #: the people's estimate says what each of the LLM judge's flaws cost its interval in width
 #: (``people_estimate.flaw_costs``), lists identity leakage among the flaws, and says "bound"
 #: on every line of a bounded estimate.
@@ -374,7 +384,9 @@ def tag_tests(design: DesignRecord, found: Outcomes) -> JsonObject:
                     **r.to_dict(),
                     "p_holm": p_holm,
                     "significant": r.n > 0 and p_holm <= alpha,
-                    "ahead": r.first
+                    # Who won more here: a count, not a claim (the whole's claims are
+                    # candidates.pairs' "ahead"); called "ahead" before analysis version 7.
+                    "won_more": r.first
                     if r.wins > r.losses
                     else r.second
                     if r.losses > r.wins
@@ -691,6 +703,9 @@ def analyze_preference(
         "win_matrix": _win_matrix(names, pairs),
         "reference": against.to_dict() if against is not None else None,
         "by_tag": tag_tests(design, found),
+        # The prompts of every planned comparison, those without an outcome ("both bad" only,
+        # or excluded) too: what the header counts beside trials_planned.
+        "prompts_planned": len({str(e["prompt_id"]) for e in design["arrangement"]}),
         "headline": [],
     }
     fields: dict[str, Any] = {

@@ -400,15 +400,27 @@ def pair_conclusion(
     )
     tie_rate = result.ties / judged if judged else 0.0
     if result.verdict == "inconclusive":
-        reason = (
-            "the margin is smaller than two tasks"
+        words = (
+            _level_words(result, first, second, tie_rate)
             if not result.margin_ok
-            else "the Wilson interval and the exact test do not both exclude 1/2"
+            else "Inconclusive: the Wilson interval and the exact test do not both exclude 1/2."
         )
-        words = f"Inconclusive: {reason}."
         if tie_rate >= 1 / 4:
             # Said only when the ties are many: wording follows the numbers.
             words += f" The tie rate ({pct(tie_rate)}) is itself a finding."
     else:
         words = f"Verdict: {verdict} (interval and exact test agree, margin {result.margin})."
     return verdict, words
+
+
+def _level_words(result: PreferenceResult, first: str, second: str, tie_rate: float) -> str:
+    """Spec 001's "no conclusion from a margin smaller than two tasks", in words a user can act
+    on: what the counts say (nothing about which is preferred) and what settles it (more
+    prompts, sized by bt-plan at this run's tie rate; bt-plan takes a tie rate below 1)."""
+    ties = f"{round(min(tie_rate, 0.95), 2):g}"
+    return (
+        f"Inconclusive: {first} and {second} won within one comparison of each other "
+        f"({result.wins} to {result.losses} of the untied), which says nothing about which is "
+        "preferred. To tell them apart, judge more prompts in a new design (bt-plan "
+        f"--protocol preference --ties {ties} --target-power 0.8 says how many)."
+    )

@@ -66,6 +66,7 @@ def abstentions_section(
         listed.append(
             {
                 "trial": pick.trial,
+                "prompt_id": str(arrangement_entry(design, pick.trial)["prompt_id"]),
                 "judge": pick.judge,
                 "left": left,
                 "right": right,

@@ -15,6 +15,7 @@ from blindtest.analysis.common import (
     AnalysisResult,
     by_judge,
     finished_design,
+    planned_trials,
     void_statement,
 )
 from blindtest.analysis.pair import analyze_pair
@@ -59,6 +60,7 @@ VOID_KEYS = (
     "alpha",
     "sequential",
     "trials_planned",
+    "people_trials_planned",
     "dropped_trials",
     "judges",
     "n",
@@ -81,6 +83,13 @@ def _abstentions(
     judges with those who said only "both bad"."""
     report["abstentions"] = abstentions_section(design, picks, abstentions)
     report["judges"] = sorted({*report["judges"], *(p.judge for p in abstentions)})
+
+
+def _people_asked(report: ReportRecord, design: DesignRecord) -> None:
+    """With a people's sample, the comparisons people were asked (the design's trials are
+    every comparison, which the LLM judge judges): what the void line counts against."""
+    if "people_sample" in design:
+        report["people_trials_planned"] = planned_trials(design)
 
 
 REVEALED_VOID = (
@@ -200,6 +209,7 @@ def build_report(
     }
     if prefers:
         report["analysis_version"] = ANALYSIS_VERSION
+    _people_asked(report, design)
     if dropped := dropped_trials(design):  # a design made --from another without them
         report["dropped_trials"] = [dict(entry) for entry in dropped]
     # The protocol's figures (over "correct": None), none of them a key set above. mypy's update()

@@ -369,7 +369,9 @@ def void_line(report: Mapping[str, Any], run_dir: Path, finish: Any) -> str:
     files = (report.get("reading") or {}).get("picks") or []
     short = min(judged, key=lambda j: judged[j]) if judged else None
     k = judged.get(short, 0) if short is not None else 0
-    total = report["trials_planned"]
+    # With a people's sample people are asked its comparisons, not the design's every one.
+    sampled = report.get("people_trials_planned")
+    total = f"the people's sample of {sampled}" if sampled is not None else report["trials_planned"]
     who = f"judge {short!r} " if len(judged) > 1 else ""
     args: list[str] = ["judge", str(run_dir)]
     held = next((f for f in files if short in f.get("judges", [])), files[0] if files else None)

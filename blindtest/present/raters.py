@@ -16,12 +16,14 @@ from blindtest.present.lines import aligned
 from blindtest.reportfmt import count, fixed, pct
 
 __all__ = [
+    "BOTH_BAD_SHOWN",
     "JUDGE_HEADER",
     "abstention_rows",
     "first_picks_lines",
     "judge_rows",
     "judges_lines",
     "page_raters",
+    "trial_rows",
 ]
 
 JUDGE_HEADER = (
@@ -34,6 +36,8 @@ JUDGE_HEADER = (
     "never answered",
 )
 ABSTENTION_HEADER = ("candidate", '"both bad"', "of the words on its comparisons", "share")
+#: The pick a per-trial list shows for a "both bad" word (an abstention: no side preferred).
+BOTH_BAD_SHOWN = "both bad"
 
 
 def _changes(found: Mapping[str, Any]) -> str:
@@ -161,3 +165,28 @@ def page_raters(report: Mapping[str, Any]) -> dict[str, Any] | None:
         "abstention_rows": candidates,
         "abstentions": statement,
     }
+
+
+def trial_rows(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The per-trial list's rows, in trial and judge order: each pick (``per_trial``) and each
+    "both bad" word (``abstentions.listed``), marked by its pick ``BOTH_BAD_SHOWN`` and no side
+    preferred, so that a reader can open the answers called bad."""
+    rows: list[Mapping[str, Any]] = list(report.get("per_trial") or [])
+    listed = (report.get("abstentions") or {}).get("listed") or []
+    if not listed:
+        return rows
+    said = [
+        {
+            "trial": word["trial"],
+            # A report before analysis version 7 did not list the prompt.
+            "prompt_id": word.get("prompt_id", ""),
+            "judge": word["judge"],
+            "left": word["left"],
+            "right": word["right"],
+            "pick": BOTH_BAD_SHOWN,
+            "preferred": None,
+            "reason": word.get("reason"),
+        }
+        for word in listed
+    ]
+    return sorted([*rows, *said], key=lambda r: (int(r["trial"]), str(r["judge"])))

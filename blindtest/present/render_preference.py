@@ -20,6 +20,7 @@ from blindtest import reportfmt
 from blindtest.present import lines as blocks
 from blindtest.present.lines import aligned as _table
 from blindtest.present.lines import length_tell_lines, length_tell_rows
+from blindtest.present.raters import BOTH_BAD_SHOWN, trial_rows
 from blindtest.reportfmt import format_p, pct
 from blindtest.rundir.types import ReportRecord
 from blindtest.stats.ranking import FIT_FIRTH
@@ -92,14 +93,25 @@ def header_parts(report: Mapping[str, Any]) -> list[str]:
     differs besides the model), more as a list with their pairing, and the comparisons."""
     section: Mapping[str, Any] = report.get("candidates") or {}
     comparisons = reportfmt.count(report["trials_planned"], "comparison")
+    sampled = report.get("people_trials_planned")
     if not section:  # a void report names nothing about the picks, nor the candidates
-        return ["preference", comparisons]
+        asked = f" (people asked {sampled} of them, the judge all)" if sampled else ""
+        return ["preference", comparisons + asked]
     names = names_of(report)
-    prompts = section.get("prompts")
+    # The planned comparisons' prompts (a report before analysis version 7: those with an
+    # outcome), and the comparisons whose only word was "both bad", which have none.
+    prompts = section.get("prompts_planned", section.get("prompts"))
     on = f" on {reportfmt.count(prompts, 'prompt')}" if prompts else ""
+    said = []
     estimate = report.get("people_estimate")
     if estimate:  # people on their sample, a judge on every comparison
-        on = f" (people judged {estimate['sample']['comparisons']}, the judge all)"
+        on = ""
+        said.append(f"{_people_judged(estimate['sample'])}, the judge all")
+    both_bad = len((report.get("abstentions") or {}).get("left_out") or ())
+    if both_bad:
+        said.append(f"{both_bad} judged both bad")
+    if said:
+        on += f" ({'; '.join(said)})"
     parts = ["preference"]
     if len(names) == 2:
         who = " vs ".join(shown(report, n) for n in names)
@@ -112,6 +124,15 @@ def header_parts(report: Mapping[str, Any]) -> list[str]:
         if section.get("pairing"):
             parts.append(f"pairs {section['pairing']}")
     return [*parts, f"{comparisons}{on}"]
+
+
+def _people_judged(sample: Mapping[str, Any]) -> str:
+    """``people judged 30``, or ``people judged 29 of their sample's 30`` when some of the
+    comparisons people were asked went unjudged (a sample whose missing rule bounds them)."""
+    judged, asked = int(sample["judged"]), int(sample["comparisons"])
+    if judged >= asked:
+        return f"people judged {asked}"
+    return f"people judged {judged} of their sample's {asked}"
 
 
 def header_lines(report: ReportRecord) -> list[str]:
@@ -323,7 +344,8 @@ def by_tag_sentences(report: Mapping[str, Any]) -> list[str]:
     """A sentence for each tag where a pair goes the other way from the whole (seed 001: a
     candidate that loses overall but wins on one kind of task says to route by task rather
     than standardise), a finding only when it holds after Holm's adjustment. "Overall" is the
-    whole's claim (the pair's ``ahead``) when it makes one, else the counts, said as counts."""
+    whole's claim (the pair's ``ahead``) when it makes one, else the counts, said as counts; a
+    tag's direction is its pair's ``won_more``."""
     section = report.get("candidates") or {}
     by_tag: Mapping[str, Any] = section.get("by_tag") or {}
     alpha = report.get("alpha") or 0.05
@@ -341,13 +363,14 @@ def by_tag_sentences(report: Mapping[str, Any]) -> list[str]:
     for tag, found in by_tag.items():
         for pair in found["pairs"]:
             overall = whole.get((pair["first"], pair["second"]))
-            ahead, more = pair.get("ahead"), _won_more(overall)
-            if overall is None or ahead is None or ahead == more:
+            # Who won more in the tag (a report before analysis version 7 called it "ahead").
+            here, more = pair.get("won_more", pair.get("ahead")), _won_more(overall)
+            if overall is None or here is None or here == more:
                 continue
-            count = pair["wins"] if ahead == pair["first"] else pair["losses"]
+            count = pair["wins"] if here == pair["first"] else pair["losses"]
             held = pair["p_holm"] <= alpha
             said = (
-                f"On '{blocks.clean(tag)}' {ahead} {'is preferred' if held else 'won more'} "
+                f"On '{blocks.clean(tag)}' {here} {'is preferred' if held else 'won more'} "
                 f"({count} of {pair['n']} untied) though {_overall_words(overall, more)}"
             )
             if held:
@@ -468,7 +491,7 @@ def _result(report: ReportRecord) -> list[str]:
 
 
 def _per_trial_lines(report: ReportRecord, width: int | None) -> list[str]:
-    rows = report.get("per_trial") or []
+    rows = trial_rows(report)  # the picks, and the "both bad" words marked as such
     if not rows:
         return []
     table = [["trial", "prompt", "judge", "left", "right", "pick", "preferred", "reason"]]
@@ -480,7 +503,9 @@ def _per_trial_lines(report: ReportRecord, width: int | None) -> list[str]:
             r["left"],
             r["right"],
             str(r["pick"]),
-            r.get("excluded") or r["preferred"] or "tie",
+            r.get("excluded")
+            or r["preferred"]
+            or ("neither" if r["pick"] == BOTH_BAD_SHOWN else "tie"),
             blocks.clean(r.get("reason") or ""),
         ]
         for r in rows

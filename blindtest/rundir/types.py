@@ -381,6 +381,8 @@ class ReportRecord(_ReportRequired, ProtocolFields, total=False):
     alpha: float
     sequential: bool
     trials_planned: int
+    #: With a people's sample (report@2): the comparisons people judge to finish the design.
+    people_trials_planned: int
     dropped_trials: list[dict[str, Any]]
     models: dict[str, str]
     audit: dict[str, Any] | None

@@ -100,6 +100,7 @@ __all__ = [
     "decide",
     "decide_counts",
     "interval_outcome",
+    "p_value_outcome",
     "parse_rule",
     "similarity_decision",
 ]
@@ -412,6 +413,24 @@ def interval_outcome(rule: str | DecisionRule, interval: Interval) -> str:
     if _interval_agrees(parsed, interval, claim=True):
         return "shown"
     return "refuted" if _interval_agrees(parsed, interval, claim=False) else "not_shown"
+
+
+def p_value_outcome(p_claim: float | None, p_refute: float | None, alpha: float) -> str:
+    """A margin rule decided by its one-sided p-values at ``alpha`` (Holm-adjusted ones, with
+    several challengers): ``shown`` when the claim's p is at most alpha, ``refuted`` when the
+    opposite claim's is, ``not_shown`` otherwise or when both are (the scores drift). A missing
+    p (None or NaN) shows nothing. For an estimate whose tests `decide` does not run, such as
+    the prediction-powered one (`blindtest.stats.ppi.ppi_decision`); with one challenger it
+    says what `interval_outcome` says of the 1 - 2 alpha interval those p-values invert."""
+    alpha_value = _check_alpha(alpha)
+
+    def below(p: float | None) -> bool:
+        return p is not None and math.isfinite(p) and p <= alpha_value
+
+    shown, refuted = below(p_claim), below(p_refute)
+    if shown and refuted:
+        return "not_shown"
+    return "shown" if shown else "refuted" if refuted else "not_shown"
 
 
 def _outcome(

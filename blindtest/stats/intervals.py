@@ -16,12 +16,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
-
-import numpy as np
-from scipy import special
 
 __all__ = [
     "Interval",
@@ -47,7 +45,10 @@ def to_plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         to_dict = getattr(value, "to_dict", None)
         return to_dict() if callable(to_dict) else result_to_dict(value)
-    if isinstance(value, (bool, np.bool_)):
+    # numpy is looked up, not imported: a value cannot be numpy's bool unless numpy is loaded,
+    # and bt-generate (which reaches this module through its guard) never loads it.
+    numpy = sys.modules.get("numpy")
+    if isinstance(value, bool) or (numpy is not None and isinstance(value, numpy.bool_)):
         return bool(value)
     if value is None or isinstance(value, str):
         return value
@@ -187,6 +188,8 @@ def wilson(k: int, n: int, *, confidence_level: float = 0.95) -> Interval:
         return Interval(estimate, 0.0, 1.0)
     # Convention: confidence 0 gives z = 0 and the formula returns the point estimate.
     # z from the tail itself: 0.5 + 0.5 * level would round to 1 for a level just below 1.
+    from scipy import special  # deferred: scipy.special costs 0.3 s at start-up (scipy 1.17)
+
     z = -float(special.ndtri((1.0 - level) / 2.0))
     root = math.sqrt(z * z + 4.0 * k * (n - k) / n)
     # k = 0 (k = n) pins the lower (upper) bound to 0 (1) exactly, as the score test does.

@@ -65,6 +65,24 @@ Bonferroni; a betting interval for ``Y - lambda f``, Waudby-Smith and Ramdas 202
 wider than the people's exact interval wherever the normal interval is not trusted
 (tests/benchmarks/sim_ppi.py ``--alternatives``), so the fallback does not use the judge.
 
+**A one-sided claim** (a release decision, `ppi_decision`): the p-value that the score is
+above (or below) a boundary, by whichever interval the rule chose. The choice reads the
+degrees of freedom, the skewness and whether the terms vary, never the level, so one choice
+serves every level and each method's p-value inverts one nested family of bounds: ``p <=
+alpha`` exactly when the ``1 - alpha`` one-sided bound clears the boundary, at every alpha,
+which is what lets Holm's step-down levels read it. The normal ones: Student's t on the
+estimate, its standard error and Satterthwaite degrees of freedom, or, if larger, the same
+tail of Hall's (1992) skewness-corrected statistic (``t + g t^2/3 + g^2 t^3/27 + g/6``, ``g``
+the estimate's estimated skewness; Johnson's 1978 modified t made monotone): a skewed estimate
+moves one tail's error by order n^-1/2 (a two-sided interval's errors cancel to order 1/n),
+and taking the larger p lets the correction make a claim harder, never easier. For the
+studentised PPI estimate the expansion's skewness term is the estimate's own, since the
+covariance of the estimate and its variance estimate equals its third cumulant for a weighted
+sum of independent means. The exact one: the smallest level at which the exact bound clears
+the boundary, by bisection (the Clopper-Pearson bounds, and so their layer sum, are nested in
+the level). The decision's interval is the pair of those one-sided bounds at ``1 -
+confidence_level`` over two each (for ``people-exact`` the headline exact interval).
+
 **Effective sample size.** ``n_eff = n * V_people / V_ppi``: the number of people's judgements
 that would give the people-only estimate the variance the PPI estimate has at the PPI++ weight
 ("the judge was worth about n_eff - n people's judgements"). At that weight it depends on the
@@ -102,6 +120,7 @@ import numpy as np
 import numpy.typing as npt
 
 from blindtest.stats import ppi_core as core
+from blindtest.stats.decision import DecisionRule, parse_rule
 from blindtest.stats.intervals import (
     Interval,
     _check_choice,
@@ -126,11 +145,12 @@ __all__ = [
     "MIN_DEGREES_OF_FREEDOM",
     "SKEWNESS_LIMIT",
     "VERDICT_SCORES",
+    "PPIDecision",
     "PPIMissingResult",
     "PPIResult",
     "PPIStratum",
     "UntiedShare",
-    "ppi_one_sided_p",
+    "ppi_decision",
     "ppi_preference",
     "ppi_preference_missing",
 ]
@@ -266,6 +286,48 @@ class PPIMissingResult:
         return result_to_dict(self)
 
 
+@dataclass(frozen=True, slots=True)
+class PPIDecision:
+    """A margin rule's one-sided evidence on the people's score (module doc, "A one-sided
+    claim"), for one challenger; Holm across challengers is the caller's.
+
+    * ``rule``, ``margin``; ``lower`` and ``upper`` the rule's boundaries on the score scale
+      (``upper`` null unless equivalence).
+    * ``status``, ``reason``, ``n_sampled``, ``n_missing``: as `PPIMissingResult`'s. ``void``:
+      no evidence (null interval, every p null).
+    * ``method``: the interval the rule chose (``ppi-normal``, ``people-normal`` or
+      ``people-exact``); ``bounded`` under the bound rule, each worst case deciding its own.
+    * ``interval`` at ``confidence_level``: the one-sided ``(1 + level) / 2`` bounds the
+      p-values invert (bounded: the lower of the two worst cases' lower bounds, the higher of
+      their upper bounds, no estimate).
+    * ``p_value``: the claim's one-sided p (equivalence: the larger of ``p_lower``, the score
+      above ``lower``, and ``p_upper``, below ``upper``); ``p_refute``: the opposite claim's,
+      ``direction`` its side (``"below"`` or ``"above"``). Bounded: each the larger over the two
+      worst cases, so a p at most alpha means both worst cases clear.
+    """
+
+    rule: str
+    margin: float
+    lower: float
+    upper: float | None
+    status: str
+    reason: str
+    n_sampled: int
+    n_missing: int
+    method: str
+    confidence_level: float
+    interval: Interval | None
+    p_value: float
+    p_lower: float
+    p_upper: float | None
+    p_refute: float
+    direction: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able values (non-finite numbers as null)."""
+        return result_to_dict(self)
+
+
 # -------------------------------------------------------------------- argument checking
 
 
@@ -385,19 +447,13 @@ def _normal_p(estimate: float, se: float, df: float, quantile: str, null: float)
 
 
 def _exact_p(data: _Data, values: tuple[float, ...], null: float) -> float:
-    """Two-sided p of the score ``null`` from the exact bounds: twice the smallest one-sided
-    level at which a bound passes ``null`` (bisection; each bound is monotone in the level)."""
-
-    def side(upper: bool) -> float:
-        lo_a, hi_a = 0.0, 1.0
-        for _ in range(60):
-            mid = (lo_a + hi_a) / 2.0
-            lo, hi = core.exact_bounds(data.ys, data.shares, values, mid)
-            beyond = _one(hi) < null if upper else _one(lo) > null
-            lo_a, hi_a = (lo_a, mid) if beyond else (mid, hi_a)
-        return hi_a
-
-    return float(min(1.0, 2.0 * min(side(False), side(True))))
+    """Two-sided p of the score ``null`` from the exact bounds: twice the smaller one-sided
+    p-value (`blindtest.stats.ppi_core.exact_one_sided_p`)."""
+    sides = [
+        _one(core.exact_one_sided_p(data.ys, data.shares, values, null, above=above))
+        for above in (True, False)
+    ]
+    return float(min(1.0, 2.0 * min(sides)))
 
 
 def _reason_not_trusted(comb_df: float, skewness: float, varies: bool, who: str) -> str:
@@ -722,25 +778,116 @@ def ppi_preference_missing(
                             "loss, then a win")  # fmt: skip
 
 
-def ppi_one_sided_p(
-    result: PPIResult, boundary: float, *, above: bool, quantile: Quantile = "t"
-) -> float:
-    """The one-sided p-value that the people's score is above ``boundary`` (``above``) or
-    below it, from the prediction-powered normal estimate: its estimate, standard error and
-    Satterthwaite degrees of freedom, with the ``quantile`` `ppi_preference` was given (the
-    t by default). NaN when the interval's method is not ``"ppi-normal"`` (the people's own
-    interval was chosen: then decide by the interval, `blindtest.stats.decision.
-    interval_outcome`) or the estimate has no variance. Inverts the same interval: at the
-    1 - 2 alpha level, p <= alpha exactly when the interval's bound clears ``boundary``."""
-    from scipy import special, stats  # deferred: scipy.stats costs 0.5 s at start-up
+@dataclass(frozen=True, slots=True)
+class _Sided:
+    """One data set's one-sided p-values against a boundary, and its decision bounds."""
 
-    _check_choice("quantile", quantile, QUANTILES)
-    if not 0.0 <= boundary <= 1.0:
-        raise ValueError(f"boundary must be in [0, 1] (a score), got {boundary!r}")
-    se = result.standard_error
-    if result.method != "ppi-normal" or not (math.isfinite(se) and se > 0):
-        return math.nan
-    stat = (result.estimate - boundary) / se
-    stat = stat if above else -stat
-    tail = special.ndtr(-stat) if quantile == "z" else stats.t.sf(stat, result.degrees_of_freedom)
-    return float(tail)
+    method: str
+    lo: float
+    hi: float
+    above: dict[float, float]
+    below: dict[float, float]
+
+
+def _sided(
+    people: list[float],
+    judge: tuple[Sequence[float], Sequence[float]],
+    boundaries: Sequence[float],
+    level: float,
+    options: dict[str, Any],
+) -> _Sided:
+    values = _check_values(options.get("score_values", VERDICT_SCORES))
+    strata = (options.get("strata_sampled"), options.get("strata_unsampled"))
+    data = _checked(people, judge[0], judge[1], strata, values)
+    quantile = str(options.get("quantile", "t"))
+    vec = core.intervals(
+        data.ys,
+        data.fs,
+        data.fus,
+        data.shares,
+        weight=_check_weight(options.get("weight", "auto")),
+        interval=str(options.get("interval", "auto")),
+        quantile=quantile,
+        score_values=values,
+        confidence_level=level,
+    )
+
+    def p(boundary: float, above: bool) -> float:
+        return _one(core.one_sided_p(vec, data.ys, data.shares, values, boundary,
+                                     above=above, quantile=quantile))  # fmt: skip
+
+    def bound(lower: bool) -> float:
+        return _one(core.one_sided_bound(vec, data.ys, data.shares, values, (1.0 - level) / 2,
+                                         lower=lower, quantile=quantile))  # fmt: skip
+
+    return _Sided(
+        METHODS[int(vec.method[0])],
+        bound(True),
+        bound(False),
+        {b: p(b, True) for b in boundaries},
+        {b: p(b, False) for b in boundaries},
+    )
+
+
+def ppi_decision(
+    people: Sequence[float | None],
+    judge_sampled: Sequence[float],
+    judge_unsampled: Sequence[float],
+    rule: str | DecisionRule,
+    *,
+    missing: MissingRule = "void",
+    confidence_level: float = 0.9,
+    **options: Any,
+) -> PPIDecision:
+    """A margin rule (``noninferior:M``, ``superior``, ``equivalent:M``) on the people's
+    score: each one-sided p-value by the interval `ppi_preference` chooses (module doc, "A one-
+    sided claim"), and the decision's interval at ``confidence_level`` (1 - 2 alpha: its
+    bounds the one-sided 1 - alpha ones the p-values invert). Missing people's judgements as
+    `ppi_preference_missing` takes them (``bound``: the worse of the two fills); other keyword
+    arguments go to `ppi_preference` (``null`` aside)."""
+    parsed = parse_rule(rule)
+    if parsed.rule == "similar":
+        raise ValueError("similar:PD0 is decided by similarity_decision (triangle and pair)")
+    level = _check_open("confidence_level", confidence_level)
+    options.pop("null", None)
+    found = ppi_preference_missing(people, judge_sampled, judge_unsampled, missing=missing,
+                                   confidence_level=level, **options)  # fmt: skip
+    lower = parsed.lower if parsed.lower is not None else 0.5
+    upper = parsed.upper
+    boundaries = (lower,) if upper is None else (lower, upper)
+    nan = math.nan
+    method, interval = "void", None
+    p_lower = refute_below = p_upper = refute_above = nan
+    if found.status != "void":
+        y = _as_scores("people", people, allow_missing=True)
+        fills = [y] if found.status == "complete" else [np.nan_to_num(y, nan=v) for v in (0, 1)]
+        judge = (judge_sampled, judge_unsampled)
+        sides = [_sided(fill.tolist(), judge, boundaries, level, options) for fill in fills]
+
+        def worst(above: bool, boundary: float) -> float:
+            return max((s.above if above else s.below)[boundary] for s in sides)
+
+        p_lower, refute_below = worst(True, lower), worst(False, lower)
+        if upper is not None:
+            p_upper, refute_above = worst(False, upper), worst(True, upper)
+        estimate = found.result.estimate if found.result is not None else nan
+        method = sides[0].method if found.status == "complete" else "bounded"
+        interval = Interval(estimate, min(s.lo for s in sides), max(s.hi for s in sides))
+    return PPIDecision(
+        rule=parsed.rule,
+        margin=parsed.margin,
+        lower=lower,
+        upper=upper,
+        status=found.status,
+        reason=found.reason,
+        n_sampled=found.n_sampled,
+        n_missing=found.n_missing,
+        method=method,
+        confidence_level=level,
+        interval=interval,
+        p_value=p_lower if upper is None else max(p_lower, p_upper),
+        p_lower=p_lower,
+        p_upper=None if upper is None else p_upper,
+        p_refute=refute_below if upper is None else min(refute_below, refute_above),
+        direction="below" if upper is None or refute_below <= refute_above else "above",
+    )

@@ -19,6 +19,7 @@ import numpy.typing as npt
 __all__ = [
     "CROSS_FIT_BELOW",
     "EFFECTIVE_N_INTERVAL_FROM",
+    "HALL_LIMIT",
     "METHODS",
     "MIN_DEGREES_OF_FREEDOM",
     "SKEWNESS_LIMIT",
@@ -29,8 +30,15 @@ __all__ = [
     "combine",
     "cross_fit_weights",
     "exact_bounds",
+    "exact_one_sided_p",
+    "hall",
+    "hall_inverse",
     "intervals",
+    "normal_one_sided_bound",
+    "normal_one_sided_p",
     "normal_trusted",
+    "one_sided_bound",
+    "one_sided_p",
     "parts_with_weights",
     "plugin_weight",
     "quantiles",
@@ -53,6 +61,10 @@ SKEWNESS_LIMIT = 0.2
 EFFECTIVE_N_INTERVAL_FROM = 100
 #: A person's score is one of these unless the caller says otherwise (loss, tie, win).
 VERDICT_SCORES: tuple[float, ...] = (0.0, 0.5, 1.0)
+#: Hall's correction reads the estimate's skewness clipped to this size: the trusted normal
+#: interval has at most `SKEWNESS_LIMIT`; a forced one (``interval="normal"``) may have more,
+#: where the transformation's expansion no longer holds.
+HALL_LIMIT = 1.0
 #: The headline interval's methods, in the order of `IntervalsVector.method`.
 METHODS: tuple[str, ...] = ("ppi-normal", "people-normal", "people-exact")
 _TOLERANCE = 1e-9
@@ -325,47 +337,220 @@ def quantiles(level: float, quantile: str, df: F64) -> F64:
     return np.asarray(stats.t.isf(tail, df), dtype=float)
 
 
-def _beta_lower(k: F64, n: float, tail: float) -> F64:
+def _beta_lower(k: F64, n: float, tail: float | F64) -> F64:
     from scipy import stats
 
     out = np.zeros_like(k)
     pos = k > 0
-    out[pos] = stats.beta.ppf(tail, k[pos], n - k[pos] + 1)
+    tails = np.broadcast_to(np.asarray(tail, dtype=float), k.shape)
+    out[pos] = stats.beta.ppf(tails[pos], k[pos], n - k[pos] + 1)
     return out
 
 
-def _beta_upper(k: F64, n: float, tail: float) -> F64:
+def _beta_upper(k: F64, n: float, tail: float | F64) -> F64:
     from scipy import stats
 
     out = np.ones_like(k)
     below = k < n
-    out[below] = stats.beta.isf(tail, k[below] + 1, n - k[below])
+    tails = np.broadcast_to(np.asarray(tail, dtype=float), k.shape)
+    out[below] = stats.beta.isf(tails[below], k[below] + 1, n - k[below])
     return out
 
 
 def exact_bounds(
-    ys: Sequence[F64], shares: Sequence[float], values: Sequence[float], tail: float
+    ys: Sequence[F64], shares: Sequence[float], values: Sequence[float], tail: float | F64
 ) -> tuple[F64, F64]:
-    """The people's exact lower and upper bounds per row, each one-sided at ``tail``: the layer
-    sum ``s_0 + sum_j (s_j - s_(j-1)) P(Y >= s_j)`` with a one-sided Clopper-Pearson bound for
-    every (stratum, layer), Bonferroni at ``tail / (layers * strata)``, summed with the
-    strata's shares."""
+    """The people's exact lower and upper bounds per row, each one-sided at ``tail`` (one number,
+    or one per row): the layer sum ``s_0 + sum_j (s_j - s_(j-1)) P(Y >= s_j)`` with a one-sided
+    Clopper-Pearson bound for every (stratum, layer), Bonferroni at ``tail / (layers *
+    strata)``, summed with the strata's shares."""
+    return _exact_bound(ys, shares, values, tail, True), _exact_bound(
+        ys, shares, values, tail, False
+    )
+
+
+def _exact_bound(
+    ys: Sequence[F64],
+    shares: Sequence[float],
+    values: Sequence[float],
+    tail: float | F64,
+    lower: bool,
+) -> F64:
     layers = len(values) - 1
-    each = tail / (layers * len(ys))
-    lo = np.zeros(ys[0].shape[0])
-    hi = np.zeros(ys[0].shape[0])
+    each = np.asarray(tail, dtype=float) / (layers * len(ys))
+    out = np.zeros(ys[0].shape[0])
     for share, y in zip(shares, ys, strict=True):
         n = float(y.shape[1])
-        lo_h = np.full(y.shape[0], float(values[0]))
-        hi_h = np.full(y.shape[0], float(values[0]))
+        bound = np.full(y.shape[0], float(values[0]))
         for j in range(1, layers + 1):
             step = values[j] - values[j - 1]
             k = np.sum(y >= values[j] - _TOLERANCE, axis=1).astype(float)
-            lo_h = lo_h + step * _beta_lower(k, n, each)
-            hi_h = hi_h + step * _beta_upper(k, n, each)
-        lo = lo + share * lo_h
-        hi = hi + share * hi_h
-    return lo, hi
+            bound = bound + step * (_beta_lower(k, n, each) if lower else _beta_upper(k, n, each))
+        out = out + share * bound
+    return out
+
+
+def exact_one_sided_p(
+    ys: Sequence[F64],
+    shares: Sequence[float],
+    values: Sequence[float],
+    boundary: float,
+    *,
+    above: bool,
+    steps: int = 60,
+) -> F64:
+    """Per row, the p-value of "the people's score is above ``boundary``" (``above``; else
+    below) from the exact bounds: the smallest one-sided level at which the lower (upper)
+    bound clears ``boundary``, by bisection on the level. Valid because the bounds are nested:
+    each Clopper-Pearson bound, and so their layer sum, moves monotonically toward the
+    estimate as the level grows (tests/stats check it), so ``p <= alpha`` exactly when the
+    bound at ``alpha`` clears, and the bound's coverage at every level makes ``P(p <= alpha)
+    <= alpha`` at the boundary. 1 when no level clears it."""
+    rows = ys[0].shape[0]
+    lo_a, hi_a = np.zeros(rows), np.ones(rows)
+    for _ in range(steps):
+        mid = (lo_a + hi_a) / 2.0
+        bound = _exact_bound(ys, shares, values, mid, above)
+        beyond = bound > boundary if above else bound < boundary
+        hi_a = np.where(beyond, mid, hi_a)
+        lo_a = np.where(beyond, lo_a, mid)
+    return hi_a
+
+
+def hall(t: F64, skewness: F64) -> F64:
+    """Hall's (1992) transformation of a studentised statistic, ``t + g t^2 / 3 + g^2 t^3 / 27
+    + g / 6`` with ``g`` the estimate's skewness (``kappa_3 / V^1.5``; the data's skewness
+    over sqrt(n) for a mean): it removes the skewness term of the statistic's Edgeworth
+    expansion (Johnson's 1978 modified t, with the cubic term that makes it monotone), so a
+    one-sided test's error falls from order n^-1/2 to n^-1. Hall, "On the removal of skewness
+    by transformation", JRSS B 54 (1992) 221-228."""
+    return np.asarray(t + skewness * t**2 / 3 + skewness**2 * t**3 / 27 + skewness / 6)
+
+
+def hall_inverse(x: F64, skewness: F64) -> F64:
+    """The ``t`` with ``hall(t, skewness) = x`` (``hall`` is ``((1 + g t / 3)^3 - 1) / g + g /
+    6``, increasing in t)."""
+    g = np.asarray(skewness, dtype=float)
+    safe = np.where(g == 0, 1.0, g)
+    u = np.cbrt(1.0 + safe * (x - safe / 6))
+    return np.asarray(np.where(g == 0, x, 3.0 * (u - 1.0) / safe))
+
+
+def _upper_tail(stat: F64, df: F64, quantile: str) -> F64:
+    from scipy import special, stats
+
+    if quantile == "z":
+        return np.asarray(special.ndtr(-stat), dtype=float)
+    return np.asarray(stats.t.sf(stat, df), dtype=float)
+
+
+def normal_one_sided_p(
+    estimate: F64,
+    variance: F64,
+    df: F64,
+    skewness: F64,
+    boundary: float,
+    *,
+    above: bool,
+    quantile: str = "t",
+    skew: bool = True,
+) -> F64:
+    """Per row, the one-sided p-value of "the score is above ``boundary``" (``above``; else
+    below) from a normal estimate: Student's t (or z) on ``(estimate - boundary) / se`` with
+    ``df``; with ``skew`` the larger of that and the same tail of Hall's skewness-corrected
+    statistic (`hall`), so an estimated skewness can make a claim harder, never easier (module
+    doc of `blindtest.stats.ppi`). NaN without variance."""
+    se = np.sqrt(np.where(variance > 0, variance, np.nan))
+    sign = 1.0 if above else -1.0
+    stat = sign * (estimate - boundary) / se
+    p = _upper_tail(stat, df, quantile)
+    if skew:
+        g = np.clip(sign * np.where(np.isfinite(skewness), skewness, 0.0), -HALL_LIMIT, HALL_LIMIT)
+        p = np.maximum(p, _upper_tail(hall(stat, g), df, quantile))
+    return np.asarray(p, dtype=float)
+
+
+def normal_one_sided_bound(
+    estimate: F64,
+    variance: F64,
+    df: F64,
+    skewness: F64,
+    tail: float,
+    *,
+    lower: bool,
+    quantile: str = "t",
+    skew: bool = True,
+) -> F64:
+    """Per row, the one-sided ``1 - tail`` bound that `normal_one_sided_p` inverts: the lower
+    (``lower``) or upper bound, the farther of Student's and Hall's with ``skew``."""
+    q = quantiles(1.0 - 2.0 * tail, quantile, df)
+    se = np.sqrt(np.where(variance > 0, variance, np.nan))
+    sign = 1.0 if lower else -1.0
+    bound = estimate - sign * q * se
+    if skew:
+        g = np.clip(sign * np.where(np.isfinite(skewness), skewness, 0.0), -HALL_LIMIT, HALL_LIMIT)
+        hall_bound = estimate - sign * hall_inverse(q, g) * se
+        bound = np.minimum(bound, hall_bound) if lower else np.maximum(bound, hall_bound)
+    return np.asarray(bound, dtype=float)
+
+
+def one_sided_p(
+    vec: IntervalsVector,
+    ys: Sequence[F64],
+    shares: Sequence[float],
+    values: Sequence[float],
+    boundary: float,
+    *,
+    above: bool,
+    quantile: str = "t",
+    skew: bool = True,
+) -> F64:
+    """Per row, the one-sided p-value of "the people's score is above ``boundary``" (``above``;
+    else below) by the interval each row chose (``vec.method``): the prediction-powered or
+    the people's normal estimate (`normal_one_sided_p`), or the people's exact bounds
+    (`exact_one_sided_p`). The choice does not depend on the level, so each row's p-value
+    inverts one nested family of intervals."""
+    comb = vec.combined
+    p = np.where(
+        vec.method == 0,
+        normal_one_sided_p(comb.estimate, comb.variance, comb.df, comb.skewness, boundary,
+                           above=above, quantile=quantile, skew=skew),
+        normal_one_sided_p(comb.people_estimate, comb.people_variance, comb.people_df,
+                           comb.people_skewness, boundary, above=above, quantile=quantile,
+                           skew=skew),
+    )  # fmt: skip
+    exact = vec.method == 2
+    if exact.any():
+        p[exact] = exact_one_sided_p([y[exact] for y in ys], shares, values, boundary, above=above)
+    return np.asarray(p, dtype=float)
+
+
+def one_sided_bound(
+    vec: IntervalsVector,
+    ys: Sequence[F64],
+    shares: Sequence[float],
+    values: Sequence[float],
+    tail: float,
+    *,
+    lower: bool,
+    quantile: str = "t",
+    skew: bool = True,
+) -> F64:
+    """Per row, the one-sided ``1 - tail`` bound `one_sided_p` inverts, by each row's method,
+    clipped to [0, 1]."""
+    comb = vec.combined
+    bound = np.where(
+        vec.method == 0,
+        normal_one_sided_bound(comb.estimate, comb.variance, comb.df, comb.skewness, tail,
+                               lower=lower, quantile=quantile, skew=skew),
+        normal_one_sided_bound(comb.people_estimate, comb.people_variance, comb.people_df,
+                               comb.people_skewness, tail, lower=lower, quantile=quantile,
+                               skew=skew),
+    )  # fmt: skip
+    exact = vec.method == 2
+    if exact.any():
+        bound[exact] = _exact_bound([y[exact] for y in ys], shares, values, tail, lower)
+    return np.asarray(np.clip(bound, 0.0, 1.0), dtype=float)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from blindtest.designing.build import LaunderSpec, Normalization
 from blindtest.model.assignment import assign, coverage
 from blindtest.model.picks import Pick
 from blindtest.model.slots import Slot
+from blindtest.present.render_preference import by_tag_sentences
 from blindtest.rundir import artifacts
 from blindtest.stats import position_gate
 
@@ -591,7 +592,7 @@ def test_ties_are_reported_and_excluded_from_the_win_rate(tmp_path: Path) -> Non
     assert "A 12 : B 8, 15 ties" in result.stdout
 
 
-def test_no_conclusion_from_a_margin_smaller_than_two_tasks(tmp_path: Path) -> None:
+def test_a_margin_under_two_is_no_conclusion_said_with_what_to_do(tmp_path: Path) -> None:
     run = judged(
         tmp_path, "preference", 20, lambda d: preference_picks(d, balanced_outcomes(d, 6, 5))
     )
@@ -599,7 +600,15 @@ def test_no_conclusion_from_a_margin_smaller_than_two_tasks(tmp_path: Path) -> N
     assert report["preference"]["margin"] == 1
     assert report["preference"]["margin_ok"] is False
     assert report["verdict"] == "inconclusive"
-    assert "Inconclusive: the margin is smaller than two tasks." in report["statement"]
+    # Spec 001's rule said in words a user can act on (it was "Inconclusive: the margin is
+    # smaller than two tasks."): what the counts mean, and the command that sizes a new design.
+    assert (
+        "Inconclusive: A (model-a) and B (model-b) won within one comparison of each other (6 "
+        "to 5 of the untied), which says nothing about which is preferred. To tell them apart, "
+        "judge more prompts in a new design (bt-plan --protocol preference --ties 0.45 "
+        "--target-power 0.8 says how many)."
+    ) in report["statement"]
+    assert "two tasks" not in report["statement"]
 
 
 def test_position_bias_fails_the_run_with_exit_1_and_the_reason(tmp_path: Path) -> None:
@@ -889,7 +898,7 @@ def by_tag_of(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             "A": pair["wins"],
             "B": pair["losses"],
             "ties": pair["ties"],
-            **{k: pair[k] for k in ("n", "win_rate", "p_value", "p_holm", "ahead")},
+            **{k: pair[k] for k in ("n", "win_rate", "p_value", "p_holm", "won_more")},
         }
         for tag, found in report["candidates"]["by_tag"].items()
         for pair in found["pairs"]
@@ -930,7 +939,7 @@ def test_each_tag_has_a_wilson_interval_an_exact_p_and_holm_across_tags(
         half = z / (1 + z * z / n) * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n))
         assert row["win_rate"]["lo"] == pytest.approx(max(0.0, centre - half), abs=1e-9)
         assert row["win_rate"]["hi"] == pytest.approx(min(1.0, centre + half), abs=1e-9)
-        assert row["ahead"] == ("A" if row["A"] > row["B"] else "B")
+        assert row["won_more"] == ("A" if row["A"] > row["B"] else "B")
     # Holm by hand over the three tags: the i-th smallest p times (m - i), running maximum.
     ordered = sorted(raw, key=raw.__getitem__)
     running = 0.0
@@ -946,7 +955,9 @@ def test_a_tag_that_goes_the_other_way_is_said_in_words(
     result, report = analyze(run)
     text = " ".join(result.stdout.split())
     overall = "A" if report["wins"] > report["losses"] else "B"
-    against = [tag for tag, row in by_tag_of(report).items() if row["ahead"] not in (overall, None)]
+    against = [
+        tag for tag, row in by_tag_of(report).items() if row["won_more"] not in (overall, None)
+    ]
     assert against
     # The whole is not told apart here: its direction is said as counts, never as a lead.
     assert report["verdict"] == "inconclusive"
@@ -955,10 +966,32 @@ def test_a_tag_that_goes_the_other_way_is_said_in_words(
         row = by_tag_of(report)[tag]
         held = row["p_holm"] <= 0.05
         said = "is preferred" if held else "won more"
-        assert f"On '{tag}' {row['ahead']} {said}" in text
+        assert f"On '{tag}' {row['won_more']} {said}" in text
         assert f"though {overall} won more overall ({high} to {low}; not told apart)" in text
         assert "Holm's adjustment across 3 tags" in text
     assert "leads overall" not in text
+
+
+def test_a_tags_pair_says_who_won_more_apart_from_the_claims_and_older_reports_still_read(
+    tagged_run: tuple[Path, dict[int, str]],
+) -> None:
+    run, _ = tagged_run
+    _, report = analyze(run)
+    pairs = [p for found in report["candidates"]["by_tag"].values() for p in found["pairs"]]
+    # Was "ahead", the key candidates.pairs uses for a claim the separation tests show.
+    assert all("won_more" in p and "ahead" not in p for p in pairs)
+    assert all("ahead" in p for p in report["candidates"]["pairs"]["pairs"])
+    said = by_tag_sentences(report)
+    assert said
+    # A report written before analysis version 7 (its tags' pairs say "ahead") is valid and
+    # reads the same.
+    older = orjson.loads(orjson.dumps(report))
+    older["analysis_version"] = 6
+    for found in older["candidates"]["by_tag"].values():
+        for pair in found["pairs"]:
+            pair["ahead"] = pair.pop("won_more")
+    artifacts.validate(older, "report", "older report.json")
+    assert by_tag_sentences(older) == said
 
 
 def test_the_summary_shows_the_breakdown_by_prompt_tag(

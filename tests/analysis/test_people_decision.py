@@ -19,6 +19,7 @@ from blindtest.rundir import artifacts
 from blindtest.simulator import Simulator
 from blindtest.stats.decision import interval_outcome
 from blindtest.stats.intervals import Interval
+from blindtest.stats.multiple import holm
 
 from conftest import Invoke
 from judge_runs import write_picks
@@ -218,3 +219,63 @@ def test_junit_reports_the_people_decision_with_its_headline(
     assert "NOT SHOWN, nor its opposite (people's mean score 50%, prediction-powered" in str(
         failure.message
     )
+
+
+def _three(invoke: Invoke, tmp_path: Path, url: str) -> Path:
+    """Champion x against challengers y and z, a people's sample of 12 of 24 prompts."""
+    source = tmp_path / "prompts.txt"
+    source.write_text("".join(f"Question {i}: say something about {i}.\n" for i in range(PROMPTS)))
+    run = tmp_path / "run"
+    made = invoke(
+        "design", run, "--prompts", source, "--candidate", "x=sim-large", "--candidate",
+        "y=sim-small", "--candidate", "z=sim-small", "--pairs", "reference:x", "--url", url,
+        "--seed", "ppi3", "--people-sample", SAMPLE, "--decide", "noninferior:0.1",
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    assert invoke("generate", run, "--quiet").exit_code == 0
+    picks = run / "picks-sim-judge-fair.jsonl"
+    judged = llm(invoke, run, "sim-judge-fair", "--out", picks, url=url)
+    assert judged.exit_code == 0, judged.output
+    loaded = load_judge_run(run)
+    sides = {e["trial"]: e for e in loaded.design["arrangement"]}
+    rows = []
+    for trial in people_trials(loaded.design) or ():
+        left, right = sides[trial]["left"], sides[trial]["right"]
+        wanted = "z" if "z" in (left, right) else "x"  # people prefer z to x, and x to y
+        rows.append(
+            {"trial": trial, "judge": "ann", "pick": "left" if left == wanted else "right",
+             "reason": "read both", "judge_kind": "human",
+             "design_sha256": loaded.design_sha256}
+        )  # fmt: skip
+    write_picks(run / "picks.jsonl", rows)
+    return run
+
+
+def test_several_challengers_on_the_people_estimate_are_decided_by_holm(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = _three(invoke, tmp_path, simulator.base_url)
+    analysed = invoke("analyze", run)
+    assert analysed.exit_code == 4, analysed.output  # the worst of the two: y is refuted
+    decision = _decision(run)
+    items = {item["challenger"]: item for item in decision["decisions"]}
+    assert (items["y"]["outcome"], items["z"]["outcome"]) == ("refuted", "shown")
+    record = json.loads((run / artifacts.REPORT).read_text())["people_estimate"]["decision"]
+    raw = [record[name]["p_value"] for name in ("y", "z")]
+    refute = [record[name]["p_refute"] for name in ("y", "z")]
+    for j, name in enumerate(("y", "z")):
+        item = items[name]
+        assert item["adjustment"] == "holm:2"
+        assert item["interval_level"] == pytest.approx(0.9)  # unadjusted, as every decision's
+        assert item["p_value"] == pytest.approx(holm(raw)[j], rel=1e-12)
+        assert item["p_value_unadjusted"] == pytest.approx(raw[j], rel=1e-12)
+        assert item["p_refute"] == pytest.approx(holm(refute)[j], rel=1e-12)
+        assert record[name]["method"] == "people-exact"  # 12 people's judgements: a p all the same
+    assert "(Holm across challengers)" in " ".join(analysed.stdout.split())
+    assert invoke("verify", run).exit_code == 0
+    report = json.loads((run / artifacts.REPORT).read_text())
+    report["decision"]["decisions"][1]["adjustment"] = "bonferroni:2"
+    (run / artifacts.REPORT).write_text(json.dumps(report))
+    verified = invoke("verify", run)
+    assert verified.exit_code == 1
+    assert "report.json/decision" in verified.stdout + verified.stderr

@@ -16,7 +16,7 @@ from blindtest.model.candidates import comparison_sides
 from blindtest.model.people_sample import people_trials, sampled_prompts
 from blindtest.model.picks import Pick, load_judge_run
 from blindtest.stats.multiple import holm
-from blindtest.stats.ppi import ppi_one_sided_p, ppi_preference
+from blindtest.stats.ppi import ppi_decision, ppi_preference
 
 from candidate_runs import candidates_design
 from judge_runs import make_run
@@ -136,7 +136,7 @@ def test_people_outside_the_sample_are_counted_and_not_used(tmp_path: Path) -> N
     assert section["pairs"] == alone["pairs"]
 
 
-def test_a_decision_on_the_people_estimate_reads_each_challenger_at_bonferroni_level(
+def test_a_decision_on_the_people_estimate_adjusts_the_challengers_by_holm(
     tmp_path: Path,
 ) -> None:
     design = candidates_design(_design(tmp_path, 160, 80), {"x": {}, "y": {}, "z": {}})
@@ -145,7 +145,7 @@ def test_a_decision_on_the_people_estimate_reads_each_challenger_at_bonferroni_l
         "champion": "y", "planning": {"true": 0.5, "ties": 0.0, "power": 0.8},
         "sensitivity": None, "sequential": False,
     }  # fmt: skip
-    assert decision_level(design) == pytest.approx(0.95)  # type: ignore[arg-type]
+    assert decision_level(design) == pytest.approx(0.9)  # type: ignore[arg-type]
     sampled = list(people_trials(design) or ())
     every = [e["trial"] for e in design["arrangement"]]
     people = _picks(design, "ann", "human", sampled, 1)
@@ -153,23 +153,30 @@ def test_a_decision_on_the_people_estimate_reads_each_challenger_at_bonferroni_l
     section = people_estimate(design, people, judge)  # type: ignore[arg-type]
     assert section is not None
     assert sorted(section["decision"]) == ["x", "z"]  # the challengers, never the champion
-    # x against the champion y, oriented to the challenger x, at 1 - 2 (0.05 / 2)
+    # x against the champion y, oriented to the challenger x, at the unadjusted 1 - 2 alpha
     x_y = [e["trial"] for e in design["arrangement"] if set(comparison_sides(e)) == {"x", "y"}]
     mine = {p.trial: _score(design, p, "x") for p in people}
     theirs = {p.trial: _score(design, p, "x") for p in judge}
     inside = _drawn(design, [t for t in x_y if t in mine])
     outside = [t for t in x_y if t not in mine]
-    expected = ppi_preference(
+    expected = ppi_decision(
         [mine[t] for t in inside], [theirs[t] for t in inside], [theirs[t] for t in outside],
-        confidence_level=0.95,
+        "noninferior:0.1", confidence_level=0.9,
     )  # fmt: skip
     record = section["decision"]["x"]
-    assert record["confidence_level"] == pytest.approx(0.95)
+    assert record["confidence_level"] == pytest.approx(0.9)
+    assert expected.interval is not None
     assert record["interval"] == expected.interval.to_dict()
+    assert record["p_value"] == pytest.approx(expected.p_value, rel=1e-12)
     # z against y: the pair is (y, z), so z's score is read from z's side, not y's
     z_record = section["decision"]["z"]
     (y_z,) = [p for p in section["pairs"] if (p["first"], p["second"]) == ("y", "z")]
     assert z_record["interval"]["estimate"] == pytest.approx(1 - y_z["result"]["estimate"])
-    assert expected.method == "ppi-normal"  # Bonferroni: the one-sided p times 2 challengers
-    lower = ppi_one_sided_p(expected, 0.4, above=True)
-    assert record["p_value"] == pytest.approx(min(1.0, 2 * lower))
+    # Holm by hand over the two claims, and over the two refutations
+    for key, adjusted in (("p_value", "p_adjusted"), ("p_refute", "p_refute_adjusted")):
+        low, high = sorted((record[key], z_record[key]))
+        first = min(1.0, 2 * low)
+        by_hand = {low: first, high: max(first, high)}
+        assert record[adjusted] == pytest.approx(by_hand[record[key]], rel=1e-12)
+        assert z_record[adjusted] == pytest.approx(by_hand[z_record[key]], rel=1e-12)
+    assert record["adjustment"] == z_record["adjustment"] == "holm:2"

@@ -316,7 +316,7 @@ def test_the_page_says_which_tag_goes_the_other_way_as_the_screen_does(
     tagged: tuple[str, Page, dict[str, Any]],
 ) -> None:
     screen, page, report = tagged
-    assert report["candidates"]["by_tag"]["ui"]["pairs"][0]["ahead"] == "B"
+    assert report["candidates"]["by_tag"]["ui"]["pairs"][0]["won_more"] == "B"
     assert report["wins"] > report["losses"]
     said = "On 'ui' B is preferred"
     assert said in flat(screen)

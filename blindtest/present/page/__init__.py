@@ -29,7 +29,7 @@ from blindtest.present.lines import checks_lines, clean, reading_lines, skipped_
 from blindtest.present.markup import render_text
 from blindtest.present.page import sections
 from blindtest.present.page.charts import Row, bar_chart, e_value_chart, interval_chart
-from blindtest.present.raters import page_raters
+from blindtest.present.raters import BOTH_BAD_SHOWN, page_raters, trial_rows
 from blindtest.present.render_preference import by_tag_sentences, names_of
 from blindtest.reportfmt import count, format_p
 from blindtest.stats.intervals import clopper_pearson
@@ -234,7 +234,7 @@ def _answer(text: str, plain: bool) -> Markup:
 def _trials(
     report: Mapping[str, Any], trials: Sequence[Mapping[str, Any]], plain: bool
 ) -> list[dict[str, Any]]:
-    rows = report.get("per_trial") or []
+    rows = trial_rows(report)  # the picks, and the "both bad" words marked as such
     if not rows:
         return []
     shown = {int(t["trial"]): t for t in trials}
@@ -264,6 +264,8 @@ def _trials(
 
 
 def _brief(row: Mapping[str, Any]) -> str:
+    if row.get("pick") == BOTH_BAD_SHOWN:
+        return f"{row.get('judge', 'judge')} said both bad"
     said = f"{row.get('judge', 'judge')} picked {row.get('pick')}"
     if "correct" in row:
         said += " (correct)" if row["correct"] else " (wrong)"
