@@ -75,6 +75,7 @@ __all__ = [
     "position_gate",
     "shown_position",
     "unsure_gate",
+    "warning_kind",
 ]
 
 # POSITION_MARGIN (stats.position's, one figure for every judge): spec 003's "If position bias
@@ -498,6 +499,25 @@ def _warnings(
             f"{_sides_named(shared, shared)}"
         )
     return warnings
+
+
+def warning_kind(text: str) -> str:
+    """What one of this module's warnings or gates is about: ``position``, ``length``,
+    ``markdown``, ``family`` (the judge's model family is a side's), ``endpoint`` (the
+    judge's endpoint serves a side), ``unsure`` (every verdict below --min-confidence), or
+    ``other``. Read from the words each one starts with, which this module writes."""
+    for prefix, kind in (
+        ("position bias:", "position"),
+        ("length:", "length"),
+        ("markdown:", "markdown"),
+        ("unsure:", "unsure"),
+        ("the judge is served by the same endpoint", "endpoint"),
+    ):
+        if text.startswith(prefix):
+            return kind
+    if text.startswith("the judge model ") and "of the same family" in text:
+        return "family"
+    return "other"
 
 
 def _sides_named(labels: Sequence[str], names: Sequence[str]) -> str:

@@ -32,7 +32,12 @@ from blindtest.analysis.decision import (
     without_planted,
 )
 from blindtest.analysis.judges import agreement_section, llm_section, preference_rows
-from blindtest.analysis.people_estimate import people_estimate, people_estimate_lines
+from blindtest.analysis.people_estimate import (
+    bounded_words,
+    people_estimate,
+    people_estimate_lines,
+)
+from blindtest.analysis.people_flaws import flaw_costs, leakage_flaw
 from blindtest.analysis.people_settle import sample_agreement
 from blindtest.analysis.preference import comparison_outcomes
 from blindtest.analysis.raters import first_picks_section, judge_counts
@@ -354,14 +359,25 @@ def _people_section(
         section["decision_sample"] = sample_agreement(design, champion, people, judge)
     diagnosed = llm_section(design, view, judge_files) if judge_files else None
     flaws = []
-    for found in (diagnosed or {}).get("judges") or []:
+    found_judges = (diagnosed or {}).get("judges") or []
+    for found in found_judges:
         flaws += [str(w) for w in found.get("warnings") or []]
+        leaks = leakage_flaw(found)
+        flaws += [leaks] if leaks else []
     flaws += [str(g) for g in (diagnosed or {}).get("gates") or []]
     section["judge_flaws"] = flaws
+    if section.get("judge") is not None:
+        own = next((j for j in found_judges if j.get("judge") == section["judge"]), None)
+        texts = {t.number: t.options for t in view.trials}
+        section["flaw_costs"] = flaw_costs(design, section, people, judge, texts, own)
     section["gates_failed"] = list(report.get("gates_failed") or [])
     shown = (report.get("candidates") or {}).get("shown") or {}
     section["lines"] = people_estimate_lines(section, shown)
     report["people_estimate"] = section
+    bounded = bounded_words(report, section)
+    if bounded is not None:  # the people's own result, counted on what was judged: a bound
+        report["summary"] = bounded["summary"]
+        report["statement"] = bounded["statement"]
 
 
 def default_against(run_dir: Path, picks_paths: Sequence[Path]) -> list[Path]:

@@ -41,7 +41,7 @@ from blindtest.model.people_sample import (
 )
 from blindtest.model.picks import Pick
 from blindtest.model.scoring import preferred_side
-from blindtest.reportfmt import pct
+from blindtest.reportfmt import format_p, pct
 from blindtest.rundir.artifacts import JsonObject
 from blindtest.rundir.types import ArrangementEntry, DesignRecord
 from blindtest.stats.decision import DecisionRule
@@ -58,7 +58,11 @@ from blindtest.stats.ppi_calibration import judge_calibration
 __all__ = [
     "ESTIMAND",
     "POSITION_LABELS",
+    "PairData",
+    "bounded_words",
     "decision_level",
+    "pair_data",
+    "pairs_data",
     "people_estimate",
     "people_estimate_lines",
 ]
@@ -314,6 +318,69 @@ def _inputs(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class PairData:
+    """One pair's inputs to its estimate of ``first``'s score: the sampled comparisons
+    (``inside``, in the design's draw order) and the rest (``outside``); the people's score
+    on each sampled one (None: no people's judgement), the judge's prediction on each of both,
+    and the keyword options `blindtest.stats.ppi.ppi_preference` takes (``score_values``, the
+    strata)."""
+
+    first: str
+    inside: tuple[ArrangementEntry, ...]
+    outside: tuple[ArrangementEntry, ...]
+    people: tuple[float | None, ...]
+    judge_sampled: tuple[float, ...]
+    judge_unsampled: tuple[float, ...]
+    options: Mapping[str, Any]
+
+
+def pair_data(
+    design: DesignRecord,
+    first: str,
+    entries: Sequence[ArrangementEntry],
+    sampled: Sequence[int],
+    people: Mapping[int, Sequence[Pick]],
+    judge: Mapping[int, Pick],
+) -> PairData | str:
+    """One pair's inputs (`PairData`, from the estimate's own `_inputs`), or why it has none.
+    ``judge``: the judge's counted verdicts by trial (a trial without one is predicted 1/2)."""
+    found = _inputs(design, first, entries, sampled, people, judge)
+    if isinstance(found, str):
+        return found
+    place = {t: i for i, t in enumerate(sampled)}
+    inside = sorted((e for e in entries if e["trial"] in place), key=lambda e: place[e["trial"]])
+    people_scores, judge_sampled, judge_unsampled = found.scores
+    return PairData(
+        first=first,
+        inside=tuple(inside),
+        outside=tuple(e for e in entries if e["trial"] not in place),
+        people=tuple(people_scores),
+        judge_sampled=tuple(judge_sampled),
+        judge_unsampled=tuple(judge_unsampled),
+        options={k: v for k, v in found.options.items() if k != "missing"},
+    )
+
+
+def pairs_data(
+    design: DesignRecord, people: Sequence[Pick], judge: Mapping[int, Pick]
+) -> dict[tuple[str, str], PairData | str]:
+    """Every pair's inputs (`pair_data`) from the people's picks and the judge's verdicts by
+    trial, as `people_estimate` reads them (a design without a people's sample: none)."""
+    if sample_of(design) is None:
+        return {}
+    order = _order(design)
+    sampled = sorted(order, key=lambda t: (order[t], t))
+    by_trial: dict[int, list[Pick]] = defaultdict(list)
+    for pick in people:
+        if pick.trial in order:
+            by_trial[pick.trial].append(pick)
+    return {
+        pair: pair_data(design, pair[0], entries, sampled, by_trial, judge)
+        for pair, entries in _groups(design, candidates_of(design)).items()
+    }
+
+
 def _pair_estimates(
     design: DesignRecord,
     names: Sequence[str],
@@ -451,12 +518,118 @@ def people_estimate_lines(section: Mapping[str, Any], shown: Mapping[str, str]) 
     calibration = section.get("calibration")
     if calibration:
         lines.append(_calibration_line(calibration))
-    for flaw in section.get("judge_flaws") or []:
-        lines.append(
-            f"The judge's own flaw (a warning, not a gate: the estimate stays valid, only "
-            f"wider): {flaw}"
-        )
+    costs = section.get("flaw_costs")
+    if costs is None:  # not costed: said as they are
+        costs = [{"flaw": f, "said": "The judge's own flaw", "pairs": []}
+                 for f in section.get("judge_flaws") or []]  # fmt: skip
+    lines += [_flaw_line(record, shown) for record in costs]
     return lines
+
+
+def _flaw_line(record: Mapping[str, Any], shown: Mapping[str, str]) -> str:
+    """One flaw of the judge: what it is, that it is a warning, and what it cost in width
+    (`blindtest.analysis.people_flaws`)."""
+    head = f"{record['said']} ({str(record['flaw']).rstrip('.')}): a warning, not a gate"
+    if "kind" not in record:
+        return head + " (the estimate stays valid, only wider)."
+    return f"{head}, since the estimate stays valid; {_cost_words(record, shown)}."
+
+
+def _cost_words(record: Mapping[str, Any], shown: Mapping[str, str]) -> str:
+    """What one flaw cost, per pair, and what the figure means."""
+    pairs = record.get("pairs") or []
+    if record.get("not_measured") or not pairs:
+        return f"its cost in width is not measured: {record.get('not_measured')}"
+    several = len(pairs) > 1
+    words = "; ".join(
+        (f"{shown.get(p['first'], p['first'])} over {shown.get(p['second'], p['second'])}: "
+         if several else "") + _one_cost(p)
+        for p in pairs
+    )  # fmt: skip
+    measured = [p for p in pairs if p.get("measured")]
+    if not measured:
+        return words
+    variable = str(record.get("variable"))
+    if record.get("kind") == "leakage":
+        return words + " (a rough estimate: those verdicts counted, against left out)"
+    words += (
+        f" (a rough estimate, likely short: it takes off only the part of the judge's scores "
+        f"that follows {variable} beyond people's own, not the content the judge did not read)"
+    )
+    explained = max(float(p.get("explained") or 0.0) for p in measured)
+    if explained >= 0.5:
+        words += (
+            f". {variable[0].upper()}{variable[1:]} explains {pct(explained)} of the judge's "
+            "scores, so little of the judge is left to measure"
+        )
+    if record.get("kind") == "position" and record.get("swapped"):
+        words += (
+            ". Its swap already cancels position within each verdict: what position cost it "
+            "lies in the ties of its position-inconsistent comparisons, not counted here"
+        )
+    return words
+
+
+def _one_cost(pair: Mapping[str, Any]) -> str:
+    """One pair's cost: points of the interval's width and people's judgements."""
+    if not pair.get("measured"):
+        return f"its cost in width cannot be measured: {pair.get('reason')}"
+    cost, people = float(pair["width_cost"]), float(pair["people_equivalent"])
+    of = (
+        " (of the prediction-powered interval; the headline is the people's own)"
+        if pair.get("headline") not in (None, "ppi-normal")
+        else ""
+    )
+    if round(cost, 2) == 0:
+        return f"it cost no width that can be measured{of}"
+    judgements = (
+        "less than one person's judgement" if people < 0.5 else f"{people:.0f} people's judgements"
+    )
+    return f"it cost about {cost:.2f} of the interval's width{of}, about {judgements}"
+
+
+def bounded_words(report: Mapping[str, Any], section: Mapping[str, Any]) -> JsonObject | None:
+    """Under the bound rule with people's judgements missing on the sample, the people's own
+    result (``report["summary"]`` and ``statement``, counted on what was judged) reworded so
+    that each line says it is a bound; with two sides, the exact test at the two worst fills
+    (every missing comparison won by one side, then by the other). None when not bounded."""
+    if section.get("status") != "bounded" or not report.get("summary"):
+        return None
+    missing = max(int(p.get("n_missing") or 0) for p in section["pairs"])
+    sampled = int(section["sample"]["comparisons"])
+    judged = sampled - missing
+    summary = dict(report["summary"])
+    fills = ""
+    if len(section["pairs"]) == 1 and "wins" in report and "losses" in report:
+        fills = _worst_fills(report, missing)
+    said = (
+        f"A bound, not a result on the whole sample: {missing} of the people's {sampled} "
+        f"sampled comparisons have no judgement and could go either way. On the {judged} "
+        "judged: "
+    )
+    summary["verdict"] = said + str(summary.get("verdict") or "")
+    for key in ("sure", "size"):
+        if summary.get(key):
+            text = str(summary[key]).rstrip(".")
+            summary[key] = (
+                f"{text} (the {judged} judged only: a bound{fills if key == 'sure' else ''})."
+            )
+    return {"summary": summary, "statement": said + str(report.get("statement") or "")}
+
+
+def _worst_fills(report: Mapping[str, Any], missing: int) -> str:
+    from blindtest.stats.preference import preference_test
+
+    alpha = float(report.get("alpha") or 0.05)
+    wins, losses = int(report["wins"]), int(report["losses"])
+    shown = (report.get("candidates") or {}).get("shown") or {}
+    a, b = shown.get("A", "A"), shown.get("B", "B")
+    low = preference_test(wins, losses + missing, alpha=alpha).p_value
+    high = preference_test(wins + missing, losses, alpha=alpha).p_value
+    return (
+        f"; with the {missing} missing all won by {b}, {format_p(low)}; all won by {a}, "
+        f"{format_p(high)}"
+    )
 
 
 def _calibration_line(found: Mapping[str, Any]) -> str:
@@ -489,7 +662,13 @@ def _pair_line(pair: Mapping[str, Any], shown: Mapping[str, str]) -> str:
     if status == "void":
         return f"{name}: void: {pair['reason']}."
     if status == "bounded":
-        return f"{name}: between {_span(pair['interval'])} at most (95%): {pair['reason']}."
+        interval = pair.get("interval") or {}
+        if interval.get("lo") is None:
+            return f"{name}: a bound with no interval: {pair['reason']}."
+        return (
+            f"{name}: a bound, between {float(interval['lo']):.2f} and "
+            f"{float(interval['hi']):.2f} (95%, the worst case): {pair['reason']}."
+        )
     result = pair["result"]
     holm_p = f", Holm p {pair['p_holm']:.3g}" if pair.get("p_holm") is not None else ""
     worth = result["judge_worth"]

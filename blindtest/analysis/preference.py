@@ -122,7 +122,9 @@ __all__ = [
 #: ``ahead`` as the claims of ``candidates.pairs`` are; a decision on the people's
 #: estimate reads one-sided p-values for every interval (Hall's skewness correction where it is
 #: stricter, the exact interval inverted), Holm across challengers instead of Bonferroni, the
-#: interval at the unadjusted 1 - 2 alpha. 8: a
+#: interval at the unadjusted 1 - 2 alpha; the people's estimate says what each of the LLM
+#: judge's flaws cost its interval in width (``people_estimate.flaw_costs``), lists identity
+#: leakage among the flaws, and says "bound" on every line of a bounded estimate. 8: a
 #: people's-sample decision given after the fact is made on the people's estimate, and one not
 #: settled says how many people's judgements would settle it (``settle``, ``decision_sample``).
 ANALYSIS_VERSION = 8

@@ -5,6 +5,9 @@ times the same request was asked, for the model that fails its first answers).
 - ``sim-judge-first``: always prefers the first output shown (Output A, Output 1).
 - ``sim-judge-longer``: always prefers the longer output.
 - ``sim-judge-fair``: judges the content, whatever its position or length, with some noise.
+- ``sim-judge-leaning``: judges the content as the fair judge does, except where the two
+  outputs are close in content (about half the comparisons): there it prefers the first output
+  shown. A position lean, not a judge that reads nothing else.
 - ``sim-judge-malformed``: fair, but its first two answers to every request are not JSON, and
   some comparisons never get valid JSON.
 - ``sim-judge-leaky``: fair, but for about a third of the inputs names a model in its
@@ -30,12 +33,16 @@ JUDGE_MODELS = (
     "sim-judge-first",
     "sim-judge-longer",
     "sim-judge-fair",
+    "sim-judge-leaning",
     "sim-judge-malformed",
     "sim-judge-leaky",
     "sim-judge-unsure",
 )
 _SECTION = re.compile(r"^## (OUTPUT [AB123]|INPUT CONTEXT[^\n]*|TRIAL \d+)\n", re.MULTILINE)
 _PAIR_NAMES = ("Ash", "Birch")
+#: Two content scores this close (of the 2^32 range) are a close call for sim-judge-leaning:
+#: 1 - 0.7^2 = 51% of pairs of independent scores.
+_CLOSE = int(0.3 * 2**32)
 
 
 def _sections(text: str) -> dict[str, str]:
@@ -101,6 +108,8 @@ def _better(model: str, one: str, two: str, noisy: bool) -> bool:
         return True
     if model == "sim-judge-longer":
         return len(one) >= len(two)
+    if model == "sim-judge-leaning" and abs(_score(one) - _score(two)) < _CLOSE:
+        return True
     return (_score(one) > _score(two)) != noisy
 
 
