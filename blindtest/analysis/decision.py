@@ -632,12 +632,16 @@ def _people_item(
     section = report.get("people_estimate") or {}
     found = (section.get("decision") or {}).get(challenger)
     if found is None or found.get("interval") is None:
+        status = section.get("status")
         why = (
             found.get("reason")
             if found
+            else "no people's picks on the sample: people judge it with bt-judge (a person's "
+            "picks, not a machine's), then analyse them with the judge's picks as --against FILE"
+            if not section
             else "no judge's picks on every comparison: give the LLM judge's with --against FILE"
-            if section.get("status") in ("no judge", None)
-            else f"the people's estimate is {section.get('status')}"
+            if status == "no judge"
+            else f"the people's estimate is {status}"
         )
         return {
             "challenger": challenger,

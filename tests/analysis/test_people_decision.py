@@ -154,6 +154,18 @@ def test_without_the_judge_the_people_decision_has_no_result(
     assert "no prediction-powered estimate of the people's score" in item["reasons"][0]
 
 
+def test_without_the_people_picks_the_people_decision_says_they_are_what_is_missing(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    run = _run(invoke, tmp_path, simulator.base_url, "superior")
+    analysed = invoke("analyze", run, "--picks", run / "picks-sim-judge-fair.jsonl")
+    assert analysed.exit_code == 1, analysed.output
+    (item,) = _decision(run)["decisions"]
+    assert item["outcome"] == "no_result"
+    assert "no people's picks on the sample" in item["reasons"][0]
+    assert "--against" not in item["reasons"][0].split(":", 2)[1]
+
+
 def test_under_the_bound_rule_the_decision_reads_the_worst_case_interval(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
