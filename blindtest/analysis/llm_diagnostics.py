@@ -542,7 +542,7 @@ def position_gate(found: JudgeDiagnostics) -> str | None:
         f"its left share over {count(gate.comparisons, 'comparison')}, "
         f"{100 * share.estimate:.1f}% (95% interval {100 * share.lo:.1f}% to "
         f"{100 * share.hi:.1f}%), lies beyond {100 * gate.margin:g} points from half; it "
-        "measured nothing about the sides, so every win rate here is void"
+        "measured nothing about the sides, so every win rate it gave is void"
         + (" (the swap cancels position in the tally, not in the judge)." if split.swapped else ".")
     )
 
