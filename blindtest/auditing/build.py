@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from blindtest import reportfmt
-from blindtest.model.bots import bot_pick, duplicate_pick, length_choice
+from blindtest.model.bots import BOT_NICKNAMES, bot_pick, duplicate_pick, length_from_words
 from blindtest.model.candidates import candidates_of, comparison_sides, shares_answers
 from blindtest.model.census import TextCensus, model_census, take_census
 from blindtest.model.checks import CommandRunner, evaluate
@@ -92,27 +92,31 @@ Censuses = Mapping[int, Sequence[TextCensus]]
 #: A bot's choice for each trial in turn: its pick and, for the duplicate spotter, whether it
 #: fired (None for the length bot). Plain tuples: a `Pick` each, for both bots at once, was
 #: 27 MiB at 30,000 trials.
-Choices = Sequence[tuple[int, bool | None]]
+Choices = Sequence[tuple[int | str, bool | None]]
 
 
 def read_answers(
     design: DesignRecord, trials: Sequence[Trial]
 ) -> tuple[Censuses, dict[str, Choices]]:
-    """One pass over a triangle run's answers, each classified once (`classify_text`) for all
-    of its readers: the census of each option, the duplicate spotter's choice in each trial
-    and the length bot's (from the words the census counted), each bot drawing from the
-    generator `replay_bot` gives it, trial by trial. An answer's flattened text lives only
-    while its trial is read: nothing per answer is kept but its census."""
+    """One pass over a two-sided run's answers, each classified once (`classify_text`) for all
+    of its readers: the census of each option, the length bot's choice in each trial (from the
+    words the census counted) and, in a triangle run, the duplicate spotter's, each bot
+    drawing from the generator `replay_bot` gives it, trial by trial. An answer's flattened
+    text lives only while its trial is read: nothing per answer is kept but its census."""
+    protocol = design["protocol"]
+    spots = protocol_of(design).repeats_side  # a duplicate spotter has only a triangle form
     rngs = {kind: DesignRng(design["seed"], f"bot:{kind}") for kind in BOT_KINDS}
     censuses: dict[int, tuple[TextCensus, ...]] = {}
-    duplicate: list[tuple[int, bool | None]] = []
-    length: list[tuple[int, bool | None]] = []
+    duplicate: list[tuple[int | str, bool | None]] = []
+    length: list[tuple[int | str, bool | None]] = []
     for trial in trials:
         read = [classify_text(option) for option in trial.options]
-        duplicate.append(duplicate_pick(read, rngs["duplicate"]))  # refuses other than 3
+        if spots:
+            duplicate.append(duplicate_pick(read, rngs["duplicate"]))  # refuses other than 3
         counted = censuses[trial.number] = tuple(take_census(option) for option in read)
-        length.append((length_choice([census.words for census in counted], rngs["length"]), None))
-    return censuses, {"duplicate": duplicate, "length": length}
+        words = [census.words for census in counted]
+        length.append((length_from_words(protocol, words, rngs["length"]), None))
+    return censuses, {"duplicate": duplicate, "length": length} if spots else {"length": length}
 
 
 def replay_bot(
@@ -128,7 +132,11 @@ def replay_bot(
         return {"picks": [], "n": 0, "correct": 0, "p_value": None, "applicable": False}
     rng = DesignRng(design["seed"], f"bot:{kind}")
     if made is not None:
-        picks = [_made(kind, trial, choice) for trial, choice in zip(trials, made, strict=True)]
+        # A pair bot's pick is one of its nicknames, recorded with them as `bot_pick` does.
+        names = BOT_NICKNAMES[kind] if protocol_of(design).pick_kind == "nickname" else None
+        picks = [
+            _made(kind, trial, choice, names) for trial, choice in zip(trials, made, strict=True)
+        ]
     elif kind == "duplicate":
         # The same picks as bt-judge's bot, without the similarity scores it records.
         picks = [_duplicate(trial, rng) for trial in trials]
@@ -242,10 +250,15 @@ def _duplicate(trial: Trial, rng: DesignRng) -> Pick:
     return Pick(trial=trial.number, judge="", pick=pick, bot={"name": "duplicate", "fired": fired})
 
 
-def _made(kind: str, trial: Trial, choice: tuple[int, bool | None]) -> Pick:
+def _made(
+    kind: str,
+    trial: Trial,
+    choice: tuple[int | str, bool | None],
+    nicknames: tuple[str, str] | None,
+) -> Pick:
     pick, fired = choice
     how = {"name": kind} if fired is None else {"name": kind, "fired": fired}
-    return Pick(trial=trial.number, judge="", pick=pick, bot=how)
+    return Pick(trial=trial.number, judge="", pick=pick, nicknames=nicknames, bot=how)
 
 
 def displayed_by_side(
@@ -387,7 +400,7 @@ def build_audit(
     slots = plan_slots(design)  # once, not once per use
     censuses: Censuses | None = None
     made: dict[str, Choices] = {}
-    if protocol_of(design).repeats_side:  # the bots read what the census reads
+    if not shares_answers(design):  # the bots read what the census reads
         censuses, made = read_answers(design, trials)
     census = census_by_model(design, trials, state, slots, censuses)
     del censuses  # read: each answer's census is in the totals now

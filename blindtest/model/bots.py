@@ -61,8 +61,11 @@ __all__ = [
     "duplicate_pick",
     "length_bot",
     "length_choice",
+    "length_from_words",
     "length_pair_bot",
+    "length_pair_choice",
     "length_preference_bot",
+    "length_preference_choice",
     "random_bot",
     "random_pair_bot",
     "random_preference_bot",
@@ -238,7 +241,12 @@ def length_preference_bot(options: Sequence[str], count: WordCount = count_words
     """Preference: the response with more words; "tie" when the counts are equal. ``count``:
     ``count_words`` or a memo of it (a replay meets each answer in several comparisons)."""
     _check_options(options, 2, "preference")
-    left, right = _words(options, count)
+    return length_preference_choice(_words(options, count))
+
+
+def length_preference_choice(words: Sequence[int]) -> Preference:
+    """`length_preference_bot`'s pick from the two options' word counts."""
+    left, right = words
     if left == right:
         return "tie"
     return "left" if left > right else "right"
@@ -261,7 +269,16 @@ def length_pair_bot(
     """
     _check_options(options, 2, "pair")
     _check_nicknames(nicknames)
-    first, second = _words(options)
+    return length_pair_choice(_words(options), rng, nicknames)
+
+
+def length_pair_choice(
+    words: Sequence[int],
+    rng: RandBelow | None = None,
+    nicknames: tuple[str, str] = ("longer", "shorter"),
+) -> str:
+    """`length_pair_bot`'s nickname for option 1 from the two options' word counts."""
+    first, second = words
     if first != second:
         return nicknames[0] if first > second else nicknames[1]
     return nicknames[0] if rng is None else nicknames[rng.randbelow(2)]
@@ -301,6 +318,18 @@ def bot_settings(kind: str, protocol: str) -> dict[str, object]:
     if kind == "duplicate" and PROTOCOLS[protocol].repeats_side:
         settings["duplicate_threshold"] = DUPLICATE_THRESHOLD
     return settings
+
+
+def length_from_words(protocol: str, words: Sequence[int], rng: RandBelow) -> int | str:
+    """The length bot's pick (`bot_pick`'s, kind ``length``) from the options' word counts,
+    for a reader that has counted them already (bt-audit's census counts every answer's
+    words): drawing from ``rng`` exactly when `bot_pick` would."""
+    pick_kind = PROTOCOLS[protocol].pick_kind
+    if pick_kind == "position":
+        return length_choice(words, rng)
+    if pick_kind == "side":
+        return length_preference_choice(words)
+    return length_pair_choice(words, rng, BOT_NICKNAMES["length"])
 
 
 def bot_pick(

@@ -7,12 +7,10 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from blindtest.errors import BadInput, message_of, option
 from blindtest.model.protocols import DEFAULT_PROTOCOL, PROTOCOLS
-from blindtest.planning.decision import DecisionPlan, format_decision_plan, plan_decision
-from blindtest.planning.people import PeoplePlan, plan_people
 from blindtest.planning.rows import (
     DEFAULT_TRIALS,
     MAX_TOTAL_TRIALS,
@@ -23,6 +21,12 @@ from blindtest.planning.rows import (
 )
 from blindtest.planning.search import MAX_TRIALS
 from blindtest.rundir import artifacts
+
+if TYPE_CHECKING:
+    # Loaded where a decision or a people's sample is planned: the decision statistics bring
+    # scipy.optimize (the mean score's interval), which the default table never needs.
+    from blindtest.planning.decision import DecisionPlan
+    from blindtest.planning.people import PeoplePlan
 
 __all__ = ["Plan", "plan"]
 
@@ -48,6 +52,8 @@ class Plan:
         if self.people is not None:
             return self.people.text(width)
         if self.decision is not None:
+            from blindtest.planning.decision import format_decision_plan
+
             return format_decision_plan(self.decision, width=width)
         assert self.result is not None
         return format_plan(self.result, width=width)
@@ -125,6 +131,8 @@ def plan(
     from ``agreement`` (`blindtest.planning.people`), at the sample sizes ``trials``, with a
     ``target_power`` at ``margin`` or a ``width``. Calls no model and reads no run."""
     if people_sample is not None:
+        from blindtest.planning.people import plan_people
+
         if decide is not None or pc is not None or pd is not None or html is not None:
             raise BadInput(
                 f"{option('people_sample')} plans the people's sample alone: drop "
@@ -251,6 +259,8 @@ def _plan_decision(
         )
     if not 0 < alpha <= 0.5:
         raise BadInput(f"{option('alpha')} must be in (0, 0.5], got {alpha}")
+    from blindtest.planning.decision import plan_decision
+
     counts = check_trials(list(trials)) if trials is not None else None
     try:
         decision = plan_decision(

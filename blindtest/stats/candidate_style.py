@@ -75,7 +75,14 @@ import numpy as np
 import numpy.typing as npt
 
 from blindtest.stats.intervals import Interval, result_to_dict
-from blindtest.stats.style import _LP_BOX, _LP_DECIDED, _fit, _one_signed, equal_style_outside
+from blindtest.stats.style import (
+    _LP_BOX,
+    _LP_DECIDED,
+    _fit,
+    _one_signed,
+    _stiemke,
+    equal_style_outside,
+)
 
 __all__ = [
     "CandidateStyleResult",
@@ -315,11 +322,11 @@ def _clustered(
 
 def _separation(z: Array, y: Array, names: Sequence[str]) -> tuple[str, int, tuple[str, ...]]:
     """(status, comparisons decided, terms with an infinite ML estimate). First Stiemke's
-    alternative (`_stiemke`: p rows, fast); only when that finds separation, the linear
-    programme of `blindtest.stats.style.detect_separation` (Konis, 2007) for which
-    comparisons and terms, written with sparse matrices so that tens of thousands of
-    comparisons fit in memory (the dense form holds an n x n identity), and the null space of
-    the undecided rows from the SVD of QR's R."""
+    alternative (`blindtest.stats.style._stiemke`: p rows, fast); only when that finds
+    separation, the linear programme of `blindtest.stats.style.detect_separation` (Konis,
+    2007) for which comparisons and terms, written with sparse matrices so that tens of
+    thousands of comparisons fit in memory (the dense form holds an n x n identity), and the
+    null space of the undecided rows from the SVD of QR's R."""
     from scipy import optimize, sparse
 
     n, p = z.shape
@@ -363,24 +370,6 @@ def _alone(x: Array, y: Array, names: Sequence[str]) -> tuple[tuple[str, int], .
         elif column.any() and (column <= 0).all():
             out.append((name, -1))
     return tuple(out)
-
-
-def _stiemke(scaled: Array) -> bool:
-    """True when no direction b != 0 has ``scaled @ b >= 0`` (the picks are not separated),
-    by Stiemke's alternative: exactly when some w > 0 (scaled to w >= 1) has
-    ``scaled.T @ w = 0``. A linear programme with p rows, not n: cheap at any n. The design has
-    full column rank here, so ``scaled @ b = 0`` has no solution b != 0."""
-    from scipy import optimize, sparse
-
-    n, p = scaled.shape
-    found = optimize.linprog(
-        np.ones(n),
-        A_eq=sparse.csr_matrix(scaled.T),
-        b_eq=np.zeros(p),
-        bounds=(1.0, None),
-        method="highs",
-    )
-    return bool(found.status == 0)
 
 
 def _separation_words(status: str, determined: int, terms: Sequence[str], n: int) -> str:

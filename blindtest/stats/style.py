@@ -24,7 +24,10 @@ linear programme (Konis, 2007): maximise ``sum s_i`` subject to ``(2y - 1) z b >
 a term is *separated* (its ML estimate infinite) exactly when that null space has a component
 along it. ``complete`` separation decides every comparison: nothing in the data then measures
 any coefficient (the likelihood is 1 at the limit whatever the others are), and no estimate
-is given. ``quasi`` separation decides some.
+is given. ``quasi`` separation decides some. That programme has a row per comparison; it is
+solved only when Stiemke's alternative (Stiemke, 1915; a programme with a row per term) finds
+that some comparison can be decided at all: no direction decides any comparison exactly when
+some w > 0 has ``sum_i w_i (2 y_i - 1) z_i = 0``.
 
 When the data are separated the fit is Firth's (1993) penalised likelihood
 ``l(b) + 1/2 log det I(b)`` (the Jeffreys prior; Heinze and Schemper, 2002), whose estimates
@@ -368,13 +371,29 @@ def _fit(
 def detect_separation(z: Sequence[Sequence[float]] | Array, y: Sequence[int] | Array,
                       names: Sequence[str]) -> Separation:  # fmt: skip
     """Separation of the outcomes ``y`` (0/1) by the full-rank design ``z`` (first column the
-    intercept, named ``names``), by linear programming (Konis, 2007)."""
-    from scipy import linalg, optimize, sparse
-
+    intercept, named ``names``): first Stiemke's alternative (`_stiemke`, p rows,
+    cheap at any n), and only when that finds separation the linear programme (Konis, 2007)
+    for which comparisons and terms."""
     design = np.asarray(z, dtype=np.float64)
     outcome = np.asarray(y, dtype=np.float64)
-    n, p = design.shape
+    signed, scaled = _signed_and_scaled(design, outcome)
+    by = _single_separators(signed, names)
+    if _stiemke(scaled):
+        return Separation("none", 0, (), by)
+    return _konis(scaled, names, by)
+
+
+def _signed_and_scaled(design: Array, outcome: Array) -> tuple[Array, Array]:
+    """Each row signed by its outcome, and that scaled: columns to max |x| = 1 and rows to
+    unit length (the cone {b: A b >= 0} keeps its shape up to a diagonal map, and the box
+    bounds every margin the same way)."""
     signed = design * (2.0 * outcome - 1.0)[:, None]
+    scaled = signed / np.maximum(np.max(np.abs(signed), axis=0), 1e-300)
+    scaled /= np.linalg.norm(scaled, axis=1, keepdims=True)
+    return signed, scaled
+
+
+def _single_separators(signed: Array, names: Sequence[str]) -> tuple[tuple[str, int], ...]:
     by = []
     for j, name in enumerate(names):
         column = signed[:, j]
@@ -382,10 +401,35 @@ def detect_separation(z: Sequence[Sequence[float]] | Array, y: Sequence[int] | A
             by.append((name, 1))
         elif column.any() and (column <= 0).all():
             by.append((name, -1))
-    # Scale columns to max |x| = 1 and rows to unit length: the cone {b: A b >= 0} keeps its
-    # shape up to a diagonal map, and the box bounds every margin the same way.
-    scaled = signed / np.maximum(np.max(np.abs(signed), axis=0), 1e-300)
-    scaled /= np.linalg.norm(scaled, axis=1, keepdims=True)
+    return tuple(by)
+
+
+def _stiemke(scaled: Array) -> bool:
+    """True when no direction b has ``scaled @ b >= 0`` with some entry > 0 (no comparison can
+    be decided: the picks are not separated), by Stiemke's alternative (1915): exactly one of
+    that b and a w > 0 (scaled here to w >= 1) with ``scaled.T @ w = 0`` exists. A linear
+    programme with p rows, not n: cheap at any n. Konis's programme decides no comparison
+    exactly when there is no such b, so the two agree on "none" whatever the rank."""
+    from scipy import optimize, sparse
+
+    n, p = scaled.shape
+    found = optimize.linprog(
+        np.ones(n),
+        A_eq=sparse.csr_matrix(scaled.T),
+        b_eq=np.zeros(p),
+        bounds=(1.0, None),
+        method="highs",
+    )
+    return bool(found.status == 0)
+
+
+def _konis(scaled: Array, names: Sequence[str], by: tuple[tuple[str, int], ...]) -> Separation:
+    """Konis's (2007) linear programme on the signed, scaled design: maximise ``sum s_i``
+    subject to ``scaled b >= s``, ``0 <= s <= 1``; which comparisons a separating direction
+    decides, and which terms are infinite."""
+    from scipy import linalg, optimize, sparse
+
+    n, p = scaled.shape
     # The constraints held sparse: as a dense matrix the identity block is n x n (7 GB at
     # 30,000 trials); HiGHS is handed the same nonzero entries either way.
     found = optimize.linprog(
@@ -400,7 +444,7 @@ def detect_separation(z: Sequence[Sequence[float]] | Array, y: Sequence[int] | A
     decided = np.asarray(found.x[p:] > _LP_DECIDED) if found.status == 0 else np.zeros(n, bool)
     count = int(decided.sum())
     if count == 0:
-        return Separation("none", 0, (), tuple(by))
+        return Separation("none", 0, (), by)
     if count == n:
         terms = list(range(p))
     else:
@@ -410,7 +454,7 @@ def detect_separation(z: Sequence[Sequence[float]] | Array, y: Sequence[int] | A
         terms = [j for j in range(p) if np.linalg.norm(null[j]) > 1e-8]
     signs = tuple(_infinite_sign(scaled, decided, j) for j in terms)
     status = "complete" if count == n else "quasi"
-    return Separation(status, count, tuple(names[j] for j in terms), tuple(by), signs)
+    return Separation(status, count, tuple(names[j] for j in terms), by, signs)
 
 
 def _infinite_sign(scaled: Array, decided: npt.NDArray[np.bool_], j: int) -> int:

@@ -1,5 +1,6 @@
-"""bt-audit reads each answer of a triangle run once for the census, the duplicate spotter and
-the length bot, and gets what each of them gets reading the answers on its own."""
+"""bt-audit reads each answer of a two-sided run once for the census, the length bot and (in a
+triangle run) the duplicate spotter, and gets what each of them gets reading the answers on
+its own."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from blindtest.auditing import build as auditing
+from blindtest.model.census import take_census
 from blindtest.model.picks import trials_from_records
 from blindtest.model.slots import Slot, SlotState, plan_slots
 from blindtest.rundir import artifacts
@@ -67,16 +69,54 @@ def test_build_audit_takes_the_slot_state_it_is_given(tmp_path: Path) -> None:
     assert given == own
 
 
+def two_sided(slot: Slot, entry: Mapping[str, Any]) -> str:
+    """Model-like answers of two sides: equal in every fourth trial (a tie the pair bot breaks
+    with its generator, the preference bot calls a tie), otherwise one side's twice as long."""
+    body = BODIES[slot.trial % len(BODIES)]
+    if slot.trial % 4 == 0:
+        return body
+    longer = "B" if slot.trial % 3 else "A"
+    return body * (1 + (slot.side == longer))
+
+
 @pytest.mark.parametrize("protocol", ["pair", "preference"])
-def test_only_a_triangle_run_is_read_in_one_pass(
+def test_one_reading_of_a_two_option_run_gives_the_length_bot_and_census_what_they_get_alone(
+    tmp_path: Path, protocol: str
+) -> None:
+    run = make_run(tmp_path, protocol, 40, text=two_sided)
+    design, trials, responses = _inputs(run)
+    censuses, made = auditing.read_answers(design, trials)
+    assert set(made) == {"length"}  # a duplicate spotter has no two-option form
+    alone = auditing.replay_bot(design, trials, "length")
+    assert auditing.replay_bot(design, trials, "length", made["length"]) == alone
+    if protocol == "preference":  # equal answers in trials 4, 8, ..., 40
+        assert [pick["pick"] for pick in alone["picks"]].count("tie") == 10
+    state, slots = SlotState.from_rows(responses), plan_slots(design)
+    alone = auditing.census_by_model(design, trials, state, slots)
+    assert auditing.census_by_model(design, trials, state, slots, censuses) == alone
+
+
+@pytest.mark.parametrize("protocol", ["pair", "preference"])
+def test_a_two_option_audit_counts_each_answers_words_once(
     tmp_path: Path, protocol: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run = make_run(tmp_path, protocol, 12, text=markdown)
+    run = make_run(tmp_path, protocol, 12, text=two_sided)
     design, trials, responses = _inputs(run)
+    sha256 = artifacts.load_design(run).sha256
+    before = auditing.build_audit(design, sha256, trials, responses)
+    taken = []
+
+    def census(text: Any) -> Any:
+        taken.append(text)
+        return take_census(text)
 
     def refuse(*_: object) -> None:
-        raise AssertionError("a two-option run has no duplicate spotter to share a reading")
+        raise AssertionError("the length bot counted the words again")
 
-    monkeypatch.setattr(auditing, "read_answers", refuse)
-    document = auditing.build_audit(design, artifacts.load_design(run).sha256, trials, responses)
+    monkeypatch.setattr(auditing, "take_census", census)
+    monkeypatch.setattr(auditing, "bot_pick", refuse)
+    monkeypatch.setattr(auditing, "count_words", refuse)
+    document = auditing.build_audit(design, sha256, trials, responses)
+    assert len(taken) == 2 * len(trials)  # each answer once, by the census
+    assert document == before
     assert document["bots"]["duplicate"]["applicable"] is False

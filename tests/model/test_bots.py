@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -11,8 +12,10 @@ from hypothesis import strategies as st
 from blindtest.model.bots import (
     DUPLICATE_THRESHOLD,
     BotPick,
+    bot_pick,
     duplicate_bot,
     length_bot,
+    length_from_words,
     length_pair_bot,
     length_preference_bot,
     random_bot,
@@ -20,6 +23,7 @@ from blindtest.model.bots import (
     random_preference_bot,
     similarity,
 )
+from blindtest.model.picks import Trial
 from blindtest.model.rng import DesignRng
 
 
@@ -226,3 +230,17 @@ def test_random_pair_bot_names_option_one_at_random() -> None:
     rng = DesignRng("s", "bot:random")
     picks = Counter(random_pair_bot(["a", "b"], rng) for _ in range(200))
     assert set(picks) == {"X", "Y"}
+
+
+@pytest.mark.parametrize(("protocol", "options"), [("triangle", 3), ("pair", 2), ("preference", 2)])
+def test_the_length_bot_from_counted_words_picks_and_draws_as_from_the_texts(
+    protocol: str, options: int
+) -> None:
+    # Word counts from a small range, so that many trials tie and the generator is drawn.
+    counts = np.random.default_rng(7).integers(0, 3, (60, options)).tolist()
+    from_texts, from_words = DesignRng("s", "bot:length"), DesignRng("s", "bot:length")
+    for number, words_of in enumerate(counts, start=1):
+        trial = Trial(number=number, prompt="p", options=tuple(words(n) for n in words_of))
+        made = bot_pick("length", protocol, trial, from_texts)
+        assert length_from_words(protocol, words_of, from_words) == made.pick
+    assert from_texts.randbelow(1000) == from_words.randbelow(1000)  # drawn alike

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
+from blindtest.stats import style
 from blindtest.stats.style import (
     detect_separation,
     equal_style_outside,
@@ -233,6 +234,53 @@ def test_detect_separation_agrees_with_the_definition_on_small_designs() -> None
         margins = signed @ directions.T
         weak = (margins >= -1e-12).all(axis=0)
         assert found.separated == bool(weak.any()), code
+
+
+def _programme_alone(z: Any, y: Any, names: list[str]) -> Any:
+    """The separation check as it was: Konis's linear programme on every design, no cheap
+    test first."""
+    signed, scaled = style._signed_and_scaled(np.asarray(z, float), np.asarray(y, float))
+    return style._konis(scaled, names, style._single_separators(signed, names))
+
+
+def _separation_cases() -> list[tuple[Any, Any, list[str]]]:
+    """The reference cases' designs, every outcome on six comparisons, and seeded random
+    designs of 2 to 300 comparisons with style effects from none to deciding every pick."""
+    cases = []
+    for case in CASES.values():
+        x = np.asarray(case["x"], float)
+        kept = [j for j in range(x.shape[1]) if np.any(x[:, j])]
+        z = np.column_stack([np.ones(len(x)), x[:, kept]])
+        if np.linalg.matrix_rank(z) == z.shape[1]:
+            cases.append((z, case["y"], ["a_strength", *(NAMES[j] for j in kept)]))
+    values = np.column_stack([np.ones(6), [-1.0, -0.5, 0.0, 0.5, 1.0, 0.25]])
+    for code in range(2**6):
+        cases.append((values, [(code >> i) & 1 for i in range(6)], ["a_strength", "length"]))
+    rng = np.random.default_rng(2027)
+    for k in range(160):
+        n = int(rng.integers(2, [30, 300][k % 2]))
+        length = [rng.uniform(-0.6, 0.6, n), rng.choice([-0.5, 0.0, 0.5], n)][k % 3 == 0]
+        markdown = rng.choice([-1.0, 0.0, 0.4, 1.0], n)
+        z = np.column_stack([np.ones(n), length, markdown])
+        if np.linalg.matrix_rank(z) < 3:
+            continue
+        effect = [0.0, 2.0, 8.0, 200.0][k % 4]  # the last decides nearly every pick
+        eta = rng.normal(0.0, 0.5) + effect * length - 0.5 * effect * markdown
+        y = (rng.random(n) < special.expit(eta)).astype(int)
+        cases.append((z, y, ["a_strength", "length", "markdown"]))
+    return cases
+
+
+def test_the_cheap_test_first_gives_the_linear_programmes_verdicts() -> None:
+    """Stiemke's alternative (p rows) says "not separated" exactly when Konis's programme
+    decides no comparison, so answering "none" from it alone changes no verdict: the same
+    status, comparisons decided, infinite terms and their signs on every case."""
+    seen = []
+    for z, y, names in _separation_cases():
+        found = detect_separation(z, y, names)
+        assert found == _programme_alone(z, y, names)
+        seen.append(found.status)
+    assert min(seen.count(status) for status in ("none", "quasi", "complete")) >= 20, seen
 
 
 def test_rejects_bad_arguments_with_the_value_in_the_message() -> None:
