@@ -139,6 +139,7 @@ if TYPE_CHECKING:
         JudgeCalibrationResult,
         judge_calibration,
     )
+    from blindtest.stats.ppi_flaws import PPIFlawCost, ppi_flaw_cost, ppi_prediction_cost
     from blindtest.stats.ppi_plan import (
         PeopleSamplePlan,
         PeopleSampleRow,
@@ -271,6 +272,9 @@ _HOME = {
     "ppi_decision": "blindtest.stats.ppi",
     "ppi_preference": "blindtest.stats.ppi",
     "ppi_preference_missing": "blindtest.stats.ppi",
+    "PPIFlawCost": "blindtest.stats.ppi_flaws",
+    "ppi_flaw_cost": "blindtest.stats.ppi_flaws",
+    "ppi_prediction_cost": "blindtest.stats.ppi_flaws",
     "CalibrationBin": "blindtest.stats.ppi_calibration",
     "JudgeCalibrationResult": "blindtest.stats.ppi_calibration",
     "judge_calibration": "blindtest.stats.ppi_calibration",
@@ -386,6 +390,7 @@ __all__ = [
     "MeanScoreResult",
     "NonTieComparisonResult",
     "PPIDecision",
+    "PPIFlawCost",
     "PPIMissingResult",
     "PPIResult",
     "PPIStratum",
@@ -474,6 +479,8 @@ __all__ = [
     "power_row",
     "power_table",
     "ppi_decision",
+    "ppi_flaw_cost",
+    "ppi_prediction_cost",
     "ppi_preference",
     "ppi_preference_missing",
     "preference_test",

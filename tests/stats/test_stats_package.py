@@ -43,6 +43,7 @@ def test_all_is_sorted_and_complete() -> None:
         "ppi",
         "ppi_calibration",
         "ppi_core",
+        "ppi_flaws",
         "ppi_plan",
         "preference",
         "ranking",
