@@ -78,8 +78,9 @@ def _people_settle(settle: Mapping[str, Any]) -> str:
         )
     agree = (
         f"the judge agrees with people as often as here ({settle['agreed']} of "
-        f"{settle['sample']}, {pct(settle['agreement'])}; ties: people {pct(settle['ties'])}, "
-        f"the judge {pct(settle['judge_ties'])})"
+        f"{settle['sample']}, {pct(settle['agreement'])}, its verdict on the side of the "
+        f"people's mean score; ties: people {pct(settle['ties'])}, the judge "
+        f"{pct(settle['judge_ties'])})"
     )
     head = f"if the people's mean score is what it looks like ({score}) and {agree}"
     total = count(int(settle["comparisons"]), "comparison")

@@ -267,7 +267,8 @@ def _screen(settle: dict[str, Any]) -> str:
     [
         (0.56, "a plan at the observed values, not a promise: if the people's mean score is what "
                "it looks like (56%) and the judge agrees with people as often as here (42 of 60, "
-               "70%; ties: people 15%, the judge 10%), about {n} people's judgements of the 400 "
+               "70%, its verdict on the side of the people's mean score; ties: people 15%, the "
+               "judge 10%), about {n} people's judgements of the 400 "
                "comparisons (now 60), the judge on all, would settle it (show it, power 0.8)"),
         (0.5, "the people's mean score sits on the boundary (50%): at that value no number of "
               "people's judgements would settle it"),
