@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from blindtest import reportfmt
 from blindtest.errors import CheckFailed, option
@@ -93,6 +93,34 @@ def trial_positions(design: DesignRecord) -> Callable[[int], int | None]:
     return table.get
 
 
+def _prompt_numbers(design: DesignRecord) -> Callable[[int], int]:
+    """A trial position's prompt as the number the tallies keep. A design read by columns
+    (bt-generate's) numbers it by its place in the design's prompts, from the index the fetch
+    builds anyway to find a prompt's text (the same int objects: nothing new per prompt); a
+    design held as lists, or a prompt not in the columns, is numbered in the order seen."""
+    arrangement: Any = design["arrangement"]
+    prompts: Any = design.get("prompts")
+    numbers: dict[Hashable, int] = {}
+    after = len(prompts) if isinstance(prompts, Columns) else 0
+
+    def number_of(position: int) -> int:
+        if isinstance(arrangement, Columns):
+            prompt_id = arrangement.value(position, "prompt_id")
+        else:
+            prompt_id = arrangement[position].get("prompt_id")
+        if isinstance(prompts, Columns):
+            try:
+                return prompts.position("id", prompt_id, last=True)
+            except KeyError:
+                pass
+        number = numbers.get(prompt_id)
+        if number is None:
+            number = numbers[prompt_id] = after + len(numbers)
+        return number
+
+    return number_of
+
+
 @dataclass
 class SideCollisions:
     """One doubled side's checks (:class:`BoundedDeterminismTally`) and, for the message, the
@@ -118,7 +146,7 @@ class SideCollisions:
         """The longest identical answer that is not a canned text (words)."""
         return self.tally.result().longest
 
-    def take(self, prompt: Hashable, digest: int, text: str, words: int) -> None:
+    def take(self, prompt: int, digest: int, text: str, words: int) -> None:
         """One answer of the side; remember its text when it is the side's most common."""
         before = self.tally.common
         self.tally.add_answer(prompt, digest, words)
@@ -141,7 +169,7 @@ class DrawCollisions:
     odd: bytearray
     trials: int
     position: Callable[[int], int | None]
-    prompt_of: Callable[[int], Hashable] = lambda position: position
+    prompt_of: Callable[[int], int] = lambda position: position
     pairs: int = 0
     identical: int = 0
     first: dict[int, tuple[int, int, int]] = field(default_factory=dict)
@@ -162,14 +190,7 @@ class DrawCollisions:
             side: SideCollisions(BoundedDeterminismTally(planned_pairs=planned.get(side, 0)))
             for side in candidates_of(design)
         }
-        arrangement: Any = design["arrangement"]
-
-        def prompt_of(position: int) -> Hashable:
-            if isinstance(arrangement, Columns):
-                return cast(Hashable, arrangement.value(position, "prompt_id"))
-            return cast(Hashable, arrangement[position].get("prompt_id"))
-
-        return cls(odd, count, trial_positions(design), prompt_of, sides=sides)
+        return cls(odd, count, trial_positions(design), _prompt_numbers(design), sides=sides)
 
     @classmethod
     def for_design(cls, design: DesignRecord, state: SlotState) -> DrawCollisions:

@@ -177,7 +177,8 @@ def _live(
     from blindtest.generation.stage_io import StageIO
     from blindtest.model.outputs import imported_text
 
-    loaded = artifacts.load_design_lean(run)  # checked before anything is written or sent
+    # Checked before anything is written or sent; the prompts' digests are checked, not kept.
+    loaded = artifacts.load_design_lean(run, prompt_digests=False)
     path = run / artifacts.RESPONSES
     existing = artifacts.iter_jsonl(path, "responses", missing_ok=True)  # (offset, row)
 

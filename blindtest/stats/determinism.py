@@ -295,23 +295,33 @@ class DeterminismTally:
 @dataclass
 class BoundedDeterminismTally:
     """The two checks for a long generation, in memory that grows with the prompts, not with
-    the answers: O(1) per answer and per question (:meth:`fired`), and one entry per prompt
-    answered plus one per distinct text that came back as an identical twin pair (a
-    deterministic side: about one per prompt; a sampling side: its rare repeats). The
-    unbounded :class:`DeterminismTally` keeps every distinct text with the set of prompts it
-    answered, which at tens of thousands of trials is the largest thing bt-generate holds.
+    the answers: O(1) per answer and per question (:meth:`fired`), and a byte per prompt
+    answered plus one dict entry per text it tracks (first answers and identical-pair texts:
+    about one per prompt). The unbounded :class:`DeterminismTally` keeps every distinct text
+    with the set of prompts it answered, which at tens of thousands of trials is the largest
+    thing bt-generate holds.
+
+    Prompts are numbered (``prompt``: an int >= 0, a prompt's place in the design's list);
+    a text key names one text, so its ``words`` are the same each time it is given (the guard
+    counts the words of the text it digests).
 
     What it keeps instead, and where that differs from :func:`determinism_check`:
 
-    * each prompt's *first* answer; the prompt-independence count is over first answers (the
-      most common first answer and how many prompts it opened), so a side that answers every
-      prompt with one text counts the same, and a side whose canned text is only ever a later
-      answer is not counted;
-    * the prompts of the texts it tracks (first answers and identical-pair texts): a tracked
+    * which prompts were answered, and each prompt's *first* answer counted once for its
+      text; the prompt-independence count is over first answers (the most common first
+      answer and how many prompts it opened), so a side that answers every prompt with one
+      text counts the same, and a side whose canned text is only ever a later answer is not
+      counted;
+    * the prompt of each text it tracks (first answers and identical-pair texts): a tracked
       text seen at a second prompt is canned from then on (its pairs stop counting, as in the
       unbounded tally). A text's sightings before it was tracked are not known, so a text
       given to another prompt only before it first came back as an identical pair and never
       as a first answer is weighed as not canned.
+
+    Per tracked text one entry: ``owner`` (the prompt it was first seen at, the caller's int)
+    while it is not canned, else ``canned`` (how many prompts it opened); a text in ``owner``
+    opened its prompt unless it is in ``unopened`` (tracked as an identical pair only): a
+    text that opens a second prompt is canned by then.
 
     Feed answers and pairs as :class:`DeterminismTally` takes them; ``add_pair`` also takes
     the prompt. Mutable: it is the guard's running state, not a result."""
@@ -321,41 +331,72 @@ class BoundedDeterminismTally:
     identical: int = 0
     base: float = 0.0
     extra_total: float = 0.0
-    first_of: dict[Hashable, Hashable] = field(default_factory=dict)  # prompt -> first text
-    opened: dict[Hashable, int] = field(default_factory=dict)  # text -> prompts it opened
-    owner: dict[Hashable, Hashable] = field(default_factory=dict)  # tracked text -> a prompt
-    words_of: dict[Hashable, int] = field(default_factory=dict)
-    canned: set[Hashable] = field(default_factory=set)  # tracked texts seen at two prompts
+    answered: bytearray = field(default_factory=bytearray)  # per prompt: 1 once answered
+    prompts: int = 0  # prompts answered
+    owner: dict[Hashable, int] = field(default_factory=dict)  # tracked, not canned -> prompt
+    unopened: set[Hashable] = field(default_factory=set)  # of those, no prompt's first answer
+    canned: dict[Hashable, int] = field(default_factory=dict)  # seen at two prompts -> opened
     extra: dict[Hashable, float] = field(default_factory=dict)
     pair_count: dict[Hashable, int] = field(default_factory=dict)
     pair_words: dict[Hashable, int] = field(default_factory=dict)
     common: Hashable | None = None
+    common_words: int = 0
 
-    def _track(self, prompt: Hashable, text: Hashable, words: int) -> None:
-        """Follow ``text`` from now on; it is canned once seen at a second prompt."""
-        seen = self.owner.setdefault(text, prompt)
-        self.words_of.setdefault(text, words)
-        if seen != prompt and text not in self.canned:
-            self.canned.add(text)
+    def _opened(self, text: Hashable) -> int:
+        """How many prompts ``text`` was the first answer of."""
+        opened = self.canned.get(text)
+        if opened is not None:
+            return opened
+        return int(text in self.owner and text not in self.unopened)
+
+    def _first_answer(self, prompt: int) -> bool:
+        """Whether ``prompt`` is answered for the first time (and mark it answered)."""
+        _check_int("prompt", prompt, 0)
+        answered = self.answered
+        if prompt >= len(answered):
+            answered.extend(bytes(prompt + 1 - len(answered)))
+        elif answered[prompt]:
+            return False
+        answered[prompt] = 1
+        self.prompts += 1
+        return True
+
+    def _track(self, prompt: int, text: Hashable, opens: bool) -> None:
+        """Follow ``text`` from now on, seen at ``prompt`` (``opens``: as its first answer);
+        it is canned once seen at a second prompt."""
+        opened = self.canned.get(text)
+        if opened is not None:
+            self.canned[text] = opened + opens
+            return
+        seen = self.owner.get(text)
+        if seen is None:
+            self.owner[text] = prompt
+            if not opens:
+                self.unopened.add(text)
+        elif seen == prompt:
+            if opens:
+                self.unopened.discard(text)
+        else:
+            self.canned[text] = self._opened(text) + opens
+            del self.owner[text]
+            self.unopened.discard(text)
             self.extra_total -= self.extra.get(text, 0.0)
 
-    def add_answer(self, prompt: Hashable, text: Hashable, words: int) -> None:
+    def add_answer(self, prompt: int, text: Hashable, words: int) -> None:
         """One answer of the side (either twin, or the side's answer as the odd one)."""
         _check_int("words", words, 0)
-        if prompt not in self.first_of:
-            self.first_of[prompt] = text
-            self.opened[text] = self.opened.get(text, 0) + 1
-            self._track(prompt, text, words)
+        if self._first_answer(prompt):
+            self._track(prompt, text, True)
             if words >= CANNED_MIN_WORDS and (
                 self.common is None
-                or _rank(self.opened[text], words, text)
-                < _rank(self.opened[self.common], self.words_of[self.common], self.common)
+                or _rank(self._opened(text), words, text)
+                < _rank(self._opened(self.common), self.common_words, self.common)
             ):
-                self.common = text
-        elif text in self.owner:
-            self._track(prompt, text, words)
+                self.common, self.common_words = text, words
+        elif text in self.owner or text in self.canned:
+            self._track(prompt, text, False)
 
-    def add_pair(self, prompt: Hashable, first: Hashable, second: Hashable, words: int) -> None:
+    def add_pair(self, prompt: int, first: Hashable, second: Hashable, words: int) -> None:
         """One twin pair of ``prompt``: the two draws' text keys and the first's length."""
         _check_int("words", words, 0)
         self.pairs += 1
@@ -364,7 +405,7 @@ class BoundedDeterminismTally:
             return
         self.identical += 1
         self.base += pair_evidence(words, canned=True)
-        self._track(prompt, first, words)
+        self._track(prompt, first, False)
         self.pair_count[first] = self.pair_count.get(first, 0) + 1
         self.pair_words[first] = max(self.pair_words.get(first, 0), words)
         gain = pair_evidence(words) - pair_evidence(words, canned=True)
@@ -379,9 +420,8 @@ class BoundedDeterminismTally:
         return self.pairs >= max(needed, 1) and evidence >= math.log10(STOP_EVIDENCE)
 
     def _independent(self) -> tuple[int, bool]:
-        common = self.opened[self.common] if self.common is not None else 0
-        prompts = len(self.first_of)
-        return common, common >= CANNED_MIN_PROMPTS and common >= CANNED_SHARE * prompts
+        common = self._opened(self.common) if self.common is not None else 0
+        return common, common >= CANNED_MIN_PROMPTS and common >= CANNED_SHARE * self.prompts
 
     def fired(self) -> tuple[str, ...]:
         """The checks that fire as things stand, in O(1): ``deterministic``,
@@ -401,9 +441,9 @@ class BoundedDeterminismTally:
             longest=max((w for t, w in self.pair_words.items() if t not in self.canned), default=0),
             evidence=self.base + self.extra_total,
             deterministic=deterministic,
-            prompts=len(self.first_of),
+            prompts=self.prompts,
             common_prompts=common_prompts,
-            common_words=self.words_of[self.common] if self.common is not None else 0,
+            common_words=self.common_words if self.common is not None else 0,
             prompt_independent=independent,
             fired=tuple(
                 name

@@ -211,6 +211,6 @@ def test_the_guard_holds_one_entry_per_prompt_not_per_trial() -> None:
     assert collisions.pairs == 4000
     assert not collisions.first
     for kept in collisions.sides.values():
-        assert len(kept.tally.first_of) == len(kept.tally.owner) == 10
+        assert kept.tally.prompts == len(kept.tally.owner) == 10
         assert not kept.tally.extra
     assert not collisions.refused()

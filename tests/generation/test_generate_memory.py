@@ -47,6 +47,29 @@ def test_a_design_read_by_parts_equals_the_design_read_whole(
     assert artifacts.dump_json(_as_lists(lean.design)) == artifacts.dump_json(whole.design)
 
 
+@pytest.mark.parametrize("by_parts", [True, False])
+def test_the_lean_design_shares_prompt_ids_and_can_leave_out_the_prompt_digests(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator, by_parts: bool
+) -> None:
+    # bt-generate's read: the arrangement names each prompt by the prompts' own id string,
+    # and each prompt's sha256 (checked, never read by bt-generate) is not held.
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path, trials=9)
+    if not by_parts:  # laid out otherwise: read whole, then held the same way
+        data = orjson.loads((run / "design.json").read_bytes())
+        (run / "design.json").write_bytes(orjson.dumps(data))
+        (run / "design.sha256").write_text(artifacts.sha256_bytes(orjson.dumps(data)) + "\n")
+    whole = artifacts.load_design(run).design
+    lean = artifacts.load_design_lean(run, prompt_digests=False).design
+    prompts = [{k: v for k, v in p.items() if k != "sha256"} for p in whole["prompts"]]
+    assert list(lean["prompts"]) == prompts
+    assert list(lean["arrangement"]) == list(whole["arrangement"])
+    ids = {p["id"]: p["id"] for p in lean["prompts"]}
+    assert all(e["prompt_id"] is ids[e["prompt_id"]] for e in lean["arrangement"])
+    kept = artifacts.load_design_lean(run).design
+    assert [p["sha256"] for p in kept["prompts"]] == [p["sha256"] for p in whole["prompts"]]
+
+
 def test_a_design_read_by_parts_is_refused_as_the_whole_one_is(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:

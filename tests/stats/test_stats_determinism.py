@@ -24,6 +24,7 @@ from blindtest.stats.determinism import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import gate_simulation as sim
+from bounded_tally_reference import ReferenceBoundedTally
 
 
 def _side(
@@ -152,7 +153,7 @@ def test_running_tally_equals_the_check_over_the_lists(seed: int) -> None:
     assert got.to_dict() | {"evidence": 0} == want.to_dict() | {"evidence": 0}
 
 
-def _feed(tally: object, rows: list[tuple[str, str, str, int]]) -> None:
+def _feed(tally: object, rows: list[tuple[str, int, str, int]]) -> None:
     for kind, prompt, text, words in rows:
         if kind == "answer":
             tally.add_answer(prompt, text, words)  # type: ignore[attr-defined]
@@ -173,13 +174,13 @@ def test_the_bounded_tally_fires_as_the_full_check_on_deterministic_canned_and_o
 ) -> None:
     bounded, full = BoundedDeterminismTally(planned_pairs=12), DeterminismTally(planned_pairs=12)
     for i in range(12):
-        prompt, text = f"p{i}", texts(i)
+        prompt, text = i, texts(i)
         words = len(text.split())
         rows = [("answer", prompt, text, words)] * 2 + [("pair", prompt, text, words)]
         _feed(bounded, rows)
         for kind, _, t, w in rows:
             if kind == "answer":
-                full.add_answer(prompt, t, w)
+                full.add_answer(f"p{prompt}", t, w)
             else:
                 full.add_pair(t, t, w)
     assert bounded.fired() == fired
@@ -192,12 +193,70 @@ def test_the_bounded_tally_holds_one_entry_per_prompt_however_many_answers() -> 
     # A sampling side answering 10 prompts 3,000 times, every answer a new text.
     tally = BoundedDeterminismTally()
     for n in range(1000):
-        prompt = f"p{n % 10}"
+        prompt = n % 10
         tally.add_answer(prompt, f"text {n} a", 3)
         tally.add_answer(prompt, f"text {n} b", 3)
         tally.add_pair(prompt, f"text {n} a", f"text {n} b", 3)
         tally.add_answer(prompt, f"text {n} c", 3)
     assert tally.fired() == ()
-    assert len(tally.first_of) == len(tally.owner) == len(tally.opened) == 10
+    assert tally.prompts == len(tally.answered) == len(tally.owner) == 10
+    assert not tally.canned
+    assert not tally.unopened
     assert not tally.extra
     assert not tally.pair_count
+
+
+def _stream(rng: np.random.Generator, guard_order: bool) -> list[tuple[str, int, str, str, int]]:
+    """A side's answers and twin pairs as (kind, prompt, text, second text, words): canned
+    sentences, one-word answers, prompt-specific texts that repeat (deterministic) or not,
+    prompts answered once or several times; in the guard's order (a pair after both of its
+    answers) or shuffled (a pair before its answers, a prompt's answers in any order)."""
+    canned = ["I cannot help with that.", "Error: upstream timeout", "No", "Yes"]
+    events: list[tuple[str, int, str, str, int]] = []
+    for _ in range(int(rng.integers(1, 120))):
+        prompt = int(rng.integers(0, int(rng.integers(1, 60))))
+        roll = rng.random()
+        if roll < 0.3:
+            text = canned[int(rng.integers(0, 4))]
+        elif roll < 0.4:
+            text = f"an answer of prompt {int(rng.integers(0, 60))} borrowed"  # another's
+        else:
+            text = f"answer to p{prompt} variant {int(rng.integers(0, 3))}"
+        second = text if rng.random() < 0.6 else f"{text} again"
+        group = [("answer", prompt, text, text, len(text.split()))]
+        if rng.random() < 0.7:  # the doubled side: two draws and their pair
+            group.append(("answer", prompt, second, second, len(second.split())))
+            group.append(("pair", prompt, text, second, len(text.split())))
+        events += group
+    if not guard_order:
+        order = rng.permutation(len(events))
+        events = [events[i] for i in order]
+    return events
+
+
+@pytest.mark.parametrize("guard_order", [True, False])
+def test_the_compact_bounded_tally_fires_and_counts_as_the_one_it_replaced(
+    guard_order: bool,
+) -> None:
+    # Three hundred random answer streams fed to the tally as it was first written (three
+    # dicts per text) and to the compact one: the same checks fire after every event, and
+    # every count agrees at the end (texts as digests, as the guard gives them, and as text).
+    rng = np.random.default_rng(20261206 + guard_order)
+    for _ in range(300):
+        events = _stream(rng, guard_order)
+        planned = int(rng.integers(0, 40))
+        for digest in (False, True):
+            old, new = ReferenceBoundedTally(planned), BoundedDeterminismTally(planned)
+            for kind, prompt, text, second, words in events:
+                key, other = (hash(text), hash(second)) if digest else (text, second)
+                if kind == "answer":
+                    old.add_answer(f"p{prompt}", key, words)
+                    new.add_answer(prompt, key, words)
+                else:
+                    old.add_pair(f"p{prompt}", key, other, words)
+                    new.add_pair(prompt, key, other, words)
+                assert new.fired() == old.fired()
+                assert new.common == old.common
+            got, want = new.result(), old.result()
+            assert got.to_dict() | {"evidence": 0} == want.to_dict() | {"evidence": 0}
+            assert got.evidence == pytest.approx(want.evidence, abs=1e-9)

@@ -113,6 +113,18 @@ class Columns(Sequence[JsonObject]):
         found = [values[code] if code >= 0 else None for code in codes]
         return found + [None] * (self._size - len(found))
 
+    def share(self, key: str, pool: Iterable[Any]) -> None:
+        """Hold each of ``key``'s string values that equals one in ``pool`` as that string
+        (a design's arrangement names its prompts by the prompts' own id strings): the same
+        values, one string object for each, not two."""
+        column = self._by_key.get(key)
+        if column is None:
+            return
+        same = {value: value for value in pool if type(value) is str}
+        column.values = [
+            same.get(value, value) if type(value) is str else value for value in column.values
+        ]
+
     def position(self, key: str, value: Any, *, last: bool = False) -> int:
         """The position of the first (``last``: the last) entry whose ``key`` is ``value``
         (an index built once per key and choice); KeyError when there is none."""
