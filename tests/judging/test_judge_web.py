@@ -157,6 +157,31 @@ def test_triangle_20_trials_by_mouse_and_a_double_click_is_stored_once(
     assert [p["pick"] for p in picks] == odd
 
 
+def test_the_second_click_of_a_double_click_landing_on_the_next_trial_answers_nothing(
+    tmp_path: Path, page: Any
+) -> None:
+    """A local bt-judge can save a pick and show the next trial within a double click's
+    interval: the second click then lands on the next trial's button, and must not answer a
+    trial the person never read (the browser counts it as click 2: event.detail)."""
+    run = make_run(tmp_path, trials=3)
+    odd = odd_positions(run)
+    with judge_server(run, "--judge-id", "dora") as server:
+        page.goto(server.url)
+        wait_for_trial(page, 1, 3)
+        page.locator(f"button[data-key='{odd[0]}']").click()
+        wait_for_trial(page, 2, 3)
+        # the second click of the double click, arriving on trial 2's page
+        page.dispatch_event(f"button[data-key='{odd[0]}']", "click", {"detail": 2})
+        page.locator(f"button[data-key='{odd[1]}']").click()  # a person's own click counts
+        wait_for_trial(page, 3, 3)
+        page.keyboard.press(str(odd[2]))
+        page.wait_for_selector("#message")
+        code, _, err = server.finish()
+    assert code == 0, err
+    picks = picks_of(run / artifacts.PICKS)
+    assert [(p["trial"], p["pick"]) for p in picks] == [(1, odd[0]), (2, odd[1]), (3, odd[2])]
+
+
 def test_a_repeated_pick_post_is_stored_once(tmp_path: Path) -> None:
     run = make_run(tmp_path, trials=3)
     with judge_server(run, "--judge-id", "carol") as server:

@@ -11,9 +11,10 @@
 // yet" on the page while bt-judge does not answer (stopped, restarting, a laptop lid), and is
 // sent again until it does. Each pick carries an id made here, so a pick sent twice (its reply
 // lost) is recorded once. A form is sent once: a second click or key press while it is on its
-// way does nothing. A part of the answer left out is said next to it, never in a browser
-// bubble. What was done ("saved", "taken back") is said in the page's live region after the
-// next page loads. Served by bt-judge itself; nothing is fetched from elsewhere.
+// way does nothing, and the second click of a double click never sends one (on the next
+// trial's page, where it may land). A part of the answer left out is said next to it, never
+// in a browser bubble. What was done ("saved", "taken back") is said in the page's live
+// region after the next page loads. Served by bt-judge itself; nothing is fetched from elsewhere.
 (function () {
   "use strict";
   var base = document.body.getAttribute("data-base") || "";
@@ -193,6 +194,21 @@
     }
   });
 
+  // The second click of a double click is never a new answer: the first one's answer may be
+  // saved, and the next trial shown under the pointer, before it lands (a local bt-judge answers
+  // within a double click's interval), and its button would then answer a trial never read.
+  // The browser counts the clicks (event.detail 2 and up); a key press has detail 0.
+  document.addEventListener(
+    "click",
+    function (event) {
+      var target = event.target && event.target.closest;
+      target = target ? event.target.closest("button, input") : null;
+      if (event.detail > 1 && target && target.type === "submit") {
+        event.preventDefault();
+      }
+    },
+    true
+  );
   document.addEventListener("submit", function (event) {
     var form = event.target;
     event.preventDefault();
