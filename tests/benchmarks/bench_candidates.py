@@ -1,5 +1,5 @@
 """Benchmark: a design of 10 candidates over 1,000 prompts, through every stage, at ``--pairs
-sample:3`` (3,000 comparisons) and ``--pairs all`` (45,000).
+sample:3`` (3,000 comparisons), ``--pairs sample:9`` (9,000) and ``--pairs all`` (45,000).
 
 Each stage runs as the whole command a user starts (start-up counted): ``bt-design --sides
 FILE --pairs MODE`` (10 candidates on the simulator's two models, each with its own system
@@ -9,32 +9,32 @@ bot:length``, ``bt-audit``, ``bt-analyze`` and ``bt-verify``. Generation must as
 request per answer (candidate and prompt some comparison shows; the simulator's count), and
 bt-verify must say that everything recomputes.
 
-A third, tiny run (10 prompts, ``--pairs sample:3``: 30 comparisons) measures each command's
-start-up (imports, reading, writing: some 3 s for bt-audit, bt-analyze and bt-verify on a
-shared 2-core machine, mostly importing scipy), which would otherwise hide how the work grows.
-
 Printed: each stage's wall seconds and CPU seconds (user + system of the command) at the three
-sizes, and its cost per comparison once the start-up is taken off (and per answer for
-bt-generate, whose requests follow the answers: 5,668 at sample:3, 10,000 at all) at 3,000 and
-45,000 comparisons, with the ratio of the two: the 3,000 run is the baseline, measured in the
-same run. bt-audit, bt-analyze and bt-verify (which only rewrite their own output or read) are
+sizes, and what each comparison added costs between them: from 3,000 to 9,000 comparisons and
+from 9,000 to 45,000. Differences between sizes leave out what a command pays whatever the
+size (imports, some 3 s for bt-audit, bt-analyze and bt-verify, mostly scipy), so no start-up
+has to be measured apart. (A tiny run did that until 2026-12-06, but at 30 comparisons over 10
+candidates the maximum-likelihood ranking does not exist and bt-analyze computes Firth's
+profile bounds instead, about 1 s that no larger run spends: the tiny run cost bt-analyze more
+CPU than the 3,000-comparison one, and the check compared 45,000 comparisons' work with a
+floor.) bt-audit, bt-analyze and bt-verify (which only rewrite their own output or read) are
 timed ``--repeat`` times at each size, the fastest kept.
 
 Targets (exit 1 when one is missed):
 
 - bt-analyze and bt-verify each under 30 s of wall time at 45,000 comparisons.
-- No stage clearly faster than linear: its CPU per comparison at 45,000 under 2x its CPU per
-  comparison at 3,000. A stage's work follows the comparisons (15x from one size to the other),
-  the answers (1.76x: bt-generate's requests) or both, so linear work grows at most as fast as
-  the comparisons do: 1x per comparison (bt-generate's CPU per answer may rise well above 1x,
-  from its per-comparison part, the blinded trials it writes). n log n work (a sort) gives at
-  most log(45,000)/log(3,000) = 1.34x; a quadratic term in the comparisons worth 7 % of the
-  baseline's own work gives 1 + 0.07 x 14 > 2x, so anything quadratic in them that matters is
-  caught. Growth in the answers alone cannot be seen between these two sizes (they grow 1.76x;
-  a quadratic in them stays inside the linear band): a benchmark that scales the prompts does
-  that. CPU time, not wall time, because on a shared 2-core machine other work moves a
-  command's wall time by a second or more, as much as a fast stage's whole work at 3,000, and
-  its CPU time far less. A baseline whose work is under 0.2 s counts as 0.2 s (timer noise).
+- No stage clearly faster than linear: the CPU each comparison adds from 9,000 to 45,000 under
+  2x what each added from 3,000 to 9,000. Linear work adds the same per comparison in both
+  (work that follows the answers adds less in the second: every candidate's answer to every
+  prompt is asked by 9,000 comparisons, so bt-generate's requests stop growing there and only
+  the blinded trials it writes do); n log n work (a sort) adds at most 1.2x more; for a term
+  quadratic in the comparisons (c n^2 beside linear work b n), what a comparison adds is
+  b + c (n1 + n2), so the ratio is (b + 54,000 c) / (b + 12,000 c), past 2x once the quadratic
+  term is a tenth of the linear one at 3,000 comparisons (9 % of the work). Growth in the
+  answers alone cannot be seen here (they stop growing): a benchmark that scales the prompts
+  does that. CPU time, not wall time, because on a shared 2-core machine other work moves a
+  command's wall time by a second or more, and its CPU time far less. A first step whose added
+  work is under 0.2 s counts as 0.2 s (timer noise).
 
 Run with ``python tests/benchmarks/bench_candidates.py [--keep DIR] [--repeat N]``; ``--keep
 DIR --reuse`` times bt-audit, bt-analyze and bt-verify again on the runs an earlier ``--keep
@@ -44,6 +44,7 @@ DIR`` left.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import resource
 import subprocess
@@ -61,8 +62,13 @@ STAGES = ("design", "generate", "judge", "audit", "analyze", "verify")
 READERS = ("audit", "analyze", "verify")
 CANDIDATES = 10
 PROMPTS = 1000
-#: (run name, prompts, --pairs): the start-up run, the baseline, the target size.
-SIZES = (("tiny", 10, "sample:3"), ("sample3", PROMPTS, "sample:3"), ("all", PROMPTS, "all"))
+#: (run name, prompts, --pairs): three sizes; what a comparison adds between the first two is
+#: the baseline for what it adds between the last two.
+SIZES = (
+    ("sample3", PROMPTS, "sample:3"),
+    ("sample9", PROMPTS, "sample:9"),
+    ("all", PROMPTS, "all"),
+)
 TIME_LIMIT = 30.0
 SUPERLINEAR = 2.0
 NOISE = 0.2
@@ -187,47 +193,37 @@ def _load() -> str:
 
 def report(results: dict[str, dict[str, float]], stages: tuple[str, ...]) -> int:
     """The table, then one line per target: met or missed. 1 when any target is missed."""
-    tiny, small, large = (results[name] for name, _, _ in SIZES)
-    (_, few, tiny_mode), (_, _, small_mode), (_, _, large_mode) = SIZES
-    print(
-        f"{CANDIDATES} candidates. Start-up: {few} prompts, --pairs {tiny_mode}, "
-        f"{tiny['comparisons']:,.0f} comparisons. {PROMPTS:,} prompts: --pairs {small_mode}, "
-        f"{small['comparisons']:,.0f} comparisons, {small['answers']:,.0f} answers; --pairs "
-        f"{large_mode}, {large['comparisons']:,.0f} comparisons, {large['answers']:,.0f} answers"
-    )
-    sizes = f"{small['comparisons']:>8,.0f}{large['comparisons']:>8,.0f}"
+    rows = [results[name] for name, _, _ in SIZES]
+    large = rows[-1]
+    runs = [
+        f"--pairs {mode}, {row['comparisons']:,.0f} comparisons, {row['answers']:,.0f} answers"
+        for (_, _, mode), row in zip(SIZES, rows, strict=True)
+    ]
+    print(f"{CANDIDATES} candidates, {PROMPTS:,} prompts: " + "; ".join(runs))
+    counts = [row["comparisons"] for row in rows]
+    sizes = "".join(f"{count:>8,.0f}" for count in counts)
+    steps = [f"{a:,.0f}-{b:,.0f}" for a, b in itertools.pairwise(counts)]
     verdicts: list[tuple[bool, str]] = []
     for clock in ("wall", "cpu"):
         key = "" if clock == "wall" else "_cpu"
         print(
             f"\n{'wall seconds' if clock == 'wall' else 'CPU seconds (user + system)':<34}"
-            f"ms per unit, less start-up"
+            "ms each comparison added"
         )
-        print(f"{'stage':<10}{'start-up':>8}{sizes}  {'unit':<10}{sizes}{'ratio':>7}")
+        print(f"{'stage':<10}{sizes}  {steps[0]:>12}{steps[1]:>13}{'ratio':>7}")
         for stage in stages:
-            # Every stage per comparison (the faster-growing of the two drivers); bt-generate
-            # per answer too, as its requests follow the answers.
-            units = ("comparison", "answer") if stage == "generate" else ("comparison",)
-            for unit in units:
-                counts = [row[f"{unit}s"] for row in (small, large)]
-                work = [max(row[stage + key] - tiny[stage + key], NOISE) for row in (small, large)]
-                per = [seconds / count * 1000 for seconds, count in zip(work, counts, strict=True)]
-                ratio = per[1] / per[0]
-                cells = (
-                    f"{tiny[stage + key]:>8.1f}{small[stage + key]:>8.1f}{large[stage + key]:>8.1f}"
-                    if unit == "comparison"
-                    else " " * 24
-                )
-                print(
-                    f"{stage if unit == 'comparison' else '':<10}{cells}  {unit:<10}"
-                    f"{per[0]:>8.3f}{per[1]:>8.3f}{ratio:>6.2f}x"
-                )
-                if clock == "cpu" and unit == "comparison":
-                    verdicts.append(
-                        (ratio < SUPERLINEAR, f"{stage}: CPU per comparison at "
-                         f"{counts[1]:,.0f}, less start-up, is {ratio:.2f}x that at "
-                         f"{counts[0]:,.0f} (limit {SUPERLINEAR:g}x)")
-                    )  # fmt: skip
+            seconds = [row[stage + key] for row in rows]
+            first = max(seconds[1] - seconds[0], NOISE) / (counts[1] - counts[0]) * 1000
+            second = (seconds[2] - seconds[1]) / (counts[2] - counts[1]) * 1000
+            ratio = second / first
+            cells = "".join(f"{value:>8.1f}" for value in seconds)
+            print(f"{stage:<10}{cells}  {first:>12.4f}{second:>13.4f}{ratio:>6.2f}x")
+            if clock == "cpu":
+                verdicts.append(
+                    (ratio < SUPERLINEAR, f"{stage}: CPU each comparison added from "
+                     f"{counts[1]:,.0f} to {counts[2]:,.0f} is {ratio:.2f}x what each added "
+                     f"from {counts[0]:,.0f} to {counts[1]:,.0f} (limit {SUPERLINEAR:g}x)")
+                )  # fmt: skip
             if clock == "wall" and stage in ("analyze", "verify"):
                 verdicts.append(
                     (large[stage] < TIME_LIMIT, f"bt-{stage} {large[stage]:.1f} s at "
