@@ -17,8 +17,10 @@ has to be measured apart. (A tiny run did that until 2026-12-06, but at 30 compa
 candidates the maximum-likelihood ranking does not exist and bt-analyze computes Firth's
 profile bounds instead, about 1 s that no larger run spends: the tiny run cost bt-analyze more
 CPU than the 3,000-comparison one, and the check compared 45,000 comparisons' work with a
-floor.) bt-audit, bt-analyze and bt-verify (which only rewrite their own output or read) are
-timed ``--repeat`` times at each size, the fastest kept.
+floor.) bt-judge (a bot rewrites its picks file with ``--force``), bt-audit, bt-analyze and
+bt-verify (which only rewrite their own output or read) are timed ``--repeat`` times at each
+size, the fastest kept: one run of a stage whose work between two sizes is under a second
+moved its ratio by a third.
 
 Targets (exit 1 when one is missed):
 
@@ -60,6 +62,8 @@ from bench_generate import Server  # tests/benchmarks/, the script's own directo
 BIN = Path(sys.executable).parent
 STAGES = ("design", "generate", "judge", "audit", "analyze", "verify")
 READERS = ("audit", "analyze", "verify")
+#: Stages that can run again on the same run and do the same work: timed ``--repeat`` times.
+REPEATED = ("judge", *READERS)
 CANDIDATES = 10
 PROMPTS = 1000
 #: (run name, prompts, --pairs): three sizes; what a comparison adds between the first two is
@@ -99,7 +103,7 @@ def stage_argv(stage: str, run: Path, mode: str, prompts: Path, sides: Path) -> 
     if stage == "generate":
         return [command, str(run), "--concurrency", "32"]
     if stage == "judge":
-        return [command, str(run), "--judge", "bot:length"]
+        return [command, str(run), "--judge", "bot:length", "--force"]  # --force: timed again
     if stage in ("audit", "analyze"):
         return [command, str(run), "--force"]  # --force: a reused run has them
     return [command, str(run)]
@@ -108,8 +112,8 @@ def stage_argv(stage: str, run: Path, mode: str, prompts: Path, sides: Path) -> 
 def run_chain(
     name: str, mode: str, workdir: Path, server: Server, stages: tuple[str, ...], repeat: int
 ) -> dict[str, float]:
-    """Seconds per stage (the fastest of ``repeat`` for the readers), and the design's
-    comparisons and answers."""
+    """Seconds per stage (the fastest of ``repeat`` for those that can run again), and the
+    design's comparisons and answers."""
     from blindtest.model.candidates import answer_owners
     from blindtest.rundir import artifacts
 
@@ -121,7 +125,7 @@ def run_chain(
         if stage == "generate":
             server.admin("reset")
         times, cpus = [], []
-        for _ in range(repeat if stage in READERS else 1):
+        for _ in range(repeat if stage in REPEATED else 1):
             before = _children_cpu()
             start = time.perf_counter()
             done = subprocess.run(
@@ -164,7 +168,9 @@ def main() -> int:
     parser.add_argument(
         "--reuse", action="store_true", help="with --keep: time only audit, analyze, verify"
     )
-    parser.add_argument("--repeat", type=int, default=2, help="runs of each reader, fastest kept")
+    parser.add_argument(
+        "--repeat", type=int, default=2, help="runs of the judge and each reader, fastest kept"
+    )
     options = parser.parse_args()
     if options.reuse and options.keep is None:
         parser.error("--reuse needs --keep DIR")
