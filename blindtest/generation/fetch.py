@@ -178,8 +178,10 @@ def _role_work(ledger: Ledger, answered: bytes, role: str) -> Iterator[Work]:
     return (w for w in ledger.pending(answered, "generate") if w.slot.side == role)
 
 
-def _taker(works: Iterator[Work]) -> Callable[[], Work | None]:
-    return lambda: next(works, None)
+def _taker(works: Iterator[Work], stop: Sequence[object]) -> Callable[[], Work | None]:
+    """The next slot of ``works``, or None once ``stop`` holds anything (the guard tripped:
+    no more money on the run)."""
+    return lambda: None if stop else next(works, None)
 
 
 async def run_generation(
@@ -209,6 +211,9 @@ async def run_generation(
     if collisions is None:
         collisions = _collisions_of(design, ledger)
     guard_error: list[CheckFailed] = []
+    # Set the moment the guard trips: the wait below wakes at once (a fast endpoint answers
+    # hundreds of requests in a quarter of a second) and no worker takes another slot.
+    tripped: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     counts = progress if progress is not None else Progress(total=0)
     if collisions.refused():
         raise deterministic_endpoint_error(design, collisions)  # no more money on it
@@ -228,6 +233,7 @@ async def run_generation(
             collisions.take(work.slot.trial, work.slot.slot, row)
             if not guard_error and collisions.refused():
                 guard_error.append(CheckFailed("deterministic endpoint"))
+                tripped.set_result(None)
         if on_update is not None:
             on_update()
 
@@ -236,7 +242,7 @@ async def run_generation(
     recorder = _Recorder(on_result)
     tasks: dict[str, list[asyncio.Task[None]]] = {}
     for role in roles:
-        take = _taker(_role_work(ledger, answered, role))
+        take = _taker(_role_work(ledger, answered, role), guard_error)
         tasks[role] = [
             asyncio.create_task(
                 _worker(
@@ -250,7 +256,7 @@ async def run_generation(
             )
             for _ in range(max(concurrency, client.ceiling(role)))
         ]
-    await _drain_or_stop(design, queue, tasks, guard_error, collisions, recorder)
+    await _drain_or_stop(design, queue, tasks, guard_error, tripped, collisions, recorder)
     return state
 
 
@@ -259,11 +265,12 @@ async def _drain_or_stop(
     queue: asyncio.Queue[Work | None] | None,
     tasks: Mapping[str, list[asyncio.Task[None]]],
     guard_error: list[CheckFailed],
+    tripped: asyncio.Future[None],
     collisions: DrawCollisions,
     recorder: _Recorder,
 ) -> None:
     try:
-        await _drain(queue, tasks, guard_error, recorder)
+        await _drain(queue, tasks, guard_error, tripped, recorder)
     except CheckFailed as error:
         if not guard_error or error is not guard_error[0]:
             raise
@@ -275,6 +282,7 @@ async def _drain(
     queue: asyncio.Queue[Work | None] | None,
     tasks: Mapping[str, list[asyncio.Task[None]]],
     guard_error: list[CheckFailed],
+    tripped: asyncio.Future[None],
     recorder: _Recorder,
 ) -> None:
     """Wait for the candidate roles, then close and drain the launder queue; cancel all on the
@@ -283,11 +291,12 @@ async def _drain(
     everything = [t for group in tasks.values() for t in group]
     try:
         candidates = [t for role, group in tasks.items() if role != LAUNDER for t in group]
-        await _wait_all(candidates, guard_error, recorder.failed)
+        stops = (recorder.failed, tripped)
+        await _wait_all(candidates, guard_error, stops)
         if queue is not None and LAUNDER in tasks:
             for _ in tasks[LAUNDER]:
                 queue.put_nowait(None)
-            await _wait_all(tasks[LAUNDER], guard_error, recorder.failed)
+            await _wait_all(tasks[LAUNDER], guard_error, stops)
     finally:
         for task in everything:
             task.cancel()
@@ -299,15 +308,14 @@ async def _drain(
 async def _wait_all(
     tasks: Sequence[asyncio.Task[None]],
     guard_error: list[CheckFailed],
-    failed: asyncio.Future[None],
+    stops: Sequence[asyncio.Future[None]],
 ) -> None:
-    """Wait until every task has ended, raising the first error (of a task, or ``failed``:
-    the recorder's) and the deterministic guard's as soon as they happen."""
+    """Wait until every task has ended, raising the first error (of a task, or of the
+    recorder's ``failed`` among ``stops``) and the deterministic guard's (``tripped``) as soon
+    as they happen."""
     pending: set[asyncio.Future[None]] = set(tasks)
     while pending:
-        done, _ = await asyncio.wait(
-            pending | {failed}, timeout=0.25, return_when=asyncio.FIRST_COMPLETED
-        )
+        done, _ = await asyncio.wait(pending | set(stops), return_when=asyncio.FIRST_COMPLETED)
         for task in done:
             if task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]

@@ -175,6 +175,23 @@ def test_a_gateway_answering_every_prompt_with_one_short_sentence_is_refused(
     assert not (run / "trials.jsonl").exists()
 
 
+def test_a_canned_side_at_no_latency_is_refused_within_a_few_prompts_not_after_the_run(
+    invoke: Invoke, tmp_path: Path, simulator: Simulator
+) -> None:
+    # An endpoint answering at once used to be refused only at the next quarter-second poll:
+    # 118 of a 120-slot run fetched (and paid for) before the stop. The stop now wakes the run
+    # as the count fires (at 5 prompts) and no worker takes another slot; only the requests
+    # already in flight (4 a side) may land after it.
+    simulator.config.canned_models = frozenset({"sim-small"})
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path, trials=40)
+    result = invoke("generate", run, "--concurrency", "4")
+    assert result.exit_code == 1, result.stderr
+    assert "to 5 of the 5 prompts it answered" in result.stderr
+    fetched = len(rows(run))
+    assert fetched <= 5 * 3 + 2 * 4, fetched  # the prompts the count needs, and what was in flight
+
+
 def test_a_deterministic_side_of_eight_word_sentences_is_refused_by_the_determinism_check() -> None:
     # Each prompt its own 8-word sentence, repeated: too short for the old 5-word allowance
     # to matter, caught at ten pairs (0.9 / 0.8^7 = 4.3 a pair).
