@@ -4,6 +4,7 @@ of either."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,7 @@ __all__ = [
     "deterministic_endpoint_error",
     "identical_draws",
     "pair_evidence",
+    "text_key",
     "trial_positions",
 ]
 
@@ -119,6 +121,14 @@ def _prompt_numbers(design: DesignRecord) -> Callable[[int], int]:
         return number
 
     return number_of
+
+
+def text_key(text: str) -> int:
+    """What the guard keeps of a text: 64 bits of its BLAKE2b digest. Python's ``hash`` is
+    as wide but salted per process, and ties between equally common texts are broken by the
+    key: with it, which text a refusal quotes changed from one run of bt-generate to the next."""
+    data = text.encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
 
 
 @dataclass
@@ -212,7 +222,7 @@ class DrawCollisions:
         if position is None or not self.odd[position]:
             return
         text = " ".join(original_text(row).split())
-        digest, words = hash(text), count_words(text)
+        digest, words = text_key(text), count_words(text)
         prompt = self.prompt_of(position)
         side = self.sides.get(str(row.get("side")))
         if side is not None:

@@ -6,7 +6,10 @@ never trips the stop; the guard costs O(1) per response."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -185,3 +188,34 @@ def test_a_design_of_four_trials_with_long_identical_answers_is_stopped(
     assert result.exit_code == 1, result.stderr
     assert "error: 4 of all 4 triangle trials got two identical answers" in result.stderr
     assert not (run / "trials.jsonl").exists()
+
+
+_QUOTED_ON_A_TIE = """
+from blindtest.generation.guard import DrawCollisions
+from blindtest.model.slots import SlotState
+rows = []
+for t in range(1, 7):  # side A answers one sentence to prompts 1-3, another to 4-6: a tie
+    text = "I cannot help with that." if t <= 3 else "Please try again later now."
+    rows += [{"trial": t, "slot": s, "side": "A", "status": "ok", "text": text} for s in (1, 2)]
+    rows.append({"trial": t, "slot": 3, "side": "B", "status": "ok", "text": f"odd {t}"})
+design = {"protocol": "triangle", "arrangement": [
+    {"trial": t, "prompt_id": f"p{t}", "doubled": "A", "odd_position": 3} for t in range(1, 7)
+]}
+print(DrawCollisions.for_design(design, SlotState.from_rows(rows)).sides["A"].common_text)
+"""
+
+
+def test_the_text_quoted_among_equally_common_answers_is_the_same_in_every_process() -> None:
+    # Each process salts Python's string hash differently; the guard's text keys are not it.
+    quoted = {
+        subprocess.run(
+            [sys.executable, "-c", _QUOTED_ON_A_TIE],
+            env=dict(os.environ, PYTHONHASHSEED=str(seed)),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        for seed in (1, 2, 3, 4, 5, 6)
+    }
+    assert len(quoted) == 1, quoted
+    assert quoted <= {"I cannot help with that.", "Please try again later now."}
