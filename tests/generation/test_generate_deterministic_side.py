@@ -155,14 +155,20 @@ def test_one_token_answers_that_all_collide_are_told_not_stopped(
     assert (run / "trials.jsonl").exists()
 
 
+def canned_b_design(invoke: Invoke, tmp_path: Path, simulator: Simulator, trials: int) -> Path:
+    """A triangle design whose side B's gateway answers "I cannot help with that." to
+    everything."""
+    simulator.config.canned_models = frozenset({"sim-small"})
+    run = tmp_path / "run"
+    make_design(invoke, run, simulator, tmp_path, trials=trials)
+    return run
+
+
 def test_a_gateway_answering_every_prompt_with_one_short_sentence_is_refused(
     invoke: Invoke, tmp_path: Path, simulator: Simulator
 ) -> None:
-    # Side B's gateway answers "I cannot help with that." to everything: its twins are
-    # identical at any temperature, so the odd one is found without reading.
-    simulator.config.canned_models = frozenset({"sim-small"})
-    run = tmp_path / "run"
-    make_design(invoke, run, simulator, tmp_path, trials=10)
+    # Side B's twins are identical at any temperature, so the odd one is found without reading.
+    run = canned_b_design(invoke, tmp_path, simulator, trials=10)
     result = invoke("generate", run)
     assert result.exit_code == 1, result.stderr
     line = result.stderr.strip().splitlines()[-1]
@@ -182,9 +188,7 @@ def test_a_canned_side_at_no_latency_is_refused_within_a_few_prompts_not_after_t
     # 118 of a 120-slot run fetched (and paid for) before the stop. The stop now wakes the run
     # as the count fires (at 5 prompts) and no worker takes another slot; only the requests
     # already in flight (4 a side) may land after it.
-    simulator.config.canned_models = frozenset({"sim-small"})
-    run = tmp_path / "run"
-    make_design(invoke, run, simulator, tmp_path, trials=40)
+    run = canned_b_design(invoke, tmp_path, simulator, trials=40)
     result = invoke("generate", run, "--concurrency", "4")
     assert result.exit_code == 1, result.stderr
     assert "to 5 of the 5 prompts it answered" in result.stderr
