@@ -203,14 +203,38 @@ def finished_design(design: DesignRecord, judged: int) -> bool:
     return record is not None and record["missing"] == "bound" and judged > 0
 
 
+#: What every void statement says after its count.
+_FINISH = (
+    "A fixed design must be finished; stopping early, or deciding when to stop after seeing how "
+    "it goes, would void the p-value. Finish with bt-judge (it resumes where you stopped), or "
+    "pre-register --sequential next time."
+)
+
+
 def void_statement(design: DesignRecord, judged: int) -> str:
     """The void statement: how many trials were judged, and nothing else about the picks."""
     whose = "the people's sample's " if "people_sample" in design else ""
+    return f"Void: only {judged} of {whose}{planned_trials(design)} trials were judged. {_FINISH}"
+
+
+def panel_void(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> str | None:
+    """For a panel whose every reviewer must finish their trials (all of them, or the share
+    ``--per-judge`` dealt them): None when each has, else the void statement, naming the
+    reviewer furthest from finishing and counted against that reviewer's own trials."""
+    short = {
+        judge: (len(own), share_size(design, judge, own))
+        for judge, own in judges.items()
+        if len(own) < share_size(design, judge, own)
+    }
+    if not short:
+        return None
+    judge = min(short, key=lambda name: (short[name][0] - short[name][1], name))
+    judged, share = short[judge]
+    if share >= planned_trials(design):  # every reviewer judges every trial
+        return void_statement(design, judged) + f" (judge {judge!r})"
     return (
-        f"Void: only {judged} of {whose}{planned_trials(design)} trials were judged. A fixed "
-        "design must be finished; stopping early, or deciding when to stop after seeing how it "
-        "goes, would void the p-value. Finish with bt-judge (it resumes where you stopped), or "
-        "pre-register --sequential next time."
+        f"Void: judge {judge!r} judged only {judged} of the {share} trials dealt to them. "
+        + _FINISH
     )
 
 

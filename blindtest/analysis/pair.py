@@ -10,6 +10,7 @@ from blindtest.analysis.common import (
     by_judge,
     interval,
     panel_noun,
+    panel_void,
     prompts_by_trial,
     similarity_claim,
     subject_of,
@@ -158,18 +159,10 @@ def analyze_pair_panel(
         },
         "per_trial": sorted(rows, key=lambda r: (r["trial"], r["judge"])),
     }
-    short = [j for j, own in judges.items() if len(own) < design["trials"]]
-    if short:
-        return (
-            {
-                **fields,
-                "n": len(rows),
-                "verdict": "void",
-                "statement": void_statement(design, len(judges[short[0]])),
-            },
-            1,
-            [],
-        )
+    # Each reviewer finishes their own trials: every trial, or the share --per-judge dealt.
+    short = panel_void(design, judges)
+    if short is not None:
+        return {**fields, "n": len(rows), "verdict": "void", "statement": short}, 1, []
     significant = min(adjusted) <= design["alpha"]
     noun = panel_noun(judges)
     lead = (

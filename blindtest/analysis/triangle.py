@@ -10,8 +10,8 @@ from blindtest.analysis.common import (
     by_judge,
     interval,
     panel_noun,
+    panel_void,
     prompts_by_trial,
-    share_size,
     similarity_claim,
     subject_of,
     void_statement,
@@ -201,9 +201,8 @@ def analyze_triangle_panel(
     design: DesignRecord, judges: Mapping[str, Sequence[Pick]]
 ) -> tuple[AnalysisFields, int, list[JsonObject]]:
     """Several judges on the same trials: randomization p-value, beta-binomial effect size."""
-    incomplete = [j for j, own in judges.items() if len(own) < share_size(design, j, own)]
-    if incomplete and not design["sequential"]:
-        judged = min(len(judges[j]) for j in incomplete)
+    short = None if design["sequential"] else panel_void(design, judges)
+    if short is not None:
         void: AnalysisFields = {
             "judges": sorted(judges),
             "n": 0,
@@ -211,7 +210,7 @@ def analyze_triangle_panel(
             "p_value": None,
             "per_trial": [],
             "verdict": "void",
-            "statement": void_statement(design, judged) + f" (judge {incomplete[0]!r})",
+            "statement": short,
         }
         return void, 1, []
     odd = [e["odd_position"] for e in design["arrangement"]]

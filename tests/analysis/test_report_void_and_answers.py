@@ -13,6 +13,7 @@ from scipy import stats as scipy_stats
 
 from blindtest.analysis.api import VOID_KEYS, build_report
 from blindtest.errors import BadInput
+from blindtest.model.assignment import assign
 from blindtest.model.picks import Pick
 from blindtest.present.hints import stage_command
 from blindtest.present.render import format_summary, render_html
@@ -101,6 +102,63 @@ def test_void_line_names_the_picks_file_of_a_second_judge(tmp_path: Path) -> Non
     assert result.exit_code == 1
     expected = stage_command("judge", run, "--out", bob, "--judge-id", "bob")
     assert result.stderr == f"void: judge 'bob' 7 of 20 judged; finish with:\n{expected}\n"
+
+
+# --------------------------------------------------------------------------- panels' shares
+
+PANEL = ("ann", "ben", "cat")
+
+
+def _panel_run(tmp_path: Path, protocol: str, judged: dict[str, int] | None = None) -> Path:
+    """A 12-trial design judged by a panel of three dealt 8 trials each (``bt-judge --web
+    --panel ann,ben,cat --per-judge 8``); ``judged``: how many of their trials some judged."""
+    run = write_design_run(tmp_path, make_design(protocol, 12))
+    design = load(run)
+    panel = {"reviewers": list(PANEL), "per_judge": 8}
+    shares = assign(str(design["seed"]), 12, PANEL, 8)
+    for name in PANEL:
+        trials = sorted(shares[name])[: (judged or {}).get(name, 8)]
+        if protocol == "pair":
+            records = [r for r in pair_picks(design, 6, judge=name) if r["trial"] in trials]
+        else:
+            records = triangle_picks(design, 6, judge=name, trials=trials)
+        write_picks(run / f"picks-{name}.jsonl", [r | {"panel": panel} for r in records])
+    return run
+
+
+def _panel_args(run: Path) -> list[Any]:
+    return [a for name in PANEL for a in ("--picks", run / f"picks-{name}.jsonl")]
+
+
+@pytest.mark.parametrize("protocol", ["triangle", "pair"])
+def test_a_panel_that_judged_every_trial_dealt_to_it_is_analysed_not_void(
+    tmp_path: Path, protocol: str
+) -> None:
+    # A pair design used to need every reviewer on every trial: a panel dealt 8 of 12 each,
+    # every trial judged twice, came out "only 8 of 12 trials were judged".
+    run = _panel_run(tmp_path, protocol)
+    result = cli("analyze", run, *_panel_args(run))
+    assert result.exit_code == 0, result.stderr
+    report = read_report(run)
+    assert report["verdict"] in ("distinguished", "not distinguished")
+    assert sorted(report["judges"]) == list(PANEL)
+
+
+@pytest.mark.parametrize("protocol", ["triangle", "pair"])
+def test_a_panel_reviewer_short_of_their_share_voids_it_counted_against_that_share(
+    tmp_path: Path, protocol: str
+) -> None:
+    # ben stopped after 5 of his 8, cat after 6 of hers: the line names the one furthest from
+    # finishing and counts against the trials dealt to him, not the design's 12.
+    run = _panel_run(tmp_path, protocol, judged={"ben": 5, "cat": 6})
+    result = cli("analyze", run, *_panel_args(run))
+    assert result.exit_code == 1
+    report = read_report(run)
+    assert report["verdict"] == "void"
+    assert report["statement"].startswith(
+        "Void: judge 'ben' judged only 5 of the 8 trials dealt to them. A fixed design must be "
+        "finished;"
+    )
 
 
 # --------------------------------------------------------------------------- --ask answers
