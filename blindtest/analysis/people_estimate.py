@@ -272,10 +272,13 @@ def _estimate(
 @dataclass(frozen=True, slots=True)
 class _Inputs:
     """One pair's scores for `blindtest.stats.ppi` (people's, the judge's on the sample and
-    off it) and the keyword arguments that go with them (grid, strata, missing rule)."""
+    off it), the keyword arguments that go with them (grid, strata, missing rule), and the
+    comparisons they come from (sampled, in draw order; the rest)."""
 
     scores: tuple[list[float | None], list[float], list[float]]
     options: dict[str, Any]
+    inside: tuple[ArrangementEntry, ...]
+    outside: tuple[ArrangementEntry, ...]
 
 
 def _inputs(
@@ -315,6 +318,8 @@ def _inputs(
     return _Inputs(
         (scores, [predicted(e["trial"]) for e in inside], [predicted(e["trial"]) for e in outside]),
         options,
+        tuple(inside),
+        tuple(outside),
     )
 
 
@@ -348,13 +353,11 @@ def pair_data(
     found = _inputs(design, first, entries, sampled, people, judge)
     if isinstance(found, str):
         return found
-    place = {t: i for i, t in enumerate(sampled)}
-    inside = sorted((e for e in entries if e["trial"] in place), key=lambda e: place[e["trial"]])
     people_scores, judge_sampled, judge_unsampled = found.scores
     return PairData(
         first=first,
-        inside=tuple(inside),
-        outside=tuple(e for e in entries if e["trial"] not in place),
+        inside=found.inside,
+        outside=found.outside,
         people=tuple(people_scores),
         judge_sampled=tuple(judge_sampled),
         judge_unsampled=tuple(judge_unsampled),
