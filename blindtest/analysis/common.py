@@ -221,11 +221,8 @@ def panel_void(design: DesignRecord, judges: Mapping[str, Sequence[Pick]]) -> st
     """For a panel whose every reviewer must finish their trials (all of them, or the share
     ``--per-judge`` dealt them): None when each has, else the void statement, naming the
     reviewer furthest from finishing and counted against that reviewer's own trials."""
-    short = {
-        judge: (len(own), share_size(design, judge, own))
-        for judge, own in judges.items()
-        if len(own) < share_size(design, judge, own)
-    }
+    counts = {judge: (len(own), share_size(design, judge, own)) for judge, own in judges.items()}
+    short = {judge: count for judge, count in counts.items() if count[0] < count[1]}
     if not short:
         return None
     judge = min(short, key=lambda name: (short[name][0] - short[name][1], name))
