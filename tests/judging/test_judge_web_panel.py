@@ -261,3 +261,34 @@ def test_a_panel_made_before_reviewers_had_their_own_order_keeps_verifying(
     verified = verify_run(run)
     assert verified.differences == []
     assert not any("each reviewer's order" in name for name in verified.checked)
+
+
+def test_a_pair_panel_dealt_shares_judged_in_the_browser_is_analysed_not_void(
+    tmp_path: Path, browser: Any, invoke: Any
+) -> None:
+    # Each reviewer names the two options on their first trial and judges only the 4 of 6
+    # trials dealt to them; the panel's analysis counts each against that share.
+    run = make_run(tmp_path, "pair", 6)
+    with judge_server(run, "--panel", "alice,bob", "--per-judge", "4") as server:
+        urls = read_all_links(server, 2)
+        for name, url in urls.items():
+            page = browser.new_page()
+            page.goto(url)
+            wait_for_trial(page, 1, 4)
+            page.fill("input[name='nick1']", "fox")
+            page.fill("input[name='nick2']", "owl")
+            page.click("button[value='1']")
+            for n in range(2, 5):
+                wait_for_trial(page, n, 4)
+                page.keyboard.press("1" if n % 2 else "2")
+            page.wait_for_selector("#message")
+            assert "All 4 trials judged" in page.inner_text("#message"), name
+        code, _, err = server.finish()
+    assert code == 0, err
+    files = [run / f"picks-{name}.jsonl" for name in ("alice", "bob")]
+    assert [len(picks_of(path)) for path in files] == [4, 4]
+    result = invoke("analyze", run, *[a for path in files for a in ("--picks", path)])
+    assert result.exit_code == 0, result.output
+    report = artifacts.read_json(run / artifacts.REPORT, "report")
+    assert report["verdict"] in ("distinguished", "not distinguished")
+    assert sorted(report["per_judge"]) == ["alice", "bob"]
